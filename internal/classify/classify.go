@@ -1,0 +1,198 @@
+// Package classify decides whether the rollout of one workload can no longer succeed, and why,
+// as a stable result.Code. It is a pure function of the objects it is given, like kstatus's
+// status.Compute: it never talks to a cluster and never reads the clock.
+//
+// Only the current revision is judged: the pods of a Deployment's newest ReplicaSet, of a
+// StatefulSet's update revision, of a DaemonSet's newest ControllerRevision, of a Job, of a
+// CronJob's running Jobs, or a bare Pod. Pods of older revisions and terminating pods are
+// about to go away, so they never fail a rollout.
+package classify
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The defaults of Options.
+const (
+	DefaultCrashRestarts      int32 = 3
+	DefaultUnschedulableGrace       = 120 * time.Second
+)
+
+// jobKind is the kind of a Job, whose pods are judged differently.
+const jobKind = "Job"
+
+// ErrUnsupported is returned by Classify for a kind that Supported rejects.
+var ErrUnsupported = errors.New("unsupported kind")
+
+// Options holds the thresholds; zero (or negative) values mean the defaults.
+type Options struct {
+	// CrashRestarts is how many restarts make a crashing or OOM-killed container fatal.
+	// Below it the container may still recover, so nothing has failed yet.
+	CrashRestarts int32
+	// UnschedulableGrace is how long a pod may stay unschedulable, or running but not ready,
+	// before the rollout fails. A readiness probe's initialDelaySeconds extends it.
+	UnschedulableGrace time.Duration
+}
+
+// withDefaults replaces the unset thresholds by their defaults.
+func (o Options) withDefaults() Options {
+	if o.CrashRestarts <= 0 {
+		o.CrashRestarts = DefaultCrashRestarts
+	}
+	if o.UnschedulableGrace <= 0 {
+		o.UnschedulableGrace = DefaultUnschedulableGrace
+	}
+	return o
+}
+
+// Input is one workload from a Flux inventory and the objects that may belong to it. Callers
+// may pass a superset (e.g. every pod and ReplicaSet of the namespace): the classifier keeps
+// only what the workload owns, following controller ownerReferences by UID.
+type Input struct {
+	// Workload is a Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob or Pod.
+	Workload    *unstructured.Unstructured
+	ReplicaSets []*appsv1.ReplicaSet         // for a Deployment
+	Revisions   []*appsv1.ControllerRevision // for a DaemonSet
+	Jobs        []*batchv1.Job               // for a CronJob
+	Pods        []*corev1.Pod
+	// Now is the time of the observation, which grace periods are measured against.
+	Now time.Time
+}
+
+// Verdict is the outcome of Classify.
+type Verdict struct {
+	// Failure is why the rollout cannot succeed; nil when nothing has failed (yet).
+	Failure *result.Failure
+	// Recheck is the earliest time at which the verdict could change with no object changing
+	// (a grace period ending); the engine re-evaluates then. It is zero when no grace period
+	// is running, and always when Failure is set: a failure is final.
+	Recheck time.Time
+}
+
+// Classify tells whether the rollout of in.Workload cannot succeed. When several failures are
+// found it returns the most specific one (see severity), then the first by pod name, then by
+// container name, so the same objects always give the same verdict. It returns an error
+// wrapping ErrUnsupported for a kind Supported rejects, or when the workload cannot be read.
+func Classify(in Input, opts Options) (Verdict, error) {
+	if in.Workload == nil {
+		return Verdict{}, errors.New("classify: no workload")
+	}
+	gk := in.Workload.GroupVersionKind().GroupKind()
+	id := result.ObjectID(gk.Kind, in.Workload.GetNamespace(), in.Workload.GetName())
+	classify, ok := classifiers[gk]
+	if !ok {
+		return Verdict{}, fmt.Errorf("classify %s: %w %s", id, ErrUnsupported, gk)
+	}
+	e := &evaluation{in: in, opts: opts.withDefaults()}
+	if err := classify(e); err != nil {
+		return Verdict{}, fmt.Errorf("classify %s: %w", id, err)
+	}
+	return e.verdict(), nil
+}
+
+// Supported reports whether Classify knows the kind, so the engine only feeds those.
+func Supported(group, kind string) bool {
+	_, ok := classifiers[schema.GroupKind{Group: group, Kind: kind}]
+	return ok
+}
+
+// classifier adds the failures of in.Workload to the evaluation.
+type classifier func(e *evaluation) error
+
+// classifiers holds the per-kind rules, in the manner of kstatus's legacy status readers.
+var classifiers = map[schema.GroupKind]classifier{
+	{Group: appsv1.GroupName, Kind: "Deployment"}:  typed(deployment),
+	{Group: appsv1.GroupName, Kind: "StatefulSet"}: typed(statefulSet),
+	{Group: appsv1.GroupName, Kind: "DaemonSet"}:   typed(daemonSet),
+	{Group: appsv1.GroupName, Kind: "ReplicaSet"}:  typed(replicaSet),
+	{Group: batchv1.GroupName, Kind: jobKind}:      typed(job),
+	{Group: batchv1.GroupName, Kind: "CronJob"}:    typed(cronJob),
+	{Group: corev1.GroupName, Kind: "Pod"}:         typed(pod),
+}
+
+// typed turns a rule over a typed object into a classifier of the unstructured workload.
+func typed[T any](rule func(*T, *evaluation)) classifier {
+	return func(e *evaluation) error {
+		obj := new(T)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e.in.Workload.Object, obj); err != nil {
+			return fmt.Errorf("convert to %T: %w", obj, err)
+		}
+		rule(obj, e)
+		return nil
+	}
+}
+
+// severity orders the codes from the most to the least specific cause. A container's own
+// error names what to fix, so it comes first; not-progressing is only the Deployment
+// controller noticing the consequence of one of the others, so it comes last.
+var severity = []result.Code{
+	result.CodeImagePull,
+	result.CodeConfig,
+	result.CodeOOM,
+	result.CodeCrashLoop,
+	result.CodeUnschedulable,
+	result.CodeQuota,
+	result.CodeJobFailed,
+	result.CodeNeverReady,
+	result.CodeNotProgressing,
+}
+
+// compareFailures orders failures by severity, pod, container, reason then message.
+func compareFailures(a, b result.Failure) int {
+	return cmp.Or(
+		cmp.Compare(slices.Index(severity, a.Code), slices.Index(severity, b.Code)),
+		cmp.Compare(a.Pod, b.Pod),
+		cmp.Compare(a.Container, b.Container),
+		cmp.Compare(a.Reason, b.Reason),
+		cmp.Compare(a.Message, b.Message),
+	)
+}
+
+// evaluation gathers the failures found, and the earliest end of a running grace period,
+// while one workload is classified.
+type evaluation struct {
+	in       Input
+	opts     Options
+	failures []result.Failure
+	recheck  time.Time
+}
+
+// fail records a failure.
+func (e *evaluation) fail(f result.Failure) {
+	e.failures = append(e.failures, f)
+}
+
+// elapsed reports whether grace has passed since start. When it has not, it records the
+// moment it will, so the engine comes back then.
+func (e *evaluation) elapsed(start time.Time, grace time.Duration) bool {
+	deadline := start.Add(grace)
+	if !e.in.Now.Before(deadline) {
+		return true
+	}
+	if e.recheck.IsZero() || deadline.Before(e.recheck) {
+		e.recheck = deadline
+	}
+	return false
+}
+
+// verdict picks the failure to report, or when there is none, says when to look again.
+func (e *evaluation) verdict() Verdict {
+	if len(e.failures) == 0 {
+		return Verdict{Recheck: e.recheck}
+	}
+	f := slices.MinFunc(e.failures, compareFailures)
+	return Verdict{Failure: &f}
+}

@@ -1,0 +1,376 @@
+package classify
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// now is when every fixture is observed; their timestamps are relative to it.
+var now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		file string // in testdata
+		opts Options
+		want Verdict
+	}{
+		// Deployment
+		{
+			name: "deployment image pull",
+			file: "deployment-image-pull.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
+				Message: `container "app" of pod web-7d9f-abcde: Back-off pulling image "nope:1"`,
+				Pod:     "web-7d9f-abcde", Container: "app",
+			}},
+		},
+		{name: "deployment old revision ignored", file: "deployment-old-revision.yaml"},
+		{name: "deployment healthy rollout in progress", file: "deployment-in-progress.yaml"},
+		{
+			name: "deployment progress deadline exceeded",
+			file: "deployment-not-progressing.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeNotProgressing, Reason: "ProgressDeadlineExceeded",
+				Message: `deployment web: ReplicaSet "web-7d9f" has timed out progressing.`,
+			}},
+		},
+		{name: "deployment not yet observed by its controller", file: "deployment-stale.yaml"},
+		{
+			name: "deployment replica failure",
+			file: "deployment-quota.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeQuota, Reason: "FailedCreate",
+				Message: `deployment web: pods "web-7d9f-x2x2x" is forbidden: exceeded quota: compute, requested: limits.memory=1Gi, used: limits.memory=4Gi, limited: limits.memory=4Gi`,
+			}},
+		},
+		{name: "deployment pods of other owners ignored", file: "deployment-foreign-pods.yaml"},
+		{name: "deployment terminating pod ignored", file: "deployment-terminating.yaml"},
+		{
+			name: "deployment several failures: severity, then pod, then container",
+			file: "deployment-deterministic.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
+				Message: `container "app" of pod web-7d9f-bbbbb: Back-off pulling image "nope:1"`,
+				Pod:     "web-7d9f-bbbbb", Container: "app",
+			}},
+		},
+		{
+			name: "deployment never ready",
+			file: "deployment-never-ready.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeNeverReady, Reason: "ContainersNotReady",
+				Message: `container "app" of pod web-7d9f-bbbbb: running but not ready for 2m0s: readiness probe failing`,
+				Pod:     "web-7d9f-bbbbb", Container: "app",
+			}},
+		},
+
+		// StatefulSet, DaemonSet, ReplicaSet
+		{
+			name: "statefulset update revision crash loop, old revision ignored",
+			file: "statefulset-crash-loop.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff",
+				Message: `container "db" of pod db-1: restartCount 3, last exit code 2 (Error): back-off 40s restarting failed container=db pod=db-1_shop(0b5c)`,
+				Pod:     "db-1", Container: "db", RestartCount: 3,
+			}},
+		},
+		{
+			name: "statefulset current revision when no update revision",
+			file: "statefulset-current-revision.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeConfig, Reason: "CreateContainerConfigError",
+				Message: `container "db" of pod db-0: secret "db-password" not found`,
+				Pod:     "db-0", Container: "db",
+			}},
+		},
+		{
+			name: "daemonset newest revision crash loop, old revision ignored",
+			file: "daemonset-crash-loop.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff",
+				Message: `container "agent" of pod agent-bbbbb: restartCount 4, last exit code 1 (Error): back-off 1m20s restarting failed container=agent`,
+				Pod:     "agent-bbbbb", Container: "agent", RestartCount: 4,
+			}},
+		},
+		{
+			name: "replicaset replica failure",
+			file: "replicaset-quota.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeQuota, Reason: "FailedCreate",
+				Message: `replicaset worker: pods "worker-abcde" is forbidden: maximum memory usage per Container is 512Mi, but limit is 1Gi`,
+			}},
+		},
+		{
+			name: "replicaset create container error",
+			file: "replicaset-config.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeConfig, Reason: "CreateContainerError",
+				Message: `container "worker" of pod worker-aaaaa: failed to generate container spec: failed to apply OCI options: no such file or directory`,
+				Pod:     "worker-aaaaa", Container: "worker",
+			}},
+		},
+		{
+			name: "replicaset recheck at the earliest end of a grace period",
+			file: "replicaset-unschedulable-recheck.yaml",
+			want: Verdict{Recheck: now.Add(time.Second)},
+		},
+
+		// Job, CronJob
+		{
+			name: "job failed",
+			file: "job-failed.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeJobFailed, Reason: "BackoffLimitExceeded",
+				Message: "job migrate: Job has reached the specified backoff limit",
+			}},
+		},
+		{name: "job failed pod left to the job's backoff", file: "job-pod-failed.yaml"},
+		{
+			name: "job invalid image name",
+			file: "job-image-pull.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeImagePull, Reason: "InvalidImageName",
+				Message: `container "migrate" of pod migrate-aaaaa: Failed to apply default image tag "migrate:nope!": invalid reference format`,
+				Pod:     "migrate-aaaaa", Container: "migrate",
+			}},
+		},
+		{
+			name: "cronjob active job crash loop, history ignored",
+			file: "cronjob-active.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff",
+				Message: `container "report" of pod report-29100000-aaaaa: restartCount 3, last exit code 3 (Error): back-off 40s restarting failed container=report`,
+				Pod:     "report-29100000-aaaaa", Container: "report", RestartCount: 3,
+			}},
+		},
+		{name: "cronjob failed job of the past ignored", file: "cronjob-history.yaml"},
+		{
+			name: "cronjob active job failed",
+			file: "cronjob-active-failed.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeJobFailed, Reason: "DeadlineExceeded",
+				Message: "job report-29100000: Job was active longer than specified deadline",
+			}},
+		},
+
+		// Pod: the container rules
+		{name: "pod healthy", file: "pod-healthy.yaml"},
+		{name: "pod terminating ignored", file: "pod-terminating.yaml"},
+		{name: "pod crash loop below the threshold", file: "pod-crash-loop-2.yaml"},
+		{
+			name: "pod crash loop at the threshold",
+			file: "pod-crash-loop-3.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff",
+				Message: `container "tool" of pod tool: restartCount 3, last exit code 1 (Error): back-off 40s restarting failed container=tool pod=tool_shop(7e1a)`,
+				Pod:     "tool", Container: "tool", RestartCount: 3,
+			}},
+		},
+		{name: "pod crash loop below a raised threshold", file: "pod-crash-loop-3.yaml", opts: Options{CrashRestarts: 4}},
+		{
+			name: "pod running again after crashes",
+			file: "pod-crash-recovered.yaml",
+			want: Verdict{Recheck: now.Add(115 * time.Second)},
+		},
+		{
+			name: "pod run container error",
+			file: "pod-run-container-error.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeCrashLoop, Reason: "RunContainerError",
+				Message: `container "tool" of pod tool: restartCount 3, last exit code 128 (StartError): exec: "/bin/tol": stat /bin/tol: no such file or directory`,
+				Pod:     "tool", Container: "tool", RestartCount: 3,
+			}},
+		},
+		{name: "pod OOM killed once", file: "pod-oom-once.yaml"},
+		{
+			name: "pod OOM killed at the threshold",
+			file: "pod-oom.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeOOM, Reason: "OOMKilled",
+				Message: `container "tool" of pod tool: restartCount 3, last exit code 137 (OOMKilled), memory limit 64Mi: back-off 40s restarting failed container=tool`,
+				Pod:     "tool", Container: "tool", RestartCount: 3,
+			}},
+		},
+		{
+			name: "pod OOM killed with restartPolicy Never",
+			file: "pod-oom-never.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeOOM, Reason: "OOMKilled",
+				Message: `container "tool" of pod tool: exit code 137 (OOMKilled), memory limit 64Mi, not restarted (restartPolicy Never)`,
+				Pod:     "tool", Container: "tool",
+			}},
+		},
+		{
+			name: "pod exited with restartPolicy Never",
+			file: "pod-error-never.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeCrashLoop, Reason: "Error",
+				Message: `container "tool" of pod tool: exit code 2 (Error), not restarted (restartPolicy Never)`,
+				Pod:     "tool", Container: "tool",
+			}},
+		},
+		{
+			name: "pod sidecar restarted despite restartPolicy Never",
+			file: "pod-sidecar-never.yaml",
+		},
+		{
+			name: "pod init container image pull",
+			file: "pod-init-image-pull.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeImagePull, Reason: "ErrImagePull",
+				Message: `init container "migrate" of pod tool: rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/migrate:nope": not found`,
+				Pod:     "tool", Container: "init:migrate",
+			}},
+		},
+		{
+			name: "pod init container crash loop",
+			file: "pod-init-crash-loop.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff",
+				Message: `init container "migrate" of pod tool: restartCount 3, last exit code 1 (Error): back-off 40s restarting failed container=migrate`,
+				Pod:     "tool", Container: "init:migrate", RestartCount: 3,
+			}},
+		},
+
+		// Pod: the grace periods
+		{
+			name: "pod unschedulable for 119s",
+			file: "pod-unschedulable-119s.yaml",
+			want: Verdict{Recheck: now.Add(time.Second)},
+		},
+		{
+			name: "pod unschedulable for 120s",
+			file: "pod-unschedulable-120s.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeUnschedulable, Reason: "Unschedulable",
+				Message: `pod tool: not scheduled for 2m0s: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.`,
+				Pod:     "tool",
+			}},
+		},
+		{
+			name: "pod unschedulable for 120s with a longer grace period",
+			file: "pod-unschedulable-120s.yaml",
+			opts: Options{UnschedulableGrace: 5 * time.Minute},
+			want: Verdict{Recheck: now.Add(3 * time.Minute)},
+		},
+		{
+			name: "pod not ready for 119s",
+			file: "pod-never-ready-119s.yaml",
+			want: Verdict{Recheck: now.Add(time.Second)},
+		},
+		{
+			name: "pod not ready before its readiness probe's initial delay",
+			file: "pod-never-ready-initial-delay.yaml",
+			want: Verdict{Recheck: now.Add(3 * time.Minute)},
+		},
+		{name: "pod startup probe not passed yet", file: "pod-starting.yaml"},
+		{
+			name: "pod readiness gate never ready",
+			file: "pod-readiness-gate.yaml",
+			want: Verdict{Failure: &result.Failure{
+				Code: result.CodeNeverReady, Reason: "ReadinessGatesNotReady",
+				Message: `pod tool: containers ready but pod not ready for 2m0s: corresponding condition of pod readiness gate "target-health.elbv2.k8s.aws/tool" does not exist.`,
+				Pod:     "tool",
+			}},
+		},
+	}
+
+	used := make(map[string]bool)
+	for _, tt := range tests {
+		used[tt.file] = true
+	}
+	fixtures, err := filepath.Glob(filepath.Join("testdata", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fixtures {
+		if !used[filepath.Base(f)] {
+			t.Errorf("fixture %s is used by no test case", f)
+		}
+	}
+
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := load(t, tt.file)
+			in.Now = now
+			got, err := Classify(in, tt.opts)
+			if err != nil {
+				t.Fatalf("Classify(%s) error: %v", tt.file, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Classify(%s) mismatch (-want +got):\n%s", tt.file, diff)
+			}
+		})
+	}
+}
+
+func TestClassifyErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		workload    *unstructured.Unstructured
+		unsupported bool
+	}{
+		{name: "no workload"},
+		{
+			name: "unsupported kind",
+			workload: &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "web"},
+			}},
+			unsupported: true,
+		},
+		{
+			name: "malformed workload",
+			workload: &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web"},
+				"status": map[string]any{"observedGeneration": "two"},
+			}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Classify(Input{Workload: tt.workload, Now: now}, Options{})
+			if err == nil {
+				t.Fatalf("Classify() = %+v, want an error", got)
+			}
+			if errors.Is(err, ErrUnsupported) != tt.unsupported {
+				t.Errorf("Classify() error = %v, errors.Is(err, ErrUnsupported) = %t, want %t", err, !tt.unsupported, tt.unsupported)
+			}
+		})
+	}
+}
+
+func TestSupported(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		group, kind string
+		want        bool
+	}{
+		{"apps", "Deployment", true},
+		{"apps", "StatefulSet", true},
+		{"apps", "DaemonSet", true},
+		{"apps", "ReplicaSet", true},
+		{"batch", "Job", true},
+		{"batch", "CronJob", true},
+		{"", "Pod", true},
+		{"", "Service", false},
+		{"extensions", "Deployment", false},
+		{"helm.toolkit.fluxcd.io", "HelmRelease", false},
+	}
+	for _, tt := range tests {
+		if got := Supported(tt.group, tt.kind); got != tt.want {
+			t.Errorf("Supported(%q, %q) = %t, want %t", tt.group, tt.kind, got, tt.want)
+		}
+	}
+}

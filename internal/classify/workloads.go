@@ -1,0 +1,185 @@
+package classify
+
+import (
+	"cmp"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// revisionAnnotation is the revision the Deployment controller writes on a Deployment and on
+// each of its ReplicaSets; the ReplicaSet that shares the Deployment's is the current one.
+const revisionAnnotation = "deployment.kubernetes.io/revision"
+
+// reasonProgressDeadlineExceeded is the Deployment controller's reason for Progressing=False.
+const reasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+
+// The rules below that read a controller's status first check that the controller has seen
+// the latest spec (observedGeneration). Until it has, its conditions and revision describe
+// the previous rollout: a ProgressDeadlineExceeded left over from a failed rollout would
+// otherwise fail the very change that fixes it.
+
+// deployment judges a Deployment by its own conditions and by its current ReplicaSets.
+func deployment(d *appsv1.Deployment, e *evaluation) {
+	if stale(d.Generation, d.Status.ObservedGeneration) {
+		return
+	}
+	for _, c := range d.Status.Conditions {
+		switch {
+		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == reasonProgressDeadlineExceeded:
+			e.fail(objectFailure(result.CodeNotProgressing, "deployment", d.Name, c.Reason, c.Message))
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
+			e.fail(objectFailure(result.CodeQuota, "deployment", d.Name, c.Reason, c.Message))
+		}
+	}
+	revision := d.Annotations[revisionAnnotation]
+	if revision == "" {
+		return // the controller has not picked a ReplicaSet yet
+	}
+	for _, rs := range e.in.ReplicaSets {
+		if controlledBy(rs, d.UID) && rs.Annotations[revisionAnnotation] == revision {
+			replicaSet(rs, e)
+		}
+	}
+}
+
+// replicaSet judges a ReplicaSet by its ReplicaFailure condition (pods it could not create:
+// a ResourceQuota, a LimitRange, an admission webhook) and by its pods. The pods are its own
+// whatever its generation, so only the condition waits for the controller to catch up.
+func replicaSet(rs *appsv1.ReplicaSet, e *evaluation) {
+	if !stale(rs.Generation, rs.Status.ObservedGeneration) {
+		for _, c := range rs.Status.Conditions {
+			if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
+				e.fail(objectFailure(result.CodeQuota, "replicaset", rs.Name, c.Reason, c.Message))
+			}
+		}
+	}
+	e.podsOf(rs.UID, nil)
+}
+
+// statefulSet judges the pods of a StatefulSet's update revision (its current revision when
+// no update is going on). StatefulSets report pods they cannot create only by events, so
+// there is no quota rule here.
+func statefulSet(s *appsv1.StatefulSet, e *evaluation) {
+	if stale(s.Generation, s.Status.ObservedGeneration) {
+		return
+	}
+	revision := cmp.Or(s.Status.UpdateRevision, s.Status.CurrentRevision)
+	if revision == "" {
+		return
+	}
+	e.podsOf(s.UID, labelled(appsv1.StatefulSetRevisionLabel, revision))
+}
+
+// daemonSet judges the pods of a DaemonSet's newest ControllerRevision. Without one (the
+// engine did not pass them) it cannot tell new pods from old ones, so it judges none.
+func daemonSet(d *appsv1.DaemonSet, e *evaluation) {
+	if stale(d.Generation, d.Status.ObservedGeneration) {
+		return
+	}
+	var newest *appsv1.ControllerRevision
+	for _, r := range e.in.Revisions {
+		if controlledBy(r, d.UID) && (newest == nil || r.Revision > newest.Revision) {
+			newest = r
+		}
+	}
+	if newest == nil {
+		return
+	}
+	// The controller labels both the revision and its pods with the template hash; the
+	// revision's name is the DaemonSet's name and that hash.
+	hash := cmp.Or(newest.Labels[appsv1.DefaultDaemonSetUniqueLabelKey], strings.TrimPrefix(newest.Name, d.Name+"-"))
+	e.podsOf(d.UID, labelled(appsv1.DefaultDaemonSetUniqueLabelKey, hash))
+}
+
+// job judges a Job by its Failed condition and by its pods.
+func job(j *batchv1.Job, e *evaluation) {
+	if c := jobFailure(j); c != nil {
+		e.fail(objectFailure(result.CodeJobFailed, "job", j.Name, c.Reason, c.Message))
+	}
+	e.podsOf(j.UID, nil)
+}
+
+// cronJob judges the Jobs a CronJob is running now: those in status.active and those it owns
+// that have not finished. Finished Jobs are history: the last one may well have failed before
+// the change being verified, and failing on it would block the very fix.
+func cronJob(c *batchv1.CronJob, e *evaluation) {
+	active := make(map[types.UID]bool, len(c.Status.Active))
+	for _, ref := range c.Status.Active {
+		active[ref.UID] = true
+	}
+	for _, j := range e.in.Jobs {
+		if controlledBy(j, c.UID) && (active[j.UID] || !finished(j)) {
+			job(j, e)
+		}
+	}
+}
+
+// pod judges a bare Pod.
+func pod(p *corev1.Pod, e *evaluation) {
+	e.pod(p)
+}
+
+// podsOf judges the pods controlled by owner that keep accepts (all of them when keep is nil).
+func (e *evaluation) podsOf(owner types.UID, keep func(*corev1.Pod) bool) {
+	for _, p := range e.in.Pods {
+		if controlledBy(p, owner) && (keep == nil || keep(p)) {
+			e.pod(p)
+		}
+	}
+}
+
+// labelled accepts the pods whose label key has the value value.
+func labelled(key, value string) func(*corev1.Pod) bool {
+	return func(p *corev1.Pod) bool { return p.Labels[key] == value }
+}
+
+// controlledBy reports whether obj's controller ownerReference points at uid.
+func controlledBy(obj metav1.Object, uid types.UID) bool {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	return uid != "" && ref != nil && ref.UID == uid
+}
+
+// stale reports whether a controller has not yet observed the latest spec of its object.
+func stale(generation, observed int64) bool {
+	return observed < generation
+}
+
+// jobFailure returns the condition saying that the Job has failed, or is failing (its
+// remaining pods are being terminated); nil when there is none.
+func jobFailure(j *batchv1.Job) *batchv1.JobCondition {
+	var target *batchv1.JobCondition
+	for i, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobFailed:
+			return &j.Status.Conditions[i]
+		case batchv1.JobFailureTarget:
+			target = &j.Status.Conditions[i]
+		}
+	}
+	return target
+}
+
+// finished reports whether a Job has completed or failed.
+func finished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// objectFailure is a failure reported by a controller's condition rather than by a pod.
+func objectFailure(code result.Code, kind, name, reason, message string) result.Failure {
+	return result.Failure{Code: code, Reason: reason, Message: kind + " " + name + ": " + message}
+}

@@ -1,0 +1,74 @@
+// Package cli is the program behind cmd/app-status: it turns the command line, or a GitHub
+// Action's inputs, into one verification request, runs it, and writes the verdicts where
+// each mode wants them. Both modes build the same request and call the same engine, so their
+// verdicts are identical.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// Version is stamped at build time with -ldflags "-X .../internal/cli.Version=v1.2.3".
+var Version = "dev"
+
+// Env is the process's outside world, injected so tests can run every mode in-process.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	ReadFile       func(string) ([]byte, error)
+	Clock          func() time.Time
+}
+
+// OSEnv is the real environment.
+func OSEnv() Env {
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, ReadFile: os.ReadFile, Clock: time.Now}
+}
+
+const usage = `app-status verifies that a Flux app is rolled out on many Kubernetes clusters at once.
+
+Usage:
+  app-status verify --resource kustomization/NAME [flags]   wait until every cluster is Current
+  app-status get    --resource kustomization/NAME [flags]   print the state now, without waiting
+  app-status action                                         run as a GitHub Action (reads INPUT_*)
+  app-status version
+
+Run "app-status verify -h" for the flags.
+`
+
+// Run runs the program and returns its exit code: 0 when every cluster is Current, 1 when
+// not, 2 for bad usage.
+func Run(ctx context.Context, args []string, env Env) int {
+	// client-go logs retries and watch errors through klog; the verdicts say what matters.
+	klog.SetOutput(io.Discard)
+	klog.LogToStderr(false)
+
+	if len(args) == 0 {
+		if env.Getenv("GITHUB_ACTIONS") == "true" {
+			return runAction(ctx, env)
+		}
+		fmt.Fprint(env.Stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "verify":
+		return runCLI(ctx, args[1:], env, false)
+	case "get":
+		return runCLI(ctx, args[1:], env, true)
+	case "action":
+		return runAction(ctx, env)
+	case "version", "--version":
+		fmt.Fprintf(env.Stdout, "app-status %s\n", Version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(env.Stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(env.Stderr, "app-status: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/org/app-status-action/internal/classify"
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/kubeconfig"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/verify"
+)
+
+// settings is what both modes collect from the user before anything is contacted.
+type settings struct {
+	resources          []string // as given: kustomization/NAME, ks/NAME, hr/NAME ...
+	namespace          string
+	revision           string
+	timeout            time.Duration
+	maxParallel        int
+	failFast           bool
+	workloads          bool
+	snapshot           bool
+	crashRestarts      int
+	unschedulableGrace time.Duration
+	clusters           kubeconfig.Input
+}
+
+// inputError is bad input: it is reported before any cluster is contacted.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+
+func badInput(format string, args ...any) error { return &inputError{msg: fmt.Sprintf(format, args...)} }
+
+// request validates the settings and loads the kubeconfigs into a verification request. The
+// names say which input (or flag) is at fault, for the error messages.
+func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfig.Secrets, error) {
+	var req verify.Request
+	if len(s.resources) == 0 {
+		return req, nil, badInput("%s is required: name the Flux object to verify, e.g. kustomization/my-app or helmrelease/my-app", names.resource)
+	}
+	ns := s.namespace
+	if ns == "" {
+		ns = "flux-system"
+	}
+	seen := map[string]bool{}
+	for i, r := range s.resources {
+		ref, err := flux.ParseResource(r, ns)
+		if err != nil {
+			return req, nil, badInput("%s (line %d): %v", names.resource, i+1, err)
+		}
+		if !seen[ref.ID()] {
+			seen[ref.ID()] = true
+			req.Resources = append(req.Resources, ref)
+		}
+	}
+	rev, err := flux.ParseRevision(s.revision)
+	if err != nil {
+		return req, nil, badInput("%s: %v", names.revision, err)
+	}
+	if s.timeout <= 0 {
+		return req, nil, badInput("%s must be a positive duration such as 10m or 90s", names.timeout)
+	}
+	if s.maxParallel <= 0 {
+		return req, nil, badInput("%s must be a whole number of at least 1", names.maxParallel)
+	}
+	if s.crashRestarts <= 0 {
+		return req, nil, badInput("%s must be a whole number of at least 1", names.crashRestarts)
+	}
+	if s.unschedulableGrace < 0 {
+		return req, nil, badInput("%s must not be negative", names.unschedulableGrace)
+	}
+	clusters, secrets, err := kubeconfig.Load(s.clusters, kubeconfigEnv(env))
+	if err != nil {
+		return req, secrets, &inputError{msg: err.Error()}
+	}
+	if len(clusters) == 0 {
+		return req, secrets, badInput("no clusters to verify: %s", names.noClusters)
+	}
+	for _, c := range clusters {
+		req.Targets = append(req.Targets, verify.Target{Name: c.Name, Config: c.Config, Invalid: c.Invalid})
+	}
+	req.Revision = rev
+	req.Timeout = s.timeout
+	req.MaxParallel = s.maxParallel
+	req.FailFast = s.failFast
+	req.Workloads = s.workloads
+	req.Snapshot = s.snapshot
+	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace}
+	req.Clock = env.Clock
+	return req, secrets, nil
+}
+
+// inputNames names the inputs (action) or flags (CLI) in error messages.
+type inputNames struct {
+	resource, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, noClusters string
+}
+
+// progressPrinter prints each cluster's state changes as they happen, one line each.
+func progressPrinter(w io.Writer, redact func(string) string) func(verify.Progress) {
+	return func(p verify.Progress) {
+		mark := "…"
+		if p.Final {
+			mark = verdictMark(p.Verdict)
+		}
+		fmt.Fprintf(w, "[%6.1fs] %s %s: %s\n", p.Elapsed.Seconds(), mark, p.Cluster, redact(oneLine(p.Message)))
+	}
+}
+
+func verdictMark(v result.Verdict) string {
+	switch v {
+	case result.Current:
+		return "✔"
+	case result.Timeout:
+		return "⏱"
+	default:
+		return "✖"
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r", " ")
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// redactRun replaces every secret in every string of the run: kubeconfig secrets never reach
+// an output, a summary or a log, even if an API server or a container echoed one.
+func redactRun(run result.Run, secrets *kubeconfig.Secrets) (result.Run, error) {
+	if secrets == nil || len(secrets.Values()) == 0 {
+		return run, nil
+	}
+	data, err := json.Marshal(run)
+	if err != nil {
+		return run, fmt.Errorf("redact results: %w", err)
+	}
+	var out result.Run
+	if err := json.Unmarshal([]byte(redactJSON(string(data), secrets)), &out); err != nil {
+		return run, fmt.Errorf("redact results: %w", err)
+	}
+	return out, nil
+}
+
+// redactJSON redacts secrets both as they are and as JSON escapes them.
+func redactJSON(s string, secrets *kubeconfig.Secrets) string {
+	s = secrets.Redact(s)
+	for _, v := range secrets.Values() {
+		quoted, _ := json.Marshal(v)
+		escaped := strings.Trim(string(quoted), `"`)
+		if escaped != v {
+			s = strings.ReplaceAll(s, escaped, "***")
+		}
+	}
+	return s
+}
+
+

@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/org/app-status-action/internal/kubeconfig"
+	"github.com/org/app-status-action/internal/report"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/verify"
+)
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// runCLI runs `app-status verify` (or `get` when snapshot): machine output on stdout, progress
+// on stderr.
+func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
+	name := "verify"
+	if snapshot {
+		name = "get"
+	}
+	fs := flag.NewFlagSet("app-status "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var (
+		resources, contexts stringList
+		s                   = settings{snapshot: snapshot}
+		output, summaryFile string
+		kubeconfigPath      string
+		clustersFile        string
+		quiet               bool
+	)
+	fs.Var(&resources, "resource", "Flux object to verify: kustomization/NAME (ks/NAME) or helmrelease/NAME (hr/NAME); repeat for several")
+	fs.StringVar(&s.namespace, "namespace", "flux-system", "namespace of the Flux objects")
+	fs.StringVar(&s.namespace, "n", "flux-system", "shorthand for --namespace")
+	fs.StringVar(&s.revision, "revision", "", "revision every object must have applied: a commit SHA (7+ hex), a Flux revision (main@sha1:...), a tag, a chart version or an OCI digest")
+	fs.StringVar(&kubeconfigPath, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	fs.Var(&contexts, "context", "kubeconfig context to verify, named after it; repeat for several (default: every context)")
+	fs.StringVar(&clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
+	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "how long to wait for every cluster")
+	fs.IntVar(&s.maxParallel, "max-parallel", 10, "clusters verified at once")
+	fs.BoolVar(&s.failFast, "fail-fast", false, "stop the other clusters once one has failed")
+	fs.BoolVar(&s.workloads, "workloads", true, "also verify the objects in the inventory (false: only the Flux objects)")
+	fs.IntVar(&s.crashRestarts, "crash-restarts", 3, "restarts after which a crashing container fails the rollout")
+	fs.DurationVar(&s.unschedulableGrace, "unschedulable-grace", 120*time.Second, "how long a pod may stay unschedulable or not ready before the rollout fails")
+	fs.StringVar(&output, "o", "text", "output format: text, json or markdown")
+	fs.StringVar(&summaryFile, "summary-file", "", "also write the markdown summary to this file")
+	fs.BoolVar(&quiet, "quiet", false, "do not print progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "app-status %s: unexpected argument %q (flags come as --name value)\n", name, fs.Arg(0))
+		return 2
+	}
+	if output != "text" && output != "json" && output != "markdown" {
+		fmt.Fprintf(env.Stderr, "app-status %s: -o must be text, json or markdown, not %q\n", name, output)
+		return 2
+	}
+	s.resources = resources
+	in, err := cliClusters(env, kubeconfigPath, clustersFile, contexts)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
+		return 2
+	}
+	s.clusters = in
+	req, secrets, err := s.request(env, inputNames{
+		resource: "--resource", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
+		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace",
+		noClusters: "the kubeconfig has no contexts; pass --kubeconfig, --context or --clusters-file",
+	})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, redactText(err.Error(), secrets))
+		return 2
+	}
+	if !quiet {
+		req.Progress = progressPrinter(env.Stderr, func(s string) string { return redactText(s, secrets) })
+	}
+	run, err := redactRun(verify.Run(ctx, req), secrets)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
+		return 1
+	}
+	if err := writeCLIOutput(env, output, summaryFile, run); err != nil {
+		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
+		return 1
+	}
+	if run.Status == result.StatusSuccess {
+		return 0
+	}
+	return 1
+}
+
+func writeCLIOutput(env Env, output, summaryFile string, run result.Run) error {
+	switch output {
+	case "json":
+		data, err := report.JSON(run)
+		if err != nil {
+			return err
+		}
+		if _, err := env.Stdout.Write(data); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+	case "markdown":
+		if _, err := fmt.Fprint(env.Stdout, report.Markdown(run, report.MarkdownOptions{})); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+	default:
+		if err := report.Text(env.Stdout, run); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+	}
+	if summaryFile != "" {
+		if err := os.WriteFile(summaryFile, []byte(report.Markdown(run, report.MarkdownOptions{})), 0o644); err != nil {
+			return fmt.Errorf("write --summary-file: %w", err)
+		}
+	}
+	return nil
+}
+
+// cliClusters reads the kubeconfig and clusters file the flags name.
+func cliClusters(env Env, kubeconfigPath, clustersFile string, contexts []string) (kubeconfig.Input, error) {
+	in := kubeconfig.Input{Contexts: contexts}
+	if clustersFile != "" {
+		data, err := env.ReadFile(clustersFile)
+		if err != nil {
+			return in, fmt.Errorf("read --clusters-file: %w", err)
+		}
+		in.Clusters, in.ClustersOrigin = string(data), clustersFile
+	}
+	path := kubeconfigPath
+	origin := "--kubeconfig " + path
+	if path == "" {
+		path, origin = defaultKubeconfig(env)
+	}
+	if path == "" {
+		return in, nil
+	}
+	data, err := env.ReadFile(path)
+	switch {
+	case err == nil:
+		in.Kubeconfig, in.KubeconfigOrigin = data, origin
+	case kubeconfigPath != "" || clustersFile == "":
+		return in, fmt.Errorf("read kubeconfig %s: %w", path, err)
+	}
+	return in, nil
+}
+
+// defaultKubeconfig is kubectl's default: the first file of $KUBECONFIG, else ~/.kube/config.
+func defaultKubeconfig(env Env) (path, origin string) {
+	if kc := env.Getenv("KUBECONFIG"); kc != "" {
+		first := strings.Split(kc, string(os.PathListSeparator))[0]
+		return first, "$KUBECONFIG (" + first + ")"
+	}
+	if home := env.Getenv("HOME"); home != "" {
+		p := home + "/.kube/config"
+		return p, p
+	}
+	return "", ""
+}
+
+func redactText(s string, secrets *kubeconfig.Secrets) string {
+	if secrets == nil {
+		return s
+	}
+	return secrets.Redact(s)
+}

@@ -1,0 +1,299 @@
+package flux
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// State is what a Flux object's status says about the expected revision.
+type State int
+
+// The states. Pending is the only one that can still change on its own.
+const (
+	Pending   State = iota // not done yet: reconciling, waiting for a dependency or a new revision
+	Ready                  // the expected revision is applied and the object is Ready
+	Failed                 // the expected revision was attempted and failed, or the object is stalled
+	Suspended              // spec.suspend is true: Flux will not apply anything
+)
+
+func (s State) String() string {
+	switch s {
+	case Pending:
+		return "Pending"
+	case Ready:
+		return "Ready"
+	case Failed:
+		return "Failed"
+	case Suspended:
+		return "Suspended"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// verdict is the result verdict of a state; a Pending object is still InProgress.
+func (s State) verdict() result.Verdict {
+	switch s {
+	case Ready:
+		return result.Current
+	case Failed:
+		return result.Failed
+	case Suspended:
+		return result.Suspended
+	}
+	return result.InProgress
+}
+
+// Gate is the verdict on one Flux object.
+type Gate struct {
+	State State
+	// Object is the object's state for the results; its Verdict, Code, Reason and Message
+	// agree with the gate.
+	Object result.FluxObject
+	// Code says why the object Failed or is Suspended. A Pending object may carry the code to
+	// report if it never gets further: a dependency that is not ready, or a failure of the
+	// revision before the expected one.
+	Code result.Code
+	// Message is one line for a person: why the object is not done or why it failed.
+	Message string
+}
+
+// decision is what a kind's rules conclude; Evaluate turns it into a Gate.
+type decision struct {
+	state   State
+	code    result.Code
+	reason  string // the Flux reason behind the decision
+	message string
+}
+
+// gates holds the rules of each kind, as kstatus dispatches on group and kind.
+var gates = map[Kind]func(Ref, *view, Revision) decision{
+	KindKustomization: kustomizationGate,
+	KindHelmRelease:   helmReleaseGate,
+}
+
+// Evaluate reads the status of obj, the object ref names, and says whether it has applied
+// want (any revision when want is zero) and is Ready, is still getting there, has failed or
+// is suspended. A nil obj is Pending: it may not have been created yet.
+func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
+	fo := result.FluxObject{
+		ID: ref.ID(), Kind: string(ref.Kind), Namespace: ref.Namespace, Name: ref.Name,
+		Ready: string(metav1.ConditionUnknown),
+	}
+	var d decision
+	rules, known := gates[ref.Kind]
+	switch {
+	case obj == nil:
+		d = decision{message: fmt.Sprintf("%s does not exist yet", ref.ID())}
+	case !known:
+		d = decision{message: fmt.Sprintf("%s: unknown kind %q; %s", ref.ID(), ref.Kind, resourceUsage)}
+	default:
+		v := readView(ref.Kind, obj)
+		d = rules(ref, v, want)
+		if c := v.cond(meta.ReadyCondition); c.status != "" {
+			fo.Ready = c.status
+		}
+		fo.Suspended = v.suspended
+		fo.LastAppliedRevision, fo.LastAttemptedRevision = v.lastApplied, v.lastAttempted
+		fo.ChartVersion = v.chartVersion()
+		fo.Generation, fo.ObservedGeneration = v.generation, v.observedGeneration
+	}
+	d.message = oneLine(d.message)
+	fo.Verdict, fo.Code, fo.Reason, fo.Message = d.state.verdict(), d.code, d.reason, d.message
+	return Gate{State: d.state, Object: fo, Code: d.code, Message: d.message}
+}
+
+// suspendedGate is the decision for an object with spec.suspend: true.
+func suspendedGate(ref Ref) decision {
+	return decision{
+		state: Suspended, code: result.CodeFluxSuspended, reason: meta.SuspendedReason,
+		message: fmt.Sprintf("%s is suspended (spec.suspend: true); resume it with: flux resume %s %s -n %s",
+			ref.ID(), kinds[ref.Kind].cli, ref.Name, ref.Namespace),
+	}
+}
+
+// dependencyPattern finds the dependency a DependencyNotReady message names, e.g.
+// "dependency 'flux-system/infra' is not ready" or "unable to get 'apps/redis' dependency".
+var dependencyPattern = regexp.MustCompile(`'([^'/\s]+/[^'/\s]+)'`)
+
+// dependencyGate is the decision for Ready=False with reason DependencyNotReady.
+func dependencyGate(v *view, ready condition) decision {
+	d := decision{state: Pending, code: result.CodeFluxDependencyNotReady, reason: ready.reason}
+	waiting := "dependencies"
+	if m := dependencyPattern.FindStringSubmatch(ready.message); m != nil {
+		waiting = "dependency " + m[1]
+	}
+	deps := ""
+	if len(v.dependsOn) > 0 {
+		deps = fmt.Sprintf(" (dependsOn: %s)", strings.Join(v.dependsOn, ", "))
+	}
+	d.message = fmt.Sprintf("waiting for %s to be ready%s: %s", waiting, deps, ready.message)
+	return d
+}
+
+// staleFailure is the decision for a failure of a revision other than the expected one: the
+// expected revision has not been attempted yet.
+func staleFailure(want Revision, attempted string, failure decision) decision {
+	last := "the last attempt failed"
+	if attempted != "" {
+		last = fmt.Sprintf("the last attempt was %s and failed", shortRevision(attempted))
+	}
+	failure.state = Pending
+	failure.message = fmt.Sprintf("waiting for %s to be attempted; %s: %s", shortRevision(want.String()), last, failure.message)
+	return failure
+}
+
+// staleSuccess is the message for an object that is done, but with another revision.
+func staleSuccess(applied string, want Revision) string {
+	if applied == "" {
+		return fmt.Sprintf("nothing applied yet, waiting for %s", shortRevision(want.String()))
+	}
+	return fmt.Sprintf("applied %s, waiting for %s", shortRevision(applied), shortRevision(want.String()))
+}
+
+// progressing is the decision for an object that is neither done nor failed: it reports what
+// the controller says it is doing.
+func progressing(v *view, controller string) decision {
+	ready := v.cond(meta.ReadyCondition)
+	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) && rc.message != "" {
+		return decision{reason: rc.reason, message: rc.message}
+	}
+	if ready.status == "" {
+		return decision{message: fmt.Sprintf("waiting for %s to report the Ready condition", controller)}
+	}
+	if ready.message == "" {
+		return decision{reason: ready.reason, message: fmt.Sprintf("Ready is %s (%s)", ready.status, ready.reason)}
+	}
+	return decision{reason: ready.reason, message: ready.message}
+}
+
+// generationPending is the message for a Ready object whose latest spec is not reconciled yet.
+func generationPending(v *view, controller string) string {
+	return fmt.Sprintf("waiting for %s to reconcile generation %d (observed %d)", controller, v.generation, v.observedGeneration)
+}
+
+// oneLine puts a multi-line Flux message, such as a Helm error list, on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// condition is one status condition.
+type condition struct{ status, reason, message string }
+
+// release is one entry of a HelmRelease's status.history.
+type release struct{ chartVersion, status, ociDigest string }
+
+// view is what the rules read from a Flux object. Fields of the wrong type read as missing:
+// a status the controller did not write yet.
+type view struct {
+	namespace                      string
+	generation, observedGeneration int64
+	suspended                      bool
+	conditions                     map[string]condition
+	lastApplied                    string // a HelmRelease's is the chart version of its deployed release
+	lastAttempted                  string
+	lastAttemptedDigest            string
+	history                        []release
+	dependsOn                      []string // namespace/name
+	testIgnoreFailures             bool
+}
+
+func readView(kind Kind, obj *unstructured.Unstructured) *view {
+	u := obj.Object
+	v := &view{namespace: obj.GetNamespace(), conditions: map[string]condition{}}
+	v.generation = int64Field(u, "metadata", "generation")
+	v.observedGeneration = int64Field(u, "status", "observedGeneration")
+	v.suspended, _, _ = unstructured.NestedBool(u, "spec", "suspend")
+	v.testIgnoreFailures, _, _ = unstructured.NestedBool(u, "spec", "test", "ignoreFailures")
+	v.lastApplied, _, _ = unstructured.NestedString(u, "status", "lastAppliedRevision")
+	v.lastAttempted, _, _ = unstructured.NestedString(u, "status", "lastAttemptedRevision")
+	v.lastAttemptedDigest, _, _ = unstructured.NestedString(u, "status", "lastAttemptedRevisionDigest")
+	for _, m := range nestedMaps(u, "status", "conditions") {
+		t := str(m, "type")
+		if _, seen := v.conditions[t]; !seen && t != "" {
+			v.conditions[t] = condition{status: str(m, "status"), reason: str(m, "reason"), message: str(m, "message")}
+		}
+	}
+	for _, m := range nestedMaps(u, "status", "history") {
+		v.history = append(v.history, release{chartVersion: str(m, "chartVersion"), status: str(m, "status"), ociDigest: str(m, "ociDigest")})
+	}
+	for _, m := range nestedMaps(u, "spec", "dependsOn") {
+		ns := str(m, "namespace")
+		if ns == "" {
+			ns = v.namespace
+		}
+		v.dependsOn = append(v.dependsOn, ns+"/"+str(m, "name"))
+	}
+	sort.Strings(v.dependsOn)
+	if kind == KindHelmRelease {
+		// A HelmRelease has no lastAppliedRevision: what it has applied is the chart version
+		// of the release Helm reports as deployed, the newest such entry of the history.
+		v.lastApplied = ""
+		if r, ok := v.deployed(); ok {
+			v.lastApplied = r.chartVersion
+		}
+	}
+	return v
+}
+
+func nestedMaps(u map[string]any, fields ...string) []map[string]any {
+	items, _, _ := unstructured.NestedSlice(u, fields...)
+	var out []map[string]any
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// int64Field reads an integer decoded as int64 (client-go) or float64 (encoding/json).
+func int64Field(u map[string]any, fields ...string) int64 {
+	x, _, _ := unstructured.NestedFieldNoCopy(u, fields...)
+	switch n := x.(type) {
+	case int64:
+		return n
+	case int:
+		return int64(n)
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// cond returns the condition of the given type; a missing one has an empty status.
+func (v *view) cond(t string) condition { return v.conditions[t] }
+
+func (v *view) is(t string, status metav1.ConditionStatus) bool {
+	return v.cond(t).status == string(status)
+}
+
+// deployed is the newest release of a HelmRelease's history that Helm reports as deployed.
+func (v *view) deployed() (release, bool) {
+	for _, r := range v.history {
+		if r.status == releaseStatusDeployed {
+			return r, true
+		}
+	}
+	return release{}, false
+}
+
+// chartVersion is the chart version of a HelmRelease's latest release, history[0].
+func (v *view) chartVersion() string {
+	if len(v.history) == 0 {
+		return ""
+	}
+	return v.history[0].chartVersion
+}

@@ -1,0 +1,154 @@
+package flux
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// loadFixture reads testdata/name as the dynamic client would return it (integers as int64).
+func loadFixture(t *testing.T, name string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(js); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return u
+}
+
+func mustRevision(t *testing.T, s string) Revision {
+	t.Helper()
+	r, err := ParseRevision(s)
+	if err != nil {
+		t.Fatalf("ParseRevision(%q): %v", s, err)
+	}
+	return r
+}
+
+var verdicts = map[State]result.Verdict{
+	Pending: result.InProgress, Ready: result.Current, Failed: result.Failed, Suspended: result.Suspended,
+}
+
+// gateCase is one expected gate: the fixture's status fields come from a per-kind table, the
+// rest from the case.
+type gateCase struct {
+	name    string
+	fixture string
+	want    string // the expected revision
+	state   State
+	code    result.Code
+	reason  string
+	message string
+}
+
+// runGateCases evaluates each case's fixture and compares the whole Gate.
+func runGateCases(t *testing.T, ref Ref, objects map[string]result.FluxObject, tests []gateCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fo, ok := objects[tt.fixture]
+			if !ok {
+				t.Fatalf("no expected object for fixture %s", tt.fixture)
+			}
+			fo.ID, fo.Kind, fo.Namespace, fo.Name = ref.ID(), string(ref.Kind), ref.Namespace, ref.Name
+			fo.Verdict, fo.Code, fo.Reason, fo.Message = verdicts[tt.state], tt.code, tt.reason, tt.message
+			want := Gate{State: tt.state, Object: fo, Code: tt.code, Message: tt.message}
+			got := Evaluate(ref, loadFixture(t, tt.fixture), mustRevision(t, tt.want))
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Evaluate(%s, %s, %q) mismatch (-want +got):\n%s", ref.ID(), tt.fixture, tt.want, diff)
+			}
+		})
+	}
+}
+
+func TestEvaluateWithoutObject(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		ref  Ref
+		want Gate
+	}{
+		{
+			name: "not created yet",
+			ref:  Ref{Kind: KindHelmRelease, Namespace: "apps", Name: "podinfo"},
+			want: Gate{
+				State:   Pending,
+				Message: "HelmRelease/apps/podinfo does not exist yet",
+				Object: result.FluxObject{
+					ID: "HelmRelease/apps/podinfo", Kind: "HelmRelease", Namespace: "apps", Name: "podinfo",
+					Verdict: result.InProgress, Ready: "Unknown", Message: "HelmRelease/apps/podinfo does not exist yet",
+				},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := Evaluate(tt.ref, nil, Revision{})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Evaluate(%s, nil) mismatch (-want +got):\n%s", tt.ref.ID(), diff)
+			}
+		})
+	}
+}
+
+func TestEvaluateIntegersFromJSON(t *testing.T) {
+	t.Parallel()
+	// encoding/json decodes integers as float64; the gate must read them the same.
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+		"kind":       "Kustomization",
+		"metadata":   map[string]any{"name": "apps", "namespace": "flux-system", "generation": float64(2)},
+		"status": map[string]any{
+			"observedGeneration":  float64(2),
+			"lastAppliedRevision": "main@sha1:c2a6b03f190dfb2b4aa91f8af8d477a9bc3401dc",
+			"conditions": []any{map[string]any{
+				"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded",
+				"message": "Applied revision: main@sha1:c2a6b03f190dfb2b4aa91f8af8d477a9bc3401dc",
+			}},
+		},
+	}}
+	ref := Ref{Kind: KindKustomization, Namespace: "flux-system", Name: "apps"}
+	got := Evaluate(ref, obj, mustRevision(t, "c2a6b03"))
+	if got.State != Ready || got.Object.Generation != 2 || got.Object.ObservedGeneration != 2 {
+		t.Errorf("Evaluate(float64 generations) = %v (generation %d, observed %d), want Ready (2, 2)",
+			got.State, got.Object.Generation, got.Object.ObservedGeneration)
+	}
+}
+
+func TestStateString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		state State
+		want  string
+	}{
+		{Pending, "Pending"},
+		{Ready, "Ready"},
+		{Failed, "Failed"},
+		{Suspended, "Suspended"},
+		{State(9), "State(9)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.state.String(); got != tt.want {
+				t.Errorf("State(%d).String() = %q, want %q", int(tt.state), got, tt.want)
+			}
+		})
+	}
+}

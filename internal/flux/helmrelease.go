@@ -1,0 +1,134 @@
+package flux
+
+import (
+	"fmt"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The condition types and reasons helm-controller adds to those of apis/meta. They are
+// declared in github.com/fluxcd/helm-controller/api/v2 (condition_types.go) and in
+// helm-controller's internal/reconcile/atomic_release.go, which this module does not import.
+const (
+	releasedCondition    = "Released"    // v2.ReleasedCondition
+	testSuccessCondition = "TestSuccess" // v2.TestSuccessCondition
+	remediatedCondition  = "Remediated"  // v2.RemediatedCondition
+
+	installFailedReason         = "InstallFailed"         // v2.InstallFailedReason
+	upgradeFailedReason         = "UpgradeFailed"         // v2.UpgradeFailedReason
+	retriesExceededReason       = "RetriesExceeded"       // Stalled: remediation retries are exhausted
+	missingRollbackTargetReason = "MissingRollbackTarget" // Stalled: nothing to roll back to
+
+	// releaseStatusDeployed is the Helm release status of the release that is running.
+	releaseStatusDeployed = "deployed"
+)
+
+const helmController = "helm-controller"
+
+// helmReleaseGate applies the rules of a helm.toolkit.fluxcd.io/v2 HelmRelease.
+//
+// helm-controller records the chart version it tries in status.lastAttemptedRevision
+// (VERSION+DIGEST12 for OCI charts, with the digest in status.lastAttemptedRevisionDigest),
+// the outcome of the release in Released, of the tests in TestSuccess, of a rollback or
+// uninstall in Remediated, and summarizes them into Ready. It marks Stalled when its
+// remediation retries are exhausted. A failure counts when Ready=False agrees with it and it
+// is about the expected chart version; while helm-controller still retries (Reconciling with
+// reason ProgressingWithRetry, not Stalled) it is Pending with the failure's code. Success
+// counts when the newest release is deployed with the expected chart version.
+func helmReleaseGate(ref Ref, v *view, want Revision) decision {
+	if v.suspended {
+		return suspendedGate(ref)
+	}
+	ready := v.cond(meta.ReadyCondition)
+	stalled := v.cond(meta.StalledCondition)
+	isStalled := stalled.status == string(metav1.ConditionTrue)
+	if failure, ok := helmFailure(v, stalled); ok && (isStalled || ready.status == string(metav1.ConditionFalse)) {
+		revisionBound := !isStalled || stalled.reason == retriesExceededReason || stalled.reason == missingRollbackTargetReason
+		if revisionBound && !want.IsZero() && !want.Matches(v.lastAttempted, v.lastAttemptedDigest) {
+			return staleFailure(want, v.lastAttempted, failure)
+		}
+		if rc := v.cond(meta.ReconcilingCondition); !isStalled && rc.status == string(metav1.ConditionTrue) && rc.reason == meta.ProgressingWithRetryReason {
+			failure.state = Pending
+			failure.message = fmt.Sprintf("%s is retrying after: %s", helmController, failure.message)
+		}
+		return failure
+	}
+	if ready.status == string(metav1.ConditionFalse) && ready.reason == meta.DependencyNotReadyReason {
+		return dependencyGate(v, ready)
+	}
+	if ready.status != string(metav1.ConditionTrue) {
+		return progressing(v, helmController)
+	}
+	if released := v.cond(releasedCondition); released.status != string(metav1.ConditionTrue) {
+		return decision{reason: ready.reason, message: fmt.Sprintf("waiting for the Released condition to be True (it is %q)", released.status)}
+	}
+	if v.observedGeneration != v.generation {
+		return decision{reason: ready.reason, message: generationPending(v, helmController)}
+	}
+	if len(v.history) == 0 || v.history[0].status != releaseStatusDeployed {
+		status := "missing"
+		if len(v.history) > 0 {
+			status = fmt.Sprintf("%q with chart version %s", v.history[0].status, v.history[0].chartVersion)
+		}
+		return decision{reason: ready.reason, message: "waiting for the latest Helm release to be deployed; it is " + status}
+	}
+	if !want.Matches(v.deployedRevisions()...) {
+		return decision{reason: ready.reason, message: staleSuccess(v.history[0].chartVersion, want)}
+	}
+	return decision{state: Ready, reason: ready.reason, message: ready.message}
+}
+
+// helmFailure finds the failure the conditions record, the most specific first: a rollback
+// (the new version is not running), a failed install or upgrade, failed tests (unless
+// spec.test.ignoreFailures), then any other stall.
+func helmFailure(v *view, stalled condition) (decision, bool) {
+	released := v.cond(releasedCondition)
+	exhausted := ""
+	if stalled.status == string(metav1.ConditionTrue) {
+		exhausted = " (" + stalled.message + ")"
+	}
+	if rem := v.cond(remediatedCondition); rem.status == string(metav1.ConditionTrue) {
+		msg := fmt.Sprintf("chart version %s is not running, helm-controller remediated the release (%s: %s)", orUnknown(v.lastAttempted), rem.reason, rem.message)
+		if released.status == string(metav1.ConditionFalse) {
+			msg += fmt.Sprintf(" after %s: %s", released.reason, released.message)
+		}
+		return decision{state: Failed, code: result.CodeFluxRolledBack, reason: rem.reason, message: msg + exhausted}, true
+	}
+	if released.status == string(metav1.ConditionFalse) {
+		switch released.reason {
+		case installFailedReason:
+			return decision{state: Failed, code: result.CodeFluxInstallFailed, reason: released.reason, message: released.message + exhausted}, true
+		case upgradeFailedReason:
+			return decision{state: Failed, code: result.CodeFluxUpgradeFailed, reason: released.reason, message: released.message + exhausted}, true
+		}
+	}
+	if test := v.cond(testSuccessCondition); test.status == string(metav1.ConditionFalse) && !v.testIgnoreFailures {
+		return decision{state: Failed, code: result.CodeFluxTestFailed, reason: test.reason, message: test.message + exhausted}, true
+	}
+	if stalled.status == string(metav1.ConditionTrue) {
+		return decision{state: Failed, code: result.CodeFluxStalled, reason: stalled.reason, message: "stalled: " + stalled.message}, true
+	}
+	return decision{}, false
+}
+
+// deployedRevisions are the revisions the newest release, which is deployed, stands for: its
+// chart version, its OCI digest, and the attempted revision and digest when the release is of
+// the attempted chart version.
+func (v *view) deployedRevisions() []string {
+	r := v.history[0]
+	revs := []string{r.chartVersion, r.ociDigest}
+	if v.lastAttempted == r.chartVersion {
+		revs = append(revs, v.lastAttemptedDigest)
+	}
+	return revs
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}

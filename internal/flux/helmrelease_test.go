@@ -1,0 +1,136 @@
+package flux
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The chart versions and digests helm-controller recorded in the fixtures: OCI charts get the
+// first 12 hex digits of the artifact digest as build metadata.
+const (
+	chart650  = "6.5.0+501967ad514d"
+	chart640  = "6.4.0+b9cb8b0c1a46"
+	digest650 = "sha256:501967ad514d8a77666ffcdcbfd3c483f4aab25fa312108b4ac4e8678da6176a"
+)
+
+// The messages helm-controller wrote in the fixtures.
+const (
+	hrUpgradedMsg = "Helm upgrade succeeded for release apps/podinfo.v4 with chart podinfo@" + chart650
+	hrUpgradeMsg  = "Helm upgrade failed for release apps/podinfo with chart podinfo@" + chart650 + ": context deadline exceeded"
+	hrInstallMsg  = "Helm install failed for release apps/podinfo with chart podinfo@" + chart650 + `: Unable to continue with install: Service "podinfo" in namespace "apps" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"`
+	hrTestMsg     = "Helm test failed for release apps/podinfo.v5 with chart podinfo@" + chart650 + ": 1 error occurred: * pod podinfo-grpc-test-w6ltb failed"
+	hrRollbackMsg = "Helm rollback to previous release apps/podinfo.v4 with chart podinfo@" + chart640 + " succeeded"
+	hrCELMsg      = `Reconciliation failed terminally due to configuration error: failed to evaluate dependency redis: failed to parse expression 'dep.status.conditions.exists(c, c.type == "Ready"': ERROR: <input>:1:49: Syntax error: missing ')' at '<EOF>'`
+)
+
+var hrRef = Ref{Kind: KindHelmRelease, Namespace: "apps", Name: "podinfo"}
+
+// hrObjects is what each HelmRelease fixture's status says, whatever revision is expected.
+// LastAppliedRevision is the chart version of the newest deployed release.
+var hrObjects = func() map[string]result.FluxObject {
+	fo := func(ready, applied, attempted, chart string, gen, observed int64) result.FluxObject {
+		return result.FluxObject{Ready: ready, LastAppliedRevision: applied, LastAttemptedRevision: attempted, ChartVersion: chart, Generation: gen, ObservedGeneration: observed}
+	}
+	suspended := fo("True", chart640, chart640, chart640, 4, 4)
+	suspended.Suspended = true
+	return map[string]result.FluxObject{
+		"hr-ready.yaml":            fo("True", chart650, chart650, chart650, 4, 4),
+		"hr-reconciling.yaml":      fo("Unknown", chart640, chart650, chart640, 5, 4),
+		"hr-upgrade-failed.yaml":   fo("False", chart640, chart650, chart650, 4, 4),
+		"hr-upgrade-retrying.yaml": fo("False", chart640, chart650, chart650, 4, 3),
+		"hr-install-failed.yaml":   fo("False", "", chart650, chart650, 1, 1),
+		"hr-test-failed.yaml":      fo("False", chart650, chart650, chart650, 4, 4),
+		"hr-test-ignored.yaml":     fo("True", chart650, chart650, chart650, 4, 4),
+		"hr-rolled-back.yaml":      fo("False", chart640, chart650, chart640, 4, 4),
+		"hr-stalled.yaml":          fo("False", chart640, chart640, chart640, 4, 4),
+		"hr-dependency.yaml":       fo("False", chart640, chart640, chart640, 4, 3),
+		"hr-suspended.yaml":        suspended,
+	}
+}()
+
+func TestEvaluateHelmRelease(t *testing.T) {
+	t.Parallel()
+	const upgraded = "UpgradeSucceeded"
+	rolledBack := "chart version " + chart650 + " is not running, helm-controller remediated the release (RollbackSucceeded: " + hrRollbackMsg +
+		") after UpgradeFailed: " + hrUpgradeMsg + " (Failed to upgrade after 2 attempt(s))"
+	runGateCases(t, hrRef, hrObjects, []gateCase{
+		// Done: the newest release is deployed with the expected chart, however it is named.
+		{"ready on version", "hr-ready.yaml", "6.5.0", Ready, "", upgraded, hrUpgradedMsg},
+		{"ready on OCI chart version", "hr-ready.yaml", chart650, Ready, "", upgraded, hrUpgradedMsg},
+		{"ready on full digest", "hr-ready.yaml", digest650, Ready, "", upgraded, hrUpgradedMsg},
+		{"ready on short digest", "hr-ready.yaml", "sha256:501967ad514d", Ready, "", upgraded, hrUpgradedMsg},
+		{"ready on digest hex", "hr-ready.yaml", "501967a", Ready, "", upgraded, hrUpgradedMsg},
+		{"ready on OCI tag revision", "hr-ready.yaml", "6.5.0@" + digest650, Ready, "", upgraded, hrUpgradedMsg},
+		{"ready with no revision asked", "hr-ready.yaml", "", Ready, "", upgraded, hrUpgradedMsg},
+		{"test failures ignored", "hr-test-ignored.yaml", "6.5.0", Ready, "", upgraded, "Helm upgrade succeeded for release apps/podinfo.v5 with chart podinfo@" + chart650},
+		// The stale-success trap, and versions that only look alike.
+		{"ready on older version", "hr-ready.yaml", "6.6.0", Pending, "", upgraded, "applied " + chart650 + ", waiting for 6.6.0"},
+		{"not a prefix of the version", "hr-ready.yaml", "6.5.01", Pending, "", upgraded, "applied " + chart650 + ", waiting for 6.5.01"},
+		{"not a pre-release", "hr-ready.yaml", "6.5.0-rc1", Pending, "", upgraded, "applied " + chart650 + ", waiting for 6.5.0-rc1"},
+		{"other digest", "hr-ready.yaml", "sha256:b9cb8b0c1a46", Pending, "", upgraded, "applied " + chart650 + ", waiting for sha256:b9cb8b0c1a46"},
+		// Not done yet; an old failure does not count while a new release runs.
+		{"reconciling", "hr-reconciling.yaml", "6.5.0", Pending, "", "Progressing", "Running 'upgrade' action with timeout of 5m0s"},
+		{"dependency not ready", "hr-dependency.yaml", "6.5.0", Pending, result.CodeFluxDependencyNotReady, "DependencyNotReady",
+			"waiting for dependency apps/redis to be ready (dependsOn: apps/redis, cert-manager/cert-manager): dependency 'apps/redis' is not ready"},
+		{"upgrade failed, retrying", "hr-upgrade-retrying.yaml", "6.5.0", Pending, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller is retrying after: " + hrUpgradeMsg},
+		// Failures of the expected chart, and of an older one.
+		{"install failed", "hr-install-failed.yaml", "6.5.0", Failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
+		{"install failed, by digest", "hr-install-failed.yaml", "sha256:501967ad514d8a77", Failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
+		{"install failed on older", "hr-install-failed.yaml", "6.6.0", Pending, result.CodeFluxInstallFailed, "InstallFailed",
+			"waiting for 6.6.0 to be attempted; the last attempt was " + chart650 + " and failed: " + hrInstallMsg + " (Failed to install after 1 attempt(s))"},
+		{"upgrade failed, retries exceeded", "hr-upgrade-failed.yaml", "6.5.0", Failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
+		{"upgrade failed, none asked", "hr-upgrade-failed.yaml", "", Failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
+		{"upgrade failed on older", "hr-upgrade-failed.yaml", "6.6.0", Pending, result.CodeFluxUpgradeFailed, "UpgradeFailed",
+			"waiting for 6.6.0 to be attempted; the last attempt was " + chart650 + " and failed: " + hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
+		{"test failed", "hr-test-failed.yaml", "6.5.0", Failed, result.CodeFluxTestFailed, "TestFailed", hrTestMsg + " (Failed to upgrade after 1 attempt(s))"},
+		{"rolled back", "hr-rolled-back.yaml", "6.5.0", Failed, result.CodeFluxRolledBack, "RollbackSucceeded", rolledBack},
+		{"rolled back, asked the running version", "hr-rolled-back.yaml", "6.4.0", Pending, result.CodeFluxRolledBack, "RollbackSucceeded",
+			"waiting for 6.4.0 to be attempted; the last attempt was " + chart650 + " and failed: " + rolledBack},
+		// Flux will not go on by itself, whatever revision is expected.
+		{"stalled on configuration", "hr-stalled.yaml", "6.5.0", Failed, result.CodeFluxStalled, "InvalidCELExpression", "stalled: " + hrCELMsg},
+		{"suspended", "hr-suspended.yaml", "6.5.0", Suspended, result.CodeFluxSuspended, "Suspended",
+			"HelmRelease/apps/podinfo is suspended (spec.suspend: true); resume it with: flux resume helmrelease podinfo -n apps"},
+	})
+}
+
+// TestEvaluateHelmReleaseStallOnly covers a RetriesExceeded stall with no failed release left
+// to explain it: flux-stalled for the attempted chart, Pending for another one.
+func TestEvaluateHelmReleaseStallOnly(t *testing.T) {
+	t.Parallel()
+	type verdict struct {
+		State   State
+		Code    result.Code
+		Message string
+	}
+	tests := []struct {
+		want string
+		out  verdict
+	}{
+		{"6.5.0", verdict{Failed, result.CodeFluxStalled, "stalled: Failed to upgrade after 1 attempt(s)"}},
+		{"6.6.0", verdict{Pending, result.CodeFluxStalled, "waiting for 6.6.0 to be attempted; the last attempt was " + chart650 + " and failed: stalled: Failed to upgrade after 1 attempt(s)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			t.Parallel()
+			obj := loadFixture(t, "hr-upgrade-failed.yaml")
+			conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+			var kept []any
+			for _, c := range conds {
+				if c.(map[string]any)["type"] != releasedCondition {
+					kept = append(kept, c)
+				}
+			}
+			if err := unstructured.SetNestedSlice(obj.Object, kept, "status", "conditions"); err != nil {
+				t.Fatal(err)
+			}
+			g := Evaluate(hrRef, obj, mustRevision(t, tt.want))
+			if diff := cmp.Diff(tt.out, verdict{g.State, g.Code, g.Message}); diff != "" {
+				t.Errorf("Evaluate(stalled without Released, %q) mismatch (-want +got):\n%s", tt.want, diff)
+			}
+		})
+	}
+}

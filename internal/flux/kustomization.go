@@ -1,0 +1,65 @@
+package flux
+
+import (
+	"fmt"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// kustomizationFailures maps the reasons kustomize-controller gives Ready=False when an attempt
+// to apply a revision failed, as opposed to one still in progress, to their codes.
+var kustomizationFailures = map[string]result.Code{
+	meta.BuildFailedReason:          result.CodeFluxBuildFailed,
+	meta.ArtifactFailedReason:       result.CodeFluxArtifactFailed,
+	meta.HealthCheckFailedReason:    result.CodeFluxHealthCheckFailed,
+	meta.ReconciliationFailedReason: result.CodeFluxReconciliationFailed,
+	meta.PruneFailedReason:          result.CodeFluxPruneFailed,
+}
+
+const kustomizeController = "kustomize-controller"
+
+// kustomizationGate applies the rules of a kustomize.toolkit.fluxcd.io/v1 Kustomization.
+//
+// kustomize-controller records status.lastAttemptedRevision once it has fetched a revision and
+// status.lastAppliedRevision once that revision is applied and healthy; it updates
+// status.observedGeneration only when it ends Ready=True. A failure counts only when it is
+// about the expected revision: a failure of an older one means the expected one has not been
+// attempted yet. Success counts only for the expected revision at the current generation.
+func kustomizationGate(ref Ref, v *view, want Revision) decision {
+	if v.suspended {
+		return suspendedGate(ref)
+	}
+	if st := v.cond(meta.StalledCondition); st.status == string(metav1.ConditionTrue) {
+		return decision{state: Failed, code: result.CodeFluxStalled, reason: st.reason, message: "stalled: " + st.message}
+	}
+	ready := v.cond(meta.ReadyCondition)
+	if ready.status == string(metav1.ConditionFalse) {
+		if code, ok := kustomizationFailures[ready.reason]; ok {
+			failure := decision{state: Failed, code: code, reason: ready.reason, message: ready.message}
+			if v.lastAttempted != "" {
+				failure.message = fmt.Sprintf("revision %s failed: %s", shortRevision(v.lastAttempted), ready.message)
+			}
+			if !want.IsZero() && !want.Matches(v.lastAttempted) {
+				failure.message = ready.message
+				return staleFailure(want, v.lastAttempted, failure)
+			}
+			return failure
+		}
+		if ready.reason == meta.DependencyNotReadyReason {
+			return dependencyGate(v, ready)
+		}
+	}
+	if ready.status != string(metav1.ConditionTrue) {
+		return progressing(v, kustomizeController)
+	}
+	if v.observedGeneration != v.generation {
+		return decision{reason: ready.reason, message: generationPending(v, kustomizeController)}
+	}
+	if !want.Matches(v.lastApplied) {
+		return decision{reason: ready.reason, message: staleSuccess(v.lastApplied, want)}
+	}
+	return decision{state: Ready, reason: ready.reason, message: ready.message}
+}

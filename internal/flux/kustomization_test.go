@@ -1,0 +1,103 @@
+package flux
+
+import (
+	"testing"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+const (
+	oldSHA   = "c00dbbc9dadfbe1e232e93a729dd4752fade0abf"
+	newSHA   = "c2a6b03f190dfb2b4aa91f8af8d477a9bc3401dc"
+	newerSHA = "1d47386a9777a927aac611d869a7baed63609654"
+)
+
+// The messages kustomize-controller wrote in the fixtures.
+const (
+	ksBuildMsg          = "kustomize build failed: accumulating resources: accumulation err='accumulating resources from './podinfo.yaml': open /tmp/kustomization-1468113452/apps/production/podinfo.yaml: no such file or directory': must build at directory: not a valid directory: evalsymlink failure on '/tmp/kustomization-1468113452/apps/production/podinfo.yaml' : lstat /tmp/kustomization-1468113452/apps/production/podinfo.yaml: no such file or directory"
+	ksArtifactMsg       = "kustomization path not found: stat /tmp/kustomization-2905563157/apps/production: no such file or directory"
+	ksHealthMsg         = "health check failed after 5m0.03125s: timeout waiting for: [Deployment/apps/podinfo status: 'InProgress']"
+	ksReconciliationMsg = `Deployment/apps/podinfo dry-run failed (Invalid): Deployment.apps "podinfo" is invalid: spec.template.spec.containers[0].image: Required value`
+	ksPruneMsg          = `failed to delete Namespace/legacy: namespaces "legacy" is forbidden: User "system:serviceaccount:flux-system:kustomize-controller" cannot delete resource "namespaces" in API group "" in the namespace "legacy"`
+	ksCELMsg            = `Reconciliation failed terminally due to configuration error: failed to parse the CEL expression 'status.conditions.filter(e, e.type == "Ready").all(e, e.status == "True"': ERROR: <input>:1:70: Syntax error: missing ')' at '<EOF>'`
+)
+
+var ksRef = Ref{Kind: KindKustomization, Namespace: "flux-system", Name: "apps"}
+
+// ksObjects is what each Kustomization fixture's status says, whatever revision is expected.
+var ksObjects = func() map[string]result.FluxObject {
+	applied := func(ready, appliedRev, attemptedRev string, gen, observed int64) result.FluxObject {
+		return result.FluxObject{Ready: ready, LastAppliedRevision: appliedRev, LastAttemptedRevision: attemptedRev, Generation: gen, ObservedGeneration: observed}
+	}
+	failedOn := func(attempted string) result.FluxObject {
+		return applied("False", "main@sha1:"+oldSHA, "main@sha1:"+attempted, 3, 2)
+	}
+	suspended := applied("True", "main@sha1:"+oldSHA, "main@sha1:"+oldSHA, 2, 2)
+	suspended.Suspended = true
+	return map[string]result.FluxObject{
+		"ks-ready.yaml":                 applied("True", "main@sha1:"+newSHA, "main@sha1:"+newSHA, 2, 2),
+		"ks-ready-legacy.yaml":          applied("True", "main/"+newSHA, "main/"+newSHA, 2, 2),
+		"ks-generation.yaml":            applied("True", "main@sha1:"+newSHA, "main@sha1:"+newSHA, 3, 2),
+		"ks-reconciling.yaml":           applied("Unknown", "main@sha1:"+oldSHA, "main@sha1:"+newSHA, 3, 2),
+		"ks-build-failed.yaml":          failedOn(newSHA),
+		"ks-artifact-failed.yaml":       failedOn(oldSHA),
+		"ks-health-check-failed.yaml":   failedOn(newSHA),
+		"ks-reconciliation-failed.yaml": failedOn(newSHA),
+		"ks-prune-failed.yaml":          failedOn(newSHA),
+		"ks-stalled.yaml":               applied("False", "main@sha1:"+oldSHA, "main@sha1:"+oldSHA, 2, 2),
+		"ks-suspended.yaml":             suspended,
+		"ks-dependency.yaml":            applied("False", "main@sha1:"+oldSHA, "main@sha1:"+oldSHA, 3, 2),
+		"ks-new.yaml":                   applied("Unknown", "", "", 1, 0),
+	}
+}()
+
+func TestEvaluateKustomization(t *testing.T) {
+	t.Parallel()
+	const applied = "Applied revision: main@sha1:" + newSHA
+	const succeeded = "ReconciliationSucceeded"
+	runGateCases(t, ksRef, ksObjects, []gateCase{
+		// Done: Ready, current generation, expected revision, in any form the user has.
+		{"ready on full revision", "ks-ready.yaml", "main@sha1:" + newSHA, Ready, "", succeeded, applied},
+		{"ready on refs/heads revision", "ks-ready.yaml", "refs/heads/main@sha1:" + newSHA, Ready, "", succeeded, applied},
+		{"ready on full sha", "ks-ready.yaml", newSHA, Ready, "", succeeded, applied},
+		{"ready on short upper-case sha", "ks-ready.yaml", "C2A6B03", Ready, "", succeeded, applied},
+		{"ready on branch", "ks-ready.yaml", "main", Ready, "", succeeded, applied},
+		{"ready on legacy revision", "ks-ready.yaml", "main/" + newSHA, Ready, "", succeeded, applied},
+		{"ready with no revision asked", "ks-ready.yaml", "", Ready, "", succeeded, applied},
+		{"legacy applied revision, new-format expected", "ks-ready-legacy.yaml", "main@sha1:" + newSHA, Ready, "", succeeded, "Applied revision: main/" + newSHA},
+		// The stale-success trap: Ready, but on another revision.
+		{"ready on older revision", "ks-ready.yaml", newerSHA, Pending, "", succeeded, "applied main@sha1:c2a6b03, waiting for 1d47386"},
+		{"ready on another branch", "ks-ready.yaml", "release-1.2", Pending, "", succeeded, "applied main@sha1:c2a6b03, waiting for release-1.2"},
+		{"ready on another sha of the same branch", "ks-ready.yaml", "main@sha1:" + newerSHA, Pending, "", succeeded, "applied main@sha1:c2a6b03, waiting for main@sha1:1d47386"},
+		{"legacy applied revision, other sha", "ks-ready-legacy.yaml", "main@sha1:" + newerSHA, Pending, "", succeeded, "applied main/c2a6b03, waiting for main@sha1:1d47386"},
+		// Not done yet.
+		{"generation not observed", "ks-generation.yaml", newSHA, Pending, "", succeeded, "waiting for kustomize-controller to reconcile generation 3 (observed 2)"},
+		{"generation not observed, no revision asked", "ks-generation.yaml", "", Pending, "", succeeded, "waiting for kustomize-controller to reconcile generation 3 (observed 2)"},
+		{"reconciling", "ks-reconciling.yaml", newSHA, Pending, "", "Progressing", "Running health checks for revision main@sha1:" + newSHA + " with a timeout of 5m0s"},
+		{"never reconciled", "ks-new.yaml", newSHA, Pending, "", "", "waiting for kustomize-controller to report the Ready condition"},
+		{"dependency not ready", "ks-dependency.yaml", newSHA, Pending, result.CodeFluxDependencyNotReady, "DependencyNotReady",
+			"waiting for dependency flux-system/infra to be ready (dependsOn: flux-system/infra, platform/crds): dependency 'flux-system/infra' is not ready"},
+		// Terminal reasons: Failed for the expected revision (or none asked), Pending for an older one.
+		{"build failed on expected", "ks-build-failed.yaml", newSHA, Failed, result.CodeFluxBuildFailed, "BuildFailed", "revision main@sha1:c2a6b03 failed: " + ksBuildMsg},
+		{"build failed, none asked", "ks-build-failed.yaml", "", Failed, result.CodeFluxBuildFailed, "BuildFailed", "revision main@sha1:c2a6b03 failed: " + ksBuildMsg},
+		{"build failed on older", "ks-build-failed.yaml", newerSHA, Pending, result.CodeFluxBuildFailed, "BuildFailed",
+			"waiting for 1d47386 to be attempted; the last attempt was main@sha1:c2a6b03 and failed: " + ksBuildMsg},
+		{"artifact failed on expected", "ks-artifact-failed.yaml", "main@sha1:" + oldSHA, Failed, result.CodeFluxArtifactFailed, "ArtifactFailed", "revision main@sha1:c00dbbc failed: " + ksArtifactMsg},
+		{"artifact failed before fetching expected", "ks-artifact-failed.yaml", newSHA, Pending, result.CodeFluxArtifactFailed, "ArtifactFailed",
+			"waiting for c2a6b03 to be attempted; the last attempt was main@sha1:c00dbbc and failed: " + ksArtifactMsg},
+		{"health check failed on expected", "ks-health-check-failed.yaml", "main", Failed, result.CodeFluxHealthCheckFailed, "HealthCheckFailed", "revision main@sha1:c2a6b03 failed: " + ksHealthMsg},
+		{"health check failed on older", "ks-health-check-failed.yaml", "main@sha1:" + newerSHA, Pending, result.CodeFluxHealthCheckFailed, "HealthCheckFailed",
+			"waiting for main@sha1:1d47386 to be attempted; the last attempt was main@sha1:c2a6b03 and failed: " + ksHealthMsg},
+		{"reconciliation failed on expected", "ks-reconciliation-failed.yaml", newSHA[:10], Failed, result.CodeFluxReconciliationFailed, "ReconciliationFailed",
+			"revision main@sha1:c2a6b03 failed: " + ksReconciliationMsg},
+		{"reconciliation failed on older", "ks-reconciliation-failed.yaml", newerSHA, Pending, result.CodeFluxReconciliationFailed, "ReconciliationFailed",
+			"waiting for 1d47386 to be attempted; the last attempt was main@sha1:c2a6b03 and failed: " + ksReconciliationMsg},
+		{"prune failed on expected", "ks-prune-failed.yaml", newSHA, Failed, result.CodeFluxPruneFailed, "PruneFailed", "revision main@sha1:c2a6b03 failed: " + ksPruneMsg},
+		{"prune failed on older", "ks-prune-failed.yaml", newerSHA, Pending, result.CodeFluxPruneFailed, "PruneFailed",
+			"waiting for 1d47386 to be attempted; the last attempt was main@sha1:c2a6b03 and failed: " + ksPruneMsg},
+		// Flux will not go on by itself.
+		{"stalled", "ks-stalled.yaml", newSHA, Failed, result.CodeFluxStalled, "InvalidCELExpression", "stalled: " + ksCELMsg},
+		{"suspended", "ks-suspended.yaml", newSHA, Suspended, result.CodeFluxSuspended, "Suspended",
+			"Kustomization/flux-system/apps is suspended (spec.suspend: true); resume it with: flux resume kustomization apps -n flux-system"},
+	})
+}

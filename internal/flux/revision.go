@@ -1,0 +1,242 @@
+package flux
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Revision is the revision a user expects a Flux object to have applied, in whatever form
+// they had at hand: a Flux revision, a commit SHA, an OCI digest, or a tag, branch or chart
+// version. The zero Revision expects nothing and matches anything.
+type Revision struct {
+	raw  string
+	form revisionForm
+	// ref is the part before @ (a full revision), the tag, branch or version (a ref), or the
+	// hex itself (a SHA, which may also be a tag).
+	ref    string
+	algo   string // the digest algorithm, for full revisions and digests
+	digest string // lower-case hex, for full revisions, SHAs and digests
+}
+
+type revisionForm int
+
+const (
+	formAny    revisionForm = iota // nothing expected
+	formFull                       // REF@ALGO:HEX, or legacy REF/HEX
+	formSHA                        // bare hex: a commit SHA (prefix), or a tag equal to it
+	formDigest                     // ALGO:HEX: an OCI or artifact digest (prefix)
+	formRef                        // a tag, branch or chart version
+)
+
+// minHex is the shortest SHA or digest prefix accepted, as git abbreviates.
+const minHex = 7
+
+// digestLengths are the full hex lengths of the digest algorithms Flux sources use.
+var digestLengths = map[string]int{"sha1": 40, "sha256": 64, "sha384": 96, "sha512": 128, "blake3": 64}
+
+const revisionUsage = "use a Flux revision (main@sha1:<sha>), a commit SHA (at least 7 hex digits), an OCI digest (sha256:<hex>), or a tag, branch or chart version"
+
+// ParseRevision reads an expected revision. The empty string expects no particular revision.
+func ParseRevision(s string) (Revision, error) {
+	if s == "" {
+		return Revision{}, nil
+	}
+	if i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
+		return Revision{}, fmt.Errorf("revision %q: contains whitespace or a control character at byte %d; pass the revision alone, without spaces or newlines", s, i)
+	}
+	r := Revision{raw: s}
+	if i := strings.LastIndex(s, "@"); i >= 0 {
+		if i == 0 {
+			return Revision{}, fmt.Errorf("revision %q: nothing before @; %s", s, revisionUsage)
+		}
+		algo, hex, err := parseDigest(s, s[i+1:])
+		if err != nil {
+			return Revision{}, err
+		}
+		r.form, r.ref, r.algo, r.digest = formFull, s[:i], algo, hex
+		return r, nil
+	}
+	if strings.Contains(s, ":") {
+		algo, hex, err := parseDigest(s, s)
+		if err != nil {
+			return Revision{}, err
+		}
+		r.form, r.algo, r.digest = formDigest, algo, hex
+		return r, nil
+	}
+	if p := splitRevision(s); p.legacy {
+		r.form, r.ref, r.algo, r.digest = formFull, p.ref, p.algo, p.digest
+		return r, nil
+	}
+	if isHex(s) && len(s) >= minHex && len(s) <= 64 {
+		r.form, r.ref, r.digest = formSHA, s, strings.ToLower(s)
+		return r, nil
+	}
+	r.form, r.ref = formRef, s
+	return r, nil
+}
+
+// parseDigest checks ALGO:HEX, the part of in after @ or all of it.
+func parseDigest(in, d string) (algo, hex string, err error) {
+	a, h, ok := strings.Cut(d, ":")
+	algo, hex = strings.ToLower(a), strings.ToLower(h)
+	size, known := digestLengths[algo]
+	switch {
+	case !ok || !known:
+		return "", "", fmt.Errorf("revision %q: %q is not a digest ALGORITHM:HEX with algorithm sha1, sha256, sha384, sha512 or blake3; %s", in, d, revisionUsage)
+	case !isHex(hex):
+		return "", "", fmt.Errorf("revision %q: digest %q is not hexadecimal; %s", in, d, revisionUsage)
+	case len(hex) < minHex:
+		return "", "", fmt.Errorf("revision %q: digest %q is too short; give at least %d hex digits", in, d, minHex)
+	case len(hex) > size:
+		return "", "", fmt.Errorf("revision %q: digest %q is longer than a %s digest (%d hex digits)", in, d, algo, size)
+	}
+	return algo, hex, nil
+}
+
+// IsZero reports whether no revision is expected.
+func (r Revision) IsZero() bool { return r.form == formAny }
+
+// String is the revision as the user gave it.
+func (r Revision) String() string { return r.raw }
+
+// Matches reports whether any of the candidates, revisions as Flux records them
+// (lastAppliedRevision, a chart version, a digest), is the expected revision:
+//   - a full revision matches the same ref and digest, also across the legacy REF/SHA format
+//     and with or without a refs/heads/ or refs/tags/ prefix, and a bare digest equal to its own;
+//   - a SHA matches a digest that starts with it, or a ref equal to it;
+//   - a digest matches a digest of the same algorithm that starts with it;
+//   - a ref matches a ref equal to it; a version also matches a chart version that only adds
+//     build metadata (6.5.0 matches 6.5.0+501967ad514d, not 6.5.0-rc1).
+//
+// The zero Revision matches anything; an empty candidate never matches a set Revision.
+func (r Revision) Matches(candidates ...string) bool {
+	if r.IsZero() {
+		return true
+	}
+	for _, c := range candidates {
+		if c != "" && r.match(splitRevision(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r Revision) match(c revisionParts) bool {
+	switch r.form {
+	case formFull:
+		return c.hasDigest(r.algo, r.digest) && (c.ref == "" || sameRef(r.ref, c.ref) || r.ref == c.version)
+	case formSHA:
+		return c.hasDigest("", r.digest) || sameRef(r.ref, c.ref)
+	case formDigest:
+		return c.hasDigest(r.algo, r.digest)
+	case formRef:
+		return sameRef(r.ref, c.ref) || (versionLike.MatchString(r.ref) && strings.HasPrefix(c.ref, r.ref+"+"))
+	}
+	return false
+}
+
+// versionLike matches a version that a chart version may extend with +build metadata.
+var versionLike = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+)*(-[0-9A-Za-z.-]+)?$`)
+
+// revisionParts is a recorded revision taken apart.
+type revisionParts struct {
+	ref    string // before @, before /HEX (legacy), or the whole revision
+	algo   string // empty when unknown (chart version build metadata)
+	digest string // lower-case hex
+	at     int    // where the digest starts in the revision, -1 without one
+	// version is a chart version without its +HEX build metadata, which is then the digest.
+	version string
+	legacy  bool // REF/HEX
+}
+
+// splitRevision takes a recorded revision apart, leniently: anything it does not recognise
+// is a plain ref.
+func splitRevision(s string) revisionParts {
+	p := revisionParts{ref: s, at: -1}
+	if i := strings.LastIndex(s, "@"); i >= 0 {
+		if algo, hex, ok := cutDigest(s[i+1:]); ok {
+			return revisionParts{ref: s[:i], algo: algo, digest: hex, at: i + 1 + len(algo) + 1}
+		}
+		return p
+	}
+	if algo, hex, ok := cutDigest(s); ok {
+		return revisionParts{algo: algo, digest: hex, at: len(algo) + 1}
+	}
+	if i := strings.LastIndex(s, "/"); i > 0 && isHex(s[i+1:]) {
+		switch len(s) - i - 1 {
+		case 40:
+			return revisionParts{ref: s[:i], algo: "sha1", digest: strings.ToLower(s[i+1:]), at: i + 1, legacy: true}
+		case 64:
+			return revisionParts{ref: s[:i], algo: "sha256", digest: strings.ToLower(s[i+1:]), at: i + 1, legacy: true}
+		}
+	}
+	// helm-controller records OCI chart versions as VERSION+<first 12 hex of the digest>.
+	if i := strings.LastIndex(s, "+"); i > 0 && isHex(s[i+1:]) && len(s)-i-1 >= minHex {
+		p.version, p.digest = s[:i], strings.ToLower(s[i+1:])
+	}
+	return p
+}
+
+func cutDigest(s string) (algo, hex string, ok bool) {
+	a, h, ok := strings.Cut(s, ":")
+	a = strings.ToLower(a)
+	if _, known := digestLengths[a]; !ok || !known || !isHex(h) {
+		return "", "", false
+	}
+	return a, strings.ToLower(h), true
+}
+
+// hasDigest reports whether the recorded digest starts with hex; an empty algo, on either
+// side, matches any algorithm.
+func (p revisionParts) hasDigest(algo, hex string) bool {
+	return p.digest != "" && (algo == "" || p.algo == "" || p.algo == algo) && strings.HasPrefix(p.digest, hex)
+}
+
+// sameRef compares refs, ignoring a refs/heads/ or refs/tags/ prefix on either side.
+func sameRef(a, b string) bool {
+	return a != "" && shortRef(a) == shortRef(b)
+}
+
+func shortRef(s string) string {
+	for _, p := range []string{"refs/heads/", "refs/tags/"} {
+		if strings.HasPrefix(s, p) {
+			return s[len(p):]
+		}
+	}
+	return s
+}
+
+func isHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// shortRevision abbreviates the digest in a revision for messages, the way git and OCI tools
+// do: 7 hex digits of a sha1, 12 of other digests.
+func shortRevision(s string) string {
+	p := splitRevision(s)
+	if p.at < 0 || p.algo == "" {
+		if isHex(s) && len(s) > 12 {
+			return s[:minHex]
+		}
+		return s
+	}
+	n := 12
+	if p.algo == "sha1" {
+		n = minHex
+	}
+	if len(s)-p.at > n {
+		return s[:p.at+n]
+	}
+	return s
+}

@@ -1,0 +1,184 @@
+package flux
+
+import (
+	"strings"
+	"testing"
+)
+
+const (
+	ociDigest   = "sha256:501967ad514d8a77666ffcdcbfd3c483f4aab25fa312108b4ac4e8678da6176a"
+	otherDigest = "sha256:b9cb8b0c1a46040da3a2b23703c70d95ef38896739467ef07352eee9c87224c3"
+)
+
+func TestParseRevisionErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in, want string
+	}{
+		{"main @sha1:" + newSHA, `revision "main @sha1:` + newSHA + `": contains whitespace or a control character at byte 4; pass the revision alone, without spaces or newlines`},
+		{newSHA + "\n", `revision "` + newSHA + `\n": contains whitespace or a control character at byte 40; pass the revision alone, without spaces or newlines`},
+		{"v1.2.3\x00", `revision "v1.2.3\x00": contains whitespace or a control character at byte 6; pass the revision alone, without spaces or newlines`},
+		{"@sha1:" + newSHA, `revision "@sha1:` + newSHA + `": nothing before @; ` + revisionUsage},
+		{"main@" + newSHA, `revision "main@` + newSHA + `": "` + newSHA + `" is not a digest ALGORITHM:HEX with algorithm sha1, sha256, sha384, sha512 or blake3; ` + revisionUsage},
+		{"main@sha1:", `revision "main@sha1:": digest "sha1:" is not hexadecimal; ` + revisionUsage},
+		{"main@sha1:c2a6b0g", `revision "main@sha1:c2a6b0g": digest "sha1:c2a6b0g" is not hexadecimal; ` + revisionUsage},
+		{"main@sha1:c2a6b0", `revision "main@sha1:c2a6b0": digest "sha1:c2a6b0" is too short; give at least 7 hex digits`},
+		{"main@sha1:" + newSHA + "0", `revision "main@sha1:` + newSHA + `0": digest "sha1:` + newSHA + `0" is longer than a sha1 digest (40 hex digits)`},
+		{"sha256:501967", `revision "sha256:501967": digest "sha256:501967" is too short; give at least 7 hex digits`},
+		{"md5:501967ad514d", `revision "md5:501967ad514d": "md5:501967ad514d" is not a digest ALGORITHM:HEX with algorithm sha1, sha256, sha384, sha512 or blake3; ` + revisionUsage},
+		{"main:latest", `revision "main:latest": "main:latest" is not a digest ALGORITHM:HEX with algorithm sha1, sha256, sha384, sha512 or blake3; ` + revisionUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
+			r, err := ParseRevision(tt.in)
+			if err == nil {
+				t.Fatalf("ParseRevision(%q) = %v, want error %q", tt.in, r, tt.want)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("ParseRevision(%q) error = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseRevisionKeepsInput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		zero bool
+	}{
+		{"", true},
+		{"main@sha1:" + strings.ToUpper(newSHA), false},
+		{"main/" + newSHA, false},
+		{"c2a6b03", false},
+		{ociDigest, false},
+		{"6.5.0+501967ad514d", false},
+		{"feature/login-page", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
+			r := mustRevision(t, tt.in)
+			if got := r.String(); got != tt.in {
+				t.Errorf("ParseRevision(%q).String() = %q, want the input", tt.in, got)
+			}
+			if got := r.IsZero(); got != tt.zero {
+				t.Errorf("ParseRevision(%q).IsZero() = %t, want %t", tt.in, got, tt.zero)
+			}
+		})
+	}
+}
+
+func TestRevisionMatches(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		want       string
+		candidates []string
+		match      bool
+	}{
+		{"nothing expected", "", []string{"main@sha1:" + newSHA}, true},
+		{"nothing expected, nothing recorded", "", nil, true},
+		{"nothing recorded", "main", nil, false},
+		{"empty candidate", "main", []string{""}, false},
+		{"any candidate", "6.5.0", []string{"", "6.4.0", "6.5.0+501967ad514d"}, true},
+
+		{"full: same", "main@sha1:" + newSHA, []string{"main@sha1:" + newSHA}, true},
+		{"full: other sha", "main@sha1:" + newSHA, []string{"main@sha1:" + newerSHA}, false},
+		{"full: other branch", "main@sha1:" + newSHA, []string{"dev@sha1:" + newSHA}, false},
+		{"full: upper-case hex", "main@sha1:" + strings.ToUpper(newSHA), []string{"main@sha1:" + newSHA}, true},
+		{"full: legacy recorded", "main@sha1:" + newSHA, []string{"main/" + newSHA}, true},
+		{"full: legacy expected", "main/" + newSHA, []string{"main@sha1:" + newSHA}, true},
+		{"full: legacy both", "main/" + newSHA, []string{"main/" + newSHA}, true},
+		{"full: legacy other branch", "main/" + newSHA, []string{"dev/" + newSHA}, false},
+		{"full: refs/heads expected", "refs/heads/main@sha1:" + newSHA, []string{"main@sha1:" + newSHA}, true},
+		{"full: refs/heads recorded", "main@sha1:" + newSHA, []string{"refs/heads/main@sha1:" + newSHA}, true},
+		{"full: tag", "v1.2.3@sha1:" + newSHA, []string{"refs/tags/v1.2.3@sha1:" + newSHA}, true},
+		{"full: bare digest recorded", "main@sha1:" + newSHA, []string{"sha1:" + newSHA}, true},
+		{"full: no digest recorded", "main@sha1:" + newSHA, []string{"main"}, false},
+		{"full: short sha expected", "main@sha1:c2a6b03", []string{"main@sha1:" + newSHA}, true},
+		{"full: OCI tag", "latest@" + ociDigest, []string{"latest@" + ociDigest}, true},
+		{"full: OCI other digest", "latest@" + ociDigest, []string{"latest@" + otherDigest}, false},
+		{"full: OCI digest recorded alone", "latest@" + ociDigest, []string{ociDigest}, true},
+		{"full: other algorithm", "latest@sha256:" + newSHA, []string{"latest@sha1:" + newSHA}, false},
+		{"full: chart version", "6.5.0@sha256:501967ad514d", []string{"6.5.0+501967ad514d"}, true},
+		{"full: chart version keeps 12 digits", "6.5.0@" + ociDigest, []string{"6.5.0+501967ad514d"}, false},
+
+		{"sha: full", newSHA, []string{"main@sha1:" + newSHA}, true},
+		{"sha: short", "c2a6b03", []string{"main@sha1:" + newSHA}, true},
+		{"sha: upper-case", "C2A6B03F19", []string{"main@sha1:" + newSHA}, true},
+		{"sha: legacy", "c2a6b03", []string{"main/" + newSHA}, true},
+		{"sha: other", newerSHA, []string{"main@sha1:" + newSHA}, false},
+		{"sha: not a prefix", "2a6b03f", []string{"main@sha1:" + newSHA}, false},
+		{"sha: bare digest", "501967ad", []string{ociDigest}, true},
+		{"sha: chart version digest", "501967a", []string{"6.5.0+501967ad514d"}, true},
+		{"sha: also a tag", "deadbee", []string{"deadbee"}, true},
+		{"sha: also a tag with digest", "deadbee", []string{"deadbee@sha1:" + newSHA}, true},
+		{"sha: not a longer tag", "deadbee", []string{"deadbeef"}, false},
+		{"sha: not a ref prefix", "c2a6b03", []string{"c2a6b03-feature"}, false},
+
+		{"digest: same", ociDigest, []string{ociDigest}, true},
+		{"digest: short", "sha256:501967ad514d", []string{ociDigest}, true},
+		{"digest: upper-case", "SHA256:501967AD514D", []string{ociDigest}, true},
+		{"digest: in a revision", ociDigest, []string{"latest@" + ociDigest}, true},
+		{"digest: other", ociDigest, []string{otherDigest}, false},
+		{"digest: other algorithm", "sha1:" + newSHA, []string{"sha256:" + newSHA + "000000000000000000000000"}, false},
+		{"digest: chart version", "sha256:501967ad514d", []string{"6.5.0+501967ad514d"}, true},
+		{"digest: not a ref", "sha256:501967ad514d", []string{"501967ad514d"}, false},
+
+		{"ref: branch", "main", []string{"main@sha1:" + newSHA}, true},
+		{"ref: refs/heads", "main", []string{"refs/heads/main@sha1:" + newSHA}, true},
+		{"ref: legacy", "main", []string{"main/" + newSHA}, true},
+		{"ref: longer branch", "main", []string{"maintenance@sha1:" + newSHA}, false},
+		{"ref: branch with slash", "feature/login", []string{"feature/login@sha1:" + newSHA}, true},
+		{"ref: tag", "v1.2.3", []string{"v1.2.3@sha1:" + newSHA}, true},
+		{"ref: refs/tags", "v1.2.3", []string{"refs/tags/v1.2.3@sha1:" + newSHA}, true},
+		{"ref: longer tag", "v1.2.3", []string{"v1.2.30@sha1:" + newSHA}, false},
+		{"ref: OCI tag", "6.5.0", []string{"6.5.0@" + ociDigest}, true},
+		{"ref: version", "6.5.0", []string{"6.5.0"}, true},
+		{"ref: OCI chart version", "6.5.0", []string{"6.5.0+501967ad514d"}, true},
+		{"ref: longer version", "6.5.0", []string{"6.5.01"}, false},
+		{"ref: pre-release", "6.5.0", []string{"6.5.0-rc1"}, false},
+		{"ref: pre-release with digest", "6.5.0", []string{"6.5.0-rc1+501967ad514d"}, false},
+		{"ref: expected pre-release", "6.5.0-rc1", []string{"6.5.0-rc1+501967ad514d"}, true},
+		{"ref: with build metadata", "6.5.0+501967ad514d", []string{"6.5.0+501967ad514d"}, true},
+		{"ref: other build metadata", "6.5.0+501967ad514d", []string{"6.5.0+b9cb8b0c1a46"}, false},
+		{"ref: not a version", "release-1.2", []string{"release-1.2+hotfix"}, false},
+		{"ref: case-sensitive", "Main", []string{"main@sha1:" + newSHA}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := mustRevision(t, tt.want).Matches(tt.candidates...); got != tt.match {
+				t.Errorf("ParseRevision(%q).Matches(%q) = %t, want %t", tt.want, tt.candidates, got, tt.match)
+			}
+		})
+	}
+}
+
+func TestShortRevision(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in, want string
+	}{
+		{"main@sha1:" + newSHA, "main@sha1:c2a6b03"},
+		{"main/" + newSHA, "main/c2a6b03"},
+		{newSHA, "c2a6b03"},
+		{"c2a6b03f19", "c2a6b03f19"},
+		{"latest@" + ociDigest, "latest@sha256:501967ad514d"},
+		{ociDigest, "sha256:501967ad514d"},
+		{"6.5.0+501967ad514d", "6.5.0+501967ad514d"},
+		{"main@sha1:c2a6b", "main@sha1:c2a6b"},
+		{"main", "main"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
+			if got := shortRevision(tt.in); got != tt.want {
+				t.Errorf("shortRevision(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// failingRun has a Current cluster and n failing clusters c01, c02, … with messages m01, ….
+func failingRun(n int, message func(i int) string) result.Run {
+	clusters := []result.Cluster{{Name: "a-ready", Verdict: result.Current}}
+	for i := 1; i <= n; i++ {
+		clusters = append(clusters, result.Cluster{
+			Name: fmt.Sprintf("c%02d", i), Verdict: result.Failed, Code: result.CodeCrashLoop, Message: message(i),
+		})
+	}
+	return result.NewRun([]string{app}, "", clusters, time.Second)
+}
+
+func shortMessage(i int) string { return fmt.Sprintf("m%02d", i) }
+
+// annotation is the annotation of failingRun's cluster i.
+func annotation(i int) Annotation {
+	return Annotation{Title: fmt.Sprintf("c%02d", i), Message: fmt.Sprintf("Failed: crash-loop: m%02d", i)}
+}
+
+// combined is the message of the annotation that combines clusters from to to.
+func combined(from, to int) string {
+	var parts []string
+	for i := from; i <= to; i++ {
+		a := annotation(i)
+		parts = append(parts, a.Title+": "+a.Message)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func TestAnnotations(t *testing.T) {
+	t.Parallel()
+	first := func(n int) []Annotation {
+		var as []Annotation
+		for i := 1; i <= n; i++ {
+			as = append(as, annotation(i))
+		}
+		return as
+	}
+	tests := []struct {
+		failing int
+		want    []Annotation
+	}{
+		{failing: 0, want: nil},
+		{failing: 1, want: first(1)},
+		{failing: 10, want: first(10)},
+		{failing: 11, want: append(first(9), Annotation{Title: "2 more clusters", Message: combined(10, 11)})},
+		{failing: 25, want: append(first(9), Annotation{Title: "16 more clusters", Message: combined(10, 25)})},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.failing), func(t *testing.T) {
+			t.Parallel()
+			got := Annotations(failingRun(tt.failing, shortMessage))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Annotations() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAnnotationsMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cluster result.Cluster
+		want    string
+	}{
+		{name: "code and message", cluster: result.Cluster{Name: "a", Verdict: result.Failed, Code: result.CodeOOM, Message: "OOMKilled"}, want: "Failed: oom: OOMKilled"},
+		{name: "no code", cluster: result.Cluster{Name: "a", Verdict: result.Unreachable, Message: "dial tcp: i/o timeout"}, want: "Unreachable: dial tcp: i/o timeout"},
+		{name: "verdict only", cluster: result.Cluster{Name: "a", Verdict: result.Cancelled}, want: "Cancelled"},
+		{name: "one line", cluster: result.Cluster{Name: "a", Verdict: result.Timeout, Message: "one\ntwo"}, want: "Timeout: one two"},
+	}
+	for _, tt := range tests {
+		got := Annotations(result.Run{Results: []result.Cluster{tt.cluster}})
+		want := []Annotation{{Title: "a", Message: tt.want}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: Annotations() mismatch (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// TestAnnotationsCombinedCap checks the combined annotation stays bounded across a fleet.
+func TestAnnotationsCombinedCap(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		message func(int) string
+	}{
+		{name: "many long messages", message: func(int) string { return strings.Repeat("x", 500) }},
+		{name: "one huge message", message: func(int) string { return strings.Repeat("y", 100_000) }},
+	}
+	for _, tt := range tests {
+		got := Annotations(failingRun(500, tt.message))
+		if len(got) != maxAnnotations {
+			t.Fatalf("%s: Annotations() gave %d annotations, want %d", tt.name, len(got), maxAnnotations)
+		}
+		last := got[maxAnnotations-1]
+		if last.Title != "491 more clusters" {
+			t.Errorf("%s: last title = %q, want %q", tt.name, last.Title, "491 more clusters")
+		}
+		if len(last.Message) > maxCombinedBytes+32 || !strings.HasSuffix(last.Message, " more") {
+			t.Errorf("%s: combined message is %d bytes ending %q, want at most about %d ending \"and N more\"",
+				tt.name, len(last.Message), last.Message[max(0, len(last.Message)-20):], maxCombinedBytes)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestMDText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string
+	}{
+		{name: "plain", in: "Back-off pulling image \"nope:1\"", want: "Back-off pulling image \"nope:1\""},
+		{name: "pipe", in: "a | b", want: `a \| b`},
+		{name: "newlines", in: "one\ntwo\r\nthree\rfour", want: "one two three four"},
+		{name: "tab", in: "a\tb", want: "a b"},
+		{name: "html", in: "<script>alert(1)</script>", want: "&lt;script&gt;alert(1)&lt;/script&gt;"},
+		{name: "entity stays literal", in: "&lt;", want: "&amp;lt;"},
+		{name: "backticks", in: "run `rm -rf /`", want: "run \\`rm -rf /\\`"},
+		{name: "markdown", in: "**b** _i_ ~s~ [l](u) \\", want: `\*\*b\*\* \_i\_ \~s\~ \[l\](u) \\`},
+		{name: "escaped pipe stays escaped", in: `\|`, want: `\\\|`},
+		{name: "terminal escapes", in: "\x1b[31mred\x1b[0m \x1b]0;title\x07done", want: "red done"},
+		{name: "unicode", in: "ünïcödé ✅", want: "ünïcödé ✅"},
+		{name: "invalid utf-8", in: "a\xffb", want: "a\uFFFDb"},
+		{name: "cut to limit", in: strings.Repeat("x", 250), want: strings.Repeat("x", 199) + "…"},
+	}
+	for _, tt := range tests {
+		if got := mdText(tt.in, 200); got != tt.want {
+			t.Errorf("%s: mdText(%q) = %q, want %q", tt.name, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestHTMLText(t *testing.T) {
+	t.Parallel()
+	in := "</summary></details>\n<b>x</b> & `y` | **z**"
+	want := "&lt;/summary&gt;&lt;/details&gt; &lt;b&gt;x&lt;/b&gt; &amp; `y` | **z**"
+	if got := htmlText(in, 300); got != want {
+		t.Errorf("htmlText(%q) = %q, want %q", in, got, want)
+	}
+}
+
+func TestMDCode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in, want string
+	}{
+		{in: "", want: ""},
+		{in: "web-1", want: "`web-1`"},
+		{in: "a`b", want: "``a`b``"},
+		{in: "a``b`", want: "``` a``b` ```"},
+		{in: "`x", want: "`` `x ``"},
+		{in: "<b>\nx", want: "`<b> x`"},
+	}
+	for _, tt := range tests {
+		if got := mdCode(tt.in, 100); got != tt.want {
+			t.Errorf("mdCode(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestFence(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in, want string
+	}{
+		{in: "", want: "```"},
+		{in: "no ticks", want: "```"},
+		{in: "``", want: "```"},
+		{in: "```", want: "````"},
+		{in: "a\n````\n```", want: "`````"},
+	}
+	for _, tt := range tests {
+		if got := fence(tt.in); got != tt.want {
+			t.Errorf("fence(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestLogTail(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		logs      string
+		n, width  int
+		wantLines []string
+		wantTotal int
+	}{
+		{name: "empty", logs: "", n: 3, width: 10},
+		{name: "only newlines", logs: "\n\n", n: 3, width: 10},
+		{name: "short", logs: "a\nb\n", n: 3, width: 10, wantLines: []string{"a", "b"}, wantTotal: 2},
+		{name: "last lines", logs: "1\n2\n3\n4\n5\n", n: 3, width: 10, wantLines: []string{"3", "4", "5"}, wantTotal: 5},
+		{name: "crlf and escapes", logs: "\x1b[1ma\x1b[0m\r\n\tb\x00\r\n", n: 3, width: 10, wantLines: []string{"a", "\tb "}, wantTotal: 2},
+		{name: "blank lines kept", logs: "a\n\nb", n: 3, width: 10, wantLines: []string{"a", "", "b"}, wantTotal: 3},
+		{name: "long line cut", logs: "0123456789abc", n: 3, width: 10, wantLines: []string{"012345678…"}, wantTotal: 1},
+	}
+	for _, tt := range tests {
+		lines, total := logTail(tt.logs, tt.n, tt.width)
+		if diff := cmp.Diff(tt.wantLines, lines); diff != "" || total != tt.wantTotal {
+			t.Errorf("%s: logTail() total = %d, want %d; lines (-want +got):\n%s", tt.name, total, tt.wantTotal, diff)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{in: "abc", n: 3, want: "abc"},
+		{in: "abcd", n: 3, want: "ab…"},
+		{in: "äöüß", n: 3, want: "äö…"},
+		{in: "abc", n: 0, want: ""},
+	}
+	for _, tt := range tests {
+		if got := truncate(tt.in, tt.n); got != tt.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestCutUTF8(t *testing.T) {
+	t.Parallel()
+	s := "aä✅"
+	for n := 0; n <= len(s)+1; n++ {
+		got := cutUTF8(s, n)
+		if len(got) > n || !utf8.ValidString(got) || !strings.HasPrefix(s, got) {
+			t.Errorf("cutUTF8(%q, %d) = %q, want a valid prefix of at most %d bytes", s, n, got, n)
+		}
+	}
+}

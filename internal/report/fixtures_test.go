@@ -1,0 +1,223 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The fixed runs the golden files render.
+
+const (
+	app    = "Kustomization/flux-system/my-app"
+	revOld = "main@sha1:0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+	revNew = "main@sha1:9f8e7d6c5b4a39281706f5e4d3c2b1a098765432"
+)
+
+type fixture struct {
+	name string
+	run  result.Run
+}
+
+func fixtures() []fixture {
+	return []fixture{
+		{name: "all-current", run: allCurrentRun()},
+		{name: "mixed", run: mixedRun()},
+		{name: "nested", run: nestedRun()},
+		{name: "hostile", run: hostileRun()},
+		{name: "empty", run: result.NewRun([]string{"HelmRelease/app/web"}, "1.4.0", nil, 1500*time.Millisecond)},
+	}
+}
+
+// kustomization is a Flux object; verdict and ready say how it is.
+func kustomization(ns, name string, verdict result.Verdict, ready, applied string) result.FluxObject {
+	return result.FluxObject{
+		ID: result.ObjectID("Kustomization", ns, name), Kind: "Kustomization", Namespace: ns, Name: name,
+		Verdict: verdict, Ready: ready, Reason: "ReconciliationSucceeded", Message: "Applied revision: " + applied,
+		LastAppliedRevision: applied, LastAttemptedRevision: applied, Generation: 3, ObservedGeneration: 3,
+	}
+}
+
+// object is an inventory object of owner.
+func object(owner, group, kind, ns, name, status, message string) result.Object {
+	return result.Object{
+		ID: result.ObjectID(kind, ns, name), Group: group, Version: "v1", Kind: kind, Namespace: ns, Name: name,
+		Owner: owner, Status: status, Message: message,
+	}
+}
+
+// webApp is my-app's inventory, every object Current.
+func webApp() []result.Object {
+	return []result.Object{
+		object(app, "", "ConfigMap", "app", "web-config", result.StatusCurrent, "Resource is always ready"),
+		object(app, "apps", "Deployment", "app", "web", result.StatusCurrent, "Deployment is available. Replicas: 2"),
+		object(app, "", "Service", "app", "web", result.StatusCurrent, "Service is ready"),
+	}
+}
+
+func currentCluster(name, rev string, ms int64) result.Cluster {
+	return result.Cluster{
+		SchemaVersion: result.SchemaVersion, Name: name, Verdict: result.Current, ExpectedRevision: rev,
+		Flux:    []result.FluxObject{kustomization("flux-system", "my-app", result.Current, "True", rev)},
+		Objects: webApp(), DurationMs: ms,
+	}
+}
+
+func allCurrentRun() result.Run {
+	return result.NewRun([]string{app}, revNew, []result.Cluster{
+		currentCluster("staging", revNew, 8423),
+		currentCluster("prod-us", revNew, 61990),
+		currentCluster("dev-eu", revNew, 12345),
+	}, 62*time.Second)
+}
+
+// crashLogs is a log of n lines ending in a panic.
+func crashLogs(n int) string {
+	var b strings.Builder
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "{\"level\":\"info\",\"msg\":\"processed batch %d\"}\n", i)
+	}
+	b.WriteString("panic: runtime error: invalid memory address or nil pointer dereference\n")
+	return b.String()
+}
+
+func mixedRun() result.Run {
+	prodObjects := webApp()
+	prodObjects[1] = object(app, "apps", "Deployment", "app", "web", result.StatusInProgress, "Available: 0/2")
+	prodObjects[1].Failure = &result.Failure{
+		Code: result.CodeImagePull, Reason: "ImagePullBackOff", Message: `Back-off pulling image "ghcr.io/org/web:nope"`,
+		Pod: "web-5d9c7b8f4-x2x7q", Container: "web",
+		LogsError: `container "web" in pod "web-5d9c7b8f4-x2x7q" is waiting to start: trying and failing to pull image`,
+		Events: []result.Event{
+			{Object: "Pod/app/web-5d9c7b8f4-x2x7q", Reason: "Failed", Message: `Failed to pull image "ghcr.io/org/web:nope": not found`, Count: 3},
+			{Object: "Pod/app/web-5d9c7b8f4-x2x7q", Reason: "BackOff", Message: `Back-off pulling image "ghcr.io/org/web:nope"`, Count: 12},
+		},
+	}
+	worker := object(app, "apps", "Deployment", "app", "worker", result.StatusFailed, `Progress deadline exceeded`)
+	worker.Failure = &result.Failure{
+		Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff", Message: "back-off 5m0s restarting failed container=worker",
+		Pod: "worker-7f6b9c-qq2lm", Container: "worker", RestartCount: 5, Logs: crashLogs(25),
+		Events: []result.Event{{Object: "Pod/app/worker-7f6b9c-qq2lm", Reason: "BackOff", Message: "Back-off restarting failed container worker", Count: 7}},
+	}
+	prodObjects = append(prodObjects, worker)
+
+	lab := currentCluster("lab", revNew, 2310)
+	lab.Verdict, lab.Code, lab.Message = result.Suspended, result.CodeFluxSuspended, app+" is suspended"
+	lab.Flux[0] = kustomization("flux-system", "my-app", result.Suspended, "True", revOld)
+	lab.Flux[0].Suspended, lab.Flux[0].Code = true, result.CodeFluxSuspended
+
+	staging := currentCluster("staging", revNew, 300_004)
+	staging.Verdict = result.Timeout
+	staging.Message = "timed out after 5m0s waiting for revision main@sha1:9f8e7d6 (applied main@sha1:0a1b2c3)"
+	staging.Flux[0] = kustomization("flux-system", "my-app", result.Timeout, "True", revOld)
+	staging.Flux[0].Generation = 4
+
+	return result.NewRun([]string{app}, revNew, []result.Cluster{
+		currentCluster("dev-eu", revNew, 12345),
+		{
+			SchemaVersion: result.SchemaVersion, Name: "prod-us", Verdict: result.Failed, ExpectedRevision: revNew,
+			Code: result.CodeImagePull, Reason: "ImagePullBackOff",
+			Message:    `Deployment/app/web: Back-off pulling image "ghcr.io/org/web:nope"`,
+			Flux:       []result.FluxObject{kustomization("flux-system", "my-app", result.Current, "True", revNew)},
+			Objects:    prodObjects,
+			DurationMs: 184_250,
+		},
+		staging,
+		{
+			SchemaVersion: result.SchemaVersion, Name: "edge-ap", Verdict: result.Unreachable, ExpectedRevision: revNew,
+			Message:    `Get "https://10.20.30.40:6443/api?timeout=32s": dial tcp 10.20.30.40:6443: i/o timeout`,
+			DurationMs: 30_012,
+		},
+		lab,
+		{
+			SchemaVersion: result.SchemaVersion, Name: "sandbox", Verdict: result.InvalidConfig, ExpectedRevision: revNew,
+			Message:    `kubeconfig context "sandbox" runs exec plugin "aws", which is not installed in the container`,
+			DurationMs: 3,
+		},
+	}, 5*time.Minute+1500*time.Millisecond)
+}
+
+// platform is a Kustomization that owns a HelmRelease that owns a Deployment.
+func platform(cluster string, failing bool) result.Cluster {
+	const ks, hr = "Kustomization/flux-system/platform", "HelmRelease/app/web"
+	c := result.Cluster{
+		SchemaVersion: result.SchemaVersion, Name: cluster, Verdict: result.Current, DurationMs: 45_600,
+		Flux: []result.FluxObject{
+			kustomization("flux-system", "platform", result.Current, "True", revNew),
+			{
+				ID: hr, Kind: "HelmRelease", Namespace: "app", Name: "web", Owner: ks, Verdict: result.Current,
+				Ready: "True", Reason: "UpgradeSucceeded", Message: "Helm upgrade succeeded for release app/web.v7 with chart web@1.4.0",
+				LastAppliedRevision: "1.4.0", LastAttemptedRevision: "1.4.0", ChartVersion: "1.4.0", Generation: 7, ObservedGeneration: 7,
+			},
+		},
+		Objects: []result.Object{
+			object(hr, "", "ConfigMap", "app", "web-config", result.StatusCurrent, "Resource is always ready"),
+			object(hr, "apps", "Deployment", "app", "web", result.StatusCurrent, "Deployment is available. Replicas: 3"),
+			object(hr, "", "Service", "app", "web", result.StatusCurrent, "Service is ready"),
+			object(ks, "helm.toolkit.fluxcd.io", "HelmRelease", "app", "web", result.StatusCurrent, "Resource is Ready"),
+			object(ks, "source.toolkit.fluxcd.io", "HelmRepository", "flux-system", "charts", result.StatusCurrent, "Resource is Ready"),
+			object(ks, "", "Namespace", "", "app", result.StatusCurrent, "Resource is current"),
+		},
+	}
+	if !failing {
+		return c
+	}
+	c.Verdict, c.Code, c.Reason = result.Failed, result.CodeCrashLoop, "CrashLoopBackOff"
+	c.Message = "Deployment/app/web: back-off 5m0s restarting failed container=web"
+	c.Flux[0].Verdict, c.Flux[0].Code, c.Flux[0].Ready = result.Failed, result.CodeFluxHealthCheckFailed, "False"
+	c.Flux[0].Reason = "HealthCheckFailed"
+	c.Flux[0].Message = "health check failed after 4m59s: failed early due to stalled resources: [HelmRelease/app/web status: 'Failed']"
+	f := &c.Flux[1]
+	f.Verdict, f.Code, f.Ready, f.Reason = result.Failed, result.CodeFluxUpgradeFailed, "False", "UpgradeFailed"
+	f.Message = "Helm upgrade failed for release app/web with chart web@1.4.0: context deadline exceeded"
+	f.LastAppliedRevision, f.ChartVersion = "1.3.2", "1.3.2"
+	c.Objects[1].Status, c.Objects[1].Message = result.StatusFailed, "Progress deadline exceeded"
+	c.Objects[1].Failure = &result.Failure{
+		Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff", Message: "back-off 5m0s restarting failed container=web",
+		Pod: "web-6c8d9f7b5-abcde", Container: "web", RestartCount: 12,
+		Logs: "starting web 1.4.0\nloading config from /etc/web/config.yaml\nError: config: missing required key \"database.url\"\n",
+		Events: []result.Event{
+			{Object: "Pod/app/web-6c8d9f7b5-abcde", Reason: "BackOff", Message: "Back-off restarting failed container web in pod web-6c8d9f7b5-abcde", Count: 41},
+		},
+	}
+	c.Objects[3].Status, c.Objects[3].Message = result.StatusFailed, "UpgradeFailed: Helm upgrade failed for release app/web"
+	return c
+}
+
+func nestedRun() result.Run {
+	return result.NewRun([]string{"Kustomization/flux-system/platform"}, "", []result.Cluster{
+		platform("prod-us", true),
+		platform("prod-eu", false),
+	}, 46*time.Second)
+}
+
+// hostileRun carries text that tries to break every format: pipes, newlines, HTML, markdown,
+// backticks and fences, terminal escapes.
+func hostileRun() result.Run {
+	const hostileApp = "Kustomization/flux-system/my|app"
+	evil := result.Cluster{
+		SchemaVersion: result.SchemaVersion, Name: "evil|<b>cluster</b>", Verdict: result.Failed, Code: result.CodeConfig,
+		Reason: "CreateContainerConfigError",
+		Message: "line one\nline two | with pipe <script>alert('x')</script> `code` **bold** [link](https://evil.example) " +
+			"&amp; _under_ </summary></details>",
+		Flux: []result.FluxObject{kustomization("flux-system", "my|app", result.Failed, "False", revNew)},
+		Objects: []result.Object{
+			object(hostileApp, "apps", "Deployment", "app", "web", result.StatusInProgress, "Available: 0/1\n| a | b |"),
+		},
+		DurationMs: 999,
+	}
+	evil.Flux[0].ID = hostileApp
+	evil.Flux[0].Code, evil.Flux[0].Reason = result.CodeFluxHealthCheckFailed, "HealthCheckFailed"
+	evil.Flux[0].Message = "health check failed:\n```\n</details><img src=x onerror=alert(1)>"
+	evil.Objects[0].Failure = &result.Failure{
+		Code: result.CodeConfig, Reason: "CreateContainerConfigError", Message: "secret \"db-<creds>\" not found | `x`",
+		Pod: "web-`pod`-1", Container: "web<1>", RestartCount: 0,
+		Logs: "ok\n```\nrm -rf / # ``\n````\n\x1b[31mred\x1b[0m\ttab\r\n\x07bell\n\n</details>\n",
+		Events: []result.Event{{Object: "Pod/app/web-`pod`-1", Reason: "Failed", Message: "</summary></details><h1>pwned</h1>\r\nnext | line", Count: 2}},
+	}
+	good := currentCluster("ok\ncluster", "v1`|<b>", 1)
+	good.Message = "all | good\tbut `odd`"
+	return result.NewRun([]string{hostileApp, "HelmRelease/app/<web>"}, "v1`|<b>", []result.Cluster{evil, good}, time.Second)
+}

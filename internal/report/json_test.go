@@ -1,0 +1,98 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+func TestJSONNeverNull(t *testing.T) {
+	t.Parallel()
+	run := result.Run{Results: []result.Cluster{{Name: "a", Verdict: result.Unreachable}}} // every list nil
+	tests := []struct {
+		name   string
+		render func() ([]byte, error)
+		want   string
+	}{
+		{name: "run", render: func() ([]byte, error) { return JSON(run) }, want: `{
+  "schemaVersion": 1,
+  "status": "",
+  "resources": [],
+  "condition": {
+    "type": "",
+    "status": "",
+    "reason": "",
+    "message": ""
+  },
+  "readyClusters": [],
+  "failedClusters": [],
+  "durationMs": 0,
+  "results": [
+    {
+      "schemaVersion": 1,
+      "cluster": "a",
+      "verdict": "Unreachable",
+      "flux": [],
+      "objects": [],
+      "durationMs": 0
+    }
+  ]
+}
+`},
+		{name: "results", render: func() ([]byte, error) { return ResultsJSON(run) }, want: `[{"schemaVersion":1,"cluster":"a","verdict":"Unreachable","flux":[],"objects":[],"durationMs":0}]`},
+		{name: "no results", render: func() ([]byte, error) { return ResultsJSON(result.Run{}) }, want: `[]`},
+		{name: "no names", render: func() ([]byte, error) { return ClusterNamesJSON(nil), nil }, want: `[]`},
+		{name: "empty names", render: func() ([]byte, error) { return ClusterNamesJSON([]string{}), nil }, want: `[]`},
+		{name: "names", render: func() ([]byte, error) { return ClusterNamesJSON([]string{"a", "b<c>"}), nil }, want: `["a","b<c>"]`},
+	}
+	for _, tt := range tests {
+		got, err := tt.render()
+		if err != nil {
+			t.Fatalf("%s: render: %v", tt.name, err)
+		}
+		if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+			t.Errorf("%s: mismatch (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// TestJSONRoundTrip checks the JSON holds the whole run and leaves the run alone.
+func TestJSONRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, f := range fixtures() {
+		before := f.run
+		b, err := JSON(f.run)
+		if err != nil {
+			t.Fatalf("%s: JSON: %v", f.name, err)
+		}
+		if !strings.HasSuffix(string(b), "}\n") {
+			t.Errorf("%s: JSON does not end in a newline", f.name)
+		}
+		var got result.Run
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: unmarshal: %v", f.name, err)
+		}
+		if diff := cmp.Diff(normalise(f.run), got); diff != "" {
+			t.Errorf("%s: round trip mismatch (-want +got):\n%s", f.name, diff)
+		}
+		if diff := cmp.Diff(before, f.run); diff != "" {
+			t.Errorf("%s: JSON changed the run (-want +got):\n%s", f.name, diff)
+		}
+
+		rb, err := ResultsJSON(f.run)
+		if err != nil {
+			t.Fatalf("%s: ResultsJSON: %v", f.name, err)
+		}
+		var results []result.Cluster
+		if err := json.Unmarshal(rb, &results); err != nil {
+			t.Fatalf("%s: unmarshal results: %v", f.name, err)
+		}
+		if diff := cmp.Diff(normalise(f.run).Results, results); diff != "" {
+			t.Errorf("%s: results round trip mismatch (-want +got):\n%s", f.name, diff)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+func TestShortRevision(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string
+	}{
+		{name: "git branch", in: "main@sha1:0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "main@sha1:0a1b2c3"},
+		{name: "git tag", in: "v1.2.3@sha1:0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "v1.2.3@sha1:0a1b2c3"},
+		{name: "branch with slash and at", in: "feat/a@b@sha1:0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "feat/a@b@sha1:0a1b2c3"},
+		{name: "bare sha1", in: "sha1:0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "sha1:0a1b2c3"},
+		{name: "bare commit", in: "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "0a1b2c3"},
+		{name: "legacy branch/sha", in: "main/0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "main/0a1b2c3"},
+		{name: "oci tag", in: "latest@sha256:" + hex(64), want: "latest@sha256:0123456789ab"},
+		{name: "bare sha256", in: "sha256:" + hex(64), want: "sha256:0123456789ab"},
+		{name: "sha384", in: "sha384:" + hex(96), want: "sha384:0123456789ab"},
+		{name: "sha512", in: "sha512:" + hex(128), want: "sha512:0123456789ab"},
+		{name: "chart version", in: "1.4.0", want: "1.4.0"},
+		{name: "chart version with build", in: "1.4.0+0a1b2c3d4e5f", want: "1.4.0+0a1b2c3d4e5f"},
+		{name: "short sha1 kept", in: "main@sha1:0a1b2c3", want: "main@sha1:0a1b2c3"},
+		{name: "not hex kept", in: "main@sha1:zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", want: "main@sha1:zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"},
+		{name: "wrong length sha256 kept", in: "sha256:0123", want: "sha256:0123"},
+		{name: "unknown algorithm kept", in: "md5:" + hex(32), want: "md5:" + hex(32)},
+		{name: "empty", in: "", want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := shortRevision(tt.in); got != tt.want {
+				t.Errorf("shortRevision(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// hex is n hex digits.
+func hex(n int) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = digits[i%16]
+	}
+	return string(b)
+}
+
+func TestFormatDuration(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		ms   int64
+		want string
+	}{
+		{ms: -5, want: "0.0s"},
+		{ms: 0, want: "0.0s"},
+		{ms: 49, want: "0.0s"},
+		{ms: 50, want: "0.1s"},
+		{ms: 12_345, want: "12.3s"},
+		{ms: 59_949, want: "59.9s"},
+		{ms: 59_950, want: "1m00s"},
+		{ms: 62_000, want: "1m02s"},
+		{ms: 300_004, want: "5m00s"},
+		{ms: 3_599_499, want: "59m59s"},
+		{ms: 3_599_500, want: "1h00m00s"},
+		{ms: 3_723_000, want: "1h02m03s"},
+	}
+	for _, tt := range tests {
+		if got := formatDuration(tt.ms); got != tt.want {
+			t.Errorf("formatDuration(%d) = %q, want %q", tt.ms, got, tt.want)
+		}
+	}
+}
+
+func TestReadyObjects(t *testing.T) {
+	t.Parallel()
+	current := result.Object{Status: result.StatusCurrent}
+	failed := result.Object{Status: result.StatusFailed}
+	tests := []struct {
+		name    string
+		cluster result.Cluster
+		want    string
+	}{
+		{name: "never read", cluster: result.Cluster{}, want: "-"},
+		{name: "no objects", cluster: result.Cluster{Flux: []result.FluxObject{{}}}, want: "0/0"},
+		{name: "all current", cluster: result.Cluster{Objects: []result.Object{current, current}}, want: "2/2"},
+		{name: "some failing", cluster: result.Cluster{Objects: []result.Object{current, failed, failed}}, want: "1/3"},
+	}
+	for _, tt := range tests {
+		if got := readyObjects(tt.cluster); got != tt.want {
+			t.Errorf("%s: readyObjects() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestVerdictSymbol checks every verdict has its own symbol; only the two credential verdicts
+// share one.
+func TestVerdictSymbol(t *testing.T) {
+	t.Parallel()
+	got := map[string][]result.Verdict{}
+	for _, v := range result.Verdicts {
+		s := verdictSymbol(v)
+		if s == verdictSymbol("no such verdict") {
+			t.Errorf("verdictSymbol(%s) = the symbol of an unknown verdict", v)
+		}
+		got[s] = append(got[s], v)
+	}
+	want := []result.Verdict{result.Unauthorized, result.Forbidden}
+	for s, vs := range got {
+		if len(vs) > 1 && !cmp.Equal(vs, want) {
+			t.Errorf("verdicts %v share the symbol %s", vs, s)
+		}
+	}
+}
+
+func TestReason(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cluster result.Cluster
+		want    string
+	}{
+		{name: "current", cluster: result.Cluster{Verdict: result.Current}, want: ""},
+		{name: "code and message", cluster: result.Cluster{Verdict: result.Failed, Code: result.CodeOOM, Reason: "OOMKilled", Message: "killed"}, want: "oom: killed"},
+		{name: "reason only", cluster: result.Cluster{Verdict: result.Forbidden, Reason: "Forbidden"}, want: ""},
+		{name: "reason differs", cluster: result.Cluster{Verdict: result.Failed, Reason: "Oops"}, want: "Oops"},
+		{name: "verdict only", cluster: result.Cluster{Verdict: result.Cancelled}, want: ""},
+	}
+	for _, tt := range tests {
+		if got := reason(tt.cluster); got != tt.want {
+			t.Errorf("%s: reason() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// Text writes the human report of the CLI, in the spirit of `flux get`: a table with one row
+// per cluster, the aggregated Ready condition, then for every cluster that is not Current the
+// tree of its Flux objects with the objects that are not Current under them, and the evidence
+// of each failure (pod, events, logs). The output is plain text: control characters and
+// terminal escape sequences from the clusters are removed.
+func Text(w io.Writer, run result.Run) error {
+	var b bytes.Buffer
+	if err := writeTextTable(&b, run.Results); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\n%s=%s: %s\n", oneLine(run.Condition.Type), oneLine(run.Condition.Status), oneLine(run.Condition.Message))
+	for _, c := range run.Results {
+		if c.Ready() {
+			continue
+		}
+		b.WriteByte('\n')
+		writeTextCluster(&b, c)
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("write text report: %w", err)
+	}
+	return nil
+}
+
+// textVerdict is "Failed(image-pull)", or the bare verdict when there is no code.
+func textVerdict(c result.Cluster) string {
+	if c.Code == "" {
+		return string(c.Verdict)
+	}
+	return fmt.Sprintf("%s(%s)", c.Verdict, c.Code)
+}
+
+func writeTextTable(b *bytes.Buffer, clusters []result.Cluster) error {
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tVERDICT\tREVISION\tREADY\tDURATION\tMESSAGE")
+	for _, c := range clusters {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(c.Name), oneLine(textVerdict(c)),
+			oneLine(appliedRevision(c)), readyObjects(c), formatDuration(c.DurationMs), oneLine(explanation(c)))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("align text table: %w", err)
+	}
+	// tabwriter pads the cell before an empty last column; drop that trailing space.
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		b.WriteString(strings.TrimRight(line, " \n"))
+		b.WriteByte('\n')
+	}
+	return nil
+}
+
+func writeTextCluster(b *bytes.Buffer, c result.Cluster) {
+	writeTextLine(b, 0, joinNonEmpty(": ", c.Name, verdictCode(c.Verdict, c.Code), explanation(c)))
+	t := buildTree(c)
+	for _, n := range t.roots {
+		writeTextNode(b, n, 1)
+	}
+	for i := range t.orphans {
+		writeTextObject(b, &t.orphans[i], 1)
+	}
+}
+
+func writeTextNode(b *bytes.Buffer, n *node, depth int) {
+	facts, message := fluxFacts(n)
+	parts := append([]string{n.flux.ID}, facts...)
+	writeTextLine(b, depth, joinNonEmpty("  ", append(parts, message)...))
+	for _, e := range n.entries {
+		if e.node != nil {
+			writeTextNode(b, e.node, depth+1)
+		} else {
+			writeTextObject(b, e.object, depth+1)
+		}
+	}
+}
+
+func writeTextObject(b *bytes.Buffer, o *result.Object, depth int) {
+	writeTextLine(b, depth, joinNonEmpty("  ", o.ID, o.Status, objectSummary(o)))
+	if m := statusMessage(o); m != "" {
+		writeTextLine(b, depth+1, "status: "+m)
+	}
+	f := o.Failure
+	if f == nil {
+		return
+	}
+	if f.Pod != "" || f.Container != "" {
+		pod := joinNonEmpty(" ", prefixed("pod ", f.Pod), prefixed("container ", f.Container))
+		writeTextLine(b, depth+1, fmt.Sprintf("%s, restarts %d", pod, f.RestartCount))
+	}
+	for _, e := range f.Events {
+		writeTextLine(b, depth+1, fmt.Sprintf("event %s %s%s", e.Object, joinNonEmpty(": ", e.Reason, e.Message), eventCount(e, "x")))
+	}
+	if f.LogsError != "" {
+		writeTextLine(b, depth+1, "logs unavailable: "+f.LogsError)
+	}
+	if lines, _ := logTail(f.Logs, math.MaxInt, math.MaxInt); len(lines) > 0 {
+		writeTextLine(b, depth+1, "logs:")
+		for _, l := range lines {
+			if l == "" {
+				b.WriteByte('\n')
+				continue
+			}
+			b.WriteString(strings.Repeat("  ", depth+2))
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+}
+
+// writeTextLine writes s cleaned to one line, indented two spaces per depth.
+func writeTextLine(b *bytes.Buffer, depth int, s string) {
+	b.WriteString(strings.Repeat("  ", depth))
+	b.WriteString(oneLine(s))
+	b.WriteByte('\n')
+}
+
+// prefixed is prefix+s, or "" when s is empty.
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}

@@ -1,0 +1,273 @@
+// Package result defines what a verification produces: a Cluster verdict for every cluster,
+// holding the Flux objects that were checked and the objects they own, and the Run that
+// gathers them with the overall status and the aggregated Ready condition. The engine fills
+// it in; the reports render it. It does no I/O.
+package result
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// SchemaVersion is the version of the JSON document described by schema/results.schema.json.
+// It changes only when a field is removed or changes meaning.
+const SchemaVersion = 1
+
+// Verdict is the outcome for one cluster (and, for Flux objects, for one object).
+type Verdict string
+
+// The verdicts. Current is the only one that counts as ready.
+const (
+	Current       Verdict = "Current"       // the expected revision is applied and every object is Current
+	InProgress    Verdict = "InProgress"    // a snapshot (get) taken while the rollout is still going
+	Failed        Verdict = "Failed"        // the rollout cannot succeed; Code says why
+	Timeout       Verdict = "Timeout"       // the timeout passed before the rollout finished
+	Suspended     Verdict = "Suspended"     // the Flux object has spec.suspend: true
+	NotFound      Verdict = "NotFound"      // the Flux object (or its API) does not exist
+	Unreachable   Verdict = "Unreachable"   // the API server could not be reached
+	Unauthorized  Verdict = "Unauthorized"  // the credentials were rejected (401)
+	Forbidden     Verdict = "Forbidden"     // the credentials may not read what is needed (403)
+	InvalidConfig Verdict = "InvalidConfig" // the kubeconfig cannot be used from the container
+	Cancelled     Verdict = "Cancelled"     // stopped before a verdict: fail-fast or a cancelled job
+)
+
+// Verdicts lists every verdict, in the order the reports explain them.
+var Verdicts = []Verdict{Current, InProgress, Failed, Timeout, Suspended, NotFound, Unreachable, Unauthorized, Forbidden, InvalidConfig, Cancelled}
+
+// Code is a stable, machine-readable reason for a failure that a pipeline can switch on.
+type Code string
+
+// The failure codes. Workload codes come from the rollout classifier, flux-* codes from the
+// Flux object's own conditions.
+const (
+	CodeImagePull                Code = "image-pull"
+	CodeConfig                   Code = "config"
+	CodeCrashLoop                Code = "crash-loop"
+	CodeOOM                      Code = "oom"
+	CodeUnschedulable            Code = "unschedulable"
+	CodeQuota                    Code = "quota"
+	CodeNotProgressing           Code = "not-progressing"
+	CodeJobFailed                Code = "job-failed"
+	CodeNeverReady               Code = "never-ready"
+	CodeFluxStalled              Code = "flux-stalled"
+	CodeFluxBuildFailed          Code = "flux-build-failed"
+	CodeFluxHealthCheckFailed    Code = "flux-health-check-failed"
+	CodeFluxArtifactFailed       Code = "flux-artifact-failed"
+	CodeFluxReconciliationFailed Code = "flux-reconciliation-failed"
+	CodeFluxPruneFailed          Code = "flux-prune-failed"
+	CodeFluxDependencyNotReady   Code = "flux-dependency-not-ready"
+	CodeFluxSuspended            Code = "flux-suspended"
+	CodeFluxInstallFailed        Code = "flux-install-failed"
+	CodeFluxUpgradeFailed        Code = "flux-upgrade-failed"
+	CodeFluxTestFailed           Code = "flux-test-failed"
+	CodeFluxRolledBack           Code = "flux-rolled-back"
+)
+
+// Codes lists every failure code, in the order the README documents them.
+var Codes = []Code{
+	CodeImagePull, CodeConfig, CodeCrashLoop, CodeOOM, CodeUnschedulable, CodeQuota,
+	CodeNotProgressing, CodeJobFailed, CodeNeverReady,
+	CodeFluxStalled, CodeFluxBuildFailed, CodeFluxHealthCheckFailed, CodeFluxArtifactFailed,
+	CodeFluxReconciliationFailed, CodeFluxPruneFailed, CodeFluxDependencyNotReady, CodeFluxSuspended,
+	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack,
+}
+
+// Object statuses, as kstatus computes them.
+const (
+	StatusCurrent     = "Current"
+	StatusInProgress  = "InProgress"
+	StatusFailed      = "Failed"
+	StatusTerminating = "Terminating"
+	StatusNotFound    = "NotFound"
+	StatusUnknown     = "Unknown"
+)
+
+// Cluster is the verdict for one cluster: one element of the `results` output.
+type Cluster struct {
+	SchemaVersion int     `json:"schemaVersion"`
+	Name          string  `json:"cluster"`
+	Verdict       Verdict `json:"verdict"`
+	// Code, Reason and Message explain a verdict other than Current; for a failure they are
+	// those of the first failing object.
+	Code    Code   `json:"code,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// ExpectedRevision is the revision asked for, as the user gave it; empty when none was.
+	ExpectedRevision string `json:"expectedRevision,omitempty"`
+	// Flux lists the Flux objects checked: the requested ones first, then the ones found
+	// nested in their inventories, each naming its Owner.
+	Flux []FluxObject `json:"flux"`
+	// Objects lists every object of every Flux object's inventory, sorted by owner then ID.
+	Objects []Object `json:"objects"`
+	// DurationMs is how long the cluster took, in milliseconds.
+	DurationMs int64 `json:"durationMs"`
+}
+
+// FluxObject is the state of a Kustomization or HelmRelease.
+type FluxObject struct {
+	ID        string  `json:"id"` // Kind/namespace/name
+	Kind      string  `json:"kind"`
+	Namespace string  `json:"namespace"`
+	Name      string  `json:"name"`
+	Owner     string  `json:"owner,omitempty"` // ID of the Flux object whose inventory lists it
+	Verdict   Verdict `json:"verdict"`
+	Code      Code    `json:"code,omitempty"`
+	// Ready is the status of the Ready condition: True, False or Unknown.
+	Ready                 string `json:"ready"`
+	Reason                string `json:"reason,omitempty"`
+	Message               string `json:"message,omitempty"`
+	Suspended             bool   `json:"suspended"`
+	LastAppliedRevision   string `json:"lastAppliedRevision,omitempty"`
+	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+	// ChartVersion is the chart version of the HelmRelease's latest release (history[0]).
+	ChartVersion       string `json:"chartVersion,omitempty"`
+	Generation         int64  `json:"generation"`
+	ObservedGeneration int64  `json:"observedGeneration"`
+}
+
+// Object is one object of a Flux object's inventory and its kstatus status.
+type Object struct {
+	ID        string `json:"id"` // Kind/namespace/name, or Kind/name when cluster-scoped
+	Group     string `json:"group"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Owner     string `json:"owner"` // ID of the Flux object whose inventory lists it
+	Status    string `json:"status"`
+	Message   string `json:"message,omitempty"`
+	// Failure is set when the rollout of this object cannot succeed.
+	Failure *Failure `json:"failure,omitempty"`
+}
+
+// Failure is the classified reason a rollout cannot succeed, with the evidence for it.
+type Failure struct {
+	Code         Code    `json:"code"`
+	Reason       string  `json:"reason"` // the Kubernetes or Flux reason, e.g. ImagePullBackOff
+	Message      string  `json:"message"`
+	Pod          string  `json:"pod,omitempty"`
+	Container    string  `json:"container,omitempty"`
+	RestartCount int32   `json:"restartCount,omitempty"`
+	Logs         string  `json:"logs,omitempty"`      // the last lines of the container's log
+	LogsError    string  `json:"logsError,omitempty"` // why the logs could not be read
+	Events       []Event `json:"events,omitempty"`
+}
+
+// Event is a Warning event about a failing object or its pods.
+type Event struct {
+	Object  string `json:"object"` // Kind/namespace/name of the object the event is about
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	Count   int32  `json:"count"`
+}
+
+// Status is the overall outcome of a run, the `status` output.
+type Status string
+
+// The overall statuses.
+const (
+	StatusSuccess Status = "success" // every cluster is Current
+	StatusFailure Status = "failure" // at least one cluster has a verdict other than Current or Timeout
+	StatusTimeout Status = "timeout" // every cluster that is not Current timed out
+)
+
+// Condition is a Kubernetes-style condition aggregated over the clusters.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Run gathers every cluster's verdict: the document `app-status verify -o json` prints.
+type Run struct {
+	SchemaVersion    int       `json:"schemaVersion"`
+	Status           Status    `json:"status"`
+	Resources        []string  `json:"resources"` // the requested Flux objects, Kind/namespace/name
+	ExpectedRevision string    `json:"expectedRevision,omitempty"`
+	Condition        Condition `json:"condition"`
+	ReadyClusters    []string  `json:"readyClusters"`
+	FailedClusters   []string  `json:"failedClusters"` // every cluster that is not Current
+	DurationMs       int64     `json:"durationMs"`
+	Results          []Cluster `json:"results"`
+}
+
+// NewRun sorts the clusters by name and derives the overall status, the aggregated Ready
+// condition and the ready and failed cluster lists.
+func NewRun(resources []string, expectedRevision string, clusters []Cluster, took time.Duration) Run {
+	sorted := append([]Cluster(nil), clusters...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	run := Run{
+		SchemaVersion:    SchemaVersion,
+		Resources:        append([]string{}, resources...),
+		ExpectedRevision: expectedRevision,
+		ReadyClusters:    []string{},
+		FailedClusters:   []string{},
+		DurationMs:       took.Milliseconds(),
+		Results:          sorted,
+	}
+	if run.Results == nil {
+		run.Results = []Cluster{}
+	}
+	timedOut, failed := false, false
+	var messages []string
+	for _, c := range sorted {
+		switch c.Verdict {
+		case Current:
+			run.ReadyClusters = append(run.ReadyClusters, c.Name)
+			continue
+		case Timeout:
+			timedOut = true
+		default:
+			failed = true
+		}
+		run.FailedClusters = append(run.FailedClusters, c.Name)
+		messages = append(messages, c.Name+": "+c.Summary())
+	}
+	switch {
+	case failed:
+		run.Status = StatusFailure
+	case timedOut:
+		run.Status = StatusTimeout
+	case len(sorted) == 0:
+		run.Status = StatusFailure
+		messages = append(messages, "no clusters were verified")
+	default:
+		run.Status = StatusSuccess
+	}
+	run.Condition = aggregateReady(len(run.ReadyClusters), len(sorted), messages)
+	return run
+}
+
+// aggregateReady builds the Ready condition of the status-aggregation proposal: True only when
+// every cluster is Current, otherwise False with the failing clusters' messages joined by "; ".
+func aggregateReady(ready, total int, messages []string) Condition {
+	if total > 0 && ready == total {
+		return Condition{Type: "Ready", Status: "True", Reason: "AllClustersCurrent", Message: "all clusters are Current"}
+	}
+	return Condition{Type: "Ready", Status: "False", Reason: "ClustersNotReady", Message: strings.Join(messages, "; ")}
+}
+
+// Summary is a one-line explanation of the cluster's verdict.
+func (c Cluster) Summary() string {
+	if c.Message != "" {
+		return c.Message
+	}
+	if c.Reason != "" {
+		return c.Reason
+	}
+	return string(c.Verdict)
+}
+
+// Ready reports whether the cluster counts as ready.
+func (c Cluster) Ready() bool { return c.Verdict == Current }
+
+// ObjectID prints an object reference the one way the project prints them:
+// Kind/namespace/name, or Kind/name for cluster-scoped objects.
+func ObjectID(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + "/" + name
+	}
+	return kind + "/" + namespace + "/" + name
+}

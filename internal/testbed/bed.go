@@ -1,0 +1,160 @@
+// Package testbed starts real Kubernetes clusters on this machine for tests: etcd,
+// kube-apiserver, kube-controller-manager and kube-scheduler built from pinned modules, with kwok
+// simulating nodes and pods. Each cluster gets the Flux CRDs, a flux-system namespace, simulated
+// nodes and, on request, real kustomize-controller and helm-controller processes. An artifact
+// server plays source-controller, and kwok Stages let a test give any pod the failure it needs.
+// Everything is torn down on Close, and by a guard process when the test binary dies first.
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Options says what clusters to start.
+type Options struct {
+	// Clusters is how many clusters to start.
+	Clusters int
+	// Flux starts a real kustomize-controller and helm-controller for every cluster.
+	Flux bool
+	// Nodes is the number of simulated nodes per cluster (default 2).
+	Nodes int
+	// Prefix names the clusters <prefix>-<i> (default "bed").
+	Prefix string
+	// Log receives progress lines; nil discards them.
+	Log func(format string, args ...any)
+}
+
+// Bed is a set of running clusters and the artifact server they fetch from.
+type Bed struct {
+	Bins      Bins
+	Clusters  []*Cluster
+	Artifacts *ArtifactServer
+
+	workdir string
+	stages  string
+	guard   *guard
+	log     func(format string, args ...any)
+	closed  sync.Once
+}
+
+// Start builds or finds the binaries and starts the clusters. Cluster creation is serialised
+// (kwokctl picks free ports when it creates a cluster, so parallel creations collide, also across
+// test binaries: a lock file guards it); the rest of each cluster's set-up runs in parallel.
+func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
+	if opts.Clusters <= 0 {
+		return nil, errors.New("testbed: Options.Clusters must be at least 1")
+	}
+	if opts.Nodes <= 0 {
+		opts.Nodes = 2
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "bed"
+	}
+	log := opts.Log
+	if log == nil {
+		log = func(string, ...any) {}
+	}
+	bins, err := FindBins(ctx)
+	if err != nil {
+		return nil, err
+	}
+	workdir, err := os.MkdirTemp("", "app-status-testbed-")
+	if err != nil {
+		return nil, fmt.Errorf("testbed: make work folder: %w", err)
+	}
+	b := &Bed{Bins: bins, workdir: workdir, log: log}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	b.stages = filepath.Join(workdir, "stages.yaml")
+	if err := os.WriteFile(b.stages, stageManifests(), 0o600); err != nil {
+		return nil, fmt.Errorf("testbed: write kwok stages: %w", err)
+	}
+	if b.guard, err = startGuard(b.kwokWorkdir(), bins.Path("kwokctl")); err != nil {
+		return nil, err
+	}
+	if b.Artifacts, err = startArtifactServer(); err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	suffix := fmt.Sprintf("%d", os.Getpid()%100000)
+	for i := range opts.Clusters {
+		name := fmt.Sprintf("%s-%s-%d", opts.Prefix, suffix, i+1)
+		c, err := b.createCluster(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		b.Clusters = append(b.Clusters, c)
+	}
+	log("testbed: created %d clusters in %s", opts.Clusters, time.Since(start).Round(time.Millisecond))
+
+	g, gctx := errgroup.WithContext(ctx)
+	for _, c := range b.Clusters {
+		g.Go(func() error { return c.setUp(gctx, opts) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	log("testbed: %d clusters ready (flux=%v) in %s", opts.Clusters, opts.Flux, time.Since(start).Round(time.Millisecond))
+	return b, nil
+}
+
+// Close stops every controller and cluster and removes the work folder. It is safe to call
+// more than once.
+func (b *Bed) Close() {
+	b.closed.Do(func() {
+		var wg sync.WaitGroup
+		for _, c := range b.Clusters {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.stopControllers()
+				c.delete()
+			}()
+		}
+		wg.Wait()
+		if b.Artifacts != nil {
+			b.Artifacts.Close()
+		}
+		if b.guard != nil {
+			b.guard.release()
+		}
+		if os.Getenv("APP_STATUS_KEEP_TESTBED") == "" {
+			_ = os.RemoveAll(b.workdir)
+		}
+	})
+}
+
+// Workdir is the folder holding the clusters' files and the controllers' logs.
+func (b *Bed) Workdir() string { return b.workdir }
+
+func (b *Bed) kwokWorkdir() string { return filepath.Join(b.workdir, "kwok") }
+
+// creationLock serialises kwokctl cluster creation across processes on this machine.
+func creationLock() (unlock func(), err error) {
+	path := filepath.Join(os.TempDir(), "app-status-testbed.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("testbed: open creation lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("testbed: take creation lock: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
+	}, nil
+}

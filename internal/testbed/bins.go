@@ -1,0 +1,105 @@
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// BinDirEnv names the environment variable that points at a folder holding every test bed
+// binary (and the Flux CRDs under crds/). `make test` sets it; when it is empty the test bed
+// runs hack/build-bins.sh itself, which builds or reuses the cached binaries.
+const BinDirEnv = "APP_STATUS_BIN_DIR"
+
+// binaries lists the executables a test bed needs.
+var binaries = []string{
+	"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl",
+	"kwok", "kwokctl", "kustomize-controller", "helm-controller",
+}
+
+// Bins is the folder of test bed binaries.
+type Bins struct{ Dir string }
+
+// Path returns the path of the named binary.
+func (b Bins) Path(name string) string { return filepath.Join(b.Dir, name) }
+
+// CRDDir returns the folder holding the Flux CRD manifests.
+func (b Bins) CRDDir() string { return filepath.Join(b.Dir, "crds") }
+
+// FindBins returns the folder of test bed binaries, building them when needed, and checks that
+// every binary is there. The error says how to get them.
+func FindBins(ctx context.Context) (Bins, error) {
+	dir := os.Getenv(BinDirEnv)
+	if dir == "" {
+		built, err := buildBins(ctx)
+		if err != nil {
+			return Bins{}, err
+		}
+		dir = built
+	}
+	b := Bins{Dir: dir}
+	var missing []string
+	for _, name := range binaries {
+		if st, err := os.Stat(b.Path(name)); err != nil || st.IsDir() {
+			missing = append(missing, name)
+		}
+	}
+	if st, err := os.Stat(b.CRDDir()); err != nil || !st.IsDir() {
+		missing = append(missing, "crds/")
+	}
+	if len(missing) > 0 {
+		return Bins{}, fmt.Errorf("test bed binaries missing from %s: %s; run hack/build-bins.sh (or `make bins`) and set %s to the folder it prints",
+			dir, strings.Join(missing, ", "), BinDirEnv)
+	}
+	return b, nil
+}
+
+// buildBins runs hack/build-bins.sh from the repository root and returns the folder it prints.
+func buildBins(ctx context.Context) (string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "build-bins.sh"))
+	cmd.Dir = root
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build test bed binaries with hack/build-bins.sh: %w\n%s", err, tail(stderr.String(), 40))
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	return strings.TrimSpace(lines[len(lines)-1]), nil
+}
+
+// repoRoot finds the repository root: the nearest folder upwards holding hack/build-bins.sh.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find repository root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "hack", "build-bins.sh")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("find repository root: no hack/build-bins.sh above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

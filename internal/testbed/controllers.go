@@ -1,0 +1,141 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// controller is a Flux controller process run for one cluster.
+type controller struct {
+	name   string
+	cmd    *exec.Cmd
+	log    string
+	health string
+	done   chan struct{}
+}
+
+// StartFlux starts a real kustomize-controller and helm-controller for the cluster and waits
+// until both report healthy.
+func (c *Cluster) StartFlux(ctx context.Context) error {
+	for _, name := range []string{"kustomize-controller", "helm-controller"} {
+		if err := c.startController(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) startController(ctx context.Context, name string) error {
+	metrics, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	health, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(c.bed.workdir, fmt.Sprintf("%s.%s.log", c.Name, name))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("testbed: create %s log: %w", name, err)
+	}
+	cmd := exec.Command(c.bed.Bins.Path(name),
+		"--metrics-addr="+metrics,
+		"--health-addr="+health,
+		"--enable-leader-election=false",
+		"--watch-all-namespaces=true",
+		"--requeue-dependency=5s",
+		"--http-retry=3",
+		"--concurrent=8",
+		"--log-level=info",
+	)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.KubeconfigPath, "RUNTIME_NAMESPACE=flux-system")
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	// The controller dies with the test binary, whatever way the test binary ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return fmt.Errorf("testbed: start %s for %s: %w", name, c.Name, err)
+	}
+	ctl := &controller{name: name, cmd: cmd, log: logPath, health: health, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		_ = logFile.Close()
+		close(ctl.done)
+	}()
+	c.mu.Lock()
+	c.controllers = append(c.controllers, ctl)
+	c.mu.Unlock()
+
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-ctl.done:
+			return false, fmt.Errorf("exited")
+		default:
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+health+"/readyz", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		logs, _ := os.ReadFile(logPath)
+		return fmt.Errorf("testbed: %s for %s not healthy: %w\n%s", name, c.Name, err, tail(string(logs), 30))
+	}
+	return nil
+}
+
+// ControllerLog returns the log of the named Flux controller of the cluster, for test failures.
+func (c *Cluster) ControllerLog(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ctl := range c.controllers {
+		if ctl.name == name {
+			data, _ := os.ReadFile(ctl.log)
+			return string(data)
+		}
+	}
+	return ""
+}
+
+// stopControllers stops the cluster's Flux controllers and waits for them to exit.
+func (c *Cluster) stopControllers() {
+	c.mu.Lock()
+	ctls := c.controllers
+	c.controllers = nil
+	c.mu.Unlock()
+	for _, ctl := range ctls {
+		_ = ctl.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, ctl := range ctls {
+		select {
+		case <-ctl.done:
+		case <-time.After(5 * time.Second):
+			_ = ctl.cmd.Process.Kill()
+			<-ctl.done
+		}
+	}
+}
+
+// freeAddr returns a free 127.0.0.1 address.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("testbed: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

@@ -1,0 +1,310 @@
+package verify
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/org/app-status-action/internal/classify"
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// evaluation is the state of one cluster at one moment, computed from the informers' caches.
+type evaluation struct {
+	flux    []result.FluxObject
+	objects []result.Object
+
+	// fatal is set by the first thing that settles the cluster's verdict on its own:
+	// a failure, a suspension, or credentials that may not read what is needed.
+	fatal *verdictReason
+	// pending is the first reason the cluster is not done yet; nil when everything is Current.
+	pending *verdictReason
+	// notFound is set when a requested Flux object does not exist (yet).
+	notFound bool
+	// syncing is true while a cache is still loading: a snapshot waits for it.
+	syncing bool
+	// recheck is the earliest moment a grace period ends.
+	recheck time.Time
+}
+
+// verdictReason explains a verdict.
+type verdictReason struct {
+	verdict result.Verdict
+	code    result.Code
+	reason  string
+	message string
+}
+
+func (e *evaluation) fail(v verdictReason) {
+	if e.fatal == nil {
+		e.fatal = &v
+	}
+}
+
+func (e *evaluation) wait(v verdictReason) {
+	if e.pending == nil {
+		e.pending = &v
+	}
+}
+
+func (e *evaluation) recheckAt(t time.Time) {
+	if !t.IsZero() && (e.recheck.IsZero() || t.Before(e.recheck)) {
+		e.recheck = t
+	}
+}
+
+// evaluate computes the cluster's state from the caches, starting the watches it finds it
+// needs (a namespace or kind seen for the first time in an inventory).
+func (s *clusterState) evaluate(now time.Time) *evaluation {
+	e := &evaluation{}
+	visited := map[string]bool{}
+	for _, ref := range s.req.Resources {
+		s.evalFlux(e, ref, "", s.req.Revision, now, visited)
+	}
+	sort.SliceStable(e.objects, func(i, j int) bool {
+		if e.objects[i].Owner != e.objects[j].Owner {
+			return e.objects[i].Owner < e.objects[j].Owner
+		}
+		return e.objects[i].ID < e.objects[j].ID
+	})
+	return e
+}
+
+// evalFlux evaluates a Flux object and, when workloads are verified, what its inventory lists.
+func (s *clusterState) evalFlux(e *evaluation, ref flux.Ref, owner string, want flux.Revision, now time.Time, visited map[string]bool) {
+	id := ref.ID()
+	if visited[id] {
+		return
+	}
+	visited[id] = true
+	fo := result.FluxObject{ID: id, Kind: string(ref.Kind), Namespace: ref.Namespace, Name: ref.Name, Owner: owner, Ready: "Unknown", Verdict: result.InProgress}
+
+	w := s.watches.get(watchKey{gvr: ref.Kind.GroupVersionResource(), namespace: ref.Namespace})
+	if !s.watchReady(e, w, string(ref.Kind)+" in namespace "+ref.Namespace) {
+		fo.Message = "waiting for the first list"
+		e.flux = append(e.flux, fo)
+		return
+	}
+	cached, ok := w.object(ref.Namespace, ref.Name)
+	obj, isU := cached.(*unstructured.Unstructured)
+	if !ok || !isU {
+		fo.Verdict = result.NotFound
+		fo.Message = id + " not found"
+		e.flux = append(e.flux, fo)
+		if owner == "" {
+			e.notFound = true
+		}
+		e.wait(verdictReason{verdict: result.NotFound, reason: "NotFound", message: id + " not found"})
+		return
+	}
+	gate := flux.Evaluate(ref, obj, want)
+	fo = gate.Object
+	fo.Owner = owner
+	e.flux = append(e.flux, fo)
+	switch gate.State {
+	case flux.Failed:
+		e.fail(verdictReason{verdict: result.Failed, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
+	case flux.Suspended:
+		e.fail(verdictReason{verdict: result.Suspended, code: gate.Code, reason: "Suspended", message: id + ": " + gate.Message})
+		return
+	case flux.Pending:
+		e.wait(verdictReason{verdict: result.InProgress, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
+	}
+	if !s.req.Workloads {
+		return
+	}
+	// The inventory's objects may fail the rollout only once the expected revision has been
+	// applied or attempted: before that they belong to the previous revision.
+	current := want.IsZero() || want.Matches(fo.LastAttemptedRevision) || want.Matches(fo.LastAppliedRevision) || want.Matches(fo.ChartVersion)
+	refs, err := flux.Inventory(obj)
+	if err != nil {
+		e.wait(verdictReason{verdict: result.InProgress, reason: "InvalidInventory", message: id + ": " + err.Error()})
+		return
+	}
+	for _, o := range refs {
+		s.evalObject(e, o, id, current, now, visited)
+	}
+}
+
+// evalObject computes an inventory object's status with kstatus and, when it is a workload
+// that is not Current yet, asks the classifier whether its rollout can still succeed.
+func (s *clusterState) evalObject(e *evaluation, o flux.ObjectRef, owner string, current bool, now time.Time, visited map[string]bool) {
+	ro := result.Object{ID: o.ID(), Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner, Status: result.StatusUnknown}
+	gvk := schema.GroupVersionKind{Group: o.Group, Version: o.Version, Kind: o.Kind}
+	mapping, err := s.mapping(gvk)
+	if err != nil {
+		ro.Message = err.Error()
+		e.objects = append(e.objects, ro)
+		e.wait(verdictReason{verdict: result.InProgress, reason: "UnknownKind", message: ro.ID + ": " + err.Error()})
+		return
+	}
+	ns := o.Namespace
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		ns = ""
+	}
+	w := s.watches.get(watchKey{gvr: mapping.Resource, namespace: ns})
+	if !s.watchReady(e, w, mapping.Resource.Resource+namespaceSuffix(ns)) {
+		ro.Message = "waiting for the first list"
+		e.objects = append(e.objects, ro)
+		return
+	}
+	cached, ok := w.object(ns, o.Name)
+	if !ok {
+		ro.Status, ro.Message = result.StatusNotFound, "not found in the cluster"
+		e.objects = append(e.objects, ro)
+		e.wait(verdictReason{verdict: result.InProgress, reason: "NotFound", message: ro.ID + " not found"})
+		return
+	}
+	u, _ := asUnstructured(cached, gvk)
+	res, err := status.Compute(u)
+	if err != nil {
+		ro.Message = "compute status: " + err.Error()
+	} else {
+		ro.Status, ro.Message = res.Status.String(), res.Message
+	}
+
+	if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {
+		e.objects = append(e.objects, ro)
+		s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, flux.Revision{}, now, visited)
+		return
+	}
+	if ro.Status != result.StatusCurrent && current && classify.Supported(o.Group, o.Kind) {
+		s.classify(e, &ro, u, now)
+	}
+	e.objects = append(e.objects, ro)
+	switch {
+	case ro.Failure != nil:
+		e.fail(verdictReason{verdict: result.Failed, code: ro.Failure.Code, reason: ro.Failure.Reason, message: ro.ID + ": " + ro.Failure.Message})
+	case ro.Status == result.StatusFailed && current:
+		e.fail(verdictReason{verdict: result.Failed, reason: "Failed", message: ro.ID + ": " + ro.Message})
+	case ro.Status != result.StatusCurrent:
+		e.wait(verdictReason{verdict: result.InProgress, reason: ro.Status, message: waitingFor(ro)})
+	}
+}
+
+func waitingFor(o result.Object) string {
+	if o.Message == "" {
+		return fmt.Sprintf("waiting for %s (%s)", o.ID, o.Status)
+	}
+	return fmt.Sprintf("waiting for %s: %s", o.ID, o.Message)
+}
+
+func namespaceSuffix(ns string) string {
+	if ns == "" {
+		return ""
+	}
+	return " in namespace " + ns
+}
+
+// watchReady reports whether a watch has its first list; a list the credentials may not make
+// settles the cluster as Forbidden (or Unauthorized) at once, since waiting will not fix it.
+func (s *clusterState) watchReady(e *evaluation, w *watch, what string) bool {
+	if w.synced() {
+		return true
+	}
+	if err := w.err(); err != nil {
+		if v, msg, ok := connectionVerdict(err, what); ok && v != result.Unreachable {
+			e.fail(verdictReason{verdict: v, reason: string(v), message: msg})
+			return false
+		}
+		e.wait(verdictReason{verdict: result.InProgress, reason: "ListFailed", message: fmt.Sprintf("listing %s: %v", what, err)})
+	}
+	e.syncing = true
+	return false
+}
+
+// The objects the classifier reads besides the workload itself. Their watches hold typed
+// objects, converted once when they arrive.
+var (
+	podsGVR      = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	rsGVR        = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	revisionsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}
+	jobsGVR      = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+
+	typedKinds = map[schema.GroupVersionResource]func(any) (any, error){
+		podsGVR:      typed[corev1.Pod](),
+		rsGVR:        typed[appsv1.ReplicaSet](),
+		revisionsGVR: typed[appsv1.ControllerRevision](),
+		jobsGVR:      typed[batchv1.Job](),
+	}
+)
+
+// classify runs the rollout classifier on a workload that is not Current.
+func (s *clusterState) classify(e *evaluation, ro *result.Object, u *unstructured.Unstructured, now time.Time) {
+	ns := ro.Namespace
+	pods := s.watches.get(watchKey{gvr: podsGVR, namespace: ns})
+	rss := s.watches.get(watchKey{gvr: rsGVR, namespace: ns})
+	revs := s.watches.get(watchKey{gvr: revisionsGVR, namespace: ns})
+	jobs := s.watches.get(watchKey{gvr: jobsGVR, namespace: ns})
+	for _, w := range []*watch{pods, rss, revs, jobs} {
+		if !w.synced() {
+			e.syncing = true
+			return
+		}
+	}
+	v, err := classify.Classify(classify.Input{
+		Workload:    u,
+		Pods:        listOf[corev1.Pod](pods),
+		ReplicaSets: listOf[appsv1.ReplicaSet](rss),
+		Revisions:   listOf[appsv1.ControllerRevision](revs),
+		Jobs:        listOf[batchv1.Job](jobs),
+		Now:         now,
+	}, s.req.Classify)
+	if err != nil {
+		ro.Message = joinMessage(ro.Message, "classify: "+err.Error())
+		return
+	}
+	e.recheckAt(v.Recheck)
+	if v.Failure != nil {
+		ro.Failure = v.Failure
+		ro.Status = result.StatusFailed
+		ro.Message = string(v.Failure.Code) + ": " + v.Failure.Message
+	}
+}
+
+func joinMessage(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// typed returns an informer transform that converts unstructured objects to *T once, when
+// they arrive, so evaluations read typed objects without converting again.
+func typed[T any]() func(any) (any, error) {
+	return func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil
+		}
+		var out T
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &out); err != nil {
+			return nil, fmt.Errorf("convert %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		if acc, err := meta.Accessor(&out); err == nil {
+			acc.SetManagedFields(nil)
+		}
+		return &out, nil
+	}
+}
+
+func listOf[T any](w *watch) []*T {
+	items := w.list()
+	out := make([]*T, 0, len(items))
+	for _, it := range items {
+		if t, ok := it.(*T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// Evidence bounds: a failing cluster costs at most maxEvidenceObjects × 3 API calls.
+const (
+	maxEvidenceObjects = 5
+	maxEvents          = 5
+	logTailLines       = 20
+	maxLogBytes        = 8 << 10
+)
+
+// gatherEvidence adds to each failing object (the first few) the latest Warning events of its
+// pod and of the workload, and the last lines of the failing container's log. Healthy objects
+// cost nothing.
+func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Object) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	gathered := 0
+	for i := range objects {
+		f := objects[i].Failure
+		if f == nil || gathered >= maxEvidenceObjects {
+			continue
+		}
+		gathered++
+		o := objects[i]
+		f.Events = s.warningEvents(ctx, o.Namespace, o.Kind, o.Name)
+		if f.Pod != "" {
+			f.Events = append(s.warningEvents(ctx, o.Namespace, "Pod", f.Pod), f.Events...)
+			if len(f.Events) > maxEvents {
+				f.Events = f.Events[:maxEvents]
+			}
+			if f.Container != "" {
+				f.Logs, f.LogsError = s.containerLog(ctx, o.Namespace, f.Pod, f.Container, f.Code == result.CodeCrashLoop || f.Code == result.CodeOOM)
+			}
+		}
+	}
+}
+
+// warningEvents returns the newest Warning events about one object, newest first.
+func (s *clusterState) warningEvents(ctx context.Context, namespace, kind, name string) []result.Event {
+	selector := fields.Set{"involvedObject.name": name, "involvedObject.kind": kind, "type": corev1.EventTypeWarning}.AsSelector().String()
+	list, err := s.kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
+	if err != nil {
+		return nil
+	}
+	items := list.Items
+	sort.SliceStable(items, func(i, j int) bool { return eventTime(items[i]).After(eventTime(items[j])) })
+	var out []result.Event
+	for _, ev := range items {
+		if len(out) == maxEvents {
+			break
+		}
+		count := ev.Count
+		if ev.Series != nil && ev.Series.Count > count {
+			count = ev.Series.Count
+		}
+		out = append(out, result.Event{
+			Object:  result.ObjectID(ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name),
+			Reason:  ev.Reason,
+			Message: strings.TrimSpace(ev.Message),
+			Count:   max(count, 1),
+		})
+	}
+	return out
+}
+
+func eventTime(ev corev1.Event) time.Time {
+	switch {
+	case ev.Series != nil:
+		return ev.Series.LastObservedTime.Time
+	case !ev.LastTimestamp.IsZero():
+		return ev.LastTimestamp.Time
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	}
+	return ev.CreationTimestamp.Time
+}
+
+// containerLog returns the last lines of a container's log (of the previous container for a
+// crash loop), or why they could not be read.
+func (s *clusterState) containerLog(ctx context.Context, namespace, pod, container string, previous bool) (logs, why string) {
+	container = strings.TrimPrefix(container, "init:")
+	tail := int64(logTailLines)
+	limit := int64(maxLogBytes)
+	data, err := s.kube.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
+		Container: container, TailLines: &tail, LimitBytes: &limit, Previous: previous,
+	}).DoRaw(ctx)
+	if err != nil && previous {
+		// The previous container's log may be gone; the current one still helps.
+		data, err = s.kube.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
+			Container: container, TailLines: &tail, LimitBytes: &limit,
+		}).DoRaw(ctx)
+	}
+	if err != nil {
+		return "", fmt.Sprintf("cannot read the log of container %q of pod %s: %s", container, pod, apiMessage(err))
+	}
+	return strings.TrimRight(string(data), "\n"), ""
+}

@@ -1,0 +1,112 @@
+// Package verify decides whether a Flux app is rolled out on each of many clusters: it
+// connects to every cluster concurrently, watches the requested Kustomizations and
+// HelmReleases and every object their inventories list, and returns one verdict per cluster as
+// soon as it is known (Current, or a precise failure), or when the timeout passes. A cluster's
+// failure is data in its result, never an error that hides the other clusters' verdicts.
+package verify
+
+import (
+	"context"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
+
+	"github.com/org/app-status-action/internal/classify"
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// Target is one cluster to verify.
+type Target struct {
+	Name string
+	// Config connects to the cluster. It is nil when the kubeconfig cannot be used, and Invalid
+	// then says why (the cluster gets the InvalidConfig verdict without being contacted).
+	Config  *rest.Config
+	Invalid string
+}
+
+// Request is what to verify, where, and how long to wait.
+type Request struct {
+	Targets   []Target
+	Resources []flux.Ref
+	// Revision is the revision every resource must have applied; zero accepts any.
+	Revision flux.Revision
+	// Timeout bounds the whole run; zero means 10 minutes.
+	Timeout time.Duration
+	// MaxParallel bounds how many clusters are verified at once; zero means 10.
+	MaxParallel int
+	// FailFast stops the other clusters once one has failed.
+	FailFast bool
+	// Workloads also verifies the objects in the inventories, not only the Flux objects.
+	Workloads bool
+	// Snapshot returns the state as it is now instead of waiting (app-status get).
+	Snapshot bool
+	// Classify holds the rollout-failure classifier's thresholds.
+	Classify classify.Options
+	// Progress, when set, is called whenever a cluster's state changes, and once with its
+	// verdict. Calls are serialised.
+	Progress func(Progress)
+	// Clock returns the current time; nil means time.Now.
+	Clock func() time.Time
+}
+
+// Progress is a change in one cluster's state.
+type Progress struct {
+	Cluster string
+	Elapsed time.Duration
+	// Verdict is the verdict so far: InProgress while waiting, the final verdict when Final.
+	Verdict result.Verdict
+	Message string
+	Final   bool
+}
+
+func (r Request) withDefaults() Request {
+	if r.Timeout <= 0 {
+		r.Timeout = 10 * time.Minute
+	}
+	if r.MaxParallel <= 0 {
+		r.MaxParallel = 10
+	}
+	if r.Clock == nil {
+		r.Clock = time.Now
+	}
+	return r
+}
+
+// Run verifies every target concurrently, at most MaxParallel at a time, and returns their
+// verdicts sorted by cluster name. It returns when every cluster has a verdict: at the latest
+// when the timeout passes or ctx is cancelled, in which case the clusters still waiting get the
+// Timeout or Cancelled verdict with the state they had reached.
+func Run(ctx context.Context, req Request) result.Run {
+	req = req.withDefaults()
+	start := req.Clock()
+	ctx, cancel := context.WithTimeoutCause(ctx, req.Timeout, errTimeout)
+	defer cancel()
+	// failFast is cancelled when a cluster fails and FailFast is set; it never cancels ctx
+	// itself, so the timeout and the caller's cancellation stay distinguishable.
+	failFast, stopOthers := context.WithCancelCause(ctx)
+	defer stopOthers(nil)
+
+	report := newReporter(req.Progress)
+	results := make([]result.Cluster, len(req.Targets))
+	g := errgroup.Group{}
+	g.SetLimit(req.MaxParallel)
+	for i, target := range req.Targets {
+		g.Go(func() error {
+			c := verifyCluster(failFast, req, target, report)
+			results[i] = c
+			if req.FailFast && !c.Ready() && c.Verdict != result.Cancelled {
+				stopOthers(errFailFast)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+
+	resources := make([]string, len(req.Resources))
+	for i, r := range req.Resources {
+		resources[i] = r.ID()
+	}
+	return result.NewRun(resources, req.Revision.String(), results, req.Clock().Sub(start))
+}
