@@ -58,10 +58,11 @@ type Gate struct {
 	// agree with the gate.
 	Object result.FluxObject
 	// Code says why the object Failed or is Suspended. A Pending object may carry the code to
-	// report if it never gets further: a dependency that is not ready, or a failure of the
-	// revision before the expected one.
+	// report if it never gets further: a dependency that is not ready, a failure of another
+	// revision or of an older generation of the spec, or a Helm failure helm-controller retries.
 	Code result.Code
-	// Message is one line for a person: why the object is not done or why it failed.
+	// Message is one line for a person: why the object is not done or why it failed. It does
+	// not repeat the object's ID.
 	Message string
 }
 
@@ -91,9 +92,9 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
 	rules, known := gates[ref.Kind]
 	switch {
 	case obj == nil:
-		d = decision{message: fmt.Sprintf("%s does not exist yet", ref.ID())}
+		d = decision{message: "the object does not exist yet"}
 	case !known:
-		d = decision{message: fmt.Sprintf("%s: unknown kind %q; %s", ref.ID(), ref.Kind, resourceUsage)}
+		d = decision{message: fmt.Sprintf("unknown kind %q; %s", ref.Kind, resourceUsage)}
 	default:
 		v := readView(ref.Kind, obj)
 		d = rules(ref, v, want)
@@ -114,8 +115,8 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
 func suspendedGate(ref Ref) decision {
 	return decision{
 		state: Suspended, code: result.CodeFluxSuspended, reason: meta.SuspendedReason,
-		message: fmt.Sprintf("%s is suspended (spec.suspend: true); resume it with: flux resume %s %s -n %s",
-			ref.ID(), kinds[ref.Kind].cli, ref.Name, ref.Namespace),
+		message: fmt.Sprintf("suspended (spec.suspend: true); resume it with: flux resume %s %s -n %s",
+			kinds[ref.Kind].cli, ref.Name, ref.Namespace),
 	}
 }
 
@@ -150,6 +151,21 @@ func staleFailure(want Revision, attempted string, failure decision) decision {
 	return failure
 }
 
+// olderGeneration reports whether a condition was set for an older generation of the spec
+// than the current one, which the controller has yet to reconcile.
+func (v *view) olderGeneration(c condition) bool {
+	return c.observedGeneration > 0 && c.observedGeneration < v.generation
+}
+
+// staleGeneration is the decision for a failure recorded for an older generation of the spec:
+// the controller has yet to try the current one, which may fix it.
+func staleGeneration(v *view, c condition, controller string, failure decision) decision {
+	failure.state = Pending
+	failure.message = fmt.Sprintf("waiting for %s to reconcile generation %d; generation %d failed: %s",
+		controller, v.generation, c.observedGeneration, failure.message)
+	return failure
+}
+
 // staleSuccess is the message for an object that is done, but with another revision.
 func staleSuccess(applied string, want Revision) string {
 	if applied == "" {
@@ -158,17 +174,19 @@ func staleSuccess(applied string, want Revision) string {
 	return fmt.Sprintf("applied %s, waiting for %s", shortRevision(applied), shortRevision(want.String()))
 }
 
-// progressing is the decision for an object that is neither done nor failed: it reports what
-// the controller says it is doing.
+// progressing is the decision for an object that is neither done nor failed: it reports the
+// error the controller retries (Ready=False), or else what it says it is doing.
 func progressing(v *view, controller string) decision {
 	ready := v.cond(meta.ReadyCondition)
-	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) && rc.message != "" {
+	rc := v.cond(meta.ReconcilingCondition)
+	switch {
+	case ready.status == string(metav1.ConditionFalse) && ready.message != "":
+		return decision{reason: ready.reason, message: ready.message}
+	case rc.status == string(metav1.ConditionTrue) && rc.message != "":
 		return decision{reason: rc.reason, message: rc.message}
-	}
-	if ready.status == "" {
+	case ready.status == "":
 		return decision{message: fmt.Sprintf("waiting for %s to report the Ready condition", controller)}
-	}
-	if ready.message == "" {
+	case ready.message == "":
 		return decision{reason: ready.reason, message: fmt.Sprintf("Ready is %s (%s)", ready.status, ready.reason)}
 	}
 	return decision{reason: ready.reason, message: ready.message}
@@ -184,8 +202,12 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// condition is one status condition.
-type condition struct{ status, reason, message string }
+// condition is one status condition. Its observedGeneration is the generation of the spec the
+// controller was working on when it set the condition.
+type condition struct {
+	status, reason, message string
+	observedGeneration      int64
+}
 
 // release is one entry of a HelmRelease's status.history.
 type release struct{ chartVersion, status, ociDigest string }
@@ -218,7 +240,10 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 	for _, m := range nestedMaps(u, "status", "conditions") {
 		t := str(m, "type")
 		if _, seen := v.conditions[t]; !seen && t != "" {
-			v.conditions[t] = condition{status: str(m, "status"), reason: str(m, "reason"), message: str(m, "message")}
+			v.conditions[t] = condition{
+				status: str(m, "status"), reason: str(m, "reason"), message: str(m, "message"),
+				observedGeneration: int64Field(m, "observedGeneration"),
+			}
 		}
 	}
 	for _, m := range nestedMaps(u, "status", "history") {
@@ -275,10 +300,6 @@ func str(m map[string]any, key string) string {
 
 // cond returns the condition of the given type; a missing one has an empty status.
 func (v *view) cond(t string) condition { return v.conditions[t] }
-
-func (v *view) is(t string, status metav1.ConditionStatus) bool {
-	return v.cond(t).status == string(status)
-}
 
 // deployed is the newest release of a HelmRelease's history that Helm reports as deployed.
 func (v *view) deployed() (release, bool) {

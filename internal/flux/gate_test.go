@@ -88,10 +88,10 @@ func TestEvaluateWithoutObject(t *testing.T) {
 			ref:  Ref{Kind: KindHelmRelease, Namespace: "apps", Name: "podinfo"},
 			want: Gate{
 				State:   Pending,
-				Message: "HelmRelease/apps/podinfo does not exist yet",
+				Message: "the object does not exist yet",
 				Object: result.FluxObject{
 					ID: "HelmRelease/apps/podinfo", Kind: "HelmRelease", Namespace: "apps", Name: "podinfo",
-					Verdict: result.InProgress, Ready: "Unknown", Message: "HelmRelease/apps/podinfo does not exist yet",
+					Verdict: result.InProgress, Ready: "Unknown", Message: "the object does not exist yet",
 				},
 			},
 		},
@@ -148,6 +148,43 @@ func TestStateString(t *testing.T) {
 			t.Parallel()
 			if got := tt.state.String(); got != tt.want {
 				t.Errorf("State(%d).String() = %q, want %q", int(tt.state), got, tt.want)
+			}
+		})
+	}
+}
+
+// TestEvaluateNewGeneration covers failures recorded for an older generation of the spec: a
+// fix to the spec is not reconciled yet, so the failure does not count.
+func TestEvaluateNewGeneration(t *testing.T) {
+	t.Parallel()
+	type verdict struct {
+		State   State
+		Code    result.Code
+		Message string
+	}
+	tests := []struct {
+		ref     Ref
+		fixture string
+		want    string
+		out     verdict
+	}{
+		{ksRef, "ks-stalled.yaml", "", verdict{Pending, result.CodeFluxStalled,
+			"waiting for kustomize-controller to reconcile generation 9; generation 2 failed: stalled: " + ksCELMsg}},
+		{ksRef, "ks-build-failed.yaml", newSHA, verdict{Pending, result.CodeFluxBuildFailed,
+			"waiting for kustomize-controller to reconcile generation 9; generation 3 failed: revision main@sha1:c2a6b03 failed: " + ksBuildMsg}},
+		{hrRef, "hr-upgrade-failed.yaml", "6.5.0", verdict{Pending, result.CodeFluxUpgradeFailed,
+			"waiting for helm-controller to reconcile generation 9; generation 4 failed: " + hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"}},
+		{hrRef, "hr-test-failed.yaml", "6.5.0", verdict{Pending, result.CodeFluxTestFailed,
+			"waiting for helm-controller to reconcile generation 9; generation 4 failed: " + hrTestMsg + " (Failed to upgrade after 1 attempt(s))"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			t.Parallel()
+			obj := loadFixture(t, tt.fixture)
+			obj.SetGeneration(9)
+			g := Evaluate(tt.ref, obj, mustRevision(t, tt.want))
+			if diff := cmp.Diff(tt.out, verdict{g.State, g.Code, g.Message}); diff != "" {
+				t.Errorf("Evaluate(%s at generation 9, %q) mismatch (-want +got):\n%s", tt.fixture, tt.want, diff)
 			}
 		})
 	}

@@ -34,10 +34,11 @@ const helmController = "helm-controller"
 // (VERSION+DIGEST12 for OCI charts, with the digest in status.lastAttemptedRevisionDigest),
 // the outcome of the release in Released, of the tests in TestSuccess, of a rollback or
 // uninstall in Remediated, and summarizes them into Ready. It marks Stalled when its
-// remediation retries are exhausted. A failure counts when Ready=False agrees with it and it
-// is about the expected chart version; while helm-controller still retries (Reconciling with
-// reason ProgressingWithRetry, not Stalled) it is Pending with the failure's code. Success
-// counts when the newest release is deployed with the expected chart version.
+// remediation retries are exhausted. A failure counts when Ready=False (or Stalled) agrees
+// with it, and it is about the expected chart version and the current generation of the
+// spec. While helm-controller still retries (Reconciling with reason ProgressingWithRetry,
+// not Stalled) a failure is Pending with its code. Success counts when the newest release is
+// deployed with the expected chart version.
 func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 	if v.suspended {
 		return suspendedGate(ref)
@@ -46,9 +47,18 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 	stalled := v.cond(meta.StalledCondition)
 	isStalled := stalled.status == string(metav1.ConditionTrue)
 	if failure, ok := helmFailure(v, stalled); ok && (isStalled || ready.status == string(metav1.ConditionFalse)) {
-		revisionBound := !isStalled || stalled.reason == retriesExceededReason || stalled.reason == missingRollbackTargetReason
+		// A release failure is about the chart version attempted; a stall on the configuration
+		// (an invalid CEL expression, access denied) holds for any version.
+		revisionBound := !isStalled || retriesStall(stalled)
 		if revisionBound && !want.IsZero() && !want.Matches(v.lastAttempted, v.lastAttemptedDigest) {
 			return staleFailure(want, v.lastAttempted, failure)
+		}
+		decided := ready // summarize stamps Ready with the generation it summarized
+		if isStalled {
+			decided = stalled
+		}
+		if v.olderGeneration(decided) {
+			return staleGeneration(v, decided, helmController, failure)
 		}
 		if rc := v.cond(meta.ReconcilingCondition); !isStalled && rc.status == string(metav1.ConditionTrue) && rc.reason == meta.ProgressingWithRetryReason {
 			failure.state = Pending
@@ -81,13 +91,24 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 	return decision{state: Ready, reason: ready.reason, message: ready.message}
 }
 
-// helmFailure finds the failure the conditions record, the most specific first: a rollback
-// (the new version is not running), a failed install or upgrade, failed tests (unless
-// spec.test.ignoreFailures), then any other stall.
+// retriesStall reports whether helm-controller stalled because remediation ran out: the
+// failed release explains the stall better than the stall does.
+func retriesStall(stalled condition) bool {
+	return stalled.reason == retriesExceededReason || stalled.reason == missingRollbackTargetReason
+}
+
+// helmFailure finds the failure the conditions record, the most specific first: a stall on
+// the configuration, a rollback (the new version is not running), a failed install or
+// upgrade, failed tests (unless spec.test.ignoreFailures), then a stall on retries. A stall
+// on retries is added to the message of the failure it stopped retrying.
 func helmFailure(v *view, stalled condition) (decision, bool) {
+	isStalled := stalled.status == string(metav1.ConditionTrue)
+	if isStalled && !retriesStall(stalled) {
+		return decision{state: Failed, code: result.CodeFluxStalled, reason: stalled.reason, message: "stalled: " + stalled.message}, true
+	}
 	released := v.cond(releasedCondition)
 	exhausted := ""
-	if stalled.status == string(metav1.ConditionTrue) {
+	if isStalled {
 		exhausted = " (" + stalled.message + ")"
 	}
 	if rem := v.cond(remediatedCondition); rem.status == string(metav1.ConditionTrue) {
@@ -108,7 +129,7 @@ func helmFailure(v *view, stalled condition) (decision, bool) {
 	if test := v.cond(testSuccessCondition); test.status == string(metav1.ConditionFalse) && !v.testIgnoreFailures {
 		return decision{state: Failed, code: result.CodeFluxTestFailed, reason: test.reason, message: test.message + exhausted}, true
 	}
-	if stalled.status == string(metav1.ConditionTrue) {
+	if isStalled {
 		return decision{state: Failed, code: result.CodeFluxStalled, reason: stalled.reason, message: "stalled: " + stalled.message}, true
 	}
 	return decision{}, false

@@ -1,6 +1,7 @@
 package flux
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,6 +25,7 @@ const (
 	hrInstallMsg  = "Helm install failed for release apps/podinfo with chart podinfo@" + chart650 + `: Unable to continue with install: Service "podinfo" in namespace "apps" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"`
 	hrTestMsg     = "Helm test failed for release apps/podinfo.v5 with chart podinfo@" + chart650 + ": 1 error occurred: * pod podinfo-grpc-test-w6ltb failed"
 	hrRollbackMsg = "Helm rollback to previous release apps/podinfo.v4 with chart podinfo@" + chart640 + " succeeded"
+	hrSourceMsg   = "OCIRepository 'apps/podinfo' is not ready: failed to determine artifact digest: GET https://ghcr.io/v2/stefanprodan/charts/podinfo/manifests/6.5.0: MANIFEST_UNKNOWN: manifest unknown; unknown tag=6.5.0"
 	hrCELMsg      = `Reconciliation failed terminally due to configuration error: failed to evaluate dependency redis: failed to parse expression 'dep.status.conditions.exists(c, c.type == "Ready"': ERROR: <input>:1:49: Syntax error: missing ')' at '<EOF>'`
 )
 
@@ -49,6 +51,7 @@ var hrObjects = func() map[string]result.FluxObject {
 		"hr-stalled.yaml":          fo("False", chart640, chart640, chart640, 4, 4),
 		"hr-dependency.yaml":       fo("False", chart640, chart640, chart640, 4, 3),
 		"hr-suspended.yaml":        suspended,
+		"hr-source-not-ready.yaml": fo("False", chart640, chart640, chart640, 5, 4),
 	}
 }()
 
@@ -74,6 +77,7 @@ func TestEvaluateHelmRelease(t *testing.T) {
 		{"other digest", "hr-ready.yaml", "sha256:b9cb8b0c1a46", Pending, "", upgraded, "applied " + chart650 + ", waiting for sha256:b9cb8b0c1a46"},
 		// Not done yet; an old failure does not count while a new release runs.
 		{"reconciling", "hr-reconciling.yaml", "6.5.0", Pending, "", "Progressing", "Running 'upgrade' action with timeout of 5m0s"},
+		{"source not ready", "hr-source-not-ready.yaml", "6.5.0", Pending, "", "SourceNotReady", hrSourceMsg},
 		{"dependency not ready", "hr-dependency.yaml", "6.5.0", Pending, result.CodeFluxDependencyNotReady, "DependencyNotReady",
 			"waiting for dependency apps/redis to be ready (dependsOn: apps/redis, cert-manager/cert-manager): dependency 'apps/redis' is not ready"},
 		{"upgrade failed, retrying", "hr-upgrade-retrying.yaml", "6.5.0", Pending, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller is retrying after: " + hrUpgradeMsg},
@@ -93,43 +97,62 @@ func TestEvaluateHelmRelease(t *testing.T) {
 		// Flux will not go on by itself, whatever revision is expected.
 		{"stalled on configuration", "hr-stalled.yaml", "6.5.0", Failed, result.CodeFluxStalled, "InvalidCELExpression", "stalled: " + hrCELMsg},
 		{"suspended", "hr-suspended.yaml", "6.5.0", Suspended, result.CodeFluxSuspended, "Suspended",
-			"HelmRelease/apps/podinfo is suspended (spec.suspend: true); resume it with: flux resume helmrelease podinfo -n apps"},
+			"suspended (spec.suspend: true); resume it with: flux resume helmrelease podinfo -n apps"},
 	})
 }
 
-// TestEvaluateHelmReleaseStallOnly covers a RetriesExceeded stall with no failed release left
-// to explain it: flux-stalled for the attempted chart, Pending for another one.
-func TestEvaluateHelmReleaseStallOnly(t *testing.T) {
+// editConditions replaces the condition of the given type, or removes it when c is nil.
+func editConditions(t *testing.T, obj *unstructured.Unstructured, typ string, c map[string]any) {
+	t.Helper()
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	var kept []any
+	for _, old := range conds {
+		if old.(map[string]any)["type"] != typ {
+			kept = append(kept, old)
+		}
+	}
+	if c != nil {
+		c = maps.Clone(c)
+		c["type"] = typ
+		kept = append(kept, c)
+	}
+	if err := unstructured.SetNestedSlice(obj.Object, kept, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEvaluateHelmReleaseStalls covers which failure explains a stall: a stall on retries
+// with no failed release left is flux-stalled for the attempted chart only; a stall on the
+// configuration wins over an earlier failed release.
+func TestEvaluateHelmReleaseStalls(t *testing.T) {
 	t.Parallel()
 	type verdict struct {
 		State   State
 		Code    result.Code
 		Message string
 	}
+	upgradeFailed := map[string]any{"status": "False", "reason": "UpgradeFailed", "message": hrUpgradeMsg, "observedGeneration": int64(4)}
 	tests := []struct {
-		want string
-		out  verdict
+		name, fixture, condition string
+		edit                     map[string]any
+		want                     string
+		out                      verdict
 	}{
-		{"6.5.0", verdict{Failed, result.CodeFluxStalled, "stalled: Failed to upgrade after 1 attempt(s)"}},
-		{"6.6.0", verdict{Pending, result.CodeFluxStalled, "waiting for 6.6.0 to be attempted; the last attempt was " + chart650 + " and failed: stalled: Failed to upgrade after 1 attempt(s)"}},
+		{"retries without a failed release", "hr-upgrade-failed.yaml", releasedCondition, nil, "6.5.0",
+			verdict{Failed, result.CodeFluxStalled, "stalled: Failed to upgrade after 1 attempt(s)"}},
+		{"retries on another chart", "hr-upgrade-failed.yaml", releasedCondition, nil, "6.6.0",
+			verdict{Pending, result.CodeFluxStalled, "waiting for 6.6.0 to be attempted; the last attempt was " + chart650 + " and failed: stalled: Failed to upgrade after 1 attempt(s)"}},
+		{"configuration over an old failed release", "hr-stalled.yaml", releasedCondition, upgradeFailed, "6.5.0",
+			verdict{Failed, result.CodeFluxStalled, "stalled: " + hrCELMsg}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			obj := loadFixture(t, "hr-upgrade-failed.yaml")
-			conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-			var kept []any
-			for _, c := range conds {
-				if c.(map[string]any)["type"] != releasedCondition {
-					kept = append(kept, c)
-				}
-			}
-			if err := unstructured.SetNestedSlice(obj.Object, kept, "status", "conditions"); err != nil {
-				t.Fatal(err)
-			}
+			obj := loadFixture(t, tt.fixture)
+			editConditions(t, obj, tt.condition, tt.edit)
 			g := Evaluate(hrRef, obj, mustRevision(t, tt.want))
 			if diff := cmp.Diff(tt.out, verdict{g.State, g.Code, g.Message}); diff != "" {
-				t.Errorf("Evaluate(stalled without Released, %q) mismatch (-want +got):\n%s", tt.want, diff)
+				t.Errorf("Evaluate(%s edited, %q) mismatch (-want +got):\n%s", tt.fixture, tt.want, diff)
 			}
 		})
 	}

@@ -26,25 +26,32 @@ const kustomizeController = "kustomize-controller"
 // kustomize-controller records status.lastAttemptedRevision once it has fetched a revision and
 // status.lastAppliedRevision once that revision is applied and healthy; it updates
 // status.observedGeneration only when it ends Ready=True. A failure counts only when it is
-// about the expected revision: a failure of an older one means the expected one has not been
-// attempted yet. Success counts only for the expected revision at the current generation.
+// about the expected revision (a failure of another one means the expected one has not been
+// attempted yet) and about the current generation of the spec (the condition's own
+// observedGeneration). Success counts only for the expected revision at the current generation.
 func kustomizationGate(ref Ref, v *view, want Revision) decision {
 	if v.suspended {
 		return suspendedGate(ref)
 	}
 	if st := v.cond(meta.StalledCondition); st.status == string(metav1.ConditionTrue) {
-		return decision{state: Failed, code: result.CodeFluxStalled, reason: st.reason, message: "stalled: " + st.message}
+		stalled := decision{state: Failed, code: result.CodeFluxStalled, reason: st.reason, message: "stalled: " + st.message}
+		if v.olderGeneration(st) {
+			return staleGeneration(v, st, kustomizeController, stalled)
+		}
+		return stalled
 	}
 	ready := v.cond(meta.ReadyCondition)
 	if ready.status == string(metav1.ConditionFalse) {
 		if code, ok := kustomizationFailures[ready.reason]; ok {
 			failure := decision{state: Failed, code: code, reason: ready.reason, message: ready.message}
+			if !want.IsZero() && !want.Matches(v.lastAttempted) {
+				return staleFailure(want, v.lastAttempted, failure)
+			}
 			if v.lastAttempted != "" {
 				failure.message = fmt.Sprintf("revision %s failed: %s", shortRevision(v.lastAttempted), ready.message)
 			}
-			if !want.IsZero() && !want.Matches(v.lastAttempted) {
-				failure.message = ready.message
-				return staleFailure(want, v.lastAttempted, failure)
+			if v.olderGeneration(ready) {
+				return staleGeneration(v, ready, kustomizeController, failure)
 			}
 			return failure
 		}

@@ -98,6 +98,6 @@ func TestEvaluateKustomization(t *testing.T) {
 		// Flux will not go on by itself.
 		{"stalled", "ks-stalled.yaml", newSHA, Failed, result.CodeFluxStalled, "InvalidCELExpression", "stalled: " + ksCELMsg},
 		{"suspended", "ks-suspended.yaml", newSHA, Suspended, result.CodeFluxSuspended, "Suspended",
-			"Kustomization/flux-system/apps is suspended (spec.suspend: true); resume it with: flux resume kustomization apps -n flux-system"},
+			"suspended (spec.suspend: true); resume it with: flux resume kustomization apps -n flux-system"},
 	})
 }

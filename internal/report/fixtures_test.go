@@ -214,7 +214,7 @@ func hostileRun() result.Run {
 	evil.Objects[0].Failure = &result.Failure{
 		Code: result.CodeConfig, Reason: "CreateContainerConfigError", Message: "secret \"db-<creds>\" not found | `x`",
 		Pod: "web-`pod`-1", Container: "web<1>", RestartCount: 0,
-		Logs: "ok\n```\nrm -rf / # ``\n````\n\x1b[31mred\x1b[0m\ttab\r\n\x07bell\n\n</details>\n",
+		Logs:   "ok\n```\nrm -rf / # ``\n````\n\x1b[31mred\x1b[0m\ttab\r\n\x07bell\n\n</details>\n",
 		Events: []result.Event{{Object: "Pod/app/web-`pod`-1", Reason: "Failed", Message: "</summary></details><h1>pwned</h1>\r\nnext | line", Count: 2}},
 	}
 	good := currentCluster("ok\ncluster", "v1`|<b>", 1)

@@ -98,9 +98,9 @@ func buildTree(c result.Cluster) tree {
 	return t
 }
 
-// rootedParent is the node n nests under: its owner, when following owners from n reaches a
-// requested Flux object. A Flux object without an owner, with an owner that was not checked,
-// or in a cycle of owners is a root.
+// rootedParent is the node n nests under: its owner, when following owners from n ends at a
+// Flux object without one (a requested one). A Flux object without an owner, with an owner
+// that was not checked, or in a cycle of owners is a root: it is nil.
 func rootedParent(n *node, byID map[string]*node, limit int) *node {
 	parent := byID[n.flux.Owner]
 	if n.flux.Owner == "" || parent == nil {
@@ -124,7 +124,9 @@ func fluxFacts(n *node) (facts []string, message string) {
 	if f.Verdict != result.Current && f.Verdict != "" {
 		facts = append(facts, verdictCode(f.Verdict, f.Code))
 	}
-	facts = append(facts, "Ready="+f.Ready)
+	if f.Ready != "" {
+		facts = append(facts, "Ready="+f.Ready)
+	}
 	if f.LastAppliedRevision != "" {
 		facts = append(facts, "applied "+shortRevision(f.LastAppliedRevision))
 	}

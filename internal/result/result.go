@@ -73,6 +73,9 @@ var Codes = []Code{
 	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack,
 }
 
+// ObjectStatuses lists the object statuses, as kstatus computes them.
+var ObjectStatuses = []string{StatusCurrent, StatusInProgress, StatusFailed, StatusTerminating, StatusNotFound, StatusUnknown}
+
 // Object statuses, as kstatus computes them.
 const (
 	StatusCurrent     = "Current"
@@ -172,6 +175,9 @@ const (
 	StatusTimeout Status = "timeout" // every cluster that is not Current timed out
 )
 
+// Statuses lists the overall statuses.
+var Statuses = []Status{StatusSuccess, StatusFailure, StatusTimeout}
+
 // Condition is a Kubernetes-style condition aggregated over the clusters.
 type Condition struct {
 	Type    string `json:"type"`
@@ -197,6 +203,9 @@ type Run struct {
 // condition and the ready and failed cluster lists.
 func NewRun(resources []string, expectedRevision string, clusters []Cluster, took time.Duration) Run {
 	sorted := append([]Cluster(nil), clusters...)
+	for i := range sorted {
+		sorted[i].SchemaVersion = SchemaVersion
+	}
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	run := Run{
 		SchemaVersion:    SchemaVersion,

@@ -87,3 +87,24 @@ func (c *Cluster) Namespace(t testing.TB) string {
 	})
 	return name
 }
+
+// Namespace creates the same fresh namespace on every cluster of the bed, for a test that
+// deploys one app everywhere, and deletes it when the test ends.
+func (b *Bed) Namespace(t testing.TB) string {
+	t.Helper()
+	name := b.Clusters[0].Namespace(t)
+	for _, c := range b.Clusters[1:] {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := c.EnsureNamespace(ctx, name)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = c.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+		})
+	}
+	return name
+}

@@ -1,0 +1,225 @@
+package kubeconfig
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+const tokenAdvice = "pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step"
+
+// restConfig builds the rest.Config of one context of d. When the context cannot be used
+// from here (a credential plugin, a file that is not here, a broken entry) it returns a nil
+// config and a message saying why and what to do instead.
+//
+// Only the context's own cluster and user reach clientcmd, with every referenced file read
+// through Env.ReadFile and inlined first, and no overrides: client-go reads neither the
+// runner's files nor its environment (KUBERNETES_MASTER, ~/.kube).
+func (l *loader) restConfig(d *doc, contextName string) (*rest.Config, string) {
+	kctx := d.cfg.Contexts[contextName]
+	if kctx.Cluster == "" {
+		return nil, fmt.Sprintf("context %q names no cluster: set its cluster (kubectl config set-context %s --cluster=CLUSTER)", contextName, contextName)
+	}
+	cluster, ok := d.cfg.Clusters[kctx.Cluster]
+	if !ok || cluster == nil {
+		return nil, fmt.Sprintf("context %q refers to cluster %q, which %s does not define", contextName, kctx.Cluster, d.origin)
+	}
+	if cluster.Server == "" {
+		return nil, fmt.Sprintf("the kubeconfig's cluster %q has no server: set server: https://HOST:PORT", kctx.Cluster)
+	}
+	cluster = cluster.DeepCopy()
+	user := clientcmdapi.NewAuthInfo()
+	if kctx.AuthInfo != "" {
+		u, ok := d.cfg.AuthInfos[kctx.AuthInfo]
+		if !ok || u == nil {
+			return nil, fmt.Sprintf("context %q refers to user %q, which %s does not define", contextName, kctx.AuthInfo, d.origin)
+		}
+		user = u.DeepCopy()
+	}
+	if user.AuthProvider != nil {
+		return nil, authProviderProblem(kctx.AuthInfo, user.AuthProvider.Name)
+	}
+	if user.Exec != nil {
+		if msg := l.execProblem(d, kctx.AuthInfo, user.Exec); msg != "" {
+			return nil, msg
+		}
+	}
+	if msg := l.inlineFiles(d, kctx.Cluster, cluster, kctx.AuthInfo, user); msg != "" {
+		return nil, msg
+	}
+
+	one := clientcmdapi.NewConfig()
+	one.Clusters[kctx.Cluster] = cluster
+	one.AuthInfos[kctx.AuthInfo] = user
+	one.Contexts[contextName] = kctx.DeepCopy()
+	one.CurrentContext = contextName
+	cfg, err := clientcmd.NewNonInteractiveClientConfig(*one, contextName, nil, nil).ClientConfig()
+	if err != nil {
+		return nil, "the kubeconfig cannot be used: " + err.Error()
+	}
+	return cfg, ""
+}
+
+// inlineFiles replaces the files the cluster and user refer to by their contents, read with
+// Env.ReadFile, and records the secret ones. A file that is not here makes the cluster
+// invalid: the kubeconfig must carry the data itself.
+func (l *loader) inlineFiles(d *doc, clusterName string, c *clientcmdapi.Cluster, userName string, u *clientcmdapi.AuthInfo) string {
+	type fileRef struct {
+		owner, field, dataField string
+		path                    *string
+		data                    *[]byte
+		secret                  bool
+	}
+	refs := []fileRef{
+		{fmt.Sprintf("cluster %q", clusterName), "certificate-authority", "certificate-authority-data", &c.CertificateAuthority, &c.CertificateAuthorityData, false},
+		{fmt.Sprintf("user %q", userName), "client-certificate", "client-certificate-data", &u.ClientCertificate, &u.ClientCertificateData, false},
+		{fmt.Sprintf("user %q", userName), "client-key", "client-key-data", &u.ClientKey, &u.ClientKeyData, true},
+	}
+	for _, r := range refs {
+		path := *r.path
+		*r.path = ""
+		if path == "" || len(*r.data) > 0 { // the data wins over the file, as in kubectl
+			continue
+		}
+		data, msg := l.readReferenced(d, r.owner, r.field, r.dataField, path)
+		if msg != "" {
+			return msg
+		}
+		if r.secret {
+			l.secrets.add(string(data))
+		}
+		*r.data = data
+	}
+	if u.TokenFile == "" {
+		return ""
+	}
+	if u.Token != "" { // the token wins over the file, as in kubectl
+		u.TokenFile = ""
+		return ""
+	}
+	data, msg := l.readReferenced(d, fmt.Sprintf("user %q", userName), "tokenFile", "token", u.TokenFile)
+	if msg != "" {
+		return msg
+	}
+	u.Token = strings.TrimSpace(string(data))
+	l.secrets.add(u.Token)
+	if u.Token == "" {
+		return fmt.Sprintf("the kubeconfig's user %q has an empty tokenFile %s: put the token in it, or set token: instead", userName, u.TokenFile)
+	}
+	// Kept so that client-go rereads a rotated token; clientcmd does not read it again since
+	// the token is set.
+	u.TokenFile = l.resolve(d.dir, u.TokenFile)
+	return ""
+}
+
+// readReferenced reads a file a kubeconfig refers to, relative to the kubeconfig's folder.
+func (l *loader) readReferenced(d *doc, owner, field, dataField, path string) ([]byte, string) {
+	data, err := l.env.ReadFile(l.resolve(d.dir, path))
+	if err == nil {
+		return data, ""
+	}
+	why := "cannot be read here"
+	if errors.Is(err, fs.ErrNotExist) {
+		why = "does not exist here"
+	}
+	fix := fmt.Sprintf("embed the data instead (%s), e.g. with kubectl config view --minify --flatten --raw, or --embed-certs when setting it", dataField)
+	if field == "tokenFile" {
+		fix = "put the token itself in the kubeconfig instead (token:)"
+	}
+	return nil, fmt.Sprintf("the kubeconfig's %s refers to the file %s: %s, which %s: %s", owner, field, path, why, fix)
+}
+
+// resolve makes path absolute: relative paths start at dir, ~/ at the home folder.
+func (l *loader) resolve(dir, path string) string {
+	switch {
+	case filepath.IsAbs(path):
+		return path
+	case strings.HasPrefix(path, "~/") && l.env.Home != "":
+		return filepath.Join(l.env.Home, path[2:])
+	}
+	return filepath.Join(dir, path)
+}
+
+// execProblem says why the user's exec credential plugin cannot run here, or returns "" when
+// it can: only when Env.LookPath finds its command (the CLI on a workstation).
+func (l *loader) execProblem(d *doc, userName string, exec *clientcmdapi.ExecConfig) string {
+	command := exec.Command
+	if l.env.LookPath != nil && command != "" {
+		if strings.ContainsRune(command, filepath.Separator) {
+			command = l.resolve(d.dir, command)
+		}
+		if _, err := l.env.LookPath(command); err == nil {
+			return ""
+		}
+	}
+	where := "which this container does not have"
+	if l.env.LookPath != nil {
+		where = "which is not installed here (not found in PATH)"
+	}
+	name := filepath.Base(exec.Command)
+	what := fmt.Sprintf("%q", name)
+	if summary := execSummary(name, exec.Args); summary != name {
+		what += " (" + summary + ")"
+	}
+	return fmt.Sprintf("the kubeconfig's user %q needs the exec credential plugin %s, %s: %s (%s)", userName, what, where, tokenAdvice, execHint(name, exec.Args))
+}
+
+var subcommand = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+
+// execSummary is the command and its first subcommands ("aws eks get-token"), skipping flags
+// and their values: the rest of the arguments may name accounts or hold secrets.
+func execSummary(name string, args []string) string {
+	words := []string{name}
+	skipValue := false
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "-"):
+			skipValue = !strings.Contains(a, "=")
+			continue
+		case skipValue:
+			skipValue = false
+			continue
+		case !subcommand.MatchString(a) || len(words) == 3:
+			return strings.Join(words, " ")
+		}
+		words = append(words, a)
+	}
+	return strings.Join(words, " ")
+}
+
+// execHint says how to get a token the plugin would have produced.
+func execHint(name string, args []string) string {
+	switch name {
+	case "aws", "aws-iam-authenticator":
+		return "aws eks get-token --cluster-name NAME | jq -r .status.token"
+	case "gke-gcloud-auth-plugin", "gcloud":
+		return "gcloud auth print-access-token"
+	case "kubelogin":
+		return "az account get-access-token --resource 6dae42f8-4368-4678-94ff-3960e28e3630 --query accessToken -o tsv"
+	case "doctl":
+		return "doctl kubernetes cluster kubeconfig exec-credential --version=v1beta1 CLUSTER_ID | jq -r .status.token"
+	}
+	return execSummary(name, args) + " ... | jq -r .status.token"
+}
+
+// authProviderProblem says why an auth-provider user cannot be used: client-go dropped the
+// gcp and azure providers, and this tool does not link the oidc one.
+func authProviderProblem(userName, provider string) string {
+	hint := "a token from your identity provider"
+	switch provider {
+	case "gcp":
+		hint = "gcloud auth print-access-token"
+	case "azure":
+		hint = "az account get-access-token --resource 6dae42f8-4368-4678-94ff-3960e28e3630 --query accessToken -o tsv"
+	case "oidc":
+		hint = "the id-token your identity provider issued"
+	}
+	return fmt.Sprintf("the kubeconfig's user %q needs the auth-provider %q, which this tool does not support: %s (%s)", userName, provider, tokenAdvice, hint)
+}

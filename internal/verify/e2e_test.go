@@ -1,0 +1,261 @@
+package verify_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/verify"
+)
+
+// bed holds three clusters with the real kustomize-controller and helm-controller, shared by
+// the package's tests; each test deploys its own app in its own namespace.
+var bed = testbed.NewShared(testbed.Options{Clusters: 3, Flux: true, Prefix: "verify"})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	bed.Close()
+	os.Exit(code)
+}
+
+const (
+	commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	commitB = "b2c3d4e5f60718293a4b5c6d7e8f9012345678a1"
+)
+
+func appDir(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "apps", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func targetsOf(clusters ...*testbed.Cluster) []verify.Target {
+	var ts []verify.Target
+	for _, c := range clusters {
+		ts = append(ts, verify.Target{Name: c.Name, Config: c.Config})
+	}
+	return ts
+}
+
+func mustRevision(t *testing.T, s string) flux.Revision {
+	t.Helper()
+	r, err := flux.ParseRevision(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func ks(name string) flux.Ref {
+	return flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: name}
+}
+
+// verdicts returns cluster name -> verdict.
+func verdicts(run result.Run) map[string]result.Verdict {
+	m := map[string]result.Verdict{}
+	for _, c := range run.Results {
+		m[c.Name] = c.Verdict
+	}
+	return m
+}
+
+func byName(t *testing.T, run result.Run, name string) result.Cluster {
+	t.Helper()
+	for _, c := range run.Results {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no result for cluster %s in %+v", name, run.Results)
+	return result.Cluster{}
+}
+
+// TestCurrentOnEveryCluster: the app is applied by the real kustomize-controller on three
+// clusters; verify waits for the revision (given as a short SHA) and for every object, and says
+// Current for all three with the applied revision and every inventory object.
+func TestCurrentOnEveryCluster(t *testing.T) {
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := b.Namespace(t)
+	for _, c := range b.Clusters {
+		if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, appDir(t, "web"), commitA); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := verify.Run(ctx, verify.Request{
+		Targets:   targetsOf(b.Clusters...),
+		Resources: []flux.Ref{ks(ns)},
+		Revision:  mustRevision(t, commitA[:7]),
+		Timeout:   2 * time.Minute,
+		Workloads: true,
+	})
+	if run.Status != result.StatusSuccess {
+		t.Fatalf("Run() status = %s, want success; condition: %+v", run.Status, run.Condition)
+	}
+	wantObjects := []string{"ConfigMap/" + ns + "/web-config", "Deployment/" + ns + "/web", "Service/" + ns + "/web"}
+	for _, c := range run.Results {
+		if c.Verdict != result.Current {
+			t.Errorf("cluster %s verdict = %s (%s), want Current", c.Name, c.Verdict, c.Message)
+		}
+		if got, want := c.Flux[0].LastAppliedRevision, "main@sha1:"+commitA; got != want {
+			t.Errorf("cluster %s applied revision = %q, want %q", c.Name, got, want)
+		}
+		var got []string
+		for _, o := range c.Objects {
+			got = append(got, o.ID)
+			if o.Status != result.StatusCurrent {
+				t.Errorf("cluster %s object %s status = %s, want Current", c.Name, o.ID, o.Status)
+			}
+		}
+		if diff := cmp.Diff(wantObjects, got); diff != "" {
+			t.Errorf("cluster %s objects (-want +got):\n%s", c.Name, diff)
+		}
+	}
+	if run.Condition.Status != "True" {
+		t.Errorf("aggregated Ready = %+v, want True", run.Condition)
+	}
+}
+
+// TestWaitsForTheExpectedRevision: a new revision reaches two of three clusters; the third is
+// Ready on the old revision and must time out, never pass (the stale-success trap).
+func TestWaitsForTheExpectedRevision(t *testing.T) {
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := b.Namespace(t)
+	k := testbed.Kustomization{Name: ns, TargetNamespace: ns}
+	for _, c := range b.Clusters {
+		art, err := c.DeployApp(ctx, k, appDir(t, "web"), commitA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, art.Revision); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range b.Clusters[:2] {
+		if _, err := c.DeployApp(ctx, k, appDir(t, "web-v2"), commitB); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	run := verify.Run(ctx, verify.Request{
+		Targets:   targetsOf(b.Clusters...),
+		Resources: []flux.Ref{ks(ns)},
+		Revision:  mustRevision(t, "main@sha1:"+commitB),
+		Timeout:   20 * time.Second,
+		Workloads: true,
+	})
+	took := time.Since(start)
+	want := map[string]result.Verdict{b.Clusters[0].Name: result.Current, b.Clusters[1].Name: result.Current, b.Clusters[2].Name: result.Timeout}
+	if diff := cmp.Diff(want, verdicts(run)); diff != "" {
+		t.Fatalf("verdicts (-want +got):\n%s\nresults: %+v", diff, run.Results)
+	}
+	stale := byName(t, run, b.Clusters[2].Name)
+	if !strings.Contains(stale.Message, commitA[:7]) || !strings.Contains(stale.Message, "waiting for") {
+		t.Errorf("stale cluster message = %q, want it to name the applied revision %s and what it waits for", stale.Message, commitA[:7])
+	}
+	if run.Status != result.StatusTimeout {
+		t.Errorf("status = %s, want timeout", run.Status)
+	}
+	if diff := cmp.Diff([]string{b.Clusters[2].Name}, run.FailedClusters); diff != "" {
+		t.Errorf("failed clusters (-want +got):\n%s", diff)
+	}
+	if took > 30*time.Second {
+		t.Errorf("Run took %s with a 20s timeout", took)
+	}
+}
+
+// TestOneVerdictPerClusterProblem: a healthy cluster, a suspended Kustomization, credentials
+// that may not read the Kustomization, credentials that may read it but not the Deployment, a
+// stopped cluster and an unusable kubeconfig, all in one run: each gets its own verdict and
+// none hides another's.
+func TestOneVerdictPerClusterProblem(t *testing.T) {
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := b.Namespace(t)
+	healthy, suspended, restricted := b.Clusters[0], b.Clusters[1], b.Clusters[2]
+	for _, c := range b.Clusters {
+		k := testbed.Kustomization{Name: ns, TargetNamespace: ns, Suspend: c == suspended}
+		if _, err := c.DeployApp(ctx, k, appDir(t, "web"), commitA); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := restricted.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
+		t.Fatal(err)
+	}
+	noRights, err := restricted.TokenKubeconfig(ctx, ns, "no-rights", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fluxOnly, err := restricted.TokenKubeconfig(ctx, ns, "flux-only", []rbacv1.PolicyRule{{
+		APIGroups: []string{"kustomize.toolkit.fluxcd.io"}, Resources: []string{"kustomizations"}, Verbs: []string{"get", "list", "watch"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped, err := testbed.Start(ctx, testbed.Options{Clusters: 1, Prefix: "stopped", Nodes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopped.Close)
+	if err := stopped.Clusters[0].Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	targets := []verify.Target{
+		{Name: "healthy", Config: healthy.Config},
+		{Name: "suspended", Config: suspended.Config},
+		{Name: "no-rights", Config: restConfig(t, noRights)},
+		{Name: "flux-only", Config: restConfig(t, fluxOnly)},
+		{Name: "stopped", Config: stopped.Clusters[0].Config},
+		{Name: "exec-plugin", Invalid: "the kubeconfig's user needs an exec credential plugin"},
+	}
+	start := time.Now()
+	run := verify.Run(ctx, verify.Request{Targets: targets, Resources: []flux.Ref{ks(ns)}, Timeout: 90 * time.Second, Workloads: true})
+	took := time.Since(start)
+	want := map[string]result.Verdict{
+		"healthy": result.Current, "suspended": result.Suspended, "no-rights": result.Forbidden,
+		"flux-only": result.Forbidden, "stopped": result.Unreachable, "exec-plugin": result.InvalidConfig,
+	}
+	if diff := cmp.Diff(want, verdicts(run)); diff != "" {
+		t.Fatalf("verdicts (-want +got):\n%s\nresults: %+v", diff, run.Results)
+	}
+	if got := byName(t, run, "suspended"); got.Code != result.CodeFluxSuspended || !strings.Contains(got.Message, "resume") {
+		t.Errorf("suspended: code %q message %q, want flux-suspended and how to resume", got.Code, got.Message)
+	}
+	if got := byName(t, run, "flux-only"); !strings.Contains(got.Message, "deployments") {
+		t.Errorf("flux-only message = %q, want it to name what may not be read (deployments)", got.Message)
+	}
+	if took > 60*time.Second {
+		t.Errorf("Run took %s: no verdict here should wait for the 90s timeout", took)
+	}
+	if got, wantNames := run.ReadyClusters, []string{"healthy"}; !cmp.Equal(got, wantNames) {
+		t.Errorf("ready clusters = %v, want %v", got, wantNames)
+	}
+}
+
+func restConfig(t *testing.T, kubeconfig []byte) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
