@@ -77,13 +77,7 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	c.resources = lines(gha.GetInput("resource"))
 	c.namespace = orDefault(gha.GetInput("namespace"), "flux-system")
 	c.revision = gha.GetInput("revision")
-	c.clusters = kubeconfig.Input{
-		Clusters: gha.GetInput("clusters"), ClustersOrigin: "input clusters",
-		KubeconfigOrigin: "input kubeconfig",
-	}
-	if kc := gha.GetInput("kubeconfig"); kc != "" {
-		c.clusters.Kubeconfig = []byte(kc)
-	}
+	c.clusters = kubeconfig.Input{Clusters: gha.GetInput("clusters"), Kubeconfig: gha.GetInput("kubeconfig")}
 	var err error
 	if c.timeout, err = durationInput(gha, "timeout", 10*time.Minute); err != nil {
 		return c, err

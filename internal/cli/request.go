@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -36,7 +36,9 @@ type inputError struct{ msg string }
 
 func (e *inputError) Error() string { return e.msg }
 
-func badInput(format string, args ...any) error { return &inputError{msg: fmt.Sprintf(format, args...)} }
+func badInput(format string, args ...any) error {
+	return &inputError{msg: fmt.Sprintf(format, args...)}
+}
 
 // request validates the settings and loads the kubeconfigs into a verification request. The
 // names say which input (or flag) is at fault, for the error messages.
@@ -76,7 +78,7 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	if s.unschedulableGrace < 0 {
 		return req, nil, badInput("%s must not be negative", names.unschedulableGrace)
 	}
-	clusters, secrets, err := kubeconfig.Load(s.clusters, kubeconfigEnv(env))
+	clusters, secrets, err := kubeconfig.Load(s.clusters, s.kubeconfigEnv(env))
 	if err != nil {
 		return req, secrets, &inputError{msg: err.Error()}
 	}
@@ -159,4 +161,16 @@ func redactJSON(s string, secrets *kubeconfig.Secrets) string {
 	return s
 }
 
-
+// kubeconfigEnv is what the kubeconfig loader may see. Only the CLI may run exec credential
+// plugins: the action's container has none, and its users get an InvalidConfig verdict that
+// says how to pass a token instead.
+func (s settings) kubeconfigEnv(env Env) kubeconfig.Env {
+	ke := kubeconfig.Env{Getenv: env.Getenv, ReadFile: env.ReadFile, Home: env.Getenv("HOME")}
+	if s.clusters.CLI {
+		ke.LookPath = exec.LookPath
+		ke.Workspace, _ = os.Getwd()
+	} else {
+		ke.Workspace = env.Getenv("GITHUB_WORKSPACE")
+	}
+	return ke
+}

@@ -72,12 +72,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		return 2
 	}
 	s.resources = resources
-	in, err := cliClusters(env, kubeconfigPath, clustersFile, contexts)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
-		return 2
-	}
-	s.clusters = in
+	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: clustersFile, KubeconfigPath: kubeconfigPath, Contexts: contexts}
 	req, secrets, err := s.request(env, inputNames{
 		resource: "--resource", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
 		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace",
@@ -130,47 +125,6 @@ func writeCLIOutput(env Env, output, summaryFile string, run result.Run) error {
 		}
 	}
 	return nil
-}
-
-// cliClusters reads the kubeconfig and clusters file the flags name.
-func cliClusters(env Env, kubeconfigPath, clustersFile string, contexts []string) (kubeconfig.Input, error) {
-	in := kubeconfig.Input{Contexts: contexts}
-	if clustersFile != "" {
-		data, err := env.ReadFile(clustersFile)
-		if err != nil {
-			return in, fmt.Errorf("read --clusters-file: %w", err)
-		}
-		in.Clusters, in.ClustersOrigin = string(data), clustersFile
-	}
-	path := kubeconfigPath
-	origin := "--kubeconfig " + path
-	if path == "" {
-		path, origin = defaultKubeconfig(env)
-	}
-	if path == "" {
-		return in, nil
-	}
-	data, err := env.ReadFile(path)
-	switch {
-	case err == nil:
-		in.Kubeconfig, in.KubeconfigOrigin = data, origin
-	case kubeconfigPath != "" || clustersFile == "":
-		return in, fmt.Errorf("read kubeconfig %s: %w", path, err)
-	}
-	return in, nil
-}
-
-// defaultKubeconfig is kubectl's default: the first file of $KUBECONFIG, else ~/.kube/config.
-func defaultKubeconfig(env Env) (path, origin string) {
-	if kc := env.Getenv("KUBECONFIG"); kc != "" {
-		first := strings.Split(kc, string(os.PathListSeparator))[0]
-		return first, "$KUBECONFIG (" + first + ")"
-	}
-	if home := env.Getenv("HOME"); home != "" {
-		p := home + "/.kube/config"
-		return p, p
-	}
-	return "", ""
 }
 
 func redactText(s string, secrets *kubeconfig.Secrets) string {

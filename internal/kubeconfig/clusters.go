@@ -97,6 +97,7 @@ func (e *entry) parse() error {
 	switch e.kind {
 	case sourceEnv:
 		e.ref, e.context, ok = strings.Cut(e.ref, "#")
+		e.ref = strings.TrimSpace(e.ref)
 		if !envVarName.MatchString(e.ref) {
 			return fmt.Errorf("env: needs an environment variable name (letters, digits and _), e.g. %s=env:%s_KUBECONFIG", e.name, envName(e.name))
 		}
@@ -107,7 +108,7 @@ func (e *entry) parse() error {
 		} else {
 			ok = false
 		}
-		if e.ref == "" {
+		if e.ref = strings.TrimSpace(e.ref); e.ref == "" {
 			return fmt.Errorf("file: needs a path, e.g. %s=file:kubeconfigs/%s.yaml", e.name, e.name)
 		}
 	case sourceContext:
@@ -118,7 +119,7 @@ func (e *entry) parse() error {
 	default:
 		return fmt.Errorf("unknown source %q; %s", e.kind+":", sourceHelp)
 	}
-	e.ref, e.context = strings.TrimSpace(e.ref), strings.TrimSpace(e.context)
+	e.context = strings.TrimSpace(e.context)
 	if ok && e.context == "" {
 		return fmt.Errorf("empty context after '#': write %s#CONTEXT, or drop the '#' to use the current-context", e.source())
 	}

@@ -111,7 +111,7 @@ func parse(data []byte) (*clientcmdapi.Config, error) {
 	}
 	if strings.Contains(msg, "yaml:") {
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			return nil, fmt.Errorf("not a valid kubeconfig: invalid YAML on line %s", m[1])
+			return nil, fmt.Errorf("not a valid kubeconfig: invalid YAML near line %s", m[1])
 		}
 		return nil, errors.New("not a valid kubeconfig: invalid YAML")
 	}

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testbed"
+)
+
+// The tests run the built binary the way GitHub runs the container: INPUT_* variables, the
+// GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, and `action` as the argument action.yml gives.
+var (
+	bed    = testbed.NewShared(testbed.Options{Clusters: 3, Flux: true, Prefix: "action"})
+	binary string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "app-status-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "app-status")
+	build := exec.Command("go", "build", "-trimpath", "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build app-status: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	bed.Close()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const commit = "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00"
+
+// actionRun is one execution of the action.
+type actionRun struct {
+	exitCode int
+	stdout   string
+	outputs  map[string]string
+	summary  string
+}
+
+// runAction runs the binary as GitHub would, with the given inputs and extra environment.
+// When signalAfter is positive, SIGTERM is sent after that long (a cancelled job).
+func runAction(t *testing.T, workspace string, inputs, env map[string]string, signalAfter time.Duration) actionRun {
+	t.Helper()
+	outFile := filepath.Join(workspace, "github_output")
+	summaryFile := filepath.Join(workspace, "step_summary")
+	for _, f := range []string{outFile, summaryFile} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(binary, "action")
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + workspace,
+		"GITHUB_ACTIONS=true", "GITHUB_WORKSPACE=" + workspace,
+		"GITHUB_OUTPUT=" + outFile, "GITHUB_STEP_SUMMARY=" + summaryFile,
+	}
+	for k, v := range inputs {
+		cmd.Env = append(cmd.Env, "INPUT_"+strings.ToUpper(k)+"="+v)
+	}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if signalAfter > 0 {
+		time.AfterFunc(signalAfter, func() { _ = cmd.Process.Signal(syscall.SIGTERM) })
+	}
+	err := cmd.Wait()
+	run := actionRun{stdout: stdout.String()}
+	if exit, ok := err.(*exec.ExitError); ok {
+		run.exitCode = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.outputs = parseOutputs(t, string(data))
+	summary, err := os.ReadFile(summaryFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.summary = string(summary)
+	return run
+}
+
+// parseOutputs reads GITHUB_OUTPUT's "name<<DELIMITER ... DELIMITER" blocks.
+func parseOutputs(t *testing.T, data string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		name, delim, ok := strings.Cut(sc.Text(), "<<")
+		if !ok {
+			t.Fatalf("GITHUB_OUTPUT line %q is not name<<delimiter", sc.Text())
+		}
+		var value []string
+		for sc.Scan() && sc.Text() != delim {
+			value = append(value, sc.Text())
+		}
+		out[name] = strings.Join(value, "\n")
+	}
+	return out
+}
+
+func kubeconfigSecrets(t *testing.T, kubeconfigs ...[]byte) []string {
+	t.Helper()
+	var secrets []string
+	for _, kc := range kubeconfigs {
+		for _, line := range strings.Split(string(kc), "\n") {
+			line = strings.TrimSpace(line)
+			for _, key := range []string{"client-key-data: ", "token: "} {
+				if v, ok := strings.CutPrefix(line, key); ok {
+					secrets = append(secrets, v)
+				}
+			}
+		}
+	}
+	if len(secrets) == 0 {
+		t.Fatal("test kubeconfigs hold no secrets to look for")
+	}
+	return secrets
+}
+
+func validateAgainstSchema(t *testing.T, doc string, ref string) {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	schemaPath, _ := filepath.Abs(filepath.Join("..", "..", "schema", "results.schema.json"))
+	sch, err := c.Compile(schemaPath + ref)
+	if err != nil {
+		t.Fatalf("compile schema: %v", err)
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+	if err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, doc)
+	}
+	if err := sch.Validate(v); err != nil {
+		t.Errorf("output does not match %s%s: %v", schemaPath, ref, err)
+	}
+}
+
+// TestActionOnThreeClusters: kubeconfigs from an env var (plain), an env var (base64) and a
+// workspace file; two clusters roll out, one cannot pull its image. The step fails with
+// exit 1, and every output, the summary and the annotations say exactly that.
+func TestActionOnThreeClusters(t *testing.T) {
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := b.Namespace(t)
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	for i, c := range b.Clusters {
+		app := "web"
+		if i == 2 {
+			app = "web-broken"
+		}
+		if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, filepath.Join(root, "testdata", "apps", app), commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	workspace := t.TempDir()
+	if err := os.WriteFile(filepath.Join(workspace, "gamma.kubeconfig"), b.Clusters[2].Kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := runAction(t, workspace, map[string]string{
+		"clusters":     "alpha=env:KC_ALPHA\nbeta=env:KC_BETA\n\n# the third from a file in the workspace\ngamma=file:gamma.kubeconfig\n",
+		"resource":     "kustomization/" + ns,
+		"revision":     commit[:7],
+		"timeout":      "2m",
+		"fail-fast":    "false",
+		"workloads":    "true",
+		"summary":      "true",
+		"namespace":    "flux-system",
+		"max-parallel": "3",
+	}, map[string]string{
+		"KC_ALPHA": string(b.Clusters[0].Kubeconfig),
+		"KC_BETA":  base64.StdEncoding.EncodeToString(b.Clusters[1].Kubeconfig),
+	}, 0)
+
+	if run.exitCode != 1 {
+		t.Errorf("exit code = %d, want 1 (one cluster failed)\n%s", run.exitCode, run.stdout)
+	}
+	want := map[string]string{
+		"status":          "failure",
+		"ready-clusters":  `["alpha","beta"]`,
+		"failed-clusters": `["gamma"]`,
+	}
+	for k, v := range want {
+		if run.outputs[k] != v {
+			t.Errorf("output %s = %q, want %q", k, run.outputs[k], v)
+		}
+	}
+	var results []result.Cluster
+	if err := json.Unmarshal([]byte(run.outputs["results"]), &results); err != nil {
+		t.Fatalf("results output is not a JSON array of clusters: %v\n%s", err, run.outputs["results"])
+	}
+	validateAgainstSchema(t, run.outputs["results"], "#/$defs/results")
+	validateAgainstSchema(t, run.outputs["report"], "")
+	got := map[string]string{}
+	for _, r := range results {
+		got[r.Name] = string(r.Verdict) + "/" + string(r.Code)
+	}
+	if diff := cmp.Diff(map[string]string{"alpha": "Current/", "beta": "Current/", "gamma": "Failed/image-pull"}, got); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(run.summary, "2 of 3 clusters ready") || !strings.Contains(run.summary, "image-pull") {
+		t.Errorf("summary lacks the headline or the failure code:\n%s", run.summary)
+	}
+	if !strings.Contains(run.stdout, "::error title=gamma::") {
+		t.Errorf("no error annotation for gamma in the log:\n%s", run.stdout)
+	}
+	if strings.Contains(run.stdout, "::error title=alpha") {
+		t.Errorf("an annotation for a Current cluster:\n%s", run.stdout)
+	}
+	assertMaskedFirst(t, run, kubeconfigSecrets(t, b.Clusters[0].Kubeconfig, b.Clusters[2].Kubeconfig))
+	if _, err := time.ParseDuration(run.outputs["duration"]); err != nil {
+		t.Errorf("duration output %q is not a duration: %v", run.outputs["duration"], err)
+	}
+}
+
+// assertMaskedFirst checks that every secret is registered with ::add-mask:: before any other
+// line, and appears nowhere else: not in the log, the outputs or the summary.
+func assertMaskedFirst(t *testing.T, run actionRun, secrets []string) {
+	t.Helper()
+	lines := strings.Split(run.stdout, "\n")
+	masked := map[string]bool{}
+	seenOther := false
+	for _, l := range lines {
+		if v, ok := strings.CutPrefix(l, "::add-mask::"); ok {
+			if seenOther {
+				t.Errorf("::add-mask:: after other output: %q", l)
+			}
+			masked[v] = true
+			continue
+		}
+		if l != "" {
+			seenOther = true
+		}
+		for _, s := range secrets {
+			if strings.Contains(l, s) {
+				t.Errorf("a secret leaked into the log: %q", l)
+			}
+		}
+	}
+	for _, s := range secrets {
+		if !masked[s] {
+			t.Errorf("secret %.8s… was never masked", s)
+		}
+		for name, v := range run.outputs {
+			if strings.Contains(v, s) {
+				t.Errorf("a secret leaked into output %s", name)
+			}
+		}
+		if strings.Contains(run.summary, s) {
+			t.Error("a secret leaked into the summary")
+		}
+	}
+}
+
+// TestActionCancelled: SIGTERM (what the runner sends when a job is cancelled) while waiting
+// for a revision that never comes: the action still writes its outputs and summary, with the
+// state each cluster had reached, and exits 1 at once.
+func TestActionCancelled(t *testing.T) {
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ns := b.Namespace(t)
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	c := b.Clusters[0]
+	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, filepath.Join(root, "testdata", "apps", "web"), commit); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	run := runAction(t, t.TempDir(), map[string]string{
+		"kubeconfig": string(c.Kubeconfig),
+		"resource":   "ks/" + ns,
+		"revision":   "deadbeefcafe",
+		"timeout":    "5m",
+	}, nil, 4*time.Second)
+	took := time.Since(start)
+	if run.exitCode != 1 {
+		t.Errorf("exit code = %d, want 1\n%s", run.exitCode, run.stdout)
+	}
+	if took > 20*time.Second {
+		t.Errorf("the action took %s to stop after SIGTERM at 4s", took)
+	}
+	if run.outputs["status"] != "failure" {
+		t.Errorf("status output = %q, want failure\n%s", run.outputs["status"], run.stdout)
+	}
+	var results []result.Cluster
+	if err := json.Unmarshal([]byte(run.outputs["results"]), &results); err != nil || len(results) != 1 {
+		t.Fatalf("results output = %q (%v), want one cluster", run.outputs["results"], err)
+	}
+	if results[0].Verdict != result.Cancelled || !strings.Contains(results[0].Message, "deadbee") {
+		t.Errorf("verdict = %s (%q), want Cancelled saying what it waited for", results[0].Verdict, results[0].Message)
+	}
+	if !strings.Contains(run.summary, "Cancelled") {
+		t.Errorf("summary does not show the cancellation:\n%s", run.summary)
+	}
+}

@@ -1,0 +1,256 @@
+// Package kubeconfig turns the clusters and kubeconfig inputs (or the CLI's flags) into one
+// named rest.Config per cluster, and collects every secret in them so nothing secret is ever
+// printed.
+//
+// Bad input (a malformed line, a missing variable, an unreadable or unparsable kubeconfig,
+// an unknown context) is an error, reported before any cluster is contacted. A kubeconfig
+// that parses but cannot be used from here (a credential plugin, a certificate file that is
+// not here) is data: that cluster gets an Invalid message and the others load.
+package kubeconfig
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+)
+
+// Env is the outside world Load may see. Nothing else is read: not the process's
+// environment, not ~/.kube, not KUBERNETES_MASTER.
+type Env struct {
+	// Getenv reads an environment variable (env: sources, and KUBECONFIG in CLI mode).
+	Getenv func(string) string
+	// ReadFile reads kubeconfigs, the clusters file and the files kubeconfigs refer to.
+	ReadFile func(string) ([]byte, error)
+	// LookPath finds an exec credential plugin's command. Nil means none can run (the
+	// action's container): users needing one get an Invalid cluster.
+	LookPath func(string) (string, error)
+	// Workspace is the folder relative paths start at: GITHUB_WORKSPACE, or the CLI's
+	// working directory.
+	Workspace string
+	// Home is the user's home folder, for ~/.kube/config and ~/ paths.
+	Home string
+}
+
+// Input says which clusters to load, from the action's inputs or from the CLI's flags.
+type Input struct {
+	// CLI selects the CLI's flags (ClustersFile, KubeconfigPath, Contexts) over the
+	// action's inputs (Clusters, Kubeconfig).
+	CLI bool
+
+	// Clusters is the action's clusters input: one name=source per line. Empty means every
+	// context of Kubeconfig, in sorted order.
+	Clusters string
+	// Kubeconfig is the action's kubeconfig input, plain YAML or base64.
+	Kubeconfig string
+
+	// ClustersFile is --clusters-file: a clusters list whose relative file: paths start at
+	// its folder.
+	ClustersFile string
+	// KubeconfigPath is --kubeconfig. Empty means $KUBECONFIG's first file, else
+	// ~/.kube/config, read only when a cluster needs it.
+	KubeconfigPath string
+	// Contexts are the --context flags, each a cluster named by the context. None (and no
+	// ClustersFile) means every context, in sorted order.
+	Contexts []string
+}
+
+// Cluster is one cluster to verify: it becomes a verify.Target{Name, Config, Invalid}.
+type Cluster struct {
+	Name string
+	// Source is where its kubeconfig came from, as written: "env:KUBECONFIGS#prod-eu",
+	// "file:kubeconfigs/prod.yaml", "context:prod".
+	Source string
+	// Context is the kubeconfig context used.
+	Context string
+	// Config connects to the cluster; nil when Invalid says why it cannot.
+	Config  *rest.Config
+	Invalid string
+}
+
+// Load reads every cluster's kubeconfig and returns the clusters, in the order listed (or
+// sorted, when every context is used), and the secrets seen. The secrets are returned even
+// with an error, to be masked before the error is printed; errors and Invalid messages never
+// contain them.
+func Load(in Input, env Env) ([]Cluster, *Secrets, error) {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if env.ReadFile == nil {
+		env.ReadFile = func(name string) ([]byte, error) { return nil, fmt.Errorf("read %s: no file access", name) }
+	}
+	l := &loader{in: in, env: env, secrets: &Secrets{}, docs: map[string]loaded{}}
+	clusters, err := l.load()
+	if err != nil {
+		return nil, l.secrets, redacted{err: err, msg: l.secrets.Redact(err.Error())}
+	}
+	for i := range clusters {
+		clusters[i].Invalid = l.secrets.Redact(clusters[i].Invalid)
+	}
+	return clusters, l.secrets, nil
+}
+
+// redacted is an error whose message went through Secrets.Redact: a last guard, as every
+// message is built not to quote kubeconfig contents in the first place.
+type redacted struct {
+	err error
+	msg string
+}
+
+func (r redacted) Error() string { return r.msg }
+func (r redacted) Unwrap() error { return r.err }
+
+type loader struct {
+	in      Input
+	env     Env
+	secrets *Secrets
+	docs    map[string]loaded // by source, so a kubeconfig used by several lines is read once
+}
+
+type loaded struct {
+	doc *doc
+	err error
+}
+
+func (l *loader) load() ([]Cluster, error) {
+	if err := l.in.check(); err != nil {
+		return nil, err
+	}
+	list, origin, dir, err := l.list()
+	if err != nil {
+		return nil, err
+	}
+	entries, parseErr := parseClusters(list, origin)
+	needKubeconfig := l.in.Kubeconfig != "" || l.in.KubeconfigPath != "" || len(entries) == 0
+	for _, e := range entries {
+		needKubeconfig = needKubeconfig || e.kind == sourceContext
+	}
+	var kube *doc
+	if needKubeconfig {
+		if kube, err = l.kubeconfig(); err != nil {
+			return nil, errors.Join(parseErr, err)
+		}
+	}
+	if parseErr != nil {
+		return nil, parseErr
+	}
+	if len(entries) == 0 {
+		if l.in.CLI && l.in.ClustersFile != "" {
+			return nil, fmt.Errorf("%s lists no clusters: add one name=source line per cluster, e.g. prod=context:prod", origin)
+		}
+		return l.fromContexts(kube)
+	}
+	clusters := make([]Cluster, 0, len(entries))
+	var errs []error
+	for _, e := range entries {
+		c, err := l.fromEntry(e, kube, origin, dir)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		clusters = append(clusters, c)
+	}
+	return clusters, errors.Join(errs...)
+}
+
+// check rejects flags of the other mode (a wiring mistake) and flags that cannot combine.
+func (in Input) check() error {
+	switch {
+	case !in.CLI && (in.ClustersFile != "" || in.KubeconfigPath != "" || len(in.Contexts) > 0):
+		return errors.New("kubeconfig: ClustersFile, KubeconfigPath and Contexts are CLI flags: set Input.CLI")
+	case in.CLI && (in.Clusters != "" || in.Kubeconfig != ""):
+		return errors.New("kubeconfig: Clusters and Kubeconfig are action inputs: unset Input.CLI")
+	case in.ClustersFile != "" && len(in.Contexts) > 0:
+		return errors.New("--context and --clusters-file cannot be combined: list the contexts in the clusters file as name=context:CONTEXT")
+	}
+	return nil
+}
+
+// list returns the clusters list, the name of where it came from, and the folder its
+// relative file: paths start at.
+func (l *loader) list() (list, origin, dir string, err error) {
+	if !l.in.CLI {
+		return l.in.Clusters, "input clusters", l.env.Workspace, nil
+	}
+	if l.in.ClustersFile == "" {
+		return "", "", "", nil
+	}
+	path := l.resolve(l.env.Workspace, l.in.ClustersFile)
+	data, err := l.env.ReadFile(path)
+	if err != nil {
+		return "", "", "", fmt.Errorf("--clusters-file %s: cannot read it: %w", l.in.ClustersFile, err)
+	}
+	return string(data), l.in.ClustersFile, filepath.Dir(path), nil
+}
+
+// fromEntry loads the cluster of one clusters line.
+func (l *loader) fromEntry(e entry, kube *doc, origin, dir string) (Cluster, error) {
+	var d *doc
+	var err error
+	want := e.context
+	switch e.kind {
+	case sourceEnv:
+		d, err = l.envDoc(e, origin)
+	case sourceFile:
+		if d, err = l.fileDoc(e, dir); err != nil {
+			err = fmt.Errorf("%s line %d: %s: %w", origin, e.line, e.source(), err)
+		}
+	case sourceContext:
+		if kube == nil {
+			return Cluster{}, fmt.Errorf("%s line %d: %s needs the kubeconfig input", origin, e.line, e.source())
+		}
+		d, want = kube, e.ref
+	}
+	if err != nil {
+		return Cluster{}, err
+	}
+	name, err := d.pick(want)
+	if err != nil {
+		return Cluster{}, fmt.Errorf("%s line %d: %w", origin, e.line, err)
+	}
+	cfg, invalid := l.restConfig(d, name)
+	return Cluster{Name: e.name, Source: e.written(), Context: name, Config: cfg, Invalid: invalid}, nil
+}
+
+// fromContexts makes a cluster of each --context, or of every context, named by it.
+func (l *loader) fromContexts(kube *doc) ([]Cluster, error) {
+	if kube == nil {
+		return nil, errors.New("no clusters: set the clusters input (one name=source per line, e.g. prod=env:PROD_KUBECONFIG) or the kubeconfig input")
+	}
+	names, explicit := l.in.Contexts, len(l.in.Contexts) > 0
+	if !explicit {
+		if names = kube.contexts(); len(names) == 0 {
+			return nil, fmt.Errorf("%s has no contexts; add one (kubectl config set-context NAME --cluster=CLUSTER --user=USER)", kube.origin)
+		}
+	}
+	rename := "name it in the clusters input: NAME=context:"
+	if l.in.CLI {
+		rename = "name it in a --clusters-file: NAME=context:"
+	}
+	var clusters []Cluster
+	var errs []error
+	seen := map[string]bool{}
+	for _, name := range names {
+		where := fmt.Sprintf("context %q of %s", name, kube.origin)
+		if explicit {
+			where = fmt.Sprintf("--context %q", name)
+		}
+		if seen[name] {
+			errs = append(errs, fmt.Errorf("%s is given twice", where))
+			continue
+		}
+		seen[name] = true
+		if _, err := kube.pick(name); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+			continue
+		}
+		if err := checkName(name); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w; %s%s", where, err, rename, name))
+			continue
+		}
+		cfg, invalid := l.restConfig(kube, name)
+		clusters = append(clusters, Cluster{Name: name, Source: sourceContext + ":" + name, Context: name, Config: cfg, Invalid: invalid})
+	}
+	return clusters, errors.Join(errs...)
+}

@@ -1,0 +1,208 @@
+package kubeconfig
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+func TestLoadAction(t *testing.T) {
+	t.Parallel()
+	one := yamlOf(t, newConfig("a"))
+	ab := yamlOf(t, newConfig("a", "b"))
+	abCurrentB := yamlOf(t, withCurrent(newConfig("a", "b"), "b"))
+	withExec := newConfig("a", "b")
+	withExec.AuthInfos["b"] = execUser()
+	// A kubeconfig whose token would be quoted by a careless parser.
+	badYAML := "apiVersion: v1\nkind: Config\nusers:\n- name: a\n  user:\n    token: " + tokenFor("a") + "\n   bad: : x\n"
+	badType := "apiVersion: v1\nkind: Config\nusers: " + tokenFor("a") + "\n"
+
+	tests := []struct {
+		name    string
+		in      Input
+		env     fakeEnv
+		want    []summary
+		wantErr string
+	}{{
+		name: "env plain YAML",
+		in:   Input{Clusters: "prod=env:KC"},
+		env:  fakeEnv{vars: map[string]string{"KC": one}},
+		want: []summary{ok("prod", "env:KC", "a")},
+	}, {
+		name: "env base64 wrapped at 76",
+		in:   Input{Clusters: "prod=env:KC"},
+		env:  fakeEnv{vars: map[string]string{"KC": wrap(b64(one), 76, "\n")}},
+		want: []summary{ok("prod", "env:KC", "a")},
+	}, {
+		name: "file relative to the workspace, absolute, and under home",
+		in:   Input{Clusters: "rel=file:kc/one.yaml\nabs=file:/etc/kc/ab.yaml#b\nhome=file:~/kc.yaml"},
+		env: fakeEnv{files: map[string]string{
+			"/ws/kc/one.yaml": one, "/etc/kc/ab.yaml": ab, "/home/me/kc.yaml": b64(abCurrentB),
+		}},
+		want: []summary{ok("rel", "file:kc/one.yaml", "a"), ok("abs", "file:/etc/kc/ab.yaml#b", "b"), ok("home", "file:~/kc.yaml", "b")},
+	}, {
+		name: "context of the kubeconfig input",
+		in:   Input{Clusters: "x=context:b\ny=context:a", Kubeconfig: b64(ab)},
+		want: []summary{ok("x", "context:b", "b"), ok("y", "context:a", "a")},
+	}, {
+		name: "#context picks a context, current-context or only context otherwise",
+		in:   Input{Clusters: "p=env:AB#a\nq=env:AB#b\nr=env:CUR\ns=env:ONE"},
+		env:  fakeEnv{vars: map[string]string{"AB": ab, "CUR": abCurrentB, "ONE": one}},
+		want: []summary{ok("p", "env:AB#a", "a"), ok("q", "env:AB#b", "b"), ok("r", "env:CUR", "b"), ok("s", "env:ONE", "a")},
+	}, {
+		name: "comments, blank lines and spaces",
+		in:   Input{Clusters: "\n# production\n  prod = env:ONE  \r\n\n   # staging later\r\nstg=env: AB # b \n"},
+		env:  fakeEnv{vars: map[string]string{"ONE": one, "AB": ab}},
+		want: []summary{ok("prod", "env:ONE", "a"), ok("stg", "env:AB#b", "b")},
+	}, {
+		name:    "several contexts and no current-context",
+		in:      Input{Clusters: "prod=env:KC"},
+		env:     fakeEnv{vars: map[string]string{"KC": ab}},
+		wantErr: `input clusters line 1: env:KC has several contexts and no current-context; add #context to pick one, e.g. env:KC#a (it has: a, b)`,
+	}, {
+		name: "no clusters: every context of the kubeconfig, sorted",
+		in:   Input{Kubeconfig: yamlOf(t, newConfig("zeta", "alpha", "mid"))},
+		want: []summary{ok("alpha", "context:alpha", "alpha"), ok("mid", "context:mid", "mid"), ok("zeta", "context:zeta", "zeta")},
+	}, {
+		name: "only comments: every context",
+		in:   Input{Clusters: "# none yet\n", Kubeconfig: ab},
+		want: []summary{ok("a", "context:a", "a"), ok("b", "context:b", "b")},
+	}, {
+		name: "an exec user makes its cluster invalid, not the others",
+		in:   Input{Kubeconfig: yamlOf(t, withExec)},
+		want: []summary{ok("a", "context:a", "a"), {Name: "b", Source: "context:b", Context: "b", Invalid: true}},
+	}, {
+		name:    "missing variable",
+		in:      Input{Clusters: "a=env:KC\n\nprod=env:PROD_KUBECONFIG"},
+		env:     fakeEnv{vars: map[string]string{"KC": one}},
+		wantErr: `input clusters line 3: "prod=env:PROD_KUBECONFIG": environment variable PROD_KUBECONFIG is empty or not set; map the secret in the step's env: (env: PROD_KUBECONFIG: ${{ secrets.PROD_KUBECONFIG }})`,
+	}, {
+		name:    "malformed line",
+		in:      Input{Clusters: "prod=env:KC\nstaging"},
+		env:     fakeEnv{vars: map[string]string{"KC": one}},
+		wantErr: `input clusters line 2: "staging": expected name=source, where source is env:VAR, file:PATH or context:NAME`,
+	}, {
+		name:    "duplicate name",
+		in:      Input{Clusters: "prod=env:KC\n#\n\nprod=env:KC"},
+		env:     fakeEnv{vars: map[string]string{"KC": one}},
+		wantErr: `input clusters line 4: duplicate cluster name "prod" (first on line 1)`,
+	}, {
+		name:    "not a kubeconfig",
+		in:      Input{Clusters: "prod=env:KC"},
+		env:     fakeEnv{vars: map[string]string{"KC": "just some text!"}},
+		wantErr: `input clusters line 1: env:KC: not a kubeconfig (neither YAML nor base64 of one)`,
+	}, {
+		name:    "invalid YAML holding a token",
+		in:      Input{Clusters: "prod=env:KC"},
+		env:     fakeEnv{vars: map[string]string{"KC": badYAML}},
+		wantErr: `input clusters line 1: env:KC: not a valid kubeconfig: invalid YAML near line 6`,
+	}, {
+		name:    "base64 of invalid YAML holding a token",
+		in:      Input{Clusters: "prod=env:KC"},
+		env:     fakeEnv{vars: map[string]string{"KC": b64(badYAML)}},
+		wantErr: `input clusters line 1: env:KC: base64 of an invalid kubeconfig: not a valid kubeconfig: invalid YAML near line 6`,
+	}, {
+		name:    "a token where a list belongs",
+		in:      Input{Clusters: "prod=file:kc.yaml"},
+		env:     fakeEnv{files: map[string]string{"/ws/kc.yaml": badType}},
+		wantErr: `input clusters line 1: file:kc.yaml: not a valid kubeconfig: field users must be of type []v1.NamedAuthInfo`,
+	}, {
+		name:    "unreadable file",
+		in:      Input{Clusters: "prod=file:missing.yaml"},
+		wantErr: `input clusters line 1: file:missing.yaml: cannot read /ws/missing.yaml (relative paths start at the workspace, GITHUB_WORKSPACE; is the repository checked out?): open /ws/missing.yaml: no such file or directory`,
+	}, {
+		name:    "unknown context",
+		in:      Input{Clusters: "a=env:KC#a\nb=env:KC#b\n\n\nc=env:KC#nope"},
+		env:     fakeEnv{vars: map[string]string{"KC": ab}},
+		wantErr: `input clusters line 5: context "nope" not found in env:KC; it has: a, b`,
+	}, {
+		name:    "unknown context of the kubeconfig input",
+		in:      Input{Clusters: "a=context:nope", Kubeconfig: ab},
+		wantErr: `input clusters line 1: context "nope" not found in input kubeconfig; it has: a, b`,
+	}, {
+		name:    "context: without the kubeconfig input",
+		in:      Input{Clusters: "a=env:KC\nprod=context:prod"},
+		env:     fakeEnv{vars: map[string]string{"KC": one}},
+		wantErr: `input clusters line 2: context:prod needs the kubeconfig input`,
+	}, {
+		name:    "nothing given",
+		wantErr: `no clusters: set the clusters input (one name=source per line, e.g. prod=env:PROD_KUBECONFIG) or the kubeconfig input`,
+	}, {
+		name:    "unparsable kubeconfig input",
+		in:      Input{Clusters: "a=env:KC", Kubeconfig: "not base64 and not yaml"},
+		env:     fakeEnv{vars: map[string]string{"KC": one}},
+		wantErr: `input kubeconfig: not a kubeconfig (neither YAML nor base64 of one)`,
+	}, {
+		name:    "a context name that is no cluster name",
+		in:      Input{Kubeconfig: yamlOf(t, newConfig("arn:aws:eks:eu-west-1:1:cluster/prod"))},
+		wantErr: `context "arn:aws:eks:eu-west-1:1:cluster/prod" of input kubeconfig: invalid cluster name "arn:aws:eks:eu-west-1:1:cluster/prod": use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit; name it in the clusters input: NAME=context:arn:aws:eks:eu-west-1:1:cluster/prod`,
+	}, {
+		name: "every bad line is reported",
+		in:   Input{Clusters: "a=env:NOPE\nb=env:KC#x\nc=file:gone"},
+		env:  fakeEnv{vars: map[string]string{"KC": ab}},
+		wantErr: `input clusters line 1: "a=env:NOPE": environment variable NOPE is empty or not set; map the secret in the step's env: (env: NOPE: ${{ secrets.NOPE }})` + "\n" +
+			`input clusters line 2: context "x" not found in env:KC; it has: a, b` + "\n" +
+			`input clusters line 3: file:gone: cannot read /ws/gone (relative paths start at the workspace, GITHUB_WORKSPACE; is the repository checked out?): open /ws/gone: no such file or directory`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, secrets, err := Load(tt.in, tt.env.env())
+			if diff := cmp.Diff(tt.wantErr, errString(err)); diff != "" {
+				t.Errorf("Load() error (-want +got):\n%s", diff)
+			}
+			want := tt.want
+			if err != nil {
+				want = nil
+			}
+			if diff := cmp.Diff(want, summarize(got)); diff != "" {
+				t.Errorf("Load() clusters (-want +got):\n%s", diff)
+			}
+			if secrets == nil {
+				t.Fatal("Load() secrets = nil")
+			}
+			var encoded []string
+			for _, v := range tt.env.vars {
+				if !strings.Contains(v, "apiVersion") {
+					encoded = append(encoded, strings.ReplaceAll(v, "\n", ""))
+				}
+			}
+			noSecret(t, "error", errString(err), encoded...)
+			for _, c := range got {
+				noSecret(t, "Invalid of "+c.Name, c.Invalid, encoded...)
+			}
+		})
+	}
+}
+
+func TestLoadRecordsSecrets(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig("a", "b", "unused")
+	cfg.AuthInfos["b"] = &clientcmdapi.AuthInfo{Username: "admin", Password: "pw-" + marker + "-hunter2"}
+	encoded := wrap(b64(yamlOf(t, newConfig("c"))), 76, "\n")
+	env := fakeEnv{vars: map[string]string{"PLAIN": yamlOf(t, cfg), "ENCODED": encoded}}
+
+	_, secrets, err := Load(Input{Clusters: "a=env:PLAIN#a\nc=env:ENCODED"}, env.env())
+	if err != nil {
+		t.Fatalf("Load() error = %v", err)
+	}
+	values := secrets.Values()
+	for _, want := range []string{
+		tokenFor("a"), tokenFor("unused"), "pw-" + marker + "-hunter2", tokenFor("c"),
+		encoded[:76], // each line of the wrapped base64
+	} {
+		if !slices.Contains(values, want) {
+			t.Errorf("Secrets.Values() lacks %q", want)
+		}
+	}
+	if slices.Contains(values, "admin") {
+		t.Errorf("Secrets.Values() holds the user name")
+	}
+	msg := "curl -H 'Authorization: Bearer " + tokenFor("a") + "' failed; kubeconfig was " + encoded
+	if got := secrets.Redact(msg); strings.Contains(got, marker) || strings.Contains(got, encoded[:76]) {
+		t.Errorf("Redact() = %q, still holds a secret", got)
+	}
+}
