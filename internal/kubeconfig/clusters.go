@@ -44,7 +44,10 @@ var (
 	// credentialRun is a long run of base64 or token characters, as in a JWT or an encoded
 	// kubeconfig pasted where a source belongs.
 	credentialRun = regexp.MustCompile(`[A-Za-z0-9+/_=-]{24,}`)
-	yamlKey       = regexp.MustCompile(`^-?\s*[A-Za-z-]+:(\s|$)`)
+	// kubeconfigKey starts a line of kubeconfig YAML.
+	kubeconfigKey = regexp.MustCompile(`^-?\s*(apiVersion|kind|clusters|contexts|users|current-context|preferences|name|cluster|user|context|server|token|tokenFile|username|password|certificate-authority(-data)?|client-certificate(-data)?|client-key(-data)?|insecure-skip-tls-verify|tls-server-name|proxy-url|namespace|exec|auth-provider|command|args|env|value|config|extensions|interactiveMode|provideClusterInfo):(\s|$)`)
+	// colonInsteadOfEquals is "prod: env:KC", a name=source written as YAML.
+	colonInsteadOfEquals = regexp.MustCompile(`^([A-Za-z0-9._-]+)\s*:\s*((env|file|context):.*)$`)
 )
 
 const sourceHelp = "expected name=source, where source is env:VAR, file:PATH or context:NAME"
@@ -83,6 +86,9 @@ func parseClusters(text, origin string) ([]entry, error) {
 func (e *entry) parse() error {
 	name, src, ok := strings.Cut(e.text, "=")
 	if !ok {
+		if m := colonInsteadOfEquals.FindStringSubmatch(e.text); m != nil {
+			return fmt.Errorf("write %s=%s, with '=' between the cluster name and the source", m[1], m[2])
+		}
 		return errors.New(sourceHelp)
 	}
 	e.name = strings.TrimSpace(name)
@@ -159,7 +165,7 @@ func lineRef(origin string, e entry) string {
 // credentialLike reports a line that may be a piece of a kubeconfig or a token, pasted where
 // a name=source belongs: a malformed line like that is not printed.
 func credentialLike(s string) bool {
-	if len(s) > 200 || yamlKey.MatchString(s) {
+	if len(s) > 200 || kubeconfigKey.MatchString(s) {
 		return true
 	}
 	lower := strings.ToLower(s)

@@ -23,7 +23,9 @@ const (
 )
 
 // tokenFor is the fixture token of a user.
-func tokenFor(user string) string { return "tok-" + user + "-" + marker + "-eyJhbGciOiJSUzI1NiJ9.Zx9Qp3Lm7Vb2" }
+func tokenFor(user string) string {
+	return "tok-" + user + "-" + marker + "-eyJhbGciOiJSUzI1NiJ9.Zx9Qp3Lm7Vb2"
+}
 
 // hostFor is the fixture API server of a cluster.
 func hostFor(cluster string) string { return "https://" + cluster + ".example.com:6443" }

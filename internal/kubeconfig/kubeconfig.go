@@ -122,7 +122,10 @@ func (l *loader) load() ([]Cluster, error) {
 		return nil, err
 	}
 	entries, parseErr := parseClusters(list, origin)
-	needKubeconfig := l.in.Kubeconfig != "" || l.in.KubeconfigPath != "" || len(entries) == 0
+	if len(entries) == 0 && parseErr == nil && l.in.CLI && l.in.ClustersFile != "" {
+		return nil, fmt.Errorf("%s lists no clusters: add one name=source line per cluster, e.g. prod=context:prod", origin)
+	}
+	needKubeconfig := l.in.Kubeconfig != "" || l.in.KubeconfigPath != "" || (len(entries) == 0 && parseErr == nil)
 	for _, e := range entries {
 		needKubeconfig = needKubeconfig || e.kind == sourceContext
 	}
@@ -136,9 +139,6 @@ func (l *loader) load() ([]Cluster, error) {
 		return nil, parseErr
 	}
 	if len(entries) == 0 {
-		if l.in.CLI && l.in.ClustersFile != "" {
-			return nil, fmt.Errorf("%s lists no clusters: add one name=source line per cluster, e.g. prod=context:prod", origin)
-		}
 		return l.fromContexts(kube)
 	}
 	clusters := make([]Cluster, 0, len(entries))

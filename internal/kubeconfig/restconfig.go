@@ -151,7 +151,10 @@ func (l *loader) resolve(dir, path string) string {
 // it can: only when Env.LookPath finds its command (the CLI on a workstation).
 func (l *loader) execProblem(d *doc, userName string, exec *clientcmdapi.ExecConfig) string {
 	command := exec.Command
-	if l.env.LookPath != nil && command != "" {
+	if command == "" {
+		return fmt.Sprintf("the kubeconfig's user %q has an exec credential plugin without a command: %s", userName, tokenAdvice)
+	}
+	if l.env.LookPath != nil {
 		if strings.ContainsRune(command, filepath.Separator) {
 			command = l.resolve(d.dir, command)
 		}

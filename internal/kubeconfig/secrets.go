@@ -57,7 +57,7 @@ func (s *Secrets) Values() []string {
 	if s == nil {
 		return nil
 	}
-	out := make([]string, 0, len(s.values))
+	var out []string
 	for v := range s.values {
 		if !strings.Contains(v, "\n") {
 			out = append(out, v)

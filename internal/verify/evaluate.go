@@ -268,7 +268,6 @@ func (s *clusterState) classify(e *evaluation, ro *result.Object, u *unstructure
 	if v.Failure != nil {
 		ro.Failure = v.Failure
 		ro.Status = result.StatusFailed
-		ro.Message = string(v.Failure.Code) + ": " + v.Failure.Message
 	}
 }
 

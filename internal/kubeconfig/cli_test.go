@@ -1,0 +1,126 @@
+package kubeconfig
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoadCLI(t *testing.T) {
+	t.Parallel()
+	abc := yamlOf(t, newConfig("a", "b", "c"))
+	relCA := newConfig("p")
+	relCA.Clusters["p"].CertificateAuthorityData = nil
+	relCA.Clusters["p"].CertificateAuthority = "ca.crt"
+
+	tests := []struct {
+		name    string
+		in      Input
+		env     fakeEnv
+		want    []summary
+		wantErr string
+	}{{
+		name: "--context repeated, in the order given",
+		in:   Input{CLI: true, KubeconfigPath: "/k/config", Contexts: []string{"c", "a"}},
+		env:  fakeEnv{files: map[string]string{"/k/config": abc}},
+		want: []summary{ok("c", "context:c", "c"), ok("a", "context:a", "a")},
+	}, {
+		name: "no --context: every context, sorted; relative --kubeconfig from the working directory",
+		in:   Input{CLI: true, KubeconfigPath: "kc.yaml"},
+		env:  fakeEnv{files: map[string]string{"/ws/kc.yaml": b64(abc)}},
+		want: []summary{ok("a", "context:a", "a"), ok("b", "context:b", "b"), ok("c", "context:c", "c")},
+	}, {
+		name: "KUBECONFIG's first file",
+		in:   Input{CLI: true, Contexts: []string{"b"}},
+		env: fakeEnv{
+			vars:  map[string]string{"KUBECONFIG": ":/k/first:/k/second"},
+			files: map[string]string{"/k/first": abc},
+		},
+		want: []summary{ok("b", "context:b", "b")},
+	}, {
+		name: "~/.kube/config by default",
+		in:   Input{CLI: true},
+		env:  fakeEnv{files: map[string]string{"/home/me/.kube/config": yamlOf(t, newConfig("kind-dev"))}},
+		want: []summary{ok("kind-dev", "context:kind-dev", "kind-dev")},
+	}, {
+		name: "clusters file: file: paths and their CA files relative to their folders",
+		in:   Input{CLI: true, ClustersFile: "deploy/clusters.txt"},
+		env: fakeEnv{
+			vars: map[string]string{"STG": abc},
+			files: map[string]string{
+				"/ws/deploy/clusters.txt":  "# ours\nprod=file:kc/prod.yaml\nstg=env:STG#b\nlocal=context:c\n",
+				"/ws/deploy/kc/prod.yaml":  yamlOf(t, relCA),
+				"/ws/deploy/kc/ca.crt":     fakeCA,
+				"/home/me/.kube/config":    abc,
+				"/ws/deploy/unrelated.txt": "",
+			},
+		},
+		want: []summary{ok("prod", "file:kc/prod.yaml", "p"), ok("stg", "env:STG#b", "b"), ok("local", "context:c", "c")},
+	}, {
+		name: "clusters file without context: sources needs no kubeconfig",
+		in:   Input{CLI: true, ClustersFile: "/etc/clusters"},
+		env: fakeEnv{
+			vars:  map[string]string{"KC": abc},
+			files: map[string]string{"/etc/clusters": "x=env:KC#a"},
+		},
+		want: []summary{ok("x", "env:KC#a", "a")},
+	}, {
+		name:    "unknown --context",
+		in:      Input{CLI: true, KubeconfigPath: "/k/config", Contexts: []string{"a", "nope"}},
+		env:     fakeEnv{files: map[string]string{"/k/config": abc}},
+		wantErr: `--context "nope": context "nope" not found in kubeconfig /k/config; it has: a, b, c`,
+	}, {
+		name:    "--context twice",
+		in:      Input{CLI: true, KubeconfigPath: "/k/config", Contexts: []string{"a", "a"}},
+		env:     fakeEnv{files: map[string]string{"/k/config": abc}},
+		wantErr: `--context "a" is given twice`,
+	}, {
+		name:    "--context with --clusters-file",
+		in:      Input{CLI: true, ClustersFile: "c.txt", Contexts: []string{"a"}},
+		wantErr: `--context and --clusters-file cannot be combined: list the contexts in the clusters file as name=context:CONTEXT`,
+	}, {
+		name:    "no default kubeconfig",
+		in:      Input{CLI: true},
+		wantErr: `kubeconfig /home/me/.kube/config (the default; pass --kubeconfig or set KUBECONFIG to use another): cannot read it: open /home/me/.kube/config: no such file or directory`,
+	}, {
+		name:    "unparsable kubeconfig",
+		in:      Input{CLI: true, KubeconfigPath: "/k/config"},
+		env:     fakeEnv{files: map[string]string{"/k/config": "clusters: [\n"}},
+		wantErr: `kubeconfig /k/config (--kubeconfig): not a valid kubeconfig: invalid YAML near line 1`,
+	}, {
+		name:    "missing clusters file",
+		in:      Input{CLI: true, ClustersFile: "clusters.txt"},
+		wantErr: `--clusters-file clusters.txt: cannot read it: open /ws/clusters.txt: no such file or directory`,
+	}, {
+		name:    "clusters file without clusters",
+		in:      Input{CLI: true, ClustersFile: "clusters.txt"},
+		env:     fakeEnv{files: map[string]string{"/ws/clusters.txt": "# todo\n"}},
+		wantErr: `clusters.txt lists no clusters: add one name=source line per cluster, e.g. prod=context:prod`,
+	}, {
+		name:    "errors name the clusters file and the CLI's fixes",
+		in:      Input{CLI: true, ClustersFile: "clusters.txt"},
+		env:     fakeEnv{files: map[string]string{"/ws/clusters.txt": "a=env:KC\nb=file:kc.yaml"}},
+		wantErr: "clusters.txt line 1: \"a=env:KC\": environment variable KC is empty or not set; export KC (a kubeconfig, plain or base64) before running the command\n" + `clusters.txt line 2: file:kc.yaml: cannot read /ws/kc.yaml (relative paths start at the clusters file's folder): open /ws/kc.yaml: no such file or directory`,
+	}, {
+		name:    "action inputs in CLI mode",
+		in:      Input{CLI: true, Clusters: "a=env:KC"},
+		wantErr: `kubeconfig: Clusters and Kubeconfig are action inputs: unset Input.CLI`,
+	}, {
+		name:    "CLI flags in action mode",
+		in:      Input{Contexts: []string{"a"}},
+		wantErr: `kubeconfig: ClustersFile, KubeconfigPath and Contexts are CLI flags: set Input.CLI`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, _, err := Load(tt.in, tt.env.env())
+			if diff := cmp.Diff(tt.wantErr, errString(err)); diff != "" {
+				t.Errorf("Load() error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, summarize(got)); diff != "" {
+				t.Errorf("Load() clusters (-want +got):\n%s", diff)
+			}
+			noSecret(t, "error", errString(err))
+		})
+	}
+}
