@@ -29,7 +29,7 @@ func runAction(ctx context.Context, env Env) int {
 	var secrets *kubeconfig.Secrets
 	if err == nil {
 		req, secrets, err = s.request(env, inputNames{
-			resource: "input resource", revision: "input revision", timeout: "input timeout",
+			resource: "input resource", resourceItem: "line", revision: "input revision", timeout: "input timeout",
 			maxParallel: "input max-parallel", crashRestarts: "input crash-restarts",
 			unschedulableGrace: "input unschedulable-grace",
 			noClusters:         "set the clusters input (name=env:VAR lines) or the kubeconfig input",
@@ -45,7 +45,7 @@ func runAction(ctx context.Context, env Env) int {
 	}
 	if err != nil {
 		msg := redactText(err.Error(), secrets)
-		_ = safely(func() { gha.WithFieldsMap(map[string]string{"title": "app-status: bad input"}).Errorf("%s", msg) })
+		_ = safely(func() { gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", msg) })
 		run := result.NewRun(s.resources, s.revision, nil, env.Clock().Sub(start))
 		run.Condition.Message = msg
 		writeActionResults(gha, env, run, s.summary, "**Bad input:** "+msg)
@@ -192,6 +192,10 @@ func writeActionResults(gha *githubactions.Action, env Env, run result.Run, summ
 		_ = safely(func() {
 			gha.WithFieldsMap(map[string]string{"title": a.Title}).Errorf("%s", a.Message)
 		})
+	}
+	if note != "" {
+		fmt.Fprintln(env.Stdout, "failure: bad input, no cluster was contacted")
+		return
 	}
 	fmt.Fprintf(env.Stdout, "%s: %d of %d clusters ready (%s)\n", run.Status, len(run.ReadyClusters), len(run.Results), formatSeconds(run.DurationMs))
 }

@@ -55,7 +55,10 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	for i, r := range s.resources {
 		ref, err := flux.ParseResource(r, ns)
 		if err != nil {
-			return req, nil, badInput("%s (line %d): %v", names.resource, i+1, err)
+			if len(s.resources) == 1 {
+				return req, nil, badInput("%s: %v", names.resource, err)
+			}
+			return req, nil, badInput("%s (%s %d): %v", names.resource, names.resourceItem, i+1, err)
 		}
 		if !seen[ref.ID()] {
 			seen[ref.ID()] = true
@@ -101,7 +104,7 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 
 // inputNames names the inputs (action) or flags (CLI) in error messages.
 type inputNames struct {
-	resource, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, noClusters string
+	resource, resourceItem, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, noClusters string
 }
 
 // progressPrinter prints each cluster's state changes as they happen, one line each.

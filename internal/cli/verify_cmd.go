@@ -74,7 +74,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	s.resources = resources
 	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: clustersFile, KubeconfigPath: kubeconfigPath, Contexts: contexts}
 	req, secrets, err := s.request(env, inputNames{
-		resource: "--resource", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
+		resource: "--resource", resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
 		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace",
 		noClusters: "the kubeconfig has no contexts; pass --kubeconfig, --context or --clusters-file",
 	})
