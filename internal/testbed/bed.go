@@ -77,8 +77,12 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 			b.Close()
 		}
 	}()
+	logDir := filepath.Join(workdir, "pod-logs")
+	if err := writePodLogs(logDir, time.Now()); err != nil {
+		return nil, err
+	}
 	b.stages = filepath.Join(workdir, "stages.yaml")
-	if err := os.WriteFile(b.stages, stageManifests(), 0o600); err != nil {
+	if err := os.WriteFile(b.stages, stageManifests(logDir), 0o600); err != nil {
 		return nil, fmt.Errorf("testbed: write kwok stages: %w", err)
 	}
 	if b.guard, err = startGuard(b.kwokWorkdir(), bins.Path("kwokctl")); err != nil {

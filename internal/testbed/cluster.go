@@ -26,8 +26,9 @@ import (
 //go:embed stages*.yaml
 var stageFiles embed.FS
 
-// stageManifests returns every Stage the test bed gives kwok, in a stable order.
-func stageManifests() []byte {
+// stageManifests returns every Stage (and ClusterLogs) the test bed gives kwok, in a stable order,
+// with the log folder placeholder replaced by logDir.
+func stageManifests(logDir string) []byte {
 	entries, _ := stageFiles.ReadDir(".")
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
@@ -41,7 +42,7 @@ func stageManifests() []byte {
 		buf.Write(data)
 		buf.WriteString("\n")
 	}
-	return buf.Bytes()
+	return bytes.ReplaceAll(buf.Bytes(), []byte(logDirPlaceholder), []byte(logDir))
 }
 
 // Cluster is one running test cluster.
@@ -83,6 +84,9 @@ func (b *Bed) createCluster(ctx context.Context, name string) (*Cluster, error) 
 		"--kwok-controller-binary", b.Bins.Path("kwok"),
 		"--kubeconfig", filepath.Join(b.workdir, name+".kwokctl.kubeconfig"),
 		"--config", b.stages,
+		// The failure stages create a kwok Logs object per failing pod (ClusterLogs cannot
+		// select pods by annotation), so kwok must watch Logs objects in the cluster.
+		"--enable-crds", "Logs",
 		"--kube-authorization",
 		"--disable-qps-limits",
 		"--wait", "2m",

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/org/app-status-action/internal/testbed"
 )
