@@ -194,6 +194,9 @@ func progressing(v *view, controller string) decision {
 
 // generationPending is the message for a Ready object whose latest spec is not reconciled yet.
 func generationPending(v *view, controller string) string {
+	if v.observedGeneration <= 0 {
+		return fmt.Sprintf("waiting for %s to reconcile generation %d for the first time", controller, v.generation)
+	}
 	return fmt.Sprintf("waiting for %s to reconcile generation %d (observed %d)", controller, v.generation, v.observedGeneration)
 }
 

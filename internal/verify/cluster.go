@@ -30,6 +30,8 @@ type clusterState struct {
 	kube           kubernetes.Interface
 	dynamicClient  dynamic.Interface
 	metadataClient metadata.Interface
+	// releases caches the Helm storage secrets read, by namespace/name (see releaseObjects).
+	releases map[string]storedRelease
 
 	mapperMu    sync.Mutex
 	discovery   discovery.CachedDiscoveryInterface
@@ -99,7 +101,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 			}
 			return finish(*e.fatal)
 		case e.pending == nil && !e.syncing:
-			return finish(verdictReason{verdict: result.Current, reason: "Current", message: currentMessage(out)})
+			return finish(verdictReason{verdict: result.Current, message: currentMessage(out)})
 		case req.Snapshot && !e.syncing:
 			p := *e.pending
 			if e.notFound {
@@ -141,15 +143,12 @@ func stopped(ctx context.Context, last *evaluation, timeout time.Duration) verdi
 	return verdictReason{verdict: v, code: pending.code, reason: "Cancelled", message: msg + "; was " + pending.message}
 }
 
+// currentMessage says what was verified; the applied revision has a column of its own.
 func currentMessage(c result.Cluster) string {
-	if len(c.Flux) == 0 {
-		return "Current"
+	if len(c.Objects) == 0 {
+		return fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
 	}
-	rev := c.Flux[0].LastAppliedRevision
-	if rev == "" {
-		return fmt.Sprintf("%d objects Current", len(c.Objects))
-	}
-	return fmt.Sprintf("%s applied; %d objects Current", rev, len(c.Objects))
+	return fmt.Sprintf("%d objects Current", len(c.Objects))
 }
 
 func orDefault(s, def string) string {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"io"
 	"fmt"
 	"sort"
 	"strings"
@@ -90,22 +91,34 @@ func eventTime(ev corev1.Event) time.Time {
 }
 
 // containerLog returns the last lines of a container's log (of the previous container for a
-// crash loop), or why they could not be read.
+// crash loop), or why they could not be read. It streams, as kubectl logs does, so the API
+// server's reason for a refusal ("container is waiting to start") reaches the message.
 func (s *clusterState) containerLog(ctx context.Context, namespace, pod, container string, previous bool) (logs, why string) {
 	container = strings.TrimPrefix(container, "init:")
-	tail := int64(logTailLines)
-	limit := int64(maxLogBytes)
-	data, err := s.kube.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
-		Container: container, TailLines: &tail, LimitBytes: &limit, Previous: previous,
-	}).DoRaw(ctx)
+	logs, err := s.readLog(ctx, namespace, pod, container, previous)
 	if err != nil && previous {
 		// The previous container's log may be gone; the current one still helps.
-		data, err = s.kube.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
-			Container: container, TailLines: &tail, LimitBytes: &limit,
-		}).DoRaw(ctx)
+		logs, err = s.readLog(ctx, namespace, pod, container, false)
 	}
 	if err != nil {
 		return "", fmt.Sprintf("cannot read the log of container %q of pod %s: %s", container, pod, apiMessage(err))
 	}
-	return strings.TrimRight(string(data), "\n"), ""
+	return logs, ""
+}
+
+func (s *clusterState) readLog(ctx context.Context, namespace, pod, container string, previous bool) (string, error) {
+	tail := int64(logTailLines)
+	limit := int64(maxLogBytes)
+	stream, err := s.kube.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
+		Container: container, TailLines: &tail, LimitBytes: &limit, Previous: previous,
+	}).Stream(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer stream.Close()
+	data, err := io.ReadAll(io.LimitReader(stream, maxLogBytes))
+	if err != nil {
+		return "", fmt.Errorf("read log: %w", err)
+	}
+	return strings.TrimRight(string(data), "\n"), nil
 }
