@@ -1,5 +1,5 @@
 // Command bed runs the test bed by hand: `bed up` keeps clusters with Flux running for manual
-// poking, `bed demo` is the README's first command (make demo): three clusters, a sample app
+// poking, `bed measure` reports start-up time and memory, `bed demo` is the README's first command (make demo): three clusters, a sample app
 // delivered by the real kustomize-controller (one cluster gets a broken image), and
 // `app-status verify` against all three with live progress and the final table.
 package main
@@ -32,13 +32,15 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: bed up [--clusters N] | bed demo --app-status PATH [--summary FILE]")
+		return errors.New("usage: bed up [--clusters N] | bed demo --app-status PATH [--summary FILE] | bed measure [--clusters N]")
 	}
 	switch args[0] {
 	case "up":
 		return up(ctx, args[1:])
 	case "demo":
 		return demo(ctx, args[1:])
+	case "measure":
+		return measure(ctx, args[1:])
 	}
 	return fmt.Errorf("unknown command %q: use up or demo", args[0])
 }

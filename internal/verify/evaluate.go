@@ -131,6 +131,12 @@ func (s *clusterState) evalFlux(e *evaluation, ref flux.Ref, owner string, want 
 		e.wait(verdictReason{verdict: result.InProgress, reason: "InvalidInventory", message: id + ": " + err.Error()})
 		return
 	}
+	if ref.Kind == flux.KindHelmRelease && !hasInventory(obj) {
+		var ok bool
+		if refs, ok = s.releaseObjects(e, id, obj, now); !ok {
+			return
+		}
+	}
 	for _, o := range refs {
 		s.evalObject(e, o, id, current, now, visited)
 	}
@@ -150,7 +156,9 @@ func (s *clusterState) evalObject(e *evaluation, o flux.ObjectRef, owner string,
 	}
 	ns := o.Namespace
 	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
-		ns = ""
+		// A Helm manifest read from the storage secret gives every object the release's
+		// namespace; a cluster-scoped one has none.
+		ns, ro.Namespace, ro.ID = "", "", result.ObjectID(o.Kind, "", o.Name)
 	}
 	w := s.watches.get(watchKey{gvr: mapping.Resource, namespace: ns})
 	if !s.watchReady(e, w, mapping.Resource.Resource+namespaceSuffix(ns)) {
@@ -246,9 +254,11 @@ func (s *clusterState) classify(e *evaluation, ro *result.Object, u *unstructure
 	rss := s.watches.get(watchKey{gvr: rsGVR, namespace: ns})
 	revs := s.watches.get(watchKey{gvr: revisionsGVR, namespace: ns})
 	jobs := s.watches.get(watchKey{gvr: jobsGVR, namespace: ns})
-	for _, w := range []*watch{pods, rss, revs, jobs} {
-		if !w.synced() {
-			e.syncing = true
+	for _, w := range []struct {
+		watch *watch
+		what  string
+	}{{pods, "pods"}, {rss, "replicasets"}, {revs, "controllerrevisions"}, {jobs, "jobs"}} {
+		if !s.watchReady(e, w.watch, w.what+namespaceSuffix(ns)) {
 			return
 		}
 	}
