@@ -131,6 +131,7 @@ func TestClassify(t *testing.T) {
 			want: Verdict{Failure: &result.Failure{
 				Code: result.CodeJobFailed, Reason: "BackoffLimitExceeded",
 				Message: "job migrate: Job has reached the specified backoff limit",
+				Pod:     "migrate-bbbbb", Container: "migrate",
 			}},
 		},
 		{name: "job failed pod left to the job's backoff", file: "job-pod-failed.yaml"},

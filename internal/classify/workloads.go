@@ -98,12 +98,44 @@ func daemonSet(d *appsv1.DaemonSet, e *evaluation) {
 	e.podsOf(d.UID, labelled(appsv1.DefaultDaemonSetUniqueLabelKey, hash))
 }
 
-// job judges a Job by its Failed condition and by its pods.
+// job judges a Job by its Failed condition and by its pods. A failed Job names the container
+// of its newest failed pod, so that the evidence holds that container's log and events.
 func job(j *batchv1.Job, e *evaluation) {
 	if c := jobFailure(j); c != nil {
-		e.fail(objectFailure(result.CodeJobFailed, "job", j.Name, c.Reason, c.Message))
+		f := objectFailure(result.CodeJobFailed, "job", j.Name, c.Reason, c.Message)
+		if last, ok := e.lastFailedContainer(j.UID); ok {
+			f.Pod, f.Container, f.RestartCount = last.pod.Name, last.name, last.status.RestartCount
+		}
+		e.fail(f)
 	}
 	e.podsOf(j.UID, nil)
+}
+
+// lastFailedContainer returns the first container (init containers first) whose last run
+// failed, of the newest pod controlled by owner that has one.
+func (e *evaluation) lastFailedContainer(owner types.UID) (container, bool) {
+	var found container
+	ok := false
+	for _, p := range e.in.Pods {
+		if !controlledBy(p, owner) || (ok && !newer(p, found.pod)) {
+			continue
+		}
+		for _, c := range containersOf(p) {
+			if failedExit(cmp.Or(c.status.State.Terminated, c.status.LastTerminationState.Terminated)) {
+				found, ok = c, true
+				break
+			}
+		}
+	}
+	return found, ok
+}
+
+// newer orders pods by creation, then by name, so the choice among equals is stable.
+func newer(a, b *corev1.Pod) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return b.CreationTimestamp.Before(&a.CreationTimestamp)
+	}
+	return a.Name > b.Name
 }
 
 // cronJob judges the Jobs a CronJob is running now: those in status.active and those it owns

@@ -36,9 +36,12 @@ const helmController = "helm-controller"
 // uninstall in Remediated, and summarizes them into Ready. It marks Stalled when its
 // remediation retries are exhausted. A failure counts when Ready=False (or Stalled) agrees
 // with it, and it is about the expected chart version and the current generation of the
-// spec. While helm-controller still retries (Reconciling with reason ProgressingWithRetry,
-// not Stalled) a failure is Pending with its code. Success counts when the newest release is
-// deployed with the expected chart version.
+// spec. While helm-controller is not done with a failure (Reconciling=True, not Stalled: it
+// retries with reason ProgressingWithRetry, or, with reason Progressing, it has recorded a
+// failed upgrade and goes on to roll it back) the failure is Pending with its code: the
+// verdict waits for the remediation to say what runs. A failure helm-controller gives up on
+// is Stalled. Success counts when the newest release is deployed with the expected chart
+// version.
 func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 	if v.suspended {
 		return suspendedGate(ref)
@@ -60,9 +63,15 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 		if v.olderGeneration(decided) {
 			return staleGeneration(v, decided, helmController, failure)
 		}
-		if rc := v.cond(meta.ReconcilingCondition); !isStalled && rc.status == string(metav1.ConditionTrue) && rc.reason == meta.ProgressingWithRetryReason {
+		if rc := v.cond(meta.ReconcilingCondition); !isStalled && rc.status == string(metav1.ConditionTrue) {
+			// Not done with it yet: helm-controller retries, or it records a failed install or
+			// upgrade before it goes on to remediate it within the same reconciliation.
 			failure.state = Pending
-			failure.message = fmt.Sprintf("%s is retrying after: %s", helmController, failure.message)
+			if rc.reason == meta.ProgressingWithRetryReason {
+				failure.message = fmt.Sprintf("%s is retrying after: %s", helmController, failure.message)
+			} else {
+				failure.message = fmt.Sprintf("%s is still reconciling the release after: %s", helmController, failure.message)
+			}
 		}
 		return failure
 	}

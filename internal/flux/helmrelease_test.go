@@ -40,18 +40,19 @@ var hrObjects = func() map[string]result.FluxObject {
 	suspended := fo("True", chart640, chart640, chart640, 4, 4)
 	suspended.Suspended = true
 	return map[string]result.FluxObject{
-		"hr-ready.yaml":            fo("True", chart650, chart650, chart650, 4, 4),
-		"hr-reconciling.yaml":      fo("Unknown", chart640, chart650, chart640, 5, 4),
-		"hr-upgrade-failed.yaml":   fo("False", chart640, chart650, chart650, 4, 4),
-		"hr-upgrade-retrying.yaml": fo("False", chart640, chart650, chart650, 4, 3),
-		"hr-install-failed.yaml":   fo("False", "", chart650, chart650, 1, 1),
-		"hr-test-failed.yaml":      fo("False", chart650, chart650, chart650, 4, 4),
-		"hr-test-ignored.yaml":     fo("True", chart650, chart650, chart650, 4, 4),
-		"hr-rolled-back.yaml":      fo("False", chart640, chart650, chart640, 4, 4),
-		"hr-stalled.yaml":          fo("False", chart640, chart640, chart640, 4, 4),
-		"hr-dependency.yaml":       fo("False", chart640, chart640, chart640, 4, 3),
-		"hr-suspended.yaml":        suspended,
-		"hr-source-not-ready.yaml": fo("False", chart640, chart640, chart640, 5, 4),
+		"hr-ready.yaml":               fo("True", chart650, chart650, chart650, 4, 4),
+		"hr-reconciling.yaml":         fo("Unknown", chart640, chart650, chart640, 5, 4),
+		"hr-upgrade-failed.yaml":      fo("False", chart640, chart650, chart650, 4, 4),
+		"hr-upgrade-retrying.yaml":    fo("False", chart640, chart650, chart650, 4, 3),
+		"hr-upgrade-remediating.yaml": fo("False", chart640, chart650, chart650, 4, 3),
+		"hr-install-failed.yaml":      fo("False", "", chart650, chart650, 1, 1),
+		"hr-test-failed.yaml":         fo("False", chart650, chart650, chart650, 4, 4),
+		"hr-test-ignored.yaml":        fo("True", chart650, chart650, chart650, 4, 4),
+		"hr-rolled-back.yaml":         fo("False", chart640, chart650, chart640, 4, 4),
+		"hr-stalled.yaml":             fo("False", chart640, chart640, chart640, 4, 4),
+		"hr-dependency.yaml":          fo("False", chart640, chart640, chart640, 4, 3),
+		"hr-suspended.yaml":           suspended,
+		"hr-source-not-ready.yaml":    fo("False", chart640, chart640, chart640, 5, 4),
 	}
 }()
 
@@ -81,6 +82,8 @@ func TestEvaluateHelmRelease(t *testing.T) {
 		{"dependency not ready", "hr-dependency.yaml", "6.5.0", Pending, result.CodeFluxDependencyNotReady, "DependencyNotReady",
 			"waiting for dependency apps/redis to be ready (dependsOn: apps/redis, cert-manager/cert-manager): dependency 'apps/redis' is not ready"},
 		{"upgrade failed, retrying", "hr-upgrade-retrying.yaml", "6.5.0", Pending, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller is retrying after: " + hrUpgradeMsg},
+		{"upgrade failed, rollback to come", "hr-upgrade-remediating.yaml", "6.5.0", Pending, result.CodeFluxUpgradeFailed, "UpgradeFailed",
+			"helm-controller is still reconciling the release after: " + hrUpgradeMsg},
 		// Failures of the expected chart, and of an older one.
 		{"install failed", "hr-install-failed.yaml", "6.5.0", Failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
 		{"install failed, by digest", "hr-install-failed.yaml", "sha256:501967ad514d8a77", Failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},

@@ -29,6 +29,12 @@ type Options struct {
 	Nodes int
 	// Prefix names the clusters <prefix>-<i> (default "bed").
 	Prefix string
+	// ControlPlaneOnly starts only etcd and kube-apiserver: no controller-manager, scheduler,
+	// kwok or nodes, so nothing writes status. Cheap clusters for benchmarks at scale, whose
+	// caller writes the Flux and workload status itself (see controlplane.go).
+	ControlPlaneOnly bool
+	// APIServerArgs are extra kube-apiserver flags, as key=value (e.g. "watch-cache=false").
+	APIServerArgs []string
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any)
 }
@@ -96,7 +102,7 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	suffix := fmt.Sprintf("%d", os.Getpid()%100000)
 	for i := range opts.Clusters {
 		name := fmt.Sprintf("%s-%s-%d", opts.Prefix, suffix, i+1)
-		c, err := b.createCluster(ctx, name)
+		c, err := b.createCluster(ctx, name, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -65,7 +65,7 @@ type Cluster struct {
 func (c *Cluster) Context() string { return "kwok-" + c.Name }
 
 // createCluster runs kwokctl create cluster, holding the creation lock.
-func (b *Bed) createCluster(ctx context.Context, name string) (*Cluster, error) {
+func (b *Bed) createCluster(ctx context.Context, name string, opts Options) (*Cluster, error) {
 	if err := b.guard.register(name); err != nil {
 		return nil, err
 	}
@@ -91,6 +91,7 @@ func (b *Bed) createCluster(ctx context.Context, name string) (*Cluster, error) 
 		"--disable-qps-limits",
 		"--wait", "2m",
 	}
+	args = append(args, opts.createArgs()...)
 	if out, err := b.kwokctl(ctx, args...); err != nil {
 		return nil, fmt.Errorf("testbed: create cluster %s: %w\n%s", name, err, tail(out, 30))
 	}
@@ -136,7 +137,7 @@ func (c *Cluster) setUp(ctx context.Context, opts Options) error {
 	if err := c.EnsureNamespace(ctx, "flux-system"); err != nil {
 		return err
 	}
-	for i := range opts.Nodes {
+	for i := range opts.nodes() {
 		if err := c.AddNode(ctx, fmt.Sprintf("node-%d", i+1), nil); err != nil {
 			return err
 		}

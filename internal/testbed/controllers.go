@@ -58,7 +58,14 @@ func (c *Cluster) startController(ctx context.Context, name string) error {
 		"--concurrent=8",
 		"--log-level=info",
 	)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.KubeconfigPath, "RUNTIME_NAMESPACE=flux-system")
+	// A temporary folder of its own: kustomize-controller deletes every /tmp/kustomization-*
+	// folder when it starts (its "stale" ones), which would pull the build folders away from
+	// the controllers of every other cluster on this machine in the middle of a build.
+	tmp := filepath.Join(c.bed.workdir, "tmp", c.Name+"."+name)
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return fmt.Errorf("testbed: make %s temporary folder: %w", name, err)
+	}
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.KubeconfigPath, "RUNTIME_NAMESPACE=flux-system", "TMPDIR="+tmp)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	// The controller dies with the test binary, whatever way the test binary ends.

@@ -116,12 +116,23 @@ func (h HelmRelease) Manifest() *unstructured.Unstructured {
 // as helm-controller requires the OCI tag and the chart version to agree) to the OCIRepository
 // the HelmRelease names, then applies the HelmRelease, creating its namespaces. It returns the
 // published artifact; helm-controller installs or upgrades asynchronously.
+//
+// The new chart and the new spec (values, remediation) take effect together, in one Helm
+// upgrade: an existing HelmRelease is suspended while the chart is published, or else
+// helm-controller would first upgrade to the new chart with the old values.
 func (c *Cluster) DeployChart(ctx context.Context, hr HelmRelease, chartDir, version string) (Artifact, error) {
 	for _, ns := range []string{hr.Namespace, hr.TargetNamespace} {
 		if ns == "" {
 			continue
 		}
 		if err := c.EnsureNamespace(ctx, ns); err != nil {
+			return Artifact{}, err
+		}
+	}
+	if _, err := c.Dynamic.Resource(HelmReleaseGVR).Namespace(hr.Namespace).Get(ctx, hr.Name, metav1.GetOptions{}); err == nil && !hr.Suspend {
+		suspended := hr
+		suspended.Suspend = true
+		if err := c.ApplyObject(ctx, hr.Namespace, suspended.Manifest()); err != nil {
 			return Artifact{}, err
 		}
 	}

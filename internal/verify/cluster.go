@@ -30,7 +30,7 @@ type clusterState struct {
 	kube           kubernetes.Interface
 	dynamicClient  dynamic.Interface
 	metadataClient metadata.Interface
-	// releases caches the Helm storage secrets read, by namespace/name (see releaseObjects).
+	// releases caches what the Helm storage secrets read list (see releaseObjects).
 	releases map[string]storedRelease
 
 	mapperMu    sync.Mutex

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/flux"
@@ -174,7 +173,7 @@ func (s *clusterState) evalObject(e *evaluation, o flux.ObjectRef, owner string,
 		return
 	}
 	u, _ := asUnstructured(cached, gvk)
-	res, err := status.Compute(u)
+	res, err := objectStatus(u)
 	if err != nil {
 		ro.Message = "compute status: " + err.Error()
 	} else {

@@ -2,8 +2,8 @@ package verify
 
 import (
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"

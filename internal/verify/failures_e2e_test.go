@@ -1,0 +1,692 @@
+package verify_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/org/app-status-action/internal/classify"
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/verify"
+)
+
+// shortGrace is the unschedulable-grace of the cases that wait for it.
+const shortGrace = 3 * time.Second
+
+// failureCase is one failure code produced for real: the real kustomize-controller delivers a
+// broken app to one cluster (kwok's failure stages play the kubelet) and the healthy app to
+// another, and one run verifies both.
+type failureCase struct {
+	code result.Code
+	app  string // the folder under testdata/apps the broken cluster gets
+	// verdict is the broken cluster's verdict; Failed when empty.
+	verdict result.Verdict
+	// kustomization changes the broken cluster's Kustomization.
+	kustomization func(k *testbed.Kustomization)
+	// request changes the run's request.
+	request func(r *verify.Request)
+	// deploy replaces the broken cluster's DeployApp.
+	deploy func(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir string)
+	// state is the failing state whose arrival starts the latency clock.
+	state stateProbe
+	// reason is the broken cluster's reason, when the case checks it.
+	reason string
+	// message holds what the broken cluster's message must say.
+	message []string
+	// evidence checks the failing object's evidence; nil for the flux-* codes, which have none
+	// beyond the Flux object's own message.
+	evidence func(t *testing.T, f *result.Failure)
+}
+
+// TestFailureCodes produces every failure code that can be produced for real on the test bed,
+// each in a run of two clusters: the broken one must get the code, a useful message and the
+// evidence, the healthy one must stay Current. It measures, without asserting it, the time from
+// the failing state appearing in the cluster to the cluster's verdict.
+func TestFailureCodes(t *testing.T) {
+	cases := []failureCase{
+		{
+			code: result.CodeImagePull, app: "fail-image-pull",
+			state:   podState("pod waiting ErrImagePull", waitingWith("ErrImagePull", "ImagePullBackOff")),
+			message: []string{"Deployment/", "ghcr.io/example/web:1.0.1-missing", "not found"},
+			evidence: func(t *testing.T, f *result.Failure) {
+				wantEvent(t, f, "Failed", "Failed to pull image")
+				if f.Logs != "" || !strings.Contains(f.LogsError, "cannot read the log") {
+					t.Errorf("logs = %q, logsError = %q; want no logs and why", f.Logs, f.LogsError)
+				}
+			},
+		},
+		{
+			code: result.CodeConfig, app: "fail-config",
+			state:   podState("pod waiting CreateContainerConfigError", waitingWith("CreateContainerConfigError")),
+			reason:  "CreateContainerConfigError",
+			message: []string{`container "web"`, `configmap "missing" not found`},
+			evidence: func(t *testing.T, f *result.Failure) {
+				wantEvent(t, f, "Failed", `configmap "missing" not found`)
+			},
+		},
+		{
+			code: result.CodeCrashLoop, app: "fail-crash-loop",
+			state:   podState("pod restartCount at the threshold", crashedTimes(classify.DefaultCrashRestarts, "Error")),
+			message: []string{`container "web"`, "exit code 1"},
+			evidence: func(t *testing.T, f *result.Failure) {
+				wantRestarts(t, f, classify.DefaultCrashRestarts)
+				wantLogs(t, f, testbed.FailCrashLoop)
+				wantEvent(t, f, "BackOff", "Back-off restarting failed container web")
+			},
+		},
+		{
+			code: result.CodeOOM, app: "fail-oom",
+			state:   podState("pod restartCount at the threshold", crashedTimes(classify.DefaultCrashRestarts, "OOMKilled")),
+			message: []string{"OOMKilled", "memory limit 256Mi"},
+			evidence: func(t *testing.T, f *result.Failure) {
+				wantRestarts(t, f, classify.DefaultCrashRestarts)
+				wantLogs(t, f, testbed.FailOOM)
+				wantEvent(t, f, "BackOff", "Back-off restarting failed container web")
+			},
+		},
+		{
+			code: result.CodeUnschedulable, app: "fail-unschedulable",
+			request: func(r *verify.Request) { r.Classify.UnschedulableGrace = shortGrace },
+			state:   gracedPodState("pod Unschedulable", unschedulableSince, shortGrace),
+			message: []string{"Insufficient cpu"},
+			evidence: func(t *testing.T, f *result.Failure) {
+				wantEvent(t, f, "FailedScheduling", "Insufficient cpu")
+			},
+		},
+		{
+			code: result.CodeQuota, app: "fail-quota",
+			deploy: func(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir string) {
+				createQuota(ctx, t, c, k.TargetNamespace, "100m")
+				deployApp(ctx, t, c, k, dir)
+			},
+			state:   objectState("ReplicaSet ReplicaFailure", replicaSetsGVR, replicaFailure),
+			message: []string{"exceeded quota", "requests.cpu=500m"},
+		},
+		{
+			code: result.CodeNotProgressing, app: "fail-not-progressing",
+			// Never-ready would be the more precise code; with its grace out of the way the
+			// Deployment's own progress deadline (3s) speaks.
+			request: func(r *verify.Request) { r.Classify.UnschedulableGrace = 10 * time.Minute },
+			state:   objectState("Deployment ProgressDeadlineExceeded", deploymentsGVR, deadlineExceeded),
+			reason:  "ProgressDeadlineExceeded",
+			message: []string{"Deployment/", "timed out progressing"},
+		},
+		{
+			code: result.CodeJobFailed, app: "fail-job",
+			state:   podState("pod phase Failed", podFailed),
+			message: []string{"Job/", "backoff limit"},
+			evidence: func(t *testing.T, f *result.Failure) {
+				if f.Reason != "BackoffLimitExceeded" {
+					t.Errorf("reason = %q, want BackoffLimitExceeded", f.Reason)
+				}
+				wantLogs(t, f, testbed.FailJob)
+			},
+		},
+		{
+			code: result.CodeNeverReady, app: "fail-never-ready",
+			request: func(r *verify.Request) { r.Classify.UnschedulableGrace = shortGrace },
+			state:   gracedPodState("pod running, not ready", runningUnreadySince, shortGrace),
+			message: []string{"not ready for 3s", "readiness probe failing"},
+			evidence: func(t *testing.T, f *result.Failure) {
+				wantEvent(t, f, "Unhealthy", "Readiness probe failed")
+				wantLogs(t, f, testbed.FailNeverReady)
+			},
+		},
+		{
+			code: result.CodeFluxBuildFailed, app: "fail-build",
+			state:   kustomizationState("Ready=False BuildFailed", readyFalse("BuildFailed")),
+			message: []string{"kustomize build failed", "service.yaml"},
+		},
+		{
+			// A 404 leaves status.lastAttemptedRevision unset (kustomize-controller sets it once
+			// it has the files), so only a run that accepts any revision can call it a failure of
+			// this revision; with a revision it stays pending until the timeout.
+			code: result.CodeFluxArtifactFailed, app: "web",
+			request: func(r *verify.Request) { r.Revision = flux.Revision{} },
+			deploy:  deployBrokenArtifact,
+			state:   kustomizationState("Ready=False ArtifactFailed", readyFalse("ArtifactFailed")),
+			message: []string{"artifact not found"},
+		},
+		{
+			// kustomize-controller waits at least 30s for pods that are merely not ready, but
+			// stops at its next poll (every 5s) once kstatus calls an object Failed: here the
+			// Deployment's progress deadline (3s) runs out.
+			code: result.CodeFluxHealthCheckFailed, app: "fail-not-progressing",
+			kustomization: func(k *testbed.Kustomization) { k.Wait, k.Timeout = true, "30s" },
+			request:       func(r *verify.Request) { r.Workloads = false },
+			state:         kustomizationState("Ready=False HealthCheckFailed", readyFalse("HealthCheckFailed")),
+			message:       []string{"health check failed", "Deployment/"},
+		},
+		{
+			code: result.CodeFluxDependencyNotReady, app: "web", verdict: result.Timeout,
+			kustomization: func(k *testbed.Kustomization) { k.DependsOn = []string{k.Name + "-dep"} },
+			request:       func(r *verify.Request) { r.Timeout = 15 * time.Second },
+			deploy: func(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir string) {
+				// The dependency never becomes ready: its revision does not build.
+				dep := testbed.Kustomization{Name: k.DependsOn[0], TargetNamespace: k.TargetNamespace}
+				deployApp(ctx, t, c, dep, appDir(t, "fail-build"))
+				deployApp(ctx, t, c, k, dir)
+			},
+			state:   kustomizationState("Ready=False DependencyNotReady", readyFalse("DependencyNotReady")),
+			message: []string{"timed out after 15s", "waiting for dependency flux-system/", "-dep"},
+		},
+		{
+			code: result.CodeFluxSuspended, app: "web", verdict: result.Suspended,
+			kustomization: func(k *testbed.Kustomization) { k.Suspend = true },
+			state:         kustomizationState("spec.suspend true", suspended),
+			message:       []string{"suspended", "flux resume kustomization"},
+		},
+	}
+	b := bed.Get(t)
+	for i, tc := range cases {
+		t.Run(string(tc.code), func(t *testing.T) {
+			t.Parallel()
+			// Alternate the clusters so the runs spread over the bed.
+			broken, healthy := b.Clusters[i%len(b.Clusters)], b.Clusters[(i+1)%len(b.Clusters)]
+			runFailureCase(t, b, tc, broken, healthy)
+		})
+	}
+}
+
+func runFailureCase(t *testing.T, b *testbed.Bed, tc failureCase, broken, healthy *testbed.Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := b.Namespace(t)
+	k := testbed.Kustomization{Name: ns, TargetNamespace: ns}
+	bk := k
+	if tc.kustomization != nil {
+		tc.kustomization(&bk)
+	}
+	cleanUpFlux(t, broken, append([]string{ns}, bk.DependsOn...)...)
+	cleanUpFlux(t, healthy, ns)
+	appeared := watchState(ctx, t, broken, ns, tc.state)
+
+	var mu sync.Mutex
+	var verdictAt time.Time
+	req := verify.Request{
+		Targets:   targetsOf(broken, healthy),
+		Resources: []flux.Ref{ks(ns)},
+		Revision:  mustRevision(t, commitA),
+		Timeout:   90 * time.Second,
+		Workloads: true,
+		Progress: func(p verify.Progress) {
+			if p.Final && p.Cluster == broken.Name {
+				mu.Lock()
+				verdictAt = time.Now()
+				mu.Unlock()
+			}
+		},
+	}
+	if tc.request != nil {
+		tc.request(&req)
+	}
+
+	// The run starts before the apps exist, so it watches the failing state arrive.
+	done := make(chan result.Run, 1)
+	start := time.Now()
+	go func() { done <- verify.Run(ctx, req) }()
+	deployApp(ctx, t, healthy, k, appDir(t, "web"))
+	if tc.deploy != nil {
+		tc.deploy(ctx, t, broken, bk, appDir(t, tc.app))
+	} else {
+		deployApp(ctx, t, broken, bk, appDir(t, tc.app))
+	}
+	run := <-done
+
+	want := map[string]result.Verdict{broken.Name: orVerdict(tc.verdict, result.Failed), healthy.Name: result.Current}
+	if diff := cmp.Diff(want, verdicts(run)); diff != "" {
+		t.Fatalf("verdicts (-want +got):\n%s\nresults: %+v", diff, run.Results)
+	}
+	got := byName(t, run, broken.Name)
+	if got.Code != tc.code {
+		t.Errorf("broken cluster code = %q (%s), want %q", got.Code, got.Message, tc.code)
+	}
+	if tc.reason != "" && got.Reason != tc.reason {
+		t.Errorf("broken cluster reason = %q, want %q", got.Reason, tc.reason)
+	}
+	for _, s := range tc.message {
+		if !strings.Contains(got.Message, s) {
+			t.Errorf("broken cluster message = %q, want it to hold %q", got.Message, s)
+		}
+	}
+	t.Logf("%s: %s (%s) after %s: %s", broken.Name, got.Verdict, got.Code, time.Duration(got.DurationMs)*time.Millisecond, got.Message)
+	if fo := got.Flux[0]; strings.HasPrefix(string(tc.code), "flux-") && fo.Code != tc.code {
+		t.Errorf("Flux object %s code = %q, want %q", fo.ID, fo.Code, tc.code)
+	}
+	if !strings.HasPrefix(string(tc.code), "flux-") {
+		f := failureOf(t, got, tc.code)
+		if tc.evidence != nil {
+			tc.evidence(t, f)
+		}
+		t.Logf("evidence: %s", evidenceSummary(f))
+	}
+
+	mu.Lock()
+	verdict := verdictAt
+	mu.Unlock()
+	from, ok := appeared.fatalAt()
+	switch {
+	case verdict.IsZero():
+		t.Errorf("no final progress for cluster %s", broken.Name)
+	case tc.verdict == result.Timeout:
+		// The verdict is due when the timeout passes, not when the state appears.
+		t.Logf("latency code=%s timeout->verdict=%dms (state seen %dms after the start, timeout %s)",
+			tc.code, verdict.Sub(start.Add(req.Timeout)).Milliseconds(), from.Sub(start).Milliseconds(), req.Timeout)
+	case !ok:
+		t.Errorf("the failing state (%s) was never seen on %s; result: %+v", tc.state.what, broken.Name, got)
+	default:
+		t.Logf("latency code=%s state->verdict=%dms (%s)", tc.code, verdict.Sub(from).Milliseconds(), tc.state.what)
+	}
+}
+
+// TestFailFast: with fail-fast, a cluster that fails stops the others: the one still waiting
+// for a revision that never comes and the one whose pods will only fail after a two-minute
+// grace are Cancelled, and the run returns long before its timeout.
+func TestFailFast(t *testing.T) {
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := b.Namespace(t)
+	broken, stale, slow := b.Clusters[0], b.Clusters[1], b.Clusters[2]
+	k := testbed.Kustomization{Name: ns, TargetNamespace: ns}
+	for _, c := range b.Clusters {
+		cleanUpFlux(t, c, ns)
+	}
+	deployAppAt(ctx, t, broken, k, appDir(t, "fail-image-pull"), commitB)
+	deployAppAt(ctx, t, stale, k, appDir(t, "web"), commitA)
+	deployAppAt(ctx, t, slow, k, appDir(t, "fail-never-ready"), commitB)
+	if err := stale.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
+		t.Fatal(err)
+	}
+
+	const timeout = 2 * time.Minute
+	start := time.Now()
+	run := verify.Run(ctx, verify.Request{
+		Targets:   targetsOf(broken, stale, slow),
+		Resources: []flux.Ref{ks(ns)},
+		Revision:  mustRevision(t, commitB),
+		Timeout:   timeout,
+		Workloads: true,
+		FailFast:  true,
+	})
+	took := time.Since(start)
+	want := map[string]result.Verdict{broken.Name: result.Failed, stale.Name: result.Cancelled, slow.Name: result.Cancelled}
+	if diff := cmp.Diff(want, verdicts(run)); diff != "" {
+		t.Fatalf("verdicts (-want +got):\n%s\nresults: %+v", diff, run.Results)
+	}
+	if got := byName(t, run, broken.Name); got.Code != result.CodeImagePull {
+		t.Errorf("broken cluster code = %q (%s), want image-pull", got.Code, got.Message)
+	}
+	for _, c := range []*testbed.Cluster{stale, slow} {
+		if got := byName(t, run, c.Name); !strings.Contains(got.Message, "fail-fast is set; was ") {
+			t.Errorf("cluster %s message = %q, want it to name fail-fast and what it was waiting for", c.Name, got.Message)
+		}
+	}
+	if got := byName(t, run, stale.Name); !strings.Contains(got.Message, "applied main@sha1:a1b2c3d, waiting for b2c3d4e") {
+		t.Errorf("stale cluster message = %q, want the revision it has and the one it waited for", got.Message)
+	}
+	if run.Status != result.StatusFailure {
+		t.Errorf("status = %s, want failure", run.Status)
+	}
+	t.Logf("fail-fast run took %s", took.Round(time.Millisecond))
+	if took > timeout/2 {
+		t.Errorf("Run took %s with fail-fast; it should stop once %s failed, long before the %s timeout", took, broken.Name, timeout)
+	}
+}
+
+func orVerdict(v, def result.Verdict) result.Verdict {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func deployApp(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir string) {
+	t.Helper()
+	deployAppAt(ctx, t, c, k, dir, commitA)
+}
+
+func deployAppAt(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir, commit string) {
+	t.Helper()
+	if _, err := c.DeployApp(ctx, k, dir, commit); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deployBrokenArtifact publishes the app, then points the GitRepository's artifact at a URL
+// that answers 404 (as after a source-controller restart that lost its storage), then applies
+// the Kustomization.
+func deployBrokenArtifact(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir string) {
+	t.Helper()
+	art, err := c.PublishGit(ctx, "flux-system", k.Name, dir, commitA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repos := c.Dynamic.Resource(testbed.GitRepositoryGVR).Namespace("flux-system")
+	repo, err := repos.Get(ctx, k.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(repo.Object, art.URL+".gone", "status", "artifact", "url"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repos.UpdateStatus(ctx, repo, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ApplyObject(ctx, "flux-system", k.Manifest()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createQuota gives the namespace a ResourceQuota on requests.cpu and waits until the quota
+// controller has computed its usage, as it would have long before a deployment.
+func createQuota(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, cpu string) {
+	t.Helper()
+	q := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "compute", Namespace: ns},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceRequestsCPU: resource.MustParse(cpu)}},
+	}
+	if _, err := c.Kube.CoreV1().ResourceQuotas(ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		q, err := c.Kube.CoreV1().ResourceQuotas(ns).Get(ctx, "compute", metav1.GetOptions{})
+		return err == nil && len(q.Status.Hard) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("quota of %s in %s never computed: %v", ns, c.Name, err)
+	}
+}
+
+// cleanUpFlux deletes the test's Kustomizations and GitRepositories when it ends, so the
+// shared bed's controllers stop retrying the broken ones.
+func cleanUpFlux(t *testing.T, c *testbed.Cluster, names ...string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, name := range names {
+			_ = c.Dynamic.Resource(testbed.KustomizationGVR).Namespace("flux-system").Delete(ctx, name, metav1.DeleteOptions{})
+			_ = c.Dynamic.Resource(testbed.GitRepositoryGVR).Namespace("flux-system").Delete(ctx, name, metav1.DeleteOptions{})
+		}
+	})
+}
+
+// failureOf returns the failure with the code among the cluster's objects.
+func failureOf(t *testing.T, c result.Cluster, code result.Code) *result.Failure {
+	t.Helper()
+	for _, o := range c.Objects {
+		if o.Failure != nil && o.Failure.Code == code {
+			return o.Failure
+		}
+	}
+	t.Fatalf("no object of cluster %s has a %s failure: %+v", c.Name, code, c.Objects)
+	return nil
+}
+
+func wantEvent(t *testing.T, f *result.Failure, reason, message string) {
+	t.Helper()
+	for _, ev := range f.Events {
+		if ev.Reason == reason && strings.Contains(ev.Message, message) {
+			return
+		}
+	}
+	t.Errorf("events = %+v, want a %s event saying %q", f.Events, reason, message)
+}
+
+func wantRestarts(t *testing.T, f *result.Failure, atLeast int32) {
+	t.Helper()
+	if f.RestartCount < atLeast {
+		t.Errorf("restartCount = %d, want at least %d", f.RestartCount, atLeast)
+	}
+}
+
+// wantLogs checks the evidence holds the log lines kwok serves for the failure mode.
+func wantLogs(t *testing.T, f *result.Failure, mode testbed.FailureMode) {
+	t.Helper()
+	for _, line := range testbed.FailureLog(mode) {
+		if line != "" && !strings.Contains(f.Logs, line) {
+			t.Errorf("logs = %q (logsError %q), want them to hold %q", f.Logs, f.LogsError, line)
+			return
+		}
+	}
+}
+
+func evidenceSummary(f *result.Failure) string {
+	var b strings.Builder
+	b.WriteString("reason=" + f.Reason + " pod=" + f.Pod + " container=" + f.Container)
+	for _, ev := range f.Events {
+		b.WriteString(" event=" + ev.Reason + ":" + strings.SplitN(ev.Message, "\n", 2)[0])
+	}
+	logs := strings.Split(f.Logs, "\n")
+	b.WriteString(" logs=" + strings.Join(logs[max(0, len(logs)-1):], ""))
+	if f.LogsError != "" {
+		b.WriteString(" logsError=" + f.LogsError)
+	}
+	return b.String()
+}
+
+// stateProbe recognises a failing state on objects of one resource.
+type stateProbe struct {
+	what string // the state, for the latency line
+	gvr  schema.GroupVersionResource
+	flux bool // the Kustomization named after the test's namespace, not the app's objects
+	// match tells whether the object is in the state and, for a state that is fatal only after
+	// a grace period, when that period ends (zero when it is fatal at once).
+	match func(u *unstructured.Unstructured) (ok bool, graceEnds time.Time)
+}
+
+var (
+	podsGVR        = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	replicaSetsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+)
+
+// stateClock records when a failing state was first seen, and from when it is fatal: at once,
+// or when a grace period that the state itself dates ends.
+type stateClock struct {
+	mu   sync.Mutex
+	seen time.Time
+	from time.Time
+}
+
+func (c *stateClock) observe(at, graceEnds time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen.IsZero() {
+		c.seen = at
+		c.from = at
+		if graceEnds.After(at) {
+			c.from = graceEnds
+		}
+	}
+}
+
+// fatalAt is when the state was first seen, or when its grace ended if that was later.
+func (c *stateClock) fatalAt() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.from, !c.seen.IsZero()
+}
+
+// watchState watches the objects of the probe's resource in the test's namespace (for a Flux
+// probe, the Kustomization named after it) and notes when the probe first matches.
+func watchState(ctx context.Context, t *testing.T, c *testbed.Cluster, ns string, p stateProbe) *stateClock {
+	t.Helper()
+	clock := &stateClock{}
+	watchNS, tweak := ns, dynamicinformer.TweakListOptionsFunc(nil)
+	if p.flux {
+		watchNS = "flux-system"
+		tweak = func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ns).String()
+		}
+	}
+	ctx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	inf := dynamicinformer.NewFilteredDynamicInformer(c.Dynamic, p.gvr, watchNS, 0, cache.Indexers{}, tweak).Informer()
+	check := func(obj any) {
+		now := time.Now()
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			if ok, graceEnds := p.match(u); ok {
+				clock.observe(now, graceEnds)
+			}
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: check, UpdateFunc: func(_, obj any) { check(obj) }}); err != nil {
+		t.Fatal(err)
+	}
+	go inf.RunWithContext(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatalf("watch %s in %s: no first list", p.gvr.Resource, c.Name)
+	}
+	return clock
+}
+
+// objectState is a probe of a typed object's state, fatal at once.
+func objectState[T any](what string, gvr schema.GroupVersionResource, match func(*T) bool) stateProbe {
+	return stateProbe{what: what, gvr: gvr, match: func(u *unstructured.Unstructured) (bool, time.Time) {
+		obj := new(T)
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj) != nil {
+			return false, time.Time{}
+		}
+		return match(obj), time.Time{}
+	}}
+}
+
+func kustomizationState(what string, match func(u *unstructured.Unstructured) bool) stateProbe {
+	return stateProbe{what: "Kustomization " + what, gvr: testbed.KustomizationGVR, flux: true,
+		match: func(u *unstructured.Unstructured) (bool, time.Time) { return match(u), time.Time{} }}
+}
+
+// podState is a probe of a pod state, fatal at once.
+func podState(what string, match func(p *corev1.Pod) bool) stateProbe {
+	return objectState(what, podsGVR, match)
+}
+
+// gracedPodState is a probe of a pod state that is fatal once grace has passed since the time
+// the pod gives it.
+func gracedPodState(what string, since func(p *corev1.Pod) (time.Time, bool), grace time.Duration) stateProbe {
+	return stateProbe{what: what + " plus " + grace.String() + " grace", gvr: podsGVR, match: func(u *unstructured.Unstructured) (bool, time.Time) {
+		var p corev1.Pod
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p) != nil {
+			return false, time.Time{}
+		}
+		t, ok := since(&p)
+		return ok, t.Add(grace)
+	}}
+}
+
+func waitingWith(reasons ...string) func(p *corev1.Pod) bool {
+	return func(p *corev1.Pod) bool {
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && slices.Contains(reasons, w.Reason) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// crashedTimes matches a container that is not running after restarts restarts, its last exit
+// having the reason.
+func crashedTimes(restarts int32, reason string) func(p *corev1.Pod) bool {
+	return func(p *corev1.Pod) bool {
+		for _, cs := range p.Status.ContainerStatuses {
+			last := cs.LastTerminationState.Terminated
+			if cs.State.Running == nil && cs.RestartCount >= restarts && last != nil && last.Reason == reason {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func podFailed(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed }
+
+func unschedulableSince(p *corev1.Pod) (time.Time, bool) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return c.LastTransitionTime.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// runningUnreadySince dates a running pod that is not ready as the classifier does: from the
+// later of the Ready condition's last change and its containers' start.
+func runningUnreadySince(p *corev1.Pod) (time.Time, bool) {
+	if p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) == 0 {
+		return time.Time{}, false
+	}
+	var since time.Time
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			if c.Status == corev1.ConditionTrue {
+				return time.Time{}, false
+			}
+			since = c.LastTransitionTime.Time
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running == nil {
+			return time.Time{}, false
+		}
+		if cs.State.Running.StartedAt.After(since) {
+			since = cs.State.Running.StartedAt.Time
+		}
+	}
+	return since, true
+}
+
+func replicaFailure(rs *appsv1.ReplicaSet) bool {
+	for _, c := range rs.Status.Conditions {
+		if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func deadlineExceeded(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return true
+		}
+	}
+	return false
+}
+
+func readyFalse(reason string) func(u *unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool {
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Ready" && m["status"] == "False" && m["reason"] == reason {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func suspended(u *unstructured.Unstructured) bool {
+	s, _, _ := unstructured.NestedBool(u.Object, "spec", "suspend")
+	return s
+}

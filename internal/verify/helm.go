@@ -1,0 +1,104 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/helmstorage"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// storageRetry is how long a Helm storage secret that could not be read waits before it is
+// read again; a secret read once is never read again (a release version does not change).
+const storageRetry = 2 * time.Second
+
+// storedRelease is what the Helm storage secret of one release version lists, or why it
+// could not be read. It never holds the secret's content.
+type storedRelease struct {
+	objects []flux.ObjectRef
+	verdict verdictReason // set when the objects could not be read
+	retryAt time.Time     // when to read again; zero when reading again cannot help
+}
+
+// hasInventory reports whether the HelmRelease's status holds an inventory: helm-controller
+// records one from version 1.5 on.
+func hasInventory(obj *unstructured.Unstructured) bool {
+	_, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "inventory")
+	return found
+}
+
+// releaseObjects lists what a HelmRelease without an inventory deployed, from the Helm
+// storage secret of its latest release (status.history[0]) in status.storageNamespace. The
+// secret is read once per release version (and digest). ok is false when the objects cannot
+// be listed; the evaluation then says why.
+func (s *clusterState) releaseObjects(e *evaluation, id string, obj *unstructured.Unstructured, now time.Time) (refs []flux.ObjectRef, ok bool) {
+	storageNS, _, _ := unstructured.NestedString(obj.Object, "status", "storageNamespace")
+	history, _, _ := unstructured.NestedSlice(obj.Object, "status", "history")
+	if storageNS == "" || len(history) == 0 {
+		return nil, true // nothing released yet: nothing to list
+	}
+	latest, _ := history[0].(map[string]any)
+	release, _, _ := unstructured.NestedString(latest, "name")
+	version, _, _ := unstructured.NestedInt64(latest, "version")
+	if release == "" || version <= 0 {
+		return nil, true
+	}
+	name := helmstorage.SecretName(release, version)
+	// A release reinstalled after an uninstall starts again at version 1: the release's own
+	// digest tells the two apart.
+	digest, _, _ := unstructured.NestedString(latest, "digest")
+	key := storageNS + "/" + name + "@" + digest
+	stored, cached := s.releases[key]
+	if !cached || (!stored.retryAt.IsZero() && !now.Before(stored.retryAt)) {
+		stored = s.readRelease(id, storageNS, name, now)
+		if s.releases == nil {
+			s.releases = map[string]storedRelease{}
+		}
+		s.releases[key] = stored
+	}
+	if stored.verdict.verdict == "" {
+		return stored.objects, true
+	}
+	if stored.verdict.verdict == result.InProgress {
+		e.wait(stored.verdict)
+		e.recheckAt(stored.retryAt)
+	} else {
+		e.fail(stored.verdict)
+	}
+	return nil, false
+}
+
+// readRelease reads one Helm storage secret and decodes the objects of its release.
+func (s *clusterState) readRelease(id, namespace, name string, now time.Time) storedRelease {
+	what := fmt.Sprintf("the Helm storage secret %s/%s", namespace, name)
+	ctx, cancel := context.WithTimeout(s.watches.ctx, 10*time.Second)
+	defer cancel()
+	secret, err := s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsForbidden(err):
+		return storedRelease{verdict: verdictReason{verdict: result.Forbidden, reason: string(result.Forbidden), message: fmt.Sprintf(
+			"%s has no .status.inventory (helm-controller older than 1.5), and the credentials may not read %s (403) that lists what it deployed: "+
+				"grant get on secrets in namespace %s to the kubeconfig's user, or upgrade helm-controller to 1.5 or later", id, what, namespace)}}
+	case apierrors.IsNotFound(err):
+		return storedRelease{retryAt: now.Add(storageRetry), verdict: verdictReason{verdict: result.InProgress, reason: "NotFound",
+			message: fmt.Sprintf("%s: waiting for %s, which lists what it deployed (it has no .status.inventory)", id, what)}}
+	case err != nil:
+		if v, msg, ok := connectionVerdict(err, what); ok && v == result.Unauthorized {
+			return storedRelease{verdict: verdictReason{verdict: v, reason: string(v), message: msg}}
+		}
+		return storedRelease{retryAt: now.Add(storageRetry), verdict: verdictReason{verdict: result.InProgress, reason: "ReadFailed",
+			message: fmt.Sprintf("%s: reading %s: %s", id, what, apiMessage(err))}}
+	}
+	refs, err := helmstorage.Objects(secret.Data[helmstorage.DataKey])
+	if err != nil {
+		return storedRelease{verdict: verdictReason{verdict: result.InProgress, reason: "InvalidInventory",
+			message: fmt.Sprintf("%s: %s: %v", id, what, err)}}
+	}
+	return storedRelease{objects: refs}
+}
