@@ -39,7 +39,7 @@ func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Obje
 		o := objects[i]
 		f.Events = s.warningEvents(ctx, o.Namespace, o.Kind, o.Name)
 		if f.Pod != "" {
-			f.Events = append(s.warningEvents(ctx, o.Namespace, "Pod", f.Pod), f.Events...)
+			f.Events = dedupeEvents(append(s.warningEvents(ctx, o.Namespace, "Pod", f.Pod), f.Events...))
 			if len(f.Events) > maxEvents {
 				f.Events = f.Events[:maxEvents]
 			}
@@ -74,6 +74,22 @@ func (s *clusterState) warningEvents(ctx context.Context, namespace, kind, name 
 			Message: strings.TrimSpace(ev.Message),
 			Count:   max(count, 1),
 		})
+	}
+	return out
+}
+
+// dedupeEvents keeps the first of events that say the same thing about the same object (the
+// scheduler and the kubelet may record one occurrence twice, as Event and as a series).
+func dedupeEvents(events []result.Event) []result.Event {
+	seen := map[result.Event]bool{}
+	out := events[:0]
+	for _, ev := range events {
+		key := result.Event{Object: ev.Object, Reason: ev.Reason, Message: ev.Message}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, ev)
 	}
 	return out
 }
