@@ -38,6 +38,10 @@ func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Obje
 		gathered++
 		o := objects[i]
 		f.Events = s.warningEvents(ctx, o.Namespace, o.Kind, o.Name)
+		if f.Code == result.CodeQuota {
+			// The refusals are recorded on the Deployment's ReplicaSet.
+			f.Events = append(f.Events, s.replicaSetEvents(ctx, o.Namespace, o.Name)...)
+		}
 		if f.Pod != "" {
 			f.Events = dedupeEvents(append(s.warningEvents(ctx, o.Namespace, "Pod", f.Pod), f.Events...))
 			if len(f.Events) > maxEvents {
@@ -52,7 +56,11 @@ func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Obje
 
 // warningEvents returns the newest Warning events about one object, newest first.
 func (s *clusterState) warningEvents(ctx context.Context, namespace, kind, name string) []result.Event {
-	selector := fields.Set{"involvedObject.name": name, "involvedObject.kind": kind, "type": corev1.EventTypeWarning}.AsSelector().String()
+	set := fields.Set{"involvedObject.kind": kind, "type": corev1.EventTypeWarning}
+	if name != "" {
+		set["involvedObject.name"] = name
+	}
+	selector := set.AsSelector().String()
 	list, err := s.kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
 	if err != nil {
 		return nil
@@ -74,6 +82,19 @@ func (s *clusterState) warningEvents(ctx context.Context, namespace, kind, name 
 			Message: strings.TrimSpace(ev.Message),
 			Count:   max(count, 1),
 		})
+	}
+	return out
+}
+
+// replicaSetEvents returns the Warning events of the ReplicaSets a Deployment named name owns
+// (their names are the Deployment's name, a dash and a hash).
+func (s *clusterState) replicaSetEvents(ctx context.Context, namespace, name string) []result.Event {
+	var out []result.Event
+	for _, ev := range s.warningEvents(ctx, namespace, "ReplicaSet", "") {
+		rs := ev.Object[strings.LastIndex(ev.Object, "/")+1:]
+		if strings.HasPrefix(rs, name+"-") && !strings.Contains(strings.TrimPrefix(rs, name+"-"), "-") {
+			out = append(out, ev)
+		}
 	}
 	return out
 }

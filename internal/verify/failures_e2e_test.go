@@ -112,6 +112,9 @@ func TestFailureCodes(t *testing.T) {
 			},
 			state:   objectState("ReplicaSet ReplicaFailure", replicaSetsGVR, replicaFailure),
 			message: []string{"exceeded quota", "requests.cpu=500m"},
+			evidence: func(t *testing.T, f *result.Failure) {
+				wantEvent(t, f, "FailedCreate", "exceeded quota")
+			},
 		},
 		{
 			code: result.CodeNotProgressing, app: "fail-not-progressing",
