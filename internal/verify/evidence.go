@@ -37,19 +37,21 @@ func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Obje
 		}
 		gathered++
 		o := objects[i]
-		f.Events = s.warningEvents(ctx, o.Namespace, o.Kind, o.Name)
+		var events []result.Event
+		if f.Pod != "" {
+			events = s.warningEvents(ctx, o.Namespace, "Pod", f.Pod)
+		}
+		events = append(events, s.warningEvents(ctx, o.Namespace, o.Kind, o.Name)...)
 		if f.Code == result.CodeQuota {
 			// The refusals are recorded on the Deployment's ReplicaSet.
-			f.Events = append(f.Events, s.replicaSetEvents(ctx, o.Namespace, o.Name)...)
+			events = append(events, s.replicaSetEvents(ctx, o.Namespace, o.Name)...)
 		}
-		if f.Pod != "" {
-			f.Events = dedupeEvents(append(s.warningEvents(ctx, o.Namespace, "Pod", f.Pod), f.Events...))
-			if len(f.Events) > maxEvents {
-				f.Events = f.Events[:maxEvents]
-			}
-			if f.Container != "" {
-				f.Logs, f.LogsError = s.containerLog(ctx, o.Namespace, f.Pod, f.Container, f.Code == result.CodeCrashLoop || f.Code == result.CodeOOM)
-			}
+		f.Events = dedupeEvents(events)
+		if len(f.Events) > maxEvents {
+			f.Events = f.Events[:maxEvents]
+		}
+		if f.Pod != "" && f.Container != "" {
+			f.Logs, f.LogsError = s.containerLog(ctx, o.Namespace, f.Pod, f.Container, f.Code == result.CodeCrashLoop || f.Code == result.CodeOOM)
 		}
 	}
 }
