@@ -37,6 +37,9 @@ type clusterState struct {
 	discovery   discovery.CachedDiscoveryInterface
 	mapper      *restmapper.DeferredDiscoveryRESTMapper
 	lastRefresh time.Time
+	// mappings caches the mapper's answers: every evaluation maps every inventory object, and
+	// the mapper's own lookup (a walk over every group and version) costs far more.
+	mappings map[schema.GroupVersionKind]*meta.RESTMapping
 }
 
 // verifyCluster verifies one cluster and returns its verdict; it never returns an error:
@@ -158,17 +161,24 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// newClusterState builds the clients for a cluster. Nothing is contacted yet.
+// newClusterState builds the clients for a cluster. Nothing is contacted yet. The clients share
+// one HTTP client, so the cluster gets one connection (one TLS handshake): built from the
+// config separately, they would not share a transport, since the custom Dial makes client-go's
+// transport cache miss.
 func newClusterState(req Request, cfg *rest.Config) (*clusterState, error) {
-	dyn, err := dynamic.NewForConfig(cfg)
+	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
-	md, err := metadata.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
+	md, err := metadata.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("build client: %w", err)
+	}
+	kube, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
@@ -176,6 +186,7 @@ func newClusterState(req Request, cfg *rest.Config) (*clusterState, error) {
 	return &clusterState{
 		req: req, kube: kube, dynamicClient: dyn, metadataClient: md,
 		discovery: disco, mapper: restmapper.NewDeferredDiscoveryRESTMapper(disco),
+		mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}, nil
 }
 
@@ -218,6 +229,9 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 func (s *clusterState) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	s.mapperMu.Lock()
 	defer s.mapperMu.Unlock()
+	if m, ok := s.mappings[gvk]; ok {
+		return m, nil
+	}
 	m, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil && meta.IsNoMatchError(err) && time.Since(s.lastRefresh) > 2*time.Second {
 		s.lastRefresh = time.Now()
@@ -230,5 +244,6 @@ func (s *clusterState) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, 
 		}
 		return nil, fmt.Errorf("discover %s: %w", gvk.Kind, err)
 	}
+	s.mappings[gvk] = m
 	return m, nil
 }

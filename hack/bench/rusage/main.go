@@ -1,0 +1,36 @@
+// Command rusage runs a program and prints "rusage <wall ns> <peak RSS bytes> <exit code>" on
+// stdout, the program's stdout discarded and its stderr passed through. The bench measures
+// app-status through it because Linux gives a spawned child the peak RSS of the process that
+// spawned it (exec records the spawner's high-water mark in the child's rusage): spawned from
+// the bench itself, whose informers hold hundreds of MiB, every child would seem that large.
+// This program stays a few MiB.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: rusage PROGRAM [ARGS...]")
+		os.Exit(2)
+	}
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if cmd.ProcessState == nil {
+		fmt.Fprintf(os.Stderr, "rusage: %v\n", err)
+		os.Exit(1)
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss << 10 // KiB on Linux
+	}
+	fmt.Printf("rusage %d %d %d\n", wall, rss, cmd.ProcessState.ExitCode())
+}
