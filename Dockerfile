@@ -1,4 +1,4 @@
-# A static app-status binary on a distroless base: no shell, no package manager, no libc,
+# A static app-status binary on a distroless base built from scratch: no shell, no package manager, no libc,
 # only the CA certificates it needs to reach API servers. It runs as root because GitHub
 # requires container actions to run as the image's default user, with the workspace mounted.
 
