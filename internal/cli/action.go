@@ -152,9 +152,8 @@ func boolInput(gha *githubactions.Action, name string, def bool) (bool, error) {
 	return false, badInput("input %s: %q is not a boolean; use true or false", name, gha.GetInput(name))
 }
 
-// writeActionResults writes the step outputs, the job summary and the error annotations.
-// Without GITHUB_OUTPUT / GITHUB_STEP_SUMMARY (a local run) the file commands are skipped.
-func writeActionResults(gha *githubactions.Action, env Env, run result.Run, summary bool, note string) {
+// actionOutputs are the step outputs action.yml declares, in its order.
+func actionOutputs(run result.Run) [][2]string {
 	results, err := report.ResultsJSON(run)
 	if err != nil {
 		results = []byte("[]")
@@ -163,7 +162,7 @@ func writeActionResults(gha *githubactions.Action, env Env, run result.Run, summ
 	if err != nil {
 		full = []byte("{}")
 	}
-	outputs := [][2]string{
+	return [][2]string{
 		{"status", string(run.Status)},
 		{"results", string(results)},
 		{"report", strings.TrimSpace(string(full))},
@@ -172,6 +171,12 @@ func writeActionResults(gha *githubactions.Action, env Env, run result.Run, summ
 		{"duration", formatSeconds(run.DurationMs)},
 		{"message", run.Condition.Message},
 	}
+}
+
+// writeActionResults writes the step outputs, the job summary and the error annotations.
+// Without GITHUB_OUTPUT / GITHUB_STEP_SUMMARY (a local run) the file commands are skipped.
+func writeActionResults(gha *githubactions.Action, env Env, run result.Run, summary bool, note string) {
+	outputs := actionOutputs(run)
 	if env.Getenv("GITHUB_OUTPUT") != "" {
 		for _, o := range outputs {
 			if err := safely(func() { gha.SetOutput(o[0], o[1]) }); err != nil {

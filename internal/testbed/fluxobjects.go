@@ -32,6 +32,8 @@ type Kustomization struct {
 	Wait            bool     // spec.wait: Flux health-checks what it applied
 	DependsOn       []string // names of Kustomizations in flux-system
 	Timeout         string   // spec.timeout, e.g. "30s"
+	// HealthCheckExprs are spec.healthCheckExprs: CEL health checks per kind.
+	HealthCheckExprs []map[string]any
 }
 
 // Manifest renders the Kustomization.
@@ -47,6 +49,13 @@ func (k Kustomization) Manifest() *unstructured.Unstructured {
 	}
 	if k.Timeout != "" {
 		spec["timeout"] = k.Timeout
+	}
+	if len(k.HealthCheckExprs) > 0 {
+		exprs := make([]any, len(k.HealthCheckExprs))
+		for i, e := range k.HealthCheckExprs {
+			exprs[i] = e
+		}
+		spec["healthCheckExprs"] = exprs
 	}
 	if len(k.DependsOn) > 0 {
 		var deps []any

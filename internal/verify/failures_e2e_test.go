@@ -162,6 +162,17 @@ func TestFailureCodes(t *testing.T) {
 			message: []string{"artifact not found"},
 		},
 		{
+			// kustomize-controller stalls on a configuration it can never reconcile, such as
+			// a health check expression that does not compile.
+			code: result.CodeFluxStalled, app: "web",
+			kustomization: func(k *testbed.Kustomization) {
+				k.HealthCheckExprs = []map[string]any{{"apiVersion": "apps/v1", "kind": "Deployment", "current": "status.readyReplicas ==== ("}}
+			},
+			state:   kustomizationState("Ready=False InvalidCELExpression", readyFalse("InvalidCELExpression")),
+			reason:  "InvalidCELExpression",
+			message: []string{"Kustomization/", "terminal"},
+		},
+		{
 			// kustomize-controller waits at least 30s for pods that are merely not ready, but
 			// stops at its next poll (every 5s) once kstatus calls an object Failed: here the
 			// Deployment's progress deadline (3s) runs out.
