@@ -42,10 +42,9 @@ func TestCLIVerifyAndGet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ns := b.Namespace(t)
-	root, _ := filepath.Abs(filepath.Join("..", ".."))
 	var lines []string
 	for i, c := range b.Clusters[:2] {
-		if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, filepath.Join(root, "testdata", "apps", "web"), commit); err != nil {
+		if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", "web"), commit); err != nil {
 			t.Fatal(err)
 		}
 		lines = append(lines, fmt.Sprintf("c%d=file:%s", i+1, c.KubeconfigPath))

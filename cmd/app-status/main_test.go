@@ -174,13 +174,12 @@ func TestActionOnThreeClusters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ns := b.Namespace(t)
-	root, _ := filepath.Abs(filepath.Join("..", ".."))
 	for i, c := range b.Clusters {
 		app := "web"
 		if i == 2 {
 			app = "web-broken"
 		}
-		if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, filepath.Join(root, "testdata", "apps", app), commit); err != nil {
+		if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", app), commit); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -291,9 +290,8 @@ func TestActionCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ns := b.Namespace(t)
-	root, _ := filepath.Abs(filepath.Join("..", ".."))
 	c := b.Clusters[0]
-	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, filepath.Join(root, "testdata", "apps", "web"), commit); err != nil {
+	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", "web"), commit); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

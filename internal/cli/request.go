@@ -31,14 +31,8 @@ type settings struct {
 	clusters           kubeconfig.Input
 }
 
-// inputError is bad input: it is reported before any cluster is contacted.
-type inputError struct{ msg string }
-
-func (e *inputError) Error() string { return e.msg }
-
-func badInput(format string, args ...any) error {
-	return &inputError{msg: fmt.Sprintf(format, args...)}
-}
+// badInput is an error about the user's input, reported before any cluster is contacted.
+func badInput(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // request validates the settings and loads the kubeconfigs into a verification request. The
 // names say which input (or flag) is at fault, for the error messages.
@@ -56,9 +50,9 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 		ref, err := flux.ParseResource(r, ns)
 		if err != nil {
 			if len(s.resources) == 1 {
-				return req, nil, badInput("%s: %v", names.resource, err)
+				return req, nil, badInput("%s: %w", names.resource, err)
 			}
-			return req, nil, badInput("%s (%s %d): %v", names.resource, names.resourceItem, i+1, err)
+			return req, nil, badInput("%s (%s %d): %w", names.resource, names.resourceItem, i+1, err)
 		}
 		if !seen[ref.ID()] {
 			seen[ref.ID()] = true
@@ -67,7 +61,7 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	}
 	rev, err := flux.ParseRevision(s.revision)
 	if err != nil {
-		return req, nil, badInput("%s: %v", names.revision, err)
+		return req, nil, badInput("%s: %w", names.revision, err)
 	}
 	if s.timeout <= 0 {
 		return req, nil, badInput("%s must be a positive duration such as 10m or 90s", names.timeout)
@@ -83,7 +77,7 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	}
 	clusters, secrets, err := kubeconfig.Load(s.clusters, s.kubeconfigEnv(env))
 	if err != nil {
-		return req, secrets, &inputError{msg: err.Error()}
+		return req, secrets, err
 	}
 	if len(clusters) == 0 {
 		return req, secrets, badInput("no clusters to verify: %s", names.noClusters)

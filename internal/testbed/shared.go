@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,4 +108,15 @@ func (b *Bed) Namespace(t testing.TB) string {
 		})
 	}
 	return name
+}
+
+// Testdata returns the absolute path of a file or folder under the repository's testdata/,
+// e.g. Testdata(t, "apps", "web").
+func Testdata(t testing.TB, elem ...string) string {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(append([]string{root, "testdata"}, elem...)...)
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/org/app-status-action/internal/testbed"
@@ -23,68 +21,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	bed.Close()
 	os.Exit(code)
-}
-
-var kustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
-
-// appDir returns a folder of testdata/apps.
-func appDir(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "apps", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// kustomization returns a Kustomization that applies the GitRepository of the same name into
-// targetNamespace.
-func kustomization(ns, name, targetNamespace string) []byte {
-	return []byte(fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: %[2]s
-  namespace: %[1]s
-spec:
-  interval: 10m
-  path: ./
-  prune: true
-  targetNamespace: %[3]s
-  sourceRef:
-    kind: GitRepository
-    name: %[2]s
-`, ns, name, targetNamespace))
-}
-
-// waitApplied waits until the Kustomization is Ready on the given revision and returns it.
-func waitApplied(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, name, revision string) *unstructured.Unstructured {
-	t.Helper()
-	var last *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		obj, err := c.Dynamic.Resource(kustomizationGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		last = obj
-		applied, _, _ := unstructured.NestedString(obj.Object, "status", "lastAppliedRevision")
-		return applied == revision && conditionTrue(obj, "Ready"), nil
-	})
-	if err != nil {
-		t.Fatalf("cluster %s: Kustomization %s/%s did not apply %s: %v\nstatus: %v\nkustomize-controller log:\n%s",
-			c.Name, ns, name, revision, err, last, c.ControllerLog("kustomize-controller"))
-	}
-	return last
-}
-
-func conditionTrue(obj *unstructured.Unstructured, typ string) bool {
-	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
 }
 
 // TestKustomizationOnThreeClusters proves the bed: on three clusters at once, the real
@@ -99,14 +35,18 @@ func TestKustomizationOnThreeClusters(t *testing.T) {
 	for _, c := range b.Clusters {
 		g.Go(func() error {
 			ns := c.Namespace(t)
-			art, err := c.PublishGit(gctx, "flux-system", ns, appDir(t, "web"), "")
+			k := testbed.Kustomization{Name: ns, TargetNamespace: ns}
+			art, err := c.DeployApp(gctx, k, testbed.Testdata(t, "apps", "web"), "")
 			if err != nil {
 				return err
 			}
-			if err := c.Apply(gctx, "flux-system", kustomization("flux-system", ns, ns)); err != nil {
+			if err := c.WaitFluxApplied(gctx, testbed.KustomizationGVR, "flux-system", ns, art.Revision); err != nil {
+				return fmt.Errorf("%w\nkustomize-controller log:\n%s", err, c.ControllerLog("kustomize-controller"))
+			}
+			ks, err := c.Dynamic.Resource(testbed.KustomizationGVR).Namespace("flux-system").Get(gctx, ns, metav1.GetOptions{})
+			if err != nil {
 				return err
 			}
-			ks := waitApplied(gctx, t, c, "flux-system", ns, art.Revision)
 			entries, _, _ := unstructured.NestedSlice(ks.Object, "status", "inventory", "entries")
 			want := map[string]bool{
 				ns + "_web-config__ConfigMap": true,
@@ -124,14 +64,16 @@ func TestKustomizationOnThreeClusters(t *testing.T) {
 				return err
 			}
 
-			art2, err := c.PublishGit(gctx, "flux-system", ns, appDir(t, "web-v2"), "")
+			art2, err := c.DeployApp(gctx, k, testbed.Testdata(t, "apps", "web-v2"), "")
 			if err != nil {
 				return err
 			}
 			if art2.Revision == art.Revision {
 				return fmt.Errorf("second revision equals the first: %s", art.Revision)
 			}
-			waitApplied(gctx, t, c, "flux-system", ns, art2.Revision)
+			if err := c.WaitFluxApplied(gctx, testbed.KustomizationGVR, "flux-system", ns, art2.Revision); err != nil {
+				return err
+			}
 			d, err := c.Kube.AppsV1().Deployments(ns).Get(gctx, "web", metav1.GetOptions{})
 			if err != nil {
 				return err

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -33,8 +32,11 @@ type clusterState struct {
 	// releases caches what the Helm storage secrets read list (see releaseObjects).
 	releases map[string]storedRelease
 
+	// inventories caches each Flux object's parsed inventory by resourceVersion: evaluations
+	// run after every change of any watched object, the inventory changes only with its owner.
+	inventories map[string]parsedInventory
+
 	mapperMu    sync.Mutex
-	discovery   discovery.CachedDiscoveryInterface
 	mapper      *restmapper.DeferredDiscoveryRESTMapper
 	lastRefresh time.Time
 	// mappings caches the mapper's answers: every evaluation maps every inventory object, and
@@ -185,7 +187,7 @@ func newClusterState(req Request, cfg *rest.Config) (*clusterState, error) {
 	disco := memory.NewMemCacheClient(kube.Discovery())
 	return &clusterState{
 		req: req, kube: kube, dynamicClient: dyn, metadataClient: md,
-		discovery: disco, mapper: restmapper.NewDeferredDiscoveryRESTMapper(disco),
+		mapper: restmapper.NewDeferredDiscoveryRESTMapper(disco), inventories: map[string]parsedInventory{},
 		mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}, nil
 }

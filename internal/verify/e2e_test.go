@@ -3,7 +3,6 @@ package verify_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,14 +33,7 @@ const (
 	commitB = "b2c3d4e5f60718293a4b5c6d7e8f9012345678a1"
 )
 
-func appDir(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "apps", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func appDir(t *testing.T, name string) string { return testbed.Testdata(t, "apps", name) }
 
 func targetsOf(clusters ...*testbed.Cluster) []verify.Target {
 	var ts []verify.Target

@@ -125,7 +125,7 @@ func (s *clusterState) evalFlux(e *evaluation, ref flux.Ref, owner string, want 
 	// The inventory's objects may fail the rollout only once the expected revision has been
 	// applied or attempted: before that they belong to the previous revision.
 	current := want.IsZero() || want.Matches(fo.LastAttemptedRevision) || want.Matches(fo.LastAppliedRevision) || want.Matches(fo.ChartVersion)
-	refs, err := flux.Inventory(obj)
+	refs, err := s.inventory(id, obj)
 	if err != nil {
 		e.wait(verdictReason{verdict: result.InProgress, reason: "InvalidInventory", message: id + ": " + err.Error()})
 		return
@@ -315,4 +315,23 @@ func listOf[T any](w *watch) []*T {
 		}
 	}
 	return out
+}
+
+// parsedInventory is a Flux object's inventory as parsed at one resourceVersion.
+type parsedInventory struct {
+	resourceVersion string
+	refs            []flux.ObjectRef
+	err             error
+}
+
+// inventory returns the object's parsed inventory, parsing it again only when the object
+// changed.
+func (s *clusterState) inventory(id string, obj *unstructured.Unstructured) ([]flux.ObjectRef, error) {
+	rv := obj.GetResourceVersion()
+	if p, ok := s.inventories[id]; ok && rv != "" && p.resourceVersion == rv {
+		return p.refs, p.err
+	}
+	refs, err := flux.Inventory(obj)
+	s.inventories[id] = parsedInventory{resourceVersion: rv, refs: refs, err: err}
+	return refs, err
 }

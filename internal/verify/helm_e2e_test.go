@@ -24,14 +24,7 @@ import (
 	"github.com/org/app-status-action/internal/verify"
 )
 
-func chartDir(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "charts", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func chartDir(t *testing.T, name string) string { return testbed.Testdata(t, "charts", name) }
 
 func hr(ns, name string) flux.Ref {
 	return flux.Ref{Kind: flux.KindHelmRelease, Namespace: ns, Name: name}
