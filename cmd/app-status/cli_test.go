@@ -67,7 +67,7 @@ func TestCLIVerifyAndGet(t *testing.T) {
 	for _, c := range run.Results {
 		got[c.Name] = c.Verdict
 	}
-	if diff := cmp.Diff(map[string]result.Verdict{"c1": result.Current, "c2": result.Current}, got); diff != "" {
+	if diff := cmp.Diff(map[string]result.Verdict{"c1": result.VerdictCurrent, "c2": result.VerdictCurrent}, got); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
 	if !strings.Contains(stderr, "✔ c1:") || !strings.Contains(stderr, "✔ c2:") {
@@ -92,7 +92,7 @@ func TestCLIVerifyAndGet(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range run.Results {
-		if c.Verdict != result.InProgress || !strings.Contains(c.Message, "0123456") {
+		if c.Verdict != result.VerdictInProgress || !strings.Contains(c.Message, "0123456") {
 			t.Errorf("get %s = %s (%q), want InProgress naming the awaited revision", c.Name, c.Verdict, c.Message)
 		}
 	}

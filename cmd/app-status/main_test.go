@@ -315,7 +315,7 @@ func TestActionCancelled(t *testing.T) {
 	if err := json.Unmarshal([]byte(run.outputs["results"]), &results); err != nil || len(results) != 1 {
 		t.Fatalf("results output = %q (%v), want one cluster", run.outputs["results"], err)
 	}
-	if results[0].Verdict != result.Cancelled || !strings.Contains(results[0].Message, "deadbee") {
+	if results[0].Verdict != result.VerdictCancelled || !strings.Contains(results[0].Message, "deadbee") {
 		t.Errorf("verdict = %s (%q), want Cancelled saying what it waited for", results[0].Verdict, results[0].Message)
 	}
 	if !strings.Contains(run.summary, "Cancelled") {

@@ -50,7 +50,7 @@ func countRequests(ctx context.Context, clusters []*testbed.Cluster, app, revisi
 		req.Targets = append(req.Targets, verify.Target{Name: c.Name, Config: cfg})
 	}
 	run := verify.Run(ctx, req)
-	if run.Status != result.StatusSuccess {
+	if run.Status != result.RunSuccess {
 		return requestCounts{}, fmt.Errorf("in-process verification of %s on %d clusters: %s: %s", app, len(clusters), run.Status, run.Condition.Message)
 	}
 	out := requestCounts{ByKind: map[string]float64{}}

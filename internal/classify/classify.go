@@ -72,8 +72,8 @@ type Input struct {
 	Now time.Time
 }
 
-// Verdict is the outcome of Classify.
-type Verdict struct {
+// Outcome is what Classify found.
+type Outcome struct {
 	// Failure is why the rollout cannot succeed; nil when nothing has failed (yet).
 	Failure *result.Failure
 	// Recheck is the earliest time at which the verdict could change with no object changing
@@ -86,21 +86,21 @@ type Verdict struct {
 // found it returns the most specific one (see severity), then the first by pod name, then by
 // container name, so the same objects always give the same verdict. It returns an error
 // wrapping ErrUnsupported for a kind Supported rejects, or when the workload cannot be read.
-func Classify(in Input, opts Options) (Verdict, error) {
+func Classify(in Input, opts Options) (Outcome, error) {
 	if in.Workload == nil {
-		return Verdict{}, errors.New("classify: no workload")
+		return Outcome{}, errors.New("classify: no workload")
 	}
 	gk := in.Workload.GroupVersionKind().GroupKind()
 	id := result.ObjectID(gk.Kind, in.Workload.GetNamespace(), in.Workload.GetName())
 	classify, ok := classifiers[gk]
 	if !ok {
-		return Verdict{}, fmt.Errorf("classify %s: %w %s", id, ErrUnsupported, gk)
+		return Outcome{}, fmt.Errorf("classify %s: %w %s", id, ErrUnsupported, gk)
 	}
-	e := &evaluation{in: in, opts: opts.withDefaults()}
+	e := &findings{in: in, opts: opts.withDefaults()}
 	if err := classify(e); err != nil {
-		return Verdict{}, fmt.Errorf("classify %s: %w", id, err)
+		return Outcome{}, fmt.Errorf("classify %s: %w", id, err)
 	}
-	return e.verdict(), nil
+	return e.outcome(), nil
 }
 
 // Supported reports whether Classify knows the kind, so the engine only feeds those.
@@ -109,23 +109,23 @@ func Supported(group, kind string) bool {
 	return ok
 }
 
-// classifier adds the failures of in.Workload to the evaluation.
-type classifier func(e *evaluation) error
+// classifier adds the failures of in.Workload to the findings.
+type classifier func(e *findings) error
 
 // classifiers holds the per-kind rules, in the manner of kstatus's legacy status readers.
 var classifiers = map[schema.GroupKind]classifier{
-	{Group: appsv1.GroupName, Kind: "Deployment"}:  typed(deployment),
-	{Group: appsv1.GroupName, Kind: "StatefulSet"}: typed(statefulSet),
-	{Group: appsv1.GroupName, Kind: "DaemonSet"}:   typed(daemonSet),
-	{Group: appsv1.GroupName, Kind: "ReplicaSet"}:  typed(replicaSet),
-	{Group: batchv1.GroupName, Kind: jobKind}:      typed(job),
-	{Group: batchv1.GroupName, Kind: "CronJob"}:    typed(cronJob),
-	{Group: corev1.GroupName, Kind: "Pod"}:         typed(pod),
+	{Group: appsv1.GroupName, Kind: "Deployment"}:  typedRule(deployment),
+	{Group: appsv1.GroupName, Kind: "StatefulSet"}: typedRule(statefulSet),
+	{Group: appsv1.GroupName, Kind: "DaemonSet"}:   typedRule(daemonSet),
+	{Group: appsv1.GroupName, Kind: "ReplicaSet"}:  typedRule(replicaSet),
+	{Group: batchv1.GroupName, Kind: jobKind}:      typedRule(job),
+	{Group: batchv1.GroupName, Kind: "CronJob"}:    typedRule(cronJob),
+	{Group: corev1.GroupName, Kind: "Pod"}:         typedRule(pod),
 }
 
-// typed turns a rule over a typed object into a classifier of the unstructured workload.
-func typed[T any](rule func(*T, *evaluation)) classifier {
-	return func(e *evaluation) error {
+// typedRule turns a rule over a typed object into a classifier of the unstructured workload.
+func typedRule[T any](rule func(*T, *findings)) classifier {
+	return func(e *findings) error {
 		obj := new(T)
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e.in.Workload.Object, obj); err != nil {
 			return fmt.Errorf("convert to %T: %w", obj, err)
@@ -161,9 +161,9 @@ func compareFailures(a, b result.Failure) int {
 	)
 }
 
-// evaluation gathers the failures found, and the earliest end of a running grace period,
+// findings gathers the failures found, and the earliest end of a running grace period,
 // while one workload is classified.
-type evaluation struct {
+type findings struct {
 	in       Input
 	opts     Options
 	failures []result.Failure
@@ -171,13 +171,13 @@ type evaluation struct {
 }
 
 // fail records a failure.
-func (e *evaluation) fail(f result.Failure) {
+func (e *findings) fail(f result.Failure) {
 	e.failures = append(e.failures, f)
 }
 
 // elapsed reports whether grace has passed since start. When it has not, it records the
 // moment it will, so the engine comes back then.
-func (e *evaluation) elapsed(start time.Time, grace time.Duration) bool {
+func (e *findings) elapsed(start time.Time, grace time.Duration) bool {
 	deadline := start.Add(grace)
 	if !e.in.Now.Before(deadline) {
 		return true
@@ -188,11 +188,11 @@ func (e *evaluation) elapsed(start time.Time, grace time.Duration) bool {
 	return false
 }
 
-// verdict picks the failure to report, or when there is none, says when to look again.
-func (e *evaluation) verdict() Verdict {
+// outcome picks the failure to report, or when there is none, says when to look again.
+func (e *findings) outcome() Outcome {
 	if len(e.failures) == 0 {
-		return Verdict{Recheck: e.recheck}
+		return Outcome{Recheck: e.recheck}
 	}
 	f := slices.MinFunc(e.failures, compareFailures)
-	return Verdict{Failure: &f}
+	return Outcome{Failure: &f}
 }

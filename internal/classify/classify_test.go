@@ -21,13 +21,13 @@ func TestClassify(t *testing.T) {
 		name string
 		file string // in testdata
 		opts Options
-		want Verdict
+		want Outcome
 	}{
 		// Deployment
 		{
 			name: "deployment image pull",
 			file: "deployment-image-pull.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
 				Message: `container "app" of pod web-7d9f-abcde: Back-off pulling image "nope:1"`,
 				Pod:     "web-7d9f-abcde", Container: "app",
@@ -38,7 +38,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "deployment progress deadline exceeded",
 			file: "deployment-not-progressing.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeNotProgressing, Reason: "ProgressDeadlineExceeded",
 				Message: `deployment web: ReplicaSet "web-7d9f" has timed out progressing.`,
 			}},
@@ -47,7 +47,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "deployment replica failure",
 			file: "deployment-quota.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeQuota, Reason: "FailedCreate",
 				Message: `deployment web: pods "web-7d9f-x2x2x" is forbidden: exceeded quota: compute, requested: limits.memory=1Gi, used: limits.memory=4Gi, limited: limits.memory=4Gi`,
 			}},
@@ -57,7 +57,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "deployment several failures: severity, then pod, then container",
 			file: "deployment-deterministic.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
 				Message: `container "app" of pod web-7d9f-bbbbb: Back-off pulling image "nope:1"`,
 				Pod:     "web-7d9f-bbbbb", Container: "app",
@@ -66,7 +66,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "deployment never ready",
 			file: "deployment-never-ready.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeNeverReady, Reason: "ContainersNotReady",
 				Message: `container "app" of pod web-7d9f-bbbbb: running but not ready for 2m0s: readiness probe failing`,
 				Pod:     "web-7d9f-bbbbb", Container: "app",
@@ -77,7 +77,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "statefulset update revision crash loop, old revision ignored",
 			file: "statefulset-crash-loop.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff",
 				Message: `container "db" of pod db-1: restartCount 3, last exit code 2 (Error): back-off 40s restarting failed container=db pod=db-1_shop(0b5c)`,
 				Pod:     "db-1", Container: "db", RestartCount: 3,
@@ -86,7 +86,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "statefulset current revision when no update revision",
 			file: "statefulset-current-revision.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeConfig, Reason: "CreateContainerConfigError",
 				Message: `container "db" of pod db-0: secret "db-password" not found`,
 				Pod:     "db-0", Container: "db",
@@ -95,7 +95,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "daemonset newest revision crash loop, old revision ignored",
 			file: "daemonset-crash-loop.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff",
 				Message: `container "agent" of pod agent-bbbbb: restartCount 4, last exit code 1 (Error): back-off 1m20s restarting failed container=agent`,
 				Pod:     "agent-bbbbb", Container: "agent", RestartCount: 4,
@@ -104,7 +104,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "replicaset replica failure",
 			file: "replicaset-quota.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeQuota, Reason: "FailedCreate",
 				Message: `replicaset worker: pods "worker-abcde" is forbidden: maximum memory usage per Container is 512Mi, but limit is 1Gi`,
 			}},
@@ -112,7 +112,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "replicaset create container error",
 			file: "replicaset-config.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeConfig, Reason: "CreateContainerError",
 				Message: `container "worker" of pod worker-aaaaa: failed to generate container spec: failed to apply OCI options: no such file or directory`,
 				Pod:     "worker-aaaaa", Container: "worker",
@@ -121,14 +121,14 @@ func TestClassify(t *testing.T) {
 		{
 			name: "replicaset recheck at the earliest end of a grace period",
 			file: "replicaset-unschedulable-recheck.yaml",
-			want: Verdict{Recheck: now.Add(time.Second)},
+			want: Outcome{Recheck: now.Add(time.Second)},
 		},
 
 		// Job, CronJob
 		{
 			name: "job failed",
 			file: "job-failed.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeJobFailed, Reason: "BackoffLimitExceeded",
 				Message: "job migrate: Job has reached the specified backoff limit",
 				Pod:     "migrate-bbbbb", Container: "migrate",
@@ -138,7 +138,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "job invalid image name",
 			file: "job-image-pull.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeImagePull, Reason: "InvalidImageName",
 				Message: `container "migrate" of pod migrate-aaaaa: Failed to apply default image tag "migrate:nope!": invalid reference format`,
 				Pod:     "migrate-aaaaa", Container: "migrate",
@@ -147,7 +147,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "cronjob active job crash loop, history ignored",
 			file: "cronjob-active.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff",
 				Message: `container "report" of pod report-29100000-aaaaa: restartCount 3, last exit code 3 (Error): back-off 40s restarting failed container=report`,
 				Pod:     "report-29100000-aaaaa", Container: "report", RestartCount: 3,
@@ -157,7 +157,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "cronjob active job failed",
 			file: "cronjob-active-failed.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeJobFailed, Reason: "DeadlineExceeded",
 				Message: "job report-29100000: Job was active longer than specified deadline",
 			}},
@@ -170,7 +170,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "pod crash loop at the threshold",
 			file: "pod-crash-loop-3.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff",
 				Message: `container "tool" of pod tool: restartCount 3, last exit code 1 (Error): back-off 40s restarting failed container=tool pod=tool_shop(7e1a)`,
 				Pod:     "tool", Container: "tool", RestartCount: 3,
@@ -180,12 +180,12 @@ func TestClassify(t *testing.T) {
 		{
 			name: "pod running again after crashes",
 			file: "pod-crash-recovered.yaml",
-			want: Verdict{Recheck: now.Add(115 * time.Second)},
+			want: Outcome{Recheck: now.Add(115 * time.Second)},
 		},
 		{
 			name: "pod run container error",
 			file: "pod-run-container-error.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeCrashLoop, Reason: "RunContainerError",
 				Message: `container "tool" of pod tool: restartCount 3, last exit code 128 (StartError): exec: "/bin/tol": stat /bin/tol: no such file or directory`,
 				Pod:     "tool", Container: "tool", RestartCount: 3,
@@ -195,7 +195,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "pod OOM killed at the threshold",
 			file: "pod-oom.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeOOM, Reason: "OOMKilled",
 				Message: `container "tool" of pod tool: restartCount 3, last exit code 137 (OOMKilled), memory limit 64Mi: back-off 40s restarting failed container=tool`,
 				Pod:     "tool", Container: "tool", RestartCount: 3,
@@ -204,7 +204,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "pod OOM killed with restartPolicy Never",
 			file: "pod-oom-never.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeOOM, Reason: "OOMKilled",
 				Message: `container "tool" of pod tool: exit code 137 (OOMKilled), memory limit 64Mi, not restarted (restartPolicy Never)`,
 				Pod:     "tool", Container: "tool",
@@ -213,7 +213,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "pod exited with restartPolicy Never",
 			file: "pod-error-never.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeCrashLoop, Reason: "Error",
 				Message: `container "tool" of pod tool: exit code 2 (Error), not restarted (restartPolicy Never)`,
 				Pod:     "tool", Container: "tool",
@@ -226,7 +226,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "pod init container image pull",
 			file: "pod-init-image-pull.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeImagePull, Reason: "ErrImagePull",
 				Message: `init container "migrate" of pod tool: rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/migrate:nope": not found`,
 				Pod:     "tool", Container: "init:migrate",
@@ -235,7 +235,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "pod init container crash loop",
 			file: "pod-init-crash-loop.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff",
 				Message: `init container "migrate" of pod tool: restartCount 3, last exit code 1 (Error): back-off 40s restarting failed container=migrate`,
 				Pod:     "tool", Container: "init:migrate", RestartCount: 3,
@@ -246,12 +246,12 @@ func TestClassify(t *testing.T) {
 		{
 			name: "pod unschedulable for 119s",
 			file: "pod-unschedulable-119s.yaml",
-			want: Verdict{Recheck: now.Add(time.Second)},
+			want: Outcome{Recheck: now.Add(time.Second)},
 		},
 		{
 			name: "pod unschedulable for 120s",
 			file: "pod-unschedulable-120s.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeUnschedulable, Reason: "Unschedulable",
 				Message: `pod tool: not scheduled for 2m0s: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.`,
 				Pod:     "tool",
@@ -261,23 +261,23 @@ func TestClassify(t *testing.T) {
 			name: "pod unschedulable for 120s with a longer grace period",
 			file: "pod-unschedulable-120s.yaml",
 			opts: Options{UnschedulableGrace: 5 * time.Minute},
-			want: Verdict{Recheck: now.Add(3 * time.Minute)},
+			want: Outcome{Recheck: now.Add(3 * time.Minute)},
 		},
 		{
 			name: "pod not ready for 119s",
 			file: "pod-never-ready-119s.yaml",
-			want: Verdict{Recheck: now.Add(time.Second)},
+			want: Outcome{Recheck: now.Add(time.Second)},
 		},
 		{
 			name: "pod not ready before its readiness probe's initial delay",
 			file: "pod-never-ready-initial-delay.yaml",
-			want: Verdict{Recheck: now.Add(3 * time.Minute)},
+			want: Outcome{Recheck: now.Add(3 * time.Minute)},
 		},
 		{name: "pod startup probe not passed yet", file: "pod-starting.yaml"},
 		{
 			name: "pod readiness gate never ready",
 			file: "pod-readiness-gate.yaml",
-			want: Verdict{Failure: &result.Failure{
+			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeNeverReady, Reason: "ReadinessGatesNotReady",
 				Message: `pod tool: containers ready but pod not ready for 2m0s: corresponding condition of pod readiness gate "target-health.elbv2.k8s.aws/tool" does not exist.`,
 				Pod:     "tool",

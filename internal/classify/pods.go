@@ -47,7 +47,7 @@ const (
 
 // pod judges one pod of the current revision: each of its containers, then its scheduling and
 // its readiness. A terminating pod is on its way out and a succeeded one has done its job.
-func (e *evaluation) pod(p *corev1.Pod) {
+func (e *findings) pod(p *corev1.Pod) {
 	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded {
 		return
 	}
@@ -91,7 +91,7 @@ func containersOf(p *corev1.Pod) []container {
 
 // container fails a container that waits for a reason of waitingCodes, or that keeps exiting.
 // Once a pod has failed, its containers only tell how it ended, so only exits count then.
-func (e *evaluation) container(c container) {
+func (e *findings) container(c container) {
 	if w := c.status.State.Waiting; w != nil && c.pod.Status.Phase != corev1.PodFailed {
 		if code, ok := waitingCodes[w.Reason]; ok {
 			e.fail(c.failure(code, w.Reason, cmp.Or(w.Message, w.Reason)))
@@ -106,7 +106,7 @@ func (e *evaluation) container(c container) {
 // kill is treated like any other exit (one kill can be a start-up spike the container
 // survives), only reported with the more precise code oom. A container running again gets
 // the benefit of the doubt: if it still crashes, it will be waiting in back-off soon.
-func (e *evaluation) exits(c container) {
+func (e *findings) exits(c container) {
 	s := c.status
 	if s.State.Running != nil {
 		return
@@ -222,7 +222,7 @@ func podFailure(code result.Code, p *corev1.Pod, reason, detail string) result.F
 }
 
 // unschedulable fails a pod the scheduler has found no node for during the grace period.
-func (e *evaluation) unschedulable(p *corev1.Pod) {
+func (e *findings) unschedulable(p *corev1.Pod) {
 	c := podCondition(p, corev1.PodScheduled)
 	if c == nil || c.Status != corev1.ConditionFalse || c.Reason != corev1.PodReasonUnschedulable {
 		return
@@ -244,7 +244,7 @@ func (e *evaluation) unschedulable(p *corev1.Pod) {
 // not run before. A container whose startup probe has not passed yet is starting, not unready:
 // if the probe keeps failing, the kubelet restarts it and the crash-loop rule takes over. So is
 // a container that is not running: it is being restarted, which the crash-loop rule judges.
-func (e *evaluation) neverReady(p *corev1.Pod) {
+func (e *findings) neverReady(p *corev1.Pod) {
 	ready := podCondition(p, corev1.PodReady)
 	if p.Status.Phase != corev1.PodRunning || (ready != nil && ready.Status == corev1.ConditionTrue) ||
 		len(p.Status.ContainerStatuses) < len(p.Spec.Containers) {
@@ -290,7 +290,7 @@ func (e *evaluation) neverReady(p *corev1.Pod) {
 
 // notReady fails each unready container of a pod, or the pod itself when its containers are
 // ready but a readiness gate is not.
-func (e *evaluation) notReady(p *corev1.Pod, unready []container, reason string, grace time.Duration) {
+func (e *findings) notReady(p *corev1.Pod, unready []container, reason string, grace time.Duration) {
 	if len(unready) == 0 {
 		detail := fmt.Sprintf("containers ready but pod not ready for %s", grace)
 		if ready := podCondition(p, corev1.PodReady); ready != nil && ready.Message != "" {

@@ -26,7 +26,7 @@ const reasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 // otherwise fail the very change that fixes it.
 
 // deployment judges a Deployment by its own conditions and by its current ReplicaSets.
-func deployment(d *appsv1.Deployment, e *evaluation) {
+func deployment(d *appsv1.Deployment, e *findings) {
 	if stale(d.Generation, d.Status.ObservedGeneration) {
 		return
 	}
@@ -52,7 +52,7 @@ func deployment(d *appsv1.Deployment, e *evaluation) {
 // replicaSet judges a ReplicaSet by its ReplicaFailure condition (pods it could not create:
 // a ResourceQuota, a LimitRange, an admission webhook) and by its pods. The pods are its own
 // whatever its generation, so only the condition waits for the controller to catch up.
-func replicaSet(rs *appsv1.ReplicaSet, e *evaluation) {
+func replicaSet(rs *appsv1.ReplicaSet, e *findings) {
 	if !stale(rs.Generation, rs.Status.ObservedGeneration) {
 		for _, c := range rs.Status.Conditions {
 			if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
@@ -66,7 +66,7 @@ func replicaSet(rs *appsv1.ReplicaSet, e *evaluation) {
 // statefulSet judges the pods of a StatefulSet's update revision (its current revision when
 // no update is going on). StatefulSets report pods they cannot create only by events, so
 // there is no quota rule here.
-func statefulSet(s *appsv1.StatefulSet, e *evaluation) {
+func statefulSet(s *appsv1.StatefulSet, e *findings) {
 	if stale(s.Generation, s.Status.ObservedGeneration) {
 		return
 	}
@@ -79,7 +79,7 @@ func statefulSet(s *appsv1.StatefulSet, e *evaluation) {
 
 // daemonSet judges the pods of a DaemonSet's newest ControllerRevision. Without one (the
 // engine did not pass them) it cannot tell new pods from old ones, so it judges none.
-func daemonSet(d *appsv1.DaemonSet, e *evaluation) {
+func daemonSet(d *appsv1.DaemonSet, e *findings) {
 	if stale(d.Generation, d.Status.ObservedGeneration) {
 		return
 	}
@@ -100,7 +100,7 @@ func daemonSet(d *appsv1.DaemonSet, e *evaluation) {
 
 // job judges a Job by its Failed condition and by its pods. A failed Job names the container
 // of its newest failed pod, so that the evidence holds that container's log and events.
-func job(j *batchv1.Job, e *evaluation) {
+func job(j *batchv1.Job, e *findings) {
 	if c := jobFailure(j); c != nil {
 		f := objectFailure(result.CodeJobFailed, "job", j.Name, c.Reason, c.Message)
 		if last, ok := e.lastFailedContainer(j.UID); ok {
@@ -113,7 +113,7 @@ func job(j *batchv1.Job, e *evaluation) {
 
 // lastFailedContainer returns the first container (init containers first) whose last run
 // failed, of the newest pod controlled by owner that has one.
-func (e *evaluation) lastFailedContainer(owner types.UID) (container, bool) {
+func (e *findings) lastFailedContainer(owner types.UID) (container, bool) {
 	var found container
 	ok := false
 	for _, p := range e.in.Pods {
@@ -141,7 +141,7 @@ func newer(a, b *corev1.Pod) bool {
 // cronJob judges the Jobs a CronJob is running now: those in status.active and those it owns
 // that have not finished. Finished Jobs are history: the last one may well have failed before
 // the change being verified, and failing on it would block the very fix.
-func cronJob(c *batchv1.CronJob, e *evaluation) {
+func cronJob(c *batchv1.CronJob, e *findings) {
 	active := make(map[types.UID]bool, len(c.Status.Active))
 	for _, ref := range c.Status.Active {
 		active[ref.UID] = true
@@ -154,12 +154,12 @@ func cronJob(c *batchv1.CronJob, e *evaluation) {
 }
 
 // pod judges a bare Pod.
-func pod(p *corev1.Pod, e *evaluation) {
+func pod(p *corev1.Pod, e *findings) {
 	e.pod(p)
 }
 
 // podsOf judges the pods controlled by owner that keep accepts (all of them when keep is nil).
-func (e *evaluation) podsOf(owner types.UID, keep func(*corev1.Pod) bool) {
+func (e *findings) podsOf(owner types.UID, keep func(*corev1.Pod) bool) {
 	for _, p := range e.in.Pods {
 		if controlledBy(p, owner) && (keep == nil || keep(p)) {
 			e.pod(p)

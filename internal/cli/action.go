@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,48 +54,50 @@ func runAction(ctx context.Context, env Env) int {
 	}
 	req.Progress = progressPrinter(env.Stdout, secrets.Redact)
 	fmt.Fprintf(env.Stdout, "Verifying %s on %d clusters (revision %s, timeout %s)\n",
-		strings.Join(resourceIDs(req), ", "), len(req.Targets), orDefault(req.Revision.String(), "any"), req.Timeout)
+		strings.Join(resourceIDs(req), ", "), len(req.Targets), cmp.Or(req.Revision.String(), "any"), req.Timeout)
 	run, err := redactRun(verify.Run(ctx, req), secrets)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "app-status: %v\n", err)
 		return 1
 	}
 	writeActionResults(gha, env, run, s.summary, "")
-	if run.Status == result.StatusSuccess {
+	if run.Status == result.RunSuccess {
 		return 0
 	}
 	return 1
 }
 
-// actionSettings reads the inputs action.yml declares; the defaults here match action.yml's.
+// actionConfig is what the action's inputs say: the settings both modes share, and whether
+// to write the job summary.
 type actionConfig struct {
 	settings
 	summary bool
 }
 
 func actionSettings(gha *githubactions.Action) (actionConfig, error) {
-	c := actionConfig{settings: settings{workloads: true}, summary: true}
+	d := defaultSettings()
+	c := actionConfig{settings: d, summary: true}
 	c.resources = lines(gha.GetInput("resource"))
-	c.namespace = orDefault(gha.GetInput("namespace"), "flux-system")
+	c.namespace = cmp.Or(gha.GetInput("namespace"), d.namespace)
 	c.revision = gha.GetInput("revision")
 	c.clusters = kubeconfig.Input{Clusters: gha.GetInput("clusters"), Kubeconfig: gha.GetInput("kubeconfig")}
 	var err error
-	if c.timeout, err = durationInput(gha, "timeout", 10*time.Minute); err != nil {
+	if c.timeout, err = durationInput(gha, "timeout", d.timeout); err != nil {
 		return c, err
 	}
-	if c.unschedulableGrace, err = durationInput(gha, "unschedulable-grace", 120*time.Second); err != nil {
+	if c.unschedulableGrace, err = durationInput(gha, "unschedulable-grace", d.unschedulableGrace); err != nil {
 		return c, err
 	}
-	if c.maxParallel, err = intInput(gha, "max-parallel", 10); err != nil {
+	if c.maxParallel, err = intInput(gha, "max-parallel", d.maxParallel); err != nil {
 		return c, err
 	}
-	if c.crashRestarts, err = intInput(gha, "crash-restarts", 3); err != nil {
+	if c.crashRestarts, err = intInput(gha, "crash-restarts", d.crashRestarts); err != nil {
 		return c, err
 	}
-	if c.failFast, err = boolInput(gha, "fail-fast", false); err != nil {
+	if c.failFast, err = boolInput(gha, "fail-fast", d.failFast); err != nil {
 		return c, err
 	}
-	if c.workloads, err = boolInput(gha, "workloads", true); err != nil {
+	if c.workloads, err = boolInput(gha, "workloads", d.workloads); err != nil {
 		return c, err
 	}
 	if c.summary, err = boolInput(gha, "summary", true); err != nil {
@@ -123,7 +126,7 @@ func durationInput(gha *githubactions.Action, name string, def time.Duration) (t
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return 0, badInput("input %s: %q is not a duration; use e.g. 10m, 90s or 1h30m", name, v)
+		return 0, fmt.Errorf("input %s: %q is not a duration; use e.g. 10m, 90s or 1h30m", name, v)
 	}
 	return d, nil
 }
@@ -135,7 +138,7 @@ func intInput(gha *githubactions.Action, name string, def int) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, badInput("input %s: %q is not a whole number", name, v)
+		return 0, fmt.Errorf("input %s: %q is not a whole number", name, v)
 	}
 	return n, nil
 }
@@ -149,7 +152,7 @@ func boolInput(gha *githubactions.Action, name string, def bool) (bool, error) {
 	case "false", "no", "off", "0":
 		return false, nil
 	}
-	return false, badInput("input %s: %q is not a boolean; use true or false", name, gha.GetInput(name))
+	return false, fmt.Errorf("input %s: %q is not a boolean; use true or false", name, gha.GetInput(name))
 }
 
 // actionOutputs are the step outputs action.yml declares, in its order.
@@ -231,11 +234,4 @@ func resourceIDs(req verify.Request) []string {
 		ids[i] = r.ID()
 	}
 	return ids
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -106,3 +106,22 @@ func TestActionYMLMatchesTheProgram(t *testing.T) {
 		t.Errorf("outputs: action.yml (-) against those written (+):\n%s", diff)
 	}
 }
+
+// TestFlagDefaults: the CLI's flags start from the same defaults as the action's inputs.
+func TestFlagDefaults(t *testing.T) {
+	t.Parallel()
+	var o cliOptions
+	if err := newFlagSet("verify", &o).Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(defaultSettings(), o.settings, cmp.AllowUnexported(settings{})); diff != "" {
+		t.Errorf("flag defaults differ from defaultSettings (-want +got):\n%s", diff)
+	}
+	action, err := actionSettings(githubactions.New(githubactions.WithGetenv(func(string) string { return "" })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(action.settings, o.settings, cmp.AllowUnexported(settings{})); diff != "" {
+		t.Errorf("flag defaults differ from the action's (-action +flags):\n%s", diff)
+	}
+}

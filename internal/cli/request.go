@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,9 +13,24 @@ import (
 	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/kubeconfig"
+	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/verify"
 )
+
+// defaultSettings are the settings both modes start from, the one place their defaults are
+// written down: action.yml's input defaults and the CLI's flag defaults are checked against
+// them (TestActionYMLMatchesTheProgram, TestFlagDefaults).
+func defaultSettings() settings {
+	return settings{
+		namespace:          "flux-system",
+		timeout:            verify.DefaultTimeout,
+		maxParallel:        verify.DefaultMaxParallel,
+		workloads:          true,
+		crashRestarts:      int(classify.DefaultCrashRestarts),
+		unschedulableGrace: classify.DefaultUnschedulableGrace,
+	}
+}
 
 // settings is what both modes collect from the user before anything is contacted.
 type settings struct {
@@ -31,28 +47,22 @@ type settings struct {
 	clusters           kubeconfig.Input
 }
 
-// badInput is an error about the user's input, reported before any cluster is contacted.
-func badInput(format string, args ...any) error { return fmt.Errorf(format, args...) }
-
 // request validates the settings and loads the kubeconfigs into a verification request. The
 // names say which input (or flag) is at fault, for the error messages.
 func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfig.Secrets, error) {
 	var req verify.Request
 	if len(s.resources) == 0 {
-		return req, nil, badInput("%s is required: name the Flux object to verify, e.g. kustomization/my-app or helmrelease/my-app", names.resource)
+		return req, nil, fmt.Errorf("%s is required: name the Flux object to verify, e.g. kustomization/my-app or helmrelease/my-app", names.resource)
 	}
-	ns := s.namespace
-	if ns == "" {
-		ns = "flux-system"
-	}
+	ns := cmp.Or(s.namespace, defaultSettings().namespace)
 	seen := map[string]bool{}
 	for i, r := range s.resources {
 		ref, err := flux.ParseResource(r, ns)
 		if err != nil {
 			if len(s.resources) == 1 {
-				return req, nil, badInput("%s: %w", names.resource, err)
+				return req, nil, fmt.Errorf("%s: %w", names.resource, err)
 			}
-			return req, nil, badInput("%s (%s %d): %w", names.resource, names.resourceItem, i+1, err)
+			return req, nil, fmt.Errorf("%s (%s %d): %w", names.resource, names.resourceItem, i+1, err)
 		}
 		if !seen[ref.ID()] {
 			seen[ref.ID()] = true
@@ -61,26 +71,26 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	}
 	rev, err := flux.ParseRevision(s.revision)
 	if err != nil {
-		return req, nil, badInput("%s: %w", names.revision, err)
+		return req, nil, fmt.Errorf("%s: %w", names.revision, err)
 	}
 	if s.timeout <= 0 {
-		return req, nil, badInput("%s must be a positive duration such as 10m or 90s", names.timeout)
+		return req, nil, fmt.Errorf("%s must be a positive duration such as 10m or 90s", names.timeout)
 	}
 	if s.maxParallel <= 0 {
-		return req, nil, badInput("%s must be a whole number of at least 1", names.maxParallel)
+		return req, nil, fmt.Errorf("%s must be a whole number of at least 1", names.maxParallel)
 	}
 	if s.crashRestarts <= 0 {
-		return req, nil, badInput("%s must be a whole number of at least 1", names.crashRestarts)
+		return req, nil, fmt.Errorf("%s must be a whole number of at least 1", names.crashRestarts)
 	}
 	if s.unschedulableGrace < 0 {
-		return req, nil, badInput("%s must not be negative", names.unschedulableGrace)
+		return req, nil, fmt.Errorf("%s must not be negative", names.unschedulableGrace)
 	}
 	clusters, secrets, err := kubeconfig.Load(s.clusters, s.kubeconfigEnv(env))
 	if err != nil {
 		return req, secrets, err
 	}
 	if len(clusters) == 0 {
-		return req, secrets, badInput("no clusters to verify: %s", names.noClusters)
+		return req, secrets, fmt.Errorf("no clusters to verify: %s", names.noClusters)
 	}
 	for _, c := range clusters {
 		req.Targets = append(req.Targets, verify.Target{Name: c.Name, Config: c.Config, Invalid: c.Invalid})
@@ -104,28 +114,8 @@ type inputNames struct {
 // progressPrinter prints each cluster's state changes as they happen, one line each.
 func progressPrinter(w io.Writer, redact func(string) string) func(verify.Progress) {
 	return func(p verify.Progress) {
-		mark := "…"
-		if p.Final {
-			mark = verdictMark(p.Verdict)
-		}
-		fmt.Fprintf(w, "[%6.1fs] %s %s: %s\n", p.Elapsed.Seconds(), mark, p.Cluster, redact(oneLine(p.Message)))
+		fmt.Fprint(w, report.ProgressLine(p.Elapsed, p.Cluster, p.Verdict, p.Final, redact(p.Message)))
 	}
-}
-
-func verdictMark(v result.Verdict) string {
-	switch v {
-	case result.Current:
-		return "✔"
-	case result.Timeout:
-		return "⏱"
-	default:
-		return "✖"
-	}
-}
-
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\r", " ")
-	return strings.ReplaceAll(s, "\n", " ")
 }
 
 // redactRun replaces every secret in every string of the run: kubeconfig secrets never reach

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/report"
@@ -24,6 +23,40 @@ func (l *stringList) Set(v string) error {
 	return nil
 }
 
+// cliOptions is what the verify and get commands' flags set.
+type cliOptions struct {
+	settings
+	resources, contexts stringList
+	output, summaryFile string
+	kubeconfigPath      string
+	clustersFile        string
+	quiet               bool
+}
+
+// newFlagSet defines the flags of `app-status verify` (or `get`), with the defaults of
+// defaultSettings, writing into o.
+func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
+	d := defaultSettings()
+	fs := flag.NewFlagSet("app-status "+name, flag.ContinueOnError)
+	fs.Var(&o.resources, "resource", "Flux object to verify: kustomization/NAME (ks/NAME) or helmrelease/NAME (hr/NAME); repeat for several")
+	fs.StringVar(&o.namespace, "namespace", d.namespace, "namespace of the Flux objects")
+	fs.StringVar(&o.namespace, "n", d.namespace, "shorthand for --namespace")
+	fs.StringVar(&o.revision, "revision", d.revision, "revision every object must have applied: a commit SHA (7+ hex), a Flux revision (main@sha1:...), a tag, a chart version or an OCI digest")
+	fs.StringVar(&o.kubeconfigPath, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	fs.Var(&o.contexts, "context", "kubeconfig context to verify, named after it; repeat for several (default: every context)")
+	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
+	fs.DurationVar(&o.timeout, "timeout", d.timeout, "how long to wait for every cluster")
+	fs.IntVar(&o.maxParallel, "max-parallel", d.maxParallel, "clusters verified at once")
+	fs.BoolVar(&o.failFast, "fail-fast", d.failFast, "stop the other clusters once one has failed")
+	fs.BoolVar(&o.workloads, "workloads", d.workloads, "also verify the objects in the inventory (false: only the Flux objects)")
+	fs.IntVar(&o.crashRestarts, "crash-restarts", d.crashRestarts, "restarts after which a crashing container fails the rollout")
+	fs.DurationVar(&o.unschedulableGrace, "unschedulable-grace", d.unschedulableGrace, "how long a pod may stay unschedulable or not ready before the rollout fails")
+	fs.StringVar(&o.output, "o", "text", "output format: text, json or markdown")
+	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
+	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
+	return fs
+}
+
 // runCLI runs `app-status verify` (or `get` when snapshot): machine output on stdout, progress
 // on stderr.
 func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
@@ -31,32 +64,9 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	if snapshot {
 		name = "get"
 	}
-	fs := flag.NewFlagSet("app-status "+name, flag.ContinueOnError)
+	o := cliOptions{}
+	fs := newFlagSet(name, &o)
 	fs.SetOutput(env.Stderr)
-	var (
-		resources, contexts stringList
-		s                   = settings{snapshot: snapshot}
-		output, summaryFile string
-		kubeconfigPath      string
-		clustersFile        string
-		quiet               bool
-	)
-	fs.Var(&resources, "resource", "Flux object to verify: kustomization/NAME (ks/NAME) or helmrelease/NAME (hr/NAME); repeat for several")
-	fs.StringVar(&s.namespace, "namespace", "flux-system", "namespace of the Flux objects")
-	fs.StringVar(&s.namespace, "n", "flux-system", "shorthand for --namespace")
-	fs.StringVar(&s.revision, "revision", "", "revision every object must have applied: a commit SHA (7+ hex), a Flux revision (main@sha1:...), a tag, a chart version or an OCI digest")
-	fs.StringVar(&kubeconfigPath, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-	fs.Var(&contexts, "context", "kubeconfig context to verify, named after it; repeat for several (default: every context)")
-	fs.StringVar(&clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
-	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "how long to wait for every cluster")
-	fs.IntVar(&s.maxParallel, "max-parallel", 10, "clusters verified at once")
-	fs.BoolVar(&s.failFast, "fail-fast", false, "stop the other clusters once one has failed")
-	fs.BoolVar(&s.workloads, "workloads", true, "also verify the objects in the inventory (false: only the Flux objects)")
-	fs.IntVar(&s.crashRestarts, "crash-restarts", 3, "restarts after which a crashing container fails the rollout")
-	fs.DurationVar(&s.unschedulableGrace, "unschedulable-grace", 120*time.Second, "how long a pod may stay unschedulable or not ready before the rollout fails")
-	fs.StringVar(&output, "o", "text", "output format: text, json or markdown")
-	fs.StringVar(&summaryFile, "summary-file", "", "also write the markdown summary to this file")
-	fs.BoolVar(&quiet, "quiet", false, "do not print progress on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -67,12 +77,15 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		fmt.Fprintf(env.Stderr, "app-status %s: unexpected argument %q (flags come as --name value)\n", name, fs.Arg(0))
 		return 2
 	}
+	output, summaryFile, quiet := o.output, o.summaryFile, o.quiet
 	if output != "text" && output != "json" && output != "markdown" {
 		fmt.Fprintf(env.Stderr, "app-status %s: -o must be text, json or markdown, not %q\n", name, output)
 		return 2
 	}
-	s.resources = resources
-	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: clustersFile, KubeconfigPath: kubeconfigPath, Contexts: contexts}
+	s := o.settings
+	s.snapshot = snapshot
+	s.resources = o.resources
+	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts}
 	req, secrets, err := s.request(env, inputNames{
 		resource: "--resource", resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
 		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace",
@@ -94,7 +107,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
 		return 1
 	}
-	if run.Status == result.StatusSuccess {
+	if run.Status == result.RunSuccess {
 		return 0
 	}
 	return 1

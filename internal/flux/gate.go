@@ -1,6 +1,7 @@
 package flux
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"sort"
@@ -11,53 +12,19 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 )
-
-// State is what a Flux object's status says about the expected revision.
-type State int
-
-// The states. Pending is the only one that can still change on its own.
-const (
-	Pending   State = iota // not done yet: reconciling, waiting for a dependency or a new revision
-	Ready                  // the expected revision is applied and the object is Ready
-	Failed                 // the expected revision was attempted and failed, or the object is stalled
-	Suspended              // spec.suspend is true: Flux will not apply anything
-)
-
-func (s State) String() string {
-	switch s {
-	case Pending:
-		return "Pending"
-	case Ready:
-		return "Ready"
-	case Failed:
-		return "Failed"
-	case Suspended:
-		return "Suspended"
-	}
-	return fmt.Sprintf("State(%d)", int(s))
-}
-
-// verdict is the result verdict of a state; a Pending object is still InProgress.
-func (s State) verdict() result.Verdict {
-	switch s {
-	case Ready:
-		return result.Current
-	case Failed:
-		return result.Failed
-	case Suspended:
-		return result.Suspended
-	}
-	return result.InProgress
-}
 
 // Gate is the verdict on one Flux object.
 type Gate struct {
-	State State
+	// Verdict is InProgress while the object may still get there on its own, Current when the
+	// expected revision is applied and the object is Ready, Failed when the expected revision
+	// was attempted and failed (or the object is stalled), Suspended when spec.suspend is true.
+	Verdict result.Verdict
 	// Object is the object's state for the results; its Verdict, Code, Reason and Message
 	// agree with the gate.
 	Object result.FluxObject
-	// Code says why the object Failed or is Suspended. A Pending object may carry the code to
+	// Code says why the object Failed or is Suspended. An object InProgress may carry the code to
 	// report if it never gets further: a dependency that is not ready, a failure of another
 	// revision or of an older generation of the spec, or a Helm failure helm-controller retries.
 	Code result.Code
@@ -68,7 +35,7 @@ type Gate struct {
 
 // decision is what a kind's rules conclude; Evaluate turns it into a Gate.
 type decision struct {
-	state   State
+	verdict result.Verdict // zero means InProgress
 	code    result.Code
 	reason  string // the Flux reason behind the decision
 	message string
@@ -82,7 +49,7 @@ var gates = map[Kind]func(Ref, *view, Revision) decision{
 
 // Evaluate reads the status of obj, the object ref names, and says whether it has applied
 // want (any revision when want is zero) and is Ready, is still getting there, has failed or
-// is suspended. A nil obj is Pending: it may not have been created yet.
+// is suspended. A nil obj is InProgress: it may not have been created yet.
 func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
 	fo := result.FluxObject{
 		ID: ref.ID(), Kind: string(ref.Kind), Namespace: ref.Namespace, Name: ref.Name,
@@ -106,15 +73,16 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
 		fo.ChartVersion = v.chartVersion()
 		fo.Generation, fo.ObservedGeneration = v.generation, v.observedGeneration
 	}
-	d.message = oneLine(d.message)
-	fo.Verdict, fo.Code, fo.Reason, fo.Message = d.state.verdict(), d.code, d.reason, d.message
-	return Gate{State: d.state, Object: fo, Code: d.code, Message: d.message}
+	d.message = sanitize.Compact(d.message)
+	d.verdict = cmp.Or(d.verdict, result.VerdictInProgress)
+	fo.Verdict, fo.Code, fo.Reason, fo.Message = d.verdict, d.code, d.reason, d.message
+	return Gate{Verdict: d.verdict, Object: fo, Code: d.code, Message: d.message}
 }
 
 // suspendedGate is the decision for an object with spec.suspend: true.
 func suspendedGate(ref Ref) decision {
 	return decision{
-		state: Suspended, code: result.CodeFluxSuspended, reason: meta.SuspendedReason,
+		verdict: result.VerdictSuspended, code: result.CodeFluxSuspended, reason: meta.SuspendedReason,
 		message: fmt.Sprintf("suspended (spec.suspend: true); resume it with: flux resume %s %s -n %s",
 			kinds[ref.Kind].cli, ref.Name, ref.Namespace),
 	}
@@ -126,7 +94,7 @@ var dependencyPattern = regexp.MustCompile(`'([^'/\s]+/[^'/\s]+)'`)
 
 // dependencyGate is the decision for Ready=False with reason DependencyNotReady.
 func dependencyGate(v *view, ready condition) decision {
-	d := decision{state: Pending, code: result.CodeFluxDependencyNotReady, reason: ready.reason}
+	d := decision{verdict: result.VerdictInProgress, code: result.CodeFluxDependencyNotReady, reason: ready.reason}
 	waiting := "dependencies"
 	if m := dependencyPattern.FindStringSubmatch(ready.message); m != nil {
 		waiting = "dependency " + m[1]
@@ -144,10 +112,10 @@ func dependencyGate(v *view, ready condition) decision {
 func staleFailure(want Revision, attempted string, failure decision) decision {
 	last := "the last attempt failed"
 	if attempted != "" {
-		last = fmt.Sprintf("the last attempt was %s and failed", shortRevision(attempted))
+		last = fmt.Sprintf("the last attempt was %s and failed", ShortRevision(attempted))
 	}
-	failure.state = Pending
-	failure.message = fmt.Sprintf("waiting for %s to be attempted; %s: %s", shortRevision(want.String()), last, failure.message)
+	failure.verdict = result.VerdictInProgress
+	failure.message = fmt.Sprintf("waiting for %s to be attempted; %s: %s", ShortRevision(want.String()), last, failure.message)
 	return failure
 }
 
@@ -160,7 +128,7 @@ func (v *view) olderGeneration(c condition) bool {
 // staleGeneration is the decision for a failure recorded for an older generation of the spec:
 // the controller has yet to try the current one, which may fix it.
 func staleGeneration(v *view, c condition, controller string, failure decision) decision {
-	failure.state = Pending
+	failure.verdict = result.VerdictInProgress
 	failure.message = fmt.Sprintf("waiting for %s to reconcile generation %d; generation %d failed: %s",
 		controller, v.generation, c.observedGeneration, failure.message)
 	return failure
@@ -169,9 +137,9 @@ func staleGeneration(v *view, c condition, controller string, failure decision) 
 // staleSuccess is the message for an object that is done, but with another revision.
 func staleSuccess(applied string, want Revision) string {
 	if applied == "" {
-		return fmt.Sprintf("nothing applied yet, waiting for %s", shortRevision(want.String()))
+		return fmt.Sprintf("nothing applied yet, waiting for %s", ShortRevision(want.String()))
 	}
-	return fmt.Sprintf("applied %s, waiting for %s", shortRevision(applied), shortRevision(want.String()))
+	return fmt.Sprintf("applied %s, waiting for %s", ShortRevision(applied), ShortRevision(want.String()))
 }
 
 // progressing is the decision for an object that is neither done nor failed: it reports the
@@ -198,11 +166,6 @@ func generationPending(v *view, controller string) string {
 		return fmt.Sprintf("waiting for %s to reconcile generation %d for the first time", controller, v.generation)
 	}
 	return fmt.Sprintf("waiting for %s to reconcile generation %d (observed %d)", controller, v.generation, v.observedGeneration)
-}
-
-// oneLine puts a multi-line Flux message, such as a Helm error list, on one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // condition is one status condition. Its observedGeneration is the generation of the spec the

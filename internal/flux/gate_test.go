@@ -39,9 +39,13 @@ func mustRevision(t *testing.T, s string) Revision {
 	return r
 }
 
-var verdicts = map[State]result.Verdict{
-	Pending: result.InProgress, Ready: result.Current, Failed: result.Failed, Suspended: result.Suspended,
-}
+// Short names for the gate's verdicts, for the case tables.
+const (
+	inProgress = result.VerdictInProgress
+	current    = result.VerdictCurrent
+	failed     = result.VerdictFailed
+	suspended  = result.VerdictSuspended
+)
 
 // gateCase is one expected gate: the fixture's status fields come from a per-kind table, the
 // rest from the case.
@@ -49,7 +53,7 @@ type gateCase struct {
 	name    string
 	fixture string
 	want    string // the expected revision
-	state   State
+	verdict result.Verdict
 	code    result.Code
 	reason  string
 	message string
@@ -66,8 +70,8 @@ func runGateCases(t *testing.T, ref Ref, objects map[string]result.FluxObject, t
 				t.Fatalf("no expected object for fixture %s", tt.fixture)
 			}
 			fo.ID, fo.Kind, fo.Namespace, fo.Name = ref.ID(), string(ref.Kind), ref.Namespace, ref.Name
-			fo.Verdict, fo.Code, fo.Reason, fo.Message = verdicts[tt.state], tt.code, tt.reason, tt.message
-			want := Gate{State: tt.state, Object: fo, Code: tt.code, Message: tt.message}
+			fo.Verdict, fo.Code, fo.Reason, fo.Message = tt.verdict, tt.code, tt.reason, tt.message
+			want := Gate{Verdict: tt.verdict, Object: fo, Code: tt.code, Message: tt.message}
 			got := Evaluate(ref, loadFixture(t, tt.fixture), mustRevision(t, tt.want))
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Evaluate(%s, %s, %q) mismatch (-want +got):\n%s", ref.ID(), tt.fixture, tt.want, diff)
@@ -87,11 +91,11 @@ func TestEvaluateWithoutObject(t *testing.T) {
 			name: "not created yet",
 			ref:  Ref{Kind: KindHelmRelease, Namespace: "apps", Name: "podinfo"},
 			want: Gate{
-				State:   Pending,
+				Verdict: inProgress,
 				Message: "the object does not exist yet",
 				Object: result.FluxObject{
 					ID: "HelmRelease/apps/podinfo", Kind: "HelmRelease", Namespace: "apps", Name: "podinfo",
-					Verdict: result.InProgress, Ready: "Unknown", Message: "the object does not exist yet",
+					Verdict: result.VerdictInProgress, Ready: "Unknown", Message: "the object does not exist yet",
 				},
 			},
 		},
@@ -125,31 +129,9 @@ func TestEvaluateIntegersFromJSON(t *testing.T) {
 	}}
 	ref := Ref{Kind: KindKustomization, Namespace: "flux-system", Name: "apps"}
 	got := Evaluate(ref, obj, mustRevision(t, "c2a6b03"))
-	if got.State != Ready || got.Object.Generation != 2 || got.Object.ObservedGeneration != 2 {
-		t.Errorf("Evaluate(float64 generations) = %v (generation %d, observed %d), want Ready (2, 2)",
-			got.State, got.Object.Generation, got.Object.ObservedGeneration)
-	}
-}
-
-func TestStateString(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		state State
-		want  string
-	}{
-		{Pending, "Pending"},
-		{Ready, "Ready"},
-		{Failed, "Failed"},
-		{Suspended, "Suspended"},
-		{State(9), "State(9)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			t.Parallel()
-			if got := tt.state.String(); got != tt.want {
-				t.Errorf("State(%d).String() = %q, want %q", int(tt.state), got, tt.want)
-			}
-		})
+	if got.Verdict != current || got.Object.Generation != 2 || got.Object.ObservedGeneration != 2 {
+		t.Errorf("Evaluate(float64 generations) = %v (generation %d, observed %d), want Current (2, 2)",
+			got.Verdict, got.Object.Generation, got.Object.ObservedGeneration)
 	}
 }
 
@@ -158,7 +140,7 @@ func TestStateString(t *testing.T) {
 func TestEvaluateNewGeneration(t *testing.T) {
 	t.Parallel()
 	type verdict struct {
-		State   State
+		Verdict result.Verdict
 		Code    result.Code
 		Message string
 	}
@@ -168,13 +150,13 @@ func TestEvaluateNewGeneration(t *testing.T) {
 		want    string
 		out     verdict
 	}{
-		{ksRef, "ks-stalled.yaml", "", verdict{Pending, result.CodeFluxStalled,
+		{ksRef, "ks-stalled.yaml", "", verdict{inProgress, result.CodeFluxStalled,
 			"waiting for kustomize-controller to reconcile generation 9; generation 2 failed: stalled: " + ksCELMsg}},
-		{ksRef, "ks-build-failed.yaml", newSHA, verdict{Pending, result.CodeFluxBuildFailed,
+		{ksRef, "ks-build-failed.yaml", newSHA, verdict{inProgress, result.CodeFluxBuildFailed,
 			"waiting for kustomize-controller to reconcile generation 9; generation 3 failed: revision main@sha1:c2a6b03 failed: " + ksBuildMsg}},
-		{hrRef, "hr-upgrade-failed.yaml", "6.5.0", verdict{Pending, result.CodeFluxUpgradeFailed,
+		{hrRef, "hr-upgrade-failed.yaml", "6.5.0", verdict{inProgress, result.CodeFluxUpgradeFailed,
 			"waiting for helm-controller to reconcile generation 9; generation 4 failed: " + hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"}},
-		{hrRef, "hr-test-failed.yaml", "6.5.0", verdict{Pending, result.CodeFluxTestFailed,
+		{hrRef, "hr-test-failed.yaml", "6.5.0", verdict{inProgress, result.CodeFluxTestFailed,
 			"waiting for helm-controller to reconcile generation 9; generation 4 failed: " + hrTestMsg + " (Failed to upgrade after 1 attempt(s))"}},
 	}
 	for _, tt := range tests {
@@ -183,7 +165,7 @@ func TestEvaluateNewGeneration(t *testing.T) {
 			obj := loadFixture(t, tt.fixture)
 			obj.SetGeneration(9)
 			g := Evaluate(tt.ref, obj, mustRevision(t, tt.want))
-			if diff := cmp.Diff(tt.out, verdict{g.State, g.Code, g.Message}); diff != "" {
+			if diff := cmp.Diff(tt.out, verdict{g.Verdict, g.Code, g.Message}); diff != "" {
 				t.Errorf("Evaluate(%s at generation 9, %q) mismatch (-want +got):\n%s", tt.fixture, tt.want, diff)
 			}
 		})

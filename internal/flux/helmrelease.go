@@ -38,7 +38,7 @@ const helmController = "helm-controller"
 // with it, and it is about the expected chart version and the current generation of the
 // spec. While helm-controller is not done with a failure (Reconciling=True, not Stalled: it
 // retries with reason ProgressingWithRetry, or, with reason Progressing, it has recorded a
-// failed upgrade and goes on to roll it back) the failure is Pending with its code: the
+// failed upgrade and goes on to roll it back) the failure is InProgress with its code: the
 // verdict waits for the remediation to say what runs. A failure helm-controller gives up on
 // is Stalled. Success counts when the newest release is deployed with the expected chart
 // version.
@@ -66,7 +66,7 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 		if rc := v.cond(meta.ReconcilingCondition); !isStalled && rc.status == string(metav1.ConditionTrue) {
 			// Not done with it yet: helm-controller retries, or it records a failed install or
 			// upgrade before it goes on to remediate it within the same reconciliation.
-			failure.state = Pending
+			failure.verdict = result.VerdictInProgress
 			if rc.reason == meta.ProgressingWithRetryReason {
 				failure.message = fmt.Sprintf("%s is retrying after: %s", helmController, failure.message)
 			} else {
@@ -97,7 +97,7 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 	if !want.Matches(v.deployedRevisions()...) {
 		return decision{reason: ready.reason, message: staleSuccess(v.history[0].chartVersion, want)}
 	}
-	return decision{state: Ready, reason: ready.reason, message: ready.message}
+	return decision{verdict: result.VerdictCurrent, reason: ready.reason, message: ready.message}
 }
 
 // retriesStall reports whether helm-controller stalled because remediation ran out: the
@@ -113,7 +113,7 @@ func retriesStall(stalled condition) bool {
 func helmFailure(v *view, stalled condition) (decision, bool) {
 	isStalled := stalled.status == string(metav1.ConditionTrue)
 	if isStalled && !retriesStall(stalled) {
-		return decision{state: Failed, code: result.CodeFluxStalled, reason: stalled.reason, message: "stalled: " + stalled.message}, true
+		return decision{verdict: result.VerdictFailed, code: result.CodeFluxStalled, reason: stalled.reason, message: "stalled: " + stalled.message}, true
 	}
 	released := v.cond(releasedCondition)
 	exhausted := ""
@@ -125,21 +125,21 @@ func helmFailure(v *view, stalled condition) (decision, bool) {
 		if released.status == string(metav1.ConditionFalse) {
 			msg += fmt.Sprintf(" after %s: %s", released.reason, released.message)
 		}
-		return decision{state: Failed, code: result.CodeFluxRolledBack, reason: rem.reason, message: msg + exhausted}, true
+		return decision{verdict: result.VerdictFailed, code: result.CodeFluxRolledBack, reason: rem.reason, message: msg + exhausted}, true
 	}
 	if released.status == string(metav1.ConditionFalse) {
 		switch released.reason {
 		case installFailedReason:
-			return decision{state: Failed, code: result.CodeFluxInstallFailed, reason: released.reason, message: released.message + exhausted}, true
+			return decision{verdict: result.VerdictFailed, code: result.CodeFluxInstallFailed, reason: released.reason, message: released.message + exhausted}, true
 		case upgradeFailedReason:
-			return decision{state: Failed, code: result.CodeFluxUpgradeFailed, reason: released.reason, message: released.message + exhausted}, true
+			return decision{verdict: result.VerdictFailed, code: result.CodeFluxUpgradeFailed, reason: released.reason, message: released.message + exhausted}, true
 		}
 	}
 	if test := v.cond(testSuccessCondition); test.status == string(metav1.ConditionFalse) && !v.testIgnoreFailures {
-		return decision{state: Failed, code: result.CodeFluxTestFailed, reason: test.reason, message: test.message + exhausted}, true
+		return decision{verdict: result.VerdictFailed, code: result.CodeFluxTestFailed, reason: test.reason, message: test.message + exhausted}, true
 	}
 	if isStalled {
-		return decision{state: Failed, code: result.CodeFluxStalled, reason: stalled.reason, message: "stalled: " + stalled.message}, true
+		return decision{verdict: result.VerdictFailed, code: result.CodeFluxStalled, reason: stalled.reason, message: "stalled: " + stalled.message}, true
 	}
 	return decision{}, false
 }

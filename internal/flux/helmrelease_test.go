@@ -63,43 +63,43 @@ func TestEvaluateHelmRelease(t *testing.T) {
 		") after UpgradeFailed: " + hrUpgradeMsg + " (Failed to upgrade after 2 attempt(s))"
 	runGateCases(t, hrRef, hrObjects, []gateCase{
 		// Done: the newest release is deployed with the expected chart, however it is named.
-		{"ready on version", "hr-ready.yaml", "6.5.0", Ready, "", upgraded, hrUpgradedMsg},
-		{"ready on OCI chart version", "hr-ready.yaml", chart650, Ready, "", upgraded, hrUpgradedMsg},
-		{"ready on full digest", "hr-ready.yaml", digest650, Ready, "", upgraded, hrUpgradedMsg},
-		{"ready on short digest", "hr-ready.yaml", "sha256:501967ad514d", Ready, "", upgraded, hrUpgradedMsg},
-		{"ready on digest hex", "hr-ready.yaml", "501967a", Ready, "", upgraded, hrUpgradedMsg},
-		{"ready on OCI tag revision", "hr-ready.yaml", "6.5.0@" + digest650, Ready, "", upgraded, hrUpgradedMsg},
-		{"ready with no revision asked", "hr-ready.yaml", "", Ready, "", upgraded, hrUpgradedMsg},
-		{"test failures ignored", "hr-test-ignored.yaml", "6.5.0", Ready, "", upgraded, "Helm upgrade succeeded for release apps/podinfo.v5 with chart podinfo@" + chart650},
+		{"ready on version", "hr-ready.yaml", "6.5.0", current, "", upgraded, hrUpgradedMsg},
+		{"ready on OCI chart version", "hr-ready.yaml", chart650, current, "", upgraded, hrUpgradedMsg},
+		{"ready on full digest", "hr-ready.yaml", digest650, current, "", upgraded, hrUpgradedMsg},
+		{"ready on short digest", "hr-ready.yaml", "sha256:501967ad514d", current, "", upgraded, hrUpgradedMsg},
+		{"ready on digest hex", "hr-ready.yaml", "501967a", current, "", upgraded, hrUpgradedMsg},
+		{"ready on OCI tag revision", "hr-ready.yaml", "6.5.0@" + digest650, current, "", upgraded, hrUpgradedMsg},
+		{"ready with no revision asked", "hr-ready.yaml", "", current, "", upgraded, hrUpgradedMsg},
+		{"test failures ignored", "hr-test-ignored.yaml", "6.5.0", current, "", upgraded, "Helm upgrade succeeded for release apps/podinfo.v5 with chart podinfo@" + chart650},
 		// The stale-success trap, and versions that only look alike.
-		{"ready on older version", "hr-ready.yaml", "6.6.0", Pending, "", upgraded, "applied " + chart650 + ", waiting for 6.6.0"},
-		{"not a prefix of the version", "hr-ready.yaml", "6.5.01", Pending, "", upgraded, "applied " + chart650 + ", waiting for 6.5.01"},
-		{"not a pre-release", "hr-ready.yaml", "6.5.0-rc1", Pending, "", upgraded, "applied " + chart650 + ", waiting for 6.5.0-rc1"},
-		{"other digest", "hr-ready.yaml", "sha256:b9cb8b0c1a46", Pending, "", upgraded, "applied " + chart650 + ", waiting for sha256:b9cb8b0c1a46"},
+		{"ready on older version", "hr-ready.yaml", "6.6.0", inProgress, "", upgraded, "applied " + chart650 + ", waiting for 6.6.0"},
+		{"not a prefix of the version", "hr-ready.yaml", "6.5.01", inProgress, "", upgraded, "applied " + chart650 + ", waiting for 6.5.01"},
+		{"not a pre-release", "hr-ready.yaml", "6.5.0-rc1", inProgress, "", upgraded, "applied " + chart650 + ", waiting for 6.5.0-rc1"},
+		{"other digest", "hr-ready.yaml", "sha256:b9cb8b0c1a46", inProgress, "", upgraded, "applied " + chart650 + ", waiting for sha256:b9cb8b0c1a46"},
 		// Not done yet; an old failure does not count while a new release runs.
-		{"reconciling", "hr-reconciling.yaml", "6.5.0", Pending, "", "Progressing", "Running 'upgrade' action with timeout of 5m0s"},
-		{"source not ready", "hr-source-not-ready.yaml", "6.5.0", Pending, "", "SourceNotReady", hrSourceMsg},
-		{"dependency not ready", "hr-dependency.yaml", "6.5.0", Pending, result.CodeFluxDependencyNotReady, "DependencyNotReady",
+		{"reconciling", "hr-reconciling.yaml", "6.5.0", inProgress, "", "Progressing", "Running 'upgrade' action with timeout of 5m0s"},
+		{"source not ready", "hr-source-not-ready.yaml", "6.5.0", inProgress, "", "SourceNotReady", hrSourceMsg},
+		{"dependency not ready", "hr-dependency.yaml", "6.5.0", inProgress, result.CodeFluxDependencyNotReady, "DependencyNotReady",
 			"waiting for dependency apps/redis to be ready (dependsOn: apps/redis, cert-manager/cert-manager): dependency 'apps/redis' is not ready"},
-		{"upgrade failed, retrying", "hr-upgrade-retrying.yaml", "6.5.0", Pending, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller is retrying after: " + hrUpgradeMsg},
-		{"upgrade failed, rollback to come", "hr-upgrade-remediating.yaml", "6.5.0", Pending, result.CodeFluxUpgradeFailed, "UpgradeFailed",
+		{"upgrade failed, retrying", "hr-upgrade-retrying.yaml", "6.5.0", inProgress, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller is retrying after: " + hrUpgradeMsg},
+		{"upgrade failed, rollback to come", "hr-upgrade-remediating.yaml", "6.5.0", inProgress, result.CodeFluxUpgradeFailed, "UpgradeFailed",
 			"helm-controller is still reconciling the release after: " + hrUpgradeMsg},
 		// Failures of the expected chart, and of an older one.
-		{"install failed", "hr-install-failed.yaml", "6.5.0", Failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
-		{"install failed, by digest", "hr-install-failed.yaml", "sha256:501967ad514d8a77", Failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
-		{"install failed on older", "hr-install-failed.yaml", "6.6.0", Pending, result.CodeFluxInstallFailed, "InstallFailed",
+		{"install failed", "hr-install-failed.yaml", "6.5.0", failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
+		{"install failed, by digest", "hr-install-failed.yaml", "sha256:501967ad514d8a77", failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
+		{"install failed on older", "hr-install-failed.yaml", "6.6.0", inProgress, result.CodeFluxInstallFailed, "InstallFailed",
 			"waiting for 6.6.0 to be attempted; the last attempt was " + chart650 + " and failed: " + hrInstallMsg + " (Failed to install after 1 attempt(s))"},
-		{"upgrade failed, retries exceeded", "hr-upgrade-failed.yaml", "6.5.0", Failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
-		{"upgrade failed, none asked", "hr-upgrade-failed.yaml", "", Failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
-		{"upgrade failed on older", "hr-upgrade-failed.yaml", "6.6.0", Pending, result.CodeFluxUpgradeFailed, "UpgradeFailed",
+		{"upgrade failed, retries exceeded", "hr-upgrade-failed.yaml", "6.5.0", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
+		{"upgrade failed, none asked", "hr-upgrade-failed.yaml", "", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
+		{"upgrade failed on older", "hr-upgrade-failed.yaml", "6.6.0", inProgress, result.CodeFluxUpgradeFailed, "UpgradeFailed",
 			"waiting for 6.6.0 to be attempted; the last attempt was " + chart650 + " and failed: " + hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
-		{"test failed", "hr-test-failed.yaml", "6.5.0", Failed, result.CodeFluxTestFailed, "TestFailed", hrTestMsg + " (Failed to upgrade after 1 attempt(s))"},
-		{"rolled back", "hr-rolled-back.yaml", "6.5.0", Failed, result.CodeFluxRolledBack, "RollbackSucceeded", rolledBack},
-		{"rolled back, asked the running version", "hr-rolled-back.yaml", "6.4.0", Pending, result.CodeFluxRolledBack, "RollbackSucceeded",
+		{"test failed", "hr-test-failed.yaml", "6.5.0", failed, result.CodeFluxTestFailed, "TestFailed", hrTestMsg + " (Failed to upgrade after 1 attempt(s))"},
+		{"rolled back", "hr-rolled-back.yaml", "6.5.0", failed, result.CodeFluxRolledBack, "RollbackSucceeded", rolledBack},
+		{"rolled back, asked the running version", "hr-rolled-back.yaml", "6.4.0", inProgress, result.CodeFluxRolledBack, "RollbackSucceeded",
 			"waiting for 6.4.0 to be attempted; the last attempt was " + chart650 + " and failed: " + rolledBack},
 		// Flux will not go on by itself, whatever revision is expected.
-		{"stalled on configuration", "hr-stalled.yaml", "6.5.0", Failed, result.CodeFluxStalled, "InvalidCELExpression", "stalled: " + hrCELMsg},
-		{"suspended", "hr-suspended.yaml", "6.5.0", Suspended, result.CodeFluxSuspended, "Suspended",
+		{"stalled on configuration", "hr-stalled.yaml", "6.5.0", failed, result.CodeFluxStalled, "InvalidCELExpression", "stalled: " + hrCELMsg},
+		{"suspended", "hr-suspended.yaml", "6.5.0", suspended, result.CodeFluxSuspended, "Suspended",
 			"suspended (spec.suspend: true); resume it with: flux resume helmrelease podinfo -n apps"},
 	})
 }
@@ -130,7 +130,7 @@ func editConditions(t *testing.T, obj *unstructured.Unstructured, typ string, c 
 func TestEvaluateHelmReleaseStalls(t *testing.T) {
 	t.Parallel()
 	type verdict struct {
-		State   State
+		Verdict result.Verdict
 		Code    result.Code
 		Message string
 	}
@@ -142,11 +142,11 @@ func TestEvaluateHelmReleaseStalls(t *testing.T) {
 		out                      verdict
 	}{
 		{"retries without a failed release", "hr-upgrade-failed.yaml", releasedCondition, nil, "6.5.0",
-			verdict{Failed, result.CodeFluxStalled, "stalled: Failed to upgrade after 1 attempt(s)"}},
+			verdict{failed, result.CodeFluxStalled, "stalled: Failed to upgrade after 1 attempt(s)"}},
 		{"retries on another chart", "hr-upgrade-failed.yaml", releasedCondition, nil, "6.6.0",
-			verdict{Pending, result.CodeFluxStalled, "waiting for 6.6.0 to be attempted; the last attempt was " + chart650 + " and failed: stalled: Failed to upgrade after 1 attempt(s)"}},
+			verdict{inProgress, result.CodeFluxStalled, "waiting for 6.6.0 to be attempted; the last attempt was " + chart650 + " and failed: stalled: Failed to upgrade after 1 attempt(s)"}},
 		{"configuration over an old failed release", "hr-stalled.yaml", releasedCondition, upgradeFailed, "6.5.0",
-			verdict{Failed, result.CodeFluxStalled, "stalled: " + hrCELMsg}},
+			verdict{failed, result.CodeFluxStalled, "stalled: " + hrCELMsg}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestEvaluateHelmReleaseStalls(t *testing.T) {
 			obj := loadFixture(t, tt.fixture)
 			editConditions(t, obj, tt.condition, tt.edit)
 			g := Evaluate(hrRef, obj, mustRevision(t, tt.want))
-			if diff := cmp.Diff(tt.out, verdict{g.State, g.Code, g.Message}); diff != "" {
+			if diff := cmp.Diff(tt.out, verdict{g.Verdict, g.Code, g.Message}); diff != "" {
 				t.Errorf("Evaluate(%s edited, %q) mismatch (-want +got):\n%s", tt.fixture, tt.want, diff)
 			}
 		})

@@ -34,7 +34,7 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 		return suspendedGate(ref)
 	}
 	if st := v.cond(meta.StalledCondition); st.status == string(metav1.ConditionTrue) {
-		stalled := decision{state: Failed, code: result.CodeFluxStalled, reason: st.reason, message: "stalled: " + st.message}
+		stalled := decision{verdict: result.VerdictFailed, code: result.CodeFluxStalled, reason: st.reason, message: "stalled: " + st.message}
 		if v.olderGeneration(st) {
 			return staleGeneration(v, st, kustomizeController, stalled)
 		}
@@ -43,12 +43,12 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 	ready := v.cond(meta.ReadyCondition)
 	if ready.status == string(metav1.ConditionFalse) {
 		if code, ok := kustomizationFailures[ready.reason]; ok {
-			failure := decision{state: Failed, code: code, reason: ready.reason, message: ready.message}
+			failure := decision{verdict: result.VerdictFailed, code: code, reason: ready.reason, message: ready.message}
 			if !want.IsZero() && !want.Matches(v.lastAttempted) {
 				return staleFailure(want, v.lastAttempted, failure)
 			}
 			if v.lastAttempted != "" {
-				failure.message = fmt.Sprintf("revision %s failed: %s", shortRevision(v.lastAttempted), ready.message)
+				failure.message = fmt.Sprintf("revision %s failed: %s", ShortRevision(v.lastAttempted), ready.message)
 			}
 			if v.olderGeneration(ready) {
 				return staleGeneration(v, ready, kustomizeController, failure)
@@ -68,5 +68,5 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 	if !want.Matches(v.lastApplied) {
 		return decision{reason: ready.reason, message: staleSuccess(v.lastApplied, want)}
 	}
-	return decision{state: Ready, reason: ready.reason, message: ready.message}
+	return decision{verdict: result.VerdictCurrent, reason: ready.reason, message: ready.message}
 }

@@ -221,9 +221,9 @@ func isHex(s string) bool {
 	return true
 }
 
-// shortRevision abbreviates the digest in a revision for messages, the way git and OCI tools
+// ShortRevision abbreviates the digest in a revision for messages, the way git and OCI tools
 // do: 7 hex digits of a sha1, 12 of other digests.
-func shortRevision(s string) string {
+func ShortRevision(s string) string {
 	p := splitRevision(s)
 	if p.at < 0 || p.algo == "" {
 		if isHex(s) && len(s) > 12 {

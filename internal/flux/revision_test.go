@@ -172,12 +172,22 @@ func TestShortRevision(t *testing.T) {
 		{"main@sha1:c2a6b", "main@sha1:c2a6b"},
 		{"main", "main"},
 		{"", ""},
+		{"v1.2.3@sha1:" + newSHA, "v1.2.3@sha1:c2a6b03"},
+		{"feat/a@b@sha1:" + newSHA, "feat/a@b@sha1:c2a6b03"},
+		{"sha1:" + newSHA, "sha1:c2a6b03"},
+		{"sha384:" + strings.Repeat("0123456789abcdef", 6), "sha384:0123456789ab"},
+		{"sha512:" + strings.Repeat("0123456789abcdef", 8), "sha512:0123456789ab"},
+		{"blake3:" + strings.Repeat("0123456789abcdef", 4), "blake3:0123456789ab"},
+		{"1.4.0", "1.4.0"},
+		{"main@sha1:" + strings.Repeat("z", 40), "main@sha1:" + strings.Repeat("z", 40)},
+		{"sha256:0123", "sha256:0123"},
+		{"md5:" + strings.Repeat("0123456789abcdef", 2), "md5:" + strings.Repeat("0123456789abcdef", 2)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			t.Parallel()
-			if got := shortRevision(tt.in); got != tt.want {
-				t.Errorf("shortRevision(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := ShortRevision(tt.in); got != tt.want {
+				t.Errorf("ShortRevision(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 )
 
 const (
@@ -32,7 +33,7 @@ func Annotations(run result.Run) []Annotation {
 		if c.Ready() {
 			continue
 		}
-		all = append(all, Annotation{Title: oneLine(c.Name), Message: annotationMessage(c)})
+		all = append(all, Annotation{Title: sanitize.Line(c.Name), Message: annotationMessage(c)})
 	}
 	if len(all) <= maxAnnotations {
 		return all
@@ -45,7 +46,7 @@ func Annotations(run result.Run) []Annotation {
 			part = "; " + part
 		}
 		if i == 0 && len(part) > maxCombinedBytes {
-			b.WriteString(truncate(part, maxCombinedBytes/4))
+			b.WriteString(sanitize.Truncate(part, maxCombinedBytes/4))
 			continue
 		}
 		if b.Len()+len(part) > maxCombinedBytes {
@@ -58,5 +59,5 @@ func Annotations(run result.Run) []Annotation {
 }
 
 func annotationMessage(c result.Cluster) string {
-	return oneLine(joinNonEmpty(": ", string(c.Verdict), string(c.Code), explanation(c)))
+	return sanitize.Line(joinNonEmpty(": ", string(c.Verdict), string(c.Code), explanation(c)))
 }

@@ -13,10 +13,10 @@ import (
 
 // failingRun has a Current cluster and n failing clusters c01, c02, … with messages m01, ….
 func failingRun(n int, message func(i int) string) result.Run {
-	clusters := []result.Cluster{{Name: "a-ready", Verdict: result.Current}}
+	clusters := []result.Cluster{{Name: "a-ready", Verdict: result.VerdictCurrent}}
 	for i := 1; i <= n; i++ {
 		clusters = append(clusters, result.Cluster{
-			Name: fmt.Sprintf("c%02d", i), Verdict: result.Failed, Code: result.CodeCrashLoop, Message: message(i),
+			Name: fmt.Sprintf("c%02d", i), Verdict: result.VerdictFailed, Code: result.CodeCrashLoop, Message: message(i),
 		})
 	}
 	return result.NewRun([]string{app}, "", clusters, time.Second)
@@ -76,10 +76,10 @@ func TestAnnotationsMessage(t *testing.T) {
 		cluster result.Cluster
 		want    string
 	}{
-		{name: "code and message", cluster: result.Cluster{Name: "a", Verdict: result.Failed, Code: result.CodeOOM, Message: "OOMKilled"}, want: "Failed: oom: OOMKilled"},
-		{name: "no code", cluster: result.Cluster{Name: "a", Verdict: result.Unreachable, Message: "dial tcp: i/o timeout"}, want: "Unreachable: dial tcp: i/o timeout"},
-		{name: "verdict only", cluster: result.Cluster{Name: "a", Verdict: result.Cancelled}, want: "Cancelled"},
-		{name: "one line", cluster: result.Cluster{Name: "a", Verdict: result.Timeout, Message: "one\ntwo"}, want: "Timeout: one two"},
+		{name: "code and message", cluster: result.Cluster{Name: "a", Verdict: result.VerdictFailed, Code: result.CodeOOM, Message: "OOMKilled"}, want: "Failed: oom: OOMKilled"},
+		{name: "no code", cluster: result.Cluster{Name: "a", Verdict: result.VerdictUnreachable, Message: "dial tcp: i/o timeout"}, want: "Unreachable: dial tcp: i/o timeout"},
+		{name: "verdict only", cluster: result.Cluster{Name: "a", Verdict: result.VerdictCancelled}, want: "Cancelled"},
+		{name: "one line", cluster: result.Cluster{Name: "a", Verdict: result.VerdictTimeout, Message: "one\ntwo"}, want: "Timeout: one two"},
 	}
 	for _, tt := range tests {
 		got := Annotations(result.Run{Results: []result.Cluster{tt.cluster}})

@@ -3,7 +3,6 @@ package report
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -101,36 +100,6 @@ func TestLogTail(t *testing.T) {
 		lines, total := logTail(tt.logs, tt.n, tt.width)
 		if diff := cmp.Diff(tt.wantLines, lines); diff != "" || total != tt.wantTotal {
 			t.Errorf("%s: logTail() total = %d, want %d; lines (-want +got):\n%s", tt.name, total, tt.wantTotal, diff)
-		}
-	}
-}
-
-func TestTruncate(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{in: "abc", n: 3, want: "abc"},
-		{in: "abcd", n: 3, want: "ab…"},
-		{in: "äöüß", n: 3, want: "äö…"},
-		{in: "abc", n: 0, want: ""},
-	}
-	for _, tt := range tests {
-		if got := truncate(tt.in, tt.n); got != tt.want {
-			t.Errorf("truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-}
-
-func TestCutUTF8(t *testing.T) {
-	t.Parallel()
-	s := "aä✅"
-	for n := 0; n <= len(s)+1; n++ {
-		got := cutUTF8(s, n)
-		if len(got) > n || !utf8.ValidString(got) || !strings.HasPrefix(s, got) {
-			t.Errorf("cutUTF8(%q, %d) = %q, want a valid prefix of at most %d bytes", s, n, got, n)
 		}
 	}
 }

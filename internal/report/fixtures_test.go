@@ -41,7 +41,7 @@ func kustomization(ns, name string, verdict result.Verdict, ready, applied strin
 }
 
 // object is an inventory object of owner.
-func object(owner, group, kind, ns, name, status, message string) result.Object {
+func object(owner, group, kind, ns, name string, status result.ObjectStatus, message string) result.Object {
 	return result.Object{
 		ID: result.ObjectID(kind, ns, name), Group: group, Version: "v1", Kind: kind, Namespace: ns, Name: name,
 		Owner: owner, Status: status, Message: message,
@@ -51,16 +51,16 @@ func object(owner, group, kind, ns, name, status, message string) result.Object 
 // webApp is my-app's inventory, every object Current.
 func webApp() []result.Object {
 	return []result.Object{
-		object(app, "", "ConfigMap", "app", "web-config", result.StatusCurrent, "Resource is always ready"),
-		object(app, "apps", "Deployment", "app", "web", result.StatusCurrent, "Deployment is available. Replicas: 2"),
-		object(app, "", "Service", "app", "web", result.StatusCurrent, "Service is ready"),
+		object(app, "", "ConfigMap", "app", "web-config", result.ObjectCurrent, "Resource is always ready"),
+		object(app, "apps", "Deployment", "app", "web", result.ObjectCurrent, "Deployment is available. Replicas: 2"),
+		object(app, "", "Service", "app", "web", result.ObjectCurrent, "Service is ready"),
 	}
 }
 
 func currentCluster(name, rev string, ms int64) result.Cluster {
 	return result.Cluster{
-		SchemaVersion: result.SchemaVersion, Name: name, Verdict: result.Current, ExpectedRevision: rev,
-		Flux:    []result.FluxObject{kustomization("flux-system", "my-app", result.Current, "True", rev)},
+		SchemaVersion: result.SchemaVersion, Name: name, Verdict: result.VerdictCurrent, ExpectedRevision: rev,
+		Flux:    []result.FluxObject{kustomization("flux-system", "my-app", result.VerdictCurrent, "True", rev)},
 		Objects: webApp(), DurationMs: ms,
 	}
 }
@@ -85,7 +85,7 @@ func crashLogs(n int) string {
 
 func mixedRun() result.Run {
 	prodObjects := webApp()
-	prodObjects[1] = object(app, "apps", "Deployment", "app", "web", result.StatusInProgress, "Available: 0/2")
+	prodObjects[1] = object(app, "apps", "Deployment", "app", "web", result.ObjectInProgress, "Available: 0/2")
 	prodObjects[1].Failure = &result.Failure{
 		Code: result.CodeImagePull, Reason: "ImagePullBackOff", Message: `Back-off pulling image "ghcr.io/org/web:nope"`,
 		Pod: "web-5d9c7b8f4-x2x7q", Container: "web",
@@ -95,7 +95,7 @@ func mixedRun() result.Run {
 			{Object: "Pod/app/web-5d9c7b8f4-x2x7q", Reason: "BackOff", Message: `Back-off pulling image "ghcr.io/org/web:nope"`, Count: 12},
 		},
 	}
-	worker := object(app, "apps", "Deployment", "app", "worker", result.StatusFailed, `Progress deadline exceeded`)
+	worker := object(app, "apps", "Deployment", "app", "worker", result.ObjectFailed, `Progress deadline exceeded`)
 	worker.Failure = &result.Failure{
 		Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff", Message: "back-off 5m0s restarting failed container=worker",
 		Pod: "worker-7f6b9c-qq2lm", Container: "worker", RestartCount: 5, Logs: crashLogs(25),
@@ -104,35 +104,35 @@ func mixedRun() result.Run {
 	prodObjects = append(prodObjects, worker)
 
 	lab := currentCluster("lab", revNew, 2310)
-	lab.Verdict, lab.Code, lab.Message = result.Suspended, result.CodeFluxSuspended, app+" is suspended"
-	lab.Flux[0] = kustomization("flux-system", "my-app", result.Suspended, "True", revOld)
+	lab.Verdict, lab.Code, lab.Message = result.VerdictSuspended, result.CodeFluxSuspended, app+" is suspended"
+	lab.Flux[0] = kustomization("flux-system", "my-app", result.VerdictSuspended, "True", revOld)
 	lab.Flux[0].Suspended, lab.Flux[0].Code = true, result.CodeFluxSuspended
 
 	staging := currentCluster("staging", revNew, 300_004)
-	staging.Verdict = result.Timeout
+	staging.Verdict = result.VerdictTimeout
 	staging.Message = "timed out after 5m0s waiting for revision main@sha1:9f8e7d6 (applied main@sha1:0a1b2c3)"
-	staging.Flux[0] = kustomization("flux-system", "my-app", result.Timeout, "True", revOld)
+	staging.Flux[0] = kustomization("flux-system", "my-app", result.VerdictTimeout, "True", revOld)
 	staging.Flux[0].Generation = 4
 
 	return result.NewRun([]string{app}, revNew, []result.Cluster{
 		currentCluster("dev-eu", revNew, 12345),
 		{
-			SchemaVersion: result.SchemaVersion, Name: "prod-us", Verdict: result.Failed, ExpectedRevision: revNew,
+			SchemaVersion: result.SchemaVersion, Name: "prod-us", Verdict: result.VerdictFailed, ExpectedRevision: revNew,
 			Code: result.CodeImagePull, Reason: "ImagePullBackOff",
 			Message:    `Deployment/app/web: Back-off pulling image "ghcr.io/org/web:nope"`,
-			Flux:       []result.FluxObject{kustomization("flux-system", "my-app", result.Current, "True", revNew)},
+			Flux:       []result.FluxObject{kustomization("flux-system", "my-app", result.VerdictCurrent, "True", revNew)},
 			Objects:    prodObjects,
 			DurationMs: 184_250,
 		},
 		staging,
 		{
-			SchemaVersion: result.SchemaVersion, Name: "edge-ap", Verdict: result.Unreachable, ExpectedRevision: revNew,
+			SchemaVersion: result.SchemaVersion, Name: "edge-ap", Verdict: result.VerdictUnreachable, ExpectedRevision: revNew,
 			Message:    `Get "https://10.20.30.40:6443/api?timeout=32s": dial tcp 10.20.30.40:6443: i/o timeout`,
 			DurationMs: 30_012,
 		},
 		lab,
 		{
-			SchemaVersion: result.SchemaVersion, Name: "sandbox", Verdict: result.InvalidConfig, ExpectedRevision: revNew,
+			SchemaVersion: result.SchemaVersion, Name: "sandbox", Verdict: result.VerdictInvalidConfig, ExpectedRevision: revNew,
 			Message:    `kubeconfig context "sandbox" runs exec plugin "aws", which is not installed in the container`,
 			DurationMs: 3,
 		},
@@ -143,37 +143,37 @@ func mixedRun() result.Run {
 func platform(cluster string, failing bool) result.Cluster {
 	const ks, hr = "Kustomization/flux-system/platform", "HelmRelease/app/web"
 	c := result.Cluster{
-		SchemaVersion: result.SchemaVersion, Name: cluster, Verdict: result.Current, DurationMs: 45_600,
+		SchemaVersion: result.SchemaVersion, Name: cluster, Verdict: result.VerdictCurrent, DurationMs: 45_600,
 		Flux: []result.FluxObject{
-			kustomization("flux-system", "platform", result.Current, "True", revNew),
+			kustomization("flux-system", "platform", result.VerdictCurrent, "True", revNew),
 			{
-				ID: hr, Kind: "HelmRelease", Namespace: "app", Name: "web", Owner: ks, Verdict: result.Current,
+				ID: hr, Kind: "HelmRelease", Namespace: "app", Name: "web", Owner: ks, Verdict: result.VerdictCurrent,
 				Ready: "True", Reason: "UpgradeSucceeded", Message: "Helm upgrade succeeded for release app/web.v7 with chart web@1.4.0",
 				LastAppliedRevision: "1.4.0", LastAttemptedRevision: "1.4.0", ChartVersion: "1.4.0", Generation: 7, ObservedGeneration: 7,
 			},
 		},
 		Objects: []result.Object{
-			object(hr, "", "ConfigMap", "app", "web-config", result.StatusCurrent, "Resource is always ready"),
-			object(hr, "apps", "Deployment", "app", "web", result.StatusCurrent, "Deployment is available. Replicas: 3"),
-			object(hr, "", "Service", "app", "web", result.StatusCurrent, "Service is ready"),
-			object(ks, "helm.toolkit.fluxcd.io", "HelmRelease", "app", "web", result.StatusCurrent, "Resource is Ready"),
-			object(ks, "source.toolkit.fluxcd.io", "HelmRepository", "flux-system", "charts", result.StatusCurrent, "Resource is Ready"),
-			object(ks, "", "Namespace", "", "app", result.StatusCurrent, "Resource is current"),
+			object(hr, "", "ConfigMap", "app", "web-config", result.ObjectCurrent, "Resource is always ready"),
+			object(hr, "apps", "Deployment", "app", "web", result.ObjectCurrent, "Deployment is available. Replicas: 3"),
+			object(hr, "", "Service", "app", "web", result.ObjectCurrent, "Service is ready"),
+			object(ks, "helm.toolkit.fluxcd.io", "HelmRelease", "app", "web", result.ObjectCurrent, "Resource is Ready"),
+			object(ks, "source.toolkit.fluxcd.io", "HelmRepository", "flux-system", "charts", result.ObjectCurrent, "Resource is Ready"),
+			object(ks, "", "Namespace", "", "app", result.ObjectCurrent, "Resource is current"),
 		},
 	}
 	if !failing {
 		return c
 	}
-	c.Verdict, c.Code, c.Reason = result.Failed, result.CodeCrashLoop, "CrashLoopBackOff"
+	c.Verdict, c.Code, c.Reason = result.VerdictFailed, result.CodeCrashLoop, "CrashLoopBackOff"
 	c.Message = "Deployment/app/web: back-off 5m0s restarting failed container=web"
-	c.Flux[0].Verdict, c.Flux[0].Code, c.Flux[0].Ready = result.Failed, result.CodeFluxHealthCheckFailed, "False"
+	c.Flux[0].Verdict, c.Flux[0].Code, c.Flux[0].Ready = result.VerdictFailed, result.CodeFluxHealthCheckFailed, "False"
 	c.Flux[0].Reason = "HealthCheckFailed"
 	c.Flux[0].Message = "health check failed after 4m59s: failed early due to stalled resources: [HelmRelease/app/web status: 'Failed']"
 	f := &c.Flux[1]
-	f.Verdict, f.Code, f.Ready, f.Reason = result.Failed, result.CodeFluxUpgradeFailed, "False", "UpgradeFailed"
+	f.Verdict, f.Code, f.Ready, f.Reason = result.VerdictFailed, result.CodeFluxUpgradeFailed, "False", "UpgradeFailed"
 	f.Message = "Helm upgrade failed for release app/web with chart web@1.4.0: context deadline exceeded"
 	f.LastAppliedRevision, f.ChartVersion = "1.3.2", "1.3.2"
-	c.Objects[1].Status, c.Objects[1].Message = result.StatusFailed, "Progress deadline exceeded"
+	c.Objects[1].Status, c.Objects[1].Message = result.ObjectFailed, "Progress deadline exceeded"
 	c.Objects[1].Failure = &result.Failure{
 		Code: result.CodeCrashLoop, Reason: "CrashLoopBackOff", Message: "back-off 5m0s restarting failed container=web",
 		Pod: "web-6c8d9f7b5-abcde", Container: "web", RestartCount: 12,
@@ -182,7 +182,7 @@ func platform(cluster string, failing bool) result.Cluster {
 			{Object: "Pod/app/web-6c8d9f7b5-abcde", Reason: "BackOff", Message: "Back-off restarting failed container web in pod web-6c8d9f7b5-abcde", Count: 41},
 		},
 	}
-	c.Objects[3].Status, c.Objects[3].Message = result.StatusFailed, "UpgradeFailed: Helm upgrade failed for release app/web"
+	c.Objects[3].Status, c.Objects[3].Message = result.ObjectFailed, "UpgradeFailed: Helm upgrade failed for release app/web"
 	return c
 }
 
@@ -198,13 +198,13 @@ func nestedRun() result.Run {
 func hostileRun() result.Run {
 	const hostileApp = "Kustomization/flux-system/my|app"
 	evil := result.Cluster{
-		SchemaVersion: result.SchemaVersion, Name: "evil|<b>cluster</b>", Verdict: result.Failed, Code: result.CodeConfig,
+		SchemaVersion: result.SchemaVersion, Name: "evil|<b>cluster</b>", Verdict: result.VerdictFailed, Code: result.CodeConfig,
 		Reason: "CreateContainerConfigError",
 		Message: "line one\nline two | with pipe <script>alert('x')</script> `code` **bold** [link](https://evil.example) " +
 			"&amp; _under_ </summary></details>",
-		Flux: []result.FluxObject{kustomization("flux-system", "my|app", result.Failed, "False", revNew)},
+		Flux: []result.FluxObject{kustomization("flux-system", "my|app", result.VerdictFailed, "False", revNew)},
 		Objects: []result.Object{
-			object(hostileApp, "apps", "Deployment", "app", "web", result.StatusInProgress, "Available: 0/1\n| a | b |"),
+			object(hostileApp, "apps", "Deployment", "app", "web", result.ObjectInProgress, "Available: 0/1\n| a | b |"),
 		},
 		DurationMs: 999,
 	}

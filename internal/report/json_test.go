@@ -12,7 +12,7 @@ import (
 
 func TestJSONNeverNull(t *testing.T) {
 	t.Parallel()
-	run := result.Run{Results: []result.Cluster{{Name: "a", Verdict: result.Unreachable}}} // every list nil
+	run := result.Run{Results: []result.Cluster{{Name: "a", Verdict: result.VerdictUnreachable}}} // every list nil
 	tests := []struct {
 		name   string
 		render func() ([]byte, error)

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 )
 
 // DefaultMaxBytes is the size Markdown stays under when MarkdownOptions.MaxBytes is not set:
@@ -57,7 +59,7 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 	writeDetails(&b, run.Results, budget, &cut)
 	writeNote(&b, cut, limit)
 	// Only a limit too small for the headline itself gets here with more than it allows.
-	return cutUTF8(strings.TrimRight(b.String(), "\n")+"\n", limit)
+	return sanitize.CutUTF8(strings.TrimRight(b.String(), "\n")+"\n", limit)
 }
 
 // cuts counts what the summary left out.
@@ -83,7 +85,7 @@ func writeHeadline(b *strings.Builder, run result.Run) {
 	}
 	revision := "any revision"
 	if run.ExpectedRevision != "" {
-		revision = mdCode(shortRevision(run.ExpectedRevision), maxCellRunes)
+		revision = mdCode(flux.ShortRevision(run.ExpectedRevision), maxCellRunes)
 	}
 	ready := 0
 	for _, c := range run.Results {

@@ -113,7 +113,7 @@ func mdObject(o *result.Object, depth int) string {
 	indent := strings.Repeat("  ", depth)
 	sub := indent + "  - "
 	var b strings.Builder
-	b.WriteString(indent + "- **" + mdText(o.ID, maxNameRunes) + "** · " + mdText(o.Status, maxCellRunes))
+	b.WriteString(indent + "- **" + mdText(o.ID, maxNameRunes) + "** · " + mdText(string(o.Status), maxCellRunes))
 	if s := objectSummary(o); s != "" {
 		b.WriteString(" · " + mdText(s, maxTextRunes))
 	}

@@ -27,15 +27,15 @@ func fleetRun(clusters, objects int) result.Run {
 	}
 	inventory := make([]result.Object, objects)
 	for i := range inventory {
-		inventory[i] = object(app, "apps", "Deployment", "app", fmt.Sprintf("web-%04d", i), result.StatusFailed, long)
+		inventory[i] = object(app, "apps", "Deployment", "app", fmt.Sprintf("web-%04d", i), result.ObjectFailed, long)
 		inventory[i].Failure = failure
 	}
 	cs := make([]result.Cluster, clusters)
 	for i := range cs {
 		cs[i] = result.Cluster{
-			SchemaVersion: result.SchemaVersion, Name: fmt.Sprintf("c%05d", i), Verdict: result.Failed,
+			SchemaVersion: result.SchemaVersion, Name: fmt.Sprintf("c%05d", i), Verdict: result.VerdictFailed,
 			Code: result.CodeCrashLoop, Message: long, DurationMs: 1234,
-			Flux:    []result.FluxObject{kustomization("flux-system", "my-app", result.Failed, "False", revNew)},
+			Flux:    []result.FluxObject{kustomization("flux-system", "my-app", result.VerdictFailed, "False", revNew)},
 			Objects: inventory,
 		}
 	}

@@ -10,31 +10,45 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
 
-// verdictSymbol is the one place that maps a verdict to the symbol the markdown shows.
+// verdictMark and verdictSymbol are the one place that maps a verdict to a symbol: a text
+// mark for the terminal (progress lines), an emoji for the markdown summary.
+func verdictMark(v result.Verdict) string {
+	switch v {
+	case result.VerdictCurrent:
+		return "✔"
+	case result.VerdictTimeout:
+		return "⏱"
+	default:
+		return "✖"
+	}
+}
+
+// verdictSymbol maps a verdict to the symbol the markdown shows.
 func verdictSymbol(v result.Verdict) string {
 	switch v {
-	case result.Current:
+	case result.VerdictCurrent:
 		return "✅"
-	case result.InProgress:
+	case result.VerdictInProgress:
 		return "⏳"
-	case result.Failed:
+	case result.VerdictFailed:
 		return "❌"
-	case result.Timeout:
+	case result.VerdictTimeout:
 		return "⏱️"
-	case result.Suspended:
+	case result.VerdictSuspended:
 		return "⏸️"
-	case result.NotFound:
+	case result.VerdictNotFound:
 		return "❓"
-	case result.Unreachable:
+	case result.VerdictUnreachable:
 		return "🔌"
-	case result.Unauthorized, result.Forbidden:
+	case result.VerdictUnauthorized, result.VerdictForbidden:
 		return "🔒"
-	case result.InvalidConfig:
+	case result.VerdictInvalidConfig:
 		return "⚠️"
-	case result.Cancelled:
+	case result.VerdictCancelled:
 		return "🚫"
 	default:
 		return "❔"
@@ -42,14 +56,14 @@ func verdictSymbol(v result.Verdict) string {
 }
 
 // statusSymbol maps the overall status to the symbol of the verdict it stands for.
-func statusSymbol(s result.Status) string {
+func statusSymbol(s result.RunStatus) string {
 	switch s {
-	case result.StatusSuccess:
-		return verdictSymbol(result.Current)
-	case result.StatusTimeout:
-		return verdictSymbol(result.Timeout)
+	case result.RunSuccess:
+		return verdictSymbol(result.VerdictCurrent)
+	case result.RunTimeout:
+		return verdictSymbol(result.VerdictTimeout)
 	default:
-		return verdictSymbol(result.Failed)
+		return verdictSymbol(result.VerdictFailed)
 	}
 }
 
@@ -79,7 +93,7 @@ func appliedRevision(c result.Cluster) string {
 	if len(c.Flux) == 0 || c.Flux[0].LastAppliedRevision == "" {
 		return "-"
 	}
-	return shortRevision(c.Flux[0].LastAppliedRevision)
+	return flux.ShortRevision(c.Flux[0].LastAppliedRevision)
 }
 
 // readyObjects is "k/n": the objects that are Current over all objects, or "-" when the
@@ -90,52 +104,11 @@ func readyObjects(c result.Cluster) string {
 	}
 	ready := 0
 	for _, o := range c.Objects {
-		if o.Status == result.StatusCurrent {
+		if o.Status == result.ObjectCurrent {
 			ready++
 		}
 	}
 	return fmt.Sprintf("%d/%d", ready, len(c.Objects))
-}
-
-// shortRevision shortens the digest of a Flux revision: a 40-hex sha1 to 7 characters
-// (main@sha1:abcdef1) and a sha256, sha384 or sha512 digest to 12. A revision it does not
-// recognise, like a chart version, is returned as it is.
-func shortRevision(rev string) string {
-	prefix, digest := "", rev
-	if i := strings.LastIndexByte(rev, '@'); i >= 0 {
-		prefix, digest = rev[:i+1], rev[i+1:]
-	}
-	algo, hex, found := strings.Cut(digest, ":")
-	if !found {
-		// A bare commit, or the legacy "branch/<sha>" form.
-		i := strings.LastIndexByte(digest, '/')
-		if sha := digest[i+1:]; len(sha) == 40 && isHex(sha) {
-			return prefix + digest[:i+1] + sha[:7]
-		}
-		return rev
-	}
-	if !isHex(hex) {
-		return rev
-	}
-	switch {
-	case algo == "sha1" && len(hex) == 40:
-		return prefix + algo + ":" + hex[:7]
-	case algo == "sha256" && len(hex) == 64,
-		algo == "sha384" && len(hex) == 96,
-		algo == "sha512" && len(hex) == 128:
-		return prefix + algo + ":" + hex[:12]
-	}
-	return rev
-}
-
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // formatDuration prints milliseconds as 12.3s below a minute, 1m02s below an hour and

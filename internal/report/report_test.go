@@ -8,39 +8,6 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
-func TestShortRevision(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, in, want string
-	}{
-		{name: "git branch", in: "main@sha1:0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "main@sha1:0a1b2c3"},
-		{name: "git tag", in: "v1.2.3@sha1:0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "v1.2.3@sha1:0a1b2c3"},
-		{name: "branch with slash and at", in: "feat/a@b@sha1:0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "feat/a@b@sha1:0a1b2c3"},
-		{name: "bare sha1", in: "sha1:0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "sha1:0a1b2c3"},
-		{name: "bare commit", in: "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "0a1b2c3"},
-		{name: "legacy branch/sha", in: "main/0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", want: "main/0a1b2c3"},
-		{name: "oci tag", in: "latest@sha256:" + hex(64), want: "latest@sha256:0123456789ab"},
-		{name: "bare sha256", in: "sha256:" + hex(64), want: "sha256:0123456789ab"},
-		{name: "sha384", in: "sha384:" + hex(96), want: "sha384:0123456789ab"},
-		{name: "sha512", in: "sha512:" + hex(128), want: "sha512:0123456789ab"},
-		{name: "chart version", in: "1.4.0", want: "1.4.0"},
-		{name: "chart version with build", in: "1.4.0+0a1b2c3d4e5f", want: "1.4.0+0a1b2c3d4e5f"},
-		{name: "short sha1 kept", in: "main@sha1:0a1b2c3", want: "main@sha1:0a1b2c3"},
-		{name: "not hex kept", in: "main@sha1:zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", want: "main@sha1:zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"},
-		{name: "wrong length sha256 kept", in: "sha256:0123", want: "sha256:0123"},
-		{name: "unknown algorithm kept", in: "md5:" + hex(32), want: "md5:" + hex(32)},
-		{name: "empty", in: "", want: ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := shortRevision(tt.in); got != tt.want {
-				t.Errorf("shortRevision(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
 // hex is n hex digits.
 func hex(n int) string {
 	const digits = "0123456789abcdef"
@@ -79,8 +46,8 @@ func TestFormatDuration(t *testing.T) {
 
 func TestReadyObjects(t *testing.T) {
 	t.Parallel()
-	current := result.Object{Status: result.StatusCurrent}
-	failed := result.Object{Status: result.StatusFailed}
+	current := result.Object{Status: result.ObjectCurrent}
+	failed := result.Object{Status: result.ObjectFailed}
 	tests := []struct {
 		name    string
 		cluster result.Cluster
@@ -110,7 +77,7 @@ func TestVerdictSymbol(t *testing.T) {
 		}
 		got[s] = append(got[s], v)
 	}
-	want := []result.Verdict{result.Unauthorized, result.Forbidden}
+	want := []result.Verdict{result.VerdictUnauthorized, result.VerdictForbidden}
 	for s, vs := range got {
 		if len(vs) > 1 && !cmp.Equal(vs, want) {
 			t.Errorf("verdicts %v share the symbol %s", vs, s)
@@ -125,11 +92,11 @@ func TestReason(t *testing.T) {
 		cluster result.Cluster
 		want    string
 	}{
-		{name: "current", cluster: result.Cluster{Verdict: result.Current}, want: ""},
-		{name: "code and message", cluster: result.Cluster{Verdict: result.Failed, Code: result.CodeOOM, Reason: "OOMKilled", Message: "killed"}, want: "oom: killed"},
-		{name: "reason only", cluster: result.Cluster{Verdict: result.Forbidden, Reason: "Forbidden"}, want: ""},
-		{name: "reason differs", cluster: result.Cluster{Verdict: result.Failed, Reason: "Oops"}, want: "Oops"},
-		{name: "verdict only", cluster: result.Cluster{Verdict: result.Cancelled}, want: ""},
+		{name: "current", cluster: result.Cluster{Verdict: result.VerdictCurrent}, want: ""},
+		{name: "code and message", cluster: result.Cluster{Verdict: result.VerdictFailed, Code: result.CodeOOM, Reason: "OOMKilled", Message: "killed"}, want: "oom: killed"},
+		{name: "reason only", cluster: result.Cluster{Verdict: result.VerdictForbidden, Reason: "Forbidden"}, want: ""},
+		{name: "reason differs", cluster: result.Cluster{Verdict: result.VerdictFailed, Reason: "Oops"}, want: "Oops"},
+		{name: "verdict only", cluster: result.Cluster{Verdict: result.VerdictCancelled}, want: ""},
 	}
 	for _, tt := range tests {
 		if got := reason(tt.cluster); got != tt.want {

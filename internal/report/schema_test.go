@@ -87,9 +87,9 @@ func TestSchemaEnums(t *testing.T) {
 		{name: "verdict", got: strs(lookup(t, schema, "$defs", "verdict", "enum")), want: asStrings(result.Verdicts)},
 		{name: "code", got: strs(lookup(t, schema, "$defs", "code", "enum")), want: asStrings(result.Codes)},
 		{name: "status", got: strs(lookup(t, schema, "properties", "status", "enum")),
-			want: asStrings([]result.Status{result.StatusSuccess, result.StatusFailure, result.StatusTimeout})},
+			want: asStrings(result.RunStatuses)},
 		{name: "object status", got: strs(lookup(t, schema, "$defs", "objectStatus", "enum")),
-			want: []string{result.StatusCurrent, result.StatusInProgress, result.StatusFailed, result.StatusTerminating, result.StatusNotFound, result.StatusUnknown}},
+			want: asStrings(result.ObjectStatuses)},
 		{name: "run schemaVersion", got: []string{fmt.Sprint(lookup(t, schema, "properties", "schemaVersion", "const"))}, want: []string{version}},
 		{name: "cluster schemaVersion", got: []string{fmt.Sprint(lookup(t, schema, "$defs", "cluster", "properties", "schemaVersion", "const"))}, want: []string{version}},
 	}

@@ -9,19 +9,21 @@ import (
 	"text/tabwriter"
 
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 )
 
-// Text writes the human report of the CLI, in the spirit of `flux get`: a table with one row
-// per cluster, the aggregated Ready condition, then for every cluster that is not Current the
-// tree of its Flux objects with the objects that are not Current under them, and the evidence
-// of each failure (pod, events, logs). The output is plain text: control characters and
-// terminal escape sequences from the clusters are removed.
+// Text writes the human report of the CLI, in the spirit of `kubectl get` and `flux get`: a
+// table with one row per cluster and a short reason, the aggregated Ready condition with the
+// clusters that are not Current, then for each of them its full message, the tree of its
+// Flux objects with the objects that are not Current under them, and the evidence of each
+// failure (pod, events, logs). Each message appears once. The output is plain text: control
+// characters and terminal escape sequences from the clusters are removed.
 func Text(w io.Writer, run result.Run) error {
 	var b bytes.Buffer
 	if err := writeTextTable(&b, run.Results); err != nil {
 		return err
 	}
-	fmt.Fprintf(&b, "\n%s=%s: %s\n", oneLine(run.Condition.Type), oneLine(run.Condition.Status), oneLine(run.Condition.Message))
+	writeTextCondition(&b, run)
 	for _, c := range run.Results {
 		if c.Ready() {
 			continue
@@ -46,10 +48,10 @@ func textVerdict(c result.Cluster) string {
 func writeTextTable(b *bytes.Buffer, clusters []result.Cluster) error {
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLUSTER\tVERDICT\tREVISION\tREADY\tDURATION\tMESSAGE")
+	fmt.Fprintln(tw, "CLUSTER\tVERDICT\tREVISION\tREADY\tDURATION\tREASON")
 	for _, c := range clusters {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(c.Name), oneLine(textVerdict(c)),
-			oneLine(appliedRevision(c)), readyObjects(c), formatDuration(c.DurationMs), oneLine(explanation(c)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(c.Name), cell(textVerdict(c)),
+			cell(appliedRevision(c)), readyObjects(c), formatDuration(c.DurationMs), cell(shortReason(c)))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("align text table: %w", err)
@@ -63,6 +65,41 @@ func writeTextTable(b *bytes.Buffer, clusters []result.Cluster) error {
 		b.WriteByte('\n')
 	}
 	return nil
+}
+
+// maxReasonRunes bounds the REASON column: a Kubernetes or Flux reason, not a message.
+const maxReasonRunes = 40
+
+// shortReason is the programmatic reason of a cluster's verdict (ImagePullBackOff,
+// HealthCheckFailed, DependencyNotReady...), or "" when the verdict says it all.
+func shortReason(c result.Cluster) string {
+	if c.Ready() || c.Reason == string(c.Verdict) {
+		return ""
+	}
+	return sanitize.Truncate(c.Reason, maxReasonRunes)
+}
+
+// cell cleans text for a table cell: one line, no tab to break the columns.
+func cell(s string) string { return sanitize.Compact(s) }
+
+// writeTextCondition writes the aggregated Ready condition, naming the clusters that are not
+// Current; their messages follow, once each, in their details.
+func writeTextCondition(b *bytes.Buffer, run result.Run) {
+	c := run.Condition
+	fmt.Fprintf(b, "\n%s=%s (%s): ", cell(c.Type), cell(c.Status), cell(c.Reason))
+	switch {
+	case len(run.Results) == 0:
+		b.WriteString(cell(c.Message))
+	case len(run.FailedClusters) == 0:
+		b.WriteString("all clusters are Current")
+	default:
+		names := make([]string, len(run.FailedClusters))
+		for i, n := range run.FailedClusters {
+			names[i] = cell(n)
+		}
+		fmt.Fprintf(b, "%d of %s not Current: %s", len(names), plural(len(run.Results), "cluster"), strings.Join(names, ", "))
+	}
+	b.WriteByte('\n')
 }
 
 func writeTextCluster(b *bytes.Buffer, c result.Cluster) {
@@ -90,7 +127,7 @@ func writeTextNode(b *bytes.Buffer, n *node, depth int) {
 }
 
 func writeTextObject(b *bytes.Buffer, o *result.Object, depth int) {
-	writeTextLine(b, depth, joinNonEmpty("  ", o.ID, o.Status, objectSummary(o)))
+	writeTextLine(b, depth, joinNonEmpty("  ", o.ID, string(o.Status), objectSummary(o)))
 	if m := statusMessage(o); m != "" {
 		writeTextLine(b, depth+1, "status: "+m)
 	}
@@ -125,7 +162,7 @@ func writeTextObject(b *bytes.Buffer, o *result.Object, depth int) {
 // writeTextLine writes s cleaned to one line, indented two spaces per depth.
 func writeTextLine(b *bytes.Buffer, depth int, s string) {
 	b.WriteString(strings.Repeat("  ", depth))
-	b.WriteString(oneLine(s))
+	b.WriteString(sanitize.Line(s))
 	b.WriteByte('\n')
 }
 

@@ -28,10 +28,10 @@ func TestTextWriteError(t *testing.T) {
 func TestTextTree(t *testing.T) {
 	t.Parallel()
 	flux := func(id, owner string) result.FluxObject {
-		return result.FluxObject{ID: id, Owner: owner, Verdict: result.Current, Ready: "True"}
+		return result.FluxObject{ID: id, Owner: owner, Verdict: result.VerdictCurrent, Ready: "True"}
 	}
 	failing := func(id, owner string) result.Object {
-		return result.Object{ID: id, Owner: owner, Status: result.StatusFailed, Message: "broken"}
+		return result.Object{ID: id, Owner: owner, Status: result.ObjectFailed, Message: "broken"}
 	}
 	tests := []struct {
 		name    string
@@ -56,7 +56,7 @@ func TestTextTree(t *testing.T) {
 			name: "owner cycle and unknown owner",
 			cluster: result.Cluster{
 				Flux:    []result.FluxObject{flux("K/a", "K/b"), flux("K/b", "K/a"), flux("K/c", "K/gone")},
-				Objects: []result.Object{failing("D/x", "K/gone"), {ID: "D/ok", Owner: "K/c", Status: result.StatusCurrent}},
+				Objects: []result.Object{failing("D/x", "K/gone"), {ID: "D/ok", Owner: "K/c", Status: result.ObjectCurrent}},
 			},
 			want: `x: Failed
   K/a  Ready=True
@@ -69,7 +69,7 @@ func TestTextTree(t *testing.T) {
 			name: "flux object with a failure is listed",
 			cluster: result.Cluster{
 				Flux: []result.FluxObject{flux("K/a", ""), flux("H/b", "K/a")},
-				Objects: []result.Object{{ID: "H/b", Owner: "K/a", Status: result.StatusFailed,
+				Objects: []result.Object{{ID: "H/b", Owner: "K/a", Status: result.ObjectFailed,
 					Failure: &result.Failure{Code: result.CodeFluxTestFailed, Reason: "TestFailed", Message: "test failed"}}},
 			},
 			want: `x: Failed
@@ -83,7 +83,7 @@ func TestTextTree(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c := tt.cluster
-			c.Name, c.Verdict = "x", result.Failed
+			c.Name, c.Verdict = "x", result.VerdictFailed
 			var b bytes.Buffer
 			writeTextCluster(&b, c)
 			if diff := cmp.Diff(tt.want, b.String()); diff != "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -66,11 +67,11 @@ func buildTree(c result.Cluster) tree {
 		owner := byID[o.Owner]
 		if owner != nil {
 			owner.total++
-			if o.Status == result.StatusCurrent {
+			if o.Status == result.ObjectCurrent {
 				owner.current++
 			}
 		}
-		if o.Status == result.StatusCurrent {
+		if o.Status == result.ObjectCurrent {
 			continue
 		}
 		// A nested Flux object is also an object of its owner's inventory: its own line
@@ -121,22 +122,22 @@ func rootedParent(n *node, byID map[string]*node, limit int) *node {
 // Current; and the reason and message of its Ready condition when it is not True.
 func fluxFacts(n *node) (facts []string, message string) {
 	f := n.flux
-	if f.Verdict != result.Current && f.Verdict != "" {
+	if f.Verdict != result.VerdictCurrent && f.Verdict != "" {
 		facts = append(facts, verdictCode(f.Verdict, f.Code))
 	}
 	if f.Ready != "" {
 		facts = append(facts, "Ready="+f.Ready)
 	}
 	if f.LastAppliedRevision != "" {
-		facts = append(facts, "applied "+shortRevision(f.LastAppliedRevision))
+		facts = append(facts, "applied "+flux.ShortRevision(f.LastAppliedRevision))
 	}
 	if f.LastAttemptedRevision != "" && f.LastAttemptedRevision != f.LastAppliedRevision {
-		facts = append(facts, "attempted "+shortRevision(f.LastAttemptedRevision))
+		facts = append(facts, "attempted "+flux.ShortRevision(f.LastAttemptedRevision))
 	}
 	if f.ChartVersion != "" && f.ChartVersion != f.LastAppliedRevision {
 		facts = append(facts, "chart "+f.ChartVersion)
 	}
-	if f.Suspended && f.Verdict != result.Suspended {
+	if f.Suspended && f.Verdict != result.VerdictSuspended {
 		facts = append(facts, "suspended")
 	}
 	if f.ObservedGeneration != f.Generation {

@@ -17,23 +17,26 @@ const SchemaVersion = 1
 // Verdict is the outcome for one cluster (and, for Flux objects, for one object).
 type Verdict string
 
-// The verdicts. Current is the only one that counts as ready.
+// The verdicts. VerdictCurrent is the only one that counts as ready.
 const (
-	Current       Verdict = "Current"       // the expected revision is applied and every object is Current
-	InProgress    Verdict = "InProgress"    // a snapshot (get) taken while the rollout is still going
-	Failed        Verdict = "Failed"        // the rollout cannot succeed; Code says why
-	Timeout       Verdict = "Timeout"       // the timeout passed before the rollout finished
-	Suspended     Verdict = "Suspended"     // the Flux object has spec.suspend: true
-	NotFound      Verdict = "NotFound"      // the Flux object (or its API) does not exist
-	Unreachable   Verdict = "Unreachable"   // the API server could not be reached
-	Unauthorized  Verdict = "Unauthorized"  // the credentials were rejected (401)
-	Forbidden     Verdict = "Forbidden"     // the credentials may not read what is needed (403)
-	InvalidConfig Verdict = "InvalidConfig" // the kubeconfig cannot be used from the container
-	Cancelled     Verdict = "Cancelled"     // stopped before a verdict: fail-fast or a cancelled job
+	VerdictCurrent       Verdict = "Current"       // the expected revision is applied and every object is Current
+	VerdictInProgress    Verdict = "InProgress"    // a snapshot (get) taken while the rollout is still going
+	VerdictFailed        Verdict = "Failed"        // the rollout cannot succeed; Code says why
+	VerdictTimeout       Verdict = "Timeout"       // the timeout passed before the rollout finished
+	VerdictSuspended     Verdict = "Suspended"     // the Flux object has spec.suspend: true
+	VerdictNotFound      Verdict = "NotFound"      // the Flux object (or its API) does not exist
+	VerdictUnreachable   Verdict = "Unreachable"   // the API server could not be reached
+	VerdictUnauthorized  Verdict = "Unauthorized"  // the credentials were rejected (401)
+	VerdictForbidden     Verdict = "Forbidden"     // the credentials may not read what is needed (403)
+	VerdictInvalidConfig Verdict = "InvalidConfig" // the kubeconfig cannot be used from the container
+	VerdictCancelled     Verdict = "Cancelled"     // stopped before a verdict: fail-fast or a cancelled job
 )
 
 // Verdicts lists every verdict, in the order the reports explain them.
-var Verdicts = []Verdict{Current, InProgress, Failed, Timeout, Suspended, NotFound, Unreachable, Unauthorized, Forbidden, InvalidConfig, Cancelled}
+var Verdicts = []Verdict{
+	VerdictCurrent, VerdictInProgress, VerdictFailed, VerdictTimeout, VerdictSuspended, VerdictNotFound,
+	VerdictUnreachable, VerdictUnauthorized, VerdictForbidden, VerdictInvalidConfig, VerdictCancelled,
+}
 
 // Code is a stable, machine-readable reason for a failure that a pipeline can switch on.
 type Code string
@@ -73,18 +76,22 @@ var Codes = []Code{
 	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack,
 }
 
-// ObjectStatuses lists the object statuses, as kstatus computes them.
-var ObjectStatuses = []string{StatusCurrent, StatusInProgress, StatusFailed, StatusTerminating, StatusNotFound, StatusUnknown}
+// ObjectStatus is the status of one object of an inventory, as kstatus computes it
+// (sigs.k8s.io/cli-utils/pkg/kstatus/status), with the same names.
+type ObjectStatus string
 
-// Object statuses, as kstatus computes them.
+// The object statuses, as kstatus computes them.
 const (
-	StatusCurrent     = "Current"
-	StatusInProgress  = "InProgress"
-	StatusFailed      = "Failed"
-	StatusTerminating = "Terminating"
-	StatusNotFound    = "NotFound"
-	StatusUnknown     = "Unknown"
+	ObjectCurrent     ObjectStatus = "Current"
+	ObjectInProgress  ObjectStatus = "InProgress"
+	ObjectFailed      ObjectStatus = "Failed"
+	ObjectTerminating ObjectStatus = "Terminating"
+	ObjectNotFound    ObjectStatus = "NotFound"
+	ObjectUnknown     ObjectStatus = "Unknown"
 )
+
+// ObjectStatuses lists the object statuses.
+var ObjectStatuses = []ObjectStatus{ObjectCurrent, ObjectInProgress, ObjectFailed, ObjectTerminating, ObjectNotFound, ObjectUnknown}
 
 // Cluster is the verdict for one cluster: one element of the `results` output.
 type Cluster struct {
@@ -131,15 +138,15 @@ type FluxObject struct {
 
 // Object is one object of a Flux object's inventory and its kstatus status.
 type Object struct {
-	ID        string `json:"id"` // Kind/namespace/name, or Kind/name when cluster-scoped
-	Group     string `json:"group"`
-	Version   string `json:"version"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	Owner     string `json:"owner"` // ID of the Flux object whose inventory lists it
-	Status    string `json:"status"`
-	Message   string `json:"message,omitempty"`
+	ID        string       `json:"id"` // Kind/namespace/name, or Kind/name when cluster-scoped
+	Group     string       `json:"group"`
+	Version   string       `json:"version"`
+	Kind      string       `json:"kind"`
+	Namespace string       `json:"namespace,omitempty"`
+	Name      string       `json:"name"`
+	Owner     string       `json:"owner"` // ID of the Flux object whose inventory lists it
+	Status    ObjectStatus `json:"status"`
+	Message   string       `json:"message,omitempty"`
 	// Failure is set when the rollout of this object cannot succeed.
 	Failure *Failure `json:"failure,omitempty"`
 }
@@ -165,18 +172,18 @@ type Event struct {
 	Count   int32  `json:"count"`
 }
 
-// Status is the overall outcome of a run, the `status` output.
-type Status string
+// RunStatus is the overall outcome of a run, the `status` output.
+type RunStatus string
 
-// The overall statuses.
+// The overall outcomes.
 const (
-	StatusSuccess Status = "success" // every cluster is Current
-	StatusFailure Status = "failure" // at least one cluster has a verdict other than Current or Timeout
-	StatusTimeout Status = "timeout" // every cluster that is not Current timed out
+	RunSuccess RunStatus = "success" // every cluster is Current
+	RunFailure RunStatus = "failure" // at least one cluster has a verdict other than Current or Timeout
+	RunTimeout RunStatus = "timeout" // every cluster that is not Current timed out
 )
 
-// Statuses lists the overall statuses.
-var Statuses = []Status{StatusSuccess, StatusFailure, StatusTimeout}
+// RunStatuses lists the overall outcomes.
+var RunStatuses = []RunStatus{RunSuccess, RunFailure, RunTimeout}
 
 // Condition is a Kubernetes-style condition aggregated over the clusters.
 type Condition struct {
@@ -189,7 +196,7 @@ type Condition struct {
 // Run gathers every cluster's verdict: the document `app-status verify -o json` prints.
 type Run struct {
 	SchemaVersion    int       `json:"schemaVersion"`
-	Status           Status    `json:"status"`
+	Status           RunStatus `json:"status"`
 	Resources        []string  `json:"resources"` // the requested Flux objects, Kind/namespace/name
 	ExpectedRevision string    `json:"expectedRevision,omitempty"`
 	Condition        Condition `json:"condition"`
@@ -223,10 +230,10 @@ func NewRun(resources []string, expectedRevision string, clusters []Cluster, too
 	var messages []string
 	for _, c := range sorted {
 		switch c.Verdict {
-		case Current:
+		case VerdictCurrent:
 			run.ReadyClusters = append(run.ReadyClusters, c.Name)
 			continue
-		case Timeout:
+		case VerdictTimeout:
 			timedOut = true
 		default:
 			failed = true
@@ -236,14 +243,14 @@ func NewRun(resources []string, expectedRevision string, clusters []Cluster, too
 	}
 	switch {
 	case failed:
-		run.Status = StatusFailure
+		run.Status = RunFailure
 	case timedOut:
-		run.Status = StatusTimeout
+		run.Status = RunTimeout
 	case len(sorted) == 0:
-		run.Status = StatusFailure
+		run.Status = RunFailure
 		messages = append(messages, "no clusters were verified")
 	default:
-		run.Status = StatusSuccess
+		run.Status = RunSuccess
 	}
 	run.Condition = aggregateReady(len(run.ReadyClusters), len(sorted), messages)
 	return run
@@ -270,7 +277,7 @@ func (c Cluster) Summary() string {
 }
 
 // Ready reports whether the cluster counts as ready.
-func (c Cluster) Ready() bool { return c.Verdict == Current }
+func (c Cluster) Ready() bool { return c.Verdict == VerdictCurrent }
 
 // ObjectID prints an object reference the one way the project prints them:
 // Kind/namespace/name, or Kind/name for cluster-scoped objects.

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,7 +40,7 @@ type clusterState struct {
 	mapperMu    sync.Mutex
 	mapper      *restmapper.DeferredDiscoveryRESTMapper
 	lastRefresh time.Time
-	// mappings caches the mapper's answers: every evaluation maps every inventory object, and
+	// mappings caches the mapper's answers: every assessment maps every inventory object, and
 	// the mapper's own lookup (a walk over every group and version) costs far more.
 	mappings map[schema.GroupVersionKind]*meta.RESTMapping
 }
@@ -62,11 +63,11 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		return out
 	}
 	if target.Config == nil {
-		return finish(verdictReason{verdict: result.InvalidConfig, reason: "InvalidConfig", message: target.Invalid})
+		return finish(verdictReason{verdict: result.VerdictInvalidConfig, reason: "InvalidConfig", message: target.Invalid})
 	}
 	if ctx.Err() != nil {
 		v, msg := stopVerdict(ctx)
-		return finish(verdictReason{verdict: v, reason: string(v), message: orDefault(msg, "not started before the timeout")})
+		return finish(verdictReason{verdict: v, reason: string(v), message: cmp.Or(msg, "not started before the timeout")})
 	}
 
 	cfg := rest.CopyConfig(target.Config)
@@ -75,7 +76,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	cfg.UserAgent = "app-status-action"
 	state, err := newClusterState(req, cfg)
 	if err != nil {
-		return finish(verdictReason{verdict: result.InvalidConfig, reason: "InvalidConfig", message: err.Error()})
+		return finish(verdictReason{verdict: result.VerdictInvalidConfig, reason: "InvalidConfig", message: err.Error()})
 	}
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	defer stopWatches()
@@ -86,38 +87,38 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		default:
 		}
 	})
-	rep.report(target.Name, 0, result.InProgress, "connecting", false)
+	rep.report(target.Name, 0, result.VerdictInProgress, "connecting", false)
 	if v, failed := state.probe(ctx); failed {
 		return finish(v)
 	}
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	var last *evaluation
+	var last *assessment
 	for {
 		now := req.Clock()
-		e := state.evaluate(now)
+		e := state.assess(now)
 		last = e
 		out.Flux, out.Objects = e.flux, e.objects
 		switch {
 		case e.fatal != nil:
-			if e.fatal.verdict == result.Failed {
+			if e.fatal.verdict == result.VerdictFailed {
 				state.gatherEvidence(ctx, out.Objects)
 			}
 			return finish(*e.fatal)
 		case e.pending == nil && !e.syncing:
-			return finish(verdictReason{verdict: result.Current, message: currentMessage(out)})
+			return finish(verdictReason{verdict: result.VerdictCurrent, message: currentMessage(out)})
 		case req.Snapshot && !e.syncing:
 			p := *e.pending
 			if e.notFound {
-				p.verdict = result.NotFound
+				p.verdict = result.VerdictNotFound
 			} else {
-				p.verdict = result.InProgress
+				p.verdict = result.VerdictInProgress
 			}
 			return finish(p)
 		}
 		if e.pending != nil {
-			rep.report(target.Name, now.Sub(start), result.InProgress, e.pending.message, false)
+			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.pending.message, false)
 		}
 		if !e.recheck.IsZero() {
 			timer.Reset(max(e.recheck.Sub(now), 0))
@@ -132,17 +133,17 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 }
 
 // stopped is the verdict of a cluster whose wait ended before it had one of its own.
-func stopped(ctx context.Context, last *evaluation, timeout time.Duration) verdictReason {
+func stopped(ctx context.Context, last *assessment, timeout time.Duration) verdictReason {
 	v, msg := stopVerdict(ctx)
 	pending := verdictReason{message: "waiting for the first list"}
 	if last != nil && last.pending != nil {
 		pending = *last.pending
 	}
-	if v == result.Timeout {
+	if v == result.VerdictTimeout {
 		if last != nil && last.notFound {
-			v = result.NotFound
+			v = result.VerdictNotFound
 		}
-		return verdictReason{verdict: v, code: pending.code, reason: orDefault(pending.reason, "Timeout"),
+		return verdictReason{verdict: v, code: pending.code, reason: cmp.Or(pending.reason, "Timeout"),
 			message: fmt.Sprintf("timed out after %s: %s", timeout, pending.message)}
 	}
 	return verdictReason{verdict: v, code: pending.code, reason: "Cancelled", message: msg + "; was " + pending.message}
@@ -154,13 +155,6 @@ func currentMessage(c result.Cluster) string {
 		return fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
 	}
 	return fmt.Sprintf("%d objects Current", len(c.Objects))
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // newClusterState builds the clients for a cluster. Nothing is contacted yet. The clients share
@@ -212,7 +206,7 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		if !ok {
 			return verdictReason{}, false // the informers will meet it again and say more
 		}
-		if v != result.Unreachable || ctx.Err() != nil || attempt == 2 {
+		if v != result.VerdictUnreachable || ctx.Err() != nil || attempt == 2 {
 			if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errTimeout) {
 				v, msg = stopVerdict(ctx)
 			}

@@ -96,12 +96,12 @@ func TestCurrentOnEveryCluster(t *testing.T) {
 		Timeout:   2 * time.Minute,
 		Workloads: true,
 	})
-	if run.Status != result.StatusSuccess {
+	if run.Status != result.RunSuccess {
 		t.Fatalf("Run() status = %s, want success; condition: %+v", run.Status, run.Condition)
 	}
 	wantObjects := []string{"ConfigMap/" + ns + "/web-config", "Deployment/" + ns + "/web", "Service/" + ns + "/web"}
 	for _, c := range run.Results {
-		if c.Verdict != result.Current {
+		if c.Verdict != result.VerdictCurrent {
 			t.Errorf("cluster %s verdict = %s (%s), want Current", c.Name, c.Verdict, c.Message)
 		}
 		if got, want := c.Flux[0].LastAppliedRevision, "main@sha1:"+commitA; got != want {
@@ -110,7 +110,7 @@ func TestCurrentOnEveryCluster(t *testing.T) {
 		var got []string
 		for _, o := range c.Objects {
 			got = append(got, o.ID)
-			if o.Status != result.StatusCurrent {
+			if o.Status != result.ObjectCurrent {
 				t.Errorf("cluster %s object %s status = %s, want Current", c.Name, o.ID, o.Status)
 			}
 		}
@@ -154,7 +154,7 @@ func TestWaitsForTheExpectedRevision(t *testing.T) {
 		Workloads: true,
 	})
 	took := time.Since(start)
-	want := map[string]result.Verdict{b.Clusters[0].Name: result.Current, b.Clusters[1].Name: result.Current, b.Clusters[2].Name: result.Timeout}
+	want := map[string]result.Verdict{b.Clusters[0].Name: result.VerdictCurrent, b.Clusters[1].Name: result.VerdictCurrent, b.Clusters[2].Name: result.VerdictTimeout}
 	if diff := cmp.Diff(want, verdicts(run)); diff != "" {
 		t.Fatalf("verdicts (-want +got):\n%s\nresults: %+v", diff, run.Results)
 	}
@@ -162,7 +162,7 @@ func TestWaitsForTheExpectedRevision(t *testing.T) {
 	if !strings.Contains(stale.Message, commitA[:7]) || !strings.Contains(stale.Message, "waiting for") {
 		t.Errorf("stale cluster message = %q, want it to name the applied revision %s and what it waits for", stale.Message, commitA[:7])
 	}
-	if run.Status != result.StatusTimeout {
+	if run.Status != result.RunTimeout {
 		t.Errorf("status = %s, want timeout", run.Status)
 	}
 	if diff := cmp.Diff([]string{b.Clusters[2].Name}, run.FailedClusters); diff != "" {
@@ -223,8 +223,8 @@ func TestOneVerdictPerClusterProblem(t *testing.T) {
 	run := verify.Run(ctx, verify.Request{Targets: targets, Resources: []flux.Ref{ks(ns)}, Timeout: 90 * time.Second, Workloads: true})
 	took := time.Since(start)
 	want := map[string]result.Verdict{
-		"healthy": result.Current, "suspended": result.Suspended, "no-rights": result.Forbidden,
-		"flux-only": result.Forbidden, "stopped": result.Unreachable, "exec-plugin": result.InvalidConfig,
+		"healthy": result.VerdictCurrent, "suspended": result.VerdictSuspended, "no-rights": result.VerdictForbidden,
+		"flux-only": result.VerdictForbidden, "stopped": result.VerdictUnreachable, "exec-plugin": result.VerdictInvalidConfig,
 	}
 	if diff := cmp.Diff(want, verdicts(run)); diff != "" {
 		t.Fatalf("verdicts (-want +got):\n%s\nresults: %+v", diff, run.Results)

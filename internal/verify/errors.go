@@ -25,11 +25,11 @@ var (
 func stopVerdict(ctx context.Context) (result.Verdict, string) {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errTimeout):
-		return result.Timeout, ""
+		return result.VerdictTimeout, ""
 	case errors.Is(cause, errFailFast):
-		return result.Cancelled, "stopped: " + errFailFast.Error()
+		return result.VerdictCancelled, "stopped: " + errFailFast.Error()
 	default:
-		return result.Cancelled, "stopped: the run was cancelled"
+		return result.VerdictCancelled, "stopped: the run was cancelled"
 	}
 }
 
@@ -38,13 +38,13 @@ func stopVerdict(ctx context.Context) (result.Verdict, string) {
 func connectionVerdict(err error, what string) (v result.Verdict, message string, ok bool) {
 	switch {
 	case apierrors.IsUnauthorized(err):
-		return result.Unauthorized, fmt.Sprintf("the API server rejected the credentials (401) while reading %s: check that the token or client certificate in the kubeconfig is valid and not expired", what), true
+		return result.VerdictUnauthorized, fmt.Sprintf("the API server rejected the credentials (401) while reading %s: check that the token or client certificate in the kubeconfig is valid and not expired", what), true
 	case apierrors.IsForbidden(err):
-		return result.Forbidden, fmt.Sprintf("the credentials may not read %s (403): grant get, list and watch on it to the kubeconfig's user: %s", what, apiMessage(err)), true
+		return result.VerdictForbidden, fmt.Sprintf("the credentials may not read %s (403): grant get, list and watch on it to the kubeconfig's user: %s", what, apiMessage(err)), true
 	case meta.IsNoMatchError(err), isNotServed(err):
-		return result.NotFound, fmt.Sprintf("the cluster does not serve %s: is Flux installed?", what), true
+		return result.VerdictNotFound, fmt.Sprintf("the cluster does not serve %s: is Flux installed?", what), true
 	case isNetworkError(err):
-		return result.Unreachable, fmt.Sprintf("cannot reach the API server: %s", networkMessage(err)), true
+		return result.VerdictUnreachable, fmt.Sprintf("cannot reach the API server: %s", networkMessage(err)), true
 	}
 	return "", "", false
 }

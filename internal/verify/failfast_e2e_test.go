@@ -63,7 +63,7 @@ func TestFailFast(t *testing.T) {
 	run := <-done
 	returned := time.Now()
 
-	want := map[string]result.Verdict{broken.Name: result.Failed, stale.Name: result.Cancelled, slow.Name: result.Cancelled}
+	want := map[string]result.Verdict{broken.Name: result.VerdictFailed, stale.Name: result.VerdictCancelled, slow.Name: result.VerdictCancelled}
 	if diff := cmp.Diff(want, verdicts(run)); diff != "" {
 		t.Fatalf("verdicts (-want +got):\n%s\nresults: %+v", diff, run.Results)
 	}
@@ -78,7 +78,7 @@ func TestFailFast(t *testing.T) {
 	if got := byName(t, run, stale.Name); !strings.Contains(got.Message, "applied main@sha1:a1b2c3d, waiting for b2c3d4e") {
 		t.Errorf("stale cluster message = %q, want the revision it has and the one it waited for", got.Message)
 	}
-	if run.Status != result.StatusFailure {
+	if run.Status != result.RunFailure {
 		t.Errorf("status = %s, want failure", run.Status)
 	}
 	mu.Lock()

@@ -183,7 +183,7 @@ func TestFailureCodes(t *testing.T) {
 			message:       []string{"health check failed", "Deployment/"},
 		},
 		{
-			code: result.CodeFluxDependencyNotReady, app: "web", verdict: result.Timeout,
+			code: result.CodeFluxDependencyNotReady, app: "web", verdict: result.VerdictTimeout,
 			kustomization: func(k *testbed.Kustomization) { k.DependsOn = []string{k.Name + "-dep"} },
 			request:       func(r *verify.Request) { r.Timeout = 15 * time.Second },
 			deploy: func(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir string) {
@@ -196,7 +196,7 @@ func TestFailureCodes(t *testing.T) {
 			message: []string{"timed out after 15s", "waiting for dependency flux-system/", "-dep"},
 		},
 		{
-			code: result.CodeFluxSuspended, app: "web", verdict: result.Suspended,
+			code: result.CodeFluxSuspended, app: "web", verdict: result.VerdictSuspended,
 			kustomization: func(k *testbed.Kustomization) { k.Suspend = true },
 			state:         kustomizationState("spec.suspend true", suspended),
 			message:       []string{"suspended", "flux resume kustomization"},
@@ -260,7 +260,7 @@ func runFailureCase(t *testing.T, b *testbed.Bed, tc failureCase, broken, health
 	}
 	run := <-done
 
-	want := map[string]result.Verdict{broken.Name: orVerdict(tc.verdict, result.Failed), healthy.Name: result.Current}
+	want := map[string]result.Verdict{broken.Name: orVerdict(tc.verdict, result.VerdictFailed), healthy.Name: result.VerdictCurrent}
 	if diff := cmp.Diff(want, verdicts(run)); diff != "" {
 		t.Fatalf("verdicts (-want +got):\n%s\nresults: %+v", diff, run.Results)
 	}
@@ -296,7 +296,7 @@ func runFailureCase(t *testing.T, b *testbed.Bed, tc failureCase, broken, health
 	switch {
 	case verdict.IsZero():
 		t.Errorf("no final progress for cluster %s", broken.Name)
-	case tc.verdict == result.Timeout:
+	case tc.verdict == result.VerdictTimeout:
 		// The verdict is due when the timeout passes, not when the state appears.
 		t.Logf("latency code=%s timeout->verdict=%dms (state seen %dms after the start, timeout %s)",
 			tc.code, verdict.Sub(start.Add(req.Timeout)).Milliseconds(), from.Sub(start).Milliseconds(), req.Timeout)

@@ -36,8 +36,8 @@ func hasInventory(obj *unstructured.Unstructured) bool {
 // releaseObjects lists what a HelmRelease without an inventory deployed, from the Helm
 // storage secret of its latest release (status.history[0]) in status.storageNamespace. The
 // secret is read once per release version (and digest). ok is false when the objects cannot
-// be listed; the evaluation then says why.
-func (s *clusterState) releaseObjects(e *evaluation, id string, obj *unstructured.Unstructured, now time.Time) (refs []flux.ObjectRef, ok bool) {
+// be listed; the assessment then says why.
+func (s *clusterState) releaseObjects(e *assessment, id string, obj *unstructured.Unstructured, now time.Time) (refs []flux.ObjectRef, ok bool) {
 	storageNS, _, _ := unstructured.NestedString(obj.Object, "status", "storageNamespace")
 	history, _, _ := unstructured.NestedSlice(obj.Object, "status", "history")
 	if storageNS == "" || len(history) == 0 {
@@ -65,7 +65,7 @@ func (s *clusterState) releaseObjects(e *evaluation, id string, obj *unstructure
 	if stored.verdict.verdict == "" {
 		return stored.objects, true
 	}
-	if stored.verdict.verdict == result.InProgress {
+	if stored.verdict.verdict == result.VerdictInProgress {
 		e.wait(stored.verdict)
 		e.recheckAt(stored.retryAt)
 	} else {
@@ -82,22 +82,22 @@ func (s *clusterState) readRelease(id, namespace, name string, now time.Time) st
 	secret, err := s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
-		return storedRelease{verdict: verdictReason{verdict: result.Forbidden, reason: string(result.Forbidden), message: fmt.Sprintf(
+		return storedRelease{verdict: verdictReason{verdict: result.VerdictForbidden, reason: string(result.VerdictForbidden), message: fmt.Sprintf(
 			"%s has no .status.inventory (helm-controller older than 1.5), and the credentials may not read %s (403) that lists what it deployed: "+
 				"grant get on secrets in namespace %s to the kubeconfig's user, or upgrade helm-controller to 1.5 or later", id, what, namespace)}}
 	case apierrors.IsNotFound(err):
-		return storedRelease{retryAt: now.Add(storageRetry), verdict: verdictReason{verdict: result.InProgress, reason: "NotFound",
+		return storedRelease{retryAt: now.Add(storageRetry), verdict: verdictReason{verdict: result.VerdictInProgress, reason: "NotFound",
 			message: fmt.Sprintf("%s: waiting for %s, which lists what it deployed (it has no .status.inventory)", id, what)}}
 	case err != nil:
-		if v, msg, ok := connectionVerdict(err, what); ok && v == result.Unauthorized {
+		if v, msg, ok := connectionVerdict(err, what); ok && v == result.VerdictUnauthorized {
 			return storedRelease{verdict: verdictReason{verdict: v, reason: string(v), message: msg}}
 		}
-		return storedRelease{retryAt: now.Add(storageRetry), verdict: verdictReason{verdict: result.InProgress, reason: "ReadFailed",
+		return storedRelease{retryAt: now.Add(storageRetry), verdict: verdictReason{verdict: result.VerdictInProgress, reason: "ReadFailed",
 			message: fmt.Sprintf("%s: reading %s: %s", id, what, apiMessage(err))}}
 	}
 	refs, err := helmstorage.Objects(secret.Data[helmstorage.DataKey])
 	if err != nil {
-		return storedRelease{verdict: verdictReason{verdict: result.InProgress, reason: "InvalidInventory",
+		return storedRelease{verdict: verdictReason{verdict: result.VerdictInProgress, reason: "InvalidInventory",
 			message: fmt.Sprintf("%s: %s: %v", id, what, err)}}
 	}
 	return storedRelease{objects: refs}

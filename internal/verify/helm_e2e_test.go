@@ -66,7 +66,7 @@ func TestHelmInstall(t *testing.T) {
 		Timeout:   2 * time.Minute,
 		Workloads: true,
 	})
-	if run.Status != result.StatusSuccess {
+	if run.Status != result.RunSuccess {
 		t.Fatalf("Run() status = %s, want success; condition: %+v", run.Status, run.Condition)
 	}
 	wantObjects := []string{"Deployment/" + ns + "/web", "Service/" + ns + "/web"}
@@ -77,7 +77,7 @@ func TestHelmInstall(t *testing.T) {
 		var got []string
 		for _, o := range c.Objects {
 			got = append(got, o.ID)
-			if o.Status != result.StatusCurrent || o.Owner != "HelmRelease/"+ns+"/web" {
+			if o.Status != result.ObjectCurrent || o.Owner != "HelmRelease/"+ns+"/web" {
 				t.Errorf("cluster %s object %s: status %s owner %q, want Current owned by the HelmRelease", c.Name, o.ID, o.Status, o.Owner)
 			}
 		}
@@ -112,7 +112,7 @@ func TestHelmUpgradeRevision(t *testing.T) {
 		Workloads: true,
 	}
 	stale := verify.Run(ctx, req).Results[0]
-	if stale.Verdict != result.Timeout || !strings.Contains(stale.Message, "1.0.0") || !strings.Contains(stale.Message, "waiting for 1.1.0") {
+	if stale.Verdict != result.VerdictTimeout || !strings.Contains(stale.Message, "1.0.0") || !strings.Contains(stale.Message, "waiting for 1.1.0") {
 		t.Fatalf("with only 1.0.0 released: verdict %s, message %q; want Timeout naming 1.0.0 and waiting for 1.1.0", stale.Verdict, stale.Message)
 	}
 
@@ -123,7 +123,7 @@ func TestHelmUpgradeRevision(t *testing.T) {
 	}
 	req.Timeout = 2 * time.Minute
 	got := verify.Run(ctx, req).Results[0]
-	if got.Verdict != result.Current {
+	if got.Verdict != result.VerdictCurrent {
 		t.Fatalf("after the upgrade to 1.1.0: verdict %s (%s), want Current", got.Verdict, got.Message)
 	}
 	fo := got.Flux[0]
@@ -135,7 +135,7 @@ func TestHelmUpgradeRevision(t *testing.T) {
 	}
 
 	req.Revision, req.Timeout = mustRevision(t, art.Digest), 10*time.Second
-	if got := verify.Run(ctx, req).Results[0]; got.Verdict != result.Current {
+	if got := verify.Run(ctx, req).Results[0]; got.Verdict != result.VerdictCurrent {
 		t.Errorf("with the OCI digest %s as revision: verdict %s (%s), want Current", art.Digest, got.Verdict, got.Message)
 	}
 }
@@ -176,7 +176,7 @@ func TestHelmUpgradeCrashLoop(t *testing.T) {
 	}
 	crashing := verify.Run(ctx, req).Results[0]
 	t.Logf("crash-loop verdict after %s: %s %s: %s", time.Since(start).Round(time.Millisecond), crashing.Verdict, crashing.Code, crashing.Message)
-	if crashing.Verdict != result.Failed || crashing.Code != result.CodeCrashLoop {
+	if crashing.Verdict != result.VerdictFailed || crashing.Code != result.CodeCrashLoop {
 		t.Fatalf("while Helm waits: verdict %s code %q (%s), want Failed crash-loop", crashing.Verdict, crashing.Code, crashing.Message)
 	}
 	var failed *result.Object
@@ -192,7 +192,7 @@ func TestHelmUpgradeCrashLoop(t *testing.T) {
 	req.Workloads = false
 	rolledBack := verify.Run(ctx, req).Results[0]
 	t.Logf("gate verdict after %s: %s %s: %s", time.Since(start).Round(time.Millisecond), rolledBack.Verdict, rolledBack.Code, rolledBack.Message)
-	if rolledBack.Verdict != result.Failed || rolledBack.Code != result.CodeFluxRolledBack {
+	if rolledBack.Verdict != result.VerdictFailed || rolledBack.Code != result.CodeFluxRolledBack {
 		t.Fatalf("after Helm's timeout: verdict %s code %q (%s), want Failed flux-rolled-back", rolledBack.Verdict, rolledBack.Code, rolledBack.Message)
 	}
 	if !strings.Contains(rolledBack.Message, "1.1.0") {
@@ -227,7 +227,7 @@ func TestHelmInstallFailed(t *testing.T) {
 		Workloads: true,
 	}).Results[0]
 	t.Logf("verdict after %s: %s %s: %s", time.Since(start).Round(time.Millisecond), got.Verdict, got.Code, got.Message)
-	if got.Verdict != result.Failed || got.Code != result.CodeFluxInstallFailed {
+	if got.Verdict != result.VerdictFailed || got.Code != result.CodeFluxInstallFailed {
 		t.Fatalf("verdict %s code %q (%s), want Failed flux-install-failed", got.Verdict, got.Code, got.Message)
 	}
 	if !strings.Contains(got.Message, "port") {
@@ -295,7 +295,7 @@ func TestHelmStorageSecret(t *testing.T) {
 	})
 
 	current := byName(t, run, "admin")
-	if current.Verdict != result.Current {
+	if current.Verdict != result.VerdictCurrent {
 		t.Fatalf("admin: verdict %s (%s), want Current", current.Verdict, current.Message)
 	}
 	if n := secretReads.Load(); n != 1 {
@@ -303,7 +303,7 @@ func TestHelmStorageSecret(t *testing.T) {
 	}
 	var got []string
 	for _, o := range current.Objects {
-		got = append(got, o.ID+" owned by "+o.Owner+": "+o.Status)
+		got = append(got, o.ID+" owned by "+o.Owner+": "+string(o.Status))
 	}
 	owner := "HelmRelease/" + ns + "/web"
 	want := []string{"Deployment/" + ns + "/web owned by " + owner + ": Current", "Service/" + ns + "/web owned by " + owner + ": Current"}
@@ -319,7 +319,7 @@ func TestHelmStorageSecret(t *testing.T) {
 	}
 
 	denied := byName(t, run, "no-secrets")
-	if denied.Verdict != result.Forbidden || !strings.Contains(denied.Message, "grant get on secrets in namespace "+ns) ||
+	if denied.Verdict != result.VerdictForbidden || !strings.Contains(denied.Message, "grant get on secrets in namespace "+ns) ||
 		!strings.Contains(denied.Message, "sh.helm.release.v1.web.v1") || !strings.Contains(denied.Message, "helm-controller to 1.5") {
 		t.Errorf("no-secrets: verdict %s (%s), want Forbidden naming the secret, the grant and the upgrade", denied.Verdict, denied.Message)
 	}
@@ -356,7 +356,7 @@ func TestHelmInKustomization(t *testing.T) {
 		Timeout:   2 * time.Minute,
 		Workloads: true,
 	}).Results[0]
-	if got.Verdict != result.Current {
+	if got.Verdict != result.VerdictCurrent {
 		t.Fatalf("verdict %s (%s), want Current", got.Verdict, got.Message)
 	}
 	ksID, hrID := "Kustomization/flux-system/"+ns, "HelmRelease/"+ns+"/web"
@@ -366,7 +366,7 @@ func TestHelmInKustomization(t *testing.T) {
 		fluxNodes = append(fluxNodes, node{f.ID, f.Owner, string(f.Verdict)})
 	}
 	for _, o := range got.Objects {
-		objects = append(objects, node{o.ID, o.Owner, o.Status})
+		objects = append(objects, node{o.ID, o.Owner, string(o.Status)})
 	}
 	wantFlux := []node{{ksID, "", "Current"}, {hrID, ksID, "Current"}}
 	if diff := cmp.Diff(wantFlux, fluxNodes); diff != "" {

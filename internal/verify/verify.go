@@ -32,9 +32,9 @@ type Request struct {
 	Resources []flux.Ref
 	// Revision is the revision every resource must have applied; zero accepts any.
 	Revision flux.Revision
-	// Timeout bounds the whole run; zero means 10 minutes.
+	// Timeout bounds the whole run; zero means DefaultTimeout.
 	Timeout time.Duration
-	// MaxParallel bounds how many clusters are verified at once; zero means 10.
+	// MaxParallel bounds how many clusters are verified at once; zero means DefaultMaxParallel.
 	MaxParallel int
 	// FailFast stops the other clusters once one has failed.
 	FailFast bool
@@ -61,12 +61,18 @@ type Progress struct {
 	Final   bool
 }
 
+// The defaults of Request.Timeout and Request.MaxParallel.
+const (
+	DefaultTimeout     = 10 * time.Minute
+	DefaultMaxParallel = 10
+)
+
 func (r Request) withDefaults() Request {
 	if r.Timeout <= 0 {
-		r.Timeout = 10 * time.Minute
+		r.Timeout = DefaultTimeout
 	}
 	if r.MaxParallel <= 0 {
-		r.MaxParallel = 10
+		r.MaxParallel = DefaultMaxParallel
 	}
 	if r.Clock == nil {
 		r.Clock = time.Now
@@ -96,7 +102,7 @@ func Run(ctx context.Context, req Request) result.Run {
 		g.Go(func() error {
 			c := verifyCluster(failFast, req, target, report)
 			results[i] = c
-			if req.FailFast && !c.Ready() && c.Verdict != result.Cancelled {
+			if req.FailFast && !c.Ready() && c.Verdict != result.VerdictCancelled {
 				stopOthers(errFailFast)
 			}
 			return nil

@@ -18,8 +18,8 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
-// evaluation is the state of one cluster at one moment, computed from the informers' caches.
-type evaluation struct {
+// assessment is the state of one cluster at one moment, computed from the informers' caches.
+type assessment struct {
 	flux    []result.FluxObject
 	objects []result.Object
 
@@ -44,28 +44,28 @@ type verdictReason struct {
 	message string
 }
 
-func (e *evaluation) fail(v verdictReason) {
+func (e *assessment) fail(v verdictReason) {
 	if e.fatal == nil {
 		e.fatal = &v
 	}
 }
 
-func (e *evaluation) wait(v verdictReason) {
+func (e *assessment) wait(v verdictReason) {
 	if e.pending == nil {
 		e.pending = &v
 	}
 }
 
-func (e *evaluation) recheckAt(t time.Time) {
+func (e *assessment) recheckAt(t time.Time) {
 	if !t.IsZero() && (e.recheck.IsZero() || t.Before(e.recheck)) {
 		e.recheck = t
 	}
 }
 
-// evaluate computes the cluster's state from the caches, starting the watches it finds it
+// assess computes the cluster's state from the caches, starting the watches it finds it
 // needs (a namespace or kind seen for the first time in an inventory).
-func (s *clusterState) evaluate(now time.Time) *evaluation {
-	e := &evaluation{}
+func (s *clusterState) assess(now time.Time) *assessment {
+	e := &assessment{}
 	visited := map[string]bool{}
 	for _, ref := range s.req.Resources {
 		s.evalFlux(e, ref, "", s.req.Revision, now, visited)
@@ -80,13 +80,13 @@ func (s *clusterState) evaluate(now time.Time) *evaluation {
 }
 
 // evalFlux evaluates a Flux object and, when workloads are verified, what its inventory lists.
-func (s *clusterState) evalFlux(e *evaluation, ref flux.Ref, owner string, want flux.Revision, now time.Time, visited map[string]bool) {
+func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, owner string, want flux.Revision, now time.Time, visited map[string]bool) {
 	id := ref.ID()
 	if visited[id] {
 		return
 	}
 	visited[id] = true
-	fo := result.FluxObject{ID: id, Kind: string(ref.Kind), Namespace: ref.Namespace, Name: ref.Name, Owner: owner, Ready: "Unknown", Verdict: result.InProgress}
+	fo := result.FluxObject{ID: id, Kind: string(ref.Kind), Namespace: ref.Namespace, Name: ref.Name, Owner: owner, Ready: "Unknown", Verdict: result.VerdictInProgress}
 
 	w := s.watches.get(watchKey{gvr: ref.Kind.GroupVersionResource(), namespace: ref.Namespace})
 	if !s.watchReady(e, w, string(ref.Kind)+" in namespace "+ref.Namespace) {
@@ -97,27 +97,27 @@ func (s *clusterState) evalFlux(e *evaluation, ref flux.Ref, owner string, want 
 	cached, ok := w.object(ref.Namespace, ref.Name)
 	obj, isU := cached.(*unstructured.Unstructured)
 	if !ok || !isU {
-		fo.Verdict = result.NotFound
+		fo.Verdict = result.VerdictNotFound
 		fo.Message = id + " not found"
 		e.flux = append(e.flux, fo)
 		if owner == "" {
 			e.notFound = true
 		}
-		e.wait(verdictReason{verdict: result.NotFound, reason: "NotFound", message: id + " not found"})
+		e.wait(verdictReason{verdict: result.VerdictNotFound, reason: "NotFound", message: id + " not found"})
 		return
 	}
 	gate := flux.Evaluate(ref, obj, want)
 	fo = gate.Object
 	fo.Owner = owner
 	e.flux = append(e.flux, fo)
-	switch gate.State {
-	case flux.Failed:
-		e.fail(verdictReason{verdict: result.Failed, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
-	case flux.Suspended:
-		e.fail(verdictReason{verdict: result.Suspended, code: gate.Code, reason: "Suspended", message: id + ": " + gate.Message})
+	switch gate.Verdict {
+	case result.VerdictFailed:
+		e.fail(verdictReason{verdict: result.VerdictFailed, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
+	case result.VerdictSuspended:
+		e.fail(verdictReason{verdict: result.VerdictSuspended, code: gate.Code, reason: "Suspended", message: id + ": " + gate.Message})
 		return
-	case flux.Pending:
-		e.wait(verdictReason{verdict: result.InProgress, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
+	case result.VerdictInProgress:
+		e.wait(verdictReason{verdict: result.VerdictInProgress, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
 	}
 	if !s.req.Workloads {
 		return
@@ -127,7 +127,7 @@ func (s *clusterState) evalFlux(e *evaluation, ref flux.Ref, owner string, want 
 	current := want.IsZero() || want.Matches(fo.LastAttemptedRevision) || want.Matches(fo.LastAppliedRevision) || want.Matches(fo.ChartVersion)
 	refs, err := s.inventory(id, obj)
 	if err != nil {
-		e.wait(verdictReason{verdict: result.InProgress, reason: "InvalidInventory", message: id + ": " + err.Error()})
+		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "InvalidInventory", message: id + ": " + err.Error()})
 		return
 	}
 	if ref.Kind == flux.KindHelmRelease && !hasInventory(obj) {
@@ -143,14 +143,14 @@ func (s *clusterState) evalFlux(e *evaluation, ref flux.Ref, owner string, want 
 
 // evalObject computes an inventory object's status with kstatus and, when it is a workload
 // that is not Current yet, asks the classifier whether its rollout can still succeed.
-func (s *clusterState) evalObject(e *evaluation, o flux.ObjectRef, owner string, current bool, now time.Time, visited map[string]bool) {
-	ro := result.Object{ID: o.ID(), Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner, Status: result.StatusUnknown}
+func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner string, current bool, now time.Time, visited map[string]bool) {
+	ro := result.Object{ID: o.ID(), Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner, Status: result.ObjectUnknown}
 	gvk := schema.GroupVersionKind{Group: o.Group, Version: o.Version, Kind: o.Kind}
 	mapping, err := s.mapping(gvk)
 	if err != nil {
 		ro.Message = err.Error()
 		e.objects = append(e.objects, ro)
-		e.wait(verdictReason{verdict: result.InProgress, reason: "UnknownKind", message: ro.ID + ": " + err.Error()})
+		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "UnknownKind", message: ro.ID + ": " + err.Error()})
 		return
 	}
 	ns := o.Namespace
@@ -167,17 +167,17 @@ func (s *clusterState) evalObject(e *evaluation, o flux.ObjectRef, owner string,
 	}
 	cached, ok := w.object(ns, o.Name)
 	if !ok {
-		ro.Status, ro.Message = result.StatusNotFound, "not found in the cluster"
+		ro.Status, ro.Message = result.ObjectNotFound, "not found in the cluster"
 		e.objects = append(e.objects, ro)
-		e.wait(verdictReason{verdict: result.InProgress, reason: "NotFound", message: ro.ID + " not found"})
+		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "NotFound", message: ro.ID + " not found"})
 		return
 	}
 	u, _ := asUnstructured(cached, gvk)
-	res, err := objectStatus(u)
+	st, msg, err := objectStatus(u)
 	if err != nil {
-		ro.Message = "compute status: " + err.Error()
+		ro.Message = err.Error()
 	} else {
-		ro.Status, ro.Message = res.Status.String(), res.Message
+		ro.Status, ro.Message = st, msg
 	}
 
 	if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {
@@ -185,17 +185,17 @@ func (s *clusterState) evalObject(e *evaluation, o flux.ObjectRef, owner string,
 		s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, flux.Revision{}, now, visited)
 		return
 	}
-	if ro.Status != result.StatusCurrent && current && classify.Supported(o.Group, o.Kind) {
+	if ro.Status != result.ObjectCurrent && current && classify.Supported(o.Group, o.Kind) {
 		s.classify(e, &ro, u, now)
 	}
 	e.objects = append(e.objects, ro)
 	switch {
 	case ro.Failure != nil:
-		e.fail(verdictReason{verdict: result.Failed, code: ro.Failure.Code, reason: ro.Failure.Reason, message: ro.ID + ": " + ro.Failure.Message})
-	case ro.Status == result.StatusFailed && current:
-		e.fail(verdictReason{verdict: result.Failed, reason: "Failed", message: ro.ID + ": " + ro.Message})
-	case ro.Status != result.StatusCurrent:
-		e.wait(verdictReason{verdict: result.InProgress, reason: ro.Status, message: waitingFor(ro)})
+		e.fail(verdictReason{verdict: result.VerdictFailed, code: ro.Failure.Code, reason: ro.Failure.Reason, message: ro.ID + ": " + ro.Failure.Message})
+	case ro.Status == result.ObjectFailed && current:
+		e.fail(verdictReason{verdict: result.VerdictFailed, reason: "Failed", message: ro.ID + ": " + ro.Message})
+	case ro.Status != result.ObjectCurrent:
+		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: string(ro.Status), message: waitingFor(ro)})
 	}
 }
 
@@ -215,16 +215,16 @@ func namespaceSuffix(ns string) string {
 
 // watchReady reports whether a watch has its first list; a list the credentials may not make
 // settles the cluster as Forbidden (or Unauthorized) at once, since waiting will not fix it.
-func (s *clusterState) watchReady(e *evaluation, w *watch, what string) bool {
+func (s *clusterState) watchReady(e *assessment, w *watch, what string) bool {
 	if w.synced() {
 		return true
 	}
 	if err := w.err(); err != nil {
-		if v, msg, ok := connectionVerdict(err, what); ok && v != result.Unreachable {
+		if v, msg, ok := connectionVerdict(err, what); ok && v != result.VerdictUnreachable {
 			e.fail(verdictReason{verdict: v, reason: string(v), message: msg})
 			return false
 		}
-		e.wait(verdictReason{verdict: result.InProgress, reason: "ListFailed", message: fmt.Sprintf("listing %s: %v", what, err)})
+		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "ListFailed", message: fmt.Sprintf("listing %s: %v", what, err)})
 	}
 	e.syncing = true
 	return false
@@ -239,15 +239,15 @@ var (
 	jobsGVR      = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 
 	typedKinds = map[schema.GroupVersionResource]func(any) (any, error){
-		podsGVR:      typed[corev1.Pod](),
-		rsGVR:        typed[appsv1.ReplicaSet](),
-		revisionsGVR: typed[appsv1.ControllerRevision](),
-		jobsGVR:      typed[batchv1.Job](),
+		podsGVR:      typedTransform[corev1.Pod](),
+		rsGVR:        typedTransform[appsv1.ReplicaSet](),
+		revisionsGVR: typedTransform[appsv1.ControllerRevision](),
+		jobsGVR:      typedTransform[batchv1.Job](),
 	}
 )
 
 // classify runs the rollout classifier on a workload that is not Current.
-func (s *clusterState) classify(e *evaluation, ro *result.Object, u *unstructured.Unstructured, now time.Time) {
+func (s *clusterState) classify(e *assessment, ro *result.Object, u *unstructured.Unstructured, now time.Time) {
 	ns := ro.Namespace
 	pods := s.watches.get(watchKey{gvr: podsGVR, namespace: ns})
 	rss := s.watches.get(watchKey{gvr: rsGVR, namespace: ns})
@@ -276,7 +276,7 @@ func (s *clusterState) classify(e *evaluation, ro *result.Object, u *unstructure
 	e.recheckAt(v.Recheck)
 	if v.Failure != nil {
 		ro.Failure = v.Failure
-		ro.Status = result.StatusFailed
+		ro.Status = result.ObjectFailed
 	}
 }
 
@@ -287,9 +287,9 @@ func joinMessage(a, b string) string {
 	return a + "; " + b
 }
 
-// typed returns an informer transform that converts unstructured objects to *T once, when
+// typedTransform returns an informer transform that converts unstructured objects to *T once, when
 // they arrive, so evaluations read typed objects without converting again.
-func typed[T any]() func(any) (any, error) {
+func typedTransform[T any]() func(any) (any, error) {
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {

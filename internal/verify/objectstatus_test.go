@@ -4,8 +4,9 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/result"
 )
 
 func TestObjectStatus(t *testing.T) {
@@ -14,39 +15,39 @@ func TestObjectStatus(t *testing.T) {
 	tests := []struct {
 		name     string
 		manifest string
-		want     status.Status
+		want     result.ObjectStatus
 	}{
 		{
 			name:     "job running is in progress",
 			manifest: job + "status: {startTime: '2025-06-01T12:00:00Z', active: 1}",
-			want:     status.InProgressStatus,
+			want:     result.ObjectInProgress,
 		},
 		{
 			name:     "job not started is in progress",
 			manifest: job + "status: {}",
-			want:     status.InProgressStatus,
+			want:     result.ObjectInProgress,
 		},
 		{
 			name: "job complete is current",
 			manifest: job + "status: {startTime: '2025-06-01T12:00:00Z', succeeded: 1, conditions: [" +
 				"{type: SuccessCriteriaMet, status: 'True'}, {type: Complete, status: 'True'}]}",
-			want: status.CurrentStatus,
+			want: result.ObjectCurrent,
 		},
 		{
 			name: "job failed is failed",
 			manifest: job + "status: {startTime: '2025-06-01T12:00:00Z', failed: 1, conditions: [" +
 				"{type: FailureTarget, status: 'True', reason: BackoffLimitExceeded}, {type: Failed, status: 'True', reason: BackoffLimitExceeded}]}",
-			want: status.FailedStatus,
+			want: result.ObjectFailed,
 		},
 		{
 			name:     "job suspended after it started is current, as kstatus says",
 			manifest: job + "spec: {suspend: true}\nstatus: {startTime: '2025-06-01T12:00:00Z'}",
-			want:     status.CurrentStatus,
+			want:     result.ObjectCurrent,
 		},
 		{
 			name:     "other kinds are kstatus's",
 			manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}",
-			want:     status.CurrentStatus,
+			want:     result.ObjectCurrent,
 		},
 	}
 	for _, tt := range tests {
@@ -60,12 +61,12 @@ func TestObjectStatus(t *testing.T) {
 			if err := u.UnmarshalJSON(data); err != nil {
 				t.Fatal(err)
 			}
-			got, err := objectStatus(u)
+			got, msg, err := objectStatus(u)
 			if err != nil {
 				t.Fatalf("objectStatus() error: %v", err)
 			}
-			if got.Status != tt.want {
-				t.Errorf("objectStatus() = %s (%s), want %s", got.Status, got.Message, tt.want)
+			if got != tt.want {
+				t.Errorf("objectStatus() = %s (%s), want %s", got, msg, tt.want)
 			}
 		})
 	}
