@@ -24,6 +24,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	go vet ./...
+	cd hack && go vet ./...
 
 ## test: the whole suite, cluster tests included (they fail, never skip, without binaries)
 test: lint
@@ -38,17 +39,17 @@ test-short:
 ## `app-status verify` with live progress, the markdown summary written to .demo/summary.md
 demo: build
 	@bindir=$$(hack/build-bins.sh) && \
-	APP_STATUS_BIN_DIR=$$bindir go run ./hack/bed demo --app-status bin/app-status --summary .demo/summary.md
+	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bed demo --app-status $(CURDIR)/bin/app-status --summary $(CURDIR)/.demo/summary.md
 
 ## up: keep three clusters with Flux running for manual poking (Ctrl-C tears them down)
 up:
 	@bindir=$$(hack/build-bins.sh) && \
-	APP_STATUS_BIN_DIR=$$bindir go run ./hack/bed up --clusters 3
+	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bed up --clusters 3
 
 ## bench: the side-by-side benchmark (see docs/benchmark.md)
 bench: build
 	@bindir=$$(hack/build-bins.sh) && \
-	APP_STATUS_BIN_DIR=$$bindir go run ./hack/bench --app-status bin/app-status --out docs
+	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bench --app-status $(CURDIR)/bin/app-status --out $(CURDIR)/docs
 
 clean:
 	rm -rf bin .demo

@@ -144,7 +144,7 @@ func bench(ctx context.Context, args []string) error {
 		return err
 	}
 	start := time.Now()
-	res := &results{Machine: describeMachine(start), Config: cfg, Command: "make bench  # go run ./hack/bench " + strings.Join(args, " ")}
+	res := &results{Machine: describeMachine(start), Config: cfg, Command: "make bench  # go -C hack run ./bench " + strings.Join(args, " ")}
 	e := &env{}
 	if e.appStatus, err = filepath.Abs(cfg.appStatus); err != nil {
 		return err
