@@ -145,7 +145,9 @@ var severity = []result.Code{
 	result.CodeCrashLoop,
 	result.CodeUnschedulable,
 	result.CodeQuota,
+	result.CodeAdmissionDenied,
 	result.CodeJobFailed,
+	result.CodeStatefulSetBlocked,
 	result.CodeNeverReady,
 	result.CodeNotProgressing,
 }
@@ -175,6 +177,13 @@ func (e *findings) fail(f result.Failure) {
 	e.failures = append(e.failures, f)
 }
 
+// recheckAt records a moment the outcome may change by itself.
+func (e *findings) recheckAt(t time.Time) {
+	if e.recheck.IsZero() || t.Before(e.recheck) {
+		e.recheck = t
+	}
+}
+
 // elapsed reports whether grace has passed since start. When it has not, it records the
 // moment it will, so the engine comes back then.
 func (e *findings) elapsed(start time.Time, grace time.Duration) bool {
@@ -182,9 +191,7 @@ func (e *findings) elapsed(start time.Time, grace time.Duration) bool {
 	if !e.in.Now.Before(deadline) {
 		return true
 	}
-	if e.recheck.IsZero() || deadline.Before(e.recheck) {
-		e.recheck = deadline
-	}
+	e.recheckAt(deadline)
 	return false
 }
 

@@ -52,6 +52,30 @@ func TestClassify(t *testing.T) {
 				Message: `deployment web: pods "web-7d9f-x2x2x" is forbidden: exceeded quota: compute, requested: limits.memory=1Gi, used: limits.memory=4Gi, limited: limits.memory=4Gi`,
 			}},
 		},
+		{
+			name: "deployment pod security refusal",
+			file: "deployment-pod-security.yaml",
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeAdmissionDenied, Reason: "FailedCreate",
+				Message: `deployment web: pods "web-7d9f-x2x2x" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false)`,
+			}},
+		},
+		{
+			name: "deployment admission webhook refusal",
+			file: "deployment-webhook.yaml",
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeAdmissionDenied, Reason: "FailedCreate",
+				Message: `deployment web: admission webhook "validate.kyverno.svc-fail" denied the request: resource Pod/shop/web-7d9f-x2x2x was blocked due to the following policies: require-labels: label app.kubernetes.io/name is required`,
+			}},
+		},
+		{
+			name: "deployment missing service account",
+			file: "deployment-service-account.yaml",
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeConfig, Reason: "FailedCreate",
+				Message: `deployment web: pods "web-7d9f-" is forbidden: error looking up service account shop/web: serviceaccount "web" not found`,
+			}},
+		},
 		{name: "deployment pods of other owners ignored", file: "deployment-foreign-pods.yaml"},
 		{name: "deployment terminating pod ignored", file: "deployment-terminating.yaml"},
 		{
@@ -92,6 +116,17 @@ func TestClassify(t *testing.T) {
 				Pod:     "db-0", Container: "db",
 			}},
 		},
+		{
+			name: "statefulset update blocked by a broken pod of an older revision",
+			file: "statefulset-blocked.yaml",
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeStatefulSetBlocked, Reason: "CrashLoopBackOff",
+				Message: `statefulset db: pod db-2 of revision db-5b8c is broken (crash-loop: container "db" of pod db-2: restartCount 6, last exit code 1 (Error): back-off 2m40s restarting failed container=db pod=db-2_shop(7c1d)) ` +
+					`and the rolling update to db-9a1e waits for it (podManagementPolicy OrderedReady); delete it so the update can go on: kubectl delete pod db-2 -n shop`,
+				Pod: "db-2", Container: "db", RestartCount: 6,
+			}},
+		},
+		{name: "statefulset with parallel pod management replaces a broken old pod itself", file: "statefulset-parallel-old-broken.yaml"},
 		{
 			name: "daemonset newest revision crash loop, old revision ignored",
 			file: "daemonset-crash-loop.yaml",
@@ -165,6 +200,44 @@ func TestClassify(t *testing.T) {
 
 		// Pod: the container rules
 		{name: "pod healthy", file: "pod-healthy.yaml"},
+		{
+			name: "pod image not found fails at once",
+			file: "pod-pull-not-found.yaml",
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeImagePull, Reason: "ErrImagePull",
+				Message: `container "app" of pod app-1: rpc error: code = NotFound desc = failed to pull and unpack image "registry.example/app:1": failed to resolve reference "registry.example/app:1": registry.example/app:1: not found`,
+				Pod:     "app-1", Container: "app",
+			}},
+		},
+		{
+			name: "pod back-off after an unauthorized pull fails at once",
+			file: "pod-pull-unauthorized-backoff.yaml",
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
+				Message: `container "app" of pod app-1: Back-off pulling image "registry.example/app:1": ErrImagePull: failed to authorize: failed to fetch anonymous token: unexpected status from GET request to https://registry.example/token: 401 Unauthorized`,
+				Pod:     "app-1", Container: "app",
+			}},
+		},
+		{
+			name: "pod registry timeout within the grace period",
+			file: "pod-pull-timeout-30s.yaml",
+			want: Outcome{Recheck: now.Add(90 * time.Second)},
+		},
+		{
+			name: "pod registry rate limit past the grace period",
+			file: "pod-pull-rate-limited-3m.yaml",
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
+				Message: `container "app" of pod app-1: still failing to pull after 2m0s: Back-off pulling image "registry.example/app:1": ErrImagePull: failed to copy: httpReadSeeker: failed open: unexpected status code https://registry.example/v2/app/manifests/1: 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit`,
+				Pod:     "app-1", Container: "app",
+			}},
+		},
+		{
+			name: "pod registry unavailable within a longer grace period",
+			file: "pod-registry-unavailable-60s.yaml",
+			opts: Options{UnschedulableGrace: 5 * time.Minute},
+			want: Outcome{Recheck: now.Add(4 * time.Minute)},
+		},
 		{name: "pod terminating ignored", file: "pod-terminating.yaml"},
 		{name: "pod crash loop below the threshold", file: "pod-crash-loop-2.yaml"},
 		{

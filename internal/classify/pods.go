@@ -13,17 +13,25 @@ import (
 )
 
 // waitingCodes maps the kubelet's reasons for a container that cannot start to the code they
-// fail with at once: the image or the configuration must change before the pod can run.
+// fail with: the image or the configuration must change before the pod can run. Pull errors
+// that may pass by themselves get a grace period first (see pullError).
 var waitingCodes = map[string]result.Code{
-	"ErrImagePull":               result.CodeImagePull,
-	"ImagePullBackOff":           result.CodeImagePull,
+	reasonErrImagePull:           result.CodeImagePull,
+	reasonImagePullBackOff:       result.CodeImagePull,
 	"ErrImageNeverPull":          result.CodeImagePull,
 	"InvalidImageName":           result.CodeImagePull,
 	"ImageInspectError":          result.CodeImagePull,
-	"RegistryUnavailable":        result.CodeImagePull,
+	reasonRegistryUnavailable:    result.CodeImagePull,
 	"CreateContainerConfigError": result.CodeConfig,
 	"CreateContainerError":       result.CodeConfig,
 }
+
+// The kubelet's reasons for an image it is pulling, may pull again or cannot reach.
+const (
+	reasonErrImagePull        = "ErrImagePull"
+	reasonImagePullBackOff    = "ImagePullBackOff"
+	reasonRegistryUnavailable = "RegistryUnavailable"
+)
 
 // crashReasons are the kubelet's reasons for a container that waits because it keeps failing
 // to run; they fail only once the container has restarted Options.CrashRestarts times.
@@ -94,7 +102,16 @@ func containersOf(p *corev1.Pod) []container {
 func (e *findings) container(c container) {
 	if w := c.status.State.Waiting; w != nil && c.pod.Status.Phase != corev1.PodFailed {
 		if code, ok := waitingCodes[w.Reason]; ok {
-			e.fail(c.failure(code, w.Reason, cmp.Or(w.Message, w.Reason)))
+			message := cmp.Or(w.Message, w.Reason)
+			if transientPull(w.Reason, w.Message) {
+				// The registry may answer again: fail only once the grace period has passed.
+				grace := e.opts.UnschedulableGrace
+				if !e.elapsed(c.pod.CreationTimestamp.Time, grace) {
+					return
+				}
+				message = fmt.Sprintf("still failing to pull after %s: %s", grace, message)
+			}
+			e.fail(c.failure(code, w.Reason, message))
 			return
 		}
 	}

@@ -2,6 +2,8 @@ package classify
 
 import (
 	"cmp"
+	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -35,7 +37,7 @@ func deployment(d *appsv1.Deployment, e *findings) {
 		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == reasonProgressDeadlineExceeded:
 			e.fail(objectFailure(result.CodeNotProgressing, "deployment", d.Name, c.Reason, c.Message))
 		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
-			e.fail(objectFailure(result.CodeQuota, "deployment", d.Name, c.Reason, c.Message))
+			e.fail(objectFailure(replicaFailureCode(c.Message), "deployment", d.Name, c.Reason, c.Message))
 		}
 	}
 	revision := d.Annotations[revisionAnnotation]
@@ -50,13 +52,13 @@ func deployment(d *appsv1.Deployment, e *findings) {
 }
 
 // replicaSet judges a ReplicaSet by its ReplicaFailure condition (pods it could not create:
-// a ResourceQuota, a LimitRange, an admission webhook) and by its pods. The pods are its own
+// a ResourceQuota or a LimitRange, an admission webhook or policy, an invalid pod) and by its pods. The pods are its own
 // whatever its generation, so only the condition waits for the controller to catch up.
 func replicaSet(rs *appsv1.ReplicaSet, e *findings) {
 	if !stale(rs.Generation, rs.Status.ObservedGeneration) {
 		for _, c := range rs.Status.Conditions {
 			if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
-				e.fail(objectFailure(result.CodeQuota, "replicaset", rs.Name, c.Reason, c.Message))
+				e.fail(objectFailure(replicaFailureCode(c.Message), "replicaset", rs.Name, c.Reason, c.Message))
 			}
 		}
 	}
@@ -75,6 +77,44 @@ func statefulSet(s *appsv1.StatefulSet, e *findings) {
 		return
 	}
 	e.podsOf(s.UID, labelled(appsv1.StatefulSetRevisionLabel, revision))
+	e.blockedUpdate(s)
+}
+
+// blockedUpdate fails a StatefulSet whose rolling update cannot go on: with the OrderedReady
+// pod management policy (the default) the controller updates no pod while any pod is not
+// Running and Ready, so a broken pod of an older revision (say, the one a crash loop left
+// behind, now being fixed) blocks the very update that fixes it, for ever. This is a
+// Kubernetes limitation (see "Forced rollback" in the StatefulSet documentation): the pod must
+// be deleted by hand. A pod of an older revision counts as broken by the same rules as any pod.
+func (e *findings) blockedUpdate(s *appsv1.StatefulSet) {
+	update := s.Status.UpdateRevision
+	if update == "" || update == s.Status.CurrentRevision ||
+		(s.Spec.PodManagementPolicy != "" && s.Spec.PodManagementPolicy != appsv1.OrderedReadyPodManagement) ||
+		(s.Spec.UpdateStrategy.Type != "" && s.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType) {
+		return
+	}
+	for _, p := range e.in.Pods {
+		if !controlledBy(p, s.UID) || p.Labels[appsv1.StatefulSetRevisionLabel] == update {
+			continue
+		}
+		old := &findings{in: e.in, opts: e.opts}
+		old.pod(p)
+		if old.recheck.After(e.in.Now) {
+			e.recheckAt(old.recheck)
+		}
+		if len(old.failures) == 0 {
+			continue
+		}
+		cause := slices.MinFunc(old.failures, compareFailures)
+		e.fail(result.Failure{
+			Code:   result.CodeStatefulSetBlocked,
+			Reason: cause.Reason,
+			Message: fmt.Sprintf("statefulset %s: pod %s of revision %s is broken (%s: %s) and the rolling update to %s waits for it "+
+				"(podManagementPolicy OrderedReady); delete it so the update can go on: kubectl delete pod %s -n %s",
+				s.Name, p.Name, p.Labels[appsv1.StatefulSetRevisionLabel], cause.Code, cause.Message, update, p.Name, p.Namespace),
+			Pod: p.Name, Container: cause.Container, RestartCount: cause.RestartCount,
+		})
+	}
 }
 
 // daemonSet judges the pods of a DaemonSet's newest ControllerRevision. Without one (the

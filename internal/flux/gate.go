@@ -31,6 +31,14 @@ type Gate struct {
 	// Message is one line for a person: why the object is not done or why it failed. It does
 	// not repeat the object's ID.
 	Message string
+	// Applied reports whether the objects the inventory lists, and the workloads they run, are
+	// those of the expected revision (of the last attempted one when none is expected): only
+	// then may they fail the rollout. Before, they are the previous revision's, which the
+	// expected one may be fixing.
+	Applied bool
+	// Source is a Kustomization's spec.sourceRef, Kind/namespace/name: nested Kustomizations
+	// of the same source must apply the same revision. Empty for a HelmRelease.
+	Source string
 }
 
 // decision is what a kind's rules conclude; Evaluate turns it into a Gate.
@@ -56,6 +64,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
 		Ready: string(metav1.ConditionUnknown),
 	}
 	var d decision
+	applied, source := false, ""
 	rules, known := gates[ref.Kind]
 	switch {
 	case obj == nil:
@@ -65,6 +74,8 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
 	default:
 		v := readView(ref.Kind, obj)
 		d = rules(ref, v, want)
+		applied = appliedRules[ref.Kind](v, want)
+		source = v.sourceRef
 		if c := v.cond(meta.ReadyCondition); c.status != "" {
 			fo.Ready = c.status
 		}
@@ -76,7 +87,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
 	d.message = sanitize.Compact(d.message)
 	d.verdict = cmp.Or(d.verdict, result.VerdictInProgress)
 	fo.Verdict, fo.Code, fo.Reason, fo.Message = d.verdict, d.code, d.reason, d.message
-	return Gate{Verdict: d.verdict, Object: fo, Code: d.code, Message: d.message}
+	return Gate{Verdict: d.verdict, Object: fo, Code: d.code, Message: d.message, Applied: applied, Source: source}
 }
 
 // suspendedGate is the decision for an object with spec.suspend: true.
@@ -188,8 +199,10 @@ type view struct {
 	lastApplied                    string // a HelmRelease's is the chart version of its deployed release
 	lastAttempted                  string
 	lastAttemptedDigest            string
+	lastAttemptedGeneration        int64 // a HelmRelease's: the generation of its last attempt
 	history                        []release
 	dependsOn                      []string // namespace/name
+	sourceRef                      string   // a Kustomization's: Kind/namespace/name
 	testIgnoreFailures             bool
 }
 
@@ -203,6 +216,8 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 	v.lastApplied, _, _ = unstructured.NestedString(u, "status", "lastAppliedRevision")
 	v.lastAttempted, _, _ = unstructured.NestedString(u, "status", "lastAttemptedRevision")
 	v.lastAttemptedDigest, _, _ = unstructured.NestedString(u, "status", "lastAttemptedRevisionDigest")
+	v.lastAttemptedGeneration = int64Field(u, "status", "lastAttemptedGeneration")
+	v.sourceRef = SourceRef(kind, obj)
 	for _, m := range nestedMaps(u, "status", "conditions") {
 		t := str(m, "type")
 		if _, seen := v.conditions[t]; !seen && t != "" {
@@ -232,6 +247,19 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 		}
 	}
 	return v
+}
+
+// SourceRef is a Kustomization's spec.sourceRef, Kind/namespace/name (the namespace defaults
+// to the Kustomization's), or "" for other kinds and when it has none.
+func SourceRef(kind Kind, obj *unstructured.Unstructured) string {
+	if kind != KindKustomization || obj == nil {
+		return ""
+	}
+	src, ok, _ := unstructured.NestedMap(obj.Object, "spec", "sourceRef")
+	if !ok || str(src, "name") == "" {
+		return ""
+	}
+	return result.ObjectID(str(src, "kind"), cmp.Or(str(src, "namespace"), obj.GetNamespace()), str(src, "name"))
 }
 
 func nestedMaps(u map[string]any, fields ...string) []map[string]any {

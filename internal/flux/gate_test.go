@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -73,10 +74,70 @@ func runGateCases(t *testing.T, ref Ref, objects map[string]result.FluxObject, t
 			fo.Verdict, fo.Code, fo.Reason, fo.Message = tt.verdict, tt.code, tt.reason, tt.message
 			want := Gate{Verdict: tt.verdict, Object: fo, Code: tt.code, Message: tt.message}
 			got := Evaluate(ref, loadFixture(t, tt.fixture), mustRevision(t, tt.want))
-			if diff := cmp.Diff(want, got); diff != "" {
+			// Applied has a table of its own (TestApplied), Source a test of its own.
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Gate{}, "Applied", "Source")); diff != "" {
 				t.Errorf("Evaluate(%s, %s, %q) mismatch (-want +got):\n%s", ref.ID(), tt.fixture, tt.want, diff)
 			}
 		})
+	}
+}
+
+// TestApplied: the objects a Flux object lists are the expected revision's only once Flux has
+// applied it; before, they are the previous revision's and must not fail the rollout.
+func TestApplied(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		ref     Ref
+		fixture string
+		want    string
+		applied bool
+	}{
+		// Kustomization: Ready on it, health-checking it, or its health checks or pruning failed.
+		{"ready on it", ksRef, "ks-ready.yaml", newSHA, true},
+		{"ready on it, no revision asked", ksRef, "ks-ready.yaml", "", true},
+		{"ready on another", ksRef, "ks-ready.yaml", newerSHA, false},
+		{"ready on it, new generation not observed", ksRef, "ks-generation.yaml", newSHA, false},
+		{"health-checking it", ksRef, "ks-reconciling.yaml", newSHA, true},
+		{"health-checking it, no revision asked", ksRef, "ks-reconciling.yaml", "", true},
+		{"health-checking another", ksRef, "ks-reconciling.yaml", oldSHA, false},
+		{"building it", ksRef, "ks-building.yaml", newSHA, false},
+		{"building it, no revision asked", ksRef, "ks-building.yaml", "", false},
+		{"health check of it failed", ksRef, "ks-health-check-failed.yaml", newSHA, true},
+		{"pruning for it failed", ksRef, "ks-prune-failed.yaml", newSHA, true},
+		{"build of it failed", ksRef, "ks-build-failed.yaml", newSHA, false},
+		{"apply of it failed", ksRef, "ks-reconciliation-failed.yaml", newSHA, false},
+		{"never reconciled", ksRef, "ks-new.yaml", newSHA, true},
+		// HelmRelease: the newest release is of it, finished, no Helm action running, and the
+		// current generation attempted.
+		{"released", hrRef, "hr-ready.yaml", "6.5.0", true},
+		{"released, by digest", hrRef, "hr-ready.yaml", digest650, true},
+		{"released, no revision asked", hrRef, "hr-ready.yaml", "", true},
+		{"another released", hrRef, "hr-ready.yaml", "6.6.0", false},
+		{"upgrade running", hrRef, "hr-reconciling.yaml", "6.5.0", false},
+		{"upgrade running, no revision asked", hrRef, "hr-reconciling.yaml", "", false},
+		{"upgrade of it failed", hrRef, "hr-upgrade-failed.yaml", "6.5.0", true},
+		{"install of it failed", hrRef, "hr-install-failed.yaml", "6.5.0", true},
+		{"chart refused before any attempt", hrRef, "hr-chart-refused.yaml", "6.6.0", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := Evaluate(tt.ref, loadFixture(t, tt.fixture), mustRevision(t, tt.want))
+			if got.Applied != tt.applied {
+				t.Errorf("Evaluate(%s, %q).Applied = %t, want %t (%s)", tt.fixture, tt.want, got.Applied, tt.applied, got.Message)
+			}
+		})
+	}
+}
+
+func TestGateSource(t *testing.T) {
+	t.Parallel()
+	if got := Evaluate(ksRef, loadFixture(t, "ks-ready.yaml"), Revision{}).Source; got != "GitRepository/flux-system/flux-system" {
+		t.Errorf("Kustomization Source = %q, want GitRepository/flux-system/flux-system", got)
+	}
+	if got := Evaluate(hrRef, loadFixture(t, "hr-ready.yaml"), Revision{}).Source; got != "" {
+		t.Errorf("HelmRelease Source = %q, want none", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,14 @@ const (
 
 	// releaseStatusDeployed is the Helm release status of the release that is running.
 	releaseStatusDeployed = "deployed"
+
+	// The reasons helm-controller gives Ready=False when it cannot even attempt the chart of
+	// the source's artifact (helmrelease_controller.go, before it records
+	// lastAttemptedRevision): the chart cannot be loaded or mutated, or the values cannot be
+	// composed.
+	chartMutateErrorReason = "ChartMutateError"
+	valuesErrorReason      = "ValuesError"
+	chartLoadFailedPrefix  = "Could not load chart"
 )
 
 const helmController = "helm-controller"
@@ -47,6 +56,9 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 		return suspendedGate(ref)
 	}
 	ready := v.cond(meta.ReadyCondition)
+	if d, ok := refusedChart(v, ready, want); ok {
+		return d
+	}
 	stalled := v.cond(meta.StalledCondition)
 	isStalled := stalled.status == string(metav1.ConditionTrue)
 	if failure, ok := helmFailure(v, stalled); ok && (isStalled || ready.status == string(metav1.ConditionFalse)) {
@@ -94,10 +106,40 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 		}
 		return decision{reason: ready.reason, message: "waiting for the latest Helm release to be deployed; it is " + status}
 	}
-	if !want.Matches(v.deployedRevisions()...) {
+	if !want.Matches(v.releaseRevisions(v.history[0])...) {
 		return decision{reason: ready.reason, message: staleSuccess(v.history[0].chartVersion, want)}
 	}
 	return decision{verdict: result.VerdictCurrent, reason: ready.reason, message: ready.message}
+}
+
+// refusedChart is the decision for a chart helm-controller cannot attempt at all, at the
+// current generation: its Ready condition is then the current word, more recent than any
+// failed release the other conditions still describe. Values that cannot be composed fail
+// whatever the revision; a chart that cannot be loaded or mutated fails when Flux's message
+// names the expected revision (or none is expected), and is waited on otherwise: the source
+// may not have the expected revision yet.
+func refusedChart(v *view, ready condition, want Revision) (decision, bool) {
+	if ready.status != string(metav1.ConditionFalse) || v.olderGeneration(ready) {
+		return decision{}, false
+	}
+	var code result.Code
+	switch {
+	case ready.reason == valuesErrorReason:
+		return decision{verdict: result.VerdictFailed, code: result.CodeFluxValuesFailed, reason: ready.reason,
+			message: "the values cannot be composed: " + ready.message}, true
+	case ready.reason == chartMutateErrorReason,
+		ready.reason == meta.ArtifactFailedReason && strings.HasPrefix(ready.message, chartLoadFailedPrefix):
+		code = result.CodeFluxChartFailed
+	default:
+		return decision{}, false
+	}
+	d := decision{code: code, reason: ready.reason, message: "the chart cannot be applied: " + ready.message}
+	if want.IsZero() || want.MentionedIn(ready.message) {
+		d.verdict = result.VerdictFailed
+		return d, true
+	}
+	d.message = fmt.Sprintf("waiting for %s; helm-controller cannot apply the source's chart: %s", ShortRevision(want.String()), ready.message)
+	return d, true
 }
 
 // retriesStall reports whether helm-controller stalled because remediation ran out: the
@@ -142,18 +184,6 @@ func helmFailure(v *view, stalled condition) (decision, bool) {
 		return decision{verdict: result.VerdictFailed, code: result.CodeFluxStalled, reason: stalled.reason, message: "stalled: " + stalled.message}, true
 	}
 	return decision{}, false
-}
-
-// deployedRevisions are the revisions the newest release, which is deployed, stands for: its
-// chart version, its OCI digest, and the attempted revision and digest when the release is of
-// the attempted chart version.
-func (v *view) deployedRevisions() []string {
-	r := v.history[0]
-	revs := []string{r.chartVersion, r.ociDigest}
-	if v.lastAttempted == r.chartVersion {
-		revs = append(revs, v.lastAttemptedDigest)
-	}
-	return revs
 }
 
 func orUnknown(s string) string {

@@ -53,6 +53,8 @@ var hrObjects = func() map[string]result.FluxObject {
 		"hr-dependency.yaml":          fo("False", chart640, chart640, chart640, 4, 3),
 		"hr-suspended.yaml":           suspended,
 		"hr-source-not-ready.yaml":    fo("False", chart640, chart640, chart640, 5, 4),
+		"hr-chart-refused.yaml":       fo("False", chart650, chart650, chart650, 4, 4),
+		"hr-values-error.yaml":        fo("False", chart650, chart650, chart650, 4, 4),
 	}
 }()
 
@@ -97,6 +99,16 @@ func TestEvaluateHelmRelease(t *testing.T) {
 		{"rolled back", "hr-rolled-back.yaml", "6.5.0", failed, result.CodeFluxRolledBack, "RollbackSucceeded", rolledBack},
 		{"rolled back, asked the running version", "hr-rolled-back.yaml", "6.4.0", inProgress, result.CodeFluxRolledBack, "RollbackSucceeded",
 			"waiting for 6.4.0 to be attempted; the last attempt was " + chart650 + " and failed: " + rolledBack},
+		// Charts helm-controller cannot even attempt: Ready=False is the current word, never a
+		// failed release of before.
+		{"chart refused, names the expected version", "hr-chart-refused.yaml", "6.6.0", failed, result.CodeFluxChartFailed, "ChartMutateError",
+			"the chart cannot be applied: artifact revision 6.6.0 does not match chart version 6.5.9"},
+		{"chart refused, no revision asked", "hr-chart-refused.yaml", "", failed, result.CodeFluxChartFailed, "ChartMutateError",
+			"the chart cannot be applied: artifact revision 6.6.0 does not match chart version 6.5.9"},
+		{"chart refused, another version expected", "hr-chart-refused.yaml", "6.7.0", inProgress, result.CodeFluxChartFailed, "ChartMutateError",
+			"waiting for 6.7.0; helm-controller cannot apply the source's chart: artifact revision 6.6.0 does not match chart version 6.5.9"},
+		{"values error, whatever the revision", "hr-values-error.yaml", "6.7.0", failed, result.CodeFluxValuesFailed, "ValuesError",
+			"the values cannot be composed: could not find key 'replicaCount' in ConfigMap 'apps/podinfo-values'"},
 		// Flux will not go on by itself, whatever revision is expected.
 		{"stalled on configuration", "hr-stalled.yaml", "6.5.0", failed, result.CodeFluxStalled, "InvalidCELExpression", "stalled: " + hrCELMsg},
 		{"suspended", "hr-suspended.yaml", "6.5.0", suspended, result.CodeFluxSuspended, "Suspended",

@@ -26,8 +26,8 @@ const kustomizeController = "kustomize-controller"
 // kustomize-controller records status.lastAttemptedRevision once it has fetched a revision and
 // status.lastAppliedRevision once that revision is applied and healthy; it updates
 // status.observedGeneration only when it ends Ready=True. A failure counts only when it is
-// about the expected revision (a failure of another one means the expected one has not been
-// attempted yet) and about the current generation of the spec (the condition's own
+// about the expected revision (recorded as attempted, or named by the message; a failure of
+// another one means the expected one has not been attempted yet) and about the current generation of the spec (the condition's own
 // observedGeneration). Success counts only for the expected revision at the current generation.
 func kustomizationGate(ref Ref, v *view, want Revision) decision {
 	if v.suspended {
@@ -44,7 +44,7 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 	if ready.status == string(metav1.ConditionFalse) {
 		if code, ok := kustomizationFailures[ready.reason]; ok {
 			failure := decision{verdict: result.VerdictFailed, code: code, reason: ready.reason, message: ready.message}
-			if !want.IsZero() && !want.Matches(v.lastAttempted) {
+			if !want.IsZero() && !want.Matches(v.lastAttempted) && !want.MentionedIn(ready.message) {
 				return staleFailure(want, v.lastAttempted, failure)
 			}
 			if v.lastAttempted != "" {

@@ -36,7 +36,7 @@ const minHex = 7
 // digestLengths are the full hex lengths of the digest algorithms Flux sources use.
 var digestLengths = map[string]int{"sha1": 40, "sha256": 64, "sha384": 96, "sha512": 128, "blake3": 64}
 
-const revisionUsage = "use a Flux revision (main@sha1:<sha>), a commit SHA (at least 7 hex digits), an OCI digest (sha256:<hex>), or a tag, branch or chart version"
+const revisionUsage = "use a Flux revision (main@sha1:<sha>), a commit SHA (at least 7 hex digits), an OCI digest (sha256:<hex>), or a tag (mylib@1.2.3 too), branch or chart version"
 
 // ParseRevision reads an expected revision. The empty string expects no particular revision.
 func ParseRevision(s string) (Revision, error) {
@@ -51,11 +51,21 @@ func ParseRevision(s string) (Revision, error) {
 		if i == 0 {
 			return Revision{}, fmt.Errorf("revision %q: nothing before @; %s", s, revisionUsage)
 		}
-		algo, hex, err := parseDigest(s, s[i+1:])
-		if err != nil {
-			return Revision{}, err
+		after := s[i+1:]
+		switch {
+		case strings.Contains(after, ":"):
+			algo, hex, err := parseDigest(s, after)
+			if err != nil {
+				return Revision{}, err
+			}
+			r.form, r.ref, r.algo, r.digest = formFull, s[:i], algo, hex
+		case isHex(after) && len(after) >= minHex && len(after) <= 128:
+			// REF@SHA without the algorithm: the commit of a branch or tag, as people write it.
+			r.form, r.ref, r.digest = formFull, s[:i], strings.ToLower(after)
+		default:
+			// A tag with an @ and no digest, as monorepos name them: mylib@1.2.3.
+			r.form, r.ref = formRef, s
 		}
-		r.form, r.ref, r.algo, r.digest = formFull, s[:i], algo, hex
 		return r, nil
 	}
 	if strings.Contains(s, ":") {
@@ -106,8 +116,9 @@ func (r Revision) String() string { return r.raw }
 // (lastAppliedRevision, a chart version, a digest), is the expected revision:
 //   - a full revision matches the same ref and digest, also across the legacy REF/SHA format
 //     and with or without a refs/heads/ or refs/tags/ prefix, and a bare digest equal to its own;
-//   - a SHA matches a digest that starts with it, or a ref equal to it;
-//   - a digest matches a digest of the same algorithm that starts with it;
+//   - a SHA matches a digest it starts, or that starts it (7 hex digits at least on both
+//     sides: a full commit SHA matches a chart version VERSION+<12 hex>), or a ref equal to it;
+//   - a digest matches a digest of the same algorithm, likewise by prefix;
 //   - a ref matches a ref equal to it; a version also matches a chart version that only adds
 //     build metadata (6.5.0 matches 6.5.0+501967ad514d, not 6.5.0-rc1).
 //
@@ -134,6 +145,25 @@ func (r Revision) match(c revisionParts) bool {
 		return c.hasDigest(r.algo, r.digest)
 	case formRef:
 		return sameRef(r.ref, c.ref) || (versionLike.MatchString(r.ref) && strings.HasPrefix(c.ref, r.ref+"+"))
+	}
+	return false
+}
+
+// MentionedIn reports whether a Flux message names the expected revision: a word of it (a
+// revision, a digest, a chart version, a tag, possibly quoted) that Matches it. A message
+// such as "artifact revision 1.3.0 does not match chart version 1.2.9" names 1.3.0 and 1.2.9.
+// The zero Revision is named by no message.
+func (r Revision) MentionedIn(message string) bool {
+	if r.IsZero() {
+		return false
+	}
+	for _, word := range strings.FieldsFunc(message, func(c rune) bool {
+		return unicode.IsSpace(c) || strings.ContainsRune("'\"`,;()[]{}<>", c)
+	}) {
+		word = strings.TrimRight(word, ".:!?")
+		if word != "" && r.Matches(word) {
+			return true
+		}
 	}
 	return false
 }
@@ -189,10 +219,19 @@ func cutDigest(s string) (algo, hex string, ok bool) {
 	return a, strings.ToLower(h), true
 }
 
-// hasDigest reports whether the recorded digest starts with hex; an empty algo, on either
-// side, matches any algorithm.
+// hasDigest reports whether the recorded digest and hex agree: one is a prefix of the other,
+// and the shorter has at least minHex digits (a full commit SHA matches the 12 digits a chart
+// version built from Git carries, and a short SHA matches a full digest). An empty algo, on
+// either side, matches any algorithm.
 func (p revisionParts) hasDigest(algo, hex string) bool {
-	return p.digest != "" && (algo == "" || p.algo == "" || p.algo == algo) && strings.HasPrefix(p.digest, hex)
+	if p.digest == "" || (algo != "" && p.algo != "" && p.algo != algo) {
+		return false
+	}
+	short, long := p.digest, hex
+	if len(short) > len(long) {
+		short, long = long, short
+	}
+	return len(short) >= minHex && strings.HasPrefix(long, short)
 }
 
 // sameRef compares refs, ignoring a refs/heads/ or refs/tags/ prefix on either side.
@@ -210,15 +249,7 @@ func shortRef(s string) string {
 }
 
 func isHex(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	return s != "" && strings.Trim(s, "0123456789abcdefABCDEF") == ""
 }
 
 // ShortRevision abbreviates the digest in a revision for messages, the way git and OCI tools

@@ -19,7 +19,7 @@ func TestParseRevisionErrors(t *testing.T) {
 		{newSHA + "\n", `revision "` + newSHA + `\n": contains whitespace or a control character at byte 40; pass the revision alone, without spaces or newlines`},
 		{"v1.2.3\x00", `revision "v1.2.3\x00": contains whitespace or a control character at byte 6; pass the revision alone, without spaces or newlines`},
 		{"@sha1:" + newSHA, `revision "@sha1:` + newSHA + `": nothing before @; ` + revisionUsage},
-		{"main@" + newSHA, `revision "main@` + newSHA + `": "` + newSHA + `" is not a digest ALGORITHM:HEX with algorithm sha1, sha256, sha384, sha512 or blake3; ` + revisionUsage},
+		{"main@md5:" + newSHA, `revision "main@md5:` + newSHA + `": "md5:` + newSHA + `" is not a digest ALGORITHM:HEX with algorithm sha1, sha256, sha384, sha512 or blake3; ` + revisionUsage},
 		{"main@sha1:", `revision "main@sha1:": digest "sha1:" is not hexadecimal; ` + revisionUsage},
 		{"main@sha1:c2a6b0g", `revision "main@sha1:c2a6b0g": digest "sha1:c2a6b0g" is not hexadecimal; ` + revisionUsage},
 		{"main@sha1:c2a6b0", `revision "main@sha1:c2a6b0": digest "sha1:c2a6b0" is too short; give at least 7 hex digits`},
@@ -103,7 +103,11 @@ func TestRevisionMatches(t *testing.T) {
 		{"full: OCI digest recorded alone", "latest@" + ociDigest, []string{ociDigest}, true},
 		{"full: other algorithm", "latest@sha256:" + newSHA, []string{"latest@sha1:" + newSHA}, false},
 		{"full: chart version", "6.5.0@sha256:501967ad514d", []string{"6.5.0+501967ad514d"}, true},
-		{"full: chart version keeps 12 digits", "6.5.0@" + ociDigest, []string{"6.5.0+501967ad514d"}, false},
+		{"full: chart version carries 12 digits", "6.5.0@" + ociDigest, []string{"6.5.0+501967ad514d"}, true},
+		{"full: chart version, other digest", "6.5.0@" + otherDigest, []string{"6.5.0+501967ad514d"}, false},
+		{"full: ref@sha without algorithm", "main@" + newSHA, []string{"main@sha1:" + newSHA}, true},
+		{"full: ref@short sha without algorithm", "main@c2a6b03", []string{"main@sha1:" + newSHA}, true},
+		{"full: ref@sha, other branch", "main@c2a6b03", []string{"dev@sha1:" + newSHA}, false},
 
 		{"sha: full", newSHA, []string{"main@sha1:" + newSHA}, true},
 		{"sha: short", "c2a6b03", []string{"main@sha1:" + newSHA}, true},
@@ -117,6 +121,10 @@ func TestRevisionMatches(t *testing.T) {
 		{"sha: also a tag with digest", "deadbee", []string{"deadbee@sha1:" + newSHA}, true},
 		{"sha: not a longer tag", "deadbee", []string{"deadbeef"}, false},
 		{"sha: not a ref prefix", "c2a6b03", []string{"c2a6b03-feature"}, false},
+		{"sha: github.sha against a chart built from Git", "0123456789ab" + strings.Repeat("c", 28), []string{"1.0.0+0123456789ab"}, true},
+		{"sha: github.sha against another chart", newSHA, []string{"1.0.0+0123456789ab"}, false},
+		{"sha: 6 digits of a chart version are too few", newSHA, []string{"1.0.0+c2a6b0"}, false},
+		{"sha: full sha against a short recorded digest", newSHA, []string{"sha1:c2a6b03"}, true},
 
 		{"digest: same", ociDigest, []string{ociDigest}, true},
 		{"digest: short", "sha256:501967ad514d", []string{ociDigest}, true},
@@ -146,12 +154,44 @@ func TestRevisionMatches(t *testing.T) {
 		{"ref: other build metadata", "6.5.0+501967ad514d", []string{"6.5.0+b9cb8b0c1a46"}, false},
 		{"ref: not a version", "release-1.2", []string{"release-1.2+hotfix"}, false},
 		{"ref: case-sensitive", "Main", []string{"main@sha1:" + newSHA}, false},
+		{"ref: monorepo tag", "mylib@1.2.3", []string{"mylib@1.2.3@sha1:" + newSHA}, true},
+		{"ref: monorepo tag, refs/tags", "mylib@1.2.3", []string{"refs/tags/mylib@1.2.3@sha1:" + newSHA}, true},
+		{"ref: monorepo tag, other library", "mylib@1.2.3", []string{"otherlib@1.2.3@sha1:" + newSHA}, false},
+		{"ref: monorepo tag, other version", "mylib@1.2.3", []string{"mylib@1.2.4@sha1:" + newSHA}, false},
+		{"full: monorepo tag with digest", "mylib@1.2.3@sha1:" + newSHA, []string{"refs/tags/mylib@1.2.3@sha1:" + newSHA}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			if got := mustRevision(t, tt.want).Matches(tt.candidates...); got != tt.match {
 				t.Errorf("ParseRevision(%q).Matches(%q) = %t, want %t", tt.want, tt.candidates, got, tt.match)
+			}
+		})
+	}
+}
+
+func TestRevisionMentionedIn(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		want, message string
+		named         bool
+	}{
+		{"1.3.0", "artifact revision 1.3.0 does not match chart version 1.2.9", true},
+		{"1.2.9", "artifact revision 1.3.0 does not match chart version 1.2.9", true},
+		{"1.2.8", "artifact revision 1.3.0 does not match chart version 1.2.9", false},
+		{"1.3", "artifact revision 1.3.0 does not match chart version 1.2.9", false},
+		{newSHA, "failed to download artifact for 'main@sha1:" + newSHA + "': 404", true},
+		{"c2a6b03", "build failed for revision main@sha1:" + newSHA + ".", true},
+		{newerSHA, "build failed for revision main@sha1:" + newSHA, false},
+		{"6.5.0", `chart "podinfo" version "6.5.0+501967ad514d" not found`, true},
+		{"", "revision 1.3.0", false},
+		{"main", "nothing named here", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want+" in "+tt.message, func(t *testing.T) {
+			t.Parallel()
+			if got := mustRevision(t, tt.want).MentionedIn(tt.message); got != tt.named {
+				t.Errorf("ParseRevision(%q).MentionedIn(%q) = %t, want %t", tt.want, tt.message, got, tt.named)
 			}
 		})
 	}

@@ -53,10 +53,14 @@ const (
 	CodeNotProgressing           Code = "not-progressing"
 	CodeJobFailed                Code = "job-failed"
 	CodeNeverReady               Code = "never-ready"
+	CodeAdmissionDenied          Code = "admission-denied"
+	CodeStatefulSetBlocked       Code = "statefulset-blocked"
 	CodeFluxStalled              Code = "flux-stalled"
 	CodeFluxBuildFailed          Code = "flux-build-failed"
 	CodeFluxHealthCheckFailed    Code = "flux-health-check-failed"
 	CodeFluxArtifactFailed       Code = "flux-artifact-failed"
+	CodeFluxChartFailed          Code = "flux-chart-failed"
+	CodeFluxValuesFailed         Code = "flux-values-failed"
 	CodeFluxReconciliationFailed Code = "flux-reconciliation-failed"
 	CodeFluxPruneFailed          Code = "flux-prune-failed"
 	CodeFluxDependencyNotReady   Code = "flux-dependency-not-ready"
@@ -69,9 +73,10 @@ const (
 
 // Codes lists every failure code, in the order the README documents them.
 var Codes = []Code{
-	CodeImagePull, CodeConfig, CodeCrashLoop, CodeOOM, CodeUnschedulable, CodeQuota,
-	CodeNotProgressing, CodeJobFailed, CodeNeverReady,
+	CodeImagePull, CodeConfig, CodeCrashLoop, CodeOOM, CodeUnschedulable, CodeQuota, CodeAdmissionDenied,
+	CodeNotProgressing, CodeJobFailed, CodeNeverReady, CodeStatefulSetBlocked,
 	CodeFluxStalled, CodeFluxBuildFailed, CodeFluxHealthCheckFailed, CodeFluxArtifactFailed,
+	CodeFluxChartFailed, CodeFluxValuesFailed,
 	CodeFluxReconciliationFailed, CodeFluxPruneFailed, CodeFluxDependencyNotReady, CodeFluxSuspended,
 	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack,
 }
@@ -162,6 +167,7 @@ type Failure struct {
 	Logs         string  `json:"logs,omitempty"`      // the last lines of the container's log
 	LogsError    string  `json:"logsError,omitempty"` // why the logs could not be read
 	Events       []Event `json:"events,omitempty"`
+	EventsError  string  `json:"eventsError,omitempty"` // why the events could not be read
 }
 
 // Event is a Warning event about a failing object or its pods.

@@ -23,26 +23,30 @@ const FailureAnnotation = "testbed.app-status.dev/fail"
 type FailureMode string
 
 const (
-	// FailImagePull: phase Pending, the containers waiting ErrImagePull, then ImagePullBackOff
+	// FailImagePull gives the pods phase Pending, the containers waiting ErrImagePull, then ImagePullBackOff
 	// ("Back-off pulling image ..."); Warning event Failed "Failed to pull image ...: ... not found".
 	FailImagePull FailureMode = "image-pull"
-	// FailCrashLoop: phase Running, the containers waiting CrashLoopBackOff with restartCount
+	// FailImagePullTimeout gives phase Pending, the containers waiting ErrImagePull for ever with
+	// an i/o timeout reaching the registry, a transient error; Warning event Failed "Failed to
+	// pull image ...: ... i/o timeout" (stages-pull-timeout.yaml).
+	FailImagePullTimeout FailureMode = "image-pull-timeout"
+	// FailCrashLoop gives phase Running, the containers waiting CrashLoopBackOff with restartCount
 	// climbing by one a second, lastState.terminated exit code 1 reason Error; the logs hold a
 	// panic (CrashLoopLog), for the current and the previous container.
 	FailCrashLoop FailureMode = "crash-loop"
-	// FailConfig: phase Pending, the containers waiting CreateContainerConfigError
+	// FailConfig gives phase Pending, the containers waiting CreateContainerConfigError
 	// (configmap "missing" not found).
 	FailConfig FailureMode = "config"
-	// FailOOM: like FailCrashLoop, but lastState.terminated is exit code 137 reason OOMKilled.
+	// FailOOM is like FailCrashLoop, but lastState.terminated is exit code 137 reason OOMKilled.
 	FailOOM FailureMode = "oom"
-	// FailNeverReady: phase Running, the containers running, Ready and ContainersReady False for
+	// FailNeverReady gives phase Running, the containers running, Ready and ContainersReady False for
 	// ever; Warning event Unhealthy "Readiness probe failed: HTTP probe failed with statuscode: 503".
 	FailNeverReady FailureMode = "never-ready"
-	// FailJob: for a Job's pods: the container runs, then terminates with exit code 1 (reason
+	// FailJob is for a Job's pods: the container runs, then terminates with exit code 1 (reason
 	// Error) and the pod's phase is Failed; the real Job controller fails the Job once the
 	// backoffLimit is used up.
 	FailJob FailureMode = "job-failed"
-	// FailUnschedulable: no node fits, so the real scheduler leaves the pods Pending with
+	// FailUnschedulable means no node fits, so the real scheduler leaves the pods Pending with
 	// PodScheduled False, reason Unschedulable. No stage is involved: WithFailure makes every
 	// container request UnschedulableCPU CPUs.
 	FailUnschedulable FailureMode = "unschedulable"
@@ -54,7 +58,7 @@ const UnschedulableCPU = "1000"
 
 // FailureModes returns every failure mode.
 func FailureModes() []FailureMode {
-	return []FailureMode{FailImagePull, FailCrashLoop, FailConfig, FailOOM, FailNeverReady, FailJob, FailUnschedulable}
+	return []FailureMode{FailImagePull, FailImagePullTimeout, FailCrashLoop, FailConfig, FailOOM, FailNeverReady, FailJob, FailUnschedulable}
 }
 
 // WithFailure gives the pods of a pod template the failure mode: it sets FailureAnnotation and,
@@ -134,7 +138,7 @@ var (
 )
 
 // FailureLog returns the log lines a container of the failure mode serves, nil when it serves
-// none (it never started: FailImagePull, FailConfig, FailUnschedulable).
+// none (it never started: FailImagePull, FailImagePullTimeout, FailConfig, FailUnschedulable).
 func FailureLog(mode FailureMode) []string {
 	switch mode {
 	case FailCrashLoop:

@@ -27,6 +27,7 @@ const failImage = "ghcr.io/example/web:1.4.2"
 // gets pods in exactly the state a real kubelet (or scheduler) reports for it, with its events
 // and logs, while a healthy Deployment in the same namespace still becomes available.
 func TestFailureStages(t *testing.T) {
+	t.Parallel()
 	b := bed.Get(t)
 	cluster := func(i int) *testbed.Cluster { return b.Clusters[i%2] }
 
@@ -37,7 +38,7 @@ func TestFailureStages(t *testing.T) {
 
 		var seen []string // waiting reasons in the order they were seen
 		var pullMessage string
-		pod := waitPod(ctx, t, c, ns, "app=app", 30*time.Second, func(p *corev1.Pod) error {
+		pod := waitPod(ctx, t, c, ns, "app=app", func(p *corev1.Pod) error {
 			cs, err := onlyContainer(p)
 			if err != nil {
 				return err
@@ -55,7 +56,7 @@ func TestFailureStages(t *testing.T) {
 				conditionIs(p, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady"),
 				waitingIs(cs, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q", failImage)),
 				notReady(cs),
-				restartsAre(cs, 0),
+				notRestarted(cs),
 			)
 		})
 		if !slices.Equal(seen, []string{"ErrImagePull", "ImagePullBackOff"}) {
@@ -73,6 +74,30 @@ func TestFailureStages(t *testing.T) {
 		}
 	})
 
+	t.Run("image-pull-timeout", func(t *testing.T) {
+		t.Parallel()
+		c, ns, ctx := setUpFailure(t, cluster(1))
+		createDeployment(ctx, t, c, ns, "app", testbed.FailImagePullTimeout)
+		pod := waitPod(ctx, t, c, ns, "app=app", func(p *corev1.Pod) error {
+			cs, err := onlyContainer(p)
+			if err != nil {
+				return err
+			}
+			return all(
+				phaseIs(p, corev1.PodPending),
+				scheduled(p),
+				conditionIs(p, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady"),
+				waitingIs(cs, "ErrImagePull", "rpc error: code = Unknown desc = failed to pull and unpack image"),
+				notReady(cs),
+				notRestarted(cs),
+			)
+		})
+		if cs, _ := onlyContainer(pod); !strings.HasSuffix(cs.State.Waiting.Message, ": i/o timeout") {
+			t.Errorf("ErrImagePull message %q, want a network failure ending in i/o timeout", cs.State.Waiting.Message)
+		}
+		waitEvent(ctx, t, c, pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: ", failImage), ": i/o timeout")
+	})
+
 	t.Run("crash-loop", func(t *testing.T) {
 		t.Parallel()
 		c, ns, ctx := setUpFailure(t, cluster(1))
@@ -80,7 +105,7 @@ func TestFailureStages(t *testing.T) {
 
 		var counts []int32
 		var looping time.Time
-		pod := waitPod(ctx, t, c, ns, "app=app", 30*time.Second, func(p *corev1.Pod) error {
+		pod := waitPod(ctx, t, c, ns, "app=app", func(p *corev1.Pod) error {
 			cs, err := onlyContainer(p)
 			if err != nil {
 				return err
@@ -119,7 +144,7 @@ func TestFailureStages(t *testing.T) {
 			}
 		}
 		// The healthy neighbour logs healthy lines (the bed's ClusterLogs).
-		healthy := waitPod(ctx, t, c, ns, "app=healthy", 30*time.Second, func(p *corev1.Pod) error {
+		healthy := waitPod(ctx, t, c, ns, "app=healthy", func(p *corev1.Pod) error {
 			return conditionIs(p, corev1.PodReady, corev1.ConditionTrue, "")
 		})
 		if got, err := podLogs(ctx, c, healthy, false); err != nil || !slices.Equal(got, testbed.HealthyLog) {
@@ -131,7 +156,7 @@ func TestFailureStages(t *testing.T) {
 		t.Parallel()
 		c, ns, ctx := setUpFailure(t, cluster(0))
 		createDeployment(ctx, t, c, ns, "app", testbed.FailConfig)
-		pod := waitPod(ctx, t, c, ns, "app=app", 30*time.Second, func(p *corev1.Pod) error {
+		pod := waitPod(ctx, t, c, ns, "app=app", func(p *corev1.Pod) error {
 			cs, err := onlyContainer(p)
 			if err != nil {
 				return err
@@ -143,7 +168,7 @@ func TestFailureStages(t *testing.T) {
 				conditionIs(p, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady"),
 				waitingIs(cs, "CreateContainerConfigError", `configmap "missing" not found`),
 				notReady(cs),
-				restartsAre(cs, 0),
+				notRestarted(cs),
 			)
 		})
 		waitEvent(ctx, t, c, pod, corev1.EventTypeWarning, "Failed", `Error: configmap "missing" not found`, "")
@@ -153,7 +178,7 @@ func TestFailureStages(t *testing.T) {
 		t.Parallel()
 		c, ns, ctx := setUpFailure(t, cluster(1))
 		createDeployment(ctx, t, c, ns, "app", testbed.FailOOM)
-		pod := waitPod(ctx, t, c, ns, "app=app", 30*time.Second, func(p *corev1.Pod) error {
+		pod := waitPod(ctx, t, c, ns, "app=app", func(p *corev1.Pod) error {
 			cs, err := onlyContainer(p)
 			if err != nil {
 				return err
@@ -197,10 +222,10 @@ func TestFailureStages(t *testing.T) {
 				conditionIs(p, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady"),
 				running,
 				notReady(cs),
-				restartsAre(cs, 0),
+				notRestarted(cs),
 			)
 		}
-		pod := waitPod(ctx, t, c, ns, "app=app", 30*time.Second, check)
+		pod := waitPod(ctx, t, c, ns, "app=app", check)
 		waitEvent(ctx, t, c, pod, corev1.EventTypeWarning, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503", "")
 		// Not ready for ever: still so two seconds later, and the Deployment has no available pod.
 		time.Sleep(2 * time.Second)
@@ -240,7 +265,7 @@ func TestFailureStages(t *testing.T) {
 		if _, err := c.Kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		pod := waitPod(ctx, t, c, ns, "job-name=migrate", 30*time.Second, func(p *corev1.Pod) error {
+		pod := waitPod(ctx, t, c, ns, "job-name=migrate", func(p *corev1.Pod) error {
 			cs, err := onlyContainer(p)
 			if err != nil {
 				return err
@@ -302,7 +327,7 @@ func TestFailureStages(t *testing.T) {
 					nodeName,
 				)
 			}
-			waitPod(ctx, t, c, ns, sel, 30*time.Second, check)
+			waitPod(ctx, t, c, ns, sel, check)
 		}
 	})
 }
@@ -351,7 +376,8 @@ func createDeployment(ctx context.Context, t *testing.T, c *testbed.Cluster, ns,
 }
 
 // waitPod polls every 100ms until the single pod matching selector passes check, and returns it.
-func waitPod(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, selector string, timeout time.Duration, check func(*corev1.Pod) error) *corev1.Pod {
+func waitPod(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, selector string, check func(*corev1.Pod) error) *corev1.Pod {
+	const timeout = 30 * time.Second
 	t.Helper()
 	var pod *corev1.Pod
 	last := errors.New("no pod yet")
@@ -497,9 +523,9 @@ func notReady(cs corev1.ContainerStatus) error {
 	return nil
 }
 
-func restartsAre(cs corev1.ContainerStatus, n int32) error {
-	if cs.RestartCount != n {
-		return fmt.Errorf("restartCount %d, want %d", cs.RestartCount, n)
+func notRestarted(cs corev1.ContainerStatus) error {
+	if cs.RestartCount != 0 {
+		return fmt.Errorf("restartCount %d, want 0", cs.RestartCount)
 	}
 	return nil
 }

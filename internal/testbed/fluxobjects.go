@@ -137,6 +137,12 @@ func (c *Cluster) TokenKubeconfig(ctx context.Context, ns, name string, rules []
 			return nil, fmt.Errorf("testbed: bind cluster role %s: %w", roleName, err)
 		}
 	}
+	return c.ServiceAccountKubeconfig(ctx, ns, name)
+}
+
+// ServiceAccountKubeconfig returns a kubeconfig that authenticates as the existing
+// ServiceAccount ns/name with a token of one hour, as a user would put one in a secret.
+func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, ns, name string) ([]byte, error) {
 	expiry := int64(3600)
 	tok, err := c.Kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})

@@ -37,6 +37,9 @@ type HelmRelease struct {
 	Upgrade *Remediation
 	// Test sets spec.test.enable: Helm runs the chart's test hooks after a release.
 	Test bool
+	// DisableWait sets spec.install.disableWait and spec.upgrade.disableWait: Helm returns as
+	// soon as it has applied the chart, without waiting for its workloads.
+	DisableWait bool
 }
 
 // Remediation is what helm-controller does when an install or upgrade fails.
@@ -91,11 +94,21 @@ func (h HelmRelease) Manifest() *unstructured.Unstructured {
 	if len(h.Values) > 0 {
 		spec["values"] = h.Values
 	}
+	install, upgrade := map[string]any{}, map[string]any{}
 	if h.Install != nil {
-		spec["install"] = h.Install.manifest(false)
+		install = h.Install.manifest(false)
 	}
 	if h.Upgrade != nil {
-		spec["upgrade"] = h.Upgrade.manifest(true)
+		upgrade = h.Upgrade.manifest(true)
+	}
+	if h.DisableWait {
+		install["disableWait"], upgrade["disableWait"] = true, true
+	}
+	if len(install) > 0 {
+		spec["install"] = install
+	}
+	if len(upgrade) > 0 {
+		spec["upgrade"] = upgrade
 	}
 	if h.Test {
 		spec["test"] = map[string]any{"enable": true}

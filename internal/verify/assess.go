@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -68,7 +69,7 @@ func (s *clusterState) assess(now time.Time) *assessment {
 	e := &assessment{}
 	visited := map[string]bool{}
 	for _, ref := range s.req.Resources {
-		s.evalFlux(e, ref, "", s.req.Revision, now, visited)
+		s.evalFlux(e, ref, nil, s.req.Revision, now, visited)
 	}
 	sort.SliceStable(e.objects, func(i, j int) bool {
 		if e.objects[i].Owner != e.objects[j].Owner {
@@ -80,7 +81,12 @@ func (s *clusterState) assess(now time.Time) *assessment {
 }
 
 // evalFlux evaluates a Flux object and, when workloads are verified, what its inventory lists.
-func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, owner string, want flux.Revision, now time.Time, visited map[string]bool) {
+func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, want flux.Revision, now time.Time, visited map[string]bool) {
+	// want is the run's expected revision; a nested object's own is derived from it below.
+	owner := ""
+	if parent != nil {
+		owner = parent.Object.ID
+	}
 	id := ref.ID()
 	if visited[id] {
 		return
@@ -106,25 +112,41 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, owner string, want 
 		e.wait(verdictReason{verdict: result.VerdictNotFound, reason: "NotFound", message: id + " not found"})
 		return
 	}
+	if parent != nil {
+		want = nestedRevision(parent, want, flux.SourceRef(ref.Kind, obj))
+	}
 	gate := flux.Evaluate(ref, obj, want)
+	if parent != nil && !parent.Applied {
+		// Its owner has not applied the expected revision: its own spec may still change.
+		gate.Applied = false
+	}
 	fo = gate.Object
 	fo.Owner = owner
 	e.flux = append(e.flux, fo)
+	// A failure that only says the workloads are not healthy (a Flux health check, a Helm
+	// install, upgrade or test) waits for the workloads' own failure, which says why; it
+	// counts when the classifier finds nothing more precise.
+	var deferred *verdictReason
 	switch gate.Verdict {
 	case result.VerdictFailed:
-		e.fail(verdictReason{verdict: result.VerdictFailed, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
+		v := verdictReason{verdict: result.VerdictFailed, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message}
+		if gate.Applied && s.req.Workloads && workloadsExplain[gate.Code] {
+			deferred = &v
+		} else {
+			e.fail(v)
+		}
 	case result.VerdictSuspended:
 		e.fail(verdictReason{verdict: result.VerdictSuspended, code: gate.Code, reason: "Suspended", message: id + ": " + gate.Message})
 		return
 	case result.VerdictInProgress:
 		e.wait(verdictReason{verdict: result.VerdictInProgress, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
 	}
+	if deferred != nil {
+		defer e.fail(*deferred)
+	}
 	if !s.req.Workloads {
 		return
 	}
-	// The inventory's objects may fail the rollout only once the expected revision has been
-	// applied or attempted: before that they belong to the previous revision.
-	current := want.IsZero() || want.Matches(fo.LastAttemptedRevision) || want.Matches(fo.LastAppliedRevision) || want.Matches(fo.ChartVersion)
 	refs, err := s.inventory(id, obj)
 	if err != nil {
 		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "InvalidInventory", message: id + ": " + err.Error()})
@@ -137,14 +159,37 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, owner string, want 
 		}
 	}
 	for _, o := range refs {
-		s.evalObject(e, o, id, current, now, visited)
+		s.evalObject(e, o, &gate, want, now, visited)
 	}
+}
+
+// workloadsExplain are the Flux failures that only say the workloads did not become healthy:
+// when the classifier finds why, its failure is reported instead.
+var workloadsExplain = map[result.Code]bool{
+	result.CodeFluxHealthCheckFailed: true,
+	result.CodeFluxInstallFailed:     true,
+	result.CodeFluxUpgradeFailed:     true,
+	result.CodeFluxTestFailed:        true,
+}
+
+// nestedRevision is the revision a Flux object found in the inventory of another must apply:
+// the same as its owner when both read the same source (a Kustomization of the same
+// GitRepository applies the same commit), none otherwise (it then has to be Ready on the
+// revision it last attempted, at the generation its owner applied).
+func nestedRevision(owner *flux.Gate, want flux.Revision, childSource string) flux.Revision {
+	if childSource != "" && childSource == owner.Source {
+		return want
+	}
+	return flux.Revision{}
 }
 
 // evalObject computes an inventory object's status with kstatus and, when it is a workload
 // that is not Current yet, asks the classifier whether its rollout can still succeed.
-func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner string, current bool, now time.Time, visited map[string]bool) {
-	ro := result.Object{ID: o.ID(), Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner, Status: result.ObjectUnknown}
+func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.Gate, want flux.Revision, now time.Time, visited map[string]bool) {
+	// The inventory's objects may fail the rollout only once Flux has applied the expected
+	// revision: before, they are the previous revision's, which the expected one may fix.
+	current := owner.Applied
+	ro := result.Object{ID: o.ID(), Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner.Object.ID, Status: result.ObjectUnknown}
 	gvk := schema.GroupVersionKind{Group: o.Group, Version: o.Version, Kind: o.Kind}
 	mapping, err := s.mapping(gvk)
 	if err != nil {
@@ -160,7 +205,23 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner string,
 		ns, ro.Namespace, ro.ID = "", "", result.ObjectID(o.Kind, "", o.Name)
 	}
 	w := s.watches.get(watchKey{gvr: mapping.Resource, namespace: ns})
-	if !s.watchReady(e, w, mapping.Resource.Resource+namespaceSuffix(ns)) {
+	what := mapping.Resource.Resource + namespaceSuffix(ns)
+	if metadataOnly[mapping.Resource.GroupResource()] {
+		// A Secret or a ConfigMap has no status: it is Current once it exists, which Flux's
+		// inventory already says. Credentials that may not read Secrets (least privilege)
+		// leave it unverified, not the cluster Forbidden.
+		ready, forbidden := s.optionalWatchReady(e, w, what)
+		if forbidden != "" {
+			ro.Message = "existence not verified: " + forbidden
+			e.objects = append(e.objects, ro)
+			return
+		}
+		if !ready {
+			ro.Message = "waiting for the first list"
+			e.objects = append(e.objects, ro)
+			return
+		}
+	} else if !s.watchReady(e, w, what) {
 		ro.Message = "waiting for the first list"
 		e.objects = append(e.objects, ro)
 		return
@@ -182,7 +243,7 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner string,
 
 	if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {
 		e.objects = append(e.objects, ro)
-		s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, flux.Revision{}, now, visited)
+		s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited)
 		return
 	}
 	if ro.Status != result.ObjectCurrent && current && classify.Supported(o.Group, o.Kind) {
@@ -246,29 +307,46 @@ var (
 	}
 )
 
-// classify runs the rollout classifier on a workload that is not Current.
+// classifierReads lists, per workload kind, the kinds the classifier reads besides the
+// workload itself; only those are watched, so credentials need only what the app's kinds need.
+var classifierReads = map[schema.GroupKind][]schema.GroupVersionResource{
+	{Group: "apps", Kind: "Deployment"}:  {rsGVR, podsGVR},
+	{Group: "apps", Kind: "ReplicaSet"}:  {podsGVR},
+	{Group: "apps", Kind: "StatefulSet"}: {podsGVR},
+	{Group: "apps", Kind: "DaemonSet"}:   {revisionsGVR, podsGVR},
+	{Group: "batch", Kind: "Job"}:        {podsGVR},
+	{Group: "batch", Kind: "CronJob"}:    {jobsGVR, podsGVR},
+	{Group: "", Kind: "Pod"}:             nil,
+}
+
+// classify runs the rollout classifier on a workload that is not Current. What it reads is
+// optional: when the credentials may not list it, the workload is only judged by its kstatus
+// status, and its message says what could not be read.
 func (s *clusterState) classify(e *assessment, ro *result.Object, u *unstructured.Unstructured, now time.Time) {
 	ns := ro.Namespace
-	pods := s.watches.get(watchKey{gvr: podsGVR, namespace: ns})
-	rss := s.watches.get(watchKey{gvr: rsGVR, namespace: ns})
-	revs := s.watches.get(watchKey{gvr: revisionsGVR, namespace: ns})
-	jobs := s.watches.get(watchKey{gvr: jobsGVR, namespace: ns})
-	for _, w := range []struct {
-		watch *watch
-		what  string
-	}{{pods, "pods"}, {rss, "replicasets"}, {revs, "controllerrevisions"}, {jobs, "jobs"}} {
-		if !s.watchReady(e, w.watch, w.what+namespaceSuffix(ns)) {
+	in := classify.Input{Workload: u, Now: now}
+	for _, gvr := range classifierReads[schema.GroupKind{Group: ro.Group, Kind: ro.Kind}] {
+		w := s.watches.get(watchKey{gvr: gvr, namespace: ns})
+		ready, forbidden := s.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(ns))
+		if forbidden != "" {
+			ro.Message = joinMessage(ro.Message, "rollout failures not classified: "+forbidden)
 			return
 		}
+		if !ready {
+			return
+		}
+		switch gvr {
+		case podsGVR:
+			in.Pods = listOf[corev1.Pod](w)
+		case rsGVR:
+			in.ReplicaSets = listOf[appsv1.ReplicaSet](w)
+		case revisionsGVR:
+			in.Revisions = listOf[appsv1.ControllerRevision](w)
+		case jobsGVR:
+			in.Jobs = listOf[batchv1.Job](w)
+		}
 	}
-	v, err := classify.Classify(classify.Input{
-		Workload:    u,
-		Pods:        listOf[corev1.Pod](pods),
-		ReplicaSets: listOf[appsv1.ReplicaSet](rss),
-		Revisions:   listOf[appsv1.ControllerRevision](revs),
-		Jobs:        listOf[batchv1.Job](jobs),
-		Now:         now,
-	}, s.req.Classify)
+	v, err := classify.Classify(in, s.req.Classify)
 	if err != nil {
 		ro.Message = joinMessage(ro.Message, "classify: "+err.Error())
 		return
@@ -278,6 +356,19 @@ func (s *clusterState) classify(e *assessment, ro *result.Object, u *unstructure
 		ro.Failure = v.Failure
 		ro.Status = result.ObjectFailed
 	}
+}
+
+// optionalWatchReady is watchReady for what the verdict can do without: a list the
+// credentials may not make (403) is not the cluster's verdict but a note, returned as
+// forbidden, saying what to grant.
+func (s *clusterState) optionalWatchReady(e *assessment, w *watch, what string) (ready bool, forbidden string) {
+	if w.synced() {
+		return true, ""
+	}
+	if err := w.err(); err != nil && apierrors.IsForbidden(err) {
+		return false, fmt.Sprintf("the credentials may not list %s (403); grant get, list and watch on it for a precise reason", what)
+	}
+	return s.watchReady(e, w, what), ""
 }
 
 func joinMessage(a, b string) string {

@@ -154,6 +154,15 @@ func currentMessage(c result.Cluster) string {
 	if len(c.Objects) == 0 {
 		return fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
 	}
+	unverified := 0
+	for _, o := range c.Objects {
+		if o.Status != result.ObjectCurrent {
+			unverified++
+		}
+	}
+	if unverified > 0 {
+		return fmt.Sprintf("%d objects Current, %d not verified (the credentials may not read them)", len(c.Objects)-unverified, unverified)
+	}
 	return fmt.Sprintf("%d objects Current", len(c.Objects))
 }
 

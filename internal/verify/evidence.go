@@ -38,13 +38,23 @@ func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Obje
 		gathered++
 		o := objects[i]
 		var events []result.Event
-		if f.Pod != "" {
-			events = s.warningEvents(ctx, o.Namespace, "Pod", f.Pod)
+		var errs []error
+		collect := func(evs []result.Event, err error) {
+			events = append(events, evs...)
+			if err != nil {
+				errs = append(errs, err)
+			}
 		}
-		events = append(events, s.warningEvents(ctx, o.Namespace, o.Kind, o.Name)...)
-		if f.Code == result.CodeQuota {
+		if f.Pod != "" {
+			collect(s.warningEvents(ctx, o.Namespace, "Pod", f.Pod))
+		}
+		collect(s.warningEvents(ctx, o.Namespace, o.Kind, o.Name))
+		if f.Code == result.CodeQuota || f.Code == result.CodeAdmissionDenied {
 			// The refusals are recorded on the Deployment's ReplicaSet.
-			events = append(events, s.replicaSetEvents(ctx, o.Namespace, o.Name)...)
+			collect(s.replicaSetEvents(ctx, o.Namespace, o.Name))
+		}
+		if len(errs) > 0 {
+			f.EventsError = fmt.Sprintf("cannot list the events of namespace %s: %s", o.Namespace, apiMessage(errs[0]))
 		}
 		f.Events = dedupeEvents(events)
 		if len(f.Events) > maxEvents {
@@ -56,8 +66,9 @@ func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Obje
 	}
 }
 
-// warningEvents returns the newest Warning events about one object, newest first.
-func (s *clusterState) warningEvents(ctx context.Context, namespace, kind, name string) []result.Event {
+// warningEvents returns the newest Warning events about one object, newest first, or why they
+// could not be listed (credentials without events: list are a note in the evidence).
+func (s *clusterState) warningEvents(ctx context.Context, namespace, kind, name string) ([]result.Event, error) {
 	set := fields.Set{"involvedObject.kind": kind, "type": corev1.EventTypeWarning}
 	if name != "" {
 		set["involvedObject.name"] = name
@@ -65,7 +76,7 @@ func (s *clusterState) warningEvents(ctx context.Context, namespace, kind, name 
 	selector := set.AsSelector().String()
 	list, err := s.kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	items := list.Items
 	sort.SliceStable(items, func(i, j int) bool { return eventTime(items[i]).After(eventTime(items[j])) })
@@ -85,20 +96,21 @@ func (s *clusterState) warningEvents(ctx context.Context, namespace, kind, name 
 			Count:   max(count, 1),
 		})
 	}
-	return out
+	return out, nil
 }
 
 // replicaSetEvents returns the Warning events of the ReplicaSets a Deployment named name owns
 // (their names are the Deployment's name, a dash and a hash).
-func (s *clusterState) replicaSetEvents(ctx context.Context, namespace, name string) []result.Event {
+func (s *clusterState) replicaSetEvents(ctx context.Context, namespace, name string) ([]result.Event, error) {
 	var out []result.Event
-	for _, ev := range s.warningEvents(ctx, namespace, "ReplicaSet", "") {
+	events, err := s.warningEvents(ctx, namespace, "ReplicaSet", "")
+	for _, ev := range events {
 		rs := ev.Object[strings.LastIndex(ev.Object, "/")+1:]
 		if strings.HasPrefix(rs, name+"-") && !strings.Contains(strings.TrimPrefix(rs, name+"-"), "-") {
 			out = append(out, ev)
 		}
 	}
-	return out
+	return out, err
 }
 
 // dedupeEvents keeps the first of events that say the same thing about the same object (the

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/org/app-status-action/internal/classify"
@@ -54,6 +55,7 @@ type failureCase struct {
 // evidence, the healthy one must stay Current. It measures, without asserting it, the time from
 // the failing state appearing in the cluster to the cluster's verdict.
 func TestFailureCodes(t *testing.T) {
+	t.Parallel()
 	cases := []failureCase{
 		{
 			code: result.CodeImagePull, app: "fail-image-pull",
@@ -114,6 +116,32 @@ func TestFailureCodes(t *testing.T) {
 			message: []string{"exceeded quota", "requests.cpu=500m"},
 			evidence: func(t *testing.T, f *result.Failure) {
 				wantEvent(t, f, "FailedCreate", "exceeded quota")
+			},
+		},
+		{
+			// A registry that times out may answer again: the failure waits for the grace
+			// period, then names the network error.
+			code: result.CodeImagePull, app: "fail-image-pull-timeout",
+			request: func(r *verify.Request) { r.Classify.UnschedulableGrace = shortGrace },
+			state:   gracedPodState("pod waiting ErrImagePull (i/o timeout)", pullTimeoutSince, shortGrace),
+			message: []string{"still failing to pull after 3s", "i/o timeout"},
+			evidence: func(t *testing.T, f *result.Failure) {
+				wantEvent(t, f, "Failed", "i/o timeout")
+			},
+		},
+		{
+			// Pod Security admission, built into kube-apiserver, refuses the pods of a
+			// namespace that enforces the restricted profile.
+			code: result.CodeAdmissionDenied, app: "web",
+			deploy: func(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir string) {
+				enforcePodSecurity(ctx, t, c, k.TargetNamespace, "restricted")
+				deployApp(ctx, t, c, k, dir)
+			},
+			state:   objectState("ReplicaSet ReplicaFailure", replicaSetsGVR, replicaFailure),
+			reason:  "FailedCreate",
+			message: []string{"violates PodSecurity", "restricted"},
+			evidence: func(t *testing.T, f *result.Failure) {
+				wantEvent(t, f, "FailedCreate", "violates PodSecurity")
 			},
 		},
 		{
@@ -204,7 +232,7 @@ func TestFailureCodes(t *testing.T) {
 	}
 	b := bed.Get(t)
 	for i, tc := range cases {
-		t.Run(string(tc.code), func(t *testing.T) {
+		t.Run(string(tc.code)+"/"+tc.app, func(t *testing.T) {
 			t.Parallel()
 			// Alternate the clusters so the runs spread over the bed.
 			broken, healthy := b.Clusters[i%len(b.Clusters)], b.Clusters[(i+1)%len(b.Clusters)]
@@ -353,6 +381,26 @@ func deployBrokenArtifact(ctx context.Context, t *testing.T, c *testbed.Cluster,
 
 // createQuota gives the namespace a ResourceQuota on requests.cpu and waits until the quota
 // controller has computed its usage, as it would have long before a deployment.
+// enforcePodSecurity makes the namespace enforce a Pod Security Standard profile.
+func enforcePodSecurity(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, profile string) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"` + profile + `"}}}`)
+	if _, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pullTimeoutSince dates a pod whose image pull keeps timing out as the classifier does: from
+// the pod's creation.
+func pullTimeoutSince(p *corev1.Pod) (time.Time, bool) {
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason == "ErrImagePull" && strings.HasSuffix(w.Message, "i/o timeout") {
+			return p.CreationTimestamp.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
 func createQuota(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, cpu string) {
 	t.Helper()
 	q := &corev1.ResourceQuota{

@@ -140,10 +140,11 @@ func TestHelmUpgradeRevision(t *testing.T) {
 	}
 }
 
-// TestHelmUpgradeCrashLoop: the upgrade to 1.1.0 gives the pods a crash loop. While Helm
-// waits for them, verify reports the classifier's crash-loop with the pod's evidence; once
-// Helm's timeout (10s) passes, helm-controller rolls back to 1.0.0, and the Flux gate alone
-// (workloads off) says flux-rolled-back: 1.1.0 is not running.
+// TestHelmUpgradeCrashLoop: the upgrade to 1.1.0 gives the pods a crash loop. helm-controller
+// records the release only once Helm's action returns, so while Helm waits for the pods the
+// expected chart is not yet applied and its pods are not judged (they could be the previous
+// chart's). Once Helm's timeout (10s) passes, helm-controller rolls back to 1.0.0, and verify
+// says flux-rolled-back, naming 1.1.0, which is not running.
 func TestHelmUpgradeCrashLoop(t *testing.T) {
 	b := bed.Get(t)
 	c := b.Clusters[1]
@@ -174,24 +175,8 @@ func TestHelmUpgradeCrashLoop(t *testing.T) {
 		Timeout:   time.Minute,
 		Workloads: true,
 	}
-	crashing := verify.Run(ctx, req).Results[0]
-	t.Logf("crash-loop verdict after %s: %s %s: %s", time.Since(start).Round(time.Millisecond), crashing.Verdict, crashing.Code, crashing.Message)
-	if crashing.Verdict != result.VerdictFailed || crashing.Code != result.CodeCrashLoop {
-		t.Fatalf("while Helm waits: verdict %s code %q (%s), want Failed crash-loop", crashing.Verdict, crashing.Code, crashing.Message)
-	}
-	var failed *result.Object
-	for i, o := range crashing.Objects {
-		if o.Failure != nil {
-			failed = &crashing.Objects[i]
-		}
-	}
-	if failed == nil || failed.ID != "Deployment/"+ns+"/web" || failed.Owner != "HelmRelease/"+ns+"/web" || failed.Failure.Pod == "" {
-		t.Errorf("failing object = %+v, want the Deployment owned by the HelmRelease with its crashing pod", failed)
-	}
-
-	req.Workloads = false
 	rolledBack := verify.Run(ctx, req).Results[0]
-	t.Logf("gate verdict after %s: %s %s: %s", time.Since(start).Round(time.Millisecond), rolledBack.Verdict, rolledBack.Code, rolledBack.Message)
+	t.Logf("verdict after %s: %s %s: %s", time.Since(start).Round(time.Millisecond), rolledBack.Verdict, rolledBack.Code, rolledBack.Message)
 	if rolledBack.Verdict != result.VerdictFailed || rolledBack.Code != result.CodeFluxRolledBack {
 		t.Fatalf("after Helm's timeout: verdict %s code %q (%s), want Failed flux-rolled-back", rolledBack.Verdict, rolledBack.Code, rolledBack.Message)
 	}
@@ -202,6 +187,47 @@ func TestHelmUpgradeCrashLoop(t *testing.T) {
 	// the release rolled back to as the newest deployed one (what is applied).
 	if got := rolledBack.Flux[0].LastAppliedRevision; !strings.HasPrefix(got, "1.0.0+") {
 		t.Errorf("applied revision after the rollback = %q, want 1.0.0+<digest prefix>", got)
+	}
+}
+
+// TestHelmUpgradeCrashLoopNoWait: with disableWait, Helm returns as soon as it applied 1.1.0,
+// so the release is recorded at once and verify is the one that waits for the pods: it fails
+// with the classifier's crash-loop and the pod's evidence within seconds.
+func TestHelmUpgradeCrashLoopNoWait(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[0]
+	helmLogOnFailure(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	release := testbed.HelmRelease{Name: "web", Namespace: ns, DisableWait: true}
+	if _, err := c.DeployChart(ctx, release, chartDir(t, "web"), "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitHelmReleased(ctx, ns, "web", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	release.Values = map[string]any{"failureMode": string(testbed.FailCrashLoop)}
+	if _, err := c.DeployChart(ctx, release, chartDir(t, "web"), "1.1.0"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	crashing := verify.Run(ctx, verify.Request{
+		Targets: targetsOf(c), Resources: []flux.Ref{hr(ns, "web")}, Revision: mustRevision(t, "1.1.0"),
+		Timeout: time.Minute, Workloads: true,
+	}).Results[0]
+	t.Logf("crash-loop verdict after %s: %s %s: %s", time.Since(start).Round(time.Millisecond), crashing.Verdict, crashing.Code, crashing.Message)
+	if crashing.Verdict != result.VerdictFailed || crashing.Code != result.CodeCrashLoop {
+		t.Fatalf("verdict %s code %q (%s), want Failed crash-loop", crashing.Verdict, crashing.Code, crashing.Message)
+	}
+	var failed *result.Object
+	for i, o := range crashing.Objects {
+		if o.Failure != nil {
+			failed = &crashing.Objects[i]
+		}
+	}
+	if failed == nil || failed.ID != "Deployment/"+ns+"/web" || failed.Owner != "HelmRelease/"+ns+"/web" || failed.Failure.Pod == "" {
+		t.Errorf("failing object = %+v, want the Deployment owned by the HelmRelease with its crashing pod", failed)
 	}
 }
 

@@ -1,0 +1,35 @@
+package classify
+
+import (
+	"strings"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// replicaFailureCode tells why a controller could not create pods, from the API server's
+// refusal it quotes in its ReplicaFailure condition:
+//   - quota: a ResourceQuota ("exceeded quota") or a LimitRange ("maximum cpu usage per
+//     Container", "must specify limits.memory") refused them: raise the quota or lower the
+//     requests;
+//   - admission-denied: an admission webhook, a ValidatingAdmissionPolicy or Pod Security
+//     admission refused them: the policy's message says what it wants;
+//   - config: the pod refers to what does not exist (a service account), or is invalid.
+//
+// A refusal it does not recognise is admission-denied when the API server called it forbidden
+// (only admission forbids a create the controller may make), config otherwise.
+func replicaFailureCode(message string) result.Code {
+	m := strings.ToLower(message)
+	switch {
+	case strings.Contains(m, "exceeded quota"), strings.Contains(m, "per container"),
+		strings.Contains(m, "per pod"), strings.Contains(m, "must specify limits"),
+		strings.Contains(m, "must specify requests"), strings.Contains(m, "limitrange"):
+		return result.CodeQuota
+	case strings.Contains(m, "service account"), strings.Contains(m, "serviceaccount"):
+		return result.CodeConfig
+	case strings.Contains(m, "violates podsecurity"), strings.Contains(m, "admission webhook"),
+		strings.Contains(m, "validatingadmissionpolicy"), strings.Contains(m, "denied the request"),
+		strings.Contains(m, "is forbidden"):
+		return result.CodeAdmissionDenied
+	}
+	return result.CodeConfig
+}

@@ -1,0 +1,101 @@
+package flux
+
+import (
+	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The Reconciling messages that say what a controller is doing now.
+const (
+	// kustomize-controller patches the new inventory into the status just before it writes
+	// this message: the objects listed from then on are the revision's, applied.
+	healthCheckingPrefix = "Running health checks for revision "
+	// helm-controller runs a Helm action (install, upgrade, rollback, test, uninstall) while
+	// its Reconciling message reads "Running 'upgrade' action with timeout of 5m0s". It records
+	// the new release in status.history only when the action has returned.
+	helmActionPrefix = "Running '"
+)
+
+// appliedRules holds, per kind, whether the objects a Flux object lists and the workloads
+// they run are those of the expected revision (of the revision last attempted when none is
+// expected). Only then may a workload's failure fail the rollout: before, the objects are
+// the previous revision's, which the expected one may be fixing.
+var appliedRules = map[Kind]func(*view, Revision) bool{
+	KindKustomization: kustomizationApplied,
+	KindHelmRelease:   helmReleaseApplied,
+}
+
+// kustomizationApplied: kustomize-controller records lastAttemptedRevision before it builds,
+// swaps status.inventory for the new one after it applied the revision, writing it with the
+// "Running health checks" progress (or with Ready=True when there are no health checks), and
+// keeps that inventory when the health checks or the pruning fail. So the revision is applied
+// when it is Ready on it at the current generation, when it is health-checking it, or when
+// the health checks or the pruning of it failed.
+func kustomizationApplied(v *view, want Revision) bool {
+	is := v.revisionTest(want)
+	if v.lastAttempted == "" && v.lastApplied == "" {
+		return true // nothing applied yet: the inventory is empty
+	}
+	if !is(v.lastAttempted) && v.lastAttempted != "" {
+		return false // another revision is being worked on, or the expected one is not yet
+	}
+	if is(v.lastApplied) && v.observedGeneration == v.generation {
+		return true
+	}
+	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) &&
+		v.currentGeneration(rc) && strings.HasPrefix(rc.message, healthCheckingPrefix) {
+		return true
+	}
+	ready := v.cond(meta.ReadyCondition)
+	return ready.status == string(metav1.ConditionFalse) && v.currentGeneration(ready) &&
+		(ready.reason == meta.HealthCheckFailedReason || ready.reason == meta.PruneFailedReason)
+}
+
+// helmReleaseApplied: helm-controller records a release in status.history once its Helm
+// action has returned, deployed or failed. So the expected chart is applied when the newest
+// release is of it and finished, no Helm action is running, and the controller has worked on
+// the current generation of the spec (a change of values alone upgrades the same chart
+// version again).
+func helmReleaseApplied(v *view, want Revision) bool {
+	if len(v.history) == 0 {
+		return true // nothing released: nothing to list
+	}
+	latest := v.history[0]
+	if !want.IsZero() && !want.Matches(v.releaseRevisions(latest)...) {
+		return false
+	}
+	if strings.HasPrefix(latest.status, "pending") || latest.status == "uninstalling" {
+		return false
+	}
+	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) && strings.HasPrefix(rc.message, helmActionPrefix) {
+		return false
+	}
+	return v.observedGeneration == v.generation || v.lastAttemptedGeneration == v.generation
+}
+
+// revisionTest returns whether a recorded revision is the expected one: want's match, or,
+// when no revision is expected, the revision last attempted.
+func (v *view) revisionTest(want Revision) func(string) bool {
+	if want.IsZero() {
+		return func(rev string) bool { return rev == v.lastAttempted }
+	}
+	return func(rev string) bool { return want.Matches(rev) }
+}
+
+// currentGeneration reports whether a condition was set while the controller worked on the
+// current generation of the spec. Controllers that do not record it are taken at their word.
+func (v *view) currentGeneration(c condition) bool {
+	return c.observedGeneration == 0 || c.observedGeneration == v.generation
+}
+
+// releaseRevisions are the revisions a release of the history stands for: its chart version,
+// its OCI digest, and the attempted revision's digest when it is of the attempted chart.
+func (v *view) releaseRevisions(r release) []string {
+	revs := []string{r.chartVersion, r.ociDigest}
+	if v.lastAttempted == r.chartVersion {
+		revs = append(revs, v.lastAttemptedDigest)
+	}
+	return revs
+}
