@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/org/app-status-action/internal/cli.Version=$(VERSION)
 BIN_DIR = $(shell hack/build-bins.sh)
 
-.PHONY: all build test test-short lint bins demo up bench clean
+.PHONY: all build test test-short lint bins demo up bench fuzz clean
 
 all: build
 
@@ -34,6 +34,16 @@ test: lint
 ## test-short: unit tests only, no clusters
 test-short:
 	go test -short ./...
+
+## fuzz: run every fuzz target for FUZZTIME each (make test runs their seed corpora only)
+FUZZTIME ?= 30s
+FUZZ_TARGETS = internal/kubeconfig:FuzzParseClusters internal/kubeconfig:FuzzDecode internal/kubeconfig:FuzzLoad \
+	internal/flux:FuzzParseRevision internal/report:FuzzMDText internal/sanitize:FuzzLine internal/filecommand:FuzzEncode
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} in ./$${t%%:*} for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
+	done
 
 ## demo: three local clusters with Flux, a sample app (one cluster gets a broken image),
 ## `app-status verify` with live progress, the markdown summary written to .demo/summary.md

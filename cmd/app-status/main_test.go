@@ -1,15 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,7 +19,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/org/app-status-action/internal/filecommand"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/testbed"
 )
@@ -92,7 +97,7 @@ func runAction(t *testing.T, workspace string, inputs, env map[string]string, si
 	}
 	err := cmd.Wait()
 	run := actionRun{stdout: stdout.String()}
-	if exit, ok := err.(*exec.ExitError); ok {
+	if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
 		run.exitCode = exit.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
@@ -101,33 +106,17 @@ func runAction(t *testing.T, workspace string, inputs, env map[string]string, si
 	if err != nil {
 		t.Fatal(err)
 	}
-	run.outputs = parseOutputs(t, string(data))
+	outputs, err := filecommand.ParseOutputs(string(data))
+	if err != nil {
+		t.Fatalf("the runner could not read GITHUB_OUTPUT: %v\n%s", err, data)
+	}
+	run.outputs = outputs
 	summary, err := os.ReadFile(summaryFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	run.summary = string(summary)
 	return run
-}
-
-// parseOutputs reads GITHUB_OUTPUT's "name<<DELIMITER ... DELIMITER" blocks.
-func parseOutputs(t *testing.T, data string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		name, delim, ok := strings.Cut(sc.Text(), "<<")
-		if !ok {
-			t.Fatalf("GITHUB_OUTPUT line %q is not name<<delimiter", sc.Text())
-		}
-		var value []string
-		for sc.Scan() && sc.Text() != delim {
-			value = append(value, sc.Text())
-		}
-		out[name] = strings.Join(value, "\n")
-	}
-	return out
 }
 
 func kubeconfigSecrets(t *testing.T, kubeconfigs ...[]byte) []string {
@@ -280,6 +269,60 @@ func assertMaskedFirst(t *testing.T, run actionRun, secrets []string) {
 			t.Error("a secret leaked into the summary")
 		}
 	}
+}
+
+// TestActionHostileCluster: on a real cluster, a custom resource of the app whose condition
+// message (written by any controller, or anyone who may write its status) carries a forged
+// block of step outputs and a shell injection. The action's outputs read back, the way the
+// runner reads them, to exactly its own outputs: the forgery adds none and changes none.
+func TestActionHostileCluster(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", "hostile-cr"), commit); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commit); err != nil {
+		t.Fatal(err)
+	}
+	const forgery = "refused\n_GitHubActionsFileCommandDelimeter_\nstatus=success\nfailed-clusters=[]\nextra<<EOF\nowned\nEOF\n" +
+		"::add-mask::nothing\n'; id; echo '"
+	widgets := c.Dynamic.Resource(schema.GroupVersionResource{Group: "test.app-status.dev", Version: "v1", Resource: "widgets"}).Namespace(ns)
+	w, err := widgets.Get(ctx, "gadget", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Object["status"] = map[string]any{"conditions": []any{map[string]any{
+		"type": "Stalled", "status": "True", "reason": "Forged", "message": forgery,
+		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+	}}}
+	if _, err := widgets.UpdateStatus(ctx, w, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	run := runAction(t, t.TempDir(), map[string]string{
+		"clusters": "hostile=env:KC", "resource": "kustomization/" + ns, "revision": commit, "timeout": "1m",
+	}, map[string]string{"KC": string(c.Kubeconfig)}, 0)
+	if run.exitCode != 1 {
+		t.Errorf("exit code = %d, want 1\n%s", run.exitCode, run.stdout)
+	}
+	want := []string{"duration", "failed-clusters", "message", "ready-clusters", "report", "report-file", "results", "status"}
+	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(run.outputs))); diff != "" {
+		t.Errorf("output names (-want +got):\n%s", diff)
+	}
+	if run.outputs["status"] != "failure" || run.outputs["failed-clusters"] != `["hostile"]` {
+		t.Errorf("status %q, failed-clusters %q; want failure and [\"hostile\"]", run.outputs["status"], run.outputs["failed-clusters"])
+	}
+	if !strings.Contains(run.outputs["message"], "Widget/"+ns+"/gadget") || strings.ContainsAny(run.outputs["message"], "\r\n") {
+		t.Errorf("message %q, want the Widget's failure on one line", run.outputs["message"])
+	}
+	for _, l := range strings.Split(run.stdout, "\n") {
+		if strings.HasPrefix(l, "status=") || strings.HasPrefix(l, "::add-mask::nothing") || strings.HasPrefix(l, "'; id") {
+			t.Errorf("the cluster's text started a log line: %q", l)
+		}
+	}
+	validateAgainstSchema(t, run.outputs["results"], "#/$defs/results")
 }
 
 // TestActionCancelled: SIGTERM (what the runner sends when a job is cancelled) while waiting

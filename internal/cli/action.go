@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -12,17 +13,18 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
-	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/verify"
 )
 
 // runAction runs as a GitHub container Action: inputs from INPUT_*, secrets masked before
-// anything else is printed, live progress in the log, then outputs, the job summary and one
-// error annotation per failed cluster — written in every case, also on bad input, timeout and
-// cancellation (SIGTERM).
+// anything else is printed (and those obtained later as soon as they are), live progress in
+// the log, then the outputs, the job summary, the full report file and one error annotation
+// per failed cluster: written in every case, also on bad input, timeout and cancellation
+// (SIGTERM). The step fails (1) when any of them cannot be written.
 func runAction(ctx context.Context, env Env) int {
-	gha := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout))
+	stdout := &lockedWriter{w: env.Stdout}
+	gha := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(stdout))
 	start := env.Clock()
 
 	s, err := actionSettings(gha)
@@ -36,31 +38,35 @@ func runAction(ctx context.Context, env Env) int {
 			noClusters:         "set the clusters input (name=env:VAR lines) or the kubeconfig input",
 		})
 	}
-	// Mask before printing anything else, the bad-input error included.
-	if secrets != nil {
-		for _, v := range secrets.Values() {
-			if err := safely(func() { gha.AddMask(v) }); err != nil {
-				fmt.Fprintf(env.Stderr, "app-status: mask a secret: %v\n", err)
-			}
-		}
+	if secrets == nil {
+		// Another input was bad before the kubeconfigs were read: read them all the same,
+		// only to mask what they hold.
+		_, secrets, _ = kubeconfig.Load(s.clusters, s.kubeconfigEnv(env))
 	}
+	// Mask before printing anything else, the bad-input error included, and mask a secret
+	// obtained later (a token a provider mints) before it can be printed.
+	for _, v := range secrets.Values() {
+		gha.AddMask(v)
+	}
+	secrets.OnAdd(gha.AddMask)
+
+	var run result.Run
+	var badInput string
 	if err != nil {
-		msg := redactText(err.Error(), secrets)
-		_ = safely(func() { gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", msg) })
-		run := result.NewRun(s.resources, s.revision, nil, env.Clock().Sub(start))
-		run.Condition.Message = msg
-		writeActionResults(gha, env, run, s.summary, "**Bad input:** "+msg)
+		badInput = redactText(err.Error(), secrets)
+		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", badInput)
+		run = result.NewRun(s.resources, s.revision, nil, env.Clock().Sub(start))
+		run.Condition.Message = badInput
+	} else {
+		req.Progress = progressPrinter(stdout, secrets.Redact)
+		fmt.Fprintf(stdout, "Verifying %s on %d clusters (revision %s, timeout %s)\n",
+			strings.Join(resourceIDs(req), ", "), len(req.Targets), cmp.Or(req.Revision.String(), "any"), req.Timeout)
+		run = cleanRun(verify.Run(ctx, req), secrets)
+	}
+	if err := writeActionResults(gha, stdout, env, run, s.summary, badInput); err != nil {
+		gha.WithFieldsMap(map[string]string{"title": "app-status could not write its results"}).Errorf("%s", redactText(err.Error(), secrets))
 		return 1
 	}
-	req.Progress = progressPrinter(env.Stdout, secrets.Redact)
-	fmt.Fprintf(env.Stdout, "Verifying %s on %d clusters (revision %s, timeout %s)\n",
-		strings.Join(resourceIDs(req), ", "), len(req.Targets), cmp.Or(req.Revision.String(), "any"), req.Timeout)
-	run, err := redactRun(verify.Run(ctx, req), secrets)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "app-status: %v\n", err)
-		return 1
-	}
-	writeActionResults(gha, env, run, s.summary, "")
 	if run.Status == result.RunSuccess {
 		return 0
 	}
@@ -121,11 +127,18 @@ func durationInput(gha *githubactions.Action, name string, def time.Duration) (t
 	if v == "" {
 		return def, nil
 	}
-	if secs, err := strconv.Atoi(v); err == nil {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil || isRangeError(err) {
+		// Whole seconds; checked before they are multiplied, which could overflow.
+		if err != nil || secs < 0 || secs > int64(maxDuration/time.Second) {
+			return 0, fmt.Errorf("input %s: %s seconds is out of range: give a duration up to 24h, e.g. 10m, 90s or 1h30m", name, v)
+		}
 		return time.Duration(secs) * time.Second, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
+		if strings.Contains(err.Error(), "invalid duration") && durationShape.MatchString(v) {
+			return 0, fmt.Errorf("input %s: %q is out of range: give a duration up to 24h, e.g. 10m, 90s or 1h30m", name, v)
+		}
 		return 0, fmt.Errorf("input %s: %q is not a duration; use e.g. 10m, 90s or 1h30m", name, v)
 	}
 	return d, nil
@@ -136,11 +149,22 @@ func intInput(gha *githubactions.Action, name string, def int) (int, error) {
 	if v == "" {
 		return def, nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
+	n, err := strconv.ParseInt(v, 10, 32)
+	switch {
+	case isRangeError(err):
+		return 0, fmt.Errorf("input %s: %s is out of range: give a whole number such as %d", name, v, def)
+	case err != nil:
 		return 0, fmt.Errorf("input %s: %q is not a whole number", name, v)
 	}
-	return n, nil
+	return int(n), nil
+}
+
+// durationShape is a duration as ParseDuration reads it, whose only fault can be its size.
+var durationShape = regexp.MustCompile(`^([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+$`)
+
+func isRangeError(err error) bool {
+	var numErr *strconv.NumError
+	return errors.As(err, &numErr) && errors.Is(numErr.Err, strconv.ErrRange)
 }
 
 func boolInput(gha *githubactions.Action, name string, def bool) (bool, error) {
@@ -153,79 +177,6 @@ func boolInput(gha *githubactions.Action, name string, def bool) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("input %s: %q is not a boolean; use true or false", name, gha.GetInput(name))
-}
-
-// actionOutputs are the step outputs action.yml declares, in its order.
-func actionOutputs(run result.Run) [][2]string {
-	results, err := report.ResultsJSON(run)
-	if err != nil {
-		results = []byte("[]")
-	}
-	full, err := report.JSON(run)
-	if err != nil {
-		full = []byte("{}")
-	}
-	return [][2]string{
-		{"status", string(run.Status)},
-		{"results", string(results)},
-		{"report", strings.TrimSpace(string(full))},
-		{"ready-clusters", string(report.ClusterNamesJSON(run.ReadyClusters))},
-		{"failed-clusters", string(report.ClusterNamesJSON(run.FailedClusters))},
-		{"duration", formatSeconds(run.DurationMs)},
-		{"message", run.Condition.Message},
-	}
-}
-
-// writeActionResults writes the step outputs, the job summary and the error annotations.
-// Without GITHUB_OUTPUT / GITHUB_STEP_SUMMARY (a local run) the file commands are skipped.
-func writeActionResults(gha *githubactions.Action, env Env, run result.Run, summary bool, note string) {
-	outputs := actionOutputs(run)
-	if env.Getenv("GITHUB_OUTPUT") != "" {
-		for _, o := range outputs {
-			if err := safely(func() { gha.SetOutput(o[0], o[1]) }); err != nil {
-				fmt.Fprintf(env.Stderr, "app-status: write output %s: %v\n", o[0], err)
-			}
-		}
-	}
-	if summary && env.Getenv("GITHUB_STEP_SUMMARY") != "" {
-		md := report.Markdown(run, report.MarkdownOptions{})
-		if note != "" {
-			md = note + "\n\n" + md
-		}
-		if err := safely(func() { gha.AddStepSummary(md) }); err != nil {
-			fmt.Fprintf(env.Stderr, "app-status: write job summary: %v\n", err)
-		}
-	}
-	for _, a := range report.Annotations(run) {
-		_ = safely(func() {
-			gha.WithFieldsMap(map[string]string{"title": a.Title}).Errorf("%s", a.Message)
-		})
-	}
-	if note != "" {
-		fmt.Fprintln(env.Stdout, "failure: bad input, no cluster was contacted")
-		return
-	}
-	fmt.Fprintf(env.Stdout, "%s: %d of %d clusters ready (%s)\n", run.Status, len(run.ReadyClusters), len(run.Results), formatSeconds(run.DurationMs))
-}
-
-func formatSeconds(ms int64) string {
-	return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + "s"
-}
-
-// safely turns the panics of go-githubactions' file commands (an unwritable GITHUB_OUTPUT)
-// into errors, so one failed write never loses the others.
-func safely(fn func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok {
-				err = e
-				return
-			}
-			err = errors.New(fmt.Sprint(r))
-		}
-	}()
-	fn()
-	return nil
 }
 
 func resourceIDs(req verify.Request) []string {

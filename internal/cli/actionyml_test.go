@@ -97,8 +97,8 @@ func TestActionYMLMatchesTheProgram(t *testing.T) {
 	for name := range a.Outputs {
 		outputs = append(outputs, name)
 	}
-	for _, o := range actionOutputs(result.NewRun(nil, "", nil, 0)) {
-		written = append(written, o[0])
+	for _, o := range actionOutputs(result.NewRun(nil, "", nil, 0), "") {
+		written = append(written, o.Name)
 	}
 	sort.Strings(outputs)
 	sort.Strings(written)

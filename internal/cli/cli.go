@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -22,12 +23,22 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	ReadFile       func(string) ([]byte, error)
-	Clock          func() time.Time
+	// WriteFile writes a file, creating its folder; nil writes no file.
+	WriteFile func(name string, data []byte) error
+	Clock     func() time.Time
 }
 
 // OSEnv is the real environment.
 func OSEnv() Env {
-	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, ReadFile: os.ReadFile, Clock: time.Now}
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, ReadFile: os.ReadFile, WriteFile: writeFile, Clock: time.Now}
+}
+
+// writeFile writes data to name, readable by the job's later steps, creating its folder.
+func writeFile(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(name, data, 0o644)
 }
 
 const usage = `app-status verifies that a Flux app is rolled out on many Kubernetes clusters at once.

@@ -35,9 +35,10 @@ func newFakeEnv(t *testing.T, vars map[string]string) *fakeEnv {
 func (f *fakeEnv) env() Env {
 	return Env{
 		Stdout: &f.stdout, Stderr: &f.stderr,
-		Getenv:   func(k string) string { return f.vars[k] },
-		ReadFile: os.ReadFile,
-		Clock:    func() time.Time { return time.Unix(1700000000, 0) },
+		Getenv:    func(k string) string { return f.vars[k] },
+		ReadFile:  os.ReadFile,
+		WriteFile: writeFile,
+		Clock:     func() time.Time { return time.Unix(1700000000, 0) },
 	}
 }
 
@@ -74,6 +75,8 @@ func TestActionBadInput(t *testing.T) {
 		name   string
 		inputs map[string]string
 		want   string
+		// summaryLacks is raw markup the summary must not hold (it is escaped there).
+		summaryLacks string
 	}{
 		{
 			name:   "no resource",
@@ -106,6 +109,57 @@ func TestActionBadInput(t *testing.T) {
 			want:   "line 2",
 		},
 		{
+			name:   "seconds that would overflow",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_TIMEOUT": "18446744074"},
+			want:   "input timeout: 18446744074 seconds is out of range: give a duration up to 24h",
+		},
+		{
+			name:   "too many seconds",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_TIMEOUT": "9999999999"},
+			want:   "input timeout: 9999999999 seconds is out of range",
+		},
+		{
+			name:   "a duration beyond ParseDuration",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_TIMEOUT": "9999999999h"},
+			want:   `input timeout: "9999999999h" is out of range`,
+		},
+		{
+			name:   "a duration beyond a day",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_TIMEOUT": "25h"},
+			want:   "input timeout 25h0m0s is out of range: give a duration from 1s to 24h",
+		},
+		{
+			name:   "negative timeout",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_TIMEOUT": "-5m"},
+			want:   "input timeout -5m0s is out of range",
+		},
+		{
+			name:   "a count beyond 32 bits",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_CRASH-RESTARTS": "4294967296"},
+			want:   "input crash-restarts: 4294967296 is out of range",
+		},
+		{
+			name:   "too many restarts",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_CRASH-RESTARTS": "5000"},
+			want:   "input crash-restarts 5000 is out of range: give a whole number from 1 to 1000",
+		},
+		{
+			name:   "no parallelism",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_MAX-PARALLEL": "0"},
+			want:   "input max-parallel 0 is out of range",
+		},
+		{
+			name:   "grace beyond a day",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_UNSCHEDULABLE-GRACE": "200000"},
+			want:   "input unschedulable-grace: 200000 seconds is out of range",
+		},
+		{
+			name:         "markup in the input",
+			inputs:       map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "<img src=x onerror=alert(1)>/[a](http://x)"},
+			want:         "<img src=x onerror=alert(1)>",
+			summaryLacks: "<img",
+		},
+		{
 			name:   "bad revision",
 			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_REVISION": "main branch"},
 			want:   "input revision",
@@ -127,42 +181,78 @@ func TestActionBadInput(t *testing.T) {
 			if !strings.Contains(log, "::error title=app-status bad input::") || !strings.Contains(log, tt.want) {
 				t.Errorf("log lacks an error annotation containing %q:\n%s", tt.want, log)
 			}
-			if strings.Contains(log+f.file(t, f.output)+f.file(t, f.summary), "s3cr3t-t0ken") &&
-				!strings.Contains(log, "::add-mask::s3cr3t-t0ken") {
-				t.Errorf("the token leaked")
+			var forms []string
+			for _, v := range tt.inputs {
+				if strings.Contains(v, tokenForms[0]) {
+					forms = tokenForms // the inputs hold the token: it must be masked
+				}
 			}
+			assertNoLeak(t, log, f.file(t, f.output)+f.file(t, f.summary), forms)
 			out := f.file(t, f.output)
 			if !strings.Contains(out, "status<<") || !strings.Contains(out, "\nfailure\n") {
 				t.Errorf("status output not written as failure:\n%s", out)
 			}
-			if sum := f.file(t, f.summary); !strings.Contains(sum, "Bad input") || !strings.Contains(sum, tt.want) {
+			// The summary escapes markdown: drop the backslashes to read the text.
+			sum := f.file(t, f.summary)
+			if tt.summaryLacks != "" {
+				if strings.Contains(sum, tt.summaryLacks) || !strings.Contains(sum, "&lt;img") {
+					t.Errorf("summary holds raw markup %q:\n%s", tt.summaryLacks, sum)
+				}
+			} else if !strings.Contains(sum, "Bad input") || !strings.Contains(strings.ReplaceAll(sum, `\`, ""), tt.want) {
 				t.Errorf("summary does not explain the bad input:\n%s", sum)
 			}
 		})
 	}
 }
 
-// TestActionMasksBeforeAnythingElse: the token of a kubeconfig input is registered with
-// ::add-mask:: on the first line, and appears nowhere else even when the run fails.
+// tokenForms are the forms of the token of tokenKubeconfig that must never be printed: as it
+// is, and in base64 (as a proxy echoing an Authorization header would print it).
+var tokenForms = []string{"s3cr3t-t0ken-value-that-must-never-leak", "czNjcjN0LXQwa2VuLXZhbHVlLXRoYXQtbXVzdC1uZXZlci1sZWFr"}
+
+// assertNoLeak checks that every form of the secret is registered with ::add-mask:: before
+// any other line of the log, and that no other line, and nothing written to files, holds one.
+func assertNoLeak(t *testing.T, log, files string, forms []string) {
+	t.Helper()
+	masked := map[string]bool{}
+	others := false
+	for _, l := range strings.Split(log, "\n") {
+		if v, ok := strings.CutPrefix(l, "::add-mask::"); ok {
+			if others {
+				t.Errorf("::add-mask:: after other output: %q", l)
+			}
+			masked[v] = true
+			continue
+		}
+		if l != "" {
+			others = true
+		}
+		for _, s := range forms {
+			if strings.Contains(l, s) {
+				t.Errorf("a secret leaked into the log: %q", l)
+			}
+		}
+	}
+	for _, s := range forms {
+		if !masked[s] {
+			t.Errorf("%q was never masked; masks: %v", s, masked)
+		}
+		if strings.Contains(files, s) {
+			t.Errorf("%q leaked into the outputs or the summary", s)
+		}
+	}
+}
+
+// TestActionMasksBeforeAnythingElse: the token of a kubeconfig input, in every form, is
+// registered with ::add-mask:: before any other line, and appears nowhere else even when
+// the run fails.
 func TestActionMasksBeforeAnythingElse(t *testing.T) {
 	t.Parallel()
 	f := newFakeEnv(t, map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_TIMEOUT": "3s"})
 	if code := Run(context.Background(), []string{"action"}, f.env()); code != 1 {
 		t.Errorf("Run() = %d, want 1 (nothing listens on 127.0.0.1:1)", code)
 	}
-	lines := strings.Split(f.stdout.String(), "\n")
-	if lines[0] != "::add-mask::s3cr3t-t0ken-value-that-must-never-leak" {
-		t.Errorf("first line = %q, want the token's mask", lines[0])
-	}
-	for _, l := range lines[1:] {
-		if strings.Contains(l, "s3cr3t") {
-			t.Errorf("token leaked on line %q", l)
-		}
-	}
 	out := f.file(t, f.output)
-	if strings.Contains(out, "s3cr3t") {
-		t.Error("token leaked into the outputs")
-	}
+	assertNoLeak(t, f.stdout.String(), out+f.file(t, f.summary), tokenForms)
 	if !strings.Contains(out, `"verdict":"Unreachable"`) {
 		t.Errorf("results output lacks the Unreachable verdict:\n%s", out)
 	}

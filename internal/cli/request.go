@@ -2,12 +2,11 @@ package cli
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/org/app-status-action/internal/classify"
@@ -15,7 +14,15 @@ import (
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/verify"
+)
+
+// The accepted ranges of the settings: a verification is a CI step, not a daemon.
+const (
+	maxDuration      = 24 * time.Hour
+	maxParallelLimit = 10000
+	maxCrashRestarts = 1000
 )
 
 // defaultSettings are the settings both modes start from, the one place their defaults are
@@ -73,17 +80,17 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	if err != nil {
 		return req, nil, fmt.Errorf("%s: %w", names.revision, err)
 	}
-	if s.timeout <= 0 {
-		return req, nil, fmt.Errorf("%s must be a positive duration such as 10m or 90s", names.timeout)
+	if s.timeout <= 0 || s.timeout > maxDuration {
+		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m or 90s", names.timeout, s.timeout)
 	}
-	if s.maxParallel <= 0 {
-		return req, nil, fmt.Errorf("%s must be a whole number of at least 1", names.maxParallel)
+	if s.maxParallel < 1 || s.maxParallel > maxParallelLimit {
+		return req, nil, fmt.Errorf("%s %d is out of range: give a whole number from 1 to %d", names.maxParallel, s.maxParallel, maxParallelLimit)
 	}
-	if s.crashRestarts <= 0 {
-		return req, nil, fmt.Errorf("%s must be a whole number of at least 1", names.crashRestarts)
+	if s.crashRestarts < 1 || s.crashRestarts > maxCrashRestarts {
+		return req, nil, fmt.Errorf("%s %d is out of range: give a whole number from 1 to %d", names.crashRestarts, s.crashRestarts, maxCrashRestarts)
 	}
-	if s.unschedulableGrace < 0 {
-		return req, nil, fmt.Errorf("%s must not be negative", names.unschedulableGrace)
+	if s.unschedulableGrace < 0 || s.unschedulableGrace > maxDuration {
+		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 0s to 24h, such as 2m", names.unschedulableGrace, s.unschedulableGrace)
 	}
 	clusters, secrets, err := kubeconfig.Load(s.clusters, s.kubeconfigEnv(env))
 	if err != nil {
@@ -118,34 +125,29 @@ func progressPrinter(w io.Writer, redact func(string) string) func(verify.Progre
 	}
 }
 
-// redactRun replaces every secret in every string of the run: kubeconfig secrets never reach
-// an output, a summary or a log, even if an API server or a container echoed one.
-func redactRun(run result.Run, secrets *kubeconfig.Secrets) (result.Run, error) {
-	if secrets == nil || len(secrets.Values()) == 0 {
-		return run, nil
+// cleanRun makes the run safe to write anywhere: every string that came from a cluster has
+// every secret redacted, in any of the forms the secrets were recorded in, and is cleaned to
+// one line (container logs keep their lines). It rewrites the values themselves, so it cannot
+// fail whatever they hold. The names of the clusters and the resources, which the user gave,
+// are kept as they are: they never come from a cluster.
+func cleanRun(run result.Run, secrets *kubeconfig.Secrets) result.Run {
+	names := make([]string, len(run.Results))
+	for i, c := range run.Results {
+		names[i] = c.Name
 	}
-	data, err := json.Marshal(run)
-	if err != nil {
-		return run, fmt.Errorf("redact results: %w", err)
-	}
-	var out result.Run
-	if err := json.Unmarshal([]byte(redactJSON(string(data), secrets)), &out); err != nil {
-		return run, fmt.Errorf("redact results: %w", err)
-	}
-	return out, nil
-}
-
-// redactJSON redacts secrets both as they are and as JSON escapes them.
-func redactJSON(s string, secrets *kubeconfig.Secrets) string {
-	s = secrets.Redact(s)
-	for _, v := range secrets.Values() {
-		quoted, _ := json.Marshal(v)
-		escaped := strings.Trim(string(quoted), `"`)
-		if escaped != v {
-			s = strings.ReplaceAll(s, escaped, "***")
+	ready, failed, resources := slices.Clone(run.ReadyClusters), slices.Clone(run.FailedClusters), slices.Clone(run.Resources)
+	result.RewriteStrings(&run, func(field, s string) string {
+		s = redactText(s, secrets)
+		if field == "Logs" {
+			return s
 		}
+		return sanitize.Compact(s)
+	})
+	for i := range run.Results {
+		run.Results[i].Name = names[i]
 	}
-	return s
+	run.ReadyClusters, run.FailedClusters, run.Resources = ready, failed, resources
+	return run
 }
 
 // kubeconfigEnv is what the kubeconfig loader may see. Only the CLI may run exec credential

@@ -98,11 +98,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	if !quiet {
 		req.Progress = progressPrinter(env.Stderr, func(s string) string { return redactText(s, secrets) })
 	}
-	run, err := redactRun(verify.Run(ctx, req), secrets)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
-		return 1
-	}
+	run := cleanRun(verify.Run(ctx, req), secrets)
 	if err := writeCLIOutput(env, output, summaryFile, run); err != nil {
 		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
 		return 1

@@ -190,6 +190,10 @@ func splitRevision(s string) revisionParts {
 		if algo, hex, ok := cutDigest(s[i+1:]); ok {
 			return revisionParts{ref: s[:i], algo: algo, digest: hex, at: i + 1 + len(algo) + 1}
 		}
+		if hex := s[i+1:]; isHex(hex) && len(hex) >= minHex {
+			// REF@SHA without the algorithm, as people write a revision.
+			return revisionParts{ref: s[:i], digest: strings.ToLower(hex), at: i + 1}
+		}
 		return p
 	}
 	if algo, hex, ok := cutDigest(s); ok {

@@ -174,6 +174,12 @@ func credentialLike(s string) bool {
 			return true
 		}
 	}
+	return hasCredentialRun(s)
+}
+
+// hasCredentialRun reports a long run of mixed-case letters and digits, as in a token, a JWT
+// or base64: never a word, a name or a path.
+func hasCredentialRun(s string) bool {
 	for _, run := range credentialRun.FindAllString(s, -1) {
 		if strings.ContainsAny(run, "abcdefghijklmnopqrstuvwxyz") &&
 			strings.ContainsAny(run, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") &&

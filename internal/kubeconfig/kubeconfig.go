@@ -136,6 +136,11 @@ func (l *loader) load() ([]Cluster, error) {
 		}
 	}
 	if parseErr != nil {
+		// Read the lines that parse all the same, only so that their secrets are known and
+		// masked: the error is printed, and nothing may leak while it is.
+		for _, e := range entries {
+			_, _ = l.fromEntry(e, kube, origin, dir)
+		}
 		return nil, parseErr
 	}
 	if len(entries) == 0 {

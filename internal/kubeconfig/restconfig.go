@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -13,6 +12,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
+//nolint:gosec // G101: advice on how to get a token, not a credential
 const tokenAdvice = "pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step"
 
 // restConfig builds the rest.Config of one context of d. When the context cannot be used
@@ -133,7 +133,12 @@ func (l *loader) readReferenced(d *doc, owner, field, dataField, path string) ([
 	if field == "tokenFile" {
 		fix = "put the token itself in the kubeconfig instead (token:)"
 	}
-	return nil, fmt.Sprintf("the kubeconfig's %s refers to the file %s: %s, which %s: %s", owner, field, path, why, fix)
+	shown := path
+	if hasCredentialRun(path) || strings.ContainsAny(path, "\n\r") {
+		// A token pasted where a path belongs: say so, never quote it.
+		shown, why = "(not shown)", "looks like a credential rather than a path, and "+why
+	}
+	return nil, fmt.Sprintf("the kubeconfig's %s refers to the file %s: %s, which %s: %s", owner, field, shown, why, fix)
 }
 
 // resolve makes path absolute: relative paths start at dir, ~/ at the home folder.
@@ -174,10 +179,9 @@ func (l *loader) execProblem(d *doc, userName string, exec *clientcmdapi.ExecCon
 	return fmt.Sprintf("the kubeconfig's user %q needs the exec credential plugin %s, %s: %s (%s)", userName, what, where, tokenAdvice, execHint(name, exec.Args))
 }
 
-var subcommand = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
-
-// execSummary is the command and its first subcommands ("aws eks get-token"), skipping flags
-// and their values: the rest of the arguments may name accounts or hold secrets.
+// execSummary is the command and its subcommands ("aws eks get-token"), as far as they are
+// the plugins' own words (execWords): an argument that is not one of them, or a flag's value,
+// may name an account or be a secret (kubelogin --client-secret VALUE), so it is never shown.
 func execSummary(name string, args []string) string {
 	words := []string{name}
 	skipValue := false
@@ -189,7 +193,7 @@ func execSummary(name string, args []string) string {
 		case skipValue:
 			skipValue = false
 			continue
-		case !subcommand.MatchString(a) || len(words) == 3:
+		case !execWords[a] || len(words) == 3:
 			return strings.Join(words, " ")
 		}
 		words = append(words, a)

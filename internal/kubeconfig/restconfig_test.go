@@ -42,7 +42,7 @@ func TestRestConfig(t *testing.T) {
 	}, {
 		name: "kubelogin on a workstation without it",
 		change: func(c *clientcmdapi.Config) {
-			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "kubelogin", Args: []string{"get-token", "--login", "azurecli", "--server-id", "6dae42f8"}}}
+			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "kubelogin", Args: []string{"get-token", "--login", "azurecli", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"}}}
 		},
 		path:        []string{"aws"},
 		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "kubelogin" (kubelogin get-token), which is not installed here (not found in PATH): pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (az account get-access-token --resource 6dae42f8-4368-4678-94ff-3960e28e3630 --query accessToken -o tsv)`,
@@ -119,7 +119,7 @@ func TestRestConfig(t *testing.T) {
 		change: func(c *clientcmdapi.Config) {
 			c.Clusters["a"].ProxyURL = "ftp://proxy:px-" + marker + "-pass@proxy.example.com"
 		},
-		wantInvalid: `the kubeconfig cannot be used: invalid configuration: invalid 'proxy-url' "ftp://proxy:***@proxy.example.com" for cluster "a": unsupported scheme "ftp", must be http, https, or socks5`,
+		wantInvalid: `the kubeconfig cannot be used: invalid configuration: invalid 'proxy-url' "ftp://***@proxy.example.com" for cluster "a": unsupported scheme "ftp", must be http, https, or socks5`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,5 +164,27 @@ func TestRestConfig(t *testing.T) {
 				t.Errorf("Config (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestExecSummary: the summary of an exec plugin names the command and its own subcommands,
+// never an argument that may be an account or a secret, lower-case or not.
+func TestExecSummary(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"aws", []string{"--region", "eu-west-1", "eks", "get-token", "--cluster-name", "prod"}, "aws eks get-token"},
+		{"kubelogin", []string{"get-token", "--client-secret", "lowercasesecret", "--login", "spn"}, "kubelogin get-token"},
+		{"kubelogin", []string{"lowercasesecret", "get-token"}, "kubelogin"},
+		{"my-plugin", []string{"hunter2"}, "my-plugin"},
+		{"aws-iam-authenticator", []string{"token", "-i", "prod"}, "aws-iam-authenticator token"},
+	}
+	for _, tt := range tests {
+		if got := execSummary(tt.name, tt.args); got != tt.want {
+			t.Errorf("execSummary(%s, %q) = %q, want %q", tt.name, tt.args, got, tt.want)
+		}
 	}
 }

@@ -7,40 +7,100 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// minSecretLen is the length under which a value is neither masked nor redacted: a
-// five-letter password would otherwise turn every "admin" in the logs into "***".
-const minSecretLen = 6
+// substringMinLen is the length from which a secret is redacted wherever it appears, even
+// inside a longer word. A shorter one (a four-letter password) is redacted only where it
+// stands as a word of its own, so that the rest of a message stays readable; the runner masks
+// it everywhere all the same, since every secret is registered with ::add-mask::.
+const substringMinLen = 6
 
-// Secrets holds every secret value seen while loading the kubeconfigs: tokens, passwords,
-// client keys (as written and decoded), the base64 kubeconfigs themselves, and the contents
-// of token and key files. The zero value is empty; a nil *Secrets has no values.
+// Secrets holds every secret value seen while loading the kubeconfigs, and those obtained
+// later (tokens a credential provider mints): tokens, passwords and their basic-auth forms,
+// client keys, the values of exec plugins and auth providers, the base64 kubeconfigs
+// themselves, the contents of token and key files, each as written and in the encodings a
+// server or a proxy may echo it in. The zero value is empty and ready; a nil *Secrets has no
+// values. It is safe for concurrent use.
 type Secrets struct {
+	mu     sync.Mutex
 	values map[string]struct{}
+	// onAdd, when set, is called with each value Values would newly return, once.
+	onAdd func(string)
 }
 
-// add records v, and each of its lines when it has several.
-func (s *Secrets) add(v string) {
-	v = strings.TrimSpace(v)
-	if len(v) < minSecretLen {
+// OnAdd registers fn to be called, with each secret added from now on, as soon as it is added:
+// the action registers it with ::add-mask:: before the value can reach any output. Secrets
+// already held are not passed: mask them from Values first.
+func (s *Secrets) OnAdd(fn func(string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onAdd = fn
+}
+
+// Add records a secret obtained after loading (a token minted for a cluster), in every form,
+// and passes each new form to the OnAdd function before it returns.
+func (s *Secrets) Add(v string) {
+	s.add(v)
+}
+
+// add records v as it is and in the forms it may be echoed in: each line of a multi-line
+// value (not a PEM armor line), and base64 in the standard and URL alphabets, padded or not.
+func (s *Secrets) add(raw string) {
+	v := strings.TrimSpace(raw)
+	if v == "" {
 		return
 	}
-	if s.values == nil {
-		s.values = map[string]struct{}{}
-	}
-	s.values[v] = struct{}{}
-	if !strings.Contains(v, "\n") {
-		return
-	}
-	for line := range strings.Lines(v) {
-		line = strings.TrimSpace(line)
-		if len(line) < minSecretLen || pemArmor(line) {
-			continue
+	forms := []string{v}
+	if strings.Contains(v, "\n") {
+		for line := range strings.Lines(v) {
+			if line = strings.TrimSpace(line); line != "" && !pemArmor(line) {
+				forms = append(forms, line)
+			}
 		}
-		s.values[line] = struct{}{}
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		forms = append(forms, enc.EncodeToString([]byte(v)))
+		if raw != v {
+			// As given, with its line break: a PEM key is encoded so in client-key-data.
+			forms = append(forms, enc.EncodeToString([]byte(raw)))
+		}
+	}
+	s.record(forms...)
+}
+
+// addBasicAuth records a username and password and the basic-auth credentials they make,
+// user:password and its base64, which an echoed Authorization header carries.
+func (s *Secrets) addBasicAuth(user, password string) {
+	if password == "" {
+		return
+	}
+	s.add(password)
+	s.add(user + ":" + password)
+}
+
+func (s *Secrets) record(forms ...string) {
+	s.mu.Lock()
+	var added []string
+	for _, f := range forms {
+		if s.values == nil {
+			s.values = map[string]struct{}{}
+		}
+		if _, ok := s.values[f]; !ok {
+			s.values[f] = struct{}{}
+			if !strings.Contains(f, "\n") {
+				added = append(added, f)
+			}
+		}
+	}
+	onAdd := s.onAdd
+	s.mu.Unlock()
+	if onAdd != nil {
+		for _, f := range added {
+			onAdd(f)
+		}
 	}
 }
 
@@ -51,12 +111,14 @@ func pemArmor(line string) bool {
 }
 
 // Values returns the secrets to register with ::add-mask:: before anything is printed,
-// sorted and unique. The runner masks line by line, so a multi-line secret (a PEM key, a
-// wrapped base64 kubeconfig) is given as its lines, not as one value.
+// sorted and unique, whatever their length. The runner masks line by line, so a multi-line
+// secret (a PEM key, a wrapped base64 kubeconfig) is given as its lines, not as one value.
 func (s *Secrets) Values() []string {
 	if s == nil {
 		return nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []string
 	for v := range s.values {
 		if !strings.Contains(v, "\n") {
@@ -67,30 +129,62 @@ func (s *Secrets) Values() []string {
 	return out
 }
 
-// Redact replaces every occurrence of a secret in text with "***", longest secret first, so
-// a token inside a longer value is hidden along with it.
+// Redact replaces every occurrence of a secret in text with "***", longest secret first, so a
+// token inside a longer value is hidden along with it. Secrets shorter than substringMinLen are
+// replaced where they stand as a word of their own.
 func (s *Secrets) Redact(text string) string {
-	if s == nil || len(s.values) == 0 {
+	if s == nil || text == "" {
 		return text
 	}
-	all := make([]string, 0, len(s.values))
+	s.mu.Lock()
+	long := make([]string, 0, len(s.values))
+	var short []string
 	for v := range s.values {
-		all = append(all, v)
+		if len(v) >= substringMinLen {
+			long = append(long, v)
+		} else {
+			short = append(short, v)
+		}
 	}
-	slices.SortFunc(all, func(a, b string) int {
-		return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b))
-	})
-	pairs := make([]string, 0, 2*len(all))
-	for _, v := range all {
-		pairs = append(pairs, v, "***")
+	s.mu.Unlock()
+	if len(long) > 0 {
+		slices.SortFunc(long, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b)) })
+		pairs := make([]string, 0, 2*len(long))
+		for _, v := range long {
+			pairs = append(pairs, v, "***")
+		}
+		// strings.Replacer tries the pairs in argument order at each position: longest first.
+		text = strings.NewReplacer(pairs...).Replace(text)
 	}
-	// strings.Replacer tries the pairs in argument order at each position: longest first.
-	return strings.NewReplacer(pairs...).Replace(text)
+	for _, v := range short {
+		text = redactWord(text, v)
+	}
+	return text
 }
 
-// secretKey matches the names of auth-provider settings and exec environment variables that
-// hold credentials (id-token, refresh-token, client-secret, AWS_SECRET_ACCESS_KEY, ...).
-var secretKey = regexp.MustCompile(`(?i)token|secret|password|passwd|credential|key`)
+// redactWord replaces v in text where it is not part of a longer run of letters and digits.
+func redactWord(text, v string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(text, v)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + len(v)
+		if (i == 0 || !wordByte(text[i-1])) && (end == len(text) || !wordByte(text[end])) {
+			b.WriteString(text[:i])
+			b.WriteString("***")
+		} else {
+			b.WriteString(text[:end])
+		}
+		text = text[end:]
+	}
+}
+
+func wordByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
+}
 
 // addKubeconfig records the secrets of every user and cluster in cfg, selected or not.
 func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config) {
@@ -99,23 +193,23 @@ func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config) {
 			continue
 		}
 		s.add(u.Token)
-		s.add(u.Password)
+		s.addBasicAuth(u.Username, u.Password)
 		if len(u.ClientKeyData) > 0 {
 			s.add(string(u.ClientKeyData))
-			s.add(base64.StdEncoding.EncodeToString(u.ClientKeyData))
 		}
 		if u.AuthProvider != nil {
-			for k, v := range u.AuthProvider.Config {
-				if secretKey.MatchString(k) {
-					s.add(v)
-				}
+			// Every value, not only those whose key says it is a token: a provider's keys are
+			// its own to name.
+			for _, v := range u.AuthProvider.Config {
+				s.add(v)
 			}
 		}
 		if u.Exec != nil {
 			for _, e := range u.Exec.Env {
-				if secretKey.MatchString(e.Name) {
-					s.add(e.Value)
-				}
+				s.add(e.Value)
+			}
+			for _, a := range execValues(u.Exec.Args) {
+				s.add(a)
 			}
 		}
 	}
@@ -126,6 +220,37 @@ func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config) {
 		s.addURLPassword(c.Server)
 		s.addURLPassword(c.ProxyURL)
 	}
+}
+
+// execWords are the exec plugins' own words, which say nothing of an account and which
+// masking would erase from every log line: subcommands and the values of output flags.
+var execWords = map[string]bool{
+	"eks": true, "get-token": true, "token": true, "json": true, "yaml": true, "text": true,
+	"kubernetes": true, "cluster": true, "kubeconfig": true, "exec-credential": true,
+	"config": true, "config-helper": true, "auth": true, "true": true, "false": true,
+	// kubelogin's login modes, and the Azure Kubernetes Service AAD server application ID,
+	// which every AKS kubeconfig names and Microsoft documents.
+	"azurecli": true, "workloadidentity": true, "spn": true, "devicecode": true, "interactive": true,
+	"msi": true, "ropc": true, "azd": true, "6dae42f8-4368-4678-94ff-3960e28e3630": true,
+}
+
+// execValues returns the arguments of an exec plugin that may be secret: every value of a
+// flag (--client-secret VALUE, --token=VALUE) and every positional argument, except the
+// plugins' own words (execWords) and flags.
+func execValues(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			if _, v, ok := strings.Cut(a, "="); ok {
+				out = append(out, v)
+			}
+			continue
+		}
+		if !execWords[a] {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // addURLPassword records the password of a URL's user info (https://user:pass@host).
@@ -142,7 +267,7 @@ func (s *Secrets) addURLPassword(raw string) {
 		return
 	}
 	if p, ok := u.User.Password(); ok {
-		s.add(p)
+		s.addBasicAuth(u.User.Username(), p)
 	}
 }
 

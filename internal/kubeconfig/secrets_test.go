@@ -1,39 +1,114 @@
 package kubeconfig
 
 import (
+	"encoding/base64"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
+
+// encoded is v and the base64 forms a server or proxy may echo it in.
+func encoded(v string) []string {
+	out := []string{v}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		out = append(out, enc.EncodeToString([]byte(v)))
+	}
+	return out
+}
 
 func TestSecretsValues(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
 		added []string
-		want  []string
+		want  []string // besides the base64 forms of each added value
 	}{
 		{name: "none"},
 		{name: "sorted, unique, trimmed", added: []string{"zz-token-1", " aa-token-2\n", "zz-token-1"}, want: []string{"aa-token-2", "zz-token-1"}},
-		{name: "short values skipped", added: []string{"admin", "abc", "", "sixsix"}, want: []string{"sixsix"}},
+		{name: "short values too", added: []string{"admin", "abc", ""}, want: []string{"abc", "admin"}},
 		{
 			name:  "multi-line: each line, not the armor, not the whole",
 			added: []string{fakeKey},
 			want:  []string{"AwEHoUQD" + marker + "keyLineTwo0123456789QrStUv", "MHcCAQEEI" + marker + "keyLineOneAbCdEfGhIjKlMnOp"},
 		},
-		{name: "wrapped base64", added: []string{"QUJDREVG\r\nR0hJSktM\r\nTU4=\r\n"}, want: []string{"QUJDREVG", "R0hJSktM"}},
+		{name: "wrapped base64", added: []string{"QUJDREVG\r\nR0hJSktM\r\nTU4=\r\n"}, want: []string{"QUJDREVG", "R0hJSktM", "TU4="}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := &Secrets{}
+			want := map[string]bool{}
 			for _, v := range tt.added {
 				s.add(v)
+				if trimmed := strings.TrimSpace(v); trimmed != "" {
+					for _, e := range append(encoded(trimmed)[1:], encoded(v)[1:]...) {
+						want[e] = true
+					}
+				}
 			}
-			if diff := cmp.Diff(tt.want, s.Values()); diff != "" {
+			for _, v := range tt.want {
+				want[v] = true
+			}
+			got := map[string]bool{}
+			for _, v := range s.Values() {
+				got[v] = true
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Values() (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestSecretsForms: what a kubeconfig holds is masked in every form it can be echoed in.
+func TestSecretsForms(t *testing.T) {
+	t.Parallel()
+	cfg := clientcmdapi.NewConfig()
+	cfg.AuthInfos["basic"] = &clientcmdapi.AuthInfo{Username: "deploy", Password: "pw"}
+	cfg.AuthInfos["exec"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		Command: "kubelogin", Args: []string{"get-token", "--login", "spn", "--client-secret", "cs-Value", "--tenant=tnt", "positional"},
+		Env: []clientcmdapi.ExecEnvVar{{Name: "ANY_NAME", Value: "env-v"}},
+	}}
+	cfg.AuthInfos["provider"] = &clientcmdapi.AuthInfo{AuthProvider: &clientcmdapi.AuthProviderConfig{Name: "oidc", Config: map[string]string{"whatever": "pv"}}}
+	s := &Secrets{}
+	s.addKubeconfig(cfg)
+	masked := map[string]bool{}
+	for _, v := range s.Values() {
+		masked[v] = true
+	}
+	for _, v := range [][]string{encoded("pw"), encoded("deploy:pw"), encoded("cs-Value"), encoded("tnt"), encoded("positional"), encoded("env-v"), encoded("pv")} {
+		for _, form := range v {
+			if !masked[form] {
+				t.Errorf("%q is not masked", form)
+			}
+		}
+	}
+	for _, word := range []string{"get-token", "spn", "--login", "--client-secret", "deploy"} {
+		if masked[word] {
+			t.Errorf("%q is masked: it is the plugin's own word or a user name, and masking it would blank it from every log line", word)
+		}
+	}
+	if got := s.Redact("Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("deploy:pw"))); got != "Authorization: Basic ***" {
+		t.Errorf("Redact(an echoed Basic header) = %q", got)
+	}
+}
+
+// TestSecretsOnAdd: a secret added later is passed, in each of its forms, to the OnAdd
+// function before Add returns.
+func TestSecretsOnAdd(t *testing.T) {
+	t.Parallel()
+	s := &Secrets{}
+	s.add("loaded-early")
+	var got []string
+	s.OnAdd(func(v string) { got = append(got, v) })
+	s.Add("minted-later")
+	s.Add("minted-later")
+	// Each form once: the four base64 encodings of "minted-later" are the same text.
+	if diff := cmp.Diff([]string{"minted-later", "bWludGVkLWxhdGVy"}, got); diff != "" {
+		t.Errorf("OnAdd got (-want +got):\n%s", diff)
 	}
 }
 
@@ -51,7 +126,8 @@ func TestSecretsRedact(t *testing.T) {
 		{name: "every occurrence", added: []string{token}, text: token + "," + token, want: "***,***"},
 		{name: "longest first", added: []string{"secret-part", "secret-part-and-more"}, text: "x secret-part-and-more y secret-part", want: "x *** y ***"},
 		{name: "multi-line whole and lines", added: []string{fakeKey}, text: "key:\n" + fakeKey + "line: MHcCAQEEI" + marker + "keyLineOneAbCdEfGhIjKlMnOp!", want: "key:\n***\nline: ***!"},
-		{name: "short values kept", added: []string{"admin"}, text: "user admin", want: "user admin"},
+		{name: "short values as words", added: []string{"pw1"}, text: "password pw1; pw1x kept; x-pw1-y", want: "password ***; pw1x kept; x-***-y"},
+		{name: "short values inside words kept", added: []string{"adm"}, text: "admin", want: "admin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

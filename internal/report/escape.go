@@ -2,6 +2,7 @@ package report
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/org/app-status-action/internal/sanitize"
 )
@@ -9,12 +10,15 @@ import (
 // mdText escapes text for markdown outside code: in a table cell, a list item or a paragraph.
 // It is cleaned to one line and cut to limit runes first. Characters that start markdown
 // syntax (code spans, emphasis, links, cell breaks) are backslash-escaped and HTML
-// delimiters become entities, so the text shows as it is and cannot break out.
+// delimiters become entities, so the text shows as it is and cannot break out. A word joiner
+// (U+2060, invisible) follows an @ or a # that starts a word, so that GitHub makes no
+// @mention (a notification to whoever has that name) or #123 link out of a cluster's text.
 func mdText(s string, limit int) string {
 	s = sanitize.Truncate(sanitize.Line(s), limit)
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
-	for _, r := range s {
+	rs := []rune(s)
+	for i, r := range rs {
 		switch r {
 		case '\\', '`', '*', '_', '[', ']', '|', '~':
 			b.WriteByte('\\')
@@ -25,11 +29,22 @@ func mdText(s string, limit int) string {
 			b.WriteString("&gt;")
 		case '&':
 			b.WriteString("&amp;")
+		case '@', '#':
+			b.WriteRune(r)
+			startsWord := i == 0 || !wordRune(rs[i-1])
+			if startsWord && i+1 < len(rs) && wordRune(rs[i+1]) && rs[i+1] != '_' {
+				b.WriteRune('\u2060')
+			}
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// wordRune reports a rune that continues a word, as GitHub's autolinks read words.
+func wordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_'
 }
 
 // htmlText escapes text for raw HTML, where markdown is not rendered (a <summary>). It is cleaned

@@ -25,6 +25,10 @@ func TestMDText(t *testing.T) {
 		{name: "unicode", in: "ünïcödé ✅", want: "ünïcödé ✅"},
 		{name: "invalid utf-8", in: "a\xffb", want: "a\uFFFDb"},
 		{name: "cut to limit", in: strings.Repeat("x", 250), want: strings.Repeat("x", 199) + "…"},
+		{name: "mention", in: "ping @octocat and @org/team", want: "ping @\u2060octocat and @\u2060org/team"},
+		{name: "issue link", in: "fixes #123 and GH-1 #x", want: "fixes #\u2060123 and GH-1 #\u2060x"},
+		{name: "not a mention inside a word", in: "main@sha1:abc user@example.com a#1", want: "main@sha1:abc user@example.com a#1"},
+		{name: "lone signs", in: "@ # @- #!", want: "@ # @- #!"},
 	}
 	for _, tt := range tests {
 		if got := mdText(tt.in, 200); got != tt.want {

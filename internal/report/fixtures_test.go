@@ -32,7 +32,8 @@ func fixtures() []fixture {
 }
 
 // kustomization is a Flux object; verdict and ready say how it is.
-func kustomization(ns, name string, verdict result.Verdict, ready, applied string) result.FluxObject {
+func kustomization(name string, verdict result.Verdict, ready, applied string) result.FluxObject {
+	const ns = "flux-system"
 	return result.FluxObject{
 		ID: result.ObjectID("Kustomization", ns, name), Kind: "Kustomization", Namespace: ns, Name: name,
 		Verdict: verdict, Ready: ready, Reason: "ReconciliationSucceeded", Message: "Applied revision: " + applied,
@@ -60,7 +61,7 @@ func webApp() []result.Object {
 func currentCluster(name, rev string, ms int64) result.Cluster {
 	return result.Cluster{
 		SchemaVersion: result.SchemaVersion, Name: name, Verdict: result.VerdictCurrent, ExpectedRevision: rev,
-		Flux:    []result.FluxObject{kustomization("flux-system", "my-app", result.VerdictCurrent, "True", rev)},
+		Flux:    []result.FluxObject{kustomization("my-app", result.VerdictCurrent, "True", rev)},
 		Objects: webApp(), DurationMs: ms,
 	}
 }
@@ -105,13 +106,13 @@ func mixedRun() result.Run {
 
 	lab := currentCluster("lab", revNew, 2310)
 	lab.Verdict, lab.Code, lab.Message = result.VerdictSuspended, result.CodeFluxSuspended, app+" is suspended"
-	lab.Flux[0] = kustomization("flux-system", "my-app", result.VerdictSuspended, "True", revOld)
+	lab.Flux[0] = kustomization("my-app", result.VerdictSuspended, "True", revOld)
 	lab.Flux[0].Suspended, lab.Flux[0].Code = true, result.CodeFluxSuspended
 
 	staging := currentCluster("staging", revNew, 300_004)
 	staging.Verdict = result.VerdictTimeout
 	staging.Message = "timed out after 5m0s waiting for revision main@sha1:9f8e7d6 (applied main@sha1:0a1b2c3)"
-	staging.Flux[0] = kustomization("flux-system", "my-app", result.VerdictTimeout, "True", revOld)
+	staging.Flux[0] = kustomization("my-app", result.VerdictTimeout, "True", revOld)
 	staging.Flux[0].Generation = 4
 
 	return result.NewRun([]string{app}, revNew, []result.Cluster{
@@ -120,7 +121,7 @@ func mixedRun() result.Run {
 			SchemaVersion: result.SchemaVersion, Name: "prod-us", Verdict: result.VerdictFailed, ExpectedRevision: revNew,
 			Code: result.CodeImagePull, Reason: "ImagePullBackOff",
 			Message:    `Deployment/app/web: Back-off pulling image "ghcr.io/org/web:nope"`,
-			Flux:       []result.FluxObject{kustomization("flux-system", "my-app", result.VerdictCurrent, "True", revNew)},
+			Flux:       []result.FluxObject{kustomization("my-app", result.VerdictCurrent, "True", revNew)},
 			Objects:    prodObjects,
 			DurationMs: 184_250,
 		},
@@ -145,7 +146,7 @@ func platform(cluster string, failing bool) result.Cluster {
 	c := result.Cluster{
 		SchemaVersion: result.SchemaVersion, Name: cluster, Verdict: result.VerdictCurrent, DurationMs: 45_600,
 		Flux: []result.FluxObject{
-			kustomization("flux-system", "platform", result.VerdictCurrent, "True", revNew),
+			kustomization("platform", result.VerdictCurrent, "True", revNew),
 			{
 				ID: hr, Kind: "HelmRelease", Namespace: "app", Name: "web", Owner: ks, Verdict: result.VerdictCurrent,
 				Ready: "True", Reason: "UpgradeSucceeded", Message: "Helm upgrade succeeded for release app/web.v7 with chart web@1.4.0",
@@ -202,7 +203,7 @@ func hostileRun() result.Run {
 		Reason: "CreateContainerConfigError",
 		Message: "line one\nline two | with pipe <script>alert('x')</script> `code` **bold** [link](https://evil.example) " +
 			"&amp; _under_ </summary></details>",
-		Flux: []result.FluxObject{kustomization("flux-system", "my|app", result.VerdictFailed, "False", revNew)},
+		Flux: []result.FluxObject{kustomization("my|app", result.VerdictFailed, "False", revNew)},
 		Objects: []result.Object{
 			object(hostileApp, "apps", "Deployment", "app", "web", result.ObjectInProgress, "Available: 0/1\n| a | b |"),
 		},

@@ -20,6 +20,15 @@ func JSON(run result.Run) ([]byte, error) {
 	return b, nil
 }
 
+// CompactJSON renders the whole Run like JSON, on one line: the report output.
+func CompactJSON(run result.Run) ([]byte, error) {
+	b, err := encodeJSON(normalise(run), "")
+	if err != nil {
+		return nil, fmt.Errorf("render run as json: %w", err)
+	}
+	return bytes.TrimSuffix(b, []byte("\n")), nil
+}
+
 // ResultsJSON renders run.Results as a compact JSON array, `[]` when there are none: the
 // `results` output, whose elements are the schema's $defs/cluster.
 func ResultsJSON(run result.Run) ([]byte, error) {

@@ -17,6 +17,9 @@ const DefaultMaxBytes = 512 << 10
 type MarkdownOptions struct {
 	// MaxBytes is the size the summary stays under, DefaultMaxBytes when zero or less.
 	MaxBytes int
+	// BadInput, when set, is why no cluster was contacted: it opens the summary, escaped like
+	// any other text.
+	BadInput string
 }
 
 // Limits on what the summary shows, so that one cluster or one message cannot crowd out the
@@ -52,6 +55,9 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 	budget := limit - noteReserve
 
 	var b strings.Builder
+	if opts.BadInput != "" {
+		fmt.Fprintf(&b, "**Bad input:** %s\n\n", mdText(opts.BadInput, maxConditionRunes))
+	}
 	writeHeadline(&b, run)
 	writeCondition(&b, run.Condition)
 	var cut cuts

@@ -35,7 +35,7 @@ func fleetRun(clusters, objects int) result.Run {
 		cs[i] = result.Cluster{
 			SchemaVersion: result.SchemaVersion, Name: fmt.Sprintf("c%05d", i), Verdict: result.VerdictFailed,
 			Code: result.CodeCrashLoop, Message: long, DurationMs: 1234,
-			Flux:    []result.FluxObject{kustomization("flux-system", "my-app", result.VerdictFailed, "False", revNew)},
+			Flux:    []result.FluxObject{kustomization("my-app", result.VerdictFailed, "False", revNew)},
 			Objects: inventory,
 		}
 	}

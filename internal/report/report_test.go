@@ -8,16 +8,6 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
-// hex is n hex digits.
-func hex(n int) string {
-	const digits = "0123456789abcdef"
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = digits[i%16]
-	}
-	return string(b)
-}
-
 func TestFormatDuration(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

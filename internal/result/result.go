@@ -117,6 +117,9 @@ type Cluster struct {
 	Objects []Object `json:"objects"`
 	// DurationMs is how long the cluster took, in milliseconds.
 	DurationMs int64 `json:"durationMs"`
+	// Truncated is set when details of the cluster were left out to keep the document under
+	// a size limit (GitHub's for step outputs); the full document is elsewhere (report-file).
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // FluxObject is the state of a Kustomization or HelmRelease.
@@ -210,6 +213,9 @@ type Run struct {
 	FailedClusters   []string  `json:"failedClusters"` // every cluster that is not Current
 	DurationMs       int64     `json:"durationMs"`
 	Results          []Cluster `json:"results"`
+	// Truncated is set when the document was cut to stay under a size limit (GitHub's for
+	// step outputs); the full document is elsewhere (the report-file output).
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // NewRun sorts the clusters by name and derives the overall status, the aggregated Ready
