@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/org/app-status-action/internal/cli.Version=$(VERSION)
 BIN_DIR = $(shell hack/build-bins.sh)
 
-.PHONY: all build test test-short lint bins demo up bench fuzz clean
+.PHONY: all build test test-short lint bins demo up bench bench-fleet fuzz clean
 
 all: build
 
@@ -60,6 +60,16 @@ up:
 bench: build
 	@bindir=$$(hack/build-bins.sh) && \
 	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bench --app-status $(CURDIR)/bin/app-status --out $(CURDIR)/docs
+
+## bench-fleet: 1, 100 and 1000 fake clusters, some hung, throttled or failing, against the
+## engine as it was before issue 11 (PEER, a commit), in one run (see docs/fleet-benchmark.md)
+PEER ?= 71a2654
+bench-fleet: build
+	@peer=$$(mktemp -d) && trap 'rm -rf "$$peer"' EXIT && \
+	git archive $(PEER) | tar -x -C $$peer && \
+	(cd $$peer && CGO_ENABLED=0 go build -trimpath -o app-status ./cmd/app-status) && \
+	go -C hack run ./fleet --app-status $(CURDIR)/bin/app-status --peer $$peer/app-status \
+		--peer-name "app-status $(PEER) (before issue 11)" --out $(CURDIR)/docs
 
 clean:
 	rm -rf bin .demo

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"k8s.io/klog/v2"
+	"github.com/org/app-status-action/internal/verify"
 )
 
 // Version is stamped at build time with -ldflags "-X .../internal/cli.Version=v1.2.3".
@@ -55,9 +55,7 @@ Run "app-status verify -h" for the flags.
 // Run runs the program and returns its exit code: 0 when every cluster is Current, 1 when
 // not, 2 for bad usage.
 func Run(ctx context.Context, args []string, env Env) int {
-	// client-go logs retries and watch errors through klog; the verdicts say what matters.
-	klog.SetOutput(io.Discard)
-	klog.LogToStderr(false)
+	verify.DiscardClientLogs()
 
 	if len(args) == 0 {
 		if env.Getenv("GITHUB_ACTIONS") == "true" {

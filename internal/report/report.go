@@ -44,6 +44,8 @@ func verdictSymbol(v result.Verdict) string {
 		return "❓"
 	case result.VerdictUnreachable:
 		return "🔌"
+	case result.VerdictThrottled:
+		return "🐢"
 	case result.VerdictUnauthorized, result.VerdictForbidden:
 		return "🔒"
 	case result.VerdictInvalidConfig:

@@ -26,6 +26,7 @@ const (
 	VerdictSuspended     Verdict = "Suspended"     // the Flux object has spec.suspend: true
 	VerdictNotFound      Verdict = "NotFound"      // the Flux object (or its API) does not exist
 	VerdictUnreachable   Verdict = "Unreachable"   // the API server could not be reached
+	VerdictThrottled     Verdict = "Throttled"     // the API server refused to answer for now (429)
 	VerdictUnauthorized  Verdict = "Unauthorized"  // the credentials were rejected (401)
 	VerdictForbidden     Verdict = "Forbidden"     // the credentials may not read what is needed (403)
 	VerdictInvalidConfig Verdict = "InvalidConfig" // the kubeconfig cannot be used from the container
@@ -35,7 +36,7 @@ const (
 // Verdicts lists every verdict, in the order the reports explain them.
 var Verdicts = []Verdict{
 	VerdictCurrent, VerdictInProgress, VerdictFailed, VerdictTimeout, VerdictSuspended, VerdictNotFound,
-	VerdictUnreachable, VerdictUnauthorized, VerdictForbidden, VerdictInvalidConfig, VerdictCancelled,
+	VerdictUnreachable, VerdictThrottled, VerdictUnauthorized, VerdictForbidden, VerdictInvalidConfig, VerdictCancelled,
 }
 
 // Code is a stable, machine-readable reason for a failure that a pipeline can switch on.

@@ -196,6 +196,18 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	return nil
 }
 
+// Start starts a stopped cluster's processes again and waits until its API server answers; its
+// data (etcd's) is the same. The Flux controllers are not started again: call StartFlux.
+func (c *Cluster) Start(ctx context.Context) error {
+	if out, err := c.bed.kwokctl(ctx, "start", "cluster", "--name", c.Name); err != nil {
+		return fmt.Errorf("testbed: start cluster %s: %w\n%s", c.Name, err, tail(out, 10))
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		body, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && string(body) == "ok", nil
+	})
+}
+
 // delete removes the cluster and its processes.
 func (c *Cluster) delete() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

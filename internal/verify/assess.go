@@ -33,6 +33,9 @@ type assessment struct {
 	notFound bool
 	// syncing is true while a cache is still loading: a snapshot waits for it.
 	syncing bool
+	// listing is true while a first list is on its way (not failed): the work a connect slot
+	// bounds. A list that failed waits for its retry, which costs nothing.
+	listing bool
 	// recheck is the earliest moment a grace period ends.
 	recheck time.Time
 }
@@ -96,7 +99,7 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 
 	w := s.watches.get(watchKey{gvr: ref.Kind.GroupVersionResource(), namespace: ref.Namespace})
 	if !s.watchReady(e, w, string(ref.Kind)+" in namespace "+ref.Namespace) {
-		fo.Message = "waiting for the first list"
+		fo.Message = "not listed yet"
 		e.flux = append(e.flux, fo)
 		return
 	}
@@ -217,12 +220,12 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 			return
 		}
 		if !ready {
-			ro.Message = "waiting for the first list"
+			ro.Message = "not listed yet"
 			e.objects = append(e.objects, ro)
 			return
 		}
 	} else if !s.watchReady(e, w, what) {
-		ro.Message = "waiting for the first list"
+		ro.Message = "not listed yet"
 		e.objects = append(e.objects, ro)
 		return
 	}
@@ -276,7 +279,7 @@ func namespaceSuffix(ns string) string {
 
 // watchReady reports whether a watch has its first list; a list the credentials may not make
 // settles the cluster as Forbidden (or Unauthorized) at once, since waiting will not fix it.
-func (s *clusterState) watchReady(e *assessment, w *watch, what string) bool {
+func (s *clusterState) watchReady(e *assessment, w cachedList, what string) bool {
 	if w.synced() {
 		return true
 	}
@@ -285,7 +288,10 @@ func (s *clusterState) watchReady(e *assessment, w *watch, what string) bool {
 			e.fail(verdictReason{verdict: v, reason: string(v), message: msg})
 			return false
 		}
-		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "ListFailed", message: fmt.Sprintf("listing %s: %v", what, err)})
+		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "ListFailed", message: fmt.Sprintf("listing %s: %s", what, apiMessage(err))})
+	} else {
+		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Listing", message: waitingMessage(w, what, s.req.Clock())})
+		e.listing = true
 	}
 	e.syncing = true
 	return false
@@ -361,7 +367,7 @@ func (s *clusterState) classify(e *assessment, ro *result.Object, u *unstructure
 // optionalWatchReady is watchReady for what the verdict can do without: a list the
 // credentials may not make (403) is not the cluster's verdict but a note, returned as
 // forbidden, saying what to grant.
-func (s *clusterState) optionalWatchReady(e *assessment, w *watch, what string) (ready bool, forbidden string) {
+func (s *clusterState) optionalWatchReady(e *assessment, w cachedList, what string) (ready bool, forbidden string) {
 	if w.synced() {
 		return true, ""
 	}
@@ -397,7 +403,7 @@ func typedTransform[T any]() func(any) (any, error) {
 	}
 }
 
-func listOf[T any](w *watch) []*T {
+func listOf[T any](w cachedList) []*T {
 	items := w.list()
 	out := make([]*T, 0, len(items))
 	for _, it := range items {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -13,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -23,17 +27,35 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
-// clusterState is what verifying one cluster keeps between evaluations.
+// The bounds of connecting to a cluster. A probe attempt that gets no answer in time is
+// retried, up to probeAttempts; a snapshot (get) tries less, to answer within seconds. A
+// cluster holds its connect slot while its first lists are on their way, at most slotHold: one
+// whose lists fail, or take longer, gives it back and goes on waiting, so failing or slow
+// servers never starve the others.
+const (
+	probeTimeout          = 5 * time.Second
+	probeAttempts         = 3
+	snapshotProbeTimeout  = 3 * time.Second
+	snapshotProbeAttempts = 2
+	slotHold              = 5 * time.Second
+)
+
+// clusterState is what verifying one cluster keeps between assessments.
 type clusterState struct {
-	req            Request
-	watches        *watchSet
+	req      Request
+	ctx      context.Context // the cluster's own: cancelled when its verdict is given
+	watches  objectCache
+	closeAll func()
+
+	httpClient     *http.Client
 	kube           kubernetes.Interface
 	dynamicClient  dynamic.Interface
 	metadataClient metadata.Interface
+	throttled      *throttleRecorder
 	// releases caches what the Helm storage secrets read list (see releaseObjects).
 	releases map[string]storedRelease
 
-	// inventories caches each Flux object's parsed inventory by resourceVersion: evaluations
+	// inventories caches each Flux object's parsed inventory by resourceVersion: assessments
 	// run after every change of any watched object, the inventory changes only with its owner.
 	inventories map[string]parsedInventory
 
@@ -46,8 +68,9 @@ type clusterState struct {
 }
 
 // verifyCluster verifies one cluster and returns its verdict; it never returns an error:
-// whatever goes wrong is the verdict.
-func verifyCluster(ctx context.Context, req Request, target Target, rep *reporter) result.Cluster {
+// whatever goes wrong is the verdict. Every goroutine and connection it opened is gone when it
+// returns.
+func verifyCluster(ctx context.Context, req Request, target Target, rep *reporter, slots *connectSlots) result.Cluster {
 	start := req.Clock()
 	out := result.Cluster{SchemaVersion: result.SchemaVersion, Name: target.Name, ExpectedRevision: req.Revision.String()}
 	finish := func(v verdictReason) result.Cluster {
@@ -65,41 +88,41 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	if target.Config == nil {
 		return finish(verdictReason{verdict: result.VerdictInvalidConfig, reason: "InvalidConfig", message: target.Invalid})
 	}
-	if ctx.Err() != nil {
-		v, msg := stopVerdict(ctx)
-		return finish(verdictReason{verdict: v, reason: string(v), message: cmp.Or(msg, "not started before the timeout")})
-	}
-
-	cfg := rest.CopyConfig(target.Config)
-	cfg.QPS, cfg.Burst = 50, 100
-	cfg.Dial = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	cfg.UserAgent = "app-status-action"
-	state, err := newClusterState(req, cfg)
+	state, err := newClusterState(ctx, req, target.Config)
 	if err != nil {
 		return finish(verdictReason{verdict: result.VerdictInvalidConfig, reason: "InvalidConfig", message: err.Error()})
 	}
-	watchCtx, stopWatches := context.WithCancel(ctx)
-	defer stopWatches()
-	notify := make(chan struct{}, 1)
-	state.watches = newWatchSet(watchCtx, state.dynamicClient, state.metadataClient, func() {
-		select {
-		case notify <- struct{}{}:
-		default:
-		}
-	})
+	defer state.close()
 	rep.report(target.Name, 0, result.VerdictInProgress, "connecting", false)
+	// The probe is one small request: every cluster makes it at once, so an unreachable or
+	// hung cluster never waits behind the others, nor makes them wait.
 	if v, failed := state.probe(ctx); failed {
 		return finish(v)
 	}
+	// The first lists are the part that costs CPU and memory: at most MaxParallel clusters
+	// make them at once. Waiting afterwards costs nothing and holds no slot.
+	if !slots.acquire(ctx) {
+		return finish(state.stopped(ctx, nil, req.Timeout))
+	}
+	release := slots.releaser()
+	defer release()
 
+	holdUntil := req.Clock().Add(slotHold)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	notify := state.notifications()
 	var last *assessment
 	for {
 		now := req.Clock()
 		e := state.assess(now)
 		last = e
 		out.Flux, out.Objects = e.flux, e.objects
+		// The slot goes back once no first list is on its way: all arrived, or the ones
+		// left failed and wait for their retry (a server answering 500 or 429 costs nothing
+		// to wait on), or after slotHold, for a server that is slow to answer.
+		if !e.listing || !now.Before(holdUntil) {
+			release()
+		}
 		switch {
 		case e.fatal != nil:
 			if e.fatal.verdict == result.VerdictFailed {
@@ -108,8 +131,11 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 			return finish(*e.fatal)
 		case e.pending == nil && !e.syncing:
 			return finish(verdictReason{verdict: result.VerdictCurrent, message: currentMessage(out)})
-		case req.Snapshot && !e.syncing:
-			p := *e.pending
+		case req.Snapshot:
+			p := verdictReason{verdict: result.VerdictInProgress, message: "waiting"}
+			if e.pending != nil {
+				p = *e.pending
+			}
 			if e.notFound {
 				p.verdict = result.VerdictNotFound
 			} else {
@@ -120,26 +146,38 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		if e.pending != nil {
 			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.pending.message, false)
 		}
-		if !e.recheck.IsZero() {
-			timer.Reset(max(e.recheck.Sub(now), 0))
+		wake := e.recheck
+		if e.listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {
+			wake = holdUntil
+		}
+		if e.syncing && (wake.IsZero() || now.Add(time.Second).Before(wake)) {
+			wake = now.Add(time.Second) // refresh "has not answered for Ns"
+		}
+		if !wake.IsZero() {
+			timer.Reset(max(wake.Sub(now), 0))
 		}
 		select {
 		case <-ctx.Done():
-			return finish(stopped(ctx, last, req.Timeout))
+			return finish(state.stopped(ctx, last, req.Timeout))
 		case <-notify:
 		case <-timer.C:
 		}
 	}
 }
 
-// stopped is the verdict of a cluster whose wait ended before it had one of its own.
-func stopped(ctx context.Context, last *assessment, timeout time.Duration) verdictReason {
+// stopped is the verdict of a cluster whose wait ended before it had one of its own: what it
+// was waiting for, and the API server's 429 if that is why.
+func (s *clusterState) stopped(ctx context.Context, last *assessment, timeout time.Duration) verdictReason {
 	v, msg := stopVerdict(ctx)
-	pending := verdictReason{message: "waiting for the first list"}
+	pending := verdictReason{message: "no answer from the API server yet"}
 	if last != nil && last.pending != nil {
 		pending = *last.pending
 	}
 	if v == result.VerdictTimeout {
+		if wait, ok := s.throttled.recent(); ok && last != nil && last.syncing {
+			return verdictReason{verdict: result.VerdictThrottled, reason: string(result.VerdictThrottled),
+				message: fmt.Sprintf("timed out after %s: %s", timeout, throttledMessage(wait, "the app's objects"))}
+		}
 		if last != nil && last.notFound {
 			v = result.VerdictNotFound
 		}
@@ -166,11 +204,17 @@ func currentMessage(c result.Cluster) string {
 	return fmt.Sprintf("%d objects Current", len(c.Objects))
 }
 
-// newClusterState builds the clients for a cluster. Nothing is contacted yet. The clients share
-// one HTTP client, so the cluster gets one connection (one TLS handshake): built from the
-// config separately, they would not share a transport, since the custom Dial makes client-go's
-// transport cache miss.
-func newClusterState(req Request, cfg *rest.Config) (*clusterState, error) {
+// newClusterState builds the clients for a cluster and its object cache: informers, or lists
+// for a snapshot. Nothing is contacted yet. The clients share one HTTP client, so the cluster
+// gets one connection (one TLS handshake): built from the config separately, they would not
+// share a transport, since the custom Dial makes client-go's transport cache miss.
+func newClusterState(ctx context.Context, req Request, config *rest.Config) (*clusterState, error) {
+	cfg := rest.CopyConfig(config)
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.Dial = (&net.Dialer{Timeout: probeTimeout, KeepAlive: 30 * time.Second}).DialContext
+	cfg.UserAgent = "app-status-action"
+	throttled := &throttleRecorder{clock: req.Clock}
+	cfg.Wrap(throttled.wrap)
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
@@ -187,46 +231,158 @@ func newClusterState(req Request, cfg *rest.Config) (*clusterState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
-	disco := memory.NewMemCacheClient(kube.Discovery())
-	return &clusterState{
-		req: req, kube: kube, dynamicClient: dyn, metadataClient: md,
-		mapper: restmapper.NewDeferredDiscoveryRESTMapper(disco), inventories: map[string]parsedInventory{},
-		mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
-	}, nil
+	// Discovery requests get a deadline of their own (watches must have none), over the same
+	// connections.
+	disco, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, &http.Client{Transport: httpClient.Transport, Timeout: listTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("build client: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &clusterState{
+		req: req, ctx: ctx, httpClient: httpClient, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
+		mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
+		inventories: map[string]parsedInventory{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
+	}
+	if req.Snapshot {
+		s.watches = newListSet(ctx, dyn, md, req.Clock)
+		s.closeAll = cancel
+	} else {
+		notify := make(chan struct{}, 1)
+		ws := newWatchSet(ctx, dyn, md, req.Clock, func() {
+			select {
+			case notify <- struct{}{}:
+			default:
+			}
+		})
+		ws.notifyCh = notify
+		s.watches = ws
+		s.closeAll = func() {
+			cancel()
+			ws.close()
+		}
+	}
+	return s, nil
 }
 
-// probe reads the first requested Flux object once, directly, so an unreachable cluster or
-// refused credentials get their verdict in seconds instead of an informer retrying forever.
-// Network errors are retried briefly; a missing object is not an error (it may be created).
+// notifications is the channel that says something changed (never for a snapshot).
+func (s *clusterState) notifications() <-chan struct{} {
+	if ws, ok := s.watches.(*watchSet); ok {
+		return ws.notifyCh
+	}
+	return nil
+}
+
+// close stops every informer, waits for their goroutines and closes the idle connections of
+// the transport underneath client-go's wrappers (http.Client's own CloseIdleConnections stops
+// at the first wrapper).
+func (s *clusterState) close() {
+	s.closeAll()
+	utilnet.CloseIdleConnectionsFor(s.httpClient.Transport)
+}
+
+// probe reads the first requested Flux object once, directly, so an unreachable cluster,
+// refused credentials or a bad certificate get their verdict in seconds instead of an informer
+// retrying for ever. An attempt without an answer in probeTimeout is retried a few times, never
+// past the run's deadline; a missing object is not an error (it may be created).
 func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 	if len(s.req.Resources) == 0 {
 		return verdictReason{}, false
 	}
 	ref := s.req.Resources[0]
-	var err error
-	for attempt := range 3 {
-		attemptCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err = s.dynamicClient.Resource(ref.Kind.GroupVersionResource()).Namespace(ref.Namespace).Get(attemptCtx, ref.Name, metav1.GetOptions{})
+	attempts, timeout := probeAttempts, probeTimeout
+	if s.req.Snapshot {
+		attempts, timeout = snapshotProbeAttempts, snapshotProbeTimeout
+	}
+	unreachable := verdictReason{verdict: result.VerdictUnreachable, reason: string(result.VerdictUnreachable)}
+	for attempt := range attempts {
+		attemptCtx, cancel := context.WithTimeout(ctx, timeout)
+		_, err := s.dynamicClient.Resource(ref.Kind.GroupVersionResource()).Namespace(ref.Namespace).Get(attemptCtx, ref.Name, metav1.GetOptions{})
+		timedOut := attemptCtx.Err() != nil
 		cancel()
 		if err == nil || (apierrors.IsNotFound(err) && !isNotServed(err)) {
 			return verdictReason{}, false
 		}
-		v, msg, ok := connectionVerdict(err, ref.ID())
-		if !ok {
-			return verdictReason{}, false // the informers will meet it again and say more
+		if ctx.Err() != nil {
+			// The run's own deadline (or a cancellation) came first: that is the verdict.
+			v, msg := stopVerdict(ctx)
+			return verdictReason{verdict: v, reason: string(v), message: cmp.Or(msg, fmt.Sprintf("timed out after %s", s.req.Timeout)) +
+				" while connecting: " + connectingMessage(err, timedOut)}, true
 		}
-		if v != result.VerdictUnreachable || ctx.Err() != nil || attempt == 2 {
-			if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errTimeout) {
-				v, msg = stopVerdict(ctx)
-			}
+		if wait, ok := s.throttled.recent(); ok {
+			return verdictReason{verdict: result.VerdictThrottled, reason: string(result.VerdictThrottled), message: throttledMessage(wait, ref.ID())}, true
+		}
+		v, msg, ok := connectionVerdict(err, ref.ID())
+		switch {
+		case ok && v != result.VerdictUnreachable:
 			return verdictReason{verdict: v, reason: string(v), message: msg}, true
+		case ok:
+			unreachable.message = msg
+		case timedOut:
+			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%d tries)", timeout, attempt+1)
+		default:
+			return verdictReason{}, false // the informers will meet it again and say more
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
 		}
 	}
-	return verdictReason{}, false
+	return unreachable, true
+}
+
+// connectingMessage says how the last probe attempt ended.
+func connectingMessage(err error, timedOut bool) string {
+	if timedOut || errors.Is(err, context.DeadlineExceeded) {
+		return "no answer from the API server yet"
+	}
+	return err.Error()
+}
+
+// throttleRecorder remembers the last 429 Too Many Requests a cluster's API server answered,
+// and the wait it asked for, so a cluster that times out because it is throttled says so.
+type throttleRecorder struct {
+	clock      func() time.Time
+	mu         sync.Mutex
+	last       time.Time
+	retryAfter time.Duration
+}
+
+func (t *throttleRecorder) wrap(rt http.RoundTripper) http.RoundTripper {
+	return &throttleRoundTripper{next: rt, recorder: t}
+}
+
+// throttleRoundTripper records the 429s its requests get. It says what it wraps, so that
+// closing the idle connections reaches the transport underneath.
+type throttleRoundTripper struct {
+	next     http.RoundTripper
+	recorder *throttleRecorder
+}
+
+func (t *throttleRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+		wait := time.Duration(0)
+		if secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && secs > 0 {
+			wait = time.Duration(secs) * time.Second
+		}
+		t.recorder.mu.Lock()
+		t.recorder.last, t.recorder.retryAfter = t.recorder.clock(), wait
+		t.recorder.mu.Unlock()
+	}
+	return resp, err
+}
+
+// WrappedRoundTripper is the transport underneath.
+func (t *throttleRoundTripper) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// recent returns the wait the last 429 asked for, when one came in the last minute.
+func (t *throttleRecorder) recent() (time.Duration, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.last.IsZero() || t.clock().Sub(t.last) > time.Minute {
+		return 0, false
+	}
+	return t.retryAfter, true
 }
 
 // mapping finds the resource of a kind through discovery, refreshing it (at most every two

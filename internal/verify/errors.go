@@ -2,12 +2,16 @@ package verify
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strings"
 	"syscall"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -33,20 +37,46 @@ func stopVerdict(ctx context.Context) (result.Verdict, string) {
 	}
 }
 
-// connectionVerdict maps an API error to the verdict it means for the cluster, and a message
-// that says what to do. ok is false for errors that are not about reaching or being allowed.
+// connectionVerdict maps an API or transport error to the verdict it means for the cluster,
+// and a message that says what to do. ok is false for errors that are not about reaching the
+// API server or being allowed to read from it.
 func connectionVerdict(err error, what string) (v result.Verdict, message string, ok bool) {
 	switch {
 	case apierrors.IsUnauthorized(err):
 		return result.VerdictUnauthorized, fmt.Sprintf("the API server rejected the credentials (401) while reading %s: check that the token or client certificate in the kubeconfig is valid and not expired", what), true
 	case apierrors.IsForbidden(err):
 		return result.VerdictForbidden, fmt.Sprintf("the credentials may not read %s (403): grant get, list and watch on it to the kubeconfig's user: %s", what, apiMessage(err)), true
+	case apierrors.IsTooManyRequests(err):
+		return result.VerdictThrottled, throttledMessage(retryAfter(err), what), true
 	case meta.IsNoMatchError(err), isNotServed(err):
 		return result.VerdictNotFound, fmt.Sprintf("the cluster does not serve %s: is Flux installed?", what), true
-	case isNetworkError(err):
+	}
+	if msg, ok := tlsProblem(err); ok {
+		return result.VerdictInvalidConfig, msg, true
+	}
+	if isNetworkError(err) {
 		return result.VerdictUnreachable, fmt.Sprintf("cannot reach the API server: %s", networkMessage(err)), true
 	}
 	return "", "", false
+}
+
+// throttledMessage says the API server refuses to answer for now, and for how long it asked
+// to wait.
+func throttledMessage(wait time.Duration, what string) string {
+	after := ""
+	if wait > 0 {
+		after = fmt.Sprintf(" and asked to retry after %s", wait)
+	}
+	return fmt.Sprintf("the API server answered 429 Too Many Requests while reading %s%s: it is overloaded or limits this client "+
+		"(API Priority and Fairness); retry later or raise the limits of the kubeconfig's user", what, after)
+}
+
+// retryAfter is the wait a 429's Retry-After asked for, when the error carries it.
+func retryAfter(err error) time.Duration {
+	if secs, ok := apierrors.SuggestsClientDelay(err); ok && secs > 0 {
+		return time.Duration(secs) * time.Second
+	}
+	return 0
 }
 
 func apiMessage(err error) string {
@@ -67,22 +97,75 @@ func isNotServed(err error) bool {
 	return d == nil || d.Name == ""
 }
 
-func isNetworkError(err error) bool {
-	var netErr net.Error
-	var urlErr *url.Error
-	var opErr *net.OpError
+// tlsProblem says what is wrong with the API server's certificate, or with speaking TLS to
+// it at all, and which field of the kubeconfig fixes it. The network is fine: retrying will
+// not help.
+func tlsProblem(err error) (string, bool) {
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var record tls.RecordHeaderError
 	switch {
+	case errors.As(err, &unknownAuthority):
+		subject := ""
+		if c := unknownAuthority.Cert; c != nil {
+			subject = fmt.Sprintf(" (issued by %q)", c.Issuer.CommonName)
+		}
+		return fmt.Sprintf("the API server's certificate%s is signed by an authority the kubeconfig does not trust: "+
+			"set the cluster's certificate-authority-data to the CA that signed it (kubectl config view --raw --minify shows yours)", subject), true
+	case errors.As(err, &hostname):
+		valid := "other names"
+		if c := hostname.Certificate; c != nil {
+			valid = strings.Join(append(append([]string{}, c.DNSNames...), ipStrings(c.IPAddresses)...), ", ")
+		}
+		return fmt.Sprintf("the API server's certificate is valid for %s, not for %s: set the cluster's server to a name the certificate holds, or tls-server-name",
+			valid, hostname.Host), true
+	case errors.As(err, &invalid):
+		if invalid.Reason == x509.Expired {
+			return fmt.Sprintf("the API server's certificate has expired or is not valid yet (%s): renew it, or check this machine's clock", invalid.Detail), true
+		}
+		return fmt.Sprintf("the API server's certificate is not valid: %s: fix the certificate, or the cluster's certificate-authority-data", invalid.Error()), true
+	case errors.As(err, &record), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return "the API server answered in plain HTTP, not TLS: use http:// in the cluster's server, or point it at the server's HTTPS port", true
+	}
+	return "", false
+}
+
+func ipStrings(ips []net.IP) []string {
+	out := make([]string, len(ips))
+	for i, ip := range ips {
+		out[i] = ip.String()
+	}
+	return out
+}
+
+// isNetworkError reports an error of the network between here and the API server: the name
+// does not resolve, the connection is refused, reset or times out, or ends early. The run's
+// own deadline is not one: it is a Timeout.
+func isNetworkError(err error) bool {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded) && !isTimeoutError(err):
+		return false
+	case errors.As(err, &dnsErr), errors.As(err, &opErr):
+		return true
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EHOSTUNREACH),
-		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, context.DeadlineExceeded):
+		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.ETIMEDOUT), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return true
-	case errors.As(err, &opErr), errors.As(err, &netErr):
-		return true
-	case errors.As(err, &urlErr):
+	case errors.As(err, &netErr) && netErr.Timeout():
 		return true
 	}
 	msg := err.Error()
-	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such host") ||
-		strings.Contains(msg, "i/o timeout") || strings.Contains(msg, "x509:") || strings.Contains(msg, "tls:")
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such host") || strings.Contains(msg, "i/o timeout") ||
+		strings.Contains(msg, "connection reset")
+}
+
+// isTimeoutError reports a network timeout (i/o timeout), as opposed to a context's deadline.
+func isTimeoutError(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout() && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // networkMessage keeps the useful end of a network error (the URL's host is fine to show; the

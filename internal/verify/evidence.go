@@ -27,7 +27,8 @@ const (
 // pod and of the workload, and the last lines of the failing container's log. Healthy objects
 // cost nothing.
 func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Object) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	// Bounded, and stopped by the run's end like everything else (a cancelled job).
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	gathered := 0
 	for i := range objects {

@@ -77,7 +77,7 @@ func (s *clusterState) releaseObjects(e *assessment, id string, obj *unstructure
 // readRelease reads one Helm storage secret and decodes the objects of its release.
 func (s *clusterState) readRelease(id, namespace, name string, now time.Time) storedRelease {
 	what := fmt.Sprintf("the Helm storage secret %s/%s", namespace, name)
-	ctx, cancel := context.WithTimeout(s.watches.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
 	secret, err := s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {

@@ -7,6 +7,7 @@ package verify
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -34,7 +35,9 @@ type Request struct {
 	Revision flux.Revision
 	// Timeout bounds the whole run; zero means DefaultTimeout.
 	Timeout time.Duration
-	// MaxParallel bounds how many clusters are verified at once; zero means DefaultMaxParallel.
+	// MaxParallel bounds how many clusters connect and make their first lists at once (the
+	// part that costs CPU and memory); a cluster that waits holds no slot, nor does one whose
+	// first lists took longer than 5s. Zero means DefaultMaxParallel.
 	MaxParallel int
 	// FailFast stops the other clusters once one has failed.
 	FailFast bool
@@ -45,7 +48,10 @@ type Request struct {
 	// Classify holds the rollout-failure classifier's thresholds.
 	Classify classify.Options
 	// Progress, when set, is called whenever a cluster's state changes, and once with its
-	// verdict. Calls are serialised.
+	// verdict, from one goroutine of its own: a slow Progress never holds up a verdict, and
+	// repeated changes of a cluster may be coalesced while it catches up; the final one never
+	// is. Run returns once every final call has returned, or a few seconds after the verdicts
+	// when Progress is stuck.
 	Progress func(Progress)
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
@@ -64,7 +70,7 @@ type Progress struct {
 // The defaults of Request.Timeout and Request.MaxParallel.
 const (
 	DefaultTimeout     = 10 * time.Minute
-	DefaultMaxParallel = 10
+	DefaultMaxParallel = 20
 )
 
 func (r Request) withDefaults() Request {
@@ -80,10 +86,12 @@ func (r Request) withDefaults() Request {
 	return r
 }
 
-// Run verifies every target concurrently, at most MaxParallel at a time, and returns their
-// verdicts sorted by cluster name. It returns when every cluster has a verdict: at the latest
-// when the timeout passes or ctx is cancelled, in which case the clusters still waiting get the
-// Timeout or Cancelled verdict with the state they had reached.
+// Run verifies every target concurrently and returns their verdicts sorted by cluster name.
+// Every cluster starts at once; at most MaxParallel of them connect and list at the same time
+// (the part that costs CPU and memory), while waiting costs nothing. Run returns when every
+// cluster has a verdict: at the latest when the timeout passes or ctx is cancelled, in which
+// case the clusters still waiting get the Timeout or Cancelled verdict with the state they had
+// reached.
 func Run(ctx context.Context, req Request) result.Run {
 	req = req.withDefaults()
 	start := req.Clock()
@@ -95,12 +103,12 @@ func Run(ctx context.Context, req Request) result.Run {
 	defer stopOthers(nil)
 
 	report := newReporter(req.Progress)
+	slots := newConnectSlots(req.MaxParallel)
 	results := make([]result.Cluster, len(req.Targets))
 	g := errgroup.Group{}
-	g.SetLimit(req.MaxParallel)
 	for i, target := range req.Targets {
 		g.Go(func() error {
-			c := verifyCluster(failFast, req, target, report)
+			c := verifyCluster(failFast, req, target, report, slots)
 			results[i] = c
 			if req.FailFast && !c.Ready() && c.Verdict != result.VerdictCancelled {
 				stopOthers(errFailFast)
@@ -109,10 +117,35 @@ func Run(ctx context.Context, req Request) result.Run {
 		})
 	}
 	_ = g.Wait()
+	report.close()
 
 	resources := make([]string, len(req.Resources))
 	for i, r := range req.Resources {
 		resources[i] = r.ID()
 	}
 	return result.NewRun(resources, req.Revision.String(), results, req.Clock().Sub(start))
+}
+
+// connectSlots bounds how many clusters connect and list at once.
+type connectSlots chan struct{}
+
+func newConnectSlots(n int) *connectSlots {
+	s := make(connectSlots, n)
+	return &s
+}
+
+// acquire takes a slot, or reports false when ctx ends first.
+func (s *connectSlots) acquire(ctx context.Context) bool {
+	select {
+	case *s <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// releaser returns a function that gives the slot back, once however often it is called.
+func (s *connectSlots) releaser() func() {
+	var once sync.Once
+	return func() { once.Do(func() { <-*s }) }
 }

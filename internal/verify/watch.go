@@ -2,17 +2,21 @@ package verify
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	apiwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -22,27 +26,124 @@ type watchKey struct {
 	namespace string
 }
 
-// watchSet holds the informers of one cluster: one list and one watch per resource type and
-// namespace, however many objects of that type the app has. Every change calls notify.
+// objectCache is where an assessment reads a cluster's objects, one kind in one namespace at a
+// time: the informers' caches while the engine waits (watchSet), one list per kind for a
+// snapshot (listSet), or fixtures in unit tests.
+type objectCache interface {
+	// get returns the objects of key, starting to read them on first use.
+	get(key watchKey) cachedList
+}
+
+// cachedList is what an objectCache holds of one kind in one namespace.
+type cachedList interface {
+	// synced reports whether the first list has arrived.
+	synced() bool
+	// err is the last error of a list or a watch, if any.
+	err() error
+	// waitingSince is when the first list was asked for.
+	waitingSince() time.Time
+	// object returns the object namespace/name.
+	object(namespace, name string) (any, bool)
+	// list returns every object.
+	list() []any
+}
+
+// Read bounds: a list that takes longer is abandoned and retried by the informer; watches are
+// long-lived and bounded by the run alone.
+const listTimeout = 30 * time.Second
+
+// watchSet holds the reflectors of one cluster: one list and one watch per resource type and
+// namespace, however many objects of that type the app has. Every change calls notify. close
+// stops them and waits until every goroutine they started has returned.
 type watchSet struct {
 	ctx      context.Context
+	cancel   context.CancelFunc
 	dynamic  dynamic.Interface
 	metadata metadata.Interface
 	notify   func()
+	notifyCh chan struct{} // what notify signals, for the cluster's loop
+	clock    func() time.Time
 
+	wg      sync.WaitGroup
 	mu      sync.Mutex
 	watches map[watchKey]*watch
 }
 
-// watch is one informer and the last error its list or watch met.
+// watch is one reflector (a list, then a watch, listing again when the watch ends), the store
+// it fills and the last error its list or watch met.
 type watch struct {
-	informer cache.SharedIndexInformer
-	mu       sync.Mutex
-	lastErr  error
+	store *notifyingStore
+	since time.Time
+	// onErr is called when a list or watch fails: the cluster re-assesses (a failed first
+	// list gives its connect slot back).
+	onErr func()
+	mu    sync.Mutex
+	last  error
 }
 
-func newWatchSet(ctx context.Context, dyn dynamic.Interface, md metadata.Interface, notify func()) *watchSet {
-	return &watchSet{ctx: ctx, dynamic: dyn, metadata: md, notify: notify, watches: map[watchKey]*watch{}}
+// notifyingStore is a reflector's store: it converts objects as they arrive (transformFor),
+// keeps them, and calls onChange after every change. It is synced once the first list is in.
+type notifyingStore struct {
+	cache.Store
+	transform cache.TransformFunc
+	onChange  func()
+	isSynced  atomic.Bool
+}
+
+func (n *notifyingStore) Add(obj any) error {
+	o, err := n.transform(obj)
+	if err != nil {
+		return err
+	}
+	defer n.onChange()
+	return n.Store.Add(o)
+}
+
+func (n *notifyingStore) Update(obj any) error {
+	o, err := n.transform(obj)
+	if err != nil {
+		return err
+	}
+	defer n.onChange()
+	return n.Store.Update(o)
+}
+
+func (n *notifyingStore) Delete(obj any) error {
+	defer n.onChange()
+	return n.Store.Delete(obj)
+}
+
+func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
+	converted := make([]any, 0, len(items))
+	for _, it := range items {
+		o, err := n.transform(it)
+		if err != nil {
+			return err
+		}
+		converted = append(converted, o)
+	}
+	defer n.onChange()
+	defer n.isSynced.Store(true)
+	return n.Store.Replace(converted, resourceVersion)
+}
+
+func (n *notifyingStore) Resync() error { return nil }
+
+// reconnectBackoff is how a reflector waits before it lists or watches again after a
+// failure: from half a second, doubling, never more than 5s, so that watches come back within
+// seconds of an API server's restart. (client-go's informers wait up to 30s, and do not let
+// that be changed.)
+var reconnectBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 5 * time.Second}
+
+func newWatchSet(ctx context.Context, dyn dynamic.Interface, md metadata.Interface, clock func() time.Time, notify func()) *watchSet {
+	ctx, cancel := context.WithCancel(ctx)
+	return &watchSet{ctx: ctx, cancel: cancel, dynamic: dyn, metadata: md, notify: notify, clock: clock, watches: map[watchKey]*watch{}}
+}
+
+// close stops every informer and waits for their goroutines.
+func (s *watchSet) close() {
+	s.cancel()
+	s.wg.Wait()
 }
 
 // metadataOnly lists the kinds whose status is their existence: they are watched as metadata,
@@ -52,69 +153,137 @@ var metadataOnly = map[schema.GroupResource]bool{
 	{Group: "", Resource: "configmaps"}: true,
 }
 
+// plainListWatch is a list+watch with a deadline on every list, which tells the reflector to
+// list and then watch rather than stream its first list through a watch (client-go's
+// WatchListClient): a server whose watches hang then still answers the list, and a list that
+// hangs is abandoned and retried.
+type plainListWatch struct {
+	cache.ListWatch
+}
+
+// IsWatchListSemanticsUnSupported makes the reflector list, then watch.
+func (plainListWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// listWatch returns the list and watch functions of key and an example object. Each call
+// records its outcome on w: an error while the reflector retries, nil once a list or a watch
+// succeeds again.
+func (s *watchSet) listWatch(key watchKey, w *watch) (*plainListWatch, runtime.Object) {
+	type lister interface {
+		List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)
+		Watch(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error)
+	}
+	var (
+		ri      lister
+		example runtime.Object
+	)
+	if metadataOnly[key.gvr.GroupResource()] {
+		ri, example = metadataLister{s.metadata.Resource(key.gvr).Namespace(key.namespace)}, &metav1.PartialObjectMetadata{}
+	} else {
+		ri, example = dynamicLister{s.dynamic.Resource(key.gvr).Namespace(key.namespace)}, &unstructured.Unstructured{}
+	}
+	return &plainListWatch{cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			ctx, cancel := context.WithTimeout(ctx, listTimeout)
+			defer cancel()
+			obj, err := ri.List(ctx, opts)
+			w.setErr(err)
+			return obj, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
+			wi, err := ri.Watch(ctx, opts)
+			if err != nil {
+				w.setErr(err)
+			}
+			return wi, err
+		},
+	}}, example
+}
+
+// metadataLister and dynamicLister give the metadata and dynamic clients one shape.
+type metadataLister struct{ ri metadata.ResourceInterface }
+
+func (l metadataLister) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	return l.ri.List(ctx, opts)
+}
+
+func (l metadataLister) Watch(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
+	return l.ri.Watch(ctx, opts)
+}
+
+type dynamicLister struct{ ri dynamic.ResourceInterface }
+
+func (l dynamicLister) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	return l.ri.List(ctx, opts)
+}
+
+func (l dynamicLister) Watch(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
+	return l.ri.Watch(ctx, opts)
+}
+
 // get returns the watch for key, starting it on first use.
-func (s *watchSet) get(key watchKey) *watch {
+func (s *watchSet) get(key watchKey) cachedList {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w, ok := s.watches[key]; ok {
 		return w
 	}
-	var informer cache.SharedIndexInformer
-	if metadataOnly[key.gvr.GroupResource()] {
-		informer = metadatainformer.NewFilteredMetadataInformer(s.metadata, key.gvr, key.namespace, 0, cache.Indexers{}, nil).Informer()
-	} else {
-		informer = dynamicinformer.NewFilteredDynamicInformer(s.dynamic, key.gvr, key.namespace, 0, cache.Indexers{}, nil).Informer()
-	}
-	w := &watch{informer: informer}
-	transform := typedKinds[key.gvr]
-	if transform == nil {
-		transform = stripManagedFields
-	}
-	_ = informer.SetTransform(transform)
-	_ = informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		w.mu.Lock()
-		w.lastErr = err
-		w.mu.Unlock()
-		s.notify()
+	w := &watch{since: s.clock(), onErr: s.notify}
+	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key.gvr), onChange: s.notify}
+	lw, example := s.listWatch(key, w)
+	backoff := reconnectBackoff
+	r := cache.NewReflectorWithOptions(lw, example, w.store, cache.ReflectorOptions{
+		Name: key.gvr.String() + " in " + key.namespace, TypeDescription: key.gvr.String(), Backoff: &backoff,
 	})
-	notify := func(any) { s.notify() }
-	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    notify,
-		UpdateFunc: func(_, obj any) { s.notify() },
-		DeleteFunc: notify,
-	})
-	go informer.RunWithContext(s.ctx)
+	s.wg.Add(1)
 	go func() {
-		if cache.WaitForCacheSync(s.ctx.Done(), informer.HasSynced) {
-			s.notify()
-		}
+		defer s.wg.Done()
+		r.RunWithContext(s.ctx)
 	}()
 	s.watches[key] = w
 	return w
 }
 
-// synced reports whether the first list has arrived.
-func (w *watch) synced() bool { return w.informer.HasSynced() }
+// transformFor converts the objects of a kind as they arrive: the classifier's kinds to typed
+// objects, every other kind stripped of what no verdict reads.
+func transformFor(gvr schema.GroupVersionResource) cache.TransformFunc {
+	if t := typedKinds[gvr]; t != nil {
+		return t
+	}
+	return stripManagedFields
+}
 
-// err returns the last list or watch error, if any.
+func (w *watch) setErr(err error) {
+	w.mu.Lock()
+	w.last = err
+	w.mu.Unlock()
+	if err != nil && w.onErr != nil {
+		w.onErr()
+	}
+}
+
+func (w *watch) synced() bool { return w.store.isSynced.Load() }
+
 func (w *watch) err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.lastErr
+	return w.last
 }
 
-// object returns the object namespace/name from the cache.
+func (w *watch) waitingSince() time.Time { return w.since }
+
 func (w *watch) object(namespace, name string) (any, bool) {
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
-	obj, ok, err := w.informer.GetStore().GetByKey(key)
+	obj, ok, err := w.store.GetByKey(storeKey(namespace, name))
 	return obj, ok && err == nil
 }
 
-// list returns every cached object.
-func (w *watch) list() []any { return w.informer.GetStore().List() }
+func (w *watch) list() []any { return w.store.List() }
+
+func storeKey(namespace, name string) string {
+	if namespace != "" {
+		return namespace + "/" + name
+	}
+	return name
+}
 
 // stripManagedFields drops what no verdict reads, to keep memory flat with many objects.
 func stripManagedFields(obj any) (any, error) {
@@ -151,4 +320,12 @@ func asUnstructured(obj any, gvk schema.GroupVersionKind) (*unstructured.Unstruc
 		return u, true
 	}
 	return nil, false
+}
+
+// waitingMessage says what a cache that has no first list yet waits for.
+func waitingMessage(w cachedList, what string, now time.Time) string {
+	if waited := now.Sub(w.waitingSince()); waited >= 5*time.Second {
+		return fmt.Sprintf("the API server has not answered the list of %s for %s", what, waited.Round(time.Second))
+	}
+	return "waiting for the list of " + what
 }

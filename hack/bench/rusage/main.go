@@ -1,5 +1,5 @@
-// Command rusage runs a program and prints "rusage <wall ns> <peak RSS bytes> <exit code>" on
-// stdout, the program's stdout discarded and its stderr passed through. The bench measures
+// Command rusage runs a program and prints "rusage <wall ns> <peak RSS bytes> <exit code>
+// <user CPU ns> <system CPU ns>" on stdout, the program's stdout discarded and its stderr passed through. The bench measures
 // app-status through it because Linux gives a spawned child the peak RSS of the process that
 // spawned it (exec records the spawner's high-water mark in the child's rusage): spawned from
 // the bench itself, whose informers hold hundreds of MiB, every child would seem that large.
@@ -32,5 +32,6 @@ func main() {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rss = ru.Maxrss << 10 // KiB on Linux
 	}
-	fmt.Printf("rusage %d %d %d\n", wall, rss, cmd.ProcessState.ExitCode())
+	fmt.Printf("rusage %d %d %d %d %d\n", wall, rss, cmd.ProcessState.ExitCode(),
+		cmd.ProcessState.UserTime().Nanoseconds(), cmd.ProcessState.SystemTime().Nanoseconds())
 }

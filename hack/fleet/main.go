@@ -1,0 +1,390 @@
+// Command fleet is the fleet-and-faults benchmark behind `make bench-fleet` (issue 11): it
+// starts 1, 100 and 1000 fake API servers (internal/fakeapi, in this process, on 127.0.0.1),
+// each holding an app of 200 objects, a tenth of them hung, a twentieth throttling (429) and a
+// twentieth failing (500), and times `app-status verify` and `app-status get` over the whole
+// fleet: when the last healthy cluster's verdict is printed, when the process exits, its peak
+// RSS and its CPU time per cluster. With --peer it runs another build (the engine before issue
+// 11) on the same fleets in the same run, and reports both side by side. It writes
+// docs/fleet-benchmark.md; progress goes to stderr.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/org/app-status-action/internal/fakeapi"
+)
+
+const revision = "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fleet: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	appStatus, peer, peerName, out string
+	counts                         []int
+	objects, runs                  int
+	timeout                        time.Duration
+	args                           []string
+}
+
+func parseConfig(args []string) (config, error) {
+	c := config{args: args}
+	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
+	fs.StringVar(&c.appStatus, "app-status", "bin/app-status", "the app-status binary to measure (make build)")
+	fs.StringVar(&c.peer, "peer", "", "another app-status binary to measure on the same fleets (empty: none)")
+	fs.StringVar(&c.peerName, "peer-name", "peer", "what to call the peer in the report")
+	fs.StringVar(&c.out, "out", "docs", "folder for fleet-benchmark.md")
+	counts := fs.String("clusters", "1,100,1000", "fleet sizes, comma-separated")
+	fs.IntVar(&c.objects, "objects", 200, "objects in each cluster's app")
+	fs.IntVar(&c.runs, "runs", 3, "runs per measure (medians of these)")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "the verify timeout: when hung clusters get their Timeout verdict")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	for f := range strings.SplitSeq(*counts, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("--clusters: %q is not a positive number", f)
+		}
+		c.counts = append(c.counts, n)
+	}
+	if c.runs < 1 || c.objects < 1 {
+		return c, errors.New("--runs and --objects must be at least 1")
+	}
+	return c, nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// fleet is a set of fake clusters and the clusters-file that names them.
+type fleet struct {
+	servers      []*fakeapi.Server
+	healthy      map[string]bool
+	mix          string
+	clustersFile string
+}
+
+// startFleet starts n servers: with 10 or more, a tenth hang, a twentieth throttle and a
+// twentieth fail; they come first in the clusters-file, the healthy ones last (the order in
+// which an engine that starts clusters in turn would reach them).
+func startFleet(n, objects int, dir string) (*fleet, error) {
+	hung, throttled, failing := 0, 0, 0
+	if n >= 10 {
+		hung, throttled, failing = n/10, n/20, n/20
+	}
+	f := &fleet{healthy: map[string]bool{}}
+	f.mix = fmt.Sprintf("%d healthy, %d hung, %d throttled (429), %d failing (500)", n-hung-throttled-failing, hung, throttled, failing)
+	resources, objs := fakeapi.App("app", revision, objects)
+	var lines strings.Builder
+	add := func(kind string, b fakeapi.Behaviour, count int) error {
+		for i := range count {
+			s := fakeapi.Start(fakeapi.Options{Behaviour: b, Resources: resources, Objects: objs, RetryAfter: 30})
+			f.servers = append(f.servers, s)
+			name := fmt.Sprintf("%s-%04d", kind, i)
+			if b == fakeapi.Healthy {
+				f.healthy[name] = true
+			}
+			path := filepath.Join(dir, name+".yaml")
+			kubeconfig := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\nusers:\n- name: u\n  user:\n    token: bench\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n", s.URL())
+			if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+				return err
+			}
+			fmt.Fprintf(&lines, "%s=file:%s\n", name, path)
+		}
+		return nil
+	}
+	for _, step := range []struct {
+		kind  string
+		b     fakeapi.Behaviour
+		count int
+	}{{"hung", fakeapi.Hang, hung}, {"throttled", fakeapi.Throttle, throttled}, {"failing", fakeapi.Fail, failing}, {"healthy", fakeapi.Healthy, n - hung - throttled - failing}} {
+		if err := add(step.kind, step.b, step.count); err != nil {
+			f.close()
+			return nil, err
+		}
+	}
+	f.clustersFile = filepath.Join(dir, fmt.Sprintf("clusters-%d.txt", n))
+	if err := os.WriteFile(f.clustersFile, []byte(lines.String()), 0o600); err != nil {
+		f.close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *fleet) close() {
+	for _, s := range f.servers {
+		s.Close()
+	}
+}
+
+// sample is one timed run of a tool over a fleet.
+type sample struct {
+	lastHealthy   time.Duration // when the last healthy cluster's Current verdict was printed
+	healthyOK     int           // healthy clusters printed Current
+	exit          time.Duration
+	rss           int64
+	cpu           time.Duration // user + system
+	verdictCounts map[string]int
+}
+
+// measure runs `BINARY command` over the fleet through the rusage program.
+func measure(ctx context.Context, rusage, binary, command string, f *fleet, timeout time.Duration) (sample, error) {
+	args := []string{binary, command, "--clusters-file", f.clustersFile, "--resource", "kustomization/app", "-o", "json", "--timeout", timeout.String()}
+	if command == "verify" {
+		args = append(args, "--revision", "a1b2c3d")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, rusage, args...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return sample{}, err
+	}
+	s := sample{verdictCounts: map[string]int{}}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return s, err
+	}
+	var tail []string
+	sc := bufio.NewScanner(stderr)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if cluster, mark, ok := verdictLine(line); ok && f.healthy[cluster] && mark == "✔" {
+			s.healthyOK++
+			s.lastHealthy = time.Since(start)
+		}
+		if tail = append(tail, line); len(tail) > 10 {
+			tail = tail[1:]
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return s, fmt.Errorf("%s %s: %w: %s", filepath.Base(binary), command, err, strings.Join(tail, "\n"))
+	}
+	var wall, user, sys time.Duration
+	var code int
+	if _, err := fmt.Sscanf(stdout.String(), "rusage %d %d %d %d %d", &wall, &s.rss, &code, &user, &sys); err != nil {
+		return s, fmt.Errorf("read the rusage of %s: %w (%q)", command, err, stdout.String())
+	}
+	s.exit, s.cpu = wall, user+sys
+	return s, nil
+}
+
+// verdictLine reads app-status's progress: "[   1.2s] ✔ cluster: message" is a verdict, "…"
+// marks a change on the way.
+func verdictLine(line string) (cluster, mark string, ok bool) {
+	_, rest, ok := strings.Cut(line, "] ")
+	if !ok {
+		return "", "", false
+	}
+	mark, rest, ok = strings.Cut(rest, " ")
+	if !ok || mark == "…" {
+		return "", "", false
+	}
+	cluster, _, ok = strings.Cut(rest, ": ")
+	return cluster, mark, ok
+}
+
+// row is the medians of one tool's runs of one command over one fleet.
+type row struct {
+	tool, command string
+	clusters      int
+	healthy       int
+	samples       []sample
+}
+
+func run(ctx context.Context, args []string) error {
+	cfg, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "app-status-fleet-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	rusage := filepath.Join(dir, "rusage")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", rusage, "github.com/org/app-status-action/hack/bench/rusage").CombinedOutput(); err != nil {
+		return fmt.Errorf("build rusage: %w: %s", err, out)
+	}
+	tools := []struct{ name, binary string }{{"app-status", cfg.appStatus}}
+	if cfg.peer != "" {
+		tools = append(tools, struct{ name, binary string }{cfg.peerName, cfg.peer})
+	}
+	began := time.Now()
+	var rows []*row
+	mixes := map[int]string{}
+	for _, n := range cfg.counts {
+		f, err := startFleet(n, cfg.objects, dir)
+		if err != nil {
+			return err
+		}
+		mixes[n] = f.mix
+		logf("%d clusters: %s", n, f.mix)
+		for _, command := range []string{"verify", "get"} {
+			for _, t := range tools {
+				r := &row{tool: t.name, command: command, clusters: n, healthy: len(f.healthy)}
+				for i := range cfg.runs {
+					s, err := measure(ctx, rusage, t.binary, command, f, cfg.timeout)
+					if err != nil {
+						f.close()
+						return err
+					}
+					r.samples = append(r.samples, s)
+					logf("  %s %s run %d: last healthy verdict %s (%d of %d), exit %s, peak RSS %d MiB, CPU %s",
+						t.name, command, i+1, ms(s.lastHealthy), s.healthyOK, r.healthy, ms(s.exit), s.rss>>20, ms(s.cpu))
+				}
+				rows = append(rows, r)
+			}
+		}
+		f.close()
+	}
+	doc := report(cfg, rows, mixes, began, time.Since(began))
+	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(cfg.out, "fleet-benchmark.md")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		return err
+	}
+	logf("wrote %s", path)
+	return nil
+}
+
+func median[T int | int64 | time.Duration](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func pick[T any](ss []sample, f func(sample) T) []T {
+	out := make([]T, len(ss))
+	for i, s := range ss {
+		out[i] = f(s)
+	}
+	return out
+}
+
+func ms(d time.Duration) string {
+	if d >= 10*time.Second {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return fmt.Sprintf("%d ms", d.Milliseconds())
+}
+
+func report(cfg config, rows []*row, mixes map[int]string, began time.Time, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Fleet benchmark: every cluster's verdict on time, whatever its API server does\n\n")
+	fmt.Fprintf(&b, "Written by `make bench-fleet` (`hack/fleet`) on %s, in %s.\n\n", began.UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
+	fmt.Fprintf(&b, "- **Machine:** %d CPUs, %s, %s.\n", runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(&b, "- **Command:** `make bench-fleet`: `go -C hack run ./fleet %s` (paths shortened)\n", shortArgs(cfg.args))
+	fmt.Fprintf(&b, "- **Clusters:** fake API servers (`internal/fakeapi`) in the benchmark's process on 127.0.0.1, each holding a Kustomization Ready at the revision and an inventory of %d Current objects (Deployments, Services, ConfigMaps). Hung servers accept connections and never answer; throttled ones answer 429 with `Retry-After: 30`; failing ones answer 500 to everything. The unhealthy clusters come first in the clusters-file.\n", cfg.objects)
+	fmt.Fprintf(&b, "- **Runs:** `app-status verify --clusters-file F --resource kustomization/app --revision a1b2c3d --timeout %s -o json` and `app-status get` with the same clusters and timeout (without it, a `get` that waits on hung servers runs for the default 10 minutes), default `max-parallel`; medians of %d runs each. *Last healthy* is when the last healthy cluster's Current verdict was printed (from the progress on stderr), *exit* when the process exited; peak RSS and CPU (user + system) are the process's own (rusage).\n", cfg.timeout, cfg.runs)
+	if cfg.peer != "" {
+		fmt.Fprintf(&b, "- **Peer:** %s, built from that commit by `make bench-fleet`, run on the same fleets in the same run.\n", cfg.peerName)
+	}
+	b.WriteString("\n")
+	for _, n := range cfg.counts {
+		fmt.Fprintf(&b, "## %d cluster%s: %s\n\n", n, plural(n), mixes[n])
+		b.WriteString("| Command | Tool | Healthy clusters Current | Last healthy verdict | Exit | Peak RSS | CPU per cluster |\n|---|---|---|---|---|---|---|\n")
+		var base map[string]*row
+		for _, r := range rows {
+			if r.clusters != n {
+				continue
+			}
+			if base == nil {
+				base = map[string]*row{}
+			}
+			if r.tool == "app-status" {
+				base[r.command] = r
+			}
+		}
+		for _, r := range rows {
+			if r.clusters != n {
+				continue
+			}
+			last := median(pick(r.samples, func(s sample) time.Duration { return s.lastHealthy }))
+			exit := median(pick(r.samples, func(s sample) time.Duration { return s.exit }))
+			ok := median(pick(r.samples, func(s sample) int { return s.healthyOK }))
+			lastText := ms(last)
+			if ok < r.healthy {
+				lastText = "never, for " + strconv.Itoa(r.healthy-ok)
+			}
+			if a := base[r.command]; a != nil && a != r {
+				aLast := median(pick(a.samples, func(s sample) time.Duration { return s.lastHealthy }))
+				aExit := median(pick(a.samples, func(s sample) time.Duration { return s.exit }))
+				if ok == r.healthy && aLast > 0 {
+					lastText += fmt.Sprintf(" (%.1f×)", float64(last)/float64(aLast))
+				}
+				exitText := ms(exit) + fmt.Sprintf(" (%.1f×)", float64(exit)/float64(aExit))
+				writeRow(&b, r, n, ok, lastText, exitText)
+				continue
+			}
+			writeRow(&b, r, n, ok, lastText, ms(exit))
+		}
+		b.WriteString("\n")
+	}
+	if cfg.peer != "" {
+		fmt.Fprintf(&b, "Ratios in brackets are the peer's median over app-status's, in the same run.\n")
+	}
+	return b.String()
+}
+
+func writeRow(b *strings.Builder, r *row, n, ok int, last, exit string) {
+	rss := median(pick(r.samples, func(s sample) int64 { return s.rss }))
+	cpu := median(pick(r.samples, func(s sample) time.Duration { return s.cpu }))
+	fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | %s | %d MiB | %.1f ms |\n", r.command, r.tool, ok, r.healthy, last, exit, rss>>20,
+		float64(cpu.Microseconds())/1000/float64(n))
+}
+
+// shortArgs is the command line with every path cut to its last element and values with
+// spaces quoted, for the report.
+func shortArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if filepath.IsAbs(a) {
+			a = filepath.Base(a)
+		}
+		if strings.ContainsAny(a, " ()") {
+			a = strconv.Quote(a)
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,360 @@
+// Package fakeapi is a stand-in for a Kubernetes API server, in-process on 127.0.0.1, for the
+// faults a real server does not produce on demand (hanging, throttling, failing, expiring its
+// watches) and for scale tests with many clusters. It serves discovery, get, list and watch of
+// a fixed set of objects, the way client-go's discovery, dynamic, metadata and typed clients
+// read them. It is no proof that the product works with Kubernetes: the test bed's real API
+// servers are.
+package fakeapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Behaviour is how a server answers.
+type Behaviour int
+
+// The behaviours.
+const (
+	Healthy   Behaviour = iota // answers every request from its objects; watches stay open, quiet
+	Hang                       // accepts connections and never answers
+	Throttle                   // answers every request 429 Too Many Requests with Retry-After
+	Fail                       // answers every request 500 Internal Server Error
+	HangWatch                  // answers gets and lists; every watch stays open and silent, never sending the initial events
+	GoneWatch                  // like Healthy, but each watch first ends with 410 Gone (the client must list again)
+)
+
+func (b Behaviour) String() string {
+	return [...]string{"healthy", "hang", "throttle", "fail", "hang-watch", "gone-watch"}[b]
+}
+
+// Resource is a kind the server serves.
+type Resource struct {
+	Group, Version, Kind, Plural string
+	Namespaced                   bool
+}
+
+func (r Resource) groupVersion() string {
+	if r.Group == "" {
+		return r.Version
+	}
+	return r.Group + "/" + r.Version
+}
+
+// Server is one fake API server.
+type Server struct {
+	srv        *httptest.Server
+	behaviour  Behaviour
+	retryAfter int
+	resources  []Resource
+	objects    map[string][]map[string]any // by resource key group/version/plural
+	stop       chan struct{}
+	closeOnce  sync.Once
+	requests   atomic.Int64
+}
+
+// Options configures a server.
+type Options struct {
+	Behaviour Behaviour
+	// RetryAfter is the Retry-After, in seconds, a throttling server asks for (default 30).
+	RetryAfter int
+	// Resources are the kinds served, Objects their objects (each a full object with
+	// apiVersion, kind and metadata).
+	Resources []Resource
+	Objects   []map[string]any
+}
+
+// Start starts a server on 127.0.0.1; Close stops it.
+func Start(opts Options) *Server {
+	s := &Server{behaviour: opts.Behaviour, retryAfter: opts.RetryAfter, resources: opts.Resources,
+		objects: map[string][]map[string]any{}, stop: make(chan struct{})}
+	if s.retryAfter == 0 {
+		s.retryAfter = 30
+	}
+	for _, o := range opts.Objects {
+		apiVersion, _ := o["apiVersion"].(string)
+		kind, _ := o["kind"].(string)
+		for _, r := range s.resources {
+			if r.groupVersion() == apiVersion && r.Kind == kind {
+				key := resourceKey(r.Group, r.Version, r.Plural)
+				s.objects[key] = append(s.objects[key], o)
+			}
+		}
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// URL is the server's base URL, for a kubeconfig's server.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Requests is how many requests the server has received.
+func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// Close makes hanging requests return and stops the server.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+	})
+}
+
+func resourceKey(group, version, plural string) string { return group + "/" + version + "/" + plural }
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.requests.Add(1)
+	switch s.behaviour {
+	case Hang:
+		s.wait(r)
+		return
+	case Throttle:
+		w.Header().Set("Retry-After", strconv.Itoa(s.retryAfter))
+		writeStatus(w, http.StatusTooManyRequests, "TooManyRequests", "the server has received too many requests and has asked us to try again later")
+		return
+	case Fail:
+		writeStatus(w, http.StatusInternalServerError, "InternalError", "an error on the server (\"etcdserver: request timed out\") has prevented the request from succeeding")
+		return
+	}
+	path := strings.Trim(r.URL.Path, "/")
+	switch path {
+	case "api":
+		writeJSON(w, map[string]any{"kind": "APIVersions", "versions": []string{"v1"}, "serverAddressByClientCIDRs": []any{}})
+	case "apis":
+		writeJSON(w, s.groupList())
+	case "version":
+		writeJSON(w, map[string]any{"major": "1", "minor": "36", "gitVersion": "v1.36.3-fakeapi"})
+	default:
+		s.serveResource(w, r, strings.Split(path, "/"))
+	}
+}
+
+// wait blocks until the client goes away or the server closes.
+func (s *Server) wait(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-s.stop:
+	}
+}
+
+func (s *Server) groupList() map[string]any {
+	versions := map[string][]string{}
+	var groups []string
+	for _, r := range s.resources {
+		if r.Group == "" {
+			continue
+		}
+		if _, ok := versions[r.Group]; !ok {
+			groups = append(groups, r.Group)
+		}
+		if !contains(versions[r.Group], r.Version) {
+			versions[r.Group] = append(versions[r.Group], r.Version)
+		}
+	}
+	sort.Strings(groups)
+	var list []any
+	for _, g := range groups {
+		var vs []any
+		for _, v := range versions[g] {
+			vs = append(vs, map[string]any{"groupVersion": g + "/" + v, "version": v})
+		}
+		list = append(list, map[string]any{"name": g, "versions": vs, "preferredVersion": vs[0]})
+	}
+	return map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": list}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// serveResource answers /api/v1/..., /apis/GROUP/VERSION/...: a resource list (discovery), a
+// list or watch of a kind (in a namespace or all), or one object.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, parts []string) {
+	var group, version string
+	var rest []string
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		version, rest = parts[1], parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		group, version, rest = parts[1], parts[2], parts[3:]
+	default:
+		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
+		return
+	}
+	if len(rest) == 0 {
+		s.writeResourceList(w, group, version)
+		return
+	}
+	namespace := ""
+	if rest[0] == "namespaces" && len(rest) >= 3 {
+		namespace, rest = rest[1], rest[2:]
+	}
+	res, ok := s.resource(group, version, rest[0])
+	if !ok {
+		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
+		return
+	}
+	objects := s.inNamespace(res, namespace)
+	if len(rest) == 2 {
+		for _, o := range objects {
+			if name(o) == rest[1] {
+				writeJSON(w, o)
+				return
+			}
+		}
+		writeStatusDetails(w, http.StatusNotFound, "NotFound", fmt.Sprintf("%s %q not found", res.Plural, rest[1]), rest[1], res)
+		return
+	}
+	metadataOnly := strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata")
+	if r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1" {
+		s.watch(w, r, res, objects, metadataOnly)
+		return
+	}
+	s.writeList(w, res, objects, metadataOnly)
+}
+
+func (s *Server) resource(group, version, plural string) (Resource, bool) {
+	for _, r := range s.resources {
+		if r.Group == group && r.Version == version && r.Plural == plural {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+func (s *Server) inNamespace(r Resource, namespace string) []map[string]any {
+	var out []map[string]any
+	for _, o := range s.objects[resourceKey(r.Group, r.Version, r.Plural)] {
+		md, _ := o["metadata"].(map[string]any)
+		if ns, _ := md["namespace"].(string); namespace == "" || ns == namespace {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func name(o map[string]any) string {
+	md, _ := o["metadata"].(map[string]any)
+	n, _ := md["name"].(string)
+	return n
+}
+
+func (s *Server) writeResourceList(w http.ResponseWriter, group, version string) {
+	var list []any
+	for _, r := range s.resources {
+		if r.Group == group && r.Version == version {
+			list = append(list, map[string]any{"name": r.Plural, "singularName": strings.ToLower(r.Kind), "namespaced": r.Namespaced,
+				"kind": r.Kind, "verbs": []string{"get", "list", "watch"}})
+		}
+	}
+	if list == nil {
+		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
+		return
+	}
+	gv := version
+	if group != "" {
+		gv = group + "/" + version
+	}
+	writeJSON(w, map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list})
+}
+
+func (s *Server) writeList(w http.ResponseWriter, r Resource, objects []map[string]any, metadataOnly bool) {
+	items := make([]any, 0, len(objects))
+	kind, apiVersion := r.Kind+"List", r.groupVersion()
+	for _, o := range objects {
+		if metadataOnly {
+			items = append(items, partial(o))
+		} else {
+			items = append(items, o)
+		}
+	}
+	if metadataOnly {
+		kind, apiVersion = "PartialObjectMetadataList", "meta.k8s.io/v1"
+	}
+	writeJSON(w, map[string]any{"kind": kind, "apiVersion": apiVersion, "metadata": map[string]any{"resourceVersion": "1"}, "items": items})
+}
+
+func partial(o map[string]any) map[string]any {
+	return map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}
+}
+
+// watch keeps a watch open and quiet (the objects do not change), after ending the first one
+// with 410 Gone for GoneWatch. A streaming list (sendInitialEvents=true, client-go's
+// WatchListClient) first gets every object as ADDED and the bookmark that ends the initial
+// events, as a real API server sends them; HangWatch never sends them.
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, res Resource, objects []map[string]any, metadataOnly bool) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if f, ok := w.(http.Flusher); ok {
+		defer f.Flush()
+		f.Flush()
+	}
+	if r.URL.Query().Get("sendInitialEvents") == "true" && s.behaviour != HangWatch {
+		enc := json.NewEncoder(w)
+		kind, apiVersion := res.Kind, res.groupVersion()
+		for _, o := range objects {
+			if metadataOnly {
+				o = partial(o)
+			}
+			_ = enc.Encode(map[string]any{"type": "ADDED", "object": o})
+		}
+		if metadataOnly {
+			kind, apiVersion = "PartialObjectMetadata", "meta.k8s.io/v1"
+		}
+		_ = enc.Encode(map[string]any{"type": "BOOKMARK", "object": map[string]any{"kind": kind, "apiVersion": apiVersion,
+			"metadata": map[string]any{"resourceVersion": "1", "annotations": map[string]any{"k8s.io/initial-events-end": "true"}}}})
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	if s.behaviour == GoneWatch && r.URL.Query().Get("resourceVersion") == "1" {
+		_ = json.NewEncoder(w).Encode(map[string]any{"type": "ERROR", "object": map[string]any{
+			"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired", "code": 410,
+			"message": "too old resource version: 1 (2)"}})
+		return
+	}
+	timeout := time.Duration(0)
+	if t, err := strconv.Atoi(r.URL.Query().Get("timeoutSeconds")); err == nil && t > 0 {
+		timeout = time.Duration(t) * time.Second
+	}
+	if timeout > 0 {
+		select {
+		case <-r.Context().Done():
+		case <-s.stop:
+		case <-time.After(timeout):
+		}
+		return
+	}
+	s.wait(r)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeStatus(w http.ResponseWriter, code int, reason, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code, "message": message})
+}
+
+func writeStatusDetails(w http.ResponseWriter, code int, reason, message, name string, r Resource) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code, "message": message,
+		"details": map[string]any{"name": name, "group": r.Group, "kind": r.Plural}})
+}

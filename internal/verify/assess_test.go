@@ -1,0 +1,305 @@
+package verify
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// fakeCache is an objectCache over fixtures: every kind listed, none watched.
+type fakeCache struct {
+	lists     map[watchKey]*staticList
+	forbidden map[schema.GroupResource]bool
+}
+
+func (f *fakeCache) get(key watchKey) cachedList {
+	if l, ok := f.lists[key]; ok {
+		return l
+	}
+	l := &staticList{store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
+	if f.forbidden[key.gvr.GroupResource()] {
+		l.listErr = apierrors.NewForbidden(key.gvr.GroupResource(), "", errors.New("no RBAC"))
+	}
+	f.lists[key] = l
+	return l
+}
+
+var (
+	ksGVR     = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	deployGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	svcGVR    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	secretGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
+
+// mappings are what discovery would answer for the fixtures' kinds.
+func fakeMappings() map[schema.GroupVersionKind]*meta.RESTMapping {
+	m := map[schema.GroupVersionKind]*meta.RESTMapping{}
+	for gvr, kind := range map[schema.GroupVersionResource]string{deployGVR: "Deployment", svcGVR: "Service", secretGVR: "Secret",
+		ksGVR: "Kustomization", rsGVR: "ReplicaSet", podsGVR: "Pod"} {
+		gvk := gvr.GroupVersion().WithKind(kind)
+		m[gvk] = &meta.RESTMapping{Resource: gvr, GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}
+	}
+	return m
+}
+
+// newFakeState is a cluster whose objects are the YAML documents, as informers hold them.
+func newFakeState(t *testing.T, want string, docs string, forbidden ...schema.GroupResource) *clusterState {
+	t.Helper()
+	f := &fakeCache{lists: map[watchKey]*staticList{}, forbidden: map[schema.GroupResource]bool{}}
+	for _, gr := range forbidden {
+		f.forbidden[gr] = true
+	}
+	for _, doc := range strings.Split(docs, "\n---\n") {
+		data, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil { // integers as int64, as informers hold them
+			t.Fatal(err)
+		}
+		var gvr schema.GroupVersionResource
+		for _, m := range fakeMappings() {
+			if m.GroupVersionKind == u.GroupVersionKind() {
+				gvr = m.Resource
+			}
+		}
+		l := f.get(watchKey{gvr: gvr, namespace: u.GetNamespace()}).(*staticList)
+		obj, err := transformFor(gvr)(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.store.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rev, err := flux.ParseRevision(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &clusterState{
+		req: Request{
+			Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
+			Revision:  rev, Workloads: true, Clock: func() time.Time { return fixtureNow },
+		},
+		watches: f, inventories: map[string]parsedInventory{}, mappings: fakeMappings(),
+	}
+}
+
+var fixtureNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+const (
+	revA = "main@sha1:aaaaaaa1111111111111111111111111111111aa"
+	revB = "main@sha1:bbbbbbb2222222222222222222222222222222bb"
+)
+
+// kustomization is the Kustomization flux-system/app with its status, listing a Deployment
+// and a Service of namespace shop.
+func kustomization(status string) string {
+	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  inventory:
+    entries:
+    - {id: shop_web_apps_Deployment, v: v1}
+    - {id: shop_web__Service, v: v1}
+` + status
+}
+
+const readyOnB = `  observedGeneration: 2
+  lastAppliedRevision: ` + revB + `
+  lastAttemptedRevision: ` + revB + `
+  conditions:
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revB + `", observedGeneration: 2}`
+
+const buildingB = `  observedGeneration: 1
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revB + `
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: "Building manifests for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}
+  - {type: Ready, status: Unknown, reason: Progressing, message: Reconciliation in progress, observedGeneration: 2}`
+
+const healthCheckingB = `  observedGeneration: 1
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revB + `
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: "Running health checks for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}
+  - {type: Ready, status: Unknown, reason: Progressing, message: Reconciliation in progress, observedGeneration: 2}`
+
+const healthCheckFailedB = `  observedGeneration: 1
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revB + `
+  conditions:
+  - {type: Ready, status: "False", reason: HealthCheckFailed, message: "health check failed after 30s: timeout waiting for: [Deployment/shop/web status: 'InProgress']", observedGeneration: 2}`
+
+const service = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {type: ClusterIP}`
+
+const deploymentCurrent = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, generation: 3, uid: dep-web, annotations: {deployment.kubernetes.io/revision: "3"}}
+spec: {replicas: 1}
+status:
+  observedGeneration: 3
+  replicas: 1
+  updatedReplicas: 1
+  readyReplicas: 1
+  availableReplicas: 1
+  conditions:
+  - {type: Available, status: "True"}
+  - {type: Progressing, status: "True", reason: NewReplicaSetAvailable}`
+
+// deploymentPulling is a Deployment whose newest ReplicaSet's pod cannot pull its image.
+const deploymentPulling = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, generation: 3, uid: dep-web, annotations: {deployment.kubernetes.io/revision: "3"}}
+spec: {replicas: 1}
+status:
+  observedGeneration: 3
+  replicas: 2
+  updatedReplicas: 1
+  conditions:
+  - {type: Progressing, status: "True", reason: ReplicaSetUpdated}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web-3
+  namespace: shop
+  uid: rs-web-3
+  annotations: {deployment.kubernetes.io/revision: "3"}
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: dep-web, controller: true}]
+status: {observedGeneration: 1}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-3-x
+  namespace: shop
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-3, uid: rs-web-3, controller: true}]
+spec: {containers: [{name: web, image: "web:nope"}]}
+status:
+  phase: Pending
+  containerStatuses:
+  - {name: web, image: "web:nope", imageID: "", ready: false, restartCount: 0, state: {waiting: {reason: ErrImagePull, message: "web:nope: not found"}}}`
+
+func TestAssess(t *testing.T) {
+	t.Parallel()
+	type want struct {
+		Fatal   result.Verdict
+		Code    result.Code
+		Pending string // a part of the first pending message
+		Objects map[string]result.ObjectStatus
+	}
+	tests := []struct {
+		name      string
+		revision  string
+		docs      string
+		forbidden []schema.GroupResource
+		want      want
+	}{
+		{
+			name: "applied and Current", revision: revB,
+			docs: kustomization(readyOnB) + "\n---\n" + deploymentCurrent + "\n---\n" + service,
+			want: want{Objects: map[string]result.ObjectStatus{"Deployment/shop/web": result.ObjectCurrent, "Service/shop/web": result.ObjectCurrent}},
+		},
+		{
+			name: "Ready on the expected revision, an object not there yet", revision: revB,
+			docs: kustomization(readyOnB) + "\n---\n" + deploymentCurrent,
+			want: want{Pending: "Service/shop/web not found",
+				Objects: map[string]result.ObjectStatus{"Deployment/shop/web": result.ObjectCurrent, "Service/shop/web": result.ObjectNotFound}},
+		},
+		{
+			name: "Ready on another revision: waits, whatever the objects", revision: "main@sha1:ccccccc",
+			docs: kustomization(readyOnB) + "\n---\n" + deploymentPulling + "\n---\n" + service,
+			want: want{Pending: "applied main@sha1:bbbbbbb, waiting for main@sha1:ccccccc",
+				Objects: map[string]result.ObjectStatus{"Deployment/shop/web": result.ObjectInProgress, "Service/shop/web": result.ObjectCurrent}},
+		},
+		{
+			name: "building the expected revision: the previous revision's broken pods do not count", revision: revB,
+			docs: kustomization(buildingB) + "\n---\n" + deploymentPulling + "\n---\n" + service,
+			want: want{Pending: "Building manifests for revision " + revB,
+				Objects: map[string]result.ObjectStatus{"Deployment/shop/web": result.ObjectInProgress, "Service/shop/web": result.ObjectCurrent}},
+		},
+		{
+			name: "health-checking the expected revision: its broken pods fail it", revision: revB,
+			docs: kustomization(healthCheckingB) + "\n---\n" + deploymentPulling + "\n---\n" + service,
+			want: want{Fatal: result.VerdictFailed, Code: result.CodeImagePull,
+				Objects: map[string]result.ObjectStatus{"Deployment/shop/web": result.ObjectFailed, "Service/shop/web": result.ObjectCurrent}},
+		},
+		{
+			name: "Flux's health check failed: the workload's own reason wins", revision: revB,
+			docs: kustomization(healthCheckFailedB) + "\n---\n" + deploymentPulling + "\n---\n" + service,
+			want: want{Fatal: result.VerdictFailed, Code: result.CodeImagePull,
+				Objects: map[string]result.ObjectStatus{"Deployment/shop/web": result.ObjectFailed, "Service/shop/web": result.ObjectCurrent}},
+		},
+		{
+			name: "Flux's health check failed, nothing more precise", revision: revB,
+			docs: kustomization(healthCheckFailedB) + "\n---\n" + deploymentCurrent + "\n---\n" + service,
+			want: want{Fatal: result.VerdictFailed, Code: result.CodeFluxHealthCheckFailed,
+				Objects: map[string]result.ObjectStatus{"Deployment/shop/web": result.ObjectCurrent, "Service/shop/web": result.ObjectCurrent}},
+		},
+		{
+			name: "pods may not be listed: the workload waits on kstatus alone", revision: revB,
+			docs:      kustomization(healthCheckingB) + "\n---\n" + deploymentPulling + "\n---\n" + service,
+			forbidden: []schema.GroupResource{{Resource: "pods"}},
+			want: want{Pending: "rollout failures not classified",
+				Objects: map[string]result.ObjectStatus{"Deployment/shop/web": result.ObjectInProgress, "Service/shop/web": result.ObjectCurrent}},
+		},
+		{
+			name: "Deployments may not be listed: Forbidden, naming them", revision: revB,
+			docs:      kustomization(readyOnB) + "\n---\n" + service,
+			forbidden: []schema.GroupResource{{Group: "apps", Resource: "deployments"}},
+			want: want{Fatal: result.VerdictForbidden,
+				Objects: map[string]result.ObjectStatus{"Deployment/shop/web": result.ObjectUnknown, "Service/shop/web": result.ObjectCurrent}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newFakeState(t, tt.revision, tt.docs, tt.forbidden...).assess(fixtureNow)
+			got := want{Objects: map[string]result.ObjectStatus{}}
+			if e.fatal != nil {
+				got.Fatal, got.Code = e.fatal.verdict, e.fatal.code
+			}
+			if e.pending != nil && tt.want.Pending != "" && strings.Contains(e.pending.message+" "+objectMessages(e), tt.want.Pending) {
+				got.Pending = tt.want.Pending
+			} else if e.pending != nil {
+				got.Pending = e.pending.message
+			}
+			for _, o := range e.objects {
+				got.Objects[o.ID] = o.Status
+			}
+			if tt.want.Fatal != "" || got.Fatal != "" {
+				got.Pending = tt.want.Pending // a verdict is given: what it waited for does not matter
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("assess() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func objectMessages(e *assessment) string {
+	var parts []string
+	for _, o := range e.objects {
+		parts = append(parts, o.Message)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,27 @@
+package verify
+
+import (
+	"flag"
+	"io"
+
+	"k8s.io/klog/v2"
+)
+
+// DiscardClientLogs stops client-go's own logging (every failed list, watch and retry goes
+// through klog, errors to standard error whatever klog's output is): the verdicts say what
+// matters, in one line per cluster. It changes process-wide state, so only a program's entry
+// point (or a test's TestMain) calls it.
+func DiscardClientLogs() {
+	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(flags)
+	for name, value := range map[string]string{
+		"logtostderr":     "false",
+		"alsologtostderr": "false",
+		"stderrthreshold": "FATAL",
+		"one_output":      "true",
+	} {
+		// The names are klog's own; a failure means klog renamed one, and it logs as before.
+		_ = flags.Set(name, value)
+	}
+	klog.SetOutput(io.Discard)
+}
