@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/sethvargo/go-githubactions"
@@ -27,11 +28,13 @@ const (
 	maxMessageRunes = 4000
 )
 
-// containerWorkspace is GITHUB_WORKSPACE inside a container action, where the runner mounts
-// RUNNER_TEMP (its host path stays in the variable) at containerRunnerTemp.
+// Folders the runner mounts into a container action (actions/runner, ContainerActionHandler):
+// GITHUB_WORKSPACE is containerWorkspace there; runners from v2.331 mount RUNNER_TEMP at
+// containerRunnerTemp, older ones only its _github_home folder, at containerHome (HOME).
 const (
 	containerWorkspace  = "/github/workspace"
 	containerRunnerTemp = "/github/runner_temp"
+	containerHome       = "/github/home"
 )
 
 // actionOutputs are the step outputs action.yml declares, in its order. Each is one line.
@@ -103,11 +106,7 @@ func writeReportFile(env Env, run result.Run) (string, error) {
 		return "", nil
 	}
 	name := "app-status-" + notFileName.ReplaceAllString(cmp.Or(env.Getenv("GITHUB_ACTION"), "report"), "_") + ".json"
-	local := filepath.Join(runnerTemp, name)
-	if env.Getenv("GITHUB_WORKSPACE") == containerWorkspace {
-		// In the action's container RUNNER_TEMP names the host's folder, mounted here.
-		local = filepath.Join(containerRunnerTemp, name)
-	}
+	local, host := reportFilePaths(env, runnerTemp, name)
 	data, err := report.JSON(run)
 	if err != nil {
 		return "", err
@@ -115,7 +114,32 @@ func writeReportFile(env Env, run result.Run) (string, error) {
 	if err := env.WriteFile(local, data); err != nil {
 		return "", fmt.Errorf("write the full report (report-file): %w", err)
 	}
-	return filepath.Join(runnerTemp, name), nil
+	return host, nil
+}
+
+// reportFilePaths returns where the report file named name is written and the path the job's
+// later steps, on the runner's host, read it at. They differ in the action's container
+// (GITHUB_WORKSPACE is containerWorkspace), where the runner has rewritten every host path of
+// the environment that lies in a folder it mounts into the container's path:
+//   - runners from v2.331 mount RUNNER_TEMP at containerRunnerTemp and set RUNNER_TEMP to it.
+//     The host's folder is then _temp in the runner's work folder, the folder that also holds
+//     RUNNER_WORKSPACE (the job's folder), which no mount covers, so it keeps its host path.
+//     Without it, the container's path is the best there is;
+//   - older runners leave RUNNER_TEMP as the host's path and do not mount it, but mount its
+//     _github_home folder at containerHome.
+func reportFilePaths(env Env, runnerTemp, name string) (local, host string) {
+	if env.Getenv("GITHUB_WORKSPACE") != containerWorkspace {
+		return filepath.Join(runnerTemp, name), filepath.Join(runnerTemp, name)
+	}
+	if runnerTemp != containerRunnerTemp {
+		return filepath.Join(containerHome, name), filepath.Join(runnerTemp, "_github_home", name)
+	}
+	local = filepath.Join(containerRunnerTemp, name)
+	jobFolder := env.Getenv("RUNNER_WORKSPACE")
+	if !filepath.IsAbs(jobFolder) || strings.HasPrefix(jobFolder, "/github/") || filepath.Dir(jobFolder) == jobFolder {
+		return local, local
+	}
+	return local, filepath.Join(filepath.Dir(jobFolder), "_temp", name)
 }
 
 func formatSeconds(ms int64) string {
