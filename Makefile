@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/org/app-status-action/internal/cli.Version=$(VERSION)
 BIN_DIR = $(shell hack/build-bins.sh)
 
-.PHONY: all build test test-short lint bins demo up bench bench-fleet fuzz clean
+.PHONY: all build test test-short lint bins demo up bench bench-fleet fuzz clean image image-size image-start release-check
 
 all: build
 
@@ -19,17 +19,24 @@ build:
 bins:
 	@hack/build-bins.sh
 
-## lint: gofmt and go vet
+## lint: gofmt, go vet, and actionlint on .github/workflows (with shellcheck when installed)
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	go vet ./...
 	cd hack && go vet ./...
+	@actionlint=$$(hack/tools.sh actionlint) && shellcheck=$$(command -v shellcheck || true) && \
+	if [ -z "$$shellcheck" ]; then echo "lint: shellcheck is not installed: actionlint does not check the run: scripts"; fi && \
+	echo "actionlint .github/workflows" && "$$actionlint" -shellcheck="$$shellcheck"
 
-## test: the whole suite, cluster tests included (they fail, never skip, without binaries)
+## test: the whole suite, cluster tests included (they fail, never skip, without binaries),
+## the action's image run as the runner runs it (podman), and the release scripts' tests
 test: lint
+	@command -v podman >/dev/null && command -v runc >/dev/null || \
+	echo "*** make test: podman or runc is not installed: TestActionImage (the action's image as the runner runs it) is SKIPPED; hack/install-podman.sh installs them"
 	@bindir=$$(hack/build-bins.sh) && \
 	APP_STATUS_BIN_DIR=$$bindir go test -count=1 -timeout 45m ./...
+	go -C hack test -count=1 ./release/
 
 ## test-short: unit tests only, no clusters
 test-short:
@@ -70,6 +77,26 @@ bench-fleet: build
 	(cd $$peer && CGO_ENABLED=0 go build -trimpath -o app-status ./cmd/app-status) && \
 	go -C hack run ./fleet --app-status $(CURDIR)/bin/app-status --peer $$peer/app-status \
 		--peer-name "app-status $(PEER) (before issue 11)" --out $(CURDIR)/docs
+
+## image: the action's image as a release builds it (hack/image/Containerfile: the static
+## binary and the CA certificates on scratch), with podman, tagged $(IMAGE), for IMAGE_ARCH
+## (amd64 or arm64; default: Go's); podman and runc are installed when missing (as root)
+IMAGE ?= app-status-action:dev
+IMAGE_ARCH ?= $(shell go env GOARCH)
+image:
+	@hack/image/build.sh --arch $(IMAGE_ARCH) --version $(VERSION) $(IMAGE)
+
+## image-size: the size of $(IMAGE), uncompressed and as pulled (gzip-compressed layers)
+image-size:
+	@hack/image/size.sh $(IMAGE)
+
+## image-start: time from `podman run` of $(IMAGE) to its first API request (and the binary's)
+image-start: build
+	go -C hack run ./imagestart --image $(IMAGE) --binary $(CURDIR)/bin/app-status --runs 10
+
+## release-check: goreleaser check of .goreleaser.yaml, with the goreleaser the release runs
+release-check:
+	"$$(hack/tools.sh goreleaser)" check
 
 clean:
 	rm -rf bin .demo

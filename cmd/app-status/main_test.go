@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	removeImage()
 	bed.Close()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
@@ -95,8 +96,14 @@ func runAction(t *testing.T, workspace string, inputs, env map[string]string, si
 	if signalAfter > 0 {
 		time.AfterFunc(signalAfter, func() { _ = cmd.Process.Signal(syscall.SIGTERM) })
 	}
-	err := cmd.Wait()
-	run := actionRun{stdout: stdout.String()}
+	return readRun(t, cmd.Wait(), stdout.String(), outFile, summaryFile)
+}
+
+// readRun reads what the runner reads once the action's process (err from its Wait) has ended:
+// its exit code, its log, the step outputs and the job summary.
+func readRun(t *testing.T, err error, stdout, outFile, summaryFile string) actionRun {
+	t.Helper()
+	run := actionRun{stdout: stdout}
 	if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
 		run.exitCode = exit.ExitCode()
 	} else if err != nil {

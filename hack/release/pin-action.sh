@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Makes the released commit (.github/workflows/release.yml runs this once the image is pushed):
+# action.yml runs the released image by digest instead of building the Dockerfile, committed on
+# top of the tagged commit; the version tag and, for a release that is not a pre-release, the
+# major tag (v1 for v1.4.2) are moved to that commit, here and on origin.
+# Usage: hack/release/pin-action.sh TAG IMAGE@sha256:DIGEST
+#   e.g. hack/release/pin-action.sh v1.4.2 ghcr.io/org/app-status-action@sha256:0123…
+set -euo pipefail
+
+fail() {
+  echo "hack/release/pin-action.sh: $*" >&2
+  exit 1
+}
+
+[ $# -eq 2 ] || fail "usage: hack/release/pin-action.sh TAG IMAGE@sha256:DIGEST"
+tag=$1
+ref=$2
+[[ $tag =~ ^v([0-9]+)\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
+  fail "tag $tag is not vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-PRERELEASE"
+major=v${BASH_REMATCH[1]}
+prerelease=${BASH_REMATCH[2]}
+[[ $ref =~ ^ghcr\.io/[a-z0-9._-]+/app-status-action@sha256:[0-9a-f]{64}$ ]] ||
+  fail "$ref is not ghcr.io/<owner, lower case>/app-status-action@sha256:<64 hex digits>"
+
+cd "$(git rev-parse --show-toplevel)"
+source_commit=$(git rev-parse --verify "refs/tags/$tag^{commit}")
+[ "$(git rev-parse HEAD)" = "$source_commit" ] || fail "HEAD is not the commit $tag names ($source_commit)"
+[ -z "$(git status --porcelain --untracked-files=no)" ] || fail "the work tree has changes: $(git status --short --untracked-files=no)"
+if ! grep -qx '  image: Dockerfile' action.yml; then
+  fail "action.yml has no '  image: Dockerfile' line under runs: was $tag released already? ($(grep -m1 '^  image:' action.yml || echo 'no image line'))"
+fi
+
+sed -i "s|^  image: Dockerfile\$|  image: docker://$ref|" action.yml
+git -c user.name='github-actions[bot]' -c user.email='41898282+github-actions[bot]@users.noreply.github.com' \
+  commit --quiet --message "Release $tag: the action runs $ref" \
+  --message "The commit $source_commit with action.yml pointing at the image the release built from it, so that \`uses: ...@$tag\` pulls that image instead of building the Dockerfile." \
+  action.yml
+release_commit=$(git rev-parse HEAD)
+
+tags=("$tag")
+git tag --force --annotate --message "$tag: $source_commit, running $ref" "$tag" "$release_commit" >/dev/null
+if [ -z "$prerelease" ]; then
+  git tag --force --annotate --message "$major: the latest $major release, $tag" "$major" "$release_commit" >/dev/null
+  tags+=("$major")
+fi
+refspecs=()
+for t in "${tags[@]}"; do refspecs+=("refs/tags/$t:refs/tags/$t"); done
+git push --force --atomic origin "${refspecs[@]}"
+echo "released commit $release_commit: action.yml runs $ref; moved ${tags[*]}"
