@@ -33,7 +33,7 @@ lint:
 ## the action's image run as the runner runs it (podman), and the release scripts' tests
 test: lint
 	@command -v podman >/dev/null && command -v runc >/dev/null || \
-	echo "*** make test: podman or runc is not installed: TestActionImage (the action's image as the runner runs it) is SKIPPED; hack/install-podman.sh installs them"
+	echo "*** make test: podman or runc is not installed: TestActionImage (the action's image as the runner runs it) is SKIPPED; hack/install-packages.sh installs them"
 	@bindir=$$(hack/build-bins.sh) && \
 	APP_STATUS_BIN_DIR=$$bindir go test -count=1 -timeout 45m ./...
 	go -C hack test -count=1 ./release/

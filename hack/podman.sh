@@ -6,7 +6,7 @@
 # The flags make podman work as root on a machine without systemd, overlay mounts or
 # CAP_SYS_RESOURCE (a CI container, this repository's CI machine):
 #   --storage-driver=vfs          plain copies instead of overlay mounts;
-#   --runtime runc                the OCI runtime hack/install-podman.sh installs;
+#   --runtime runc                the OCI runtime hack/install-packages.sh installs;
 #   --cgroup-manager=cgroupfs     no systemd to ask for cgroups;
 #   run/create: --ulimit nofile and nproc at the limits this process already has, because
 #     podman's defaults (1048576) would need CAP_SYS_RESOURCE to raise them and runc refuses to
@@ -15,12 +15,12 @@
 #   run/create: --network=host    the container reaches the test bed's API servers on 127.0.0.1
 #     (the GitHub runner uses a network of its own; the action only needs to reach the clusters).
 # Images built through this script live in the vfs store: list them with hack/podman.sh images.
-# Installs podman and runc first when they are missing (hack/install-podman.sh).
+# Installs podman and runc first when they are missing (hack/install-packages.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
-  "$here/install-podman.sh"
+  "$here/install-packages.sh"
 fi
 
 global=(--storage-driver=vfs --runtime runc --cgroup-manager=cgroupfs)

@@ -261,7 +261,7 @@ func requireContainers(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"podman", "runc"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			msg := fmt.Sprintf("%s is not installed: the action's image is NOT tested. Install podman and runc with hack/install-podman.sh (as root), or run .ci/run, which does.", tool)
+			msg := fmt.Sprintf("%s is not installed: the action's image is NOT tested. Install podman and runc with hack/install-packages.sh (as root), or run .ci/run, which does.", tool)
 			if os.Getenv("APP_STATUS_REQUIRE_CONTAINERS") != "" {
 				t.Fatal(msg + " (APP_STATUS_REQUIRE_CONTAINERS is set)")
 			}
