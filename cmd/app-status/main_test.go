@@ -47,9 +47,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build app-status: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	if clouds, err = newCloudFakes(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	removeImage()
 	bed.Close()
+	clouds.Close()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

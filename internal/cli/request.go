@@ -52,6 +52,9 @@ type settings struct {
 	crashRestarts      int
 	unschedulableGrace time.Duration
 	clusters           kubeconfig.Input
+	// builtinAuth prefers the built-in credential providers to installed exec plugins (the
+	// CLI's --builtin-auth; the action has no plugins to run).
+	builtinAuth bool
 }
 
 // request validates the settings and loads the kubeconfigs into a verification request. The
@@ -151,11 +154,13 @@ func cleanRun(run result.Run, secrets *kubeconfig.Secrets) result.Run {
 }
 
 // kubeconfigEnv is what the kubeconfig loader may see. Only the CLI may run exec credential
-// plugins: the action's container has none, and its users get an InvalidConfig verdict that
-// says how to pass a token instead.
+// plugins: the action's container has none, so the built-in providers replace the ones they
+// know (EKS, GKE, AKS), and users of others get an InvalidConfig verdict that says how to pass
+// a token instead.
 func (s settings) kubeconfigEnv(env Env) kubeconfig.Env {
 	ke := kubeconfig.Env{Getenv: env.Getenv, ReadFile: env.ReadFile, Home: env.Getenv("HOME")}
 	if s.clusters.CLI {
+		ke.BuiltinAuth = s.builtinAuth
 		ke.LookPath = exec.LookPath
 		ke.Workspace, _ = os.Getwd()
 	} else {

@@ -54,6 +54,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.StringVar(&o.output, "o", "text", "output format: text, json or markdown")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
+	fs.BoolVar(&o.builtinAuth, "builtin-auth", false, "get EKS, GKE and AKS tokens in-process from the environment's credentials, as the action does, even when the kubeconfig's exec plugin (aws, gke-gcloud-auth-plugin, kubelogin) is installed")
 	return fs
 }
 

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/org/app-status-action/internal/cloudauth"
 )
 
 // Env is the outside world Load may see. Nothing else is read: not the process's
@@ -24,8 +26,16 @@ type Env struct {
 	// ReadFile reads kubeconfigs, the clusters file and the files kubeconfigs refer to.
 	ReadFile func(string) ([]byte, error)
 	// LookPath finds an exec credential plugin's command. Nil means none can run (the
-	// action's container): users needing one get an Invalid cluster.
+	// action's container): the plugins a built-in provider knows (EKS, GKE, AKS; see
+	// internal/cloudauth) are replaced by it, users of other plugins get an Invalid cluster.
 	LookPath func(string) (string, error)
+	// BuiltinAuth replaces the plugins a built-in provider knows even when LookPath finds
+	// them (the CLI's --builtin-auth).
+	BuiltinAuth bool
+	// CloudAuth tunes the built-in providers (token lifetimes, the HTTP client of token
+	// requests); Load sets its Getenv, ReadFile and OnSecret. The secrets the providers read
+	// or obtain, also while verifying, go to the Secrets Load returns (see Secrets.OnAdd).
+	CloudAuth cloudauth.Options
 	// Workspace is the folder relative paths start at: GITHUB_WORKSPACE, or the CLI's
 	// working directory.
 	Workspace string

@@ -10,6 +10,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/org/app-status-action/internal/cloudauth"
 )
 
 //nolint:gosec // G101: advice on how to get a token, not a credential
@@ -46,9 +48,14 @@ func (l *loader) restConfig(d *doc, contextName string) (*rest.Config, string) {
 	if user.AuthProvider != nil {
 		return nil, authProviderProblem(kctx.AuthInfo, user.AuthProvider.Name)
 	}
+	var builtin *cloudauth.Source
 	if user.Exec != nil {
-		if msg := l.execProblem(d, kctx.AuthInfo, user.Exec); msg != "" {
+		var msg string
+		if builtin, msg = l.execCredentials(d, kctx.AuthInfo, user.Exec); msg != "" {
 			return nil, msg
+		}
+		if builtin != nil {
+			user.Exec = nil // the built-in provider's transport sets the bearer token
 		}
 	}
 	if msg := l.inlineFiles(d, kctx.Cluster, cluster, kctx.AuthInfo, user); msg != "" {
@@ -63,6 +70,9 @@ func (l *loader) restConfig(d *doc, contextName string) (*rest.Config, string) {
 	cfg, err := clientcmd.NewNonInteractiveClientConfig(*one, contextName, nil, nil).ClientConfig()
 	if err != nil {
 		return nil, "the kubeconfig cannot be used: " + err.Error()
+	}
+	if builtin != nil {
+		cfg.WrapTransport = builtin.WrapTransport
 	}
 	return cfg, ""
 }
@@ -152,23 +162,43 @@ func (l *loader) resolve(dir, path string) string {
 	return filepath.Join(dir, path)
 }
 
-// execProblem says why the user's exec credential plugin cannot run here, or returns "" when
-// it can: only when Env.LookPath finds its command (the CLI on a workstation).
-func (l *loader) execProblem(d *doc, userName string, exec *clientcmdapi.ExecConfig) string {
+// execCredentials decides who serves the user's exec credential plugin. The plugin itself,
+// run by client-go, when Env.LookPath finds it (the CLI on a workstation), unless
+// Env.BuiltinAuth prefers the built-in provider; a built-in provider (internal/cloudauth)
+// when one knows the plugin; else nobody, and the message says why and what to do instead.
+func (l *loader) execCredentials(d *doc, userName string, exec *clientcmdapi.ExecConfig) (*cloudauth.Source, string) {
 	command := exec.Command
 	if command == "" {
-		return fmt.Sprintf("the kubeconfig's user %q has an exec credential plugin without a command: %s", userName, tokenAdvice)
+		return nil, fmt.Sprintf("the kubeconfig's user %q has an exec credential plugin without a command: %s", userName, tokenAdvice)
 	}
+	installed := false
 	if l.env.LookPath != nil {
 		if strings.ContainsRune(command, filepath.Separator) {
 			command = l.resolve(d.dir, command)
 		}
-		if _, err := l.env.LookPath(command); err == nil {
-			return ""
-		}
+		_, err := l.env.LookPath(command)
+		installed = err == nil
 	}
+	plugin := cloudauth.Recognise(exec)
+	if installed && (plugin == nil || !l.env.BuiltinAuth) {
+		return nil, ""
+	}
+	if plugin != nil {
+		opts := l.env.CloudAuth
+		opts.Getenv, opts.ReadFile, opts.OnSecret = l.env.Getenv, l.env.ReadFile, l.secrets.Add
+		src, err := plugin.NewSource(opts)
+		if err != nil {
+			return nil, fmt.Sprintf("the kubeconfig's user %q: %v", userName, err)
+		}
+		return src, ""
+	}
+	return nil, execProblem(userName, exec, l.env.LookPath != nil)
+}
+
+// execProblem says why a plugin no built-in provider knows cannot run here.
+func execProblem(userName string, exec *clientcmdapi.ExecConfig, lookPath bool) string {
 	where := "which this container does not have"
-	if l.env.LookPath != nil {
+	if lookPath {
 		where = "which is not installed here (not found in PATH)"
 	}
 	name := filepath.Base(exec.Command)
@@ -176,7 +206,8 @@ func (l *loader) execProblem(d *doc, userName string, exec *clientcmdapi.ExecCon
 	if summary := execSummary(name, exec.Args); summary != name {
 		what += " (" + summary + ")"
 	}
-	return fmt.Sprintf("the kubeconfig's user %q needs the exec credential plugin %s, %s: %s (%s)", userName, what, where, tokenAdvice, execHint(name, exec.Args))
+	return fmt.Sprintf("the kubeconfig's user %q needs the exec credential plugin %s, %s and no built-in provider replaces (see %s): %s (%s)",
+		userName, what, where, cloudauth.ReadmeURL, tokenAdvice, execHint(name, exec.Args))
 }
 
 // execSummary is the command and its subcommands ("aws eks get-token"), as far as they are

@@ -1,7 +1,11 @@
 package kubeconfig
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,7 +22,11 @@ func TestRestConfig(t *testing.T) {
 		change      func(*clientcmdapi.Config)
 		files       map[string]string
 		path        []string // commands LookPath finds; nil: no LookPath (the action)
+		vars        map[string]string
+		builtinAuth bool
 		wantInvalid string
+		// wantBuiltin: a built-in provider sets the token (WrapTransport), not the plugin.
+		wantBuiltin bool
 		// want, when set, checks the rest.Config fields that matter; Host and BearerToken
 		// default to the fixture's.
 		want *rest.Config
@@ -29,23 +37,57 @@ func TestRestConfig(t *testing.T) {
 		change: func(*clientcmdapi.Config) {},
 		want:   &rest.Config{TLSClientConfig: rest.TLSClientConfig{CAData: []byte(fakeCA)}},
 	}, {
-		name:        "exec plugin",
+		name:        "EKS plugin in the action without AWS credentials",
 		change:      func(c *clientcmdapi.Config) { c.AuthInfos["a"] = execUser() },
-		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "aws" (aws eks get-token), which this container does not have: pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (aws eks get-token --cluster-name NAME | jq -r .status.token)`,
+		wantInvalid: `the kubeconfig's user "a": EKS credentials (aws eks get-token, built in): AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not: set both (aws-actions/configure-aws-credentials does); see https://github.com/org/app-status-action#credentials-for-managed-clusters`,
 		wantSecret:  "aws-" + marker + "-wJalrXUtnFEMI",
 	}, {
-		name: "gke plugin, absolute path",
+		name:        "EKS plugin in the action with the keys the login action exported",
+		change:      func(c *clientcmdapi.Config) { c.AuthInfos["a"] = execUser() },
+		vars:        map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"},
+		wantBuiltin: true,
+		want:        &rest.Config{BearerToken: "-", TLSClientConfig: rest.TLSClientConfig{CAData: []byte(fakeCA)}},
+	}, {
+		name: "GKE plugin, absolute path, no Google credentials",
 		change: func(c *clientcmdapi.Config) {
 			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "/usr/lib/google-cloud-sdk/bin/gke-gcloud-auth-plugin"}}
 		},
-		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "gke-gcloud-auth-plugin", which this container does not have: pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (gcloud auth print-access-token)`,
+		wantInvalid: `the kubeconfig's user "a": GKE credentials (gke-gcloud-auth-plugin, built in): no Google credentials in the environment: set GOOGLE_APPLICATION_CREDENTIALS to a credentials file (google-github-actions/auth writes one, for workload identity federation or a service account key); see https://github.com/org/app-status-action#credentials-for-managed-clusters`,
 	}, {
-		name: "kubelogin on a workstation without it",
+		name: "kubelogin on a workstation without it, interactive login",
 		change: func(c *clientcmdapi.Config) {
 			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "kubelogin", Args: []string{"get-token", "--login", "azurecli", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"}}}
 		},
 		path:        []string{"aws"},
-		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "kubelogin" (kubelogin get-token), which is not installed here (not found in PATH): pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (az account get-access-token --resource 6dae42f8-4368-4678-94ff-3960e28e3630 --query accessToken -o tsv)`,
+		wantInvalid: `the kubeconfig's user "a": AKS credentials (kubelogin get-token, built in): kubelogin --login azurecli needs a person or the Azure CLI's login, which a workflow step in a container does not have: set AZURE_CLIENT_ID and AZURE_TENANT_ID to the app registration or managed identity with a federated credential for the workflow, and give the job ` + "`permissions: id-token: write`" + ` (the app azure/login signs in with; the kubeconfig then needs no change), or convert the kubeconfig with kubelogin convert-kubeconfig -l workloadidentity; or use a service principal (AAD_LOGIN_METHOD=spn with AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET); see https://github.com/org/app-status-action#credentials-for-managed-clusters`,
+	}, {
+		name: "unknown plugin in the action",
+		change: func(c *clientcmdapi.Config) {
+			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "kubectl", Args: []string{"oidc-login", "get-token", "--oidc-issuer-url=https://issuer.example.com"}}}
+		},
+		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "kubectl", which this container does not have and no built-in provider replaces (see https://github.com/org/app-status-action#credentials-for-managed-clusters): pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (kubectl ... | jq -r .status.token)`,
+	}, {
+		name: "unknown plugin on a workstation without it",
+		change: func(c *clientcmdapi.Config) {
+			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "doctl", Args: []string{"kubernetes", "cluster", "kubeconfig", "exec-credential", "--version=v1beta1", "0f3ab26c-2a19-4e43-8a1f-2bd1e3fa4b58"}}}
+		},
+		path:        []string{"aws"},
+		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "doctl" (doctl kubernetes cluster), which is not installed here (not found in PATH) and no built-in provider replaces (see https://github.com/org/app-status-action#credentials-for-managed-clusters): pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (doctl kubernetes cluster kubeconfig exec-credential --version=*** CLUSTER_ID | jq -r .status.token)`,
+	}, {
+		name:        "EKS plugin on a workstation without aws",
+		change:      func(c *clientcmdapi.Config) { c.AuthInfos["a"] = execUser() },
+		path:        []string{"kubelogin"},
+		vars:        map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"},
+		wantBuiltin: true,
+		want:        &rest.Config{BearerToken: "-", TLSClientConfig: rest.TLSClientConfig{CAData: []byte(fakeCA)}},
+	}, {
+		name:        "EKS plugin installed, --builtin-auth",
+		change:      func(c *clientcmdapi.Config) { c.AuthInfos["a"] = execUser() },
+		path:        []string{"aws"},
+		builtinAuth: true,
+		vars:        map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"},
+		wantBuiltin: true,
+		want:        &rest.Config{BearerToken: "-", TLSClientConfig: rest.TLSClientConfig{CAData: []byte(fakeCA)}},
 	}, {
 		name:   "exec plugin found by LookPath",
 		change: func(c *clientcmdapi.Config) { c.AuthInfos["a"] = execUser() },
@@ -130,8 +172,9 @@ func TestRestConfig(t *testing.T) {
 			for k, v := range tt.files {
 				files[k] = v
 			}
-			env := fakeEnv{files: files, path: tt.path}
-			clusters, secrets, err := Load(Input{Clusters: "c=file:kc/config.yaml"}, env.env())
+			env := fakeEnv{files: files, path: tt.path, vars: tt.vars}.env()
+			env.BuiltinAuth = tt.builtinAuth
+			clusters, secrets, err := Load(Input{Clusters: "c=file:kc/config.yaml"}, env)
 			if err != nil {
 				t.Fatalf("Load() error = %v", err)
 			}
@@ -152,6 +195,10 @@ func TestRestConfig(t *testing.T) {
 			if got.Config == nil {
 				t.Fatal("Config = nil")
 			}
+			if gotBuiltin := got.Config.WrapTransport != nil; gotBuiltin != tt.wantBuiltin {
+				t.Errorf("built-in provider = %t, want %t", gotBuiltin, tt.wantBuiltin)
+			}
+			got.Config.WrapTransport = nil
 			want := *tt.want
 			want.Host = hostFor("a")
 			switch want.BearerToken {
@@ -186,5 +233,52 @@ func TestExecSummary(t *testing.T) {
 		if got := execSummary(tt.name, tt.args); got != tt.want {
 			t.Errorf("execSummary(%s, %q) = %q, want %q", tt.name, tt.args, got, tt.want)
 		}
+	}
+}
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestBuiltinTokensAreSecrets: the token a built-in provider obtains while verifying is
+// recorded in the Secrets Load returned, and handed to OnAdd, before any request carries it.
+func TestBuiltinTokensAreSecrets(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig("a")
+	cfg.AuthInfos["a"] = execUser()
+	env := fakeEnv{files: map[string]string{"/ws/kc/config.yaml": yamlOf(t, cfg)}, vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"}}.env()
+	clusters, secrets, err := Load(Input{Clusters: "c=file:kc/config.yaml"}, env)
+	if err != nil || clusters[0].Config == nil {
+		t.Fatalf("Load() = %+v, %v; want a cluster with a built-in provider", clusters, err)
+	}
+	var mu sync.Mutex
+	var added []string
+	secrets.OnAdd(func(v string) {
+		mu.Lock()
+		defer mu.Unlock()
+		added = append(added, v)
+	})
+	var sent string
+	rt := clusters[0].Config.WrapTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Contains(added, sent) {
+			t.Error("a request carried a token OnAdd was not given first")
+		}
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+	}))
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, hostFor("a")+"/version", nil)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("RoundTrip() error = %v", err)
+	}
+	_ = resp.Body.Close()
+	if !strings.HasPrefix(sent, "k8s-aws-v1.") {
+		t.Fatalf("Authorization = Bearer %.20q…, want an EKS token", sent)
+	}
+	if got := secrets.Redact("token " + sent); got != "token ***" {
+		t.Errorf("Redact() = %.40q…, want the token redacted", got)
 	}
 }

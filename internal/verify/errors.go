@@ -37,11 +37,21 @@ func stopVerdict(ctx context.Context) (result.Verdict, string) {
 	}
 }
 
+// credentialError is a failure to obtain the credentials of a request (internal/cloudauth's
+// built-in providers): it knows the verdict it means, and its message names the provider.
+type credentialError interface {
+	error
+	CredentialVerdict() result.Verdict
+}
+
 // connectionVerdict maps an API or transport error to the verdict it means for the cluster,
 // and a message that says what to do. ok is false for errors that are not about reaching the
 // API server or being allowed to read from it.
 func connectionVerdict(err error, what string) (v result.Verdict, message string, ok bool) {
+	var cred credentialError
 	switch {
+	case errors.As(err, &cred):
+		return cred.CredentialVerdict(), cred.Error(), true
 	case apierrors.IsUnauthorized(err):
 		return result.VerdictUnauthorized, fmt.Sprintf("the API server rejected the credentials (401) while reading %s: check that the token or client certificate in the kubeconfig is valid and not expired", what), true
 	case apierrors.IsForbidden(err):

@@ -1,0 +1,299 @@
+package cloudauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+)
+
+// kubeloginArgs are the arguments of kubelogin get-token, as az aks get-credentials and
+// kubelogin convert-kubeconfig write them.
+type kubeloginArgs struct {
+	login, serverID, clientID, tenantID, environment    string
+	clientSecret, clientCert, clientCertPassword        string
+	federatedTokenFile, authorityHost                   string
+	legacy, popEnabled, useAzureRMEnv, noInstanceDiscov bool
+}
+
+// parseKubelogin reads `kubelogin get-token --login MODE --server-id ID ...`.
+func parseKubelogin(args []string) (func(*provider) (fetcher, error), error) {
+	var a kubeloginArgs
+	f := flags{
+		values: map[string]*string{
+			"-l": &a.login, "--login": &a.login, "--server-id": &a.serverID, "--client-id": &a.clientID,
+			"-t": &a.tenantID, "--tenant-id": &a.tenantID, "-e": &a.environment, "--environment": &a.environment,
+			"--client-secret": &a.clientSecret, "--client-certificate": &a.clientCert,
+			"--client-certificate-password": &a.clientCertPassword, "--federated-token-file": &a.federatedTokenFile,
+			"--authority-host": &a.authorityHost, "--token-cache-dir": nil, "--timeout": nil, "--pop-claims": nil,
+		},
+		switches: map[string]*bool{
+			"--legacy": &a.legacy, "--pop-enabled": &a.popEnabled, "--use-azurerm-env-vars": &a.useAzureRMEnv,
+			"--disable-instance-discovery": &a.noInstanceDiscov,
+		},
+	}
+	positional, err := f.parse(args)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(positional) != 1:
+		return nil, unexpectedArguments(len(positional)-1, "kubelogin get-token")
+	case a.legacy:
+		return nil, errors.New("the option --legacy (ADAL tokens) is not supported by the built-in provider")
+	case a.popEnabled:
+		return nil, errors.New("the option --pop-enabled (proof-of-possession tokens) is not supported by the built-in provider")
+	}
+	return a.start, nil
+}
+
+// The variables kubelogin reads, in its order: a later one wins.
+var (
+	azureClientIDVars     = []string{"AAD_SERVICE_PRINCIPAL_CLIENT_ID", "AZURE_CLIENT_ID"}
+	azureClientSecretVars = []string{"AAD_SERVICE_PRINCIPAL_CLIENT_SECRET", "AZURE_CLIENT_SECRET"}
+	azureClientCertVars   = []string{"AAD_SERVICE_PRINCIPAL_CLIENT_CERTIFICATE", "AZURE_CLIENT_CERTIFICATE_PATH"}
+	azureCertPasswordVars = []string{"AAD_SERVICE_PRINCIPAL_CLIENT_CERTIFICATE_PASSWORD", "AZURE_CLIENT_CERTIFICATE_PASSWORD"}
+)
+
+// kubeloginModes are kubelogin's login modes, the only values of --login a message quotes.
+var kubeloginModes = []string{"devicecode", "interactive", "spn", "ropc", "msi", "azurecli", "azd", "workloadidentity", "azurepipelines"}
+
+// githubOIDCAudience is the audience Microsoft Entra ID expects of a federated GitHub token.
+const githubOIDCAudience = "api://AzureADTokenExchange"
+
+const azureWorkloadHelp = "set AZURE_CLIENT_ID and AZURE_TENANT_ID to the app registration or managed identity " +
+	"with a federated credential for the workflow, and give the job `permissions: id-token: write`"
+
+// last returns the value of the last of the variables that is set, or fallback.
+func (e environ) last(fallback string, names ...string) string {
+	for _, n := range names {
+		if v := e.get(n); v != "" {
+			fallback = v
+		}
+	}
+	return fallback
+}
+
+// start reads the login mode's settings from the arguments and the environment, as kubelogin
+// does (the environment wins), and returns the fetcher of Microsoft Entra ID tokens for the
+// --server-id audience.
+func (a kubeloginArgs) start(p *provider) (fetcher, error) {
+	login := a.login
+	if v := p.env.get("AAD_LOGIN_METHOD"); v != "" {
+		login = v
+	}
+	if login == "" {
+		login = "devicecode" // kubelogin's default
+	}
+	if a.serverID == "" {
+		return nil, invalid("kubelogin get-token has no --server-id (the AKS server application ID, 6dae42f8-4368-4678-94ff-3960e28e3630 for AKS-managed Microsoft Entra ID)")
+	}
+	authority, err := a.authority(p.env)
+	if err != nil {
+		return nil, err
+	}
+	clientOpts := azcore.ClientOptions{
+		Cloud:     cloud.Configuration{ActiveDirectoryAuthorityHost: authority},
+		Transport: p.http,
+		Retry:     policy.RetryOptions{MaxRetries: 1},
+	}
+	tenantID := p.env.last(a.tenantID, "AZURE_TENANT_ID")
+	var cred azcore.TokenCredential
+	switch login {
+	case "workloadidentity":
+		cred, err = a.workloadIdentity(p, tenantID, p.env.last(a.clientID, "AZURE_CLIENT_ID"), clientOpts)
+	case "spn":
+		cred, err = a.servicePrincipal(p, tenantID, clientOpts)
+	case "azurecli", "devicecode":
+		// The Azure CLI's login (azure/aks-set-context converts kubeconfigs to it) or a
+		// person's: a container has neither, but when the environment names the app that
+		// azure/login signed in with a federated credential, that identity serves. The
+		// kubeconfig's --client-id is the Azure CLI's public client, never the app.
+		if clientID := p.env.get("AZURE_CLIENT_ID"); clientID != "" && tenantID != "" && hasFederatedToken(p.env, a) {
+			cred, err = a.workloadIdentity(p, tenantID, clientID, clientOpts)
+			break
+		}
+		fallthrough
+	default:
+		if !slices.Contains(kubeloginModes, login) {
+			login = "MODE" // not one of kubelogin's: a mistake, or a value not meant to be shown
+		}
+		return nil, invalid("kubelogin --login %s needs a person or the Azure CLI's login, which a workflow step in a container does not have: "+
+			"%s (the app azure/login signs in with; the kubeconfig then needs no change), or convert the kubeconfig with kubelogin convert-kubeconfig -l workloadidentity; "+
+			"or use a service principal (AAD_LOGIN_METHOD=spn with AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET)", login, azureWorkloadHelp)
+	}
+	if err != nil {
+		return nil, err
+	}
+	scope := strings.TrimSuffix(a.serverID, "/") + "/.default"
+	return func(ctx context.Context) (token, error) {
+		tok, err := cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{scope}})
+		if err != nil {
+			return token{}, err
+		}
+		return token{value: tok.Token, expiry: tok.ExpiresOn}, nil
+	}, nil
+}
+
+// authority is the Microsoft Entra ID host: AZURE_AUTHORITY_HOST, --authority-host, or the
+// host of --environment's cloud.
+func (a kubeloginArgs) authority(e environ) (string, error) {
+	if v, _ := e.first("AZURE_AUTHORITY_HOST"); v != "" {
+		return v, nil
+	}
+	if a.authorityHost != "" {
+		return a.authorityHost, nil
+	}
+	switch strings.ToLower(a.environment) {
+	case "", "azurepubliccloud", "azurecloud":
+		return cloud.AzurePublic.ActiveDirectoryAuthorityHost, nil
+	case "azurechinacloud":
+		return cloud.AzureChina.ActiveDirectoryAuthorityHost, nil
+	case "azureusgovernmentcloud", "azureusgovernment":
+		return cloud.AzureGovernment.ActiveDirectoryAuthorityHost, nil
+	}
+	return "", invalid("kubelogin --environment names a cloud the built-in provider does not know (it knows AzurePublicCloud, AzureChinaCloud and AzureUSGovernmentCloud): set AZURE_AUTHORITY_HOST to its Microsoft Entra ID host")
+}
+
+// workloadIdentity exchanges a federated token for an access token, as kubelogin does:
+// AZURE_FEDERATED_TOKEN_FILE's, else GitHub's OIDC token when the job may request one.
+func (a kubeloginArgs) workloadIdentity(p *provider, tenantID, clientID string, clientOpts azcore.ClientOptions) (azcore.TokenCredential, error) {
+	switch {
+	case clientID == "":
+		return nil, invalid("AZURE_CLIENT_ID is not set: %s", azureWorkloadHelp)
+	case tenantID == "":
+		return nil, invalid("AZURE_TENANT_ID is not set: %s", azureWorkloadHelp)
+	}
+	var assertion func(context.Context) (string, error)
+	reqURL, reqToken := p.env.get("ACTIONS_ID_TOKEN_REQUEST_URL"), p.env.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+	tokenFile := p.env.last(a.federatedTokenFile, "AZURE_FEDERATED_TOKEN_FILE")
+	switch {
+	case tokenFile != "":
+		assertion = func(context.Context) (string, error) { return federatedTokenFile(p, tokenFile) }
+	case reqURL != "" && reqToken != "":
+		p.secrets.add(reqToken)
+		assertion = func(ctx context.Context) (string, error) { return githubIDToken(ctx, p, reqURL, reqToken) }
+	default:
+		return nil, invalid("no federated token: give the job `permissions: id-token: write` (GitHub's OIDC token), or set AZURE_FEDERATED_TOKEN_FILE")
+	}
+	return azidentity.NewClientAssertionCredential(tenantID, clientID, assertion, &azidentity.ClientAssertionCredentialOptions{
+		ClientOptions: clientOpts, DisableInstanceDiscovery: true,
+	})
+}
+
+// hasFederatedToken reports whether the environment offers a federated token: GitHub's OIDC
+// token endpoint, or a token file.
+func hasFederatedToken(e environ, a kubeloginArgs) bool {
+	return (e.get("ACTIONS_ID_TOKEN_REQUEST_URL") != "" && e.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN") != "") ||
+		e.last(a.federatedTokenFile, "AZURE_FEDERATED_TOKEN_FILE") != ""
+}
+
+// servicePrincipal signs in with a client secret or certificate.
+func (a kubeloginArgs) servicePrincipal(p *provider, tenantID string, clientOpts azcore.ClientOptions) (azcore.TokenCredential, error) {
+	clientID := p.env.last(a.clientID, azureClientIDVars...)
+	secret := p.env.last(a.clientSecret, azureClientSecretVars...)
+	certPath := p.env.last(a.clientCert, azureClientCertVars...)
+	certPassword := p.env.last(a.clientCertPassword, azureCertPasswordVars...)
+	if a.useAzureRMEnv {
+		clientID = p.env.last(clientID, "ARM_CLIENT_ID")
+		secret = p.env.last(secret, "ARM_CLIENT_SECRET")
+		certPath = p.env.last(certPath, "ARM_CLIENT_CERTIFICATE_PATH")
+		certPassword = p.env.last(certPassword, "ARM_CLIENT_CERTIFICATE_PASSWORD")
+		tenantID = p.env.last(tenantID, "ARM_TENANT_ID")
+	}
+	p.secrets.add(secret)
+	p.secrets.add(certPassword)
+	switch {
+	case clientID == "":
+		return nil, invalid("kubelogin --login spn has no client ID: set AZURE_CLIENT_ID")
+	case tenantID == "":
+		return nil, invalid("kubelogin --login spn has no tenant ID: set AZURE_TENANT_ID")
+	case certPath != "":
+		data, err := p.opts.ReadFile(certPath)
+		if err != nil {
+			return nil, invalid("the client certificate %s cannot be read here", certPath)
+		}
+		certs, key, err := azidentity.ParseCertificates(data, []byte(certPassword))
+		if err != nil {
+			return nil, invalid("the client certificate %s cannot be used: %s", certPath, p.secrets.quote(err))
+		}
+		return azidentity.NewClientCertificateCredential(tenantID, clientID, certs, key, &azidentity.ClientCertificateCredentialOptions{
+			ClientOptions: clientOpts, DisableInstanceDiscovery: true,
+		})
+	case secret == "":
+		return nil, invalid("kubelogin --login spn has no client secret: set AZURE_CLIENT_SECRET (or AZURE_CLIENT_CERTIFICATE_PATH)")
+	}
+	return azidentity.NewClientSecretCredential(tenantID, clientID, secret, &azidentity.ClientSecretCredentialOptions{
+		ClientOptions: clientOpts, DisableInstanceDiscovery: true,
+	})
+}
+
+// federatedTokenFile reads the federated token, each time one is needed (it is rotated).
+func federatedTokenFile(p *provider, path string) (string, error) {
+	data, err := readRunnerFile(p.env, p.opts, path)
+	if err != nil {
+		why := "cannot be read"
+		if errors.Is(err, fs.ErrNotExist) {
+			why = "does not exist"
+		}
+		return "", invalid("AZURE_FEDERATED_TOKEN_FILE %s %s", path, why)
+	}
+	tok := strings.TrimSpace(string(data))
+	p.secrets.add(tok)
+	return tok, nil
+}
+
+// githubIDToken asks GitHub's OIDC token endpoint of the job for a token whose audience is
+// Microsoft Entra ID's.
+func githubIDToken(ctx context.Context, p *provider, reqURL, reqToken string) (string, error) {
+	u, err := url.Parse(reqURL)
+	if err != nil {
+		return "", invalid("ACTIONS_ID_TOKEN_REQUEST_URL is not a URL")
+	}
+	q := u.Query()
+	q.Set("audience", githubOIDCAudience)
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", fmt.Errorf("GitHub's OIDC token: %w", err)
+	}
+	req.Header.Set("Authorization", "bearer "+reqToken)
+	req.Header.Set("Accept", "application/json; api-version=2.0")
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("GitHub's OIDC token: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", fmt.Errorf("GitHub's OIDC token: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", &Error{Verdict: classify(statusError(resp.StatusCode)),
+			Message: fmt.Sprintf("GitHub's OIDC token endpoint answered %s: does the job have `permissions: id-token: write`?", resp.Status)}
+	}
+	var out struct {
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil || out.Value == "" {
+		return "", errors.New("GitHub's OIDC token endpoint answered without a token")
+	}
+	p.secrets.add(out.Value)
+	return out.Value, nil
+}
+
+// statusError is an HTTP status as an error that classify reads.
+type statusError int
+
+func (s statusError) Error() string       { return http.StatusText(int(s)) }
+func (s statusError) HTTPStatusCode() int { return int(s) }

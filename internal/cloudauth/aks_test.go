@@ -1,0 +1,123 @@
+package cloudauth_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/org/app-status-action/internal/cloudauth"
+	"github.com/org/app-status-action/internal/cloudauth/cloudauthtest"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// aksExec is the exec of a user as az aks get-credentials writes it for a cluster with
+// Microsoft Entra ID (login devicecode), or as kubelogin convert-kubeconfig -l LOGIN does.
+func aksExec(login, tenant string) *clientcmdapi.ExecConfig {
+	args := []string{"get-token", "--environment", "AzurePublicCloud", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"}
+	if login == "devicecode" {
+		args = append(args, "--client-id", "80faf920-1908-4b52-b5ef-a8e7bedfc67a", "--tenant-id", tenant)
+	}
+	return &clientcmdapi.ExecConfig{
+		APIVersion:      "client.authentication.k8s.io/v1beta1",
+		Command:         "kubelogin",
+		Args:            append(args, "--login", login),
+		InstallHint:     "kubelogin is not installed which is required to connect to AAD enabled cluster.",
+		InteractiveMode: clientcmdapi.IfAvailableExecInteractiveMode,
+	}
+}
+
+// entraFakes starts GitHub's OIDC fake and the Entra ID fake.
+func entraFakes(t *testing.T) (*cloudauthtest.GitHubOIDC, *cloudauthtest.Entra) {
+	t.Helper()
+	oidc := cloudauthtest.NewGitHubOIDC()
+	t.Cleanup(oidc.Close)
+	entra := cloudauthtest.NewEntra(oidc)
+	t.Cleanup(entra.Close)
+	return oidc, entra
+}
+
+// TestAKSWorkloadIdentity: kubelogin's workload identity login, from GitHub's OIDC token (a
+// job with id-token: write) or from a federated token file, and a service principal's secret,
+// get a token for the AKS server application from Entra ID (the TLS fake at
+// AZURE_AUTHORITY_HOST); AAD_LOGIN_METHOD turns the devicecode kubeconfig az aks
+// get-credentials writes into a workload identity one, as it does for kubelogin.
+func TestAKSWorkloadIdentity(t *testing.T) {
+	t.Parallel()
+	oidc, entra := entraFakes(t)
+	file, err := entra.WriteFederatedToken(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := map[string]string{"AZURE_AUTHORITY_HOST": entra.URL, "AZURE_CLIENT_ID": entra.ClientID, "AZURE_TENANT_ID": entra.TenantID}
+	with := func(more map[string]string) map[string]string {
+		out := map[string]string{}
+		for _, m := range []map[string]string{common, more} {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		exec *clientcmdapi.ExecConfig
+		vars map[string]string
+		// secret must reach OnSecret.
+		secret string
+	}{{
+		name:   "GitHub OIDC",
+		exec:   aksExec("workloadidentity", ""),
+		vars:   with(map[string]string{"ACTIONS_ID_TOKEN_REQUEST_URL": oidc.RequestURL, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": oidc.RequestToken}),
+		secret: oidc.RequestToken,
+	}, {
+		name: "federated token file",
+		exec: aksExec("workloadidentity", ""),
+		vars: with(map[string]string{"AZURE_FEDERATED_TOKEN_FILE": file}),
+	}, {
+		name: "devicecode kubeconfig with AAD_LOGIN_METHOD",
+		exec: aksExec("devicecode", entra.TenantID),
+		vars: with(map[string]string{"AAD_LOGIN_METHOD": "workloadidentity", "ACTIONS_ID_TOKEN_REQUEST_URL": oidc.RequestURL, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": oidc.RequestToken}),
+	}, {
+		name:   "service principal secret",
+		exec:   aksExec("spn", ""),
+		vars:   with(map[string]string{"AZURE_CLIENT_SECRET": entra.ClientSecret}),
+		secret: entra.ClientSecret,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			secrets := &recorder{}
+			src := source(t, tt.exec, tt.vars, cloudauth.Options{OnSecret: secrets.add, HTTPClient: entra.Client()})
+			tok := token(t, src)
+			if _, ok := entra.Valid(tok); !ok {
+				t.Fatalf("the token is not one Entra ID issued")
+			}
+			for _, s := range []string{tt.secret, tok} {
+				if s != "" && !secrets.has(s) {
+					t.Errorf("OnSecret never got %.12s…", s)
+				}
+			}
+		})
+	}
+}
+
+// TestAKSRefused: an application without a federated credential for the workflow is the
+// cluster's Unauthorized verdict, quoting Entra ID's error.
+func TestAKSRefused(t *testing.T) {
+	t.Parallel()
+	_, entra := entraFakes(t)
+	otherOIDC := cloudauthtest.NewGitHubOIDC() // tokens Entra ID does not trust
+	defer otherOIDC.Close()
+	src := source(t, aksExec("workloadidentity", ""), map[string]string{
+		"AZURE_AUTHORITY_HOST": entra.URL, "AZURE_CLIENT_ID": entra.ClientID, "AZURE_TENANT_ID": entra.TenantID,
+		"ACTIONS_ID_TOKEN_REQUEST_URL": otherOIDC.RequestURL, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": otherOIDC.RequestToken,
+	}, cloudauth.Options{HTTPClient: entra.Client()})
+	_, err := src.Token(context.Background())
+	var e *cloudauth.Error
+	if !errors.As(err, &e) || e.Verdict != result.VerdictUnauthorized || !strings.Contains(e.Message, "AKS credentials (kubelogin get-token, built in): could not get a token:") || !strings.Contains(e.Message, "AADSTS700213") {
+		t.Errorf("Token() error = %v, want Unauthorized naming the provider and quoting Entra ID", err)
+	}
+}

@@ -1,0 +1,146 @@
+package cloudauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+)
+
+// gkeScopes are the scopes gke-gcloud-auth-plugin asks for.
+var gkeScopes = []string{"https://www.googleapis.com/auth/cloud-platform", "https://www.googleapis.com/auth/userinfo.email"}
+
+// gkeDefaultLifetime is used when a Google token comes without an expiry.
+const gkeDefaultLifetime = 30 * time.Minute
+
+// parseGKEPlugin reads gke-gcloud-auth-plugin's arguments: none, as gcloud container clusters
+// get-credentials writes it, or --use_application_default_credentials.
+func parseGKEPlugin(args []string) (func(*provider) (fetcher, error), error) {
+	positional, err := flags{switches: map[string]*bool{"--use_application_default_credentials": nil}}.parse(args)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(positional) > 0:
+		return nil, unexpectedArguments(len(positional), "gke-gcloud-auth-plugin")
+	}
+	return startGKE, nil
+}
+
+const googleCredentialsHelp = "set GOOGLE_APPLICATION_CREDENTIALS to a credentials file " +
+	"(google-github-actions/auth writes one, for workload identity federation or a service account key)"
+
+// googleCredentialTypes are the Application Default Credentials files the provider reads.
+var googleCredentialTypes = []string{
+	"external_account", "service_account", "authorized_user", "impersonated_service_account", "external_account_authorized_user",
+}
+
+// startGKE finds the Application Default Credentials file and returns the fetcher of its
+// access tokens. Unlike google.FindDefaultCredentials it never falls back to the GCE metadata
+// server, which a container action cannot count on and whose probing takes seconds.
+func startGKE(p *provider) (fetcher, error) {
+	path, data, err := findGoogleCredentials(p)
+	if err != nil {
+		return nil, err
+	}
+	var file struct {
+		Type             string `json:"type"`
+		CredentialSource struct {
+			Headers map[string]string `json:"headers"`
+		} `json:"credential_source"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, invalid("the Google credentials file %s is not JSON: %s", path, googleCredentialsHelp)
+	}
+	var doc any
+	_ = json.Unmarshal(data, &doc)
+	walkSecrets("", doc, p.secrets.add) // keys, refresh tokens, client secrets
+	for _, v := range file.CredentialSource.Headers {
+		p.secrets.add(v) // "Bearer <ACTIONS_ID_TOKEN_REQUEST_TOKEN>"
+		if _, cred, ok := strings.Cut(v, " "); ok {
+			p.secrets.add(cred)
+		}
+	}
+	if !slices.Contains(googleCredentialTypes, file.Type) {
+		return nil, invalid("the Google credentials file %s has the type %q, which the built-in provider does not read (it reads %s)",
+			path, file.Type, strings.Join(googleCredentialTypes, ", "))
+	}
+	g := &gkeTokens{p: p, path: path, data: data}
+	return g.token, nil
+}
+
+// findGoogleCredentials reads GOOGLE_APPLICATION_CREDENTIALS's file, or gcloud's
+// application_default_credentials.json.
+func findGoogleCredentials(p *provider) (string, []byte, error) {
+	if path := p.env.get("GOOGLE_APPLICATION_CREDENTIALS"); path != "" {
+		data, err := readRunnerFile(p.env, p.opts, path)
+		if err != nil {
+			why := "cannot be read here"
+			if errors.Is(err, fs.ErrNotExist) {
+				why = "does not exist here"
+			}
+			return "", nil, invalid("GOOGLE_APPLICATION_CREDENTIALS names %s, which %s: run google-github-actions/auth before this step (it writes the file into the workspace)", path, why)
+		}
+		return path, data, nil
+	}
+	dir := p.env.get("CLOUDSDK_CONFIG")
+	if dir == "" && p.env.get("HOME") != "" {
+		dir = filepath.Join(p.env.get("HOME"), ".config", "gcloud")
+	}
+	if dir != "" {
+		path := filepath.Join(dir, "application_default_credentials.json")
+		if data, err := p.opts.ReadFile(path); err == nil {
+			return path, data, nil
+		}
+	}
+	return "", nil, invalid("no Google credentials in the environment: %s", googleCredentialsHelp)
+}
+
+// gkeTokens gets access tokens with golang.org/x/oauth2/google, whose token sources keep the
+// context they are made with: it is made on first use, without its cancellation, carrying
+// the provider's HTTP client (every request of it is bounded by the client's timeout).
+type gkeTokens struct {
+	p    *provider
+	path string
+	data []byte
+
+	mu sync.Mutex
+	ts oauth2.TokenSource
+}
+
+func (g *gkeTokens) tokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ts == nil {
+		sdkCtx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, g.p.http)
+		creds, err := google.CredentialsFromJSONWithParams(sdkCtx, g.data, google.CredentialsParams{Scopes: gkeScopes})
+		if err != nil {
+			return nil, invalid("the Google credentials file %s cannot be used: %s", g.path, g.p.secrets.quote(err))
+		}
+		g.ts = creds.TokenSource
+	}
+	return g.ts, nil
+}
+
+func (g *gkeTokens) token(ctx context.Context) (token, error) {
+	ts, err := g.tokenSource(ctx)
+	if err != nil {
+		return token{}, err
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		return token{}, err
+	}
+	expiry := tok.Expiry
+	if expiry.IsZero() {
+		expiry = g.p.opts.Clock().Add(gkeDefaultLifetime)
+	}
+	return token{value: tok.AccessToken, expiry: expiry}, nil
+}
