@@ -228,6 +228,11 @@ var execWords = map[string]bool{
 	"eks": true, "get-token": true, "token": true, "json": true, "yaml": true, "text": true,
 	"kubernetes": true, "cluster": true, "kubeconfig": true, "exec-credential": true,
 	"config": true, "config-helper": true, "auth": true, "true": true, "false": true,
+	// Words of the plugins' commands and API versions that a message would otherwise lose
+	// wherever they appear ("kube-system", "credentials"...).
+	"credentials": true, "kube": true, "v1": true, "v1beta1": true, "v1alpha1": true,
+	"client.authentication.k8s.io/v1": true, "client.authentication.k8s.io/v1beta1": true,
+	"gcloud": true, "gke": true, "aws": true, "aws-iam-authenticator": true, "AzurePublicCloud": true,
 	// kubelogin's login modes, and the Azure Kubernetes Service AAD server application ID,
 	// which every AKS kubeconfig names and Microsoft documents.
 	"azurecli": true, "workloadidentity": true, "spn": true, "devicecode": true, "interactive": true,

@@ -72,6 +72,10 @@ func TestSecretsForms(t *testing.T) {
 		Command: "kubelogin", Args: []string{"get-token", "--login", "spn", "--client-secret", "cs-Value", "--tenant=tnt", "positional"},
 		Env: []clientcmdapi.ExecEnvVar{{Name: "ANY_NAME", Value: "env-v"}},
 	}}
+	cfg.AuthInfos["eks"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		Command: "aws", Args: []string{"--region", "eu-west-1", "eks", "get-token", "--cluster-name", "prod", "--output", "json"},
+		APIVersion: "client.authentication.k8s.io/v1beta1",
+	}}
 	cfg.AuthInfos["provider"] = &clientcmdapi.AuthInfo{AuthProvider: &clientcmdapi.AuthProviderConfig{Name: "oidc", Config: map[string]string{"whatever": "pv"}}}
 	s := &Secrets{}
 	s.addKubeconfig(cfg)
@@ -79,14 +83,14 @@ func TestSecretsForms(t *testing.T) {
 	for _, v := range s.Values() {
 		masked[v] = true
 	}
-	for _, v := range [][]string{encoded("pw"), encoded("deploy:pw"), encoded("cs-Value"), encoded("tnt"), encoded("positional"), encoded("env-v"), encoded("pv")} {
+	for _, v := range [][]string{encoded("pw"), encoded("deploy:pw"), encoded("cs-Value"), encoded("tnt"), encoded("positional"), encoded("env-v"), encoded("pv"), encoded("eu-west-1"), encoded("prod")} {
 		for _, form := range v {
 			if !masked[form] {
 				t.Errorf("%q is not masked", form)
 			}
 		}
 	}
-	for _, word := range []string{"get-token", "spn", "--login", "--client-secret", "deploy"} {
+	for _, word := range []string{"get-token", "spn", "--login", "--client-secret", "deploy", "eks", "json", "aws", "v1beta1"} {
 		if masked[word] {
 			t.Errorf("%q is masked: it is the plugin's own word or a user name, and masking it would blank it from every log line", word)
 		}
