@@ -298,7 +298,7 @@ func TestActionManagedClusters(t *testing.T) {
 		"AZURE_CLIENT_ID": clouds.entra.ClientID, "AZURE_TENANT_ID": clouds.entra.TenantID,
 		// the test's Entra ID instead of login.microsoftonline.com, and its CA
 		"AZURE_AUTHORITY_HOST": clouds.entra.URL, "SSL_CERT_FILE": ca,
-	}, 0)
+	}, "")
 
 	var results []result.Cluster
 	if err := json.Unmarshal([]byte(run.outputs["results"]), &results); err != nil {

@@ -279,9 +279,9 @@ func removeImage() {
 }
 
 // runContainer runs the step's container to its end, or stops it with `podman stop` (SIGTERM,
-// what cancelling the job does) once its log has shown stopWhen and then stopAfter more; took
-// is then how long the container took to end after the stop.
-func runContainer(t *testing.T, s *runnerStep, image, stopWhen string, stopAfter time.Duration) (run actionRun, took time.Duration) {
+// what cancelling the job does) once its log has shown stopWhen; took is then how long the
+// container took to end after the stop.
+func runContainer(t *testing.T, s *runnerStep, image, stopWhen string) (run actionRun, took time.Duration) {
 	t.Helper()
 	cmd, name := s.command(image, readActionYML(t).Runs.Args)
 	stdout := &syncBuffer{}
@@ -294,14 +294,9 @@ func runContainer(t *testing.T, s *runnerStep, image, stopWhen string, stopAfter
 	if stopWhen != "" {
 		go func() {
 			defer close(stopped)
-			for !strings.Contains(stdout.String(), stopWhen) {
-				select {
-				case <-ended:
-					return
-				case <-time.After(100 * time.Millisecond):
-				}
+			if !stdout.waitFor(stopWhen, ended) {
+				return
 			}
-			time.Sleep(stopAfter)
 			stopped <- time.Now()
 			if out, err := exec.Command(podmanScript(), "stop", "--time", "30", name).CombinedOutput(); err != nil {
 				t.Errorf("podman stop %s: %v\n%s", name, err, out)
@@ -339,6 +334,21 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// waitFor waits until the buffer holds text, and reports true; or false once ended is closed
+// without it (the process exited).
+func (b *syncBuffer) waitFor(text string, ended <-chan struct{}) bool {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(b.String(), text) {
+		select {
+		case <-ended:
+			return strings.Contains(b.String(), text)
+		case <-tick.C:
+		}
+	}
+	return true
 }
 
 // TestActionImage runs the image `make image` builds exactly as the runner runs the action, on
@@ -386,7 +396,7 @@ func TestActionImage(t *testing.T) {
 			t.Fatalf("inputs as the runner names them: INPUT_MAX-PARALLEL=%q INPUT_FAIL-FAST=%q", s.env["INPUT_MAX-PARALLEL"], s.env["INPUT_FAIL-FAST"])
 		}
 
-		run, _ := runContainer(t, s, image, "", 0)
+		run, _ := runContainer(t, s, image, "")
 
 		if run.exitCode != 1 {
 			t.Errorf("exit code = %d, want 1 (one cluster failed)\n%s", run.exitCode, run.stdout)
@@ -452,7 +462,8 @@ func TestActionImage(t *testing.T) {
 			"timeout":  "5m",
 		}, map[string]string{"KUBECONFIG_ALPHA": string(c.Kubeconfig)})
 
-		run, took := runContainer(t, s, image, "Verifying ", 2*time.Second)
+		// Stopped once it waits for the revision, as a job is cancelled mid-wait.
+		run, took := runContainer(t, s, image, "waiting for")
 
 		if run.exitCode != 1 {
 			t.Errorf("exit code = %d, want 1\n%s", run.exitCode, run.stdout)

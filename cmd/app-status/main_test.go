@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -67,11 +66,14 @@ type actionRun struct {
 	stdout   string
 	outputs  map[string]string
 	summary  string
+	// afterSignal is how long the process took to exit after SIGTERM, when it was sent.
+	afterSignal time.Duration
 }
 
 // runAction runs the binary as GitHub would, with the given inputs and extra environment.
-// When signalAfter is positive, SIGTERM is sent after that long (a cancelled job).
-func runAction(t *testing.T, workspace string, inputs, env map[string]string, signalAfter time.Duration) actionRun {
+// When signalWhen is not empty, SIGTERM is sent (a cancelled job) once the action's log shows
+// it.
+func runAction(t *testing.T, workspace string, inputs, env map[string]string, signalWhen string) actionRun {
 	t.Helper()
 	outFile := filepath.Join(workspace, "github_output")
 	summaryFile := filepath.Join(workspace, "step_summary")
@@ -92,16 +94,37 @@ func runAction(t *testing.T, workspace string, inputs, env map[string]string, si
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stdout
+	stdout := &syncBuffer{}
+	cmd.Stdout = stdout
+	cmd.Stderr = stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if signalAfter > 0 {
-		time.AfterFunc(signalAfter, func() { _ = cmd.Process.Signal(syscall.SIGTERM) })
+	ended := make(chan struct{})
+	signalled := make(chan struct{})
+	var signalledAt time.Time
+	if signalWhen != "" {
+		go func() {
+			defer close(signalled)
+			if stdout.waitFor(signalWhen, ended) {
+				signalledAt = time.Now()
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+			} else {
+				t.Errorf("the action ended before it was cancelled: its log never showed %q", signalWhen)
+			}
+		}()
+	} else {
+		close(signalled)
 	}
-	return readRun(t, cmd.Wait(), stdout.String(), outFile, summaryFile)
+	err := cmd.Wait()
+	end := time.Now()
+	close(ended)
+	<-signalled
+	run := readRun(t, err, stdout.String(), outFile, summaryFile)
+	if !signalledAt.IsZero() {
+		run.afterSignal = end.Sub(signalledAt)
+	}
+	return run
 }
 
 // readRun reads what the runner reads once the action's process (err from its Wait) has ended:
@@ -201,7 +224,7 @@ func TestActionOnThreeClusters(t *testing.T) {
 	}, map[string]string{
 		"KC_ALPHA": string(b.Clusters[0].Kubeconfig),
 		"KC_BETA":  base64.StdEncoding.EncodeToString(b.Clusters[1].Kubeconfig),
-	}, 0)
+	}, "")
 
 	if run.exitCode != 1 {
 		t.Errorf("exit code = %d, want 1 (one cluster failed)\n%s", run.exitCode, run.stdout)
@@ -315,7 +338,7 @@ func TestActionHostileCluster(t *testing.T) {
 	}
 	run := runAction(t, t.TempDir(), map[string]string{
 		"clusters": "hostile=env:KC", "resource": "kustomization/" + ns, "revision": commit, "timeout": "1m",
-	}, map[string]string{"KC": string(c.Kubeconfig)}, 0)
+	}, map[string]string{"KC": string(c.Kubeconfig)}, "")
 	if run.exitCode != 1 {
 		t.Errorf("exit code = %d, want 1\n%s", run.exitCode, run.stdout)
 	}
@@ -349,19 +372,18 @@ func TestActionCancelled(t *testing.T) {
 	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", "web"), commit); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	// Cancelled once it waits for the revision, as a job is cancelled mid-wait.
 	run := runAction(t, t.TempDir(), map[string]string{
 		"kubeconfig": string(c.Kubeconfig),
 		"resource":   "ks/" + ns,
 		"revision":   "deadbeefcafe",
 		"timeout":    "5m",
-	}, nil, 4*time.Second)
-	took := time.Since(start)
+	}, nil, "waiting for")
 	if run.exitCode != 1 {
 		t.Errorf("exit code = %d, want 1\n%s", run.exitCode, run.stdout)
 	}
-	if took > 20*time.Second {
-		t.Errorf("the action took %s to stop after SIGTERM at 4s", took)
+	if run.afterSignal == 0 || run.afterSignal > 10*time.Second {
+		t.Errorf("the action took %s to stop after SIGTERM", run.afterSignal)
 	}
 	if run.outputs["status"] != "failure" {
 		t.Errorf("status output = %q, want failure\n%s", run.outputs["status"], run.stdout)

@@ -89,7 +89,7 @@ func pollCluster(ctx context.Context, kubeconfig, name, revision string, interva
 		return applied == revision && observed == ks.GetGeneration() && readyTrue(ks), nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("Kustomization %s not Ready at %s: %w", name, revision, err)
+		return "", fmt.Errorf("the Kustomization %s is not Ready at %s: %w", name, revision, err)
 	}
 	refs, err := flux.Inventory(ks)
 	if err != nil {

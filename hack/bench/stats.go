@@ -20,8 +20,9 @@ func median(ds []time.Duration) time.Duration {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// percentile returns the nearest-rank p-th percentile (0 < p <= 100), or zero for no values.
-func percentile(ds []time.Duration, p float64) time.Duration {
+// p95 returns the nearest-rank 95th percentile, or zero for no values.
+func p95(ds []time.Duration) time.Duration {
+	const p = 95.0
 	if len(ds) == 0 {
 		return 0
 	}

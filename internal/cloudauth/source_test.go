@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -138,7 +139,11 @@ func TestSourceOneFetchForManyRequests(t *testing.T) {
 			got[i] = mustToken(t, s)
 		}()
 	}
-	time.Sleep(20 * time.Millisecond)
+	// Released once a fetch is in flight: callers that came before share it, the ones after
+	// get its token from the cache; either way, one fetch.
+	for f.calls.Load() == 0 {
+		runtime.Gosched()
+	}
 	close(f.release)
 	wg.Wait()
 	if f.calls.Load() != 1 {

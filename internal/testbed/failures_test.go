@@ -227,21 +227,24 @@ func TestFailureStages(t *testing.T) {
 		}
 		pod := waitPod(ctx, t, c, ns, "app=app", check)
 		waitEvent(ctx, t, c, pod, corev1.EventTypeWarning, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503", "")
-		// Not ready for ever: still so two seconds later, and the Deployment has no available pod.
-		time.Sleep(2 * time.Second)
+		// Not ready for ever: once the Deployment controller has seen the pod (its status
+		// counts it unavailable), the pod is still not ready.
+		d := waitDeployment(ctx, t, c, ns, "app", func(d *appsv1.Deployment) error {
+			if d.Status.ObservedGeneration != d.Generation || d.Status.Replicas != 1 || d.Status.UnavailableReplicas != 1 {
+				return fmt.Errorf("observed generation %d of %d, replicas %d, unavailable %d; want the pod counted unavailable",
+					d.Status.ObservedGeneration, d.Generation, d.Status.Replicas, d.Status.UnavailableReplicas)
+			}
+			return nil
+		})
+		if d.Status.AvailableReplicas != 0 {
+			t.Errorf("Deployment available %d, want 0", d.Status.AvailableReplicas)
+		}
 		p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := check(p); err != nil {
-			t.Errorf("two seconds later: %v", err)
-		}
-		d, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, "app", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.Status.AvailableReplicas != 0 || d.Status.UnavailableReplicas != 1 {
-			t.Errorf("Deployment available %d, unavailable %d; want 0 and 1", d.Status.AvailableReplicas, d.Status.UnavailableReplicas)
+			t.Errorf("once the Deployment counted it: %v", err)
 		}
 		if got, err := podLogs(ctx, c, pod, false); err != nil || !slices.Equal(got, testbed.NeverReadyLog) {
 			t.Errorf("logs = %q, %v; want %q", got, err, testbed.NeverReadyLog)
@@ -403,6 +406,26 @@ func waitPod(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, selector
 		t.Fatalf("cluster %s: pod %s in %s: %v (last: %v)\nstatus:\n%s", c.Name, selector, ns, err, last, status)
 	}
 	return pod
+}
+
+// waitDeployment waits until check accepts the Deployment, and returns it.
+func waitDeployment(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, name string, check func(*appsv1.Deployment) error) *appsv1.Deployment {
+	t.Helper()
+	var d *appsv1.Deployment
+	last := errors.New("not read yet")
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		d, last = got, check(got)
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("cluster %s: Deployment %s/%s: %v (last: %v)", c.Name, ns, name, err, last)
+	}
+	return d
 }
 
 // waitEvent waits for an event of the pod with the type and reason whose message starts with

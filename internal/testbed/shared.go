@@ -81,12 +81,17 @@ func (c *Cluster) Namespace(t testing.TB) string {
 	if err := c.EnsureNamespace(ctx, name); err != nil {
 		t.Fatal(err)
 	}
+	c.deleteNamespaceOnCleanup(t, name)
+	return name
+}
+
+// deleteNamespaceOnCleanup deletes the namespace when the test ends.
+func (c *Cluster) deleteNamespaceOnCleanup(t testing.TB, name string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		_ = c.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 	})
-	return name
 }
 
 // Namespace creates the same fresh namespace on every cluster of the bed, for a test that
@@ -101,11 +106,7 @@ func (b *Bed) Namespace(t testing.TB) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			_ = c.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
-		})
+		c.deleteNamespaceOnCleanup(t, name)
 	}
 	return name
 }

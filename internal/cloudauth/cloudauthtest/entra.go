@@ -34,8 +34,8 @@ type Entra struct {
 	server *httptest.Server
 
 	mu        sync.Mutex
-	federated map[string]bool      // assertions accepted besides GitHub's
-	issued    map[string]time.Time // access tokens -> expiry
+	federated map[string]bool // assertions accepted besides GitHub's
+	issued    issuedTokens    // access tokens -> expiry
 }
 
 // NewEntra starts the fake; the GitHub tokens it accepts as assertions are oidc's.
@@ -43,7 +43,7 @@ func NewEntra(oidc *GitHubOIDC) *Entra {
 	e := &Entra{
 		TenantID: "72f988bf-86f1-41af-91ab-2d7cd011db47", ClientID: "0f5f6a8e-5b1e-4c5e-9d3a-2e0b1c7d9f11",
 		ClientSecret: "entra-secret-" + randomHex(12), ServerID: "6dae42f8-4368-4678-94ff-3960e28e3630",
-		Lifetime: time.Hour, oidc: oidc, federated: map[string]bool{}, issued: map[string]time.Time{},
+		Lifetime: time.Hour, oidc: oidc, federated: map[string]bool{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{tenant}/v2.0/.well-known/openid-configuration", e.openIDConfiguration)
@@ -82,10 +82,7 @@ func (e *Entra) WriteFederatedToken(dir string) (string, error) {
 
 // Valid reports whether token is one the fake issued for ServerID and has not expired.
 func (e *Entra) Valid(token string) (string, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	expiry, ok := e.issued[token]
-	if !ok || time.Now().After(expiry) {
+	if !e.issued.valid(token) {
 		return "", false
 	}
 	return e.ClientID, true
@@ -133,9 +130,7 @@ func (e *Entra) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.aks-" + randomHex(32)
-	e.mu.Lock()
-	e.issued[tok] = time.Now().Add(e.Lifetime)
-	e.mu.Unlock()
+	e.issued.add(tok, time.Now().Add(e.Lifetime))
 	seconds := int(e.Lifetime / time.Second)
 	writeJSON(w, map[string]any{"token_type": "Bearer", "expires_in": seconds, "ext_expires_in": seconds, "access_token": tok})
 }

@@ -27,8 +27,8 @@ type Google struct {
 	server *httptest.Server
 
 	mu        sync.Mutex
-	federated map[string]bool      // tokens of the exchange
-	issued    map[string]time.Time // service account tokens -> expiry
+	federated map[string]bool // tokens of the exchange
+	issued    issuedTokens    // service account tokens -> expiry
 }
 
 // NewGoogle starts the fake; the OIDC tokens it exchanges are oidc's.
@@ -36,7 +36,7 @@ func NewGoogle(oidc *GitHubOIDC) *Google {
 	g := &Google{
 		ServiceAccount: "deployer@my-project.iam.gserviceaccount.com",
 		Audience:       "//iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/github/providers/org",
-		Lifetime:       time.Hour, oidc: oidc, federated: map[string]bool{}, issued: map[string]time.Time{},
+		Lifetime:       time.Hour, oidc: oidc, federated: map[string]bool{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/token", g.exchange)
@@ -52,10 +52,7 @@ func (g *Google) Close() { g.server.Close() }
 // Valid reports whether token is a service account token the fake issued and that has not
 // expired, and whose it is.
 func (g *Google) Valid(token string) (string, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	expiry, ok := g.issued[token]
-	if !ok || time.Now().After(expiry) {
+	if !g.issued.valid(token) {
 		return "", false
 	}
 	return g.ServiceAccount, true
@@ -133,9 +130,7 @@ func (g *Google) generateAccessToken(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := "ya29.fake-" + randomHex(32)
 	expiry := time.Now().Add(g.Lifetime)
-	g.mu.Lock()
-	g.issued[tok] = expiry
-	g.mu.Unlock()
+	g.issued.add(tok, expiry)
 	writeJSON(w, map[string]any{"accessToken": tok, "expireTime": expiry.UTC().Format(time.RFC3339)})
 }
 
