@@ -68,8 +68,9 @@ up:
 	@bindir=$$(hack/build-bins.sh) && \
 	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bed up --clusters 3
 
-## bench: the side-by-side benchmark (see docs/benchmark.md)
-bench: build
+## bench: the fleet-and-faults benchmark (bench-fleet), then the side-by-side one on test-bed
+## clusters (see docs/benchmark.md)
+bench: build bench-fleet
 	@bindir=$$(hack/build-bins.sh) && \
 	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bench --app-status $(CURDIR)/bin/app-status --out $(CURDIR)/docs
 
@@ -80,7 +81,7 @@ bench-fleet: build
 	@peer=$$(mktemp -d) && trap 'rm -rf "$$peer"' EXIT && \
 	git archive $(PEER) | tar -x -C $$peer && \
 	(cd $$peer && CGO_ENABLED=0 go build -trimpath -o app-status ./cmd/app-status) && \
-	go -C hack run ./fleet --app-status $(CURDIR)/bin/app-status --peer $$peer/app-status \
+	go -C hack run ./bench fleet --app-status $(CURDIR)/bin/app-status --peer $$peer/app-status \
 		--peer-name "app-status $(PEER) (before issue 11)" --out $(CURDIR)/docs
 
 ## image: the action's image as a release builds it (hack/image/Containerfile: the static

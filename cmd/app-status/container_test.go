@@ -462,8 +462,9 @@ func TestActionImage(t *testing.T) {
 			"timeout":  "5m",
 		}, map[string]string{"KUBECONFIG_ALPHA": string(c.Kubeconfig)})
 
-		// Stopped once it waits for the revision, as a job is cancelled mid-wait.
-		run, took := runContainer(t, s, image, "waiting for")
+		// Stopped once it waits for the revision (Flux applied the app's own), as a job is
+		// cancelled mid-wait.
+		run, took := runContainer(t, s, image, "waiting for deadbee")
 
 		if run.exitCode != 1 {
 			t.Errorf("exit code = %d, want 1\n%s", run.exitCode, run.stdout)

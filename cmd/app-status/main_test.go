@@ -24,6 +24,7 @@ import (
 	"github.com/org/app-status-action/internal/filecommand"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/verify"
 )
 
 // The tests run the built binary the way GitHub runs the container: INPUT_* variables, the
@@ -34,6 +35,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The tests that run the engine in-process: as the binary does.
+	verify.DiscardClientLogs()
 	dir, err := os.MkdirTemp("", "app-status-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -372,13 +375,14 @@ func TestActionCancelled(t *testing.T) {
 	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", "web"), commit); err != nil {
 		t.Fatal(err)
 	}
-	// Cancelled once it waits for the revision, as a job is cancelled mid-wait.
+	// Cancelled once it waits for the revision (Flux applied the app's own), as a job is
+	// cancelled mid-wait.
 	run := runAction(t, t.TempDir(), map[string]string{
 		"kubeconfig": string(c.Kubeconfig),
 		"resource":   "ks/" + ns,
 		"revision":   "deadbeefcafe",
 		"timeout":    "5m",
-	}, nil, "waiting for")
+	}, nil, "waiting for deadbee")
 	if run.exitCode != 1 {
 		t.Errorf("exit code = %d, want 1\n%s", run.exitCode, run.stdout)
 	}

@@ -46,6 +46,9 @@ func run(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "poller" {
 		return poller(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "fleet" {
+		return fleet(ctx, args[1:])
+	}
 	return bench(ctx, args)
 }
 

@@ -1,12 +1,13 @@
-// Command fleet is the fleet-and-faults benchmark behind `make bench-fleet` (issue 11): it
-// starts 1, 100 and 1000 fake API servers (internal/fakeapi, in this process, on 127.0.0.1),
-// each holding an app of 200 objects, a tenth of them hung, a twentieth throttling (429) and a
-// twentieth failing (500), and times `app-status verify` and `app-status get` over the whole
-// fleet: when the last healthy cluster's verdict is printed, when the process exits, its peak
-// RSS and its CPU time per cluster. With --peer it runs another build (the engine before issue
-// 11) on the same fleets in the same run, and reports both side by side. It writes
-// docs/fleet-benchmark.md; progress goes to stderr.
 package main
+
+// bench fleet: the fleet-and-faults benchmark behind `make bench-fleet`, also run by `make
+// bench` (issue 11). It starts 1, 100 and 1000 fake API servers (internal/fakeapi, in this
+// process, on 127.0.0.1), each holding an app of 200 objects, a tenth of them hung, a
+// twentieth throttling (429) and a twentieth failing (500), and times `app-status verify` and
+// `app-status get` over the whole fleet: when the last healthy cluster's verdict is printed,
+// when the process exits, its peak RSS and its CPU time per cluster. With --peer it runs
+// another build (the engine before issue 11) on the same fleets in the same run, and reports
+// both side by side. It writes docs/fleet-benchmark.md and docs/fleet-benchmark.png.
 
 import (
 	"bufio"
@@ -15,33 +16,23 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/org/app-status-action/internal/fakeapi"
 )
 
-const revision = "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+const fleetRevision = "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:])
-	stop()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fleet: %v\n", err)
-		os.Exit(1)
-	}
-}
-
-type config struct {
+type fleetConfig struct {
 	appStatus, peer, peerName, out string
 	counts                         []int
 	objects, runs                  int
@@ -49,9 +40,9 @@ type config struct {
 	args                           []string
 }
 
-func parseConfig(args []string) (config, error) {
-	c := config{args: args}
-	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
+func parseFleetConfig(args []string) (fleetConfig, error) {
+	c := fleetConfig{args: args}
+	fs := flag.NewFlagSet("bench fleet", flag.ContinueOnError)
 	fs.StringVar(&c.appStatus, "app-status", "bin/app-status", "the app-status binary to measure (make build)")
 	fs.StringVar(&c.peer, "peer", "", "another app-status binary to measure on the same fleets (empty: none)")
 	fs.StringVar(&c.peerName, "peer-name", "peer", "what to call the peer in the report")
@@ -76,12 +67,8 @@ func parseConfig(args []string) (config, error) {
 	return c, nil
 }
 
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
-
-// fleet is a set of fake clusters and the clusters-file that names them.
-type fleet struct {
+// fakeFleet is a set of fake clusters and the clusters-file that names them.
+type fakeFleet struct {
 	servers      []*fakeapi.Server
 	healthy      map[string]bool
 	mix          string
@@ -91,14 +78,14 @@ type fleet struct {
 // startFleet starts n servers: with 10 or more, a tenth hang, a twentieth throttle and a
 // twentieth fail; they come first in the clusters-file, the healthy ones last (the order in
 // which an engine that starts clusters in turn would reach them).
-func startFleet(n, objects int, dir string) (*fleet, error) {
+func startFleet(n, objects int, dir string) (*fakeFleet, error) {
 	hung, throttled, failing := 0, 0, 0
 	if n >= 10 {
 		hung, throttled, failing = n/10, n/20, n/20
 	}
-	f := &fleet{healthy: map[string]bool{}}
+	f := &fakeFleet{healthy: map[string]bool{}}
 	f.mix = fmt.Sprintf("%d healthy, %d hung, %d throttled (429), %d failing (500)", n-hung-throttled-failing, hung, throttled, failing)
-	resources, objs := fakeapi.App("app", revision, objects)
+	resources, objs := fakeapi.App("app", fleetRevision, objects)
 	var lines strings.Builder
 	add := func(kind string, b fakeapi.Behaviour, count int) error {
 		for i := range count {
@@ -135,14 +122,14 @@ func startFleet(n, objects int, dir string) (*fleet, error) {
 	return f, nil
 }
 
-func (f *fleet) close() {
+func (f *fakeFleet) close() {
 	for _, s := range f.servers {
 		s.Close()
 	}
 }
 
 // sample is one timed run of a tool over a fleet.
-type sample struct {
+type fleetSample struct {
 	lastHealthy   time.Duration // when the last healthy cluster's Current verdict was printed
 	healthyOK     int           // healthy clusters printed Current
 	exit          time.Duration
@@ -152,7 +139,7 @@ type sample struct {
 }
 
 // measure runs `BINARY command` over the fleet through the rusage program.
-func measure(ctx context.Context, rusage, binary, command string, f *fleet, timeout time.Duration) (sample, error) {
+func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFleet, timeout time.Duration) (fleetSample, error) {
 	args := []string{binary, command, "--clusters-file", f.clustersFile, "--resource", "kustomization/app", "-o", "json", "--timeout", timeout.String()}
 	if command == "verify" {
 		args = append(args, "--revision", "a1b2c3d")
@@ -164,9 +151,9 @@ func measure(ctx context.Context, rusage, binary, command string, f *fleet, time
 	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return sample{}, err
+		return fleetSample{}, err
 	}
-	s := sample{verdictCounts: map[string]int{}}
+	s := fleetSample{verdictCounts: map[string]int{}}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return s, err
@@ -176,7 +163,7 @@ func measure(ctx context.Context, rusage, binary, command string, f *fleet, time
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if cluster, mark, ok := verdictLine(line); ok && f.healthy[cluster] && mark == "✔" {
+		if cluster, mark, ok := fleetVerdictLine(line); ok && f.healthy[cluster] && mark == "✔" {
 			s.healthyOK++
 			s.lastHealthy = time.Since(start)
 		}
@@ -198,7 +185,7 @@ func measure(ctx context.Context, rusage, binary, command string, f *fleet, time
 
 // verdictLine reads app-status's progress: "[   1.2s] ✔ cluster: message" is a verdict, "…"
 // marks a change on the way.
-func verdictLine(line string) (cluster, mark string, ok bool) {
+func fleetVerdictLine(line string) (cluster, mark string, ok bool) {
 	_, rest, ok := strings.Cut(line, "] ")
 	if !ok {
 		return "", "", false
@@ -212,15 +199,15 @@ func verdictLine(line string) (cluster, mark string, ok bool) {
 }
 
 // row is the medians of one tool's runs of one command over one fleet.
-type row struct {
+type fleetRow struct {
 	tool, command string
 	clusters      int
 	healthy       int
-	samples       []sample
+	samples       []fleetSample
 }
 
-func run(ctx context.Context, args []string) error {
-	cfg, err := parseConfig(args)
+func fleet(ctx context.Context, args []string) error {
+	cfg, err := parseFleetConfig(args)
 	if err != nil {
 		return err
 	}
@@ -238,7 +225,7 @@ func run(ctx context.Context, args []string) error {
 		tools = append(tools, struct{ name, binary string }{cfg.peerName, cfg.peer})
 	}
 	began := time.Now()
-	var rows []*row
+	var rows []*fleetRow
 	mixes := map[int]string{}
 	for _, n := range cfg.counts {
 		f, err := startFleet(n, cfg.objects, dir)
@@ -249,9 +236,9 @@ func run(ctx context.Context, args []string) error {
 		logf("%d clusters: %s", n, f.mix)
 		for _, command := range []string{"verify", "get"} {
 			for _, t := range tools {
-				r := &row{tool: t.name, command: command, clusters: n, healthy: len(f.healthy)}
+				r := &fleetRow{tool: t.name, command: command, clusters: n, healthy: len(f.healthy)}
 				for i := range cfg.runs {
-					s, err := measure(ctx, rusage, t.binary, command, f, cfg.timeout)
+					s, err := measureFleet(ctx, rusage, t.binary, command, f, cfg.timeout)
 					if err != nil {
 						f.close()
 						return err
@@ -265,7 +252,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		f.close()
 	}
-	doc := report(cfg, rows, mixes, began, time.Since(began))
+	doc := fleetReport(cfg, rows, mixes, began, time.Since(began))
 	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
 		return err
 	}
@@ -273,11 +260,18 @@ func run(ctx context.Context, args []string) error {
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		return err
 	}
+	chart, err := fleetChart(cfg, rows, began)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cfg.out, "fleet-benchmark.png"), chart, 0o644); err != nil {
+		return err
+	}
 	logf("wrote %s", path)
 	return nil
 }
 
-func median[T int | int64 | time.Duration](xs []T) T {
+func fleetMedian[T int | int64 | time.Duration](xs []T) T {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	if len(s)%2 == 1 {
@@ -286,7 +280,7 @@ func median[T int | int64 | time.Duration](xs []T) T {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func pick[T any](ss []sample, f func(sample) T) []T {
+func pick[T any](ss []fleetSample, f func(fleetSample) T) []T {
 	out := make([]T, len(ss))
 	for i, s := range ss {
 		out[i] = f(s)
@@ -294,35 +288,28 @@ func pick[T any](ss []sample, f func(sample) T) []T {
 	return out
 }
 
-func ms(d time.Duration) string {
-	if d >= 10*time.Second {
-		return fmt.Sprintf("%.1f s", d.Seconds())
-	}
-	return fmt.Sprintf("%d ms", d.Milliseconds())
-}
-
-func report(cfg config, rows []*row, mixes map[int]string, began time.Time, took time.Duration) string {
+func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began time.Time, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Fleet benchmark: every cluster's verdict on time, whatever its API server does\n\n")
-	fmt.Fprintf(&b, "Written by `make bench-fleet` (`hack/fleet`) on %s, in %s.\n\n", began.UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
+	fmt.Fprintf(&b, "Written by `make bench-fleet` (`hack/bench fleet`) on %s, in %s.\n\n", began.UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
 	fmt.Fprintf(&b, "- **Machine:** %d CPUs, %s, %s.\n", runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version())
-	fmt.Fprintf(&b, "- **Command:** `make bench-fleet`: `go -C hack run ./fleet %s` (paths shortened)\n", shortArgs(cfg.args))
+	fmt.Fprintf(&b, "- **Command:** `make bench-fleet`: `go -C hack run ./bench fleet %s` (paths shortened)\n", fleetArgs(cfg.args))
 	fmt.Fprintf(&b, "- **Clusters:** fake API servers (`internal/fakeapi`) in the benchmark's process on 127.0.0.1, each holding a Kustomization Ready at the revision and an inventory of %d Current objects (Deployments, Services, ConfigMaps). Hung servers accept connections and never answer; throttled ones answer 429 with `Retry-After: 30`; failing ones answer 500 to everything. The unhealthy clusters come first in the clusters-file.\n", cfg.objects)
 	fmt.Fprintf(&b, "- **Runs:** `app-status verify --clusters-file F --resource kustomization/app --revision a1b2c3d --timeout %s -o json` and `app-status get` with the same clusters and timeout (without it, a `get` that waits on hung servers runs for the default 10 minutes), default `max-parallel`; medians of %d runs each. *Last healthy* is when the last healthy cluster's Current verdict was printed (from the progress on stderr), *exit* when the process exited; peak RSS and CPU (user + system) are the process's own (rusage).\n", cfg.timeout, cfg.runs)
 	if cfg.peer != "" {
 		fmt.Fprintf(&b, "- **Peer:** %s, built from that commit by `make bench-fleet`, run on the same fleets in the same run.\n", cfg.peerName)
 	}
-	b.WriteString("\n")
+	b.WriteString("\n![Fleet benchmark chart](fleet-benchmark.png)\n\n")
 	for _, n := range cfg.counts {
-		fmt.Fprintf(&b, "## %d cluster%s: %s\n\n", n, plural(n), mixes[n])
+		fmt.Fprintf(&b, "## %d cluster%s: %s\n\n", n, fleetPlural(n), mixes[n])
 		b.WriteString("| Command | Tool | Healthy clusters Current | Last healthy verdict | Exit | Peak RSS | CPU per cluster |\n|---|---|---|---|---|---|---|\n")
-		var base map[string]*row
+		var base map[string]*fleetRow
 		for _, r := range rows {
 			if r.clusters != n {
 				continue
 			}
 			if base == nil {
-				base = map[string]*row{}
+				base = map[string]*fleetRow{}
 			}
 			if r.tool == "app-status" {
 				base[r.command] = r
@@ -332,16 +319,16 @@ func report(cfg config, rows []*row, mixes map[int]string, began time.Time, took
 			if r.clusters != n {
 				continue
 			}
-			last := median(pick(r.samples, func(s sample) time.Duration { return s.lastHealthy }))
-			exit := median(pick(r.samples, func(s sample) time.Duration { return s.exit }))
-			ok := median(pick(r.samples, func(s sample) int { return s.healthyOK }))
+			last := fleetMedian(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
+			exit := fleetMedian(pick(r.samples, func(s fleetSample) time.Duration { return s.exit }))
+			ok := fleetMedian(pick(r.samples, func(s fleetSample) int { return s.healthyOK }))
 			lastText := ms(last)
 			if ok < r.healthy {
 				lastText = "never, for " + strconv.Itoa(r.healthy-ok)
 			}
 			if a := base[r.command]; a != nil && a != r {
-				aLast := median(pick(a.samples, func(s sample) time.Duration { return s.lastHealthy }))
-				aExit := median(pick(a.samples, func(s sample) time.Duration { return s.exit }))
+				aLast := fleetMedian(pick(a.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
+				aExit := fleetMedian(pick(a.samples, func(s fleetSample) time.Duration { return s.exit }))
 				if ok == r.healthy && aLast > 0 {
 					lastText += fmt.Sprintf(" (%.1f×)", float64(last)/float64(aLast))
 				}
@@ -359,16 +346,16 @@ func report(cfg config, rows []*row, mixes map[int]string, began time.Time, took
 	return b.String()
 }
 
-func writeRow(b *strings.Builder, r *row, n, ok int, last, exit string) {
-	rss := median(pick(r.samples, func(s sample) int64 { return s.rss }))
-	cpu := median(pick(r.samples, func(s sample) time.Duration { return s.cpu }))
+func writeRow(b *strings.Builder, r *fleetRow, n, ok int, last, exit string) {
+	rss := fleetMedian(pick(r.samples, func(s fleetSample) int64 { return s.rss }))
+	cpu := fleetMedian(pick(r.samples, func(s fleetSample) time.Duration { return s.cpu }))
 	fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | %s | %d MiB | %.1f ms |\n", r.command, r.tool, ok, r.healthy, last, exit, rss>>20,
 		float64(cpu.Microseconds())/1000/float64(n))
 }
 
 // shortArgs is the command line with every path cut to its last element and values with
 // spaces quoted, for the report.
-func shortArgs(args []string) string {
+func fleetArgs(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		if filepath.IsAbs(a) {
@@ -382,9 +369,52 @@ func shortArgs(args []string) string {
 	return strings.Join(out, " ")
 }
 
-func plural(n int) string {
+func fleetPlural(n int) string {
 	if n == 1 {
 		return ""
 	}
 	return "s"
+}
+
+// fleetChart draws three panels: the share of healthy clusters Current by the timeout (each
+// tool), when the last one was, and the peak RSS, for every fleet size (verify).
+func fleetChart(cfg fleetConfig, rows []*fleetRow, began time.Time) ([]byte, error) {
+	const w, h, cols = 1260, 400, 3
+	c := canvas{image.NewRGBA(image.Rect(0, 0, w, h))}
+	c.fill(c.Bounds(), white)
+	c.text(14, 22, fmt.Sprintf("app-status fleet benchmark, %s, %d CPUs: verify, %s timeout, a fifth of the clusters hung, throttled or failing (see fleet-benchmark.md)",
+		began.Format("2006-01-02"), runtime.NumCPU(), cfg.timeout), black)
+	cell := func(i int) image.Rectangle {
+		cw := w / cols
+		return image.Rect(i*cw+4, 38, i*cw+cw-4, h-4)
+	}
+	var shareNames, ownNames []string
+	var share, last, rss []float64
+	for _, r := range rows {
+		if r.command != "verify" {
+			continue
+		}
+		ok := fleetMedian(pick(r.samples, func(s fleetSample) int { return s.healthyOK }))
+		name := strconv.Itoa(r.clusters)
+		if r.tool != "app-status" {
+			name += " before"
+		}
+		shareNames, share = append(shareNames, name), append(share, 100*float64(ok)/float64(r.healthy))
+		if r.tool == "app-status" {
+			ownNames = append(ownNames, strconv.Itoa(r.clusters))
+			last = append(last, fleetMedian(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy })).Seconds())
+			rss = append(rss, float64(fleetMedian(pick(r.samples, func(s fleetSample) int64 { return s.rss })))/(1<<20))
+		}
+	}
+	p := newPanel(c, cell(0), "Healthy clusters Current by the timeout", "% of the healthy ones, by clusters", 100)
+	p.bars(shareNames, share, func(v float64) string { return fmt.Sprintf("%.0f%%", v) })
+	p = newPanel(c, cell(1), "Last healthy cluster's verdict (app-status)", "s, by clusters", maxOf(last))
+	p.bars(ownNames, last, func(v float64) string { return fmt.Sprintf("%.1f s", v) })
+	p = newPanel(c, cell(2), "Peak RSS (app-status)", "MiB, by clusters", maxOf(rss))
+	p.bars(ownNames, rss, func(v float64) string { return fmt.Sprintf("%.0f MiB", v) })
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, c.RGBA); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
