@@ -78,7 +78,7 @@ func demo(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	root, err := os.Getwd()
+	root, err := testbed.RepoRoot()
 	if err != nil {
 		return err
 	}

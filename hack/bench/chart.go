@@ -127,6 +127,15 @@ func (p panel) target(v float64, name string) {
 
 // bars draws one bar per value, labelled below and valued above.
 func (p panel) bars(names []string, values []float64, format func(float64) string) {
+	colors := make([]int, len(values))
+	for i := range colors {
+		colors[i] = i
+	}
+	p.coloredBars(names, values, colors, format)
+}
+
+// coloredBars is bars with each bar's colour chosen: colors[i] indexes the series colours.
+func (p panel) coloredBars(names []string, values []float64, colors []int, format func(float64) string) {
 	n := len(values)
 	if n == 0 {
 		return
@@ -139,7 +148,7 @@ func (p panel) bars(names []string, values []float64, format func(float64) strin
 		if y >= p.area.Max.Y {
 			y = p.area.Max.Y - 1
 		}
-		p.c.fill(image.Rect(x, y, x+w, p.area.Max.Y), series[i%len(series)])
+		p.c.fill(image.Rect(x, y, x+w, p.area.Max.Y), series[colors[i]%len(series)])
 		s := format(v)
 		p.c.text(x+w/2-textWidth(s)/2, y-4, s, black)
 		p.c.text(x+w/2-textWidth(names[i])/2, p.area.Max.Y+16, names[i], black)

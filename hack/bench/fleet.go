@@ -390,16 +390,18 @@ func fleetChart(cfg fleetConfig, rows []*fleetRow, began time.Time) ([]byte, err
 	}
 	var shareNames, ownNames []string
 	var share, last, rss []float64
+	var shareColors []int // app-status blue, the peer orange
 	for _, r := range rows {
 		if r.command != "verify" {
 			continue
 		}
 		ok := fleetMedian(pick(r.samples, func(s fleetSample) int { return s.healthyOK }))
-		name := strconv.Itoa(r.clusters)
+		name, color := strconv.Itoa(r.clusters), 0
 		if r.tool != "app-status" {
-			name += " before"
+			name, color = name+" before", 1
 		}
 		shareNames, share = append(shareNames, name), append(share, 100*float64(ok)/float64(r.healthy))
+		shareColors = append(shareColors, color)
 		if r.tool == "app-status" {
 			ownNames = append(ownNames, strconv.Itoa(r.clusters))
 			last = append(last, fleetMedian(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy })).Seconds())
@@ -407,11 +409,12 @@ func fleetChart(cfg fleetConfig, rows []*fleetRow, began time.Time) ([]byte, err
 		}
 	}
 	p := newPanel(c, cell(0), "Healthy clusters Current by the timeout", "% of the healthy ones, by clusters", 100)
-	p.bars(shareNames, share, func(v float64) string { return fmt.Sprintf("%.0f%%", v) })
+	p.coloredBars(shareNames, share, shareColors, func(v float64) string { return fmt.Sprintf("%.0f%%", v) })
+	own := make([]int, len(ownNames)) // all app-status: blue
 	p = newPanel(c, cell(1), "Last healthy cluster's verdict (app-status)", "s, by clusters", maxOf(last))
-	p.bars(ownNames, last, func(v float64) string { return fmt.Sprintf("%.1f s", v) })
+	p.coloredBars(ownNames, last, own, func(v float64) string { return fmt.Sprintf("%.1f s", v) })
 	p = newPanel(c, cell(2), "Peak RSS (app-status)", "MiB, by clusters", maxOf(rss))
-	p.bars(ownNames, rss, func(v float64) string { return fmt.Sprintf("%.0f MiB", v) })
+	p.coloredBars(ownNames, rss, own, func(v float64) string { return fmt.Sprintf("%.0f MiB", v) })
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, c.RGBA); err != nil {
 		return nil, err

@@ -78,6 +78,10 @@ func buildBins(ctx context.Context) (string, error) {
 }
 
 // repoRoot finds the repository root: the nearest folder upwards holding hack/build-bins.sh.
+// RepoRoot is the repository's root folder (the one holding hack/build-bins.sh), found from
+// the working directory up: the tools under hack/ run from hack/ (go -C hack run).
+func RepoRoot() (string, error) { return repoRoot() }
+
 func repoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
