@@ -77,11 +77,11 @@ func buildBins(ctx context.Context) (string, error) {
 	return strings.TrimSpace(lines[len(lines)-1]), nil
 }
 
-// repoRoot finds the repository root: the nearest folder upwards holding hack/build-bins.sh.
-// RepoRoot is the repository's root folder (the one holding hack/build-bins.sh), found from
-// the working directory up: the tools under hack/ run from hack/ (go -C hack run).
+// RepoRoot is the repository's root folder: the nearest folder upwards from the working
+// directory holding hack/build-bins.sh (the tools under hack/ run from hack/, go -C hack run).
 func RepoRoot() (string, error) { return repoRoot() }
 
+// repoRoot finds the repository root: the nearest folder upwards holding hack/build-bins.sh.
 func repoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
