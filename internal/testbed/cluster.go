@@ -199,13 +199,67 @@ func (c *Cluster) Stop(ctx context.Context) error {
 // Start starts a stopped cluster's processes again and waits until its API server answers; its
 // data (etcd's) is the same. The Flux controllers are not started again: call StartFlux.
 func (c *Cluster) Start(ctx context.Context) error {
+	started := time.Now()
 	if out, err := c.bed.kwokctl(ctx, "start", "cluster", "--name", c.Name); err != nil {
 		return fmt.Errorf("testbed: start cluster %s: %w\n%s", c.Name, err, tail(out, 10))
 	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		body, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err == nil && string(body) == "ok", nil
-	})
+	}); err != nil {
+		return fmt.Errorf("testbed: cluster %s: API server not ready after start: %w", c.Name, err)
+	}
+	// The nodes are back once kwok has renewed them: Ready, and neither tainted unreachable nor
+	// not-ready by the node lifecycle controller, which would hold or evict new pods.
+	var last string
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		for _, n := range nodes.Items {
+			for _, t := range n.Spec.Taints {
+				if t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady {
+					last = fmt.Sprintf("node %s tainted %s", n.Name, t.Key)
+					return false, nil
+				}
+			}
+			ready := false
+			for _, cond := range n.Status.Conditions {
+				ready = ready || (cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue)
+			}
+			if !ready {
+				last = fmt.Sprintf("node %s not Ready", n.Name)
+				return false, nil
+			}
+		}
+		return len(nodes.Items) > 0, nil
+	}); err != nil {
+		return fmt.Errorf("testbed: cluster %s: nodes not back after start: %w (%s)", c.Name, err, last)
+	}
+	// The controller-manager and the scheduler act once they lead again: until the lease the
+	// stopped processes held expires, nothing rolls out.
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, name := range []string{"kube-controller-manager", "kube-scheduler"} {
+			lease, err := c.Kube.CoordinationV1().Leases("kube-system").Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				continue // not leader-elected
+			}
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			if lease.Spec.AcquireTime == nil || lease.Spec.AcquireTime.Time.Before(started.Add(-time.Second)) {
+				last = fmt.Sprintf("%s has not led since the start", name)
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return fmt.Errorf("testbed: cluster %s: controllers not leading after start: %w (%s)", c.Name, err, last)
+	}
+	return nil
 }
 
 // delete removes the cluster and its processes.

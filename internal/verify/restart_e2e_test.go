@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -82,8 +83,14 @@ func TestSurvivesAPIServerRestart(t *testing.T) {
 	got := (<-done).Results[0]
 	if got.Verdict != result.VerdictCurrent {
 		d, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
-		t.Fatalf("after the restart: verdict %s (%s): %s; want Current\nthe Deployment now (%v): %+v\nprogress: %q",
-			got.Verdict, got.Code, got.Message, err, d.Status, progress.messages())
+		var pods []string
+		if list, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
+			for _, p := range list.Items {
+				pods = append(pods, fmt.Sprintf("%s on %q: %s %+v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions))
+			}
+		}
+		t.Fatalf("after the restart: verdict %s (%s): %s; want Current\nthe Deployment now (%v): %+v\npods: %q\nprogress: %q",
+			got.Verdict, got.Code, got.Message, err, d.Status, pods, progress.messages())
 	}
 	t.Logf("control plane down and up in %s; Flux applied the revision %dms after it was pushed; Current %dms after that",
 		restarted.Sub(stopped).Round(time.Millisecond), applied.Sub(pushed).Milliseconds(), time.Since(applied).Milliseconds())
