@@ -31,8 +31,11 @@ if ! grep -qx '  image: Dockerfile' action.yml; then
 fi
 
 sed -i "s|^  image: Dockerfile\$|  image: docker://$ref|" action.yml
-git -c user.name='github-actions[bot]' -c user.email='41898282+github-actions[bot]@users.noreply.github.com' \
-  commit --quiet --message "Release $tag: the action runs $ref" \
+# The release commit and its annotated tags are the release workflow's bot's, whatever the
+# machine's git identity (a runner has none).
+export GIT_AUTHOR_NAME='github-actions[bot]' GIT_COMMITTER_NAME='github-actions[bot]'
+export GIT_AUTHOR_EMAIL='41898282+github-actions[bot]@users.noreply.github.com' GIT_COMMITTER_EMAIL='41898282+github-actions[bot]@users.noreply.github.com'
+git commit --quiet --message "Release $tag: the action runs $ref" \
   --message "The commit $source_commit with action.yml pointing at the image the release built from it, so that \`uses: ...@$tag\` pulls that image instead of building the Dockerfile." \
   action.yml
 release_commit=$(git rev-parse HEAD)
