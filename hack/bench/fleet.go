@@ -22,7 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
+
 	"strconv"
 	"strings"
 	"time"
@@ -128,7 +128,7 @@ func (f *fakeFleet) close() {
 	}
 }
 
-// sample is one timed run of a tool over a fleet.
+// fleetSample is one timed run of a tool over a fleet.
 type fleetSample struct {
 	lastHealthy   time.Duration // when the last healthy cluster's Current verdict was printed
 	healthyOK     int           // healthy clusters printed Current
@@ -138,7 +138,7 @@ type fleetSample struct {
 	verdictCounts map[string]int
 }
 
-// measure runs `BINARY command` over the fleet through the rusage program.
+// measureFleet runs `BINARY command` over the fleet through the rusage program.
 func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFleet, timeout time.Duration) (fleetSample, error) {
 	args := []string{binary, command, "--clusters-file", f.clustersFile, "--resource", "kustomization/app", "-o", "json", "--timeout", timeout.String()}
 	if command == "verify" {
@@ -163,7 +163,7 @@ func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFl
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if cluster, mark, ok := fleetVerdictLine(line); ok && f.healthy[cluster] && mark == "✔" {
+		if cluster, verdict, ok := appStatusLine(line); ok && f.healthy[cluster] && verdict == "Current" {
 			s.healthyOK++
 			s.lastHealthy = time.Since(start)
 		}
@@ -183,22 +183,7 @@ func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFl
 	return s, nil
 }
 
-// verdictLine reads app-status's progress: "[   1.2s] ✔ cluster: message" is a verdict, "…"
-// marks a change on the way.
-func fleetVerdictLine(line string) (cluster, mark string, ok bool) {
-	_, rest, ok := strings.Cut(line, "] ")
-	if !ok {
-		return "", "", false
-	}
-	mark, rest, ok = strings.Cut(rest, " ")
-	if !ok || mark == "…" {
-		return "", "", false
-	}
-	cluster, _, ok = strings.Cut(rest, ": ")
-	return cluster, mark, ok
-}
-
-// row is the medians of one tool's runs of one command over one fleet.
+// fleetRow is the runs of one tool and one command over one fleet.
 type fleetRow struct {
 	tool, command string
 	clusters      int
@@ -271,15 +256,6 @@ func fleet(ctx context.Context, args []string) error {
 	return nil
 }
 
-func fleetMedian[T int | int64 | time.Duration](xs []T) T {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func pick[T any](ss []fleetSample, f func(fleetSample) T) []T {
 	out := make([]T, len(ss))
 	for i, s := range ss {
@@ -319,16 +295,16 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 			if r.clusters != n {
 				continue
 			}
-			last := fleetMedian(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
-			exit := fleetMedian(pick(r.samples, func(s fleetSample) time.Duration { return s.exit }))
-			ok := fleetMedian(pick(r.samples, func(s fleetSample) int { return s.healthyOK }))
+			last := median(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
+			exit := median(pick(r.samples, func(s fleetSample) time.Duration { return s.exit }))
+			ok := int(medianInt(pick(r.samples, func(s fleetSample) int64 { return int64(s.healthyOK) })))
 			lastText := ms(last)
 			if ok < r.healthy {
 				lastText = "never, for " + strconv.Itoa(r.healthy-ok)
 			}
 			if a := base[r.command]; a != nil && a != r {
-				aLast := fleetMedian(pick(a.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
-				aExit := fleetMedian(pick(a.samples, func(s fleetSample) time.Duration { return s.exit }))
+				aLast := median(pick(a.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
+				aExit := median(pick(a.samples, func(s fleetSample) time.Duration { return s.exit }))
 				if ok == r.healthy && aLast > 0 {
 					lastText += fmt.Sprintf(" (%.1f×)", float64(last)/float64(aLast))
 				}
@@ -347,13 +323,13 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 }
 
 func writeRow(b *strings.Builder, r *fleetRow, n, ok int, last, exit string) {
-	rss := fleetMedian(pick(r.samples, func(s fleetSample) int64 { return s.rss }))
-	cpu := fleetMedian(pick(r.samples, func(s fleetSample) time.Duration { return s.cpu }))
+	rss := medianInt(pick(r.samples, func(s fleetSample) int64 { return s.rss }))
+	cpu := median(pick(r.samples, func(s fleetSample) time.Duration { return s.cpu }))
 	fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | %s | %d MiB | %.1f ms |\n", r.command, r.tool, ok, r.healthy, last, exit, rss>>20,
 		float64(cpu.Microseconds())/1000/float64(n))
 }
 
-// shortArgs is the command line with every path cut to its last element and values with
+// fleetArgs is the command line with every path cut to its last element and values with
 // spaces quoted, for the report.
 func fleetArgs(args []string) string {
 	out := make([]string, len(args))
@@ -395,7 +371,7 @@ func fleetChart(cfg fleetConfig, rows []*fleetRow, began time.Time) ([]byte, err
 		if r.command != "verify" {
 			continue
 		}
-		ok := fleetMedian(pick(r.samples, func(s fleetSample) int { return s.healthyOK }))
+		ok := int(medianInt(pick(r.samples, func(s fleetSample) int64 { return int64(s.healthyOK) })))
 		name, color := strconv.Itoa(r.clusters), 0
 		if r.tool != "app-status" {
 			name, color = name+" before", 1
@@ -404,8 +380,8 @@ func fleetChart(cfg fleetConfig, rows []*fleetRow, began time.Time) ([]byte, err
 		shareColors = append(shareColors, color)
 		if r.tool == "app-status" {
 			ownNames = append(ownNames, strconv.Itoa(r.clusters))
-			last = append(last, fleetMedian(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy })).Seconds())
-			rss = append(rss, float64(fleetMedian(pick(r.samples, func(s fleetSample) int64 { return s.rss })))/(1<<20))
+			last = append(last, median(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy })).Seconds())
+			rss = append(rss, float64(medianInt(pick(r.samples, func(s fleetSample) int64 { return s.rss })))/(1<<20))
 		}
 	}
 	p := newPanel(c, cell(0), "Healthy clusters Current by the timeout", "% of the healthy ones, by clusters", 100)
