@@ -8,6 +8,11 @@ package main
 // when the process exits, its peak RSS and its CPU time per cluster. With --peer it runs
 // another build (the engine before issue 11) on the same fleets in the same run, and reports
 // both side by side. It writes docs/fleet-benchmark.md and docs/fleet-benchmark.png.
+//
+// Every cluster's kubeconfig carries its own credentials, as real fleets' do (--credentials:
+// a client certificate and RSA 2048 key by default, served over TLS that verifies them), so
+// the time from the last verdict to the exit includes redacting a fleet's worth of secrets
+// from the result (issue 26: with one shared token the benchmark never saw that cost).
 
 import (
 	"bufio"
@@ -22,9 +27,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/org/app-status-action/internal/fakeapi"
@@ -35,9 +41,14 @@ const fleetRevision = "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 type fleetConfig struct {
 	appStatus, peer, peerName, out string
 	counts                         []int
+	peerCounts                     map[int]bool // the fleet sizes the peer runs on too (all when empty)
 	objects, runs                  int
 	timeout                        time.Duration
-	args                           []string
+	credentials                    string
+	// runCap is how long one run may take before it is stopped as the runner stops a step:
+	// SIGTERM, then SIGKILL 10 s later. Such a run is reported as not having exited.
+	runCap time.Duration
+	args   []string
 }
 
 func parseFleetConfig(args []string) (fleetConfig, error) {
@@ -48,9 +59,12 @@ func parseFleetConfig(args []string) (fleetConfig, error) {
 	fs.StringVar(&c.peerName, "peer-name", "peer", "what to call the peer in the report")
 	fs.StringVar(&c.out, "out", "docs", "folder for fleet-benchmark.md")
 	counts := fs.String("clusters", "1,100,1000", "fleet sizes, comma-separated")
+	peerCounts := fs.String("peer-clusters", "", "the fleet sizes the peer runs on too, comma-separated (default: all); a peer that takes hours on the large ones would be stopped at --run-cap in every run")
 	fs.IntVar(&c.objects, "objects", 200, "objects in each cluster's app")
 	fs.IntVar(&c.runs, "runs", 3, "runs per measure (medians of these)")
-	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "the verify timeout: when hung clusters get their Timeout verdict")
+	fs.DurationVar(&c.timeout, "timeout", 20*time.Second, "the verify timeout: when hung clusters get their Timeout verdict (TLS handshakes with RSA client keys cost about 4 ms of CPU per cluster)")
+	fs.StringVar(&c.credentials, "credentials", credsCert, "what each kubeconfig carries: cert (its own client certificate and RSA 2048 key), token (its own token) or shared-token (one token for all, plain HTTP)")
+	fs.DurationVar(&c.runCap, "run-cap", 3*time.Minute, "how long one run may take before it is stopped with SIGTERM (then SIGKILL 10 s later)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -60,6 +74,16 @@ func parseFleetConfig(args []string) (fleetConfig, error) {
 			return c, fmt.Errorf("--clusters: %q is not a positive number", f)
 		}
 		c.counts = append(c.counts, n)
+	}
+	if *peerCounts != "" {
+		c.peerCounts = map[int]bool{}
+		for f := range strings.SplitSeq(*peerCounts, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || !slices.Contains(c.counts, n) {
+				return c, fmt.Errorf("--peer-clusters: %q is not one of --clusters", f)
+			}
+			c.peerCounts[n] = true
+		}
 	}
 	if c.runs < 1 || c.objects < 1 {
 		return c, errors.New("--runs and --objects must be at least 1")
@@ -78,7 +102,7 @@ type fakeFleet struct {
 // startFleet starts n servers: with 10 or more, a tenth hang, a twentieth throttle and a
 // twentieth fail; they come first in the clusters-file, the healthy ones last (the order in
 // which an engine that starts clusters in turn would reach them).
-func startFleet(n, objects int, dir string) (*fakeFleet, error) {
+func startFleet(n, objects int, dir string, creds *fleetCredentials) (*fakeFleet, error) {
 	hung, throttled, failing := 0, 0, 0
 	if n >= 10 {
 		hung, throttled, failing = n/10, n/20, n/20
@@ -87,16 +111,18 @@ func startFleet(n, objects int, dir string) (*fakeFleet, error) {
 	f.mix = fmt.Sprintf("%d healthy, %d hung, %d throttled (429), %d failing (500)", n-hung-throttled-failing, hung, throttled, failing)
 	resources, objs := fakeapi.App("app", fleetRevision, objects)
 	var lines strings.Builder
+	index := 0
 	add := func(kind string, b fakeapi.Behaviour, count int) error {
 		for i := range count {
-			s := fakeapi.Start(fakeapi.Options{Behaviour: b, Resources: resources, Objects: objs, RetryAfter: 30})
+			s := fakeapi.Start(fakeapi.Options{Behaviour: b, Resources: resources, Objects: objs, RetryAfter: 30, TLS: creds.serverTLS})
 			f.servers = append(f.servers, s)
 			name := fmt.Sprintf("%s-%04d", kind, i)
 			if b == fakeapi.Healthy {
 				f.healthy[name] = true
 			}
 			path := filepath.Join(dir, name+".yaml")
-			kubeconfig := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\nusers:\n- name: u\n  user:\n    token: bench\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n", s.URL())
+			kubeconfig := creds.kubeconfig(index, s.URL())
+			index++
 			if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
 				return err
 			}
@@ -132,6 +158,8 @@ func (f *fakeFleet) close() {
 type fleetSample struct {
 	lastHealthy   time.Duration // when the last healthy cluster's Current verdict was printed
 	healthyOK     int           // healthy clusters printed Current
+	lastVerdict   time.Duration // when the last verdict of any cluster was printed
+	killed        bool          // stopped at the run cap: exit, RSS and CPU are unknown
 	exit          time.Duration
 	rss           int64
 	cpu           time.Duration // user + system
@@ -139,14 +167,19 @@ type fleetSample struct {
 }
 
 // measureFleet runs `BINARY command` over the fleet through the rusage program.
-func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFleet, timeout time.Duration) (fleetSample, error) {
+func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFleet, timeout, runCap time.Duration) (fleetSample, error) {
 	args := []string{binary, command, "--clusters-file", f.clustersFile, "--resource", "kustomization/app", "-o", "json", "--timeout", timeout.String()}
 	if command == "verify" {
 		args = append(args, "--revision", "a1b2c3d")
 	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	capped, cancel := context.WithTimeout(ctx, runCap)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, rusage, args...)
+	cmd := exec.CommandContext(capped, rusage, args...)
+	// At the cap, rusage gets SIGTERM, which it passes to app-status, as a runner stops a
+	// step; SIGKILL for the whole process group 10 s later, and whenever this returns early.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()
@@ -158,20 +191,31 @@ func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFl
 	if err := cmd.Start(); err != nil {
 		return s, err
 	}
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }()
 	var tail []string
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if cluster, verdict, ok := appStatusLine(line); ok && f.healthy[cluster] && verdict == "Current" {
-			s.healthyOK++
-			s.lastHealthy = time.Since(start)
+		if cluster, verdict, ok := appStatusLine(line); ok {
+			s.lastVerdict = time.Since(start)
+			if f.healthy[cluster] && verdict == "Current" {
+				s.healthyOK++
+				s.lastHealthy = s.lastVerdict
+			}
 		}
 		if tail = append(tail, line); len(tail) > 10 {
 			tail = tail[1:]
 		}
 	}
-	if err := cmd.Wait(); err != nil {
+	err = cmd.Wait()
+	if capped.Err() != nil && ctx.Err() == nil {
+		// Stopped at the cap: whether it then ended by itself or was killed, it did not end
+		// on its own in time.
+		s.killed, s.exit = true, time.Since(start)
+		return s, nil
+	}
+	if err != nil {
 		return s, fmt.Errorf("%s %s: %w: %s", filepath.Base(binary), command, err, strings.Join(tail, "\n"))
 	}
 	var wall, user, sys time.Duration
@@ -180,6 +224,9 @@ func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFl
 		return s, fmt.Errorf("read the rusage of %s: %w (%q)", command, err, stdout.String())
 	}
 	s.exit, s.cpu = wall, user+sys
+	if s.lastVerdict == 0 {
+		return s, fmt.Errorf("%s %s printed no verdict: %s", filepath.Base(binary), command, strings.Join(tail, "\n"))
+	}
 	return s, nil
 }
 
@@ -210,10 +257,15 @@ func fleet(ctx context.Context, args []string) error {
 		tools = append(tools, struct{ name, binary string }{cfg.peerName, cfg.peer})
 	}
 	began := time.Now()
+	creds, err := newFleetCredentials(cfg.credentials, slices.Max(cfg.counts))
+	if err != nil {
+		return err
+	}
+	logf("credentials: %s for up to %d clusters, made in %s", cfg.credentials, slices.Max(cfg.counts), time.Since(began).Round(time.Millisecond))
 	var rows []*fleetRow
 	mixes := map[int]string{}
 	for _, n := range cfg.counts {
-		f, err := startFleet(n, cfg.objects, dir)
+		f, err := startFleet(n, cfg.objects, dir, creds)
 		if err != nil {
 			return err
 		}
@@ -221,16 +273,19 @@ func fleet(ctx context.Context, args []string) error {
 		logf("%d clusters: %s", n, f.mix)
 		for _, command := range []string{"verify", "get"} {
 			for _, t := range tools {
+				if t.binary == cfg.peer && cfg.peerCounts != nil && !cfg.peerCounts[n] {
+					continue
+				}
 				r := &fleetRow{tool: t.name, command: command, clusters: n, healthy: len(f.healthy)}
 				for i := range cfg.runs {
-					s, err := measureFleet(ctx, rusage, t.binary, command, f, cfg.timeout)
+					s, err := measureFleet(ctx, rusage, t.binary, command, f, cfg.timeout, cfg.runCap)
 					if err != nil {
 						f.close()
 						return err
 					}
 					r.samples = append(r.samples, s)
-					logf("  %s %s run %d: last healthy verdict %s (%d of %d), exit %s, peak RSS %d MiB, CPU %s",
-						t.name, command, i+1, ms(s.lastHealthy), s.healthyOK, r.healthy, ms(s.exit), s.rss>>20, ms(s.cpu))
+					logf("  %s %s run %d: last healthy verdict %s (%d of %d), last verdict %s, exit %s%s, peak RSS %d MiB, CPU %s",
+						t.name, command, i+1, ms(s.lastHealthy), s.healthyOK, r.healthy, ms(s.lastVerdict), ms(s.exit), killedNote(s), s.rss>>20, ms(s.cpu))
 				}
 				rows = append(rows, r)
 			}
@@ -272,13 +327,14 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 	fmt.Fprintf(&b, "- **Command:** `make bench-fleet`: `go -C hack run ./bench fleet %s` (paths shortened)\n", fleetArgs(cfg.args))
 	fmt.Fprintf(&b, "- **Clusters:** fake API servers (`internal/fakeapi`) in the benchmark's process on 127.0.0.1, each holding a Kustomization Ready at the revision and an inventory of %d Current objects (Deployments, Services, ConfigMaps). Hung servers accept connections and never answer; throttled ones answer 429 with `Retry-After: 30`; failing ones answer 500 to everything. The unhealthy clusters come first in the clusters-file.\n", cfg.objects)
 	fmt.Fprintf(&b, "- **Runs:** `app-status verify --clusters-file F --resource kustomization/app --revision a1b2c3d --timeout %s -o json` and `app-status get` with the same clusters and timeout (without it, a `get` that waits on hung servers runs for the default 10 minutes), default `max-parallel`; medians of %d runs each. *Last healthy* is when the last healthy cluster's Current verdict was printed (from the progress on stderr), *exit* when the process exited; peak RSS and CPU (user + system) are the process's own (rusage).\n", cfg.timeout, cfg.runs)
+	fmt.Fprintf(&b, "- **Credentials:** %s. *Last verdict to exit* is the time from the last cluster's verdict (the hung ones' Timeout) to the process's exit: redacting every secret from the result, fitting and writing it, and the teardown.\n", credentialsText(cfg.credentials))
 	if cfg.peer != "" {
 		fmt.Fprintf(&b, "- **Peer:** %s, built from that commit by `make bench-fleet`, run on the same fleets in the same run.\n", cfg.peerName)
 	}
 	b.WriteString("\n![Fleet benchmark chart](fleet-benchmark.png)\n\n")
 	for _, n := range cfg.counts {
 		fmt.Fprintf(&b, "## %d cluster%s: %s\n\n", n, fleetPlural(n), mixes[n])
-		b.WriteString("| Command | Tool | Healthy clusters Current | Last healthy verdict | Exit | Peak RSS | CPU per cluster |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("| Command | Tool | Healthy clusters Current | Last healthy verdict | Exit | Last verdict to exit | Peak RSS | CPU per cluster |\n|---|---|---|---|---|---|---|---|\n")
 		var base map[string]*fleetRow
 		for _, r := range rows {
 			if r.clusters != n {
@@ -302,17 +358,17 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 			if ok < r.healthy {
 				lastText = "never, for " + strconv.Itoa(r.healthy-ok)
 			}
-			if a := base[r.command]; a != nil && a != r {
+			if a := base[r.command]; a != nil && a != r && !anyKilled(r) && !anyKilled(a) {
 				aLast := median(pick(a.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
 				aExit := median(pick(a.samples, func(s fleetSample) time.Duration { return s.exit }))
 				if ok == r.healthy && aLast > 0 {
 					lastText += fmt.Sprintf(" (%.1f×)", float64(last)/float64(aLast))
 				}
 				exitText := ms(exit) + fmt.Sprintf(" (%.1f×)", float64(exit)/float64(aExit))
-				writeRow(&b, r, n, ok, lastText, exitText)
+				writeRow(&b, r, n, ok, lastText, exitText, cfg.runCap)
 				continue
 			}
-			writeRow(&b, r, n, ok, lastText, ms(exit))
+			writeRow(&b, r, n, ok, lastText, ms(exit), cfg.runCap)
 		}
 		b.WriteString("\n")
 	}
@@ -322,11 +378,39 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 	return b.String()
 }
 
-func writeRow(b *strings.Builder, r *fleetRow, n, ok int, last, exit string) {
+func writeRow(b *strings.Builder, r *fleetRow, n, ok int, last, exit string, runCap time.Duration) {
+	if killed := len(slices.DeleteFunc(slices.Clone(r.samples), func(s fleetSample) bool { return !s.killed })); killed > 0 {
+		fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | not within %s: stopped in %d of %d runs | | | |\n", r.command, r.tool, ok, r.healthy, last,
+			runCap, killed, len(r.samples))
+		return
+	}
 	rss := medianInt(pick(r.samples, func(s fleetSample) int64 { return s.rss }))
 	cpu := median(pick(r.samples, func(s fleetSample) time.Duration { return s.cpu }))
-	fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | %s | %d MiB | %.1f ms |\n", r.command, r.tool, ok, r.healthy, last, exit, rss>>20,
+	tail := median(pick(r.samples, func(s fleetSample) time.Duration { return s.exit - s.lastVerdict }))
+	fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | %s | %s | %d MiB | %.1f ms |\n", r.command, r.tool, ok, r.healthy, last, exit, ms(tail), rss>>20,
 		float64(cpu.Microseconds())/1000/float64(n))
+}
+
+func credentialsText(kind string) string {
+	switch kind {
+	case credsCert:
+		return "every kubeconfig carries its own client certificate and RSA 2048 key (made at the start, signed by one CA), and the servers speak TLS and verify them, as kubeadm's and kind's clusters do"
+	case credsToken:
+		return "every kubeconfig carries its own bearer token, over TLS"
+	}
+	return "every kubeconfig carries the same token, over plain HTTP"
+}
+
+func anyKilled(r *fleetRow) bool {
+	return slices.ContainsFunc(r.samples, func(s fleetSample) bool { return s.killed })
+}
+
+// killedNote marks a run stopped at the run cap in the log.
+func killedNote(s fleetSample) string {
+	if s.killed {
+		return " (stopped at the run cap)"
+	}
+	return ""
 }
 
 // fleetArgs is the command line with every path cut to its last element and values with
@@ -352,10 +436,11 @@ func fleetPlural(n int) string {
 	return "s"
 }
 
-// fleetChart draws three panels: the share of healthy clusters Current by the timeout (each
-// tool), when the last one was, and the peak RSS, for every fleet size (verify).
+// fleetChart draws four panels: the share of healthy clusters Current by the timeout (each
+// tool), when the last one was, the time from the last verdict to the exit (each tool), and the
+// peak RSS, for every fleet size (verify).
 func fleetChart(cfg fleetConfig, rows []*fleetRow, began time.Time) ([]byte, error) {
-	const w, h, cols = 1260, 400, 3
+	const w, h, cols = 1680, 400, 4
 	c := canvas{image.NewRGBA(image.Rect(0, 0, w, h))}
 	c.fill(c.Bounds(), white)
 	c.text(14, 22, fmt.Sprintf("app-status fleet benchmark, %s, %d CPUs: verify, %s timeout, a fifth of the clusters hung, throttled or failing (see fleet-benchmark.md)",
@@ -365,7 +450,7 @@ func fleetChart(cfg fleetConfig, rows []*fleetRow, began time.Time) ([]byte, err
 		return image.Rect(i*cw+4, 38, i*cw+cw-4, h-4)
 	}
 	var shareNames, ownNames []string
-	var share, last, rss []float64
+	var share, last, rss, tail []float64
 	var shareColors []int // app-status blue, the peer orange
 	for _, r := range rows {
 		if r.command != "verify" {
@@ -378,6 +463,11 @@ func fleetChart(cfg fleetConfig, rows []*fleetRow, began time.Time) ([]byte, err
 		}
 		shareNames, share = append(shareNames, name), append(share, 100*float64(ok)/float64(r.healthy))
 		shareColors = append(shareColors, color)
+		if slices.ContainsFunc(r.samples, func(s fleetSample) bool { return s.killed }) {
+			tail = append(tail, cfg.runCap.Seconds())
+		} else {
+			tail = append(tail, median(pick(r.samples, func(s fleetSample) time.Duration { return s.exit - s.lastVerdict })).Seconds())
+		}
 		if r.tool == "app-status" {
 			ownNames = append(ownNames, strconv.Itoa(r.clusters))
 			last = append(last, median(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy })).Seconds())
@@ -389,7 +479,9 @@ func fleetChart(cfg fleetConfig, rows []*fleetRow, began time.Time) ([]byte, err
 	own := make([]int, len(ownNames)) // all app-status: blue
 	p = newPanel(c, cell(1), "Last healthy cluster's verdict (app-status)", "s, by clusters", maxOf(last))
 	p.coloredBars(ownNames, last, own, func(v float64) string { return fmt.Sprintf("%.1f s", v) })
-	p = newPanel(c, cell(2), "Peak RSS (app-status)", "MiB, by clusters", maxOf(rss))
+	p = newPanel(c, cell(2), "Last verdict to exit", "s, by clusters (a stopped run: the run cap)", maxOf(tail))
+	p.coloredBars(shareNames, tail, shareColors, func(v float64) string { return fmt.Sprintf("%.1f s", v) })
+	p = newPanel(c, cell(3), "Peak RSS (app-status)", "MiB, by clusters", maxOf(rss))
 	p.coloredBars(ownNames, rss, own, func(v float64) string { return fmt.Sprintf("%.0f MiB", v) })
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, c.RGBA); err != nil {

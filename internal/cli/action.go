@@ -14,6 +14,7 @@ import (
 
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/verify"
 )
 
@@ -23,8 +24,12 @@ import (
 // per failed cluster: written in every case, also on bad input, timeout and cancellation
 // (SIGTERM). The step fails (1) when any of them cannot be written.
 func runAction(ctx context.Context, env Env) int {
+	// The step's own commands (masks, annotations) go to the log as they are; every other line
+	// goes through log, where no text can become a command.
 	stdout := &lockedWriter{w: env.Stdout}
 	gha := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(stdout))
+	log := sanitize.NewCommandsWriter(stdout)
+	defer func() { _ = log.Flush() }()
 	start := env.Clock()
 
 	s, err := actionSettings(gha)
@@ -50,21 +55,23 @@ func runAction(ctx context.Context, env Env) int {
 	}
 	secrets.OnAdd(gha.AddMask)
 
+	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
+	defer stopHurry()
 	var run result.Run
 	var badInput string
 	if err != nil {
 		badInput = redactText(err.Error(), secrets)
-		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", badInput)
+		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.Commands(badInput))
 		run = result.NewRun(s.resources, s.revision, nil, env.Clock().Sub(start))
 		run.Condition.Message = badInput
 	} else {
-		req.Progress = progressPrinter(stdout, secrets.Redact)
-		fmt.Fprintf(stdout, "Verifying %s on %d clusters (revision %s, timeout %s)\n",
+		req.Progress = progressPrinter(log, secrets.Redact)
+		fmt.Fprintf(log, "Verifying %s on %d clusters (revision %s, timeout %s)\n",
 			strings.Join(resourceIDs(req), ", "), len(req.Targets), cmp.Or(req.Revision.String(), "any"), req.Timeout)
-		run = cleanRun(verify.Run(ctx, req), secrets)
+		run = cleanRun(verify.Run(ctx, req), secrets, hurry)
 	}
-	if err := writeActionResults(gha, stdout, env, run, s.summary, badInput); err != nil {
-		gha.WithFieldsMap(map[string]string{"title": "app-status could not write its results"}).Errorf("%s", redactText(err.Error(), secrets))
+	if err := writeActionResults(gha, log, env, run, s.summary, badInput, hurry); err != nil {
+		gha.WithFieldsMap(map[string]string{"title": "app-status could not write its results"}).Errorf("%s", sanitize.Commands(sanitize.Line(redactText(err.Error(), secrets))))
 		return 1
 	}
 	if run.Status == result.RunSuccess {

@@ -39,12 +39,13 @@ const (
 
 // actionOutputs are the step outputs action.yml declares, in its order. Each is one line.
 func actionOutputs(run result.Run, reportFile string) []filecommand.Output {
-	fittedResults, _ := report.Fit(run, maxResultsBytes)
+	// The results are cut from the report as fitted: a fleet's run is measured once.
+	fittedReport, _ := report.Fit(run, maxReportBytes)
+	fittedResults, _ := report.Fit(fittedReport, maxResultsBytes)
 	results, err := report.ResultsJSON(fittedResults)
 	if err != nil {
 		results = []byte("[]")
 	}
-	fittedReport, _ := report.Fit(run, maxReportBytes)
 	full, err := report.CompactJSON(fittedReport)
 	if err != nil {
 		full = []byte("{}")
@@ -64,18 +65,29 @@ func actionOutputs(run result.Run, reportFile string) []filecommand.Output {
 // writeActionResults writes the full report file, the step outputs, the job summary and the
 // error annotations, and says on stdout how the run ended. Without GITHUB_OUTPUT,
 // GITHUB_STEP_SUMMARY or RUNNER_TEMP (a local run) the matching file is skipped. Every write
-// is tried; the error joins those that failed.
-func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, run result.Run, summary bool, badInput string) error {
+// is tried; the error joins those that failed. Once hurry reports true (the job was cancelled
+// a while ago), what is still to be written keeps every cluster's verdict and leaves out its
+// objects (report.Essentials).
+func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, run result.Run, summary bool, badInput string, hurry func() bool) error {
 	var errs []error
+	hurried := false
+	keepToEssentials := func() {
+		if !hurried && hurry() {
+			run, hurried = report.Essentials(run), true
+		}
+	}
+	keepToEssentials()
 	reportFile, err := writeReportFile(env, run)
 	if err != nil {
 		errs = append(errs, err)
 	}
+	keepToEssentials()
 	if path := env.Getenv("GITHUB_OUTPUT"); path != "" {
 		if err := filecommand.WriteOutputs(path, actionOutputs(run, reportFile)); err != nil {
 			errs = append(errs, fmt.Errorf("write the step outputs (GITHUB_OUTPUT): %w", err))
 		}
 	}
+	keepToEssentials()
 	if path := env.Getenv("GITHUB_STEP_SUMMARY"); summary && path != "" {
 		md := report.Markdown(run, report.MarkdownOptions{BadInput: badInput})
 		if err := filecommand.AppendSummary(path, md); err != nil {
@@ -83,7 +95,7 @@ func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, ru
 		}
 	}
 	for _, a := range report.Annotations(run) {
-		gha.WithFieldsMap(map[string]string{"title": a.Title}).Errorf("%s", a.Message)
+		gha.WithFieldsMap(map[string]string{"title": sanitize.Commands(a.Title)}).Errorf("%s", sanitize.Commands(a.Message))
 	}
 	if badInput != "" {
 		fmt.Fprintln(stdout, "failure: bad input, no cluster was contacted")

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/org/app-status-action/internal/safefile"
 	"github.com/org/app-status-action/internal/verify"
 )
 
@@ -30,7 +31,7 @@ type Env struct {
 
 // OSEnv is the real environment.
 func OSEnv() Env {
-	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, ReadFile: os.ReadFile, WriteFile: writeFile, Clock: time.Now}
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, ReadFile: safefile.Read, WriteFile: writeFile, Clock: time.Now}
 }
 
 // writeFile writes data to name, readable by the job's later steps, creating its folder.

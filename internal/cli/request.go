@@ -2,11 +2,15 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/org/app-status-action/internal/classify"
@@ -124,7 +128,7 @@ type inputNames struct {
 // progressPrinter prints each cluster's state changes as they happen, one line each.
 func progressPrinter(w io.Writer, redact func(string) string) func(verify.Progress) {
 	return func(p verify.Progress) {
-		fmt.Fprint(w, report.ProgressLine(p.Elapsed, p.Cluster, p.Verdict, p.Final, redact(p.Message)))
+		fmt.Fprint(w, report.ProgressLine(p.Elapsed, p.Cluster, p.Verdict, p.Final, redact(sanitize.Compact(redact(p.Message)))))
 	}
 }
 
@@ -133,25 +137,94 @@ func progressPrinter(w io.Writer, redact func(string) string) func(verify.Progre
 // one line (container logs keep their lines). It rewrites the values themselves, so it cannot
 // fail whatever they hold. The names of the clusters and the resources, which the user gave,
 // are kept as they are: they never come from a cluster.
-func cleanRun(run result.Run, secrets *kubeconfig.Secrets) result.Run {
+//
+// Its cost is one pass over the run's text whatever the number of secrets: one redactor for
+// the whole run, and each distinct string cleaned once (a fleet repeats the same kinds,
+// namespaces, names and messages in every cluster). Once hurry reports true (the job was
+// cancelled a while ago), the clusters not yet cleaned keep only what their verdicts need
+// (report.EssentialCluster), so a fleet's result is safe to write within moments.
+func cleanRun(run result.Run, secrets *kubeconfig.Secrets, hurry func() bool) result.Run {
 	names := make([]string, len(run.Results))
 	for i, c := range run.Results {
 		names[i] = c.Name
 	}
 	ready, failed, resources := slices.Clone(run.ReadyClusters), slices.Clone(run.FailedClusters), slices.Clone(run.Resources)
-	result.RewriteStrings(&run, func(field, s string) string {
-		s = redactText(s, secrets)
+	redactor := secrets.Redactor()
+	lines, logs := map[string]string{}, map[string]string{}
+	rewriter := result.NewRewriter(func(field, s string) string {
+		memo := lines
 		if field == "Logs" {
-			return s
+			memo = logs
 		}
-		return sanitize.Compact(s)
+		if cleaned, ok := memo[s]; ok {
+			return cleaned
+		}
+		// Redacted, cleaned, and redacted again: cleaning drops escape sequences and
+		// bidirectional controls, which could have split a secret in two.
+		var cleaned string
+		if field == "Logs" {
+			cleaned = redactor.Redact(logLines(redactor.Redact(s)))
+		} else {
+			cleaned = redactor.Redact(sanitize.Compact(redactor.Redact(s)))
+		}
+		if len(s) <= maxMemoBytes {
+			memo[s] = cleaned
+		}
+		return cleaned
 	})
+	rewriter.Run(&run)
+	run.Results = slices.Clone(run.Results)
 	for i := range run.Results {
+		if hurry() {
+			run.Results[i] = report.EssentialCluster(run.Results[i])
+			run.Truncated = run.Truncated || run.Results[i].Truncated
+		}
+		rewriter.Cluster(&run.Results[i])
 		run.Results[i].Name = names[i]
 	}
 	run.ReadyClusters, run.FailedClusters, run.Resources = ready, failed, resources
 	return run
 }
+
+// hurryOnceCancelled returns a function that reports true once ctx has been done for grace:
+// the job was cancelled (SIGTERM) and the runner kills the process a few seconds later, so
+// what is left to do after the verdicts keeps to what must be written. Call stop when done.
+func hurryOnceCancelled(ctx context.Context, grace time.Duration) (hurry func() bool, stop func()) {
+	var hurried atomic.Bool
+	var mu sync.Mutex
+	var timer *time.Timer
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(grace, func() { hurried.Store(true) })
+	})
+	return hurried.Load, func() {
+		stopAfter()
+		mu.Lock()
+		defer mu.Unlock()
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// cancelGrace is how long the work after the verdicts goes on as usual once the job is
+// cancelled: the runner sends SIGKILL 7.5 s after SIGTERM, and the step should end within a
+// second.
+const cancelGrace = 300 * time.Millisecond
+
+// logLines cleans each line of a container's log (sanitize.LogLine), keeping the lines.
+func logLines(logs string) string {
+	lines := strings.Split(logs, "\n")
+	for i, l := range lines {
+		lines[i] = sanitize.LogLine(strings.TrimSuffix(l, "\r"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// maxMemoBytes is the longest string cleanRun remembers: names, kinds and one-line messages
+// repeat from cluster to cluster, long messages and logs seldom do.
+const maxMemoBytes = 512
 
 // kubeconfigEnv is what the kubeconfig loader may see. Only the CLI may run exec credential
 // plugins: the action's container has none, so the built-in providers replace the ones they

@@ -11,6 +11,7 @@ import (
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/verify"
 )
 
@@ -65,6 +66,10 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	if snapshot {
 		name = "get"
 	}
+	// Nothing printed can become a CI runner's command when the CLI runs in a pipeline's step.
+	stderr := sanitize.NewCommandsWriter(env.Stderr)
+	defer func() { _ = stderr.Flush() }()
+	env.Stderr = stderr
 	o := cliOptions{}
 	fs := newFlagSet(name, &o)
 	fs.SetOutput(env.Stderr)
@@ -99,8 +104,22 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	if !quiet {
 		req.Progress = progressPrinter(env.Stderr, func(s string) string { return redactText(s, secrets) })
 	}
-	run := cleanRun(verify.Run(ctx, req), secrets)
-	if err := writeCLIOutput(env, output, summaryFile, run); err != nil {
+	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
+	defer stopHurry()
+	run := cleanRun(verify.Run(ctx, req), secrets, hurry)
+	if hurry() {
+		run = report.Essentials(run)
+	}
+	stdout := sanitize.NewCommandsWriter(env.Stdout)
+	if output == "json" {
+		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)
+	}
+	env.Stdout = stdout
+	err = writeCLIOutput(env, output, summaryFile, run)
+	if flushErr := stdout.Flush(); err == nil && flushErr != nil {
+		err = fmt.Errorf("write output: %w", flushErr)
+	}
+	if err != nil {
 		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
 		return 1
 	}
@@ -113,11 +132,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 func writeCLIOutput(env Env, output, summaryFile string, run result.Run) error {
 	switch output {
 	case "json":
-		data, err := report.JSON(run)
-		if err != nil {
-			return err
-		}
-		if _, err := env.Stdout.Write(data); err != nil {
+		if err := report.WriteJSON(env.Stdout, run); err != nil {
 			return fmt.Errorf("write output: %w", err)
 		}
 	case "markdown":
@@ -137,9 +152,11 @@ func writeCLIOutput(env Env, output, summaryFile string, run result.Run) error {
 	return nil
 }
 
+// redactText makes an error message safe to print: on one line, with every secret redacted,
+// before and after cleaning (which could join the halves of a secret split by an escape).
 func redactText(s string, secrets *kubeconfig.Secrets) string {
 	if secrets == nil {
-		return s
+		return sanitize.Line(s)
 	}
-	return secrets.Redact(s)
+	return secrets.Redact(sanitize.Line(secrets.Redact(s)))
 }

@@ -145,6 +145,13 @@ func (a kubeloginArgs) start(p *provider) (fetcher, error) {
 	}, nil
 }
 
+// azureAuthorities are the Microsoft Entra ID authority hosts of Azure's clouds.
+var azureAuthorities = []string{
+	strings.TrimSuffix(cloud.AzurePublic.ActiveDirectoryAuthorityHost, "/"),
+	strings.TrimSuffix(cloud.AzureChina.ActiveDirectoryAuthorityHost, "/"),
+	strings.TrimSuffix(cloud.AzureGovernment.ActiveDirectoryAuthorityHost, "/"),
+}
+
 // authority is the Microsoft Entra ID host: AZURE_AUTHORITY_HOST, --authority-host, or the
 // host of --environment's cloud.
 func (a kubeloginArgs) authority(e environ) (string, error) {
@@ -152,6 +159,12 @@ func (a kubeloginArgs) authority(e environ) (string, error) {
 		return v, nil
 	}
 	if a.authorityHost != "" {
+		// The kubeconfig may name a cloud's own authority, never another host: the federated
+		// token or the client secret would be sent there.
+		if !slices.Contains(azureAuthorities, strings.TrimSuffix(strings.ToLower(a.authorityHost), "/")) {
+			return "", invalid("kubelogin --authority-host is not a Microsoft Entra ID authority (%s): the kubeconfig may not choose where credentials are sent; "+
+				"set AZURE_AUTHORITY_HOST in the step's env: for another one", strings.Join(azureAuthorities, ", "))
+		}
 		return a.authorityHost, nil
 	}
 	switch strings.ToLower(a.environment) {

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -33,6 +35,9 @@ const (
 	eksPresignTTL   = "60"
 	defaultRegion   = "us-east-1"
 )
+
+// awsRegion is the shape of an AWS region's name.
+var awsRegion = regexp.MustCompile(`^[a-z]{2}(-[a-z0-9]+)+-[0-9]+$`)
 
 // eksArgs are the arguments of aws eks get-token or aws-iam-authenticator token.
 type eksArgs struct {
@@ -110,6 +115,10 @@ func (a eksArgs) start(p *provider) (fetcher, error) {
 	region, _ := p.env.first("AWS_REGION", "AWS_DEFAULT_REGION")
 	if a.region != "" {
 		region = a.region
+	}
+	// The region becomes the STS endpoint's host name: a region only, never more of a host.
+	if region != "" && !awsRegion.MatchString(region) {
+		return nil, invalid("the AWS region is not a region name (such as eu-west-1): it names the STS endpoint credentials are sent to")
 	}
 	base, err := a.credentials(p, region)
 	if err != nil {
@@ -315,6 +324,24 @@ func (e *eksTokens) presignClient() *sts.PresignClient {
 	return e.presigner
 }
 
+// maskPresignedURL masks what an EKS token decodes to, which an API server or a proxy may
+// quote: the presigned URL (replayable at STS for 15 minutes), its signature, and the session
+// token it carries, as it is and URL-encoded as the URL holds it.
+func maskPresignedURL(s *secrets, presigned string) {
+	s.add(presigned)
+	u, err := url.Parse(presigned)
+	if err != nil {
+		return
+	}
+	q := u.Query()
+	for _, name := range []string{"X-Amz-Signature", "X-Amz-Security-Token"} {
+		if v := q.Get(name); v != "" {
+			s.add(v)
+			s.add(url.QueryEscape(v))
+		}
+	}
+}
+
 func (e *eksTokens) token(ctx context.Context) (token, error) {
 	signedAt := e.p.opts.Clock()
 	req, err := e.presignClient().PresignGetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}, func(po *sts.PresignOptions) {
@@ -327,6 +354,7 @@ func (e *eksTokens) token(ctx context.Context) (token, error) {
 	if err != nil {
 		return token{}, err
 	}
+	maskPresignedURL(e.p.secrets, req.URL)
 	return token{
 		value:  eksTokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(req.URL)),
 		expiry: signedAt.Add(e.p.opts.EKSTokenLifetime),

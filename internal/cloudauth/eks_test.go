@@ -106,7 +106,10 @@ func TestEKSTokenFromEnvironmentKeys(t *testing.T) {
 	if u.Host != "sts.eu-west-1.amazonaws.com" || u.Query().Get("X-Amz-Expires") != "60" || u.Query().Get("X-Amz-SignedHeaders") != "host;x-k8s-aws-id" {
 		t.Errorf("presigned URL %s://%s?%s: want the regional STS host, X-Amz-Expires=60, signed host;x-k8s-aws-id", u.Scheme, u.Host, u.RawQuery)
 	}
-	for _, s := range []string{key.SecretAccessKey, key.SessionToken, tok} {
+	// What the token decodes to is masked too (issue 20): an API server or a proxy may quote
+	// the presigned URL, replayable for 15 minutes, or the session token it carries encoded.
+	derived := []string{string(raw), u.Query().Get("X-Amz-Signature"), url.QueryEscape(key.SessionToken)}
+	for _, s := range append([]string{key.SecretAccessKey, key.SessionToken, tok}, derived...) {
 		if !secrets.has(s) {
 			t.Errorf("OnSecret never got %.12s…", s)
 		}

@@ -54,6 +54,7 @@ func startGKE(p *provider) (fetcher, error) {
 		Type             string `json:"type"`
 		CredentialSource struct {
 			Headers map[string]string `json:"headers"`
+			File    string            `json:"file"`
 		} `json:"credential_source"`
 	}
 	if err := json.Unmarshal(data, &file); err != nil {
@@ -68,12 +69,30 @@ func startGKE(p *provider) (fetcher, error) {
 			p.secrets.add(cred)
 		}
 	}
+	if subject := file.CredentialSource.File; subject != "" {
+		// The Google library reads this file itself; it is read here first, through the same
+		// checks as every credential file (a regular file, not under /proc, /sys or /dev, of a
+		// bounded size), and what it holds, the subject token, is masked.
+		if err := maskSubjectToken(p, subject); err != nil {
+			return nil, invalid("the Google credentials file %s names a credential_source.file that cannot be read here: %s", path, p.secrets.quote(err))
+		}
+	}
 	if !slices.Contains(googleCredentialTypes, file.Type) {
 		return nil, invalid("the Google credentials file %s has the type %q, which the built-in provider does not read (it reads %s)",
 			path, file.Type, strings.Join(googleCredentialTypes, ", "))
 	}
-	g := &gkeTokens{p: p, path: path, data: data}
+	g := &gkeTokens{p: p, path: path, data: data, subjectFile: file.CredentialSource.File}
 	return g.token, nil
+}
+
+// maskSubjectToken reads an external account's subject token file and masks what it holds.
+func maskSubjectToken(p *provider, path string) error {
+	data, err := p.opts.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	p.secrets.add(strings.TrimSpace(string(data)))
+	return nil
 }
 
 // findGoogleCredentials reads GOOGLE_APPLICATION_CREDENTIALS's file, or gcloud's
@@ -110,6 +129,9 @@ type gkeTokens struct {
 	p    *provider
 	path string
 	data []byte
+	// subjectFile is an external account's subject token file, which a login action may
+	// rewrite: its new token is masked before the library reads it.
+	subjectFile string
 
 	mu sync.Mutex
 	ts oauth2.TokenSource
@@ -133,6 +155,11 @@ func (g *gkeTokens) token(ctx context.Context) (token, error) {
 	ts, err := g.tokenSource(ctx)
 	if err != nil {
 		return token{}, err
+	}
+	if g.subjectFile != "" {
+		if err := maskSubjectToken(g.p, g.subjectFile); err != nil {
+			return token{}, invalid("the subject token file %s cannot be read here: %s", g.subjectFile, g.p.secrets.quote(err))
+		}
 	}
 	tok, err := ts.Token()
 	if err != nil {

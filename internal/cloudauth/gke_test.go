@@ -3,6 +3,7 @@ package cloudauth_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/org/app-status-action/internal/cloudauth"
 	"github.com/org/app-status-action/internal/cloudauth/cloudauthtest"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/safefile"
 )
 
 // gkeExec is the exec of a user as gcloud container clusters get-credentials writes it.
@@ -106,5 +108,48 @@ func TestGKERefused(t *testing.T) {
 	var e *cloudauth.Error
 	if !errors.As(err, &e) || e.Verdict != result.VerdictUnauthorized || !strings.Contains(e.Message, "GKE credentials (gke-gcloud-auth-plugin, built in): could not get a token:") || !strings.Contains(e.Message, "unknown workload identity provider") {
 		t.Errorf("Token() error = %v, want Unauthorized naming the provider and quoting Google", err)
+	}
+}
+
+// TestGKESubjectTokenFile (issue 20): an external account whose subject token comes from a
+// file has that token masked before anything can quote it, and a credential_source.file under
+// /proc (the process's environment) or a device is refused, never read.
+func TestGKESubjectTokenFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	subject := filepath.Join(dir, "oidc-token")
+	const subjectToken = "eyJhbGciOiJSUzI1NiJ9.subject-token-from-a-file.c2lnbmF0dXJl"
+	if err := os.WriteFile(subject, []byte(subjectToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	credentials := func(file string) string {
+		path := filepath.Join(dir, filepath.Base(file)+".json")
+		doc := `{"type": "external_account", "audience": "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/gh",
+			"subject_token_type": "urn:ietf:params:oauth:token-type:jwt", "token_url": "https://sts.googleapis.com/v1/token",
+			"credential_source": {"file": "` + file + `"}}`
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	secrets := &recorder{}
+	p := cloudauth.Recognise(gkeExec())
+	_, err := p.NewSource(cloudauth.Options{Getenv: func(k string) string {
+		return map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": credentials(subject)}[k]
+	}, ReadFile: safefile.Read, OnSecret: secrets.add})
+	if err != nil {
+		t.Fatalf("NewSource() error = %v", err)
+	}
+	if !secrets.has(subjectToken) {
+		t.Errorf("the subject token was not masked")
+	}
+	for _, special := range []string{"/proc/self/environ", "/dev/zero"} {
+		_, err := p.NewSource(cloudauth.Options{Getenv: func(k string) string {
+			return map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": credentials(special)}[k]
+		}, ReadFile: safefile.Read})
+		var e *cloudauth.Error
+		if !errors.As(err, &e) || e.Verdict != result.VerdictInvalidConfig || !strings.Contains(e.Message, "credential_source.file that cannot be read here") {
+			t.Errorf("credential_source.file %s: NewSource() error = %v, want InvalidConfig saying it cannot be read", special, err)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package cloudauth
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -78,6 +79,37 @@ func Recognise(exec *clientcmdapi.ExecConfig) *Plugin {
 	return p
 }
 
+// kubeconfigEnv are the variables a kubeconfig's exec env may set for a built-in provider: they
+// choose an account, a role, a region or a login mode, or carry the kubeconfig's own
+// credentials to the cloud's own endpoint. Every other variable (a credentials or token file, a
+// config folder, an endpoint, an authority, a proxy, a CA bundle) says where credentials are
+// read from or sent to, which only the workflow's own environment may say.
+var kubeconfigEnv = map[string]bool{
+	"AWS_PROFILE": true, "AWS_DEFAULT_PROFILE": true, "AWS_REGION": true, "AWS_DEFAULT_REGION": true,
+	"AWS_ROLE_ARN": true, "AWS_ROLE_SESSION_NAME": true, "AWS_STS_REGIONAL_ENDPOINTS": true, "DEFAULT_ROLE": true,
+	"AWS_ACCESS_KEY_ID": true, "AWS_SECRET_ACCESS_KEY": true, "AWS_SESSION_TOKEN": true,
+	"AAD_LOGIN_METHOD": true, "AZURE_CLIENT_ID": true, "AZURE_TENANT_ID": true,
+	"AAD_SERVICE_PRINCIPAL_CLIENT_ID": true, "AAD_SERVICE_PRINCIPAL_CLIENT_SECRET": true, "AZURE_CLIENT_SECRET": true,
+	"USE_GKE_GCLOUD_AUTH_PLUGIN": true, "CLOUDSDK_CORE_PROJECT": true,
+}
+
+// sanitizeName is a variable name as a message may quote it: the characters of a name only.
+func sanitizeName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '?'
+	}, sanitizeLength(name))
+}
+
+func sanitizeLength(s string) string {
+	if len(s) > 64 {
+		return s[:64]
+	}
+	return s
+}
+
 // describe names the provider in messages.
 func (p *Plugin) describe() string {
 	return fmt.Sprintf("%s credentials (%s, built in)", p.Cloud, p.Command)
@@ -95,6 +127,14 @@ func (p *Plugin) NewSource(opts Options) (*Source, error) {
 	}
 	if p.err != nil {
 		return nil, fail(invalid("%s", p.err.Error()))
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.env)) {
+		if !kubeconfigEnv[name] {
+			return nil, fail(invalid("the kubeconfig's exec env sets %s, which a kubeconfig may not: it can come from the repository, "+
+				"so from a pull request, and the built-in providers let it choose only an account, a role and a region, never where "+
+				"credentials are read from or sent to (files, endpoints, proxies); set %s in the step's env: instead, or remove it",
+				sanitizeName(name), sanitizeName(name)))
+		}
 	}
 	pr := &provider{env: environ{overlay: p.env, getenv: opts.Getenv}, opts: opts, secrets: s}
 	pr.http = pr.httpClient()

@@ -106,6 +106,46 @@ func TestNewSourceInvalid(t *testing.T) {
 		vars: map[string]string{"AZURE_TENANT_ID": "t", "AZURE_CLIENT_ID": "c"},
 		want: "AKS credentials (kubelogin get-token, built in): no federated token: give the job `permissions: id-token: write` (GitHub's OIDC token), or set AZURE_FEDERATED_TOKEN_FILE" + see,
 	}, {
+		name: "a kubeconfig's exec env may not set an STS endpoint",
+		exec: withEnv(eksExec(), "AWS_ENDPOINT_URL_STS", "http://127.0.0.1:9/collect"),
+		vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG", "AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://token.actions.githubusercontent.com/x", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "secret-oidc"},
+		want: "EKS" + " credentials (aws eks get-token, built in): " + "the kubeconfig's exec env sets AWS_ENDPOINT_URL_STS, which a kubeconfig may not: it can come from the repository, so from a pull request, and the built-in providers let it choose only an account, a role and a region, never where credentials are read from or sent to (files, endpoints, proxies); set AWS_ENDPOINT_URL_STS in the step's env: instead, or remove it" + see,
+	}, {
+		name: "a kubeconfig's exec env may not set a web identity token file",
+		exec: withEnv(eksExec(), "AWS_WEB_IDENTITY_TOKEN_FILE", "/proc/self/environ"),
+		vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG", "AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://token.actions.githubusercontent.com/x", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "secret-oidc"},
+		want: "EKS" + " credentials (aws eks get-token, built in): " + "the kubeconfig's exec env sets AWS_WEB_IDENTITY_TOKEN_FILE, which a kubeconfig may not: it can come from the repository, so from a pull request, and the built-in providers let it choose only an account, a role and a region, never where credentials are read from or sent to (files, endpoints, proxies); set AWS_WEB_IDENTITY_TOKEN_FILE in the step's env: instead, or remove it" + see,
+	}, {
+		name: "a kubeconfig's exec env may not set a Google credentials file",
+		exec: withEnv(gkeExec(), "GOOGLE_APPLICATION_CREDENTIALS", "/tmp/evil.json"),
+		vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG", "AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://token.actions.githubusercontent.com/x", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "secret-oidc"},
+		want: "GKE" + " credentials (gke-gcloud-auth-plugin, built in): " + "the kubeconfig's exec env sets GOOGLE_APPLICATION_CREDENTIALS, which a kubeconfig may not: it can come from the repository, so from a pull request, and the built-in providers let it choose only an account, a role and a region, never where credentials are read from or sent to (files, endpoints, proxies); set GOOGLE_APPLICATION_CREDENTIALS in the step's env: instead, or remove it" + see,
+	}, {
+		name: "a kubeconfig's exec env may not set the OIDC token request URL",
+		exec: withEnv(aksExec("workloadidentity", ""), "ACTIONS_ID_TOKEN_REQUEST_URL", "http://127.0.0.1:9/"),
+		vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG", "AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://token.actions.githubusercontent.com/x", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "secret-oidc"},
+		want: "AKS" + " credentials (kubelogin get-token, built in): " + "the kubeconfig's exec env sets ACTIONS_ID_TOKEN_REQUEST_URL, which a kubeconfig may not: it can come from the repository, so from a pull request, and the built-in providers let it choose only an account, a role and a region, never where credentials are read from or sent to (files, endpoints, proxies); set ACTIONS_ID_TOKEN_REQUEST_URL in the step's env: instead, or remove it" + see,
+	}, {
+		name: "a kubeconfig's exec env may not set a proxy",
+		exec: withEnv(aksExec("workloadidentity", ""), "HTTPS_PROXY", "http://127.0.0.1:9"),
+		vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG", "AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://token.actions.githubusercontent.com/x", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "secret-oidc"},
+		want: "AKS" + " credentials (kubelogin get-token, built in): " + "the kubeconfig's exec env sets HTTPS_PROXY, which a kubeconfig may not: it can come from the repository, so from a pull request, and the built-in providers let it choose only an account, a role and a region, never where credentials are read from or sent to (files, endpoints, proxies); set HTTPS_PROXY in the step's env: instead, or remove it" + see,
+	}, {
+		name: "a kubeconfig's exec env may not set an Entra authority",
+		exec: withEnv(aksExec("workloadidentity", ""), "AZURE_AUTHORITY_HOST", "https://127.0.0.1:9/"),
+		vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG", "AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://token.actions.githubusercontent.com/x", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "secret-oidc"},
+		want: "AKS" + " credentials (kubelogin get-token, built in): " + "the kubeconfig's exec env sets AZURE_AUTHORITY_HOST, which a kubeconfig may not: it can come from the repository, so from a pull request, and the built-in providers let it choose only an account, a role and a region, never where credentials are read from or sent to (files, endpoints, proxies); set AZURE_AUTHORITY_HOST in the step's env: instead, or remove it" + see,
+	}, {
+		name: "kubelogin may not send credentials to another authority",
+		exec: &clientcmdapi.ExecConfig{Command: "kubelogin", Args: []string{"get-token", "--login", "workloadidentity", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630", "--authority-host", "https://127.0.0.1:9/"}},
+		vars: map[string]string{"AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://token.actions.githubusercontent.com/x", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "secret-oidc"},
+		want: "AKS credentials (kubelogin get-token, built in): kubelogin --authority-host is not a Microsoft Entra ID authority (https://login.microsoftonline.com, https://login.chinacloudapi.cn, https://login.microsoftonline.us): the kubeconfig may not choose where credentials are sent; set AZURE_AUTHORITY_HOST in the step's env: for another one" + see,
+	}, {
+		name: "an EKS region that is more than a region",
+		exec: &clientcmdapi.ExecConfig{Command: "aws", Args: []string{"--region", "x.127.0.0.1.nip.io/", "eks", "get-token", "--cluster-name", "prod"}},
+		vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG"},
+		want: "EKS credentials (aws eks get-token, built in): the AWS region is not a region name (such as eu-west-1): it names the STS endpoint credentials are sent to" + see,
+	}, {
 		name: "AKS proof-of-possession",
 		exec: &clientcmdapi.ExecConfig{Command: "kubelogin", Args: []string{"get-token", "--login", "spn", "--server-id", "x", "--pop-enabled", "--pop-claims", "u=/ARM/ID"}},
 		want: "AKS credentials (kubelogin get-token, built in): the option --pop-enabled (proof-of-possession tokens) is not supported by the built-in provider" + see,
@@ -143,3 +183,9 @@ func TestNewSourceInvalid(t *testing.T) {
 }
 
 var errNotExist = fs.ErrNotExist
+
+// withEnv is exec with one more env entry, as a kubeconfig may carry it.
+func withEnv(exec *clientcmdapi.ExecConfig, name, value string) *clientcmdapi.ExecConfig {
+	exec.Env = append(exec.Env, clientcmdapi.ExecEnvVar{Name: name, Value: value})
+	return exec
+}

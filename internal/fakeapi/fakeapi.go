@@ -7,8 +7,11 @@
 package fakeapi
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -70,6 +73,9 @@ type Options struct {
 	// apiVersion, kind and metadata).
 	Resources []Resource
 	Objects   []map[string]any
+	// TLS, when set, serves HTTPS with this configuration (its certificate, and the client
+	// certificates it asks for), as a real API server does; nil serves plain HTTP.
+	TLS *tls.Config
 }
 
 // Start starts a server on 127.0.0.1; Close stops it.
@@ -89,7 +95,15 @@ func Start(opts Options) *Server {
 			}
 		}
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	// A client that gives up mid-handshake (a verdict given, a run stopped) is no news.
+	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if opts.TLS != nil {
+		s.srv.TLS = opts.TLS
+		s.srv.StartTLS()
+		return s
+	}
+	s.srv.Start()
 	return s
 }
 

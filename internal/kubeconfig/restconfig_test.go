@@ -72,7 +72,7 @@ func TestRestConfig(t *testing.T) {
 			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "doctl", Args: []string{"kubernetes", "cluster", "kubeconfig", "exec-credential", "--version=v1beta1", "0f3ab26c-2a19-4e43-8a1f-2bd1e3fa4b58"}}}
 		},
 		path:        []string{"aws"},
-		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "doctl" (doctl kubernetes cluster), which is not installed here (not found in PATH) and no built-in provider replaces (see https://github.com/org/app-status-action#credentials-for-managed-clusters): pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (doctl kubernetes cluster kubeconfig exec-credential --version=*** CLUSTER_ID | jq -r .status.token)`,
+		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "doctl" (doctl kubernetes cluster), which is not installed here (not found in PATH) and no built-in provider replaces (see https://github.com/org/app-status-action#credentials-for-managed-clusters): pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (doctl kubernetes cluster kubeconfig exec-credential --version=v1beta1 CLUSTER_ID | jq -r .status.token)`,
 	}, {
 		name:        "EKS plugin on a workstation without aws",
 		change:      func(c *clientcmdapi.Config) { c.AuthInfos["a"] = execUser() },

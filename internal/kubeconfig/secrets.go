@@ -3,6 +3,7 @@ package kubeconfig
 import (
 	"cmp"
 	"encoding/base64"
+	"math"
 	"net/url"
 	"regexp"
 	"slices"
@@ -29,6 +30,10 @@ type Secrets struct {
 	values map[string]struct{}
 	// onAdd, when set, is called with each value Values would newly return, once.
 	onAdd func(string)
+	// redactor matches every value held when it was built; added holds the values recorded
+	// since, until there are too many of them and the next Redact builds a new one.
+	redactor *Redactor
+	added    []string
 }
 
 // OnAdd registers fn to be called, with each secret added from now on, as soon as it is added:
@@ -90,6 +95,7 @@ func (s *Secrets) record(forms ...string) {
 		}
 		if _, ok := s.values[f]; !ok {
 			s.values[f] = struct{}{}
+			s.added = append(s.added, f)
 			if !strings.Contains(f, "\n") {
 				added = append(added, f)
 			}
@@ -132,21 +138,85 @@ func (s *Secrets) Values() []string {
 // Redact replaces every occurrence of a secret in text with "***", longest secret first, so a
 // token inside a longer value is hidden along with it. Secrets shorter than substringMinLen are
 // replaced where they stand as a word of their own.
+//
+// It costs one pass over text whatever the number of secrets: the matcher is built once for
+// the set it holds (Redactor), and a secret added since (a token minted during the run) is
+// looked for on its own until there are enough of them to build a new one. A text that holds
+// one of those is redacted by a matcher built for it there and then, so the result is the same
+// as if the matcher had been built with every secret.
 func (s *Secrets) Redact(text string) string {
 	if s == nil || text == "" {
 		return text
 	}
 	s.mu.Lock()
-	long := make([]string, 0, len(s.values))
-	var short []string
-	for v := range s.values {
-		if len(v) >= substringMinLen {
-			long = append(long, v)
-		} else {
-			short = append(short, v)
+	if s.redactor == nil || len(s.added) > maxPendingSecrets || holdsAny(text, s.added) {
+		s.rebuildLocked()
+	}
+	r := s.redactor
+	s.mu.Unlock()
+	return r.Redact(text)
+}
+
+// holdsAny reports whether text contains one of values.
+func holdsAny(text string, values []string) bool {
+	for _, v := range values {
+		if strings.Contains(text, v) {
+			return true
 		}
 	}
-	s.mu.Unlock()
+	return false
+}
+
+// maxPendingSecrets is how many secrets added since the matcher was built Redact looks for one
+// by one before it builds a new matcher.
+const maxPendingSecrets = 16
+
+// Redactor returns a redactor for every secret held now; it does not see secrets added later.
+// A caller that redacts many strings in a row (a whole run's result) takes one and uses it.
+func (s *Secrets) Redactor() *Redactor {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.redactor == nil || len(s.added) > 0 {
+		s.rebuildLocked()
+	}
+	return s.redactor
+}
+
+// rebuildLocked builds the matcher for every value held. s.mu is held.
+func (s *Secrets) rebuildLocked() {
+	s.redactor = newRedactor(s.values)
+	s.added = nil
+}
+
+// Redactor replaces a fixed set of secrets in text, in one pass over it whatever their number:
+// one strings.Replacer (a trie, tried at every position, longest secret first) for those of
+// substringMinLen bytes or more, and a set looked up by length at word starts for the shorter
+// ones. A nil *Redactor redacts nothing. It is safe for concurrent use.
+type Redactor struct {
+	long     *strings.Replacer
+	minLen   int // the length of the shortest secret; shorter texts hold none
+	short    map[string]struct{}
+	shortMax int
+}
+
+func newRedactor(values map[string]struct{}) *Redactor {
+	r := &Redactor{minLen: math.MaxInt}
+	long := make([]string, 0, len(values))
+	for v := range values {
+		r.minLen = min(r.minLen, len(v))
+		if len(v) >= substringMinLen {
+			long = append(long, v)
+			continue
+		}
+		if r.short == nil {
+			r.short = map[string]struct{}{}
+		}
+		r.short[v] = struct{}{}
+		r.shortMax = max(r.shortMax, len(v))
+	}
 	if len(long) > 0 {
 		slices.SortFunc(long, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b)) })
 		pairs := make([]string, 0, 2*len(long))
@@ -154,32 +224,55 @@ func (s *Secrets) Redact(text string) string {
 			pairs = append(pairs, v, "***")
 		}
 		// strings.Replacer tries the pairs in argument order at each position: longest first.
-		text = strings.NewReplacer(pairs...).Replace(text)
+		r.long = strings.NewReplacer(pairs...)
 	}
-	for _, v := range short {
-		text = redactWord(text, v)
+	return r
+}
+
+// Redact replaces the redactor's secrets in text with "***".
+func (r *Redactor) Redact(text string) string {
+	if r == nil || len(text) < r.minLen {
+		return text
+	}
+	if r.long != nil {
+		text = r.long.Replace(text)
+	}
+	if r.short != nil {
+		text = r.redactShort(text)
 	}
 	return text
 }
 
-// redactWord replaces v in text where it is not part of a longer run of letters and digits.
-func redactWord(text, v string) string {
+// redactShort replaces the short secrets where they stand as words of their own: at every
+// position that starts a word (not preceded by a letter or digit), the longest short secret
+// there that is not followed by one.
+func (r *Redactor) redactShort(text string) string {
 	var b strings.Builder
-	for {
-		i := strings.Index(text, v)
-		if i < 0 {
-			b.WriteString(text)
-			return b.String()
+	last := 0
+	for i := 0; i < len(text); i++ {
+		if i > 0 && wordByte(text[i-1]) {
+			continue
 		}
-		end := i + len(v)
-		if (i == 0 || !wordByte(text[i-1])) && (end == len(text) || !wordByte(text[end])) {
-			b.WriteString(text[:i])
+		for n := min(r.shortMax, len(text)-i); n > 0; n-- {
+			end := i + n
+			if _, ok := r.short[text[i:end]]; !ok || end < len(text) && wordByte(text[end]) {
+				continue
+			}
+			if b.Len() == 0 {
+				b.Grow(len(text))
+			}
+			b.WriteString(text[last:i])
 			b.WriteString("***")
-		} else {
-			b.WriteString(text[:end])
+			last = end
+			i = end - 1
+			break
 		}
-		text = text[end:]
 	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
 }
 
 func wordByte(c byte) bool {
@@ -205,11 +298,8 @@ func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config) {
 			}
 		}
 		if u.Exec != nil {
-			for _, e := range u.Exec.Env {
-				s.add(e.Value)
-			}
-			for _, a := range execValues(u.Exec.Args) {
-				s.add(a)
+			for _, v := range execSecrets(u.Exec) {
+				s.add(v)
 			}
 		}
 	}
@@ -222,8 +312,65 @@ func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config) {
 	}
 }
 
-// execWords are the exec plugins' own words, which say nothing of an account and which
-// masking would erase from every log line: subcommands and the values of output flags.
+// execSecrets returns what an exec plugin's arguments and env hold that is a credential: a
+// value whose name says so (an env variable or a flag named for a secret, token, password, key
+// or credential), or whose shape does (secretShaped), wherever it stands. Regions, cluster,
+// profile and account names, flags and the plugins' own words are not: registering them with
+// ::add-mask:: would blank them from every later line of the job, inside words too.
+func execSecrets(exec *clientcmdapi.ExecConfig) []string {
+	var out []string
+	for _, e := range exec.Env {
+		if secretName(e.Name) || secretShaped(e.Value) {
+			out = append(out, e.Value)
+		}
+	}
+	flag := "" // the flag whose value the next argument may be
+	for _, a := range exec.Args {
+		if strings.HasPrefix(a, "-") {
+			name, value, hasValue := strings.Cut(a, "=")
+			flag = name
+			if hasValue {
+				flag = ""
+				if secretName(name) || secretShaped(value) {
+					out = append(out, value)
+				}
+			}
+			continue
+		}
+		if (flag != "" && secretName(flag)) || secretShaped(a) {
+			out = append(out, a)
+		}
+		flag = ""
+	}
+	return out
+}
+
+// secretName reports a variable or flag name that says its value is a credential.
+func secretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"secret", "token", "password", "passwd", "credential", "private", "apikey", "api-key", "api_key"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return strings.HasSuffix(n, "key") || strings.Contains(n, "_key") || strings.Contains(n, "-key")
+}
+
+// secretShaped reports a value long and mixed enough to be a key or token whatever it is
+// called: 20 characters or more, no white space, letters and digits both. An ARN, a URL, a
+// UUID (a tenant or client ID) and a path are identifiers, not credentials.
+func secretShaped(v string) bool {
+	if len(v) < 20 || strings.ContainsAny(v, " \t\n") || strings.HasPrefix(v, "arn:") || strings.Contains(v, "://") ||
+		strings.HasPrefix(v, "/") || uuidShape.MatchString(v) {
+		return false
+	}
+	return strings.ContainsAny(v, "0123456789") && strings.IndexFunc(v, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }) >= 0
+}
+
+var uuidShape = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// execWords are the exec plugins' own words, which say nothing of an account: subcommands and
+// the values of output flags, the only arguments a message about a plugin quotes (execSummary).
 var execWords = map[string]bool{
 	"eks": true, "get-token": true, "token": true, "json": true, "yaml": true, "text": true,
 	"kubernetes": true, "cluster": true, "kubeconfig": true, "exec-credential": true,
@@ -237,25 +384,6 @@ var execWords = map[string]bool{
 	// which every AKS kubeconfig names and Microsoft documents.
 	"azurecli": true, "workloadidentity": true, "spn": true, "devicecode": true, "interactive": true,
 	"msi": true, "ropc": true, "azd": true, "6dae42f8-4368-4678-94ff-3960e28e3630": true,
-}
-
-// execValues returns the arguments of an exec plugin that may be secret: every value of a
-// flag (--client-secret VALUE, --token=VALUE) and every positional argument, except the
-// plugins' own words (execWords) and flags.
-func execValues(args []string) []string {
-	var out []string
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			if _, v, ok := strings.Cut(a, "="); ok {
-				out = append(out, v)
-			}
-			continue
-		}
-		if !execWords[a] {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // addURLPassword records the password of a URL's user info (https://user:pass@host).

@@ -2,6 +2,7 @@ package kubeconfig
 
 import (
 	"encoding/base64"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,8 +70,9 @@ func TestSecretsForms(t *testing.T) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.AuthInfos["basic"] = &clientcmdapi.AuthInfo{Username: "deploy", Password: "pw"}
 	cfg.AuthInfos["exec"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
-		Command: "kubelogin", Args: []string{"get-token", "--login", "spn", "--client-secret", "cs-Value", "--tenant=tnt", "positional"},
-		Env: []clientcmdapi.ExecEnvVar{{Name: "ANY_NAME", Value: "env-v"}},
+		Command: "kubelogin", Args: []string{"get-token", "--login", "spn", "--client-secret", "cs-Value", "--tenant-id=tnt", "--token=tk-v",
+			"positional", "--environment", "AzurePublicCloud", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630", "Zx9Qp3Lm7Vb2Kk4Rr8Tt6Yy1"},
+		Env: []clientcmdapi.ExecEnvVar{{Name: "AZURE_CLIENT_SECRET", Value: "env-v"}, {Name: "AZURE_TENANT_ID", Value: "tenant-a"}, {Name: "ANY_NAME", Value: "a1B2c3D4e5F6g7H8i9J0kLmN"}},
 	}}
 	cfg.AuthInfos["eks"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
 		Command: "aws", Args: []string{"--region", "eu-west-1", "eks", "get-token", "--cluster-name", "prod", "--output", "json"},
@@ -83,16 +85,18 @@ func TestSecretsForms(t *testing.T) {
 	for _, v := range s.Values() {
 		masked[v] = true
 	}
-	for _, v := range [][]string{encoded("pw"), encoded("deploy:pw"), encoded("cs-Value"), encoded("tnt"), encoded("positional"), encoded("env-v"), encoded("pv"), encoded("eu-west-1"), encoded("prod")} {
+	for _, v := range [][]string{encoded("pw"), encoded("deploy:pw"), encoded("cs-Value"), encoded("tk-v"), encoded("Zx9Qp3Lm7Vb2Kk4Rr8Tt6Yy1"),
+		encoded("env-v"), encoded("a1B2c3D4e5F6g7H8i9J0kLmN"), encoded("pv")} {
 		for _, form := range v {
 			if !masked[form] {
 				t.Errorf("%q is not masked", form)
 			}
 		}
 	}
-	for _, word := range []string{"get-token", "spn", "--login", "--client-secret", "deploy", "eks", "json", "aws", "v1beta1"} {
+	for _, word := range []string{"get-token", "spn", "--login", "--client-secret", "deploy", "eks", "json", "aws", "v1beta1",
+		"eu-west-1", "prod", "tnt", "tenant-a", "positional", "AzurePublicCloud", "6dae42f8-4368-4678-94ff-3960e28e3630"} {
 		if masked[word] {
-			t.Errorf("%q is masked: it is the plugin's own word or a user name, and masking it would blank it from every log line", word)
+			t.Errorf("%q is masked: it is the plugin's own word, a region, a name or an ID, and masking it would blank it from every log line", word)
 		}
 	}
 	if got := s.Redact("Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("deploy:pw"))); got != "Authorization: Basic ***" {
@@ -157,5 +161,83 @@ func TestSecretsNil(t *testing.T) {
 	}
 	if got := s.Redact("text"); got != "text" {
 		t.Errorf("nil Redact() = %q, want %q", got, "text")
+	}
+}
+
+// TestSecretsRedactAddedLater: secrets added after the matcher was built (tokens minted during
+// the run) are redacted as if it had been built with them, also when one holds an older one or
+// is held by it (longest first), and after more were added than are looked for one by one.
+func TestSecretsRedactAddedLater(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		early, later []string
+		text, want   string
+	}{
+		{name: "a new token", early: []string{"old-token-1"}, later: []string{"new-token-2"},
+			text: "a new-token-2 b old-token-1", want: "a *** b ***"},
+		{name: "the new one holds an old one", early: []string{"inner-secret"}, later: []string{"outer-inner-secret-x"},
+			text: "[outer-inner-secret-x]", want: "[***]"},
+		{name: "the new one is held by an old one", early: []string{"outer-inner-secret-x"}, later: []string{"inner-secret"},
+			text: "[outer-inner-secret-x] [inner-secret]", want: "[***] [***]"},
+		{name: "a new short one", early: []string{"long-secret-1"}, later: []string{"pw9"},
+			text: "pw9 pw9x long-secret-1", want: "*** pw9x ***"},
+		{name: "text without the new ones", early: []string{"old-token-1"}, later: []string{"new-token-2"},
+			text: "old-token-1 only", want: "*** only"},
+		{name: "more than are looked for one by one", early: []string{"old-token-1"}, later: manyTokens(maxPendingSecrets + 3),
+			text: "t-17-abcdef t-0-abcdef", want: "*** ***"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := &Secrets{}
+			for _, v := range tt.early {
+				s.Add(v)
+			}
+			s.Redact("build the matcher now")
+			for _, v := range tt.later {
+				s.Add(v)
+			}
+			if diff := cmp.Diff(tt.want, s.Redact(tt.text)); diff != "" {
+				t.Errorf("Redact(%q) (-want +got):\n%s", tt.text, diff)
+			}
+			// A redactor taken now sees them all, and agrees.
+			if diff := cmp.Diff(tt.want, s.Redactor().Redact(tt.text)); diff != "" {
+				t.Errorf("Redactor().Redact(%q) (-want +got):\n%s", tt.text, diff)
+			}
+		})
+	}
+}
+
+func manyTokens(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "t-" + strconv.Itoa(i) + "-abcdef"
+	}
+	return out
+}
+
+// TestRedactorShortSecrets: the one-pass word matcher for short secrets agrees with the rule
+// "a short secret is replaced where it stands as a word", with several short secrets of
+// different lengths sharing prefixes.
+func TestRedactorShortSecrets(t *testing.T) {
+	t.Parallel()
+	s := &Secrets{}
+	for _, v := range []string{"ab", "abc", "x:y", "q"} {
+		s.record(v)
+	}
+	tests := []struct{ text, want string }{
+		{"ab abc abcd xab", "*** *** abcd xab"},
+		{"abc-ab.ab", "***-***.***"},
+		{"(x:y) x:yz", "(***) x:yz"},
+		{"q qq q", "*** qq ***"},
+		{"ab", "***"},
+		{"", ""},
+		{"é ab é", "é *** é"},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, s.Redact(tt.text)); diff != "" {
+			t.Errorf("Redact(%q) (-want +got):\n%s", tt.text, diff)
+		}
 	}
 }

@@ -59,5 +59,5 @@ func Annotations(run result.Run) []Annotation {
 }
 
 func annotationMessage(c result.Cluster) string {
-	return sanitize.Line(joinNonEmpty(": ", string(c.Verdict), string(c.Code), explanation(c)))
+	return sanitize.Truncate(sanitize.Line(joinNonEmpty(": ", string(c.Verdict), string(c.Code), explanation(c))), maxTextRunes)
 }

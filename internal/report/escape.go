@@ -11,14 +11,13 @@ import (
 // It is cleaned to one line and cut to limit runes first. Characters that start markdown
 // syntax (code spans, emphasis, links, cell breaks) are backslash-escaped and HTML
 // delimiters become entities, so the text shows as it is and cannot break out. A word joiner
-// (U+2060, invisible) follows an @ or a # that starts a word, so that GitHub makes no
-// @mention (a notification to whoever has that name) or #123 link out of a cluster's text.
+// (U+2060, invisible) breaks every @mention and issue reference (noRefs), so that GitHub
+// makes no notification or link out of a cluster's text.
 func mdText(s string, limit int) string {
-	s = sanitize.Truncate(sanitize.Line(s), limit)
+	s = noRefs(sanitize.Truncate(sanitize.Line(s), limit))
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
-	rs := []rune(s)
-	for i, r := range rs {
+	for _, r := range s {
 		switch r {
 		case '\\', '`', '*', '_', '[', ']', '|', '~':
 			b.WriteByte('\\')
@@ -29,14 +28,38 @@ func mdText(s string, limit int) string {
 			b.WriteString("&gt;")
 		case '&':
 			b.WriteString("&amp;")
-		case '@', '#':
-			b.WriteRune(r)
-			startsWord := i == 0 || !wordRune(rs[i-1])
-			if startsWord && i+1 < len(rs) && wordRune(rs[i+1]) && rs[i+1] != '_' {
-				b.WriteRune('\u2060')
-			}
 		default:
 			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// noRefs puts a word joiner (U+2060, invisible) where GitHub would make a notification or a
+// link out of text: after an @ that starts a word (@user, @org/team; not the @ of main@sha1:…
+// or chart@1.2.3, which GitHub leaves alone), after every # followed by a word character
+// (#123, and owner/repo#123 whatever precedes it), and after the GH of GH-123.
+func noRefs(s string) string {
+	if !strings.ContainsAny(s, "@#Gg") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	rs := []rune(s)
+	for i, r := range rs {
+		b.WriteRune(r)
+		next := func(k int) rune {
+			if i+k < len(rs) {
+				return rs[i+k]
+			}
+			return 0
+		}
+		switch {
+		case r == '@' && (i == 0 || !wordRune(rs[i-1])) && wordRune(next(1)) && next(1) != '_',
+			r == '#' && wordRune(next(1)):
+			b.WriteRune('\u2060')
+		case (r == 'H' || r == 'h') && i > 0 && (rs[i-1] == 'G' || rs[i-1] == 'g') && next(1) == '-' && unicode.IsDigit(next(2)):
+			b.WriteRune('\u2060')
 		}
 	}
 	return b.String()
@@ -48,9 +71,9 @@ func wordRune(r rune) bool {
 }
 
 // htmlText escapes text for raw HTML, where markdown is not rendered (a <summary>). It is cleaned
-// to one line and cut to limit runes first.
+// to one line and cut to limit runes first, and its mentions and references broken (noRefs).
 func htmlText(s string, limit int) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(sanitize.Truncate(sanitize.Line(s), limit))
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(noRefs(sanitize.Truncate(sanitize.Line(s), limit)))
 }
 
 // mdCode wraps text in a markdown code span that its own backticks cannot close. It is meant

@@ -26,8 +26,9 @@ func TestMDText(t *testing.T) {
 		{name: "invalid utf-8", in: "a\xffb", want: "a\uFFFDb"},
 		{name: "cut to limit", in: strings.Repeat("x", 250), want: strings.Repeat("x", 199) + "…"},
 		{name: "mention", in: "ping @octocat and @org/team", want: "ping @\u2060octocat and @\u2060org/team"},
-		{name: "issue link", in: "fixes #123 and GH-1 #x", want: "fixes #\u2060123 and GH-1 #\u2060x"},
-		{name: "not a mention inside a word", in: "main@sha1:abc user@example.com a#1", want: "main@sha1:abc user@example.com a#1"},
+		{name: "issue link", in: "fixes #123 and GH-1 gh-22 #x", want: "fixes #\u2060123 and GH\u2060-1 gh\u2060-22 #\u2060x"},
+		{name: "cross-repository reference", in: "see owner/repo#123 and a#1", want: "see owner/repo#\u2060123 and a#\u20601"},
+		{name: "not a mention inside a word", in: "main@sha1:abc user@example.com chart@1.2.3 GH-x", want: "main@sha1:abc user@example.com chart@1.2.3 GH-x"},
 		{name: "lone signs", in: "@ # @- #!", want: "@ # @- #!"},
 	}
 	for _, tt := range tests {
@@ -39,8 +40,8 @@ func TestMDText(t *testing.T) {
 
 func TestHTMLText(t *testing.T) {
 	t.Parallel()
-	in := "</summary></details>\n<b>x</b> & `y` | **z**"
-	want := "&lt;/summary&gt;&lt;/details&gt; &lt;b&gt;x&lt;/b&gt; &amp; `y` | **z**"
+	in := "</summary></details>\n<b>x</b> & `y` | **z** @octocat owner/repo#12 GH-3"
+	want := "&lt;/summary&gt;&lt;/details&gt; &lt;b&gt;x&lt;/b&gt; &amp; `y` | **z** @\u2060octocat owner/repo#\u206012 GH\u2060-3"
 	if got := htmlText(in, 300); got != want {
 		t.Errorf("htmlText(%q) = %q, want %q", in, got, want)
 	}

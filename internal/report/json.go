@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/org/app-status-action/internal/result"
 )
@@ -13,11 +15,56 @@ import (
 // described by schema/results.schema.json: lists are never null, and a zero schemaVersion
 // is filled in with result.SchemaVersion.
 func JSON(run result.Run) ([]byte, error) {
-	b, err := encodeJSON(normalise(run), "  ")
-	if err != nil {
-		return nil, fmt.Errorf("render run as json: %w", err)
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, run); err != nil {
+		return nil, err
 	}
-	return b, nil
+	return buf.Bytes(), nil
+}
+
+// WriteJSON writes what JSON renders to w, a cluster at a time: a fleet's document (tens of
+// megabytes) is never held whole, nor re-indented whole.
+func WriteJSON(w io.Writer, run result.Run) error {
+	run = normalise(run)
+	clusters := run.Results
+	run.Results = []result.Cluster{}
+	head, err := encodeJSON(run, "  ")
+	if err != nil {
+		return fmt.Errorf("render run as json: %w", err)
+	}
+	// The document with no clusters has "results": [] on a line of its own; the clusters go
+	// between its brackets, indented as the encoder indents an array's elements.
+	const empty = "\n  \"results\": []"
+	at := bytes.Index(head, []byte(empty))
+	if len(clusters) == 0 {
+		_, err := w.Write(head)
+		return err
+	}
+	if at < 0 {
+		return fmt.Errorf("render run as json: no place for the clusters in %.80q", head)
+	}
+	at += len(empty) - 1
+	bw := bufio.NewWriterSize(w, 64<<10)
+	_, _ = bw.Write(head[:at])
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("    ", "  ")
+	for i, c := range clusters {
+		if i > 0 {
+			_ = bw.WriteByte(',')
+		}
+		_, _ = bw.WriteString("\n    ")
+		buf.Reset()
+		if err := enc.Encode(c); err != nil {
+			return fmt.Errorf("render run as json: %w", err)
+		}
+		// Without the newline the encoder ends each value with.
+		_, _ = bw.Write(buf.Bytes()[:buf.Len()-1])
+	}
+	_, _ = bw.WriteString("\n  ")
+	_, _ = bw.Write(head[at:])
+	return bw.Flush()
 }
 
 // CompactJSON renders the whole Run like JSON, on one line: the report output.

@@ -96,3 +96,24 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteJSONIsTheWholeEncoding: the document written a cluster at a time is, byte for byte,
+// the whole run encoded at once.
+func TestWriteJSONIsTheWholeEncoding(t *testing.T) {
+	t.Parallel()
+	cut, _ := Fit(bigRun(5), 8<<10)
+	for name, run := range map[string]result.Run{"mixed": mixedRun(), "hostile": hostileRun(), "big": bigRun(3), "cut": cut,
+		"empty": result.NewRun(nil, "", nil, 0), "zero": {}} {
+		want, err := encodeJSON(normalise(run), "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := JSON(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s: (-whole +written):\n%s", name, diff)
+		}
+	}
+}

@@ -22,9 +22,29 @@ func fullRun() Run {
 
 func TestRewriteStringsReachesEveryString(t *testing.T) {
 	t.Parallel()
+	ways := map[string]func(run *Run, rewrite func(field, s string) string){
+		"RewriteStrings": func(run *Run, rewrite func(field, s string) string) { RewriteStrings(run, rewrite) },
+		"Rewriter, piece by piece": func(run *Run, rewrite func(field, s string) string) {
+			r := NewRewriter(rewrite)
+			r.Run(run)
+			for i := range run.Results {
+				r.Cluster(&run.Results[i])
+			}
+		},
+	}
+	for name, rewriteAll := range ways {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			checkEveryStringRewritten(t, rewriteAll)
+		})
+	}
+}
+
+func checkEveryStringRewritten(t *testing.T, rewriteAll func(run *Run, rewrite func(field, s string) string)) {
+	t.Helper()
 	run := fullRun()
 	fields := map[string]bool{}
-	RewriteStrings(&run, func(field, s string) string {
+	rewriteAll(&run, func(field, s string) string {
 		fields[field] = true
 		return "<" + s + ">"
 	})

@@ -70,9 +70,17 @@ func (e *assessment) recheckAt(t time.Time) {
 // needs (a namespace or kind seen for the first time in an inventory).
 func (s *clusterState) assess(now time.Time) *assessment {
 	e := &assessment{}
+	// Every requested resource is a root, judged on the run's revision, whatever the order
+	// they were given in and whether another one's inventory lists it too: met as a nested
+	// object, it is left for its own turn as a root (judged "at whatever it last applied"
+	// there, a requested HelmRelease still on the previous chart would pass).
 	visited := map[string]bool{}
+	roots := map[string]bool{}
 	for _, ref := range s.req.Resources {
-		s.evalFlux(e, ref, nil, s.req.Revision, now, visited)
+		roots[ref.ID()] = true
+	}
+	for _, ref := range s.req.Resources {
+		s.evalFlux(e, ref, nil, s.req.Revision, now, visited, roots)
 	}
 	sort.SliceStable(e.objects, func(i, j int) bool {
 		if e.objects[i].Owner != e.objects[j].Owner {
@@ -84,14 +92,14 @@ func (s *clusterState) assess(now time.Time) *assessment {
 }
 
 // evalFlux evaluates a Flux object and, when workloads are verified, what its inventory lists.
-func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, want flux.Revision, now time.Time, visited map[string]bool) {
+func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
 	// want is the run's expected revision; a nested object's own is derived from it below.
 	owner := ""
 	if parent != nil {
 		owner = parent.Object.ID
 	}
 	id := ref.ID()
-	if visited[id] {
+	if visited[id] || (parent != nil && roots[id]) {
 		return
 	}
 	visited[id] = true
@@ -162,7 +170,7 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 		}
 	}
 	for _, o := range refs {
-		s.evalObject(e, o, &gate, want, now, visited)
+		s.evalObject(e, o, &gate, want, now, visited, roots)
 	}
 }
 
@@ -188,7 +196,7 @@ func nestedRevision(owner *flux.Gate, want flux.Revision, childSource string) fl
 
 // evalObject computes an inventory object's status with kstatus and, when it is a workload
 // that is not Current yet, asks the classifier whether its rollout can still succeed.
-func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.Gate, want flux.Revision, now time.Time, visited map[string]bool) {
+func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
 	// The inventory's objects may fail the rollout only once Flux has applied the expected
 	// revision: before, they are the previous revision's, which the expected one may fix.
 	current := owner.Applied
@@ -246,7 +254,7 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 
 	if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {
 		e.objects = append(e.objects, ro)
-		s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited)
+		s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited, roots)
 		return
 	}
 	if ro.Status != result.ObjectCurrent && current && classify.Supported(o.Group, o.Kind) {

@@ -303,3 +303,53 @@ func objectMessages(e *assessment) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// TestAssessEveryRequestedResourceIsARoot (issue 18): a requested resource that another
+// requested one's inventory also lists is judged on the run's revision, whatever the order the
+// resources were given in. Here the nested Kustomization comes from another source, so as a
+// nested object it would only need to be Ready at whatever it last applied (revision A), and
+// the run would be Current while it has not applied B.
+func TestAssessEveryRequestedResourceIsARoot(t *testing.T) {
+	t.Parallel()
+	root := `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  inventory:
+    entries:
+    - {id: flux-system_infra_kustomize.toolkit.fluxcd.io_Kustomization, v: v1}
+` + readyOnB
+	nested := `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: infra, namespace: flux-system, generation: 1, resourceVersion: "3"}
+spec: {sourceRef: {kind: GitRepository, name: infra}}
+status:
+  observedGeneration: 1
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revA + `
+  inventory: {entries: []}
+  conditions:
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revA + `", observedGeneration: 1}`
+	app := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	infra := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "infra"}
+	for name, order := range map[string][]flux.Ref{"root first": {app, infra}, "nested first": {infra, app}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := newFakeState(t, revB, root+"\n---\n"+nested)
+			s.req.Resources = order
+			e := s.assess(fixtureNow)
+			if e.fatal != nil || e.pending == nil {
+				t.Fatalf("fatal %+v, pending %+v: want the run waiting for infra to apply %s", e.fatal, e.pending, revB)
+			}
+			if !strings.Contains(e.pending.message, "infra") {
+				t.Errorf("waiting for %q, want infra named", e.pending.message)
+			}
+			for _, f := range e.flux {
+				if f.ID == "Kustomization/flux-system/infra" && f.Owner != "" {
+					t.Errorf("infra judged as nested in %s, want it a root", f.Owner)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 	"time"
 )
@@ -21,8 +22,21 @@ func main() {
 	}
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stderr = os.Stderr
+	// SIGTERM and SIGINT go to the program, as a runner's go to a step, and this waits for it
+	// to end: its rusage then says how it took being stopped.
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGTERM, os.Interrupt)
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "rusage: %v\n", err)
+		os.Exit(1)
+	}
+	go func() {
+		for s := range signals {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	err := cmd.Wait()
 	wall := time.Since(start)
 	if cmd.ProcessState == nil {
 		fmt.Fprintf(os.Stderr, "rusage: %v\n", err)

@@ -1,0 +1,83 @@
+// Package safefile reads the files a run is pointed at (kubeconfigs, the clusters file,
+// certificates, token and credential files) from paths that may come from a repository, so
+// from a pull request: only regular files, never one under /proc, /sys or /dev (a symbolic link
+// to /proc/self/environ would hand the process's environment to whoever reads the file, one to
+// /dev/zero would never end), never a pipe (which blocks until someone writes), and never more
+// than a bound.
+package safefile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// MaxBytes is the largest file Read reads: kubeconfigs and credential files are kilobytes.
+const MaxBytes = 4 << 20
+
+// ErrNotRegular is wrapped by the error for a path that is not a regular file of its own.
+var ErrNotRegular = errors.New("not a regular file")
+
+// specialTrees are the folders whose files are the kernel's views of processes, devices and
+// the system, not files anybody wrote.
+var specialTrees = []string{"/proc", "/sys", "/dev"}
+
+// Read reads the regular file at name, following symbolic links, and refuses anything else:
+// a file under /proc, /sys or /dev (wherever a link points from), a device, a pipe, a socket,
+// a folder, or a file of more than MaxBytes. Its errors name the path and say what is wrong;
+// a missing file's error wraps fs.ErrNotExist.
+func Read(name string) ([]byte, error) {
+	resolved, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(resolved); err == nil {
+		resolved = abs
+	}
+	for _, tree := range specialTrees {
+		if resolved == tree || strings.HasPrefix(resolved, tree+"/") {
+			return nil, fmt.Errorf("read %s: %w: it is the system's %s (%s), which holds no file to read here", name, ErrNotRegular, tree, resolved)
+		}
+	}
+	// Opened without blocking, so that a pipe is refused rather than waited on.
+	f, err := os.OpenFile(resolved, os.O_RDONLY|openNonBlocking, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("read %s: %w (%s)", name, ErrNotRegular, kind(info.Mode()))
+	}
+	if info.Size() > MaxBytes {
+		return nil, fmt.Errorf("read %s: %d bytes is more than the %d MiB a kubeconfig or credential file may have", name, info.Size(), MaxBytes>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(data) > MaxBytes {
+		return nil, fmt.Errorf("read %s: more than the %d MiB a kubeconfig or credential file may have", name, MaxBytes>>20)
+	}
+	return data, nil
+}
+
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&os.ModeNamedPipe != 0:
+		return "a pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
+}
