@@ -164,6 +164,11 @@ func TestActionBadInput(t *testing.T) {
 			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_REVISION": "main branch"},
 			want:   "input revision",
 		},
+		{
+			name:   "a branch as the revision (issue 18): it would match any commit",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_REVISION": "main"},
+			want:   `input revision: revision "main": a branch, HEAD or latest names whatever it points to when Flux looks`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,7 +36,11 @@ const minHex = 7
 // digestLengths are the full hex lengths of the digest algorithms Flux sources use.
 var digestLengths = map[string]int{"sha1": 40, "sha256": 64, "sha384": 96, "sha512": 128, "blake3": 64}
 
-const revisionUsage = "use a Flux revision (main@sha1:<sha>), a commit SHA (at least 7 hex digits), an OCI digest (sha256:<hex>), or a tag (mylib@1.2.3 too), branch or chart version"
+const revisionUsage = "use a Flux revision (main@sha1:<sha>), a commit SHA (at least 7 hex digits), an OCI digest (sha256:<hex>), or a version tag or chart version (v1.2.3, mylib@1.2.3, 6.5.0)"
+
+// movingRefUsage says why a branch is refused: it names whatever commit it points to now.
+const movingRefUsage = "a branch, HEAD or latest names whatever it points to when Flux looks, so it would match any revision; " +
+	"pass the commit SHA (${{ github.sha }}), a Flux revision (main@sha1:<sha>), an OCI digest, or a version tag (refs/tags/NAME for a tag of another shape)"
 
 // ParseRevision reads an expected revision. The empty string expects no particular revision.
 func ParseRevision(s string) (Revision, error) {
@@ -62,9 +66,11 @@ func ParseRevision(s string) (Revision, error) {
 		case isHex(after) && len(after) >= minHex && len(after) <= 128:
 			// REF@SHA without the algorithm: the commit of a branch or tag, as people write it.
 			r.form, r.ref, r.digest = formFull, s[:i], strings.ToLower(after)
-		default:
+		case fullVersion.MatchString(after) || strings.HasPrefix(s, "refs/tags/"):
 			// A tag with an @ and no digest, as monorepos name them: mylib@1.2.3.
 			r.form, r.ref = formRef, s
+		default:
+			return Revision{}, fmt.Errorf("revision %q: %q after @ is neither a digest nor a version; %s", s, after, movingRefUsage)
 		}
 		return r, nil
 	}
@@ -83,6 +89,14 @@ func ParseRevision(s string) (Revision, error) {
 	if isHex(s) && len(s) >= minHex && len(s) <= 64 {
 		r.form, r.ref, r.digest = formSHA, s, strings.ToLower(s)
 		return r, nil
+	}
+	// A name that is not a digest can only be matched against the ref part of what Flux
+	// applied, and a branch's ref is the same for every commit on it: only a tag is meant to
+	// stay put, so only a full version MAJOR.MINOR.PATCH (a release tag or a chart version,
+	// with build metadata too: 6.5.0+501967ad514d) or an explicit refs/tags/NAME is taken. A
+	// short version (v1, 1.2) is as often a branch or a tag moved at every release.
+	if !strings.HasPrefix(s, "refs/tags/") && !fullVersion.MatchString(s) {
+		return Revision{}, fmt.Errorf("revision %q: %s", s, movingRefUsage)
 	}
 	r.form, r.ref = formRef, s
 	return r, nil
@@ -138,13 +152,22 @@ func (r Revision) Matches(candidates ...string) bool {
 func (r Revision) match(c revisionParts) bool {
 	switch r.form {
 	case formFull:
-		return c.hasDigest(r.algo, r.digest) && (c.ref == "" || sameRef(r.ref, c.ref) || r.ref == c.version)
+		// A chart version VERSION+<12 hex> built from the commit carries its digest: its ref
+		// is the chart's version, not the branch.
+		return c.hasDigest(r.algo, r.digest) && (c.ref == "" || c.version != "" || sameRef(r.ref, c.ref))
 	case formSHA:
 		return c.hasDigest("", r.digest) || sameRef(r.ref, c.ref)
 	case formDigest:
 		return c.hasDigest(r.algo, r.digest)
 	case formRef:
-		return sameRef(r.ref, c.ref) || (versionLike.MatchString(r.ref) && strings.HasPrefix(c.ref, r.ref+"+"))
+		if sameRef(r.ref, c.ref) || (versionLike.MatchString(r.ref) && strings.HasPrefix(c.ref, r.ref+"+")) {
+			return true
+		}
+		// A chart version with its digest, VERSION+<12 hex>, also matches that version and
+		// digest recorded with the generation source-controller adds when it merges values
+		// files (VERSION+<12 hex>.N).
+		own := splitRevision(r.ref)
+		return own.version != "" && own.version == c.version && own.digest == c.digest
 	}
 	return false
 }
@@ -170,6 +193,9 @@ func (r Revision) MentionedIn(message string) bool {
 
 // versionLike matches a version that a chart version may extend with +build metadata.
 var versionLike = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+)*(-[0-9A-Za-z.-]+)?$`)
+
+// fullVersion is a release version MAJOR.MINOR.PATCH, with a pre-release and build metadata.
+var fullVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 
 // revisionParts is a recorded revision taken apart.
 type revisionParts struct {
@@ -207,12 +233,22 @@ func splitRevision(s string) revisionParts {
 			return revisionParts{ref: s[:i], algo: "sha256", digest: strings.ToLower(s[i+1:]), at: i + 1, legacy: true}
 		}
 	}
-	// helm-controller records OCI chart versions as VERSION+<first 12 hex of the digest>.
-	if i := strings.LastIndex(s, "+"); i > 0 && isHex(s[i+1:]) && len(s)-i-1 >= minHex {
-		p.version, p.digest = s[:i], strings.ToLower(s[i+1:])
+	// helm-controller records OCI chart versions as VERSION+<first 12 hex of the digest>, and
+	// source-controller builds a chart from Git or a Bucket as VERSION+<first 12 hex of the
+	// revision>, followed by .GENERATION when it merges values files. A chart packaged with a
+	// commit of its own (--version 0.1.0+<sha>) carries hex with letters. Other build metadata
+	// (a date, a build number, a generation alone: decimal) is no digest.
+	if i := strings.LastIndex(s, "+"); i > 0 {
+		if m := chartBuildDigest.FindStringSubmatch(s[i+1:]); m != nil && len(m[1]) >= minHex && len(m[1]) <= 64 {
+			p.version, p.digest = s[:i], strings.ToLower(m[1])
+		}
 	}
 	return p
 }
+
+// chartBuildDigest is the build metadata of a chart version that carries a digest: 12 hex
+// digits, or 7 to 64 with a letter among them, then an optional .GENERATION.
+var chartBuildDigest = regexp.MustCompile(`^([0-9a-fA-F]{12}|[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*)(\.[0-9]+)?$`)
 
 func cutDigest(s string) (algo, hex string, ok bool) {
 	a, h, ok := strings.Cut(s, ":")

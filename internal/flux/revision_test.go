@@ -27,6 +27,18 @@ func TestParseRevisionErrors(t *testing.T) {
 		{"sha256:501967", `revision "sha256:501967": digest "sha256:501967" is too short; give at least 7 hex digits`},
 		{"md5:501967ad514d", `revision "md5:501967ad514d": "md5:501967ad514d" is not a digest ALGORITHM:HEX with algorithm sha1, sha256, sha384, sha512 or blake3; ` + revisionUsage},
 		{"main:latest", `revision "main:latest": "main:latest" is not a digest ALGORITHM:HEX with algorithm sha1, sha256, sha384, sha512 or blake3; ` + revisionUsage},
+		// Names that move (issue 18): they would match any commit on them.
+		{"main", `revision "main": ` + movingRefUsage},
+		{"refs/heads/main", `revision "refs/heads/main": ` + movingRefUsage},
+		{"HEAD", `revision "HEAD": ` + movingRefUsage},
+		{"latest", `revision "latest": ` + movingRefUsage},
+		{"feature/login", `revision "feature/login": ` + movingRefUsage},
+		{"release-1.2", `revision "release-1.2": ` + movingRefUsage},
+		{"main@HEAD", `revision "main@HEAD": "HEAD" after @ is neither a digest nor a version; ` + movingRefUsage},
+		{"refs/heads/v2", `revision "refs/heads/v2": ` + movingRefUsage},
+		{"refs/heads/1.2.3", `revision "refs/heads/1.2.3": ` + movingRefUsage},
+		{"v1", `revision "v1": ` + movingRefUsage},
+		{"1.2", `revision "1.2": ` + movingRefUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -54,7 +66,13 @@ func TestParseRevisionKeepsInput(t *testing.T) {
 		{"c2a6b03", false},
 		{ociDigest, false},
 		{"6.5.0+501967ad514d", false},
-		{"feature/login-page", false},
+		{"refs/tags/feature/login-page", false},
+		{"mylib@1.2.3+build.7", false},
+		{"refs/tags/release@2024-01", false},
+		{"refs/tags/v1", false},
+		{"v1.2.3-rc.1+abc", false},
+		{"v1.2.3", false},
+		{"mylib@1.2.3", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -80,8 +98,8 @@ func TestRevisionMatches(t *testing.T) {
 	}{
 		{"nothing expected", "", []string{"main@sha1:" + newSHA}, true},
 		{"nothing expected, nothing recorded", "", nil, true},
-		{"nothing recorded", "main", nil, false},
-		{"empty candidate", "main", []string{""}, false},
+		{"nothing recorded", "v1.2.3", nil, false},
+		{"empty candidate", "v1.2.3", []string{""}, false},
 		{"any candidate", "6.5.0", []string{"", "6.4.0", "6.5.0+501967ad514d"}, true},
 
 		{"full: same", "main@sha1:" + newSHA, []string{"main@sha1:" + newSHA}, true},
@@ -135,11 +153,20 @@ func TestRevisionMatches(t *testing.T) {
 		{"digest: chart version", "sha256:501967ad514d", []string{"6.5.0+501967ad514d"}, true},
 		{"digest: not a ref", "sha256:501967ad514d", []string{"501967ad514d"}, false},
 
-		{"ref: branch", "main", []string{"main@sha1:" + newSHA}, true},
-		{"ref: refs/heads", "main", []string{"refs/heads/main@sha1:" + newSHA}, true},
-		{"ref: legacy", "main", []string{"main/" + newSHA}, true},
-		{"ref: longer branch", "main", []string{"maintenance@sha1:" + newSHA}, false},
-		{"ref: branch with slash", "feature/login", []string{"feature/login@sha1:" + newSHA}, true},
+		{"ref: tag", "refs/tags/release-1.2", []string{"release-1.2@sha1:" + newSHA}, true},
+		{"ref: legacy", "v1.2.3", []string{"v1.2.3/" + newSHA}, true},
+		{"ref: longer tag name", "refs/tags/rel", []string{"release@sha1:" + newSHA}, false},
+		{"full: chart built from the commit", "main@sha1:" + newSHA, []string{"0.1.0+" + newSHA[:12]}, true},
+		{"full: chart built from another commit", "main@sha1:" + newSHA, []string{"0.1.0+b9cb8b0c1a46"}, false},
+		{"full: chart built from the commit, values merged", "main@sha1:" + newSHA, []string{"0.1.0+" + newSHA[:12] + ".3"}, true},
+		{"sha: decimal build metadata is no digest", "2024010", []string{"1.0.0+20240101"}, false},
+		{"sha: generation alone is no digest", "1234567", []string{"1.0.0+1234567"}, false},
+		{"sha: a chart packaged with its short commit", newSHA, []string{"0.1.0+" + newSHA[:7]}, true},
+		{"sha: a chart packaged with another commit", newSHA, []string{"0.1.0+b9cb8b0"}, false},
+		{"ref: chart version with digest, values merged", "6.5.0+501967ad514d", []string{"6.5.0+501967ad514d.4"}, true},
+		{"ref: chart version with digest, other digest merged", "6.5.0+501967ad514d", []string{"6.5.0+b9cb8b0c1a46.4"}, false},
+		{"ref: floating major tag given as refs/tags", "refs/tags/v1", []string{"v1@" + ociDigest}, true},
+		{"ref: tag with slash", "refs/tags/feature/login", []string{"feature/login@sha1:" + newSHA}, true},
 		{"ref: tag", "v1.2.3", []string{"v1.2.3@sha1:" + newSHA}, true},
 		{"ref: refs/tags", "v1.2.3", []string{"refs/tags/v1.2.3@sha1:" + newSHA}, true},
 		{"ref: longer tag", "v1.2.3", []string{"v1.2.30@sha1:" + newSHA}, false},
@@ -152,8 +179,8 @@ func TestRevisionMatches(t *testing.T) {
 		{"ref: expected pre-release", "6.5.0-rc1", []string{"6.5.0-rc1+501967ad514d"}, true},
 		{"ref: with build metadata", "6.5.0+501967ad514d", []string{"6.5.0+501967ad514d"}, true},
 		{"ref: other build metadata", "6.5.0+501967ad514d", []string{"6.5.0+b9cb8b0c1a46"}, false},
-		{"ref: not a version", "release-1.2", []string{"release-1.2+hotfix"}, false},
-		{"ref: case-sensitive", "Main", []string{"main@sha1:" + newSHA}, false},
+		{"ref: not a version", "refs/tags/release-1.2", []string{"release-1.2+hotfix"}, false},
+		{"ref: case-sensitive", "refs/tags/Main", []string{"main@sha1:" + newSHA}, false},
 		{"ref: monorepo tag", "mylib@1.2.3", []string{"mylib@1.2.3@sha1:" + newSHA}, true},
 		{"ref: monorepo tag, refs/tags", "mylib@1.2.3", []string{"refs/tags/mylib@1.2.3@sha1:" + newSHA}, true},
 		{"ref: monorepo tag, other library", "mylib@1.2.3", []string{"otherlib@1.2.3@sha1:" + newSHA}, false},
@@ -179,13 +206,13 @@ func TestRevisionMentionedIn(t *testing.T) {
 		{"1.3.0", "artifact revision 1.3.0 does not match chart version 1.2.9", true},
 		{"1.2.9", "artifact revision 1.3.0 does not match chart version 1.2.9", true},
 		{"1.2.8", "artifact revision 1.3.0 does not match chart version 1.2.9", false},
-		{"1.3", "artifact revision 1.3.0 does not match chart version 1.2.9", false},
+		{"refs/tags/1.3", "artifact revision 1.3.0 does not match chart version 1.2.9", false},
 		{newSHA, "failed to download artifact for 'main@sha1:" + newSHA + "': 404", true},
 		{"c2a6b03", "build failed for revision main@sha1:" + newSHA + ".", true},
 		{newerSHA, "build failed for revision main@sha1:" + newSHA, false},
 		{"6.5.0", `chart "podinfo" version "6.5.0+501967ad514d" not found`, true},
 		{"", "revision 1.3.0", false},
-		{"main", "nothing named here", false},
+		{"v9.9.9", "nothing named here", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want+" in "+tt.message, func(t *testing.T) {

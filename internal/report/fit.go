@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -109,20 +110,41 @@ func Fit(run result.Run, maxBytes int) (result.Run, bool) {
 			return out, true
 		}
 	}
-	// Still too large: keep as many clusters as fit.
-	room := maxBytes - sizes.envelope
-	kept := 0
-	for i, c := range sizes.clusters {
-		if i > 0 {
-			room-- // the comma
+	// Still too large: keep as many clusters as fit with, last, an entry that says how many
+	// were left out (the names of all are in readyClusters and failedClusters).
+	all := out.Results
+	for kept := len(all) - 1; kept >= 0; kept-- {
+		marker := leftOut(all[kept:])
+		room := maxBytes - sizes.envelope - encodedSize(normalise(result.Run{Results: []result.Cluster{marker}}).Results[0]) - kept
+		for _, c := range sizes.clusters[:kept] {
+			room -= c.total()
 		}
-		if room -= c.total(); room < 0 {
+		if room >= 0 {
+			out.Results = append(all[:kept:kept], marker)
+			return out, true
+		}
+	}
+	out.Results = []result.Cluster{}
+	return out, true
+}
+
+// LeftOutName is the name of the entry that ends a results list cut to fit, standing for the
+// clusters left out: no cluster can have it (cluster names are DNS labels).
+const LeftOutName = "(clusters left out)"
+
+// leftOut is the entry standing for the clusters left out: its verdict is the first that is
+// not Current among them (Current when all are), so a step that looks for failures still sees
+// one; its message says how many and where they are.
+func leftOut(clusters []result.Cluster) result.Cluster {
+	verdict := result.VerdictCurrent
+	for _, c := range clusters {
+		if !c.Ready() {
+			verdict = c.Verdict
 			break
 		}
-		kept++
 	}
-	out.Results = out.Results[:kept]
-	return out, true
+	return result.Cluster{SchemaVersion: result.SchemaVersion, Name: LeftOutName, Verdict: verdict, Truncated: true,
+		Message: fmt.Sprintf("%d more clusters left out to keep the outputs under GitHub's limit: readyClusters and failedClusters name every cluster, the report file has them all", len(clusters))}
 }
 
 // runSize is the size of a run's compact JSON, in parts: everything but its clusters, and

@@ -60,6 +60,14 @@ func TestFit(t *testing.T) {
 				t.Errorf("failed clusters changed (-want +got):\n%s", diff)
 			}
 			for i, c := range got.Results {
+				if c.Name == LeftOutName {
+					// The last entry stands for the clusters left out, and says how many.
+					left := len(tt.run.Results) - i
+					if i != len(got.Results)-1 || !c.Truncated || c.Verdict != result.VerdictFailed || !strings.HasPrefix(c.Message, fmt.Sprintf("%d more clusters left out", left)) {
+						t.Errorf("entry %d of %d = %+v, want the last, Failed, saying %d clusters were left out", i, len(got.Results), c, left)
+					}
+					continue
+				}
 				orig := tt.run.Results[i]
 				if c.Name != orig.Name || c.Verdict != orig.Verdict || c.Code != orig.Code {
 					t.Errorf("cluster %d = %s %s %s, want %s %s %s", i, c.Name, c.Verdict, c.Code, orig.Name, orig.Verdict, orig.Code)
@@ -185,5 +193,24 @@ func TestFitKeepsRequestedFluxObjects(t *testing.T) {
 	}
 	if !sawNestedGo {
 		t.Error("no budget left out the nested Flux object alone")
+	}
+}
+
+// TestFitSaysWhenClustersAreLeftOut: a fleet too large for even minimal entries keeps the
+// first clusters and ends with one entry that says how many were left out.
+func TestFitSaysWhenClustersAreLeftOut(t *testing.T) {
+	t.Parallel()
+	run := bigRun(400)
+	got, _ := Fit(run, 20<<10)
+	n := len(got.Results)
+	if n < 2 || n >= len(run.Results) {
+		t.Fatalf("%d of %d clusters kept: the test wants some left out", n, len(run.Results))
+	}
+	last := got.Results[n-1]
+	if last.Name != LeftOutName || !strings.HasPrefix(last.Message, fmt.Sprintf("%d more clusters left out", len(run.Results)-n+1)) {
+		t.Errorf("last entry = %+v, want the one that says how many were left out", last)
+	}
+	if s := size(got); s > 20<<10 {
+		t.Errorf("size %d, want at most %d", s, 20<<10)
 	}
 }

@@ -91,7 +91,8 @@ func (s *clusterState) assess(now time.Time) *assessment {
 	return e
 }
 
-// evalFlux evaluates a Flux object and, when workloads are verified, what its inventory lists.
+// evalFlux evaluates a Flux object and what its inventory lists: every object when workloads
+// are verified, the Flux objects alone otherwise.
 func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
 	// want is the run's expected revision; a nested object's own is derived from it below.
 	owner := ""
@@ -141,9 +142,16 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 	switch gate.Verdict {
 	case result.VerdictFailed:
 		v := verdictReason{verdict: result.VerdictFailed, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message}
-		if gate.Applied && s.req.Workloads && workloadsExplain[gate.Code] {
+		switch {
+		case parent != nil && !parent.Applied:
+			// Its owner has not applied the expected revision yet, which may change its spec
+			// and fix what failed (a values fix for a broken release): the failure is of the
+			// previous revision, so it waits, as the workloads do.
+			e.wait(verdictReason{verdict: result.VerdictInProgress, code: gate.Code, reason: fo.Reason,
+				message: id + ": " + gate.Message + " (before " + parent.Object.ID + " applied the expected revision)"})
+		case gate.Applied && s.req.Workloads && workloadsExplain[gate.Code]:
 			deferred = &v
-		} else {
+		default:
 			e.fail(v)
 		}
 	case result.VerdictSuspended:
@@ -155,12 +163,20 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 	if deferred != nil {
 		defer e.fail(*deferred)
 	}
-	if !s.req.Workloads {
-		return
-	}
 	refs, err := s.inventory(id, obj)
 	if err != nil {
 		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "InvalidInventory", message: id + ": " + err.Error()})
+		return
+	}
+	if !s.req.Workloads {
+		// Without the workloads, the Flux objects the inventory lists are still judged, as
+		// flux tree walks them: a root that is Ready right after applying (no wait) says
+		// nothing of a nested HelmRelease that failed its upgrade.
+		for _, o := range refs {
+			if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {
+				s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, &gate, want, now, visited, roots)
+			}
+		}
 		return
 	}
 	if ref.Kind == flux.KindHelmRelease && !hasInventory(obj) {

@@ -353,3 +353,80 @@ status:
 		})
 	}
 }
+
+// TestAssessWithoutWorkloadsStillJudgesNestedFluxObjects (issue 18): with workloads off, a
+// root Ready right after applying (no wait) whose inventory holds a Kustomization that failed
+// is not Current: the nested Flux object's failure is the cluster's.
+func TestAssessWithoutWorkloadsStillJudgesNestedFluxObjects(t *testing.T) {
+	t.Parallel()
+	root := `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  inventory:
+    entries:
+    - {id: flux-system_infra_kustomize.toolkit.fluxcd.io_Kustomization, v: v1}
+    - {id: shop_web_apps_Deployment, v: v1}
+` + readyOnB
+	nested := `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: infra, namespace: flux-system, generation: 1, resourceVersion: "3"}
+spec: {sourceRef: {kind: GitRepository, name: infra}}
+status:
+  observedGeneration: 1
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revA + `
+  conditions:
+  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 1}
+  - {type: Stalled, status: "True", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}`
+	s := newFakeState(t, revB, root+"\n---\n"+nested+"\n---\n"+deploymentPulling)
+	s.req.Workloads = false
+	e := s.assess(fixtureNow)
+	if e.fatal == nil || e.fatal.verdict != result.VerdictFailed || !strings.Contains(e.fatal.message, "infra") {
+		t.Fatalf("fatal %+v, pending %+v: want the nested Kustomization's failure", e.fatal, e.pending)
+	}
+	if len(e.objects) != 0 {
+		t.Errorf("objects %v: without workloads none is judged", e.objects)
+	}
+}
+
+// TestAssessNestedFailureBeforeItsOwnerApplied: a nested Flux object that failed before its
+// owner applied the expected revision (which may change its spec and fix it, a values fix
+// for a broken release) makes the run wait, not fail; once the owner applied it, it fails.
+func TestAssessNestedFailureBeforeItsOwnerApplied(t *testing.T) {
+	t.Parallel()
+	root := func(status string) string {
+		return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  inventory:
+    entries:
+    - {id: flux-system_infra_kustomize.toolkit.fluxcd.io_Kustomization, v: v1}
+` + status
+	}
+	nested := `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: infra, namespace: flux-system, generation: 1, resourceVersion: "3"}
+spec: {sourceRef: {kind: GitRepository, name: infra}}
+status:
+  observedGeneration: 1
+  lastAttemptedRevision: ` + revA + `
+  conditions:
+  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}
+  - {type: Stalled, status: "True", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}`
+	for _, workloads := range []bool{true, false} {
+		s := newFakeState(t, revB, root(buildingB)+"\n---\n"+nested)
+		s.req.Workloads = workloads
+		if e := s.assess(fixtureNow); e.fatal != nil || e.pending == nil {
+			t.Errorf("workloads %t, owner still building B: fatal %+v, pending %+v; want the run waiting", workloads, e.fatal, e.pending)
+		}
+		s = newFakeState(t, revB, root(readyOnB)+"\n---\n"+nested)
+		s.req.Workloads = workloads
+		if e := s.assess(fixtureNow); e.fatal == nil || e.fatal.verdict != result.VerdictFailed {
+			t.Errorf("workloads %t, owner applied B: fatal %+v, pending %+v; want the nested failure", workloads, e.fatal, e.pending)
+		}
+	}
+}
