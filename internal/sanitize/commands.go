@@ -25,43 +25,34 @@ import (
 // matches "::" or "##[". So they are skipped here too when looking for a command, and what
 // breaks one is a plain space, which counts: ": :", "## [", "##vso [". A line with no command
 // is returned unchanged.
-func Commands(line string) string {
-	if strings.Contains(line, "\r") {
-		return eachPart(line, Commands)
-	}
-	cuts := commandCuts(line)
-	if len(cuts) == 0 {
-		return line
-	}
-	var b strings.Builder
-	b.Grow(len(line) + len(cuts))
-	last := 0
-	for _, c := range cuts {
-		b.WriteString(line[last:c])
-		b.WriteByte(' ')
-		last = c
-	}
-	b.WriteString(line[last:])
-	return b.String()
-}
+func Commands(line string) string { return breakCommands(line, false) }
 
 // commandsJSON is Commands for a line of JSON: a bracket in a string becomes its escape
 // \u005b, which a JSON reader decodes back, so the document says the same and no runner sees
 // a command. (A colon that starts a line cannot be in a string: JSON strings hold no line
 // breaks; it gets a space, which JSON allows between tokens.)
-func commandsJSON(line string) string {
+func commandsJSON(line string) string { return breakCommands(line, true) }
+
+// breakCommands breaks every command in line: a space before the character that completes it,
+// or, in JSON, the escape of a bracket.
+func breakCommands(line string, json bool) string {
 	if strings.Contains(line, "\r") {
-		return eachPart(line, commandsJSON)
+		parts := strings.Split(line, "\r")
+		for i, p := range parts {
+			parts[i] = breakCommands(p, json)
+		}
+		return strings.Join(parts, "\r")
 	}
 	cuts := commandCuts(line)
 	if len(cuts) == 0 {
 		return line
 	}
 	var b strings.Builder
+	b.Grow(len(line) + 6*len(cuts))
 	last := 0
 	for _, c := range cuts {
 		b.WriteString(line[last:c])
-		if line[c] == '[' {
+		if json && line[c] == '[' {
 			b.WriteString(`\u005b`)
 			c++
 		} else {
@@ -71,15 +62,6 @@ func commandsJSON(line string) string {
 	}
 	b.WriteString(line[last:])
 	return b.String()
-}
-
-// eachPart applies clean to each part of line between carriage returns.
-func eachPart(line string, clean func(string) string) string {
-	parts := strings.Split(line, "\r")
-	for i, p := range parts {
-		parts[i] = clean(p)
-	}
-	return strings.Join(parts, "\r")
 }
 
 // commandCuts returns the byte offsets, in order, of the characters a space must precede to

@@ -311,26 +311,12 @@ func objectMessages(e *assessment) string {
 // the run would be Current while it has not applied B.
 func TestAssessEveryRequestedResourceIsARoot(t *testing.T) {
 	t.Parallel()
-	root := `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
-spec: {sourceRef: {kind: GitRepository, name: app}}
-status:
-  inventory:
-    entries:
-    - {id: flux-system_infra_kustomize.toolkit.fluxcd.io_Kustomization, v: v1}
-` + readyOnB
-	nested := `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: infra, namespace: flux-system, generation: 1, resourceVersion: "3"}
-spec: {sourceRef: {kind: GitRepository, name: infra}}
-status:
-  observedGeneration: 1
-  lastAppliedRevision: ` + revA + `
+	root := rootWithInfra(readyOnB)
+	nested := infra(`  lastAppliedRevision: ` + revA + `
   lastAttemptedRevision: ` + revA + `
   inventory: {entries: []}
   conditions:
-  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revA + `", observedGeneration: 1}`
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revA + `", observedGeneration: 1}`)
 	app := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
 	infra := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "infra"}
 	for name, order := range map[string][]flux.Ref{"root first": {app, infra}, "nested first": {infra, app}} {
@@ -359,27 +345,8 @@ status:
 // is not Current: the nested Flux object's failure is the cluster's.
 func TestAssessWithoutWorkloadsStillJudgesNestedFluxObjects(t *testing.T) {
 	t.Parallel()
-	root := `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
-spec: {sourceRef: {kind: GitRepository, name: app}}
-status:
-  inventory:
-    entries:
-    - {id: flux-system_infra_kustomize.toolkit.fluxcd.io_Kustomization, v: v1}
-    - {id: shop_web_apps_Deployment, v: v1}
-` + readyOnB
-	nested := `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: infra, namespace: flux-system, generation: 1, resourceVersion: "3"}
-spec: {sourceRef: {kind: GitRepository, name: infra}}
-status:
-  observedGeneration: 1
-  lastAppliedRevision: ` + revA + `
-  lastAttemptedRevision: ` + revA + `
-  conditions:
-  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 1}
-  - {type: Stalled, status: "True", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}`
+	root := rootWithInfra(readyOnB, "    - {id: shop_web_apps_Deployment, v: v1}\n")
+	nested := infra(infraStalledOnA)
 	s := newFakeState(t, revB, root+"\n---\n"+nested+"\n---\n"+deploymentPulling)
 	s.req.Workloads = false
 	e := s.assess(fixtureNow)
@@ -396,27 +363,8 @@ status:
 // for a broken release) makes the run wait, not fail; once the owner applied it, it fails.
 func TestAssessNestedFailureBeforeItsOwnerApplied(t *testing.T) {
 	t.Parallel()
-	root := func(status string) string {
-		return `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
-spec: {sourceRef: {kind: GitRepository, name: app}}
-status:
-  inventory:
-    entries:
-    - {id: flux-system_infra_kustomize.toolkit.fluxcd.io_Kustomization, v: v1}
-` + status
-	}
-	nested := `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: infra, namespace: flux-system, generation: 1, resourceVersion: "3"}
-spec: {sourceRef: {kind: GitRepository, name: infra}}
-status:
-  observedGeneration: 1
-  lastAttemptedRevision: ` + revA + `
-  conditions:
-  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}
-  - {type: Stalled, status: "True", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}`
+	root := func(status string) string { return rootWithInfra(status) }
+	nested := infra(infraStalledOnA)
 	for _, workloads := range []bool{true, false} {
 		s := newFakeState(t, revB, root(buildingB)+"\n---\n"+nested)
 		s.req.Workloads = workloads
@@ -430,3 +378,34 @@ status:
 		}
 	}
 }
+
+// rootWithInfra is the Kustomization flux-system/app of the GitRepository app, whose inventory
+// lists the Kustomization flux-system/infra (of another source), then the other entries given.
+func rootWithInfra(status string, entries ...string) string {
+	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  inventory:
+    entries:
+    - {id: flux-system_infra_kustomize.toolkit.fluxcd.io_Kustomization, v: v1}
+` + strings.Join(entries, "") + status
+}
+
+// infra is the Kustomization flux-system/infra of the GitRepository infra, at generation 1.
+func infra(status string) string {
+	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: infra, namespace: flux-system, generation: 1, resourceVersion: "3"}
+spec: {sourceRef: {kind: GitRepository, name: infra}}
+status:
+  observedGeneration: 1
+` + status
+}
+
+// infraStalledOnA is infra's status when its build failed for good on revision A.
+const infraStalledOnA = `  lastAttemptedRevision: ` + revA + `
+  conditions:
+  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}
+  - {type: Stalled, status: "True", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}`
