@@ -248,6 +248,20 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 			e.objects = append(e.objects, ro)
 			return
 		}
+	} else if noReadiness[mapping.Resource.GroupResource()] {
+		// Configuration, RBAC, CRDs, quotas, sources: one that may not be read is left
+		// unverified, as a Secret is, not the cluster Forbidden.
+		ready, forbidden := s.optionalWatchReady(e, w, what)
+		if forbidden != "" {
+			ro.Message = "not verified: " + forbidden
+			e.objects = append(e.objects, ro)
+			return
+		}
+		if !ready {
+			ro.Message = "not listed yet"
+			e.objects = append(e.objects, ro)
+			return
+		}
 	} else if !s.watchReady(e, w, what) {
 		ro.Message = "not listed yet"
 		e.objects = append(e.objects, ro)

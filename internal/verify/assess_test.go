@@ -41,13 +41,15 @@ var (
 	deployGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	svcGVR    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	secretGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	roleGVR   = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}
+	gitGVR    = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
 )
 
 // mappings are what discovery would answer for the fixtures' kinds.
 func fakeMappings() map[schema.GroupVersionKind]*meta.RESTMapping {
 	m := map[schema.GroupVersionKind]*meta.RESTMapping{}
 	for gvr, kind := range map[schema.GroupVersionResource]string{deployGVR: "Deployment", svcGVR: "Service", secretGVR: "Secret",
-		ksGVR: "Kustomization", rsGVR: "ReplicaSet", podsGVR: "Pod"} {
+		ksGVR: "Kustomization", rsGVR: "ReplicaSet", podsGVR: "Pod", roleGVR: "Role", gitGVR: "GitRepository"} {
 		gvk := gvr.GroupVersion().WithKind(kind)
 		m[gvk] = &meta.RESTMapping{Resource: gvr, GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}
 	}
@@ -409,3 +411,35 @@ const infraStalledOnA = `  lastAttemptedRevision: ` + revA + `
   conditions:
   - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}
   - {type: Stalled, status: "True", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}`
+
+// TestAssessForbiddenKindsWithoutReadiness (issue 19): credentials that may not list the kinds
+// an app holds beside its workloads (its own Flux sources, its RBAC) leave those objects "not
+// verified"; the cluster is Current on its workloads, never Forbidden.
+func TestAssessForbiddenKindsWithoutReadiness(t *testing.T) {
+	t.Parallel()
+	root := `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  inventory:
+    entries:
+    - {id: shop_web_apps_Deployment, v: v1}
+    - {id: shop_web_rbac.authorization.k8s.io_Role, v: v1}
+    - {id: shop_config_source.toolkit.fluxcd.io_GitRepository, v: v1}
+` + readyOnB
+	s := newFakeState(t, revB, root+"\n---\n"+deploymentCurrent, roleGVR.GroupResource(), gitGVR.GroupResource())
+	e := s.assess(fixtureNow)
+	if e.fatal != nil || e.pending != nil {
+		t.Fatalf("fatal %+v, pending %+v: want Current, the Role and the GitRepository not verified", e.fatal, e.pending)
+	}
+	unverified := 0
+	for _, o := range e.objects {
+		if strings.HasPrefix(o.Message, "not verified: the credentials may not list") {
+			unverified++
+		}
+	}
+	if unverified != 2 {
+		t.Errorf("objects %+v: want the Role and the GitRepository not verified", e.objects)
+	}
+}

@@ -414,13 +414,30 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	target := []verify.Target{{Name: c.Name, Config: restConfig(t, kubeconfig)}}
 
-	healthy, broken := c.Namespace(t), c.Namespace(t)
-	cleanUpFlux(t, c, healthy, broken)
+	healthy, broken, sources := c.Namespace(t), c.Namespace(t), c.Namespace(t)
+	cleanUpFlux(t, c, healthy, broken, sources)
 	deployAppAt(ctx, t, c, testbed.Kustomization{Name: healthy, TargetNamespace: healthy}, appDir(t, "web-secret"), commitA)
 	deployAppAt(ctx, t, c, testbed.Kustomization{Name: broken, TargetNamespace: broken}, appDir(t, "fail-image-pull"), commitA)
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: sources, TargetNamespace: sources}, appDir(t, "web-sources"), commitA)
+
+	// An app holding its own HelmRepository, GitRepository and Role (issue 19): the shipped
+	// role reads them all, so every object is verified and the app is Current.
+	got := verify.Run(ctx, verify.Request{Targets: target, Resources: []flux.Ref{ks(sources)}, Revision: mustRevision(t, commitA), Timeout: 90 * time.Second, Workloads: true}).Results[0]
+	if got.Verdict != result.VerdictCurrent || strings.Contains(got.Message, "not verified") {
+		t.Fatalf("app with its own sources and RBAC under the least-privilege role: verdict %s (%s): %s; want Current, everything verified", got.Verdict, got.Code, got.Message)
+	}
+	kinds := map[string]bool{}
+	for _, o := range got.Objects {
+		kinds[o.Kind] = true
+	}
+	for _, k := range []string{"HelmRepository", "GitRepository", "Role", "Deployment"} {
+		if !kinds[k] {
+			t.Errorf("objects %v: want a %s among them", got.Objects, k)
+		}
+	}
 
 	start := time.Now()
-	got := verify.Run(ctx, verify.Request{Targets: target, Resources: []flux.Ref{ks(healthy)}, Revision: mustRevision(t, commitA), Timeout: 90 * time.Second, Workloads: true}).Results[0]
+	got = verify.Run(ctx, verify.Request{Targets: target, Resources: []flux.Ref{ks(healthy)}, Revision: mustRevision(t, commitA), Timeout: 90 * time.Second, Workloads: true}).Results[0]
 	if got.Verdict != result.VerdictCurrent {
 		t.Fatalf("healthy app with the least-privilege role: verdict %s (%s): %s; want Current", got.Verdict, got.Code, got.Message)
 	}

@@ -153,6 +153,22 @@ var metadataOnly = map[schema.GroupResource]bool{
 	{Group: "", Resource: "configmaps"}: true,
 }
 
+// noReadiness are kinds an inventory often holds that have no rollout of their own to wait
+// for: configuration, RBAC, CRDs, quotas, an app's own Flux sources. Credentials that may not
+// list one leave its objects "not verified", never the cluster Forbidden; when they may, the
+// objects are verified as any other.
+var noReadiness = map[schema.GroupResource]bool{
+	{Group: "", Resource: "namespaces"}: true, {Group: "", Resource: "serviceaccounts"}: true,
+	{Group: "", Resource: "limitranges"}: true, {Group: "", Resource: "resourcequotas"}: true,
+	{Group: "rbac.authorization.k8s.io", Resource: "roles"}: true, {Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}: true,
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}: true, {Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: true,
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
+	{Group: "networking.k8s.io", Resource: "networkpolicies"}:              true,
+	{Group: "source.toolkit.fluxcd.io", Resource: "gitrepositories"}:       true, {Group: "source.toolkit.fluxcd.io", Resource: "ocirepositories"}: true,
+	{Group: "source.toolkit.fluxcd.io", Resource: "helmrepositories"}: true, {Group: "source.toolkit.fluxcd.io", Resource: "helmcharts"}: true,
+	{Group: "source.toolkit.fluxcd.io", Resource: "buckets"}: true,
+}
+
 // plainListWatch is a list+watch with a deadline on every list, which tells the reflector to
 // list and then watch rather than stream its first list through a watch (client-go's
 // WatchListClient): a server whose watches hang then still answers the list, and a list that
