@@ -196,78 +196,9 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	return nil
 }
 
-// Start starts a stopped cluster's processes again and waits until its API server answers, its
-// nodes are back, its controllers lead and kwok runs pods again; its data (etcd's) is the same.
-// kwok's controller, started again with the rest, now and then never picks up the pods bound
-// after the restart (they stay Pending): then the cluster is stopped and started once more. The
-// Flux controllers are not started again: call StartFlux.
+// Start starts a stopped cluster's processes again and waits until its API server answers; its
+// data (etcd's) is the same. The Flux controllers are not started again: call StartFlux.
 func (c *Cluster) Start(ctx context.Context) error {
-	if err := c.start(ctx); err != nil {
-		return err
-	}
-	err := c.podsRun(ctx, 30*time.Second)
-	if err == nil {
-		return nil
-	}
-	c.bed.log("testbed: cluster %s: %v; stopping and starting it once more", c.Name, err)
-	if out, stopErr := c.bed.kwokctl(ctx, "stop", "cluster", "--name", c.Name); stopErr != nil {
-		return fmt.Errorf("testbed: stop cluster %s: %w\n%s", c.Name, stopErr, tail(out, 10))
-	}
-	if err := c.start(ctx); err != nil {
-		return err
-	}
-	return c.podsRun(ctx, time.Minute)
-}
-
-// podsRun checks that kwok runs pods on every node: a probe pod bound to each must be Running
-// within the wait. The probes are deleted.
-func (c *Cluster) podsRun(ctx context.Context, within time.Duration) error {
-	nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
-	pods := c.Kube.CoreV1().Pods("default")
-	var names []string
-	defer func() {
-		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		for _, name := range names {
-			_ = pods.Delete(cleanup, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
-		}
-	}()
-	for _, n := range nodes.Items {
-		name := "testbed-probe-" + n.Name
-		_ = pods.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
-		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			_, err := pods.Get(ctx, name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
-		}); err != nil {
-			return fmt.Errorf("an earlier probe pod %s is still there: %w", name, err)
-		}
-		probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{{Name: "probe", Image: "probe"}}}}
-		if _, err := pods.Create(ctx, probe, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create probe pod on %s: %w", n.Name, err)
-		}
-		names = append(names, name)
-	}
-	var pending string
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, within, true, func(ctx context.Context) (bool, error) {
-		for _, name := range names {
-			p, err := pods.Get(ctx, name, metav1.GetOptions{})
-			if err != nil || p.Status.Phase != corev1.PodRunning {
-				pending = name
-				return false, nil
-			}
-		}
-		return true, nil
-	}); err != nil {
-		return fmt.Errorf("kwok does not run pods after the start (%s not Running after %s)", pending, within)
-	}
-	return nil
-}
-
-func (c *Cluster) start(ctx context.Context) error {
 	started := time.Now()
 	if out, err := c.bed.kwokctl(ctx, "start", "cluster", "--name", c.Name); err != nil {
 		return fmt.Errorf("testbed: start cluster %s: %w\n%s", c.Name, err, tail(out, 10))

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/org/app-status-action/internal/flux"
@@ -363,6 +364,24 @@ func TestHelmChartRefused(t *testing.T) {
 }
 
 // leastPrivilegeRole reads the ClusterRole of deploy/rbac/app-status.yaml.
+// markReady writes the status a Flux source's controller would: Ready at its generation.
+func markReady(ctx context.Context, t *testing.T, c *testbed.Cluster, gvr schema.GroupVersionResource, ns, name string) {
+	t.Helper()
+	client := c.Dynamic.Resource(gvr).Namespace(ns)
+	obj, err := client.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.Object["status"] = map[string]any{
+		"observedGeneration": obj.GetGeneration(),
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Succeeded", "message": "stored artifact",
+			"observedGeneration": obj.GetGeneration(), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}},
+	}
+	if _, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func leastPrivilegeRole(t *testing.T) ([]byte, rbacv1.ClusterRole) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(filepath.Dir(testbed.Testdata(t)), "deploy", "rbac", "app-status.yaml"))
@@ -419,6 +438,13 @@ func TestLeastPrivilege(t *testing.T) {
 	deployAppAt(ctx, t, c, testbed.Kustomization{Name: healthy, TargetNamespace: healthy}, appDir(t, "web-secret"), commitA)
 	deployAppAt(ctx, t, c, testbed.Kustomization{Name: broken, TargetNamespace: broken}, appDir(t, "fail-image-pull"), commitA)
 	deployAppAt(ctx, t, c, testbed.Kustomization{Name: sources, TargetNamespace: sources}, appDir(t, "web-sources"), commitA)
+	// The test bed has no source-controller: it plays one for the app's own sources, once
+	// Flux has applied them.
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", sources, "main@sha1:"+commitA); err != nil {
+		t.Fatal(err)
+	}
+	markReady(ctx, t, c, testbed.GitRepositoryGVR, sources, "config")
+	markReady(ctx, t, c, testbed.GitRepositoryGVR.GroupVersion().WithResource("helmrepositories"), sources, "charts")
 
 	// An app holding its own HelmRepository, GitRepository and Role (issue 19): the shipped
 	// role reads them all, so every object is verified and the app is Current.

@@ -72,7 +72,10 @@ func TestSurvivesAPIServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	restarted := time.Now()
-	if _, err := c.DeployApp(ctx, k, appDir(t, "web-v2"), commitB); err != nil {
+	// The new revision changes the app's configuration, not its pod template: what is under
+	// test is the watches surviving the restart, and kwok, started again with the control
+	// plane, now and then leaves new pods Pending for minutes.
+	if _, err := c.DeployApp(ctx, k, appDir(t, "web-new-config"), commitB); err != nil {
 		t.Fatal(err)
 	}
 	pushed := time.Now()
