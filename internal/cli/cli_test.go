@@ -167,7 +167,7 @@ func TestActionBadInput(t *testing.T) {
 		{
 			name:   "a branch as the revision (issue 18): it would match any commit",
 			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_REVISION": "main"},
-			want:   `input revision: revision "main": a branch, HEAD or latest names whatever it points to when Flux looks`,
+			want:   `input revision: revision "main": a branch, HEAD, latest or a short version (v1, 1.2) names whatever it points to when Flux looks`,
 		},
 	}
 	for _, tt := range tests {

@@ -102,7 +102,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		return 2
 	}
 	if !quiet {
-		req.Progress = progressPrinter(env.Stderr, func(s string) string { return redactText(s, secrets) })
+		req.Progress = progressPrinter(env.Stderr, secrets.Redact)
 	}
 	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
 	defer stopHurry()

@@ -39,7 +39,7 @@ var digestLengths = map[string]int{"sha1": 40, "sha256": 64, "sha384": 96, "sha5
 const revisionUsage = "use a Flux revision (main@sha1:<sha>), a commit SHA (at least 7 hex digits), an OCI digest (sha256:<hex>), or a version tag or chart version (v1.2.3, mylib@1.2.3, 6.5.0)"
 
 // movingRefUsage says why a branch is refused: it names whatever commit it points to now.
-const movingRefUsage = "a branch, HEAD or latest names whatever it points to when Flux looks, so it would match any revision; " +
+const movingRefUsage = "a branch, HEAD, latest or a short version (v1, 1.2) names whatever it points to when Flux looks, so it would match any revision; " +
 	"pass the commit SHA (${{ github.sha }}), a Flux revision (main@sha1:<sha>), an OCI digest, or a version tag (refs/tags/NAME for a tag of another shape)"
 
 // ParseRevision reads an expected revision. The empty string expects no particular revision.

@@ -27,9 +27,9 @@ const (
 // Current, then every object, then the end of the aggregated condition's message, then the
 // Flux objects nested in others and the end of long messages, then every Flux object (each
 // cluster keeps its name, verdict, code, reason and a short message), and last whole
-// clusters from the end of the list (their names stay in readyClusters and failedClusters). Every cluster and
-// the run that lost something say so (truncated: true). The verdicts, codes and statuses are
-// never changed.
+// clusters from the end of the list, with an entry that says how many (their names stay in
+// readyClusters and failedClusters). Every cluster and the run that lost something say so
+// (truncated: true). The verdicts, codes and statuses are never changed.
 //
 // The document is encoded once: each cluster's size is the sum of its parts' sizes, and a step
 // re-encodes only the parts it changed, so fitting a fleet of thousands of clusters costs
@@ -42,84 +42,69 @@ func Fit(run result.Run, maxBytes int) (result.Run, bool) {
 	}
 	out.Truncated = true
 	sizes.envelope = encodedSize(envelope(out))
-	steps := []func(c *result.Cluster, s *clusterSize) bool{
-		func(c *result.Cluster, s *clusterSize) bool { return boundText(c, s, fieldRunes) },
-		func(c *result.Cluster, s *clusterSize) bool { return eachFailure(c, s, trimEvidence(5, 3)) },
-		func(c *result.Cluster, s *clusterSize) bool { return eachFailure(c, s, trimEvidence(0, 1)) },
-		func(c *result.Cluster, s *clusterSize) bool {
+	// eachCluster makes a step of a cut applied to every cluster, re-measuring those it cut.
+	eachCluster := func(cut func(c *result.Cluster, s *clusterSize) bool) func() {
+		return func() {
+			for i := range out.Results {
+				if cut(&out.Results[i], &sizes.clusters[i]) {
+					out.Results[i].Truncated = true
+					sizes.clusters[i].skeleton = encodedSize(skeleton(out.Results[i]))
+				}
+			}
+		}
+	}
+	steps := []func(){
+		eachCluster(func(c *result.Cluster, s *clusterSize) bool { return boundText(c, s, fieldRunes) }),
+		eachCluster(func(c *result.Cluster, s *clusterSize) bool { return eachFailure(c, s, trimEvidence(5, 3)) }),
+		eachCluster(func(c *result.Cluster, s *clusterSize) bool { return eachFailure(c, s, trimEvidence(0, 1)) }),
+		eachCluster(func(c *result.Cluster, s *clusterSize) bool {
 			return keepObjects(c, s, func(o result.Object) bool { return o.Status != result.ObjectCurrent })
-		},
-		func(c *result.Cluster, s *clusterSize) bool {
+		}),
+		eachCluster(func(c *result.Cluster, s *clusterSize) bool {
 			return keepObjects(c, s, func(result.Object) bool { return false })
+		}),
+		// The aggregated message repeats every failing cluster's: keep its beginning, before
+		// any cluster loses more.
+		func() {
+			out.Condition.Message = sanitize.Truncate(out.Condition.Message, maxConditionRunes)
+			sizes.envelope = encodedSize(envelope(out))
 		},
-	}
-	// The aggregated message repeats every failing cluster's: keep its beginning, before any
-	// cluster loses more.
-	conditionCut := func() bool {
-		out.Condition.Message = sanitize.Truncate(out.Condition.Message, maxConditionRunes)
-		sizes.envelope = encodedSize(envelope(out))
-		return sizes.total() <= maxBytes
-	}
-	laterSteps := []func(c *result.Cluster, s *clusterSize) bool{
 		// The Flux objects found nested in others go; the requested ones stay, and every
 		// message is cut short.
-		func(c *result.Cluster, s *clusterSize) bool {
-			flux, sizes := c.Flux[:0:0], s.flux[:0:0]
+		eachCluster(func(c *result.Cluster, s *clusterSize) bool {
+			flux, fluxSizes := c.Flux[:0:0], s.flux[:0:0]
 			for j, f := range c.Flux {
 				if f.Owner == "" {
-					flux, sizes = append(flux, f), append(sizes, s.flux[j])
+					flux, fluxSizes = append(flux, f), append(fluxSizes, s.flux[j])
 				}
 			}
 			cut := len(flux) != len(c.Flux)
-			c.Flux, s.flux = flux, sizes
-			if boundText(c, s, shortRunes) {
-				cut = true
-			}
-			return cut
-		},
+			c.Flux, s.flux = flux, fluxSizes
+			return boundText(c, s, shortRunes) || cut
+		}),
 		// Last, each cluster as its name, verdict, code, reason and a short message: a fleet
 		// loses whole clusters only when even these do not fit.
-		func(c *result.Cluster, s *clusterSize) bool {
+		eachCluster(func(c *result.Cluster, s *clusterSize) bool {
 			cut := len(c.Flux) > 0
 			c.Flux, s.flux = []result.FluxObject{}, nil
-			if boundText(c, s, minimalRunes) {
-				cut = true
-			}
-			return cut
-		},
-	}
-	apply := func(step func(c *result.Cluster, s *clusterSize) bool) bool {
-		for i := range out.Results {
-			if step(&out.Results[i], &sizes.clusters[i]) {
-				out.Results[i].Truncated = true
-				sizes.clusters[i].skeleton = encodedSize(skeleton(out.Results[i]))
-			}
-		}
-		return sizes.total() <= maxBytes
+			return boundText(c, s, minimalRunes) || cut
+		}),
 	}
 	for _, step := range steps {
-		if apply(step) {
-			return out, true
-		}
-	}
-	if conditionCut() {
-		return out, true
-	}
-	for _, step := range laterSteps {
-		if apply(step) {
+		if step(); sizes.total() <= maxBytes {
 			return out, true
 		}
 	}
 	// Still too large: keep as many clusters as fit with, last, an entry that says how many
-	// were left out (the names of all are in readyClusters and failedClusters).
+	// were left out. prefix[k] is the size of the first k clusters with their commas.
 	all := out.Results
+	prefix := make([]int, len(all)+1)
+	for i, c := range sizes.clusters {
+		prefix[i+1] = prefix[i] + c.total() + 1
+	}
 	for kept := len(all) - 1; kept >= 0; kept-- {
 		marker := leftOut(all[kept:])
-		room := maxBytes - sizes.envelope - encodedSize(normalise(result.Run{Results: []result.Cluster{marker}}).Results[0]) - kept
-		for _, c := range sizes.clusters[:kept] {
-			room -= c.total()
-		}
-		if room >= 0 {
+		if sizes.envelope+prefix[kept]+encodedSize(normalise(result.Run{Results: []result.Cluster{marker}}).Results[0]) <= maxBytes {
 			out.Results = append(all[:kept:kept], marker)
 			return out, true
 		}

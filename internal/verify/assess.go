@@ -233,24 +233,11 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	}
 	w := s.watches.get(watchKey{gvr: mapping.Resource, namespace: ns})
 	what := mapping.Resource.Resource + namespaceSuffix(ns)
-	if metadataOnly[mapping.Resource.GroupResource()] {
+	if gr := mapping.Resource.GroupResource(); metadataOnly[gr] || noReadiness[gr] {
 		// A Secret or a ConfigMap has no status: it is Current once it exists, which Flux's
-		// inventory already says. Credentials that may not read Secrets (least privilege)
-		// leave it unverified, not the cluster Forbidden.
-		ready, forbidden := s.optionalWatchReady(e, w, what)
-		if forbidden != "" {
-			ro.Message = "existence not verified: " + forbidden
-			e.objects = append(e.objects, ro)
-			return
-		}
-		if !ready {
-			ro.Message = "not listed yet"
-			e.objects = append(e.objects, ro)
-			return
-		}
-	} else if noReadiness[mapping.Resource.GroupResource()] {
-		// Configuration, RBAC, CRDs, quotas, sources: one that may not be read is left
-		// unverified, as a Secret is, not the cluster Forbidden.
+		// inventory already says; configuration, RBAC, CRDs, quotas and sources have no
+		// rollout of their own. Credentials that may not read them (least privilege) leave
+		// them unverified, not the cluster Forbidden.
 		ready, forbidden := s.optionalWatchReady(e, w, what)
 		if forbidden != "" {
 			ro.Message = "not verified: " + forbidden
