@@ -113,6 +113,9 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	if c.workloads, err = boolInput(gha, "workloads", d.workloads); err != nil {
 		return c, err
 	}
+	if c.failOnSuspended, err = boolInput(gha, "fail-on-suspended", d.failOnSuspended); err != nil {
+		return c, err
+	}
 	if c.summary, err = boolInput(gha, "summary", true); err != nil {
 		return c, err
 	}

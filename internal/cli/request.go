@@ -52,6 +52,7 @@ type settings struct {
 	maxParallel        int
 	failFast           bool
 	workloads          bool
+	failOnSuspended    bool
 	snapshot           bool
 	crashRestarts      int
 	unschedulableGrace time.Duration
@@ -114,6 +115,7 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	req.MaxParallel = s.maxParallel
 	req.FailFast = s.failFast
 	req.Workloads = s.workloads
+	req.FailOnSuspended = s.failOnSuspended
 	req.Snapshot = s.snapshot
 	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace}
 	req.Clock = env.Clock

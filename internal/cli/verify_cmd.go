@@ -50,6 +50,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.IntVar(&o.maxParallel, "max-parallel", d.maxParallel, "clusters connecting and making their first lists at once (a waiting cluster holds no slot)")
 	fs.BoolVar(&o.failFast, "fail-fast", d.failFast, "stop the other clusters once one has failed")
 	fs.BoolVar(&o.workloads, "workloads", d.workloads, "also verify the objects in the inventory (false: only the Flux objects, nested ones included)")
+	fs.BoolVar(&o.failOnSuspended, "fail-on-suspended", d.failOnSuspended, "fail a cluster where a nested Flux object is suspended (default: report it and skip what it lists)")
 	fs.IntVar(&o.crashRestarts, "crash-restarts", d.crashRestarts, "restarts after which a crashing container fails the rollout")
 	fs.DurationVar(&o.unschedulableGrace, "unschedulable-grace", d.unschedulableGrace, "how long a pod may stay unschedulable, not ready, or failing to pull for a transient reason before the rollout fails")
 	fs.StringVar(&o.output, "o", "text", "output format: text, json or markdown")

@@ -34,14 +34,14 @@ var appliedRules = map[Kind]func(*view, Revision) bool{
 // when it is Ready on it at the current generation, when it is health-checking it, or when
 // the health checks or the pruning of it failed.
 func kustomizationApplied(v *view, want Revision) bool {
-	is := v.revisionTest(want)
 	if v.lastAttempted == "" && v.lastApplied == "" {
 		return true // nothing applied yet: the inventory is empty
 	}
-	if !is(v.lastAttempted) && v.lastAttempted != "" {
+	if v.lastAttempted != "" && !v.attempted(want) {
 		return false // another revision is being worked on, or the expected one is not yet
 	}
-	if is(v.lastApplied) && v.observedGeneration == v.generation {
+	// With no revision expected, the one applied must be the one last attempted.
+	if (v.applied(want) && (!want.IsZero() || v.lastApplied == v.lastAttempted)) && v.observedGeneration == v.generation {
 		return true
 	}
 	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) &&
@@ -75,13 +75,26 @@ func helmReleaseApplied(v *view, want Revision) bool {
 	return v.observedGeneration == v.generation || v.lastAttemptedGeneration == v.generation
 }
 
-// revisionTest returns whether a recorded revision is the expected one: want's match, or,
-// when no revision is expected, the revision last attempted.
-func (v *view) revisionTest(want Revision) func(string) bool {
-	if want.IsZero() {
-		return func(rev string) bool { return rev == v.lastAttempted }
+// attempted reports whether a Kustomization's last attempted revision is the expected one (any
+// is when none is expected), directly or through the origin revision of its source's artifact.
+func (v *view) attempted(want Revision) bool {
+	return want.IsZero() || want.Matches(v.withOrigin(v.lastAttempted)...)
+}
+
+// applied reports whether a Kustomization's last applied revision is the expected one (any
+// is when none is expected): lastAppliedRevision, lastAppliedOriginRevision, or the origin of
+// its source's artifact when that is the artifact applied.
+func (v *view) applied(want Revision) bool {
+	return want.IsZero() || want.Matches(append(v.withOrigin(v.lastApplied), v.lastAppliedOrigin)...)
+}
+
+// withOrigin is a recorded revision with the revision its artifact was built from, when the
+// source's current artifact is that revision and says so.
+func (v *view) withOrigin(rev string) []string {
+	if v.src != nil && rev != "" && v.src.OriginRevision != "" && sameRecorded(rev, v.src.Revision) {
+		return []string{rev, v.src.OriginRevision}
 	}
-	return func(rev string) bool { return want.Matches(rev) }
+	return []string{rev}
 }
 
 // currentGeneration reports whether a condition was set while the controller worked on the
@@ -91,11 +104,40 @@ func (v *view) currentGeneration(c condition) bool {
 }
 
 // releaseRevisions are the revisions a release of the history stands for: its chart version,
-// its OCI digest, and the attempted revision's digest when it is of the attempted chart.
+// its OCI digest, the attempted revision's digest when it is of the attempted chart, and what
+// the chart was built from when the source's current artifact is that chart: an OCI
+// artifact's origin revision, or the revision a HelmChart built it from (once it is done
+// building: it records the revision it builds from before it has built).
 func (v *view) releaseRevisions(r release) []string {
 	revs := []string{r.chartVersion, r.ociDigest}
 	if v.lastAttempted == r.chartVersion {
 		revs = append(revs, v.lastAttemptedDigest)
 	}
-	return revs
+	return append(revs, v.chartOrigins(r.chartVersion, r.ociDigest)...)
+}
+
+// chartOrigins are the revisions the source's current artifact was built from, when it is the
+// chart of the given version and OCI digest.
+func (v *view) chartOrigins(chartVersion, ociDigest string) []string {
+	src := v.src
+	if src == nil || src.Revision == "" {
+		return nil
+	}
+	switch src.Ref.Kind {
+	case "OCIRepository":
+		if p := splitRevision(src.Revision); ociDigest != "" && p.digest != "" && p.algo+":"+p.digest == ociDigest {
+			return nonEmpty(src.OriginRevision)
+		}
+	case "HelmChart":
+		if chartVersion == src.Revision && src.Done {
+			return nonEmpty(src.BuiltFrom)
+		}
+	}
+	return nil
+}
+
+// attemptedChart reports whether the chart version helm-controller last attempted is the
+// expected one.
+func (v *view) attemptedChart(want Revision) bool {
+	return want.IsZero() || want.Matches(append([]string{v.lastAttempted, v.lastAttemptedDigest}, v.chartOrigins(v.lastAttempted, v.lastAttemptedDigest)...)...)
 }

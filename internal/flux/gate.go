@@ -36,9 +36,18 @@ type Gate struct {
 	// then may they fail the rollout. Before, they are the previous revision's, which the
 	// expected one may be fixing.
 	Applied bool
-	// Source is a Kustomization's spec.sourceRef, Kind/namespace/name: nested Kustomizations
-	// of the same source must apply the same revision. Empty for a HelmRelease.
+	// Source is the source the object applies from (SourceOf), Kind/namespace/name: nested
+	// objects of the same source must apply the same revision.
 	Source string
+	// Remote is set when the object applies to another cluster (spec.kubeConfig): what its
+	// inventory lists lives there, and is not verified here.
+	Remote bool
+	// DependsOn are the objects of the same kind it waits for (spec.dependsOn).
+	DependsOn []Ref
+	// WaitsForAll is set for a Kustomization with spec.wait: its Ready condition says every
+	// object it applied is Current, a Job deleted after it finished
+	// (ttlSecondsAfterFinished) included.
+	WaitsForAll bool
 }
 
 // decision is what a kind's rules conclude; Evaluate turns it into a Gate.
@@ -57,14 +66,16 @@ var gates = map[Kind]func(Ref, *view, Revision) decision{
 
 // Evaluate reads the status of obj, the object ref names, and says whether it has applied
 // want (any revision when want is zero) and is Ready, is still getting there, has failed or
-// is suspended. A nil obj is InProgress: it may not have been created yet.
-func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
+// is suspended. A nil obj is InProgress: it may not have been created yet. src, when known, is
+// the object's source as it is now (ReadSource of SourceOf): it tells the revision an OCI
+// artifact or a chart was built from, which then counts as applied too.
+func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Source) Gate {
 	fo := result.FluxObject{
 		ID: ref.ID(), Kind: string(ref.Kind), Namespace: ref.Namespace, Name: ref.Name,
 		Ready: string(metav1.ConditionUnknown),
 	}
 	var d decision
-	applied, source := false, ""
+	var g Gate
 	rules, known := gates[ref.Kind]
 	switch {
 	case obj == nil:
@@ -73,9 +84,19 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
 		d = decision{message: fmt.Sprintf("unknown kind %q; %s", ref.Kind, resourceUsage)}
 	default:
 		v := readView(ref.Kind, obj)
+		v.src = src
 		d = rules(ref, v, want)
-		applied = appliedRules[ref.Kind](v, want)
-		source = v.sourceRef
+		g.Applied = appliedRules[ref.Kind](v, want)
+		g.Source, g.Remote = v.sourceRef, v.remote
+		g.WaitsForAll, _, _ = unstructured.NestedBool(obj.Object, "spec", "wait")
+		g.WaitsForAll = g.WaitsForAll && ref.Kind == KindKustomization
+		for _, dep := range v.dependsOn {
+			ns, name, _ := strings.Cut(dep, "/")
+			g.DependsOn = append(g.DependsOn, Ref{Kind: ref.Kind, Namespace: ns, Name: name})
+		}
+		if v.remote && d.verdict == result.VerdictCurrent {
+			d.message = joinSentences(d.message, remoteNote(v))
+		}
 		if c := v.cond(meta.ReadyCondition); c.status != "" {
 			fo.Ready = c.status
 		}
@@ -87,7 +108,21 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision) Gate {
 	d.message = sanitize.Compact(d.message)
 	d.verdict = cmp.Or(d.verdict, result.VerdictInProgress)
 	fo.Verdict, fo.Code, fo.Reason, fo.Message = d.verdict, d.code, d.reason, d.message
-	return Gate{Verdict: d.verdict, Object: fo, Code: d.code, Message: d.message, Applied: applied, Source: source}
+	fo.Remote = g.Remote
+	g.Verdict, g.Object, g.Code, g.Message = d.verdict, fo, d.code, d.message
+	return g
+}
+
+// remoteNote says that the objects of an object applying to another cluster are not verified.
+func remoteNote(v *view) string {
+	return fmt.Sprintf("its %d objects are applied to a remote cluster (spec.kubeConfig) and are not verified here", v.inventorySize)
+}
+
+func joinSentences(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return strings.TrimRight(a, ". ") + "; " + b
 }
 
 // suspendedGate is the decision for an object with spec.suspend: true.
@@ -98,6 +133,11 @@ func suspendedGate(ref Ref) decision {
 			kinds[ref.Kind].cli, ref.Name, ref.Namespace),
 	}
 }
+
+// reconcilingRevisionPattern finds the revision kustomize-controller's Reconciling message
+// names: "Fetching manifests for revision main@sha1:… with a timeout of 5m0s", "Building
+// manifests for revision …", "Running health checks for revision …".
+var reconcilingRevisionPattern = regexp.MustCompile(`for revision (\S+) with a timeout of `)
 
 // dependencyPattern finds the dependency a DependencyNotReady message names, e.g.
 // "dependency 'flux-system/infra' is not ready" or "unable to get 'apps/redis' dependency".
@@ -202,8 +242,18 @@ type view struct {
 	lastAttemptedGeneration        int64 // a HelmRelease's: the generation of its last attempt
 	history                        []release
 	dependsOn                      []string // namespace/name
-	sourceRef                      string   // a Kustomization's: Kind/namespace/name
+	sourceRef                      string   // SourceOf: Kind/namespace/name
 	testIgnoreFailures             bool
+	// lastAppliedOrigin is a Kustomization's lastAppliedOriginRevision: the revision the
+	// applied OCI artifact was built from.
+	lastAppliedOrigin string
+	// reconcilingRevision is the revision a Kustomization's Reconciling message names
+	// ("Fetching manifests for revision X with a timeout of 5m0s"): the one it works on,
+	// before it records lastAttemptedRevision.
+	reconcilingRevision string
+	remote              bool // spec.kubeConfig is set
+	inventorySize       int
+	src                 *Source // the object's source as it is now, when known
 }
 
 func readView(kind Kind, obj *unstructured.Unstructured) *view {
@@ -217,7 +267,10 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 	v.lastAttempted, _, _ = unstructured.NestedString(u, "status", "lastAttemptedRevision")
 	v.lastAttemptedDigest, _, _ = unstructured.NestedString(u, "status", "lastAttemptedRevisionDigest")
 	v.lastAttemptedGeneration = int64Field(u, "status", "lastAttemptedGeneration")
-	v.sourceRef = SourceRef(kind, obj)
+	v.sourceRef = SourceOf(kind, obj).ID()
+	v.lastAppliedOrigin, _, _ = unstructured.NestedString(u, "status", "lastAppliedOriginRevision")
+	_, v.remote, _ = unstructured.NestedMap(u, "spec", "kubeConfig")
+	v.inventorySize = len(nestedMaps(u, "status", "inventory", "entries"))
 	for _, m := range nestedMaps(u, "status", "conditions") {
 		t := str(m, "type")
 		if _, seen := v.conditions[t]; !seen && t != "" {
@@ -238,6 +291,11 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 		v.dependsOn = append(v.dependsOn, ns+"/"+str(m, "name"))
 	}
 	sort.Strings(v.dependsOn)
+	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) && v.currentGeneration(rc) {
+		if m := reconcilingRevisionPattern.FindStringSubmatch(rc.message); m != nil {
+			v.reconcilingRevision = m[1]
+		}
+	}
 	if kind == KindHelmRelease {
 		// A HelmRelease has no lastAppliedRevision: what it has applied is the chart version
 		// of the release Helm reports as deployed, the newest such entry of the history.
@@ -247,19 +305,6 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 		}
 	}
 	return v
-}
-
-// SourceRef is a Kustomization's spec.sourceRef, Kind/namespace/name (the namespace defaults
-// to the Kustomization's), or "" for other kinds and when it has none.
-func SourceRef(kind Kind, obj *unstructured.Unstructured) string {
-	if kind != KindKustomization || obj == nil {
-		return ""
-	}
-	src, ok, _ := unstructured.NestedMap(obj.Object, "spec", "sourceRef")
-	if !ok || str(src, "name") == "" {
-		return ""
-	}
-	return result.ObjectID(str(src, "kind"), cmp.Or(str(src, "namespace"), obj.GetNamespace()), str(src, "name"))
 }
 
 func nestedMaps(u map[string]any, fields ...string) []map[string]any {

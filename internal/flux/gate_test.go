@@ -73,9 +73,10 @@ func runGateCases(t *testing.T, ref Ref, objects map[string]result.FluxObject, t
 			fo.ID, fo.Kind, fo.Namespace, fo.Name = ref.ID(), string(ref.Kind), ref.Namespace, ref.Name
 			fo.Verdict, fo.Code, fo.Reason, fo.Message = tt.verdict, tt.code, tt.reason, tt.message
 			want := Gate{Verdict: tt.verdict, Object: fo, Code: tt.code, Message: tt.message}
-			got := Evaluate(ref, loadFixture(t, tt.fixture), mustRevision(t, tt.want))
-			// Applied has a table of its own (TestApplied), Source a test of its own.
-			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Gate{}, "Applied", "Source")); diff != "" {
+			got := Evaluate(ref, loadFixture(t, tt.fixture), mustRevision(t, tt.want), nil)
+			// Applied has a table of its own (TestApplied); what the engine walks (Source,
+			// DependsOn, WaitsForAll, Remote) tests of their own (TestGateSource, TestGateWalk).
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Gate{}, "Applied", "Source", "DependsOn", "WaitsForAll", "Remote")); diff != "" {
 				t.Errorf("Evaluate(%s, %s, %q) mismatch (-want +got):\n%s", ref.ID(), tt.fixture, tt.want, diff)
 			}
 		})
@@ -123,7 +124,7 @@ func TestApplied(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := Evaluate(tt.ref, loadFixture(t, tt.fixture), mustRevision(t, tt.want))
+			got := Evaluate(tt.ref, loadFixture(t, tt.fixture), mustRevision(t, tt.want), nil)
 			if got.Applied != tt.applied {
 				t.Errorf("Evaluate(%s, %q).Applied = %t, want %t (%s)", tt.fixture, tt.want, got.Applied, tt.applied, got.Message)
 			}
@@ -133,11 +134,11 @@ func TestApplied(t *testing.T) {
 
 func TestGateSource(t *testing.T) {
 	t.Parallel()
-	if got := Evaluate(ksRef, loadFixture(t, "ks-ready.yaml"), Revision{}).Source; got != "GitRepository/flux-system/flux-system" {
+	if got := Evaluate(ksRef, loadFixture(t, "ks-ready.yaml"), Revision{}, nil).Source; got != "GitRepository/flux-system/flux-system" {
 		t.Errorf("Kustomization Source = %q, want GitRepository/flux-system/flux-system", got)
 	}
-	if got := Evaluate(hrRef, loadFixture(t, "hr-ready.yaml"), Revision{}).Source; got != "" {
-		t.Errorf("HelmRelease Source = %q, want none", got)
+	if got := Evaluate(hrRef, loadFixture(t, "hr-ready.yaml"), Revision{}, nil).Source; got != "OCIRepository/apps/podinfo" {
+		t.Errorf("HelmRelease Source = %q, want its chartRef OCIRepository/apps/podinfo", got)
 	}
 }
 
@@ -164,7 +165,7 @@ func TestEvaluateWithoutObject(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := Evaluate(tt.ref, nil, Revision{})
+			got := Evaluate(tt.ref, nil, Revision{}, nil)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Evaluate(%s, nil) mismatch (-want +got):\n%s", tt.ref.ID(), diff)
 			}
@@ -189,7 +190,7 @@ func TestEvaluateIntegersFromJSON(t *testing.T) {
 		},
 	}}
 	ref := Ref{Kind: KindKustomization, Namespace: "flux-system", Name: "apps"}
-	got := Evaluate(ref, obj, mustRevision(t, "c2a6b03"))
+	got := Evaluate(ref, obj, mustRevision(t, "c2a6b03"), nil)
 	if got.Verdict != current || got.Object.Generation != 2 || got.Object.ObservedGeneration != 2 {
 		t.Errorf("Evaluate(float64 generations) = %v (generation %d, observed %d), want Current (2, 2)",
 			got.Verdict, got.Object.Generation, got.Object.ObservedGeneration)
@@ -225,7 +226,7 @@ func TestEvaluateNewGeneration(t *testing.T) {
 			t.Parallel()
 			obj := loadFixture(t, tt.fixture)
 			obj.SetGeneration(9)
-			g := Evaluate(tt.ref, obj, mustRevision(t, tt.want))
+			g := Evaluate(tt.ref, obj, mustRevision(t, tt.want), nil)
 			if diff := cmp.Diff(tt.out, verdict{g.Verdict, g.Code, g.Message}); diff != "" {
 				t.Errorf("Evaluate(%s at generation 9, %q) mismatch (-want +got):\n%s", tt.fixture, tt.want, diff)
 			}

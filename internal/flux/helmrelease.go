@@ -65,7 +65,7 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 		// A release failure is about the chart version attempted; a stall on the configuration
 		// (an invalid CEL expression, access denied) holds for any version.
 		revisionBound := !isStalled || retriesStall(stalled)
-		if revisionBound && !want.IsZero() && !want.Matches(v.lastAttempted, v.lastAttemptedDigest) {
+		if revisionBound && !v.attemptedChart(want) {
 			return staleFailure(want, v.lastAttempted, failure)
 		}
 		decided := ready // summarize stamps Ready with the generation it summarized

@@ -165,7 +165,7 @@ func TestEvaluateHelmReleaseStalls(t *testing.T) {
 			t.Parallel()
 			obj := loadFixture(t, tt.fixture)
 			editConditions(t, obj, tt.condition, tt.edit)
-			g := Evaluate(hrRef, obj, mustRevision(t, tt.want))
+			g := Evaluate(hrRef, obj, mustRevision(t, tt.want), nil)
 			if diff := cmp.Diff(tt.out, verdict{g.Verdict, g.Code, g.Message}); diff != "" {
 				t.Errorf("Evaluate(%s edited, %q) mismatch (-want +got):\n%s", tt.fixture, tt.want, diff)
 			}

@@ -44,7 +44,10 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 	if ready.status == string(metav1.ConditionFalse) {
 		if code, ok := kustomizationFailures[ready.reason]; ok {
 			failure := decision{verdict: result.VerdictFailed, code: code, reason: ready.reason, message: ready.message}
-			if !want.IsZero() && !want.Matches(v.lastAttempted) && !want.MentionedIn(ready.message) {
+			// The revision that failed is the one last attempted, or, when the failure came
+			// before kustomize-controller recorded it (the artifact or the path cannot be
+			// read), the one its Reconciling message names.
+			if !v.attempted(want) && !want.Matches(v.reconcilingRevision) && !want.MentionedIn(ready.message) {
 				return staleFailure(want, v.lastAttempted, failure)
 			}
 			if v.lastAttempted != "" {
@@ -65,7 +68,7 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 	if v.observedGeneration != v.generation {
 		return decision{reason: ready.reason, message: generationPending(v, kustomizeController)}
 	}
-	if !want.Matches(v.lastApplied) {
+	if !v.applied(want) {
 		return decision{reason: ready.reason, message: staleSuccess(v.lastApplied, want)}
 	}
 	return decision{verdict: result.VerdictCurrent, reason: ready.reason, message: ready.message}

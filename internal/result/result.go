@@ -65,6 +65,8 @@ const (
 	CodeFluxReconciliationFailed Code = "flux-reconciliation-failed"
 	CodeFluxPruneFailed          Code = "flux-prune-failed"
 	CodeFluxDependencyNotReady   Code = "flux-dependency-not-ready"
+	CodeFluxDependencyFailed     Code = "flux-dependency-failed"
+	CodeFluxRevisionSuperseded   Code = "flux-revision-superseded"
 	CodeFluxSuspended            Code = "flux-suspended"
 	CodeFluxInstallFailed        Code = "flux-install-failed"
 	CodeFluxUpgradeFailed        Code = "flux-upgrade-failed"
@@ -78,7 +80,8 @@ var Codes = []Code{
 	CodeNotProgressing, CodeJobFailed, CodeNeverReady, CodeStatefulSetBlocked,
 	CodeFluxStalled, CodeFluxBuildFailed, CodeFluxHealthCheckFailed, CodeFluxArtifactFailed,
 	CodeFluxChartFailed, CodeFluxValuesFailed,
-	CodeFluxReconciliationFailed, CodeFluxPruneFailed, CodeFluxDependencyNotReady, CodeFluxSuspended,
+	CodeFluxReconciliationFailed, CodeFluxPruneFailed, CodeFluxDependencyNotReady, CodeFluxDependencyFailed,
+	CodeFluxRevisionSuperseded, CodeFluxSuspended,
 	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack,
 }
 
@@ -143,6 +146,9 @@ type FluxObject struct {
 	ChartVersion       string `json:"chartVersion,omitempty"`
 	Generation         int64  `json:"generation"`
 	ObservedGeneration int64  `json:"observedGeneration"`
+	// Remote is set when the object applies to another cluster (spec.kubeConfig): the objects
+	// it lists live there and are not verified.
+	Remote bool `json:"remote,omitempty"`
 }
 
 // Object is one object of a Flux object's inventory and its kstatus status.

@@ -29,6 +29,7 @@ import (
 var (
 	GitRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
 	OCIRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
+	HelmChartGVR     = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
 )
 
 // ArtifactServer serves tarballs over HTTP on 127.0.0.1, the way source-controller serves
@@ -97,7 +98,52 @@ func (c *Cluster) PublishGit(ctx context.Context, ns, name, dir, commit string) 
 	}
 	revision := "main@sha1:" + commit
 	spec := map[string]any{"url": "https://git.test/" + name, "interval": "60m", "ref": map[string]any{"branch": "main"}}
-	return c.publish(ctx, GitRepositoryGVR, "GitRepository", ns, name, spec, revision, tarball)
+	return c.publish(ctx, GitRepositoryGVR, "GitRepository", ns, name, spec, revision, tarball, nil)
+}
+
+// PublishOCI publishes the files under dir as the OCIRepository ns/name's artifact, as
+// `flux push artifact --revision ORIGIN` and then source-controller would: revision
+// latest@sha256:<digest>, with the origin revision in the artifact's metadata
+// (org.opencontainers.image.revision). origin may be empty.
+func (c *Cluster) PublishOCI(ctx context.Context, ns, name, dir, origin string) (Artifact, error) {
+	tarball, err := TarGz(dir, "")
+	if err != nil {
+		return Artifact{}, err
+	}
+	sum := sha256.Sum256(tarball)
+	revision := "latest@sha256:" + hex.EncodeToString(sum[:])
+	spec := map[string]any{"url": "oci://registry.test/manifests/" + name, "interval": "60m", "ref": map[string]any{"tag": "latest"}}
+	var extra map[string]any
+	if origin != "" {
+		extra = map[string]any{"metadata": map[string]any{"org.opencontainers.image.revision": origin}}
+	}
+	return c.publish(ctx, OCIRepositoryGVR, "OCIRepository", ns, name, spec, revision, tarball, extra)
+}
+
+// PublishHelmChart publishes the chart in chartDir as the artifact of the HelmChart ns/name,
+// as source-controller builds a chart from a GitRepository with reconcileStrategy Revision:
+// version VERSION+<first 12 hex of the commit>, status.observedSourceArtifactRevision the
+// GitRepository's revision main@sha1:<commit>. The HelmChart's spec names the GitRepository
+// source (of namespace ns).
+func (c *Cluster) PublishHelmChart(ctx context.Context, ns, name, chartDir, version, source, commit string) (Artifact, error) {
+	built := version + "+" + commit[:12]
+	tmp, err := os.MkdirTemp("", "testbed-chart-")
+	if err != nil {
+		return Artifact{}, fmt.Errorf("testbed: copy chart: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, filepath.Base(chartDir))
+	if err := copyChart(chartDir, dir, built); err != nil {
+		return Artifact{}, err
+	}
+	tarball, err := TarGz(dir, filepath.Base(chartDir))
+	if err != nil {
+		return Artifact{}, err
+	}
+	spec := map[string]any{"chart": "./", "interval": "60m", "reconcileStrategy": "Revision",
+		"sourceRef": map[string]any{"kind": "GitRepository", "name": source}}
+	return c.publish(ctx, HelmChartGVR, "HelmChart", ns, name, spec, built, tarball,
+		map[string]any{"observedSourceArtifactRevision": "main@sha1:" + commit})
 }
 
 // PublishChart publishes the Helm chart in chartDir as an OCIRepository revision
@@ -110,10 +156,12 @@ func (c *Cluster) PublishChart(ctx context.Context, ns, name, chartDir, version 
 	sum := sha256.Sum256(tarball)
 	revision := version + "@sha256:" + hex.EncodeToString(sum[:])
 	spec := map[string]any{"url": "oci://registry.test/charts/" + name, "interval": "60m", "ref": map[string]any{"tag": version}}
-	return c.publish(ctx, OCIRepositoryGVR, "OCIRepository", ns, name, spec, revision, tarball)
+	return c.publish(ctx, OCIRepositoryGVR, "OCIRepository", ns, name, spec, revision, tarball, nil)
 }
 
-func (c *Cluster) publish(ctx context.Context, gvr schema.GroupVersionResource, kind, ns, name string, spec map[string]any, revision string, tarball []byte) (Artifact, error) {
+// publish makes the tarball the artifact of the source ns/name, creating the source with spec
+// when it does not exist. extra adds fields to the status: "metadata" goes into the artifact.
+func (c *Cluster) publish(ctx context.Context, gvr schema.GroupVersionResource, kind, ns, name string, spec map[string]any, revision string, tarball []byte, extra map[string]any) (Artifact, error) {
 	sum := sha256.Sum256(tarball)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
 	path := fmt.Sprintf("%s/%s/%s/%s/%s.tar.gz", c.Name, strings.ToLower(kind), ns, name, hex.EncodeToString(sum[:8]))
@@ -133,18 +181,27 @@ func (c *Cluster) publish(ctx context.Context, gvr schema.GroupVersionResource, 
 		return Artifact{}, fmt.Errorf("testbed: %s %s/%s in %s: %w", kind, ns, name, c.Name, err)
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
-	obj.Object["status"] = map[string]any{
+	artifact := map[string]any{
+		"path": path, "url": art.URL, "revision": revision, "digest": digest,
+		"size": art.Size, "lastUpdateTime": now,
+	}
+	status := map[string]any{
 		"observedGeneration": obj.GetGeneration(),
-		"artifact": map[string]any{
-			"path": path, "url": art.URL, "revision": revision, "digest": digest,
-			"size": art.Size, "lastUpdateTime": now,
-		},
+		"artifact":           artifact,
 		"conditions": []any{map[string]any{
 			"type": "Ready", "status": "True", "reason": "Succeeded",
 			"message":            "stored artifact for revision '" + revision + "'",
 			"lastTransitionTime": now, "observedGeneration": obj.GetGeneration(),
 		}},
 	}
+	for k, v := range extra {
+		if k == "metadata" {
+			artifact[k] = v
+			continue
+		}
+		status[k] = v
+	}
+	obj.Object["status"] = status
 	if _, err := ri.UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err != nil {
 		return Artifact{}, fmt.Errorf("testbed: publish %s to %s %s/%s in %s: %w", revision, kind, ns, name, c.Name, err)
 	}

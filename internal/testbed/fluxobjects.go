@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -26,7 +27,10 @@ var (
 // Kustomization describes a Flux Kustomization that applies the GitRepository of the same
 // name (in namespace flux-system) into TargetNamespace.
 type Kustomization struct {
-	Name            string
+	Name string
+	// SourceKind is the kind of its source, of the same name: GitRepository (the default) or
+	// OCIRepository (published with PublishOCI).
+	SourceKind      string
 	TargetNamespace string
 	Suspend         bool
 	Wait            bool     // spec.wait: Flux health-checks what it applied
@@ -43,7 +47,7 @@ func (k Kustomization) Manifest() *unstructured.Unstructured {
 		"path":            "./",
 		"prune":           true,
 		"targetNamespace": k.TargetNamespace,
-		"sourceRef":       map[string]any{"kind": "GitRepository", "name": k.Name},
+		"sourceRef":       map[string]any{"kind": cmp.Or(k.SourceKind, "GitRepository"), "name": k.Name},
 		"suspend":         k.Suspend,
 		"wait":            k.Wait,
 	}

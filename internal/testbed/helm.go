@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -23,6 +24,11 @@ type HelmRelease struct {
 	Namespace string
 	// Chart is the OCIRepository the chartRef names; empty means Name.
 	Chart string
+	// ChartKind is the kind the chartRef names: OCIRepository (the default) or HelmChart
+	// (published with PublishHelmChart); ChartNamespace its namespace, when not the
+	// HelmRelease's.
+	ChartKind      string
+	ChartNamespace string
 	// TargetNamespace is spec.targetNamespace; empty releases into Namespace.
 	TargetNamespace string
 	// Interval is spec.interval; empty means 10m.
@@ -78,10 +84,11 @@ func (h HelmRelease) Manifest() *unstructured.Unstructured {
 	if interval == "" {
 		interval = "10m"
 	}
-	spec := map[string]any{
-		"interval": interval,
-		"chartRef": map[string]any{"kind": "OCIRepository", "name": h.chart()},
+	chartRef := map[string]any{"kind": cmp.Or(h.ChartKind, "OCIRepository"), "name": h.chart()}
+	if h.ChartNamespace != "" {
+		chartRef["namespace"] = h.ChartNamespace
 	}
+	spec := map[string]any{"interval": interval, "chartRef": chartRef}
 	if h.TargetNamespace != "" {
 		spec["targetNamespace"] = h.TargetNamespace
 	}

@@ -124,16 +124,44 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 		e.wait(verdictReason{verdict: result.VerdictNotFound, reason: "NotFound", message: id + " not found"})
 		return
 	}
-	if parent != nil {
-		want = nestedRevision(parent, want, flux.SourceRef(ref.Kind, obj))
+	srcRef := flux.SourceOf(ref.Kind, obj)
+	ownSource := parent != nil && srcRef.ID() != parent.Source
+	var (
+		gate    flux.Gate
+		src     *flux.Source
+		srcNote string
+	)
+	if ownSource {
+		src, srcNote = s.source(e, srcRef)
 	}
-	gate := flux.Evaluate(ref, obj, want)
+	if parent != nil {
+		want = flux.NestedWant(parent.Source, want, srcRef, src)
+	}
+	gate = flux.Evaluate(ref, obj, want, src)
+	if !ownSource && gate.Verdict != result.VerdictCurrent && !want.IsZero() {
+		// Judged on the run's revision, its source only tells more when that is not Current
+		// yet: the origin revision of an OCI artifact, a source that moved on.
+		src, srcNote = s.source(e, srcRef)
+		gate = flux.Evaluate(ref, obj, want, src)
+	}
 	if parent != nil && !parent.Applied {
 		// Its owner has not applied the expected revision: its own spec may still change.
 		gate.Applied = false
 	}
+	switch {
+	case ownSource && src != nil:
+		// A nested object of another source must have applied what that source offers now,
+		// once source-controller is done with it.
+		s.settleSource(e, &gate, *src)
+	case parent == nil && src != nil && !want.IsZero() && gate.Verdict == result.VerdictInProgress:
+		// (A failure of the expected revision is the answer, whatever came after it.)
+		if flux.Superseded(want, s.firstArtifact(srcRef.ID(), src.Revision), *src) {
+			override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "", flux.SupersededMessage(want, *src))
+		}
+	}
 	fo = gate.Object
 	fo.Owner = owner
+	fo.Message = joinMessage(fo.Message, srcNote)
 	e.flux = append(e.flux, fo)
 	// A failure that only says the workloads are not healthy (a Flux health check, a Helm
 	// install, upgrade or test) waits for the workloads' own failure, which says why; it
@@ -149,19 +177,32 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 			// previous revision, so it waits, as the workloads do.
 			e.wait(verdictReason{verdict: result.VerdictInProgress, code: gate.Code, reason: fo.Reason,
 				message: id + ": " + gate.Message + " (before " + parent.Object.ID + " applied the expected revision)"})
-		case gate.Applied && s.req.Workloads && workloadsExplain[gate.Code]:
+		case gate.Applied && s.req.Workloads && !gate.Remote && workloadsExplain[gate.Code]:
 			deferred = &v
 		default:
 			e.fail(v)
 		}
 	case result.VerdictSuspended:
+		if parent != nil && !s.req.FailOnSuspended {
+			// Suspended on purpose, as a team may a sub-Kustomization: reported, and what it
+			// lists (whatever it last applied) is not verified.
+			return
+		}
 		e.fail(verdictReason{verdict: result.VerdictSuspended, code: gate.Code, reason: "Suspended", message: id + ": " + gate.Message})
 		return
 	case result.VerdictInProgress:
 		e.wait(verdictReason{verdict: result.VerdictInProgress, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
+		if gate.Code == result.CodeFluxDependencyNotReady {
+			s.evalDependencies(e, id, gate, want, roots)
+		}
 	}
 	if deferred != nil {
 		defer e.fail(*deferred)
+	}
+	if gate.Remote {
+		// What it applied lives in another cluster: looking it up here would find nothing,
+		// or a namesake.
+		return
 	}
 	refs, err := s.inventory(id, obj)
 	if err != nil {
@@ -197,17 +238,6 @@ var workloadsExplain = map[result.Code]bool{
 	result.CodeFluxInstallFailed:     true,
 	result.CodeFluxUpgradeFailed:     true,
 	result.CodeFluxTestFailed:        true,
-}
-
-// nestedRevision is the revision a Flux object found in the inventory of another must apply:
-// the same as its owner when both read the same source (a Kustomization of the same
-// GitRepository applies the same commit), none otherwise (it then has to be Ready on the
-// revision it last attempted, at the generation its owner applied).
-func nestedRevision(owner *flux.Gate, want flux.Revision, childSource string) flux.Revision {
-	if childSource != "" && childSource == owner.Source {
-		return want
-	}
-	return flux.Revision{}
 }
 
 // evalObject computes an inventory object's status with kstatus and, when it is a workload
@@ -256,9 +286,20 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	}
 	cached, ok := w.object(ns, o.Name)
 	if !ok {
-		ro.Status, ro.Message = result.ObjectNotFound, "not found in the cluster"
-		e.objects = append(e.objects, ro)
-		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "NotFound", message: ro.ID + " not found"})
+		done, failedJob, msg := jobGone(w, ns, o, owner)
+		switch {
+		case done:
+			ro.Status, ro.Message = result.ObjectCurrent, msg
+			e.objects = append(e.objects, ro)
+		case failedJob != nil && current:
+			ro.Status, ro.Message = result.ObjectFailed, "deleted after it failed (ttlSecondsAfterFinished)"
+			e.objects = append(e.objects, ro)
+			e.fail(verdictReason{verdict: result.VerdictFailed, code: result.CodeJobFailed, reason: "Failed", message: ro.ID + ": " + ro.Message})
+		default:
+			ro.Status, ro.Message = result.ObjectNotFound, "not found in the cluster"
+			e.objects = append(e.objects, ro)
+			e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "NotFound", message: ro.ID + " not found"})
+		}
 		return
 	}
 	u, _ := asUnstructured(cached, gvk)

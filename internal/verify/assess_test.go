@@ -49,7 +49,7 @@ var (
 func fakeMappings() map[schema.GroupVersionKind]*meta.RESTMapping {
 	m := map[schema.GroupVersionKind]*meta.RESTMapping{}
 	for gvr, kind := range map[schema.GroupVersionResource]string{deployGVR: "Deployment", svcGVR: "Service", secretGVR: "Secret",
-		ksGVR: "Kustomization", rsGVR: "ReplicaSet", podsGVR: "Pod", roleGVR: "Role", gitGVR: "GitRepository"} {
+		ksGVR: "Kustomization", rsGVR: "ReplicaSet", podsGVR: "Pod", roleGVR: "Role", gitGVR: "GitRepository", jobsGVR: "Job"} {
 		gvk := gvr.GroupVersion().WithKind(kind)
 		m[gvk] = &meta.RESTMapping{Resource: gvr, GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}
 	}

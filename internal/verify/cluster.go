@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +59,9 @@ type clusterState struct {
 	// inventories caches each Flux object's parsed inventory by resourceVersion: assessments
 	// run after every change of any watched object, the inventory changes only with its owner.
 	inventories map[string]parsedInventory
+	// firstArtifacts is the artifact revision the run first saw for each source a requested
+	// object applies from: a move away from it to another revision supersedes the expected one.
+	firstArtifacts map[string]string
 
 	mapperMu    sync.Mutex
 	mapper      *restmapper.DeferredDiscoveryRESTMapper
@@ -187,21 +191,48 @@ func (s *clusterState) stopped(ctx context.Context, last *assessment, timeout ti
 	return verdictReason{verdict: v, code: pending.code, reason: "Cancelled", message: msg + "; was " + pending.message}
 }
 
-// currentMessage says what was verified; the applied revision has a column of its own.
+// currentMessage says what was verified; the applied revision has a column of its own. It
+// names what was left out: objects the credentials may not read, nested Flux objects that are
+// suspended, objects applied to a remote cluster.
 func currentMessage(c result.Cluster) string {
-	if len(c.Objects) == 0 {
-		return fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
-	}
-	unverified := 0
-	for _, o := range c.Objects {
-		if o.Status != result.ObjectCurrent {
-			unverified++
+	msg := fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
+	if len(c.Objects) > 0 {
+		unverified := 0
+		for _, o := range c.Objects {
+			if o.Status != result.ObjectCurrent {
+				unverified++
+			}
+		}
+		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified)
+		if unverified > 0 {
+			msg += fmt.Sprintf(", %d not verified (the credentials may not read them)", unverified)
 		}
 	}
-	if unverified > 0 {
-		return fmt.Sprintf("%d objects Current, %d not verified (the credentials may not read them)", len(c.Objects)-unverified, unverified)
+	var suspended, remote []string
+	for _, f := range c.Flux {
+		switch {
+		case f.Verdict == result.VerdictSuspended:
+			suspended = append(suspended, f.ID)
+		case f.Remote:
+			remote = append(remote, f.ID)
+		}
 	}
-	return fmt.Sprintf("%d objects Current", len(c.Objects))
+	if len(suspended) > 0 {
+		msg += "; suspended, not verified: " + fewOf(suspended)
+	}
+	if len(remote) > 0 {
+		msg += "; applied to a remote cluster (spec.kubeConfig), not verified here: " + fewOf(remote)
+	}
+	return msg
+}
+
+// fewOf lists up to three IDs, and how many more there are.
+func fewOf(ids []string) string {
+	const few = 3
+	if len(ids) <= few {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:few], ", "), len(ids)-few)
 }
 
 // newClusterState builds the clients for a cluster and its object cache: informers, or lists

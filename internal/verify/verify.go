@@ -43,6 +43,10 @@ type Request struct {
 	FailFast bool
 	// Workloads also verifies the objects in the inventories, not only the Flux objects.
 	Workloads bool
+	// FailOnSuspended fails a cluster where a nested Flux object (one an inventory lists, not
+	// a requested one) is suspended; by default it is reported and skipped, as teams suspend
+	// a sub-Kustomization on purpose. A suspended requested object always fails.
+	FailOnSuspended bool
 	// Snapshot returns the state as it is now instead of waiting (app-status get).
 	Snapshot bool
 	// Classify holds the rollout-failure classifier's thresholds.

@@ -46,6 +46,9 @@ type cachedList interface {
 	object(namespace, name string) (any, bool)
 	// list returns every object.
 	list() []any
+	// gone returns the last state of an object the cache saw deleted (Jobs only: the other
+	// kinds are not kept).
+	gone(namespace, name string) (any, bool)
 }
 
 // Read bounds: a list that takes longer is abandoned and retried by the informer; watches are
@@ -88,6 +91,42 @@ type notifyingStore struct {
 	transform cache.TransformFunc
 	onChange  func()
 	isSynced  atomic.Bool
+	// keepGone keeps the last state of deleted objects in deleted: a Job deleted after it
+	// finished (ttlSecondsAfterFinished) is still listed by its Flux inventory.
+	keepGone bool
+	goneMu   sync.Mutex
+	deleted  map[string]any
+}
+
+// remember keeps the last state of an object that was deleted.
+func (n *notifyingStore) remember(obj any) {
+	if !n.keepGone {
+		return
+	}
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	o, err := n.transform(obj)
+	if err != nil {
+		return
+	}
+	n.goneMu.Lock()
+	defer n.goneMu.Unlock()
+	if n.deleted == nil {
+		n.deleted = map[string]any{}
+	}
+	n.deleted[key] = o
+}
+
+func (n *notifyingStore) gone(key string) (any, bool) {
+	n.goneMu.Lock()
+	defer n.goneMu.Unlock()
+	o, ok := n.deleted[key]
+	return o, ok
 }
 
 func (n *notifyingStore) Add(obj any) error {
@@ -110,6 +149,7 @@ func (n *notifyingStore) Update(obj any) error {
 
 func (n *notifyingStore) Delete(obj any) error {
 	defer n.onChange()
+	n.remember(obj)
 	return n.Store.Delete(obj)
 }
 
@@ -121,6 +161,20 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 			return err
 		}
 		converted = append(converted, o)
+	}
+	if n.keepGone {
+		// Objects deleted while the watch was down vanish from a new list.
+		listed := map[string]bool{}
+		for _, o := range converted {
+			if key, err := cache.MetaNamespaceKeyFunc(o); err == nil {
+				listed[key] = true
+			}
+		}
+		for _, o := range n.Store.List() {
+			if key, err := cache.MetaNamespaceKeyFunc(o); err == nil && !listed[key] {
+				n.remember(o)
+			}
+		}
 	}
 	defer n.onChange()
 	defer n.isSynced.Store(true)
@@ -244,7 +298,7 @@ func (s *watchSet) get(key watchKey) cachedList {
 		return w
 	}
 	w := &watch{since: s.clock(), onErr: s.notify}
-	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key.gvr), onChange: s.notify}
+	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key.gvr), onChange: s.notify, keepGone: key.gvr == jobsGVR}
 	lw, example := s.listWatch(key, w)
 	backoff := reconnectBackoff
 	r := cache.NewReflectorWithOptions(lw, example, w.store, cache.ReflectorOptions{
@@ -293,6 +347,10 @@ func (w *watch) object(namespace, name string) (any, bool) {
 }
 
 func (w *watch) list() []any { return w.store.List() }
+
+func (w *watch) gone(namespace, name string) (any, bool) {
+	return w.store.gone(storeKey(namespace, name))
+}
 
 func storeKey(namespace, name string) string {
 	if namespace != "" {

@@ -1,0 +1,222 @@
+package flux
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The source kinds of source.toolkit.fluxcd.io/v1 a Kustomization or a HelmRelease applies
+// from, with the resource the engine reads them as.
+var sourceResources = map[string]string{
+	"GitRepository":  "gitrepositories",
+	"OCIRepository":  "ocirepositories",
+	"Bucket":         "buckets",
+	"HelmChart":      "helmcharts",
+	"HelmRepository": "helmrepositories",
+}
+
+const sourceGroup = "source.toolkit.fluxcd.io"
+
+// originRevisionKey is the artifact metadata key that holds the revision an OCI artifact was
+// built from (`flux push artifact --revision main@sha1:<sha>`); kustomize-controller records it
+// as lastAppliedOriginRevision.
+const originRevisionKey = "org.opencontainers.image.revision"
+
+// SourceRef names the source a Flux object applies from.
+type SourceRef struct {
+	Kind, Namespace, Name string
+}
+
+// ID is Kind/namespace/name, or "" for the zero SourceRef.
+func (r SourceRef) ID() string {
+	if r.Name == "" {
+		return ""
+	}
+	return result.ObjectID(r.Kind, r.Namespace, r.Name)
+}
+
+// GroupVersionResource is the resource the source is read from; false for a kind that is not
+// a Flux source.
+func (r SourceRef) GroupVersionResource() (schema.GroupVersionResource, bool) {
+	res, ok := sourceResources[r.Kind]
+	return schema.GroupVersionResource{Group: sourceGroup, Version: "v1", Resource: res}, ok
+}
+
+// SourceOf returns the source a Flux object applies from: a Kustomization's spec.sourceRef; a
+// HelmRelease's spec.chartRef (an OCIRepository or a HelmChart), or the HelmChart
+// helm-controller makes for its spec.chart, named NAMESPACE-NAME in the namespace of the chart's
+// own source. The zero SourceRef when the object names none.
+func SourceOf(kind Kind, obj *unstructured.Unstructured) SourceRef {
+	if obj == nil {
+		return SourceRef{}
+	}
+	ref := func(fields ...string) SourceRef {
+		m, ok, _ := unstructured.NestedMap(obj.Object, fields...)
+		if !ok || str(m, "name") == "" {
+			return SourceRef{}
+		}
+		return SourceRef{Kind: str(m, "kind"), Namespace: cmp.Or(str(m, "namespace"), obj.GetNamespace()), Name: str(m, "name")}
+	}
+	switch kind {
+	case KindKustomization:
+		return ref("spec", "sourceRef")
+	case KindHelmRelease:
+		if r := ref("spec", "chartRef"); r.Name != "" {
+			return r
+		}
+		if chartSource := ref("spec", "chart", "spec", "sourceRef"); chartSource.Name != "" {
+			// helm-controller records the chart it made as status.helmChart, NAMESPACE/NAME.
+			if made, _, _ := unstructured.NestedString(obj.Object, "status", "helmChart"); made != "" {
+				if ns, name, ok := strings.Cut(made, "/"); ok && ns != "" && name != "" {
+					return SourceRef{Kind: "HelmChart", Namespace: ns, Name: name}
+				}
+			}
+			return SourceRef{Kind: "HelmChart", Namespace: chartSource.Namespace, Name: obj.GetNamespace() + "-" + obj.GetName()}
+		}
+	}
+	return SourceRef{}
+}
+
+// chartSourceOf returns the source a HelmChart is built from (a GitRepository, a Bucket or a
+// HelmRepository, in the chart's namespace).
+func chartSourceOf(chart *unstructured.Unstructured, namespace string) SourceRef {
+	m, ok, _ := unstructured.NestedMap(chart.Object, "spec", "sourceRef")
+	if !ok || str(m, "name") == "" {
+		return SourceRef{}
+	}
+	return SourceRef{Kind: str(m, "kind"), Namespace: namespace, Name: str(m, "name")}
+}
+
+// Source is what a Flux source offers now, as source-controller records it.
+type Source struct {
+	Ref SourceRef
+	// Revision is status.artifact.revision: main@sha1:<sha>, latest@sha256:<digest>, a chart
+	// version. Empty until the source has an artifact.
+	Revision string
+	// OriginRevision is the revision the artifact was built from, when its metadata says
+	// (an OCI artifact pushed with `flux push artifact --revision`).
+	OriginRevision string
+	// BuiltFrom is a HelmChart's status.observedSourceArtifactRevision: the revision of its
+	// own source that it last built from (or is building from).
+	BuiltFrom string
+	// Done reports whether source-controller has finished with the current spec: Ready=True,
+	// not reconciling, at the current generation.
+	Done bool
+	// Stalled is source-controller's word that it cannot get further without a change (a
+	// chart that cannot be built from this revision, an invalid spec); Message says why.
+	Stalled bool
+	Message string
+	// Remote is set for a HelmRepository of type oci, which has no artifact.
+	Remote bool
+	// Upstream is a HelmChart's own source (spec.sourceRef).
+	Upstream SourceRef
+}
+
+// ReadSource reads a source object; nil reads as a source with no artifact yet.
+func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
+	s := Source{Ref: ref}
+	if obj == nil {
+		return s
+	}
+	u := obj.Object
+	s.Revision, _, _ = unstructured.NestedString(u, "status", "artifact", "revision")
+	s.OriginRevision, _, _ = unstructured.NestedString(u, "status", "artifact", "metadata", originRevisionKey)
+	s.BuiltFrom, _, _ = unstructured.NestedString(u, "status", "observedSourceArtifactRevision")
+	if ref.Kind == "HelmChart" {
+		s.Upstream = chartSourceOf(obj, ref.Namespace)
+	}
+	if t, _, _ := unstructured.NestedString(u, "spec", "type"); ref.Kind == "HelmRepository" && t == "oci" {
+		s.Remote = true
+	}
+	generation, observed := int64Field(u, "metadata", "generation"), int64Field(u, "status", "observedGeneration")
+	var ready, reconciling, stalled condition
+	for _, m := range nestedMaps(u, "status", "conditions") {
+		c := condition{status: str(m, "status"), reason: str(m, "reason"), message: str(m, "message")}
+		switch str(m, "type") {
+		case meta.ReadyCondition:
+			ready = c
+		case meta.ReconcilingCondition:
+			reconciling = c
+		case meta.StalledCondition:
+			stalled = c
+		}
+	}
+	s.Done = ready.status == string(metav1.ConditionTrue) && reconciling.status != string(metav1.ConditionTrue) && observed == generation
+	if stalled.status == string(metav1.ConditionTrue) && observed == generation {
+		s.Stalled, s.Message = true, stalled.message
+	} else if ready.status == string(metav1.ConditionFalse) {
+		s.Message = ready.message
+	}
+	return s
+}
+
+// Revisions are the revisions the source's artifact stands for: its own, the revision it
+// was built from (an OCI artifact's origin), and, for a HelmChart, the revision of its own
+// source it was built from.
+func (s Source) Revisions() []string {
+	return nonEmpty(s.Revision, s.OriginRevision, s.BuiltFrom)
+}
+
+// Offers is the revision an object applying from the source must have applied: exactly the
+// source's artifact. The zero Revision when the source has no artifact.
+func (s Source) Offers() Revision {
+	return RecordedRevision(s.Revision)
+}
+
+// RecordedRevision is the expected revision matching a revision as Flux records it, exactly
+// (with its digest, when it has one); the zero Revision for "".
+func RecordedRevision(s string) Revision {
+	if s == "" {
+		return Revision{}
+	}
+	if r, err := ParseRevision(s); err == nil {
+		return r
+	}
+	return Revision{raw: s, form: formRef, ref: s}
+}
+
+// Superseded reports whether a source has moved past the expected revision while the run
+// watched it: its artifact changed from first, the one the run saw first, to one that is not
+// the expected revision. Flux applies the newest artifact only: the expected revision will not
+// be applied. A source first seen on another revision may be older or newer than the expected
+// one; only a move tells.
+func Superseded(want Revision, first string, now Source) bool {
+	if want.IsZero() || first == "" || now.Revision == "" || sameRecorded(first, now.Revision) {
+		return false
+	}
+	return !want.Matches(now.Revisions()...)
+}
+
+// SupersededMessage says which revision the source moved to instead of the expected one.
+func SupersededMessage(want Revision, src Source) string {
+	return fmt.Sprintf("%s moved on to %s: %s will not be applied (Flux applies the newest revision only); verify %s instead, or push again",
+		src.Ref.ID(), ShortRevision(src.Revision), ShortRevision(want.String()), ShortRevision(src.Revision))
+}
+
+// sameRecorded reports whether two recorded revisions name the same artifact, across the
+// legacy and current formats.
+func sameRecorded(a, b string) bool {
+	if a == b {
+		return true
+	}
+	pa, pb := splitRevision(a), splitRevision(b)
+	return pa.digest != "" && pa.digest == pb.digest && pa.algo == pb.algo
+}
+
+func nonEmpty(ss ...string) []string {
+	out := ss[:0:0]
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,383 @@
+package flux
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// fromYAML reads an object written inline (numbers as float64, as encoding/json decodes them:
+// the rules read both).
+func fromYAML(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatalf("%v in:\n%s", err, doc)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+const (
+	shaA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	shaB = "b2c3d4e5f60718293a4b5c6d7e8f9012345678a1"
+	shaC = "c3d4e5f60718293a4b5c6d7e8f9012345678a1b2"
+	// digestX is an OCI manifest digest.
+	digestX = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	digestY = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+)
+
+func TestSourceOf(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		kind Kind
+		doc  string
+		want string
+	}{
+		{"kustomization, source in its namespace", KindKustomization, `
+metadata: {name: app, namespace: apps}
+spec: {sourceRef: {kind: GitRepository, name: repo}}`, "GitRepository/apps/repo"},
+		{"kustomization, source in another namespace", KindKustomization, `
+metadata: {name: app, namespace: apps}
+spec: {sourceRef: {kind: OCIRepository, name: repo, namespace: flux-system}}`, "OCIRepository/flux-system/repo"},
+		{"helmrelease chartRef", KindHelmRelease, `
+metadata: {name: web, namespace: apps}
+spec: {chartRef: {kind: OCIRepository, name: web-chart}}`, "OCIRepository/apps/web-chart"},
+		{"helmrelease chartRef to a HelmChart elsewhere", KindHelmRelease, `
+metadata: {name: web, namespace: apps}
+spec: {chartRef: {kind: HelmChart, name: web, namespace: flux-system}}`, "HelmChart/flux-system/web"},
+		{"helmrelease spec.chart: the chart helm-controller makes, in the source's namespace", KindHelmRelease, `
+metadata: {name: web, namespace: apps}
+spec: {chart: {spec: {chart: web, sourceRef: {kind: HelmRepository, name: charts, namespace: flux-system}}}}`, "HelmChart/flux-system/apps-web"},
+		{"helmrelease spec.chart with status.helmChart", KindHelmRelease, `
+metadata: {name: web, namespace: apps}
+spec: {chart: {spec: {chart: web, sourceRef: {kind: GitRepository, name: repo}}}}
+status: {helmChart: apps/apps-web}`, "HelmChart/apps/apps-web"},
+		{"no source", KindKustomization, `
+metadata: {name: app, namespace: apps}
+spec: {}`, ""},
+	}
+	for _, tt := range tests {
+		if got := SourceOf(tt.kind, fromYAML(t, tt.doc)).ID(); got != tt.want {
+			t.Errorf("%s: SourceOf = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestReadSource(t *testing.T) {
+	t.Parallel()
+	git := SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "repo"}
+	tests := []struct {
+		name string
+		ref  SourceRef
+		doc  string
+		want Source
+	}{
+		{"fetched", git, `
+metadata: {generation: 2}
+status:
+  observedGeneration: 2
+  artifact: {revision: main@sha1:` + shaA + `}
+  conditions: [{type: Ready, status: "True", reason: Succeeded}]`,
+			Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}},
+		{"fetching a new spec", git, `
+metadata: {generation: 3}
+status:
+  observedGeneration: 2
+  artifact: {revision: main@sha1:` + shaA + `}
+  conditions: [{type: Ready, status: "True", reason: Succeeded}]`,
+			Source{Ref: git, Revision: "main@sha1:" + shaA}},
+		{"reconciling", git, `
+metadata: {generation: 2}
+status:
+  observedGeneration: 2
+  artifact: {revision: main@sha1:` + shaA + `}
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: building artifact}
+  - {type: Ready, status: Unknown, reason: Progressing}`,
+			Source{Ref: git, Revision: "main@sha1:" + shaA}},
+		{"failing", git, `
+metadata: {generation: 2}
+status:
+  observedGeneration: 1
+  conditions: [{type: Ready, status: "False", reason: GitOperationFailed, message: authentication required}]`,
+			Source{Ref: git, Message: "authentication required"}},
+		{"OCI artifact with its origin", SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: "app"}, `
+metadata: {generation: 1}
+status:
+  observedGeneration: 1
+  artifact: {revision: "latest@` + digestX + `", metadata: {org.opencontainers.image.revision: "main@sha1:` + shaA + `"}}
+  conditions: [{type: Ready, status: "True", reason: Succeeded}]`,
+			Source{Ref: SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: "app"}, Revision: "latest@" + digestX, OriginRevision: "main@sha1:" + shaA, Done: true}},
+		{"chart built from Git", SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}, `
+metadata: {generation: 1}
+spec: {sourceRef: {kind: GitRepository, name: repo}}
+status:
+  observedGeneration: 1
+  observedSourceArtifactRevision: main@sha1:` + shaA + `
+  artifact: {revision: 1.0.0+a1b2c3d4e5f6}
+  conditions: [{type: Ready, status: "True", reason: Succeeded}]`,
+			Source{Ref: SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}, Revision: "1.0.0+a1b2c3d4e5f6",
+				BuiltFrom: "main@sha1:" + shaA, Done: true, Upstream: git}},
+		{"chart build stalled", SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}, `
+metadata: {generation: 1}
+spec: {sourceRef: {kind: GitRepository, name: repo}}
+status:
+  observedGeneration: 1
+  conditions:
+  - {type: Stalled, status: "True", reason: InvalidChartReference, message: "chart not found: ./web"}
+  - {type: Ready, status: "False", reason: InvalidChartReference, message: "chart not found: ./web"}`,
+			Source{Ref: SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}, Stalled: true, Message: "chart not found: ./web", Upstream: git}},
+		{"OCI Helm repository", SourceRef{Kind: "HelmRepository", Namespace: "flux-system", Name: "charts"}, `
+metadata: {generation: 1}
+spec: {type: oci}`,
+			Source{Ref: SourceRef{Kind: "HelmRepository", Namespace: "flux-system", Name: "charts"}, Remote: true}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, ReadSource(tt.ref, fromYAML(t, tt.doc))); diff != "" {
+			t.Errorf("%s: ReadSource (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+func TestSuperseded(t *testing.T) {
+	t.Parallel()
+	git := func(sha string) Source {
+		return Source{Ref: SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "repo"}, Revision: "main@sha1:" + sha, Done: true}
+	}
+	oci := Source{Revision: "latest@" + digestY, OriginRevision: "main@sha1:" + shaB}
+	tests := []struct {
+		name, want, first string
+		now               Source
+		superseded        bool
+	}{
+		{"not moved", shaB, "main@sha1:" + shaA, git(shaA), false},
+		{"moved to the expected revision", shaB, "main@sha1:" + shaA, git(shaB), false},
+		{"moved past it", shaB, "main@sha1:" + shaA, git(shaC), true},
+		{"first seen on another: may be older or newer", shaB, "", git(shaC), false},
+		{"nothing expected", "", "main@sha1:" + shaA, git(shaC), false},
+		{"legacy format of the same commit", shaB, "main/" + shaA, git(shaA), false},
+		{"OCI artifact whose origin is the expected commit", shaB, "latest@" + digestX, oci, false},
+		{"OCI artifact of another commit", shaC, "latest@" + digestX, oci, true},
+		{"chart built from the expected commit", shaB, "1.0.0", Source{Revision: "1.1.0", BuiltFrom: "main@sha1:" + shaB}, false},
+	}
+	for _, tt := range tests {
+		var want Revision
+		if tt.want != "" {
+			want = mustRevision(t, tt.want)
+		}
+		if got := Superseded(want, tt.first, tt.now); got != tt.superseded {
+			t.Errorf("%s: Superseded = %t, want %t", tt.name, got, tt.superseded)
+		}
+	}
+	msg := SupersededMessage(mustRevision(t, shaB), git(shaC))
+	if !strings.Contains(msg, shaB[:7]) || !strings.Contains(msg, "main@sha1:"+shaC[:7]) || !strings.Contains(msg, "GitRepository/flux-system/repo") {
+		t.Errorf("SupersededMessage = %q, want it to name the source, the expected revision and the new one", msg)
+	}
+}
+
+func TestNestedWant(t *testing.T) {
+	t.Parallel()
+	owner := mustRevision(t, shaB)
+	repo := SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "repo"}
+	other := SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "infra"}
+	chart := SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}
+	tests := []struct {
+		name       string
+		source     SourceRef
+		src        *Source
+		matches    []string
+		notMatches []string
+	}{
+		{"same source: the owner's revision", repo, nil, []string{"main@sha1:" + shaB}, []string{"main@sha1:" + shaA}},
+		{"another source: exactly its artifact", other, &Source{Ref: other, Revision: "main@sha1:" + shaA},
+			[]string{"main@sha1:" + shaA}, []string{"main@sha1:" + shaB, "main@sha1:" + shaC}},
+		{"a chart: exactly its version and build", chart, &Source{Ref: chart, Revision: "1.0.0+b2c3d4e5f607"},
+			[]string{"1.0.0+b2c3d4e5f607"}, []string{"1.0.0", "1.0.0+a1b2c3d4e5f6"}},
+		{"an OCI chart: its digest", SourceRef{Kind: "OCIRepository", Name: "web"}, &Source{Revision: "1.0.0@" + digestX},
+			[]string{"1.0.0+111111111111", digestX}, []string{"1.0.0+222222222222", digestY}},
+	}
+	for _, tt := range tests {
+		got := NestedWant(repo.ID(), owner, tt.source, tt.src)
+		for _, m := range tt.matches {
+			if !got.Matches(m) {
+				t.Errorf("%s: NestedWant = %q does not match %q", tt.name, got, m)
+			}
+		}
+		for _, m := range tt.notMatches {
+			if got.Matches(m) {
+				t.Errorf("%s: NestedWant = %q matches %q", tt.name, got, m)
+			}
+		}
+	}
+	if got := NestedWant(repo.ID(), owner, other, nil); !got.IsZero() {
+		t.Errorf("another source that cannot be read: NestedWant = %q, want none (Ready at whatever it last attempted)", got)
+	}
+}
+
+func TestSourceWait(t *testing.T) {
+	t.Parallel()
+	git := SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "repo"}
+	chart := SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}
+	upstreamB := &Source{Ref: git, Revision: "main@sha1:" + shaB, Done: true}
+	tests := []struct {
+		name     string
+		src      Source
+		upstream *Source
+		verdict  result.Verdict
+		code     result.Code
+		says     string
+	}{
+		{"settled", Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}, nil, current, "", ""},
+		{"no artifact yet", Source{Ref: git}, nil, inProgress, result.CodeFluxArtifactFailed, "to have an artifact"},
+		{"fetching", Source{Ref: git, Revision: "main@sha1:" + shaA}, nil, inProgress, result.CodeFluxArtifactFailed, "source-controller to finish"},
+		{"stalled", Source{Ref: git, Stalled: true, Message: "invalid URL"}, nil, failed, result.CodeFluxArtifactFailed, "invalid URL"},
+		{"chart built from the previous commit", Source{Ref: chart, Revision: "1.0.0+a1b2c3d4e5f6", BuiltFrom: "main@sha1:" + shaA, Done: true, Upstream: git},
+			upstreamB, inProgress, result.CodeFluxChartFailed, "to build from GitRepository/flux-system/repo main@sha1:" + shaB[:7]},
+		{"chart built from the current commit", Source{Ref: chart, Revision: "1.0.0+b2c3d4e5f607", BuiltFrom: "main@sha1:" + shaB, Done: true, Upstream: git},
+			upstreamB, current, "", ""},
+		{"chart that cannot be built", Source{Ref: chart, Stalled: true, Message: "chart not found"}, upstreamB, failed, result.CodeFluxChartFailed, "chart not found"},
+		{"OCI Helm repository", Source{Remote: true}, nil, current, "", ""},
+	}
+	for _, tt := range tests {
+		v, code, msg := SourceWait(tt.src, tt.upstream)
+		if v != tt.verdict || (v != current && code != tt.code) || !strings.Contains(msg, tt.says) {
+			t.Errorf("%s: SourceWait = %s, %s, %q; want %s, %s, saying %q", tt.name, v, code, msg, tt.verdict, tt.code, tt.says)
+		}
+	}
+}
+
+// TestOriginRevisions: what an artifact was built from counts as applied: the gitless flow
+// (flux push artifact --revision), an OCI chart pushed with its commit, a chart a HelmChart
+// built from Git (once it is done building).
+func TestOriginRevisions(t *testing.T) {
+	t.Parallel()
+	ociApp := SourceRef{Kind: "OCIRepository", Namespace: "flux-system", Name: "app"}
+	ks := func(status string) *unstructured.Unstructured {
+		return fromYAML(t, `
+metadata: {name: app, namespace: flux-system, generation: 1}
+spec: {sourceRef: {kind: OCIRepository, name: app}}
+status:
+  observedGeneration: 1
+`+status)
+	}
+	ready := `
+  conditions: [{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: latest@` + digestX + `", observedGeneration: 1}]`
+	hrOCI := fromYAML(t, `
+metadata: {name: web, namespace: apps, generation: 1}
+spec: {chartRef: {kind: OCIRepository, name: web}}
+status:
+  observedGeneration: 1
+  lastAttemptedRevision: 1.0.0+111111111111
+  lastAttemptedRevisionDigest: `+digestX+`
+  history: [{chartVersion: 1.0.0+111111111111, status: deployed, ociDigest: "`+digestX+`"}]
+  conditions:
+  - {type: Ready, status: "True", reason: UpgradeSucceeded, observedGeneration: 1}
+  - {type: Released, status: "True", reason: UpgradeSucceeded, observedGeneration: 1}`)
+	hrChart := fromYAML(t, `
+metadata: {name: web, namespace: apps, generation: 1}
+spec: {chartRef: {kind: HelmChart, name: web}}
+status:
+  observedGeneration: 1
+  lastAttemptedRevision: 1.0.0
+  history: [{chartVersion: 1.0.0, status: deployed}]
+  conditions:
+  - {type: Ready, status: "True", reason: UpgradeSucceeded, observedGeneration: 1}
+  - {type: Released, status: "True", reason: UpgradeSucceeded, observedGeneration: 1}`)
+	chart := SourceRef{Kind: "HelmChart", Namespace: "apps", Name: "web"}
+	tests := []struct {
+		name    string
+		ref     Ref
+		obj     *unstructured.Unstructured
+		src     *Source
+		want    string
+		verdict result.Verdict
+	}{
+		{"lastAppliedOriginRevision", Ref{KindKustomization, "flux-system", "app"},
+			ks(`  lastAppliedRevision: latest@` + digestX + `
+  lastAttemptedRevision: latest@` + digestX + `
+  lastAppliedOriginRevision: main@sha1:` + shaA + ready), nil, shaA, current},
+		{"the source's origin, for the artifact applied", Ref{KindKustomization, "flux-system", "app"},
+			ks(`  lastAppliedRevision: latest@` + digestX + `
+  lastAttemptedRevision: latest@` + digestX + ready),
+			&Source{Ref: ociApp, Revision: "latest@" + digestX, OriginRevision: "main@sha1:" + shaA, Done: true}, shaA, current},
+		{"the source's origin, for another artifact", Ref{KindKustomization, "flux-system", "app"},
+			ks(`  lastAppliedRevision: latest@` + digestX + `
+  lastAttemptedRevision: latest@` + digestX + ready),
+			&Source{Ref: ociApp, Revision: "latest@" + digestY, OriginRevision: "main@sha1:" + shaA, Done: true}, shaA, inProgress},
+		{"an OCI chart pushed with its commit", Ref{KindHelmRelease, "apps", "web"}, hrOCI,
+			&Source{Ref: SourceRef{Kind: "OCIRepository", Namespace: "apps", Name: "web"}, Revision: "1.0.0@" + digestX, OriginRevision: "main@sha1:" + shaA, Done: true}, shaA, current},
+		{"an OCI chart of another commit", Ref{KindHelmRelease, "apps", "web"}, hrOCI,
+			&Source{Ref: SourceRef{Kind: "OCIRepository", Namespace: "apps", Name: "web"}, Revision: "1.0.0@" + digestX, OriginRevision: "main@sha1:" + shaA, Done: true}, shaB, inProgress},
+		{"a chart built from the commit (reconcileStrategy ChartVersion)", Ref{KindHelmRelease, "apps", "web"}, hrChart,
+			&Source{Ref: chart, Revision: "1.0.0", BuiltFrom: "main@sha1:" + shaA, Done: true}, shaA, current},
+		{"a chart still building from the commit", Ref{KindHelmRelease, "apps", "web"}, hrChart,
+			&Source{Ref: chart, Revision: "1.0.0", BuiltFrom: "main@sha1:" + shaA}, shaA, inProgress},
+		{"without the source", Ref{KindHelmRelease, "apps", "web"}, hrChart, nil, shaA, inProgress},
+	}
+	for _, tt := range tests {
+		g := Evaluate(tt.ref, tt.obj, mustRevision(t, tt.want), tt.src)
+		if g.Verdict != tt.verdict {
+			t.Errorf("%s: verdict %s (%s), want %s", tt.name, g.Verdict, g.Message, tt.verdict)
+		}
+	}
+}
+
+// TestReconcilingRevisionAttributesFailure: kustomize-controller fails "kustomization path not
+// found" before it records lastAttemptedRevision; its Reconciling message names the revision.
+func TestReconcilingRevisionAttributesFailure(t *testing.T) {
+	t.Parallel()
+	obj := fromYAML(t, `
+metadata: {name: app, namespace: flux-system, generation: 1}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  observedGeneration: 1
+  lastAppliedRevision: main@sha1:`+shaA+`
+  lastAttemptedRevision: main@sha1:`+shaA+`
+  conditions:
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, observedGeneration: 1,
+     message: "Fetching manifests for revision main@sha1:`+shaB+` with a timeout of 4m30s"}
+  - {type: Ready, status: "False", reason: ArtifactFailed, observedGeneration: 1,
+     message: "kustomization path not found: stat /tmp/kustomization-1/deploy: no such file or directory"}`)
+	ref := Ref{KindKustomization, "flux-system", "app"}
+	if g := Evaluate(ref, obj, mustRevision(t, shaB), nil); g.Verdict != failed || g.Code != result.CodeFluxArtifactFailed {
+		t.Errorf("failure of the revision the Reconciling message names: %s %s (%s), want Failed flux-artifact-failed", g.Verdict, g.Code, g.Message)
+	}
+	if g := Evaluate(ref, obj, mustRevision(t, shaC), nil); g.Verdict != inProgress {
+		t.Errorf("failure of another revision: %s (%s), want InProgress", g.Verdict, g.Message)
+	}
+}
+
+// TestGateWalk: what the engine walks besides the gate's verdict.
+func TestGateWalk(t *testing.T) {
+	t.Parallel()
+	obj := fromYAML(t, `
+metadata: {name: app, namespace: flux-system, generation: 1}
+spec:
+  sourceRef: {kind: GitRepository, name: app}
+  wait: true
+  kubeConfig: {secretRef: {name: prod-kubeconfig}}
+  dependsOn: [{name: infra}, {name: crds, namespace: platform}]
+status:
+  observedGeneration: 1
+  lastAppliedRevision: main@sha1:`+shaA+`
+  lastAttemptedRevision: main@sha1:`+shaA+`
+  inventory: {entries: [{id: apps_web_apps_Deployment, v: v1}, {id: apps_web__Service, v: v1}]}
+  conditions: [{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: main@sha1:`+shaA+`", observedGeneration: 1}]`)
+	g := Evaluate(Ref{KindKustomization, "flux-system", "app"}, obj, mustRevision(t, shaA), nil)
+	want := []Ref{{KindKustomization, "flux-system", "infra"}, {KindKustomization, "platform", "crds"}}
+	if diff := cmp.Diff(want, g.DependsOn); diff != "" {
+		t.Errorf("DependsOn (-want +got):\n%s", diff)
+	}
+	if !g.WaitsForAll || !g.Remote || !g.Object.Remote || g.Source != "GitRepository/flux-system/app" {
+		t.Errorf("WaitsForAll %t, Remote %t (object %t), Source %q; want true, true, GitRepository/flux-system/app", g.WaitsForAll, g.Remote, g.Object.Remote, g.Source)
+	}
+	if g.Verdict != current || !strings.Contains(g.Message, "2 objects are applied to a remote cluster") {
+		t.Errorf("remote Kustomization: %s (%s), want Current, saying its 2 objects are not verified here", g.Verdict, g.Message)
+	}
+}

@@ -1,0 +1,153 @@
+package verify
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// source reads the Flux source ref names from its watch. It returns nil while the source's
+// list is on its way (the assessment then waits for it), when the credentials may not read it
+// (note says so: the object is then judged without it) and for kinds that are not sources.
+// A source that does not exist reads as one with no artifact.
+func (s *clusterState) source(e *assessment, ref flux.SourceRef) (src *flux.Source, note string) {
+	gvr, ok := ref.GroupVersionResource()
+	if !ok || ref.Name == "" {
+		return nil, ""
+	}
+	w := s.watches.get(watchKey{gvr: gvr, namespace: ref.Namespace})
+	if err := w.err(); err != nil && !w.synced() && apierrors.IsNotFound(err) {
+		return nil, "not compared with its source " + ref.ID() + ": the cluster does not serve " + gvr.Resource
+	}
+	ready, forbidden := s.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(ref.Namespace))
+	if forbidden != "" {
+		return nil, "not compared with its source " + ref.ID() + ": " + forbidden
+	}
+	if !ready {
+		return nil, ""
+	}
+	cached, _ := w.object(ref.Namespace, ref.Name)
+	obj, ok := cached.(*unstructured.Unstructured)
+	if !ok {
+		// Flux reports a missing source itself (Ready=False), which the gate reads.
+		return nil, ""
+	}
+	read := flux.ReadSource(ref, obj)
+	return &read, ""
+}
+
+// firstArtifact returns the artifact revision the run first saw for a source, recording rev
+// when it is the first.
+func (s *clusterState) firstArtifact(id, rev string) string {
+	if s.firstArtifacts == nil {
+		s.firstArtifacts = map[string]string{}
+	}
+	if first, ok := s.firstArtifacts[id]; ok {
+		return first
+	}
+	if rev != "" {
+		s.firstArtifacts[id] = rev
+	}
+	return rev
+}
+
+// settleSource holds a nested object's gate back while its own source is not settled
+// (flux.SourceWait): Current waits; a source source-controller stalled on fails.
+func (s *clusterState) settleSource(e *assessment, gate *flux.Gate, src flux.Source) {
+	var upstream *flux.Source
+	if src.Upstream.Name != "" {
+		upstream, _ = s.source(e, src.Upstream)
+	}
+	verdict, code, message := flux.SourceWait(src, upstream)
+	switch {
+	case verdict == result.VerdictFailed:
+		override(gate, verdict, code, gate.Object.Reason, message)
+	case verdict == result.VerdictInProgress && gate.Verdict == result.VerdictCurrent:
+		// What it applied may be about to change. (A failure of what it applied stands: the
+		// gate already waits on a failure of an artifact its source has replaced.)
+		override(gate, verdict, "", gate.Object.Reason, message)
+		gate.Applied = false
+	}
+}
+
+// override replaces a gate's verdict, keeping its object in agreement.
+func override(g *flux.Gate, v result.Verdict, code result.Code, reason, message string) {
+	g.Verdict, g.Code, g.Message = v, code, message
+	g.Object.Verdict, g.Object.Code, g.Object.Reason, g.Object.Message = v, code, reason, message
+}
+
+// evalDependencies judges what a Flux object waits for (spec.dependsOn) when it is not in the
+// tree under verification: a dependency that failed, or is suspended short of Ready, holds the
+// object back for good, and so fails the cluster (flux-dependency-failed). A dependency of the
+// same source as its dependent must apply the same revision; of another, what its source
+// offers now. One that does not exist yet, or cannot be read, is left to Flux's own wait.
+func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate, want flux.Revision, roots map[string]bool) {
+	for _, dep := range gate.DependsOn {
+		if roots[dep.ID()] {
+			continue // judged on its own, as a requested resource
+		}
+		w := s.watches.get(watchKey{gvr: dep.Kind.GroupVersionResource(), namespace: dep.Namespace})
+		ready, forbidden := s.optionalWatchReady(e, w, dep.Kind.GroupVersionResource().Resource+namespaceSuffix(dep.Namespace))
+		if !ready || forbidden != "" {
+			continue
+		}
+		cached, _ := w.object(dep.Namespace, dep.Name)
+		obj, ok := cached.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		srcRef := flux.SourceOf(dep.Kind, obj)
+		src, _ := s.source(e, srcRef)
+		g := flux.Evaluate(dep, obj, flux.NestedWant(gate.Source, want, srcRef, src), src)
+		what := "failed"
+		switch g.Verdict {
+		case result.VerdictSuspended:
+			what = "is suspended"
+		case result.VerdictFailed:
+		default:
+			continue
+		}
+		e.fail(verdictReason{verdict: result.VerdictFailed, code: result.CodeFluxDependencyFailed, reason: g.Object.Reason,
+			message: fmt.Sprintf("%s: waits for %s (dependsOn), which %s: %s", id, dep.ID(), what, g.Message)})
+	}
+}
+
+// jobGone says what became of a Job of the inventory that is not found: one the run saw finish
+// and then vanish was deleted after it finished (ttlSecondsAfterFinished), and one a
+// Kustomization with spec.wait counted healthy was too (kustomize-controller counts a Job with
+// a TTL that is gone as finished). done is false when neither says so.
+func jobGone(w cachedList, ns string, o flux.ObjectRef, owner *flux.Gate) (done bool, failed *batchv1.Job, message string) {
+	if o.Group != "batch" || o.Kind != "Job" {
+		return false, nil, ""
+	}
+	if last, ok := w.gone(ns, o.Name); ok {
+		job, _ := last.(*batchv1.Job)
+		switch {
+		case job == nil:
+		case jobCondition(job, batchv1.JobComplete) || jobCondition(job, batchv1.JobSuccessCriteriaMet):
+			return true, nil, "deleted after it completed (ttlSecondsAfterFinished)"
+		case jobCondition(job, batchv1.JobFailed):
+			return false, job, ""
+		}
+		return false, nil, ""
+	}
+	if owner.WaitsForAll && owner.Verdict == result.VerdictCurrent {
+		return true, nil, "gone: " + owner.Object.ID + " (spec.wait) counted it finished before it was deleted (ttlSecondsAfterFinished)"
+	}
+	return false, nil, ""
+}
+
+func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,274 @@
+package verify_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/verify"
+)
+
+// The layouts of issue 18 where a nested object, a dependency or an artifact's origin decides
+// the verdict, with the real kustomize-controller and helm-controller; the test bed plays
+// source-controller (GitRepository, OCIRepository and HelmChart artifacts).
+
+// TestNestedGitChartLagsItsRoot: a root Kustomization applies a HelmRelease whose chart a
+// HelmChart builds from the root's own Git repository (VERSION+<sha12>). When the root is
+// Ready on commit B and the chart is still the one built from A, the run waits (before, the
+// nested HelmRelease passed "Ready at whatever it last applied"); once the chart is built
+// from B and Helm upgraded, the run is Current within seconds.
+func TestNestedGitChartLagsItsRoot(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[1]
+	helmLogOnFailure(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	root, chart := ns+"-root", ns+"-chart"
+	cleanUpFlux(t, c, root)
+	t.Cleanup(func() {
+		_ = c.Dynamic.Resource(testbed.HelmChartGVR).Namespace("flux-system").Delete(context.Background(), chart, metav1.DeleteOptions{})
+	})
+	if _, err := c.PublishHelmChart(ctx, "flux-system", chart, chartDir(t, "web"), "1.0.0", root, commitA); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	manifest, err := yaml.Marshal(testbed.HelmRelease{Name: "web", ChartKind: "HelmChart", Chart: chart, ChartNamespace: "flux-system"}.Manifest().Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "helmrelease.yaml"), manifest, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: root, TargetNamespace: ns}, dir, commitA); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitHelmReleased(ctx, ns, "web", "1.0.0+"+commitA[:12]); err != nil {
+		t.Fatal(err)
+	}
+	// Commit B reaches the root; the chart is not rebuilt yet.
+	if _, err := c.PublishGit(ctx, "flux-system", root, dir, commitB); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", root, "main@sha1:"+commitB); err != nil {
+		t.Fatal(err)
+	}
+	req := verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(root)}, Revision: mustRevision(t, commitB), Workloads: true}
+	req.Timeout = 5 * time.Second
+	lagging := verify.Run(ctx, req).Results[0]
+	if lagging.Verdict != result.VerdictTimeout || !strings.Contains(lagging.Message, "HelmChart/flux-system/"+chart) {
+		t.Fatalf("root on B, chart built from A: verdict %s (%s), want Timeout waiting for the HelmChart", lagging.Verdict, lagging.Message)
+	}
+	t.Logf("chart built from A under a root on B: %s: %s", lagging.Verdict, lagging.Message)
+	published := time.Now()
+	if _, err := c.PublishHelmChart(ctx, "flux-system", chart, chartDir(t, "web"), "1.0.0", root, commitB); err != nil {
+		t.Fatal(err)
+	}
+	req.Timeout = 2 * time.Minute
+	got := verify.Run(ctx, req).Results[0]
+	if got.Verdict != result.VerdictCurrent {
+		t.Fatalf("chart built from B: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	for _, f := range got.Flux {
+		if f.Kind == "HelmRelease" && f.ChartVersion != "1.0.0+"+commitB[:12] {
+			t.Errorf("HelmRelease chartVersion %q, want 1.0.0+%s", f.ChartVersion, commitB[:12])
+		}
+	}
+	t.Logf("Current %s after the chart built from B was published (Helm's upgrade and wait included)", time.Since(published).Round(time.Millisecond))
+}
+
+// TestOCIArtifactOriginRevision: the gitless flow. Manifests pushed as an OCI artifact with
+// their commit (`flux push artifact --revision main@sha1:SHA`) are applied as
+// latest@sha256:<digest>; the run verifies them with the commit SHA, and a new push with the
+// next commit within seconds.
+func TestOCIArtifactOriginRevision(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	name := ns + "-oci"
+	k := testbed.Kustomization{Name: name, TargetNamespace: ns, SourceKind: "OCIRepository"}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = c.Dynamic.Resource(testbed.KustomizationGVR).Namespace("flux-system").Delete(ctx, name, metav1.DeleteOptions{})
+		_ = c.Dynamic.Resource(testbed.OCIRepositoryGVR).Namespace("flux-system").Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	if _, err := c.PublishOCI(ctx, "flux-system", name, appDir(t, "web"), "main@sha1:"+commitA); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ApplyObject(ctx, "flux-system", k.Manifest()); err != nil {
+		t.Fatal(err)
+	}
+	req := verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(name)}, Revision: mustRevision(t, commitA), Timeout: 2 * time.Minute, Workloads: true}
+	got := verify.Run(ctx, req).Results[0]
+	if got.Verdict != result.VerdictCurrent {
+		t.Fatalf("OCI artifact of commit A, verified with its SHA: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	if applied := got.Flux[0].LastAppliedRevision; !strings.HasPrefix(applied, "latest@sha256:") {
+		t.Errorf("lastAppliedRevision %q, want latest@sha256:<digest> (the commit only in the origin revision)", applied)
+	}
+	// The next push: commit B, verified with its SHA while Flux applies it.
+	published := time.Now()
+	if _, err := c.PublishOCI(ctx, "flux-system", name, appDir(t, "web-v2"), "main@sha1:"+commitB); err != nil {
+		t.Fatal(err)
+	}
+	req.Revision = mustRevision(t, commitB[:7])
+	got = verify.Run(ctx, req).Results[0]
+	if got.Verdict != result.VerdictCurrent {
+		t.Fatalf("OCI artifact of commit B: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	t.Logf("Current %s after the artifact of commit B was pushed", time.Since(published).Round(time.Millisecond))
+}
+
+// TestSupersededRevision: the run waits for commit B; the source moves from A to C instead
+// (another merge landed first). Flux will never apply B: the run says so within seconds, with
+// flux-revision-superseded naming both, instead of waiting out its timeout.
+func TestSupersededRevision(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[2]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	cleanUpFlux(t, c, ns)
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: ns, TargetNamespace: ns}, appDir(t, "web"), commitA)
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
+		t.Fatal(err)
+	}
+	var progress progressLog
+	run := startRun(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(ns)}, Revision: mustRevision(t, commitB),
+		Timeout: 2 * time.Minute, Workloads: true, Progress: progress.record})
+	// Let the run see the source on A before it moves.
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return len(progress.messages()) > 0, nil
+	}); err != nil {
+		t.Fatal("no progress from the run")
+	}
+	published := time.Now()
+	if _, err := c.PublishGit(ctx, "flux-system", ns, appDir(t, "web"), commitC); err != nil {
+		t.Fatal(err)
+	}
+	got := (<-run).Results[0]
+	took := time.Since(published)
+	if got.Verdict != result.VerdictFailed || got.Code != result.CodeFluxRevisionSuperseded ||
+		!strings.Contains(got.Message, commitB[:7]) || !strings.Contains(got.Message, commitC[:7]) {
+		t.Fatalf("source moved from A to C while waiting for B: verdict %s, code %s (%s), want Failed flux-revision-superseded naming B and C", got.Verdict, got.Code, got.Message)
+	}
+	if took > 30*time.Second {
+		t.Errorf("superseded after %s, want within seconds of the move", took)
+	}
+	t.Logf("flux-revision-superseded %s after the source moved to C: %s", took.Round(time.Millisecond), got.Message)
+}
+
+// TestFailedDependency: the app waits (dependsOn) for an infra Kustomization outside the
+// verified tree whose build fails. Flux would say DependencyNotReady until the run's timeout;
+// the run fails at once with flux-dependency-failed naming the dependency and its failure.
+func TestFailedDependency(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	infra, app := ns+"-infra", ns+"-app"
+	cleanUpFlux(t, c, infra, app)
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: infra, TargetNamespace: ns}, appDir(t, "fail-build"), commitA)
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: app, TargetNamespace: ns, DependsOn: []string{infra}}, appDir(t, "web"), commitB)
+	start := time.Now()
+	got := verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(app)}, Revision: mustRevision(t, commitB),
+		Timeout: 2 * time.Minute, Workloads: true}).Results[0]
+	took := time.Since(start)
+	if got.Verdict != result.VerdictFailed || got.Code != result.CodeFluxDependencyFailed || !strings.Contains(got.Message, infra) {
+		t.Fatalf("dependency with a failed build: verdict %s, code %s (%s), want Failed flux-dependency-failed naming %s", got.Verdict, got.Code, got.Message, infra)
+	}
+	if took > 30*time.Second {
+		t.Errorf("flux-dependency-failed after %s, want within seconds", took)
+	}
+	t.Logf("flux-dependency-failed %s after the start: %s", took.Round(time.Millisecond), got.Message)
+}
+
+// TestTTLJobGone: a Job the TTL controller deleted after it completed is still in the
+// Kustomization's inventory. With spec.wait, kustomize-controller counted it finished (a Job
+// with a TTL that is gone is, to fluxcd/pkg/ssa); the run, started after it is gone, is
+// Current at once rather than waiting for it as "not found".
+func TestTTLJobGone(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[1]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	cleanUpFlux(t, c, ns)
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: ns, TargetNamespace: ns, Wait: true}, appDir(t, "web-ttl-job"), commitA)
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Kube.BatchV1().Jobs(ns).Get(ctx, "migrate", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		t.Fatalf("the TTL controller did not delete the completed Job: %v", err)
+	}
+	start := time.Now()
+	got := verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(ns)}, Revision: mustRevision(t, commitA),
+		Timeout: 30 * time.Second, Workloads: true}).Results[0]
+	if got.Verdict != result.VerdictCurrent {
+		t.Fatalf("Job gone after it completed: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	found := false
+	for _, o := range got.Objects {
+		if o.Kind == "Job" {
+			found = true
+			if o.Status != result.ObjectCurrent || !strings.Contains(o.Message, "ttlSecondsAfterFinished") {
+				t.Errorf("Job %s: %s (%s), want Current, saying it was deleted after it finished", o.ID, o.Status, o.Message)
+			}
+		}
+	}
+	if !found {
+		t.Error("the Job of the inventory is not in the result")
+	}
+	t.Logf("Current in %s with the Job gone", time.Since(start).Round(time.Millisecond))
+}
+
+// TestSuspendedNestedKustomization (issue 19): a root applies a nested Kustomization that a
+// team suspended on purpose. The run is Current, naming it as suspended and not verified;
+// with FailOnSuspended the cluster fails on it.
+func TestSuspendedNestedKustomization(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[2]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	root, nested := ns+"-root", ns+"-paused"
+	cleanUpFlux(t, c, root, nested)
+	if _, err := c.PublishGit(ctx, "flux-system", nested, appDir(t, "web"), commitA); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	manifest, err := yaml.Marshal(testbed.Kustomization{Name: nested, TargetNamespace: ns, Suspend: true}.Manifest().Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "paused.yaml"), manifest, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: root, TargetNamespace: "flux-system"}, dir, commitB)
+	req := verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(root)}, Revision: mustRevision(t, commitB), Timeout: time.Minute, Workloads: true}
+	got := verify.Run(ctx, req).Results[0]
+	if got.Verdict != result.VerdictCurrent || !strings.Contains(got.Message, "suspended, not verified: Kustomization/flux-system/"+nested) {
+		t.Fatalf("suspended nested Kustomization: verdict %s (%s), want Current naming it suspended", got.Verdict, got.Message)
+	}
+	req.FailOnSuspended = true
+	if got := verify.Run(ctx, req).Results[0]; got.Verdict != result.VerdictSuspended {
+		t.Fatalf("with FailOnSuspended: verdict %s (%s), want Suspended", got.Verdict, got.Message)
+	}
+}

@@ -1,0 +1,271 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The trees of issue 18 where a nested object's own source, a dependency, a remote cluster or
+// a Job deleted after it finished decides; the objects as YAML, as informers hold them.
+
+// gitRepository is the GitRepository flux-system/NAME whose artifact is revision, at
+// generation 1 (observed when done).
+func gitRepository(name, revision string, done bool) string {
+	observed := "1"
+	if !done {
+		observed = "0"
+	}
+	return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: ` + name + `, namespace: flux-system, generation: 1}
+status:
+  observedGeneration: ` + observed + `
+  artifact: {revision: "` + revision + `"}
+  conditions: [{type: Ready, status: "True", reason: Succeeded}]`
+}
+
+// infraReadyOnA is infra's status once it applied revision A.
+const infraReadyOnA = `  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revA + `
+  inventory: {entries: []}
+  conditions:
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revA + `", observedGeneration: 1}`
+
+const revC = "main@sha1:ccccccc3333333333333333333333333333333cc"
+
+// TestAssessNestedObjectAppliesWhatItsSourceOffers: a nested Kustomization of another source
+// is Current only once it applied that source's current artifact, and source-controller is
+// done with the source.
+func TestAssessNestedObjectAppliesWhatItsSourceOffers(t *testing.T) {
+	t.Parallel()
+	root := rootWithInfra(readyOnB)
+	tests := []struct {
+		name    string
+		source  string
+		verdict result.Verdict // "" is Current
+		says    string
+	}{
+		{"its source offers what it applied", gitRepository("infra", revA, true), "", ""},
+		{"its source offers a newer artifact", gitRepository("infra", revC, true), result.VerdictInProgress, "applied main@sha1:aaaaaaa, waiting for main@sha1:ccccccc"},
+		{"source-controller is fetching a new spec", gitRepository("infra", revA, false), result.VerdictInProgress, "waiting for source-controller to finish GitRepository/flux-system/infra"},
+		{"its source stalled", `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: infra, namespace: flux-system, generation: 1}
+status:
+  observedGeneration: 1
+  conditions:
+  - {type: Stalled, status: "True", reason: URLInvalid, message: "invalid URL"}
+  - {type: Ready, status: "False", reason: URLInvalid, message: "invalid URL"}`, result.VerdictFailed, "invalid URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newFakeState(t, revB, root+"\n---\n"+infra(infraReadyOnA)+"\n---\n"+tt.source)
+			e := s.assess(fixtureNow)
+			switch tt.verdict {
+			case "":
+				if e.fatal != nil || e.pending != nil {
+					t.Fatalf("fatal %+v, pending %+v; want Current", e.fatal, e.pending)
+				}
+			case result.VerdictFailed:
+				if e.fatal == nil || e.fatal.verdict != result.VerdictFailed || e.fatal.code != result.CodeFluxArtifactFailed || !strings.Contains(e.fatal.message, tt.says) {
+					t.Fatalf("fatal %+v, pending %+v; want Failed flux-artifact-failed saying %q", e.fatal, e.pending, tt.says)
+				}
+			default:
+				if e.fatal != nil || e.pending == nil || !strings.Contains(e.pending.message, tt.says) {
+					t.Fatalf("fatal %+v, pending %+v; want waiting, saying %q", e.fatal, e.pending, tt.says)
+				}
+			}
+		})
+	}
+	// Credentials that may not read the source: judged as before, and said.
+	s := newFakeState(t, revB, root+"\n---\n"+infra(infraReadyOnA), gitGVR.GroupResource())
+	e := s.assess(fixtureNow)
+	if e.fatal != nil || e.pending != nil {
+		t.Fatalf("source forbidden: fatal %+v, pending %+v; want Current", e.fatal, e.pending)
+	}
+	for _, f := range e.flux {
+		if f.Name == "infra" && !strings.Contains(f.Message, "not compared with its source GitRepository/flux-system/infra") {
+			t.Errorf("infra's message %q, want it to say it was not compared with its source", f.Message)
+		}
+	}
+}
+
+// TestAssessSuperseded: waiting for B, the run sees the source on A, then on C: B will not be
+// applied.
+func TestAssessSuperseded(t *testing.T) {
+	t.Parallel()
+	readyOnA := `  observedGeneration: 2
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revA + `
+  conditions:
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revA + `", observedGeneration: 2}`
+	s := newFakeState(t, revB, kustomization(readyOnA)+"\n---\n"+gitRepository("app", revA, true))
+	if e := s.assess(fixtureNow); e.fatal != nil || e.pending == nil {
+		t.Fatalf("source on A: fatal %+v, pending %+v; want waiting for B", e.fatal, e.pending)
+	}
+	replaceFixture(t, s, gitRepository("app", revC, true))
+	e := s.assess(fixtureNow)
+	if e.fatal == nil || e.fatal.code != result.CodeFluxRevisionSuperseded || !strings.Contains(e.fatal.message, "main@sha1:ccccccc") {
+		t.Fatalf("source moved to C: fatal %+v, pending %+v; want Failed flux-revision-superseded naming C", e.fatal, e.pending)
+	}
+	// A run that first sees the source past B cannot tell older from newer: it waits.
+	s = newFakeState(t, revB, kustomization(readyOnA)+"\n---\n"+gitRepository("app", revC, true))
+	if e := s.assess(fixtureNow); e.fatal != nil {
+		t.Errorf("source first seen on C: fatal %+v; want waiting", e.fatal)
+	}
+}
+
+// replaceFixture replaces an object of the fake cluster, as a watch event would.
+func replaceFixture(t *testing.T, s *clusterState, doc string) {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	for _, mp := range fakeMappings() {
+		if mp.GroupVersionKind == u.GroupVersionKind() {
+			l := s.watches.get(watchKey{gvr: mp.Resource, namespace: u.GetNamespace()}).(*staticList)
+			if err := l.store.Update(u); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no mapping for %s", u.GroupVersionKind())
+}
+
+// TestAssessFailedDependency: the app waits for infra (dependsOn), outside the verified tree;
+// infra's build failed for good: the run fails with flux-dependency-failed. A dependency
+// still on its way keeps the run waiting.
+func TestAssessFailedDependency(t *testing.T) {
+	t.Parallel()
+	app := `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
+spec:
+  sourceRef: {kind: GitRepository, name: app}
+  dependsOn: [{name: infra}]
+status:
+  observedGeneration: 1
+  conditions:
+  - {type: Ready, status: "False", reason: DependencyNotReady, message: "dependency 'flux-system/infra' is not ready", observedGeneration: 2}`
+	s := newFakeState(t, revB, app+"\n---\n"+infra(infraStalledOnA)+"\n---\n"+gitRepository("infra", revA, true))
+	e := s.assess(fixtureNow)
+	if e.fatal == nil || e.fatal.code != result.CodeFluxDependencyFailed || !strings.Contains(e.fatal.message, "Kustomization/flux-system/infra") {
+		t.Fatalf("failed dependency: fatal %+v, pending %+v; want Failed flux-dependency-failed naming infra", e.fatal, e.pending)
+	}
+	s = newFakeState(t, revB, app+"\n---\n"+infra(buildingB)+"\n---\n"+gitRepository("infra", revA, true))
+	if e := s.assess(fixtureNow); e.fatal != nil || e.pending == nil || e.pending.code != result.CodeFluxDependencyNotReady {
+		t.Fatalf("dependency on its way: fatal %+v, pending %+v; want waiting (flux-dependency-not-ready)", e.fatal, e.pending)
+	}
+}
+
+// TestAssessRemoteCluster: a Kustomization with spec.kubeConfig applies to another cluster:
+// its objects are never looked up here (a namesake would pass, none would wait forever).
+func TestAssessRemoteCluster(t *testing.T) {
+	t.Parallel()
+	remote := strings.Replace(kustomization(readyOnB), "spec: {sourceRef: {kind: GitRepository, name: app}}",
+		"spec: {sourceRef: {kind: GitRepository, name: app}, kubeConfig: {secretRef: {name: prod}}}", 1)
+	s := newFakeState(t, revB, remote+"\n---\n"+deploymentPulling)
+	e := s.assess(fixtureNow)
+	if e.fatal != nil || e.pending != nil || len(e.objects) != 0 {
+		t.Fatalf("fatal %+v, pending %+v, objects %v; want Current, no object looked up", e.fatal, e.pending, e.objects)
+	}
+	if !e.flux[0].Remote || !strings.Contains(e.flux[0].Message, "applied to a remote cluster") {
+		t.Errorf("flux object %+v, want it remote, saying its objects are not verified here", e.flux[0])
+	}
+}
+
+// TestAssessTTLJobGone: a Job of the inventory that is gone counts as finished when the
+// Kustomization's own health check (spec.wait) counted it so, or when the run saw it complete
+// before it was deleted; otherwise it is waited on.
+func TestAssessTTLJobGone(t *testing.T) {
+	t.Parallel()
+	withJob := func(wait bool) string {
+		k := kustomization(readyOnB)
+		k = strings.Replace(k, "    - {id: shop_web__Service, v: v1}\n", "    - {id: shop_migrate_batch_Job, v: v1}\n", 1)
+		if wait {
+			k = strings.Replace(k, "spec: {sourceRef: {kind: GitRepository, name: app}}", "spec: {sourceRef: {kind: GitRepository, name: app}, wait: true}", 1)
+		}
+		return k
+	}
+	s := newFakeState(t, revB, withJob(true)+"\n---\n"+deploymentCurrent)
+	if e := s.assess(fixtureNow); e.fatal != nil || e.pending != nil {
+		t.Fatalf("spec.wait, Job gone: fatal %+v, pending %+v; want Current", e.fatal, e.pending)
+	}
+	s = newFakeState(t, revB, withJob(false)+"\n---\n"+deploymentCurrent)
+	if e := s.assess(fixtureNow); e.pending == nil || !strings.Contains(e.pending.message, "Job/shop/migrate not found") {
+		t.Fatalf("no wait, Job never seen: fatal %+v, pending %+v; want waiting for the Job", e.fatal, e.pending)
+	}
+}
+
+// TestStoreRemembersDeletedJobs: a Job deleted by a watch event, or missing from a new list,
+// is remembered with its last state.
+func TestStoreRemembersDeletedJobs(t *testing.T) {
+	t.Parallel()
+	job := func(name, condition string) *unstructured.Unstructured {
+		var m map[string]any
+		doc := `apiVersion: batch/v1
+kind: Job
+metadata: {name: ` + name + `, namespace: shop}
+spec: {ttlSecondsAfterFinished: 1}
+status: {conditions: [{type: ` + condition + `, status: "True"}]}`
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		return &unstructured.Unstructured{Object: m}
+	}
+	n := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(jobsGVR), onChange: func() {}, keepGone: true}
+	w := &watch{store: n}
+	if err := n.Replace([]any{job("migrate", "Complete"), job("seed", "Failed")}, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Delete(job("migrate", "Complete")); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Replace(nil, "2"); err != nil { // seed vanished while the watch was down
+		t.Fatal(err)
+	}
+	owner := &flux.Gate{}
+	if done, failed, msg := jobGone(w, "shop", flux.ObjectRef{Group: "batch", Kind: "Job", Namespace: "shop", Name: "migrate"}, owner); !done || failed != nil || !strings.Contains(msg, "completed") {
+		t.Errorf("migrate: done %t, failed %v, %q; want done, deleted after it completed", done, failed, msg)
+	}
+	if done, failed, _ := jobGone(w, "shop", flux.ObjectRef{Group: "batch", Kind: "Job", Namespace: "shop", Name: "seed"}, owner); done || failed == nil {
+		t.Errorf("seed: done %t, failed %v; want its failure", done, failed)
+	}
+	if done, failed, _ := jobGone(w, "shop", flux.ObjectRef{Group: "batch", Kind: "Job", Namespace: "shop", Name: "other"}, owner); done || failed != nil {
+		t.Errorf("a Job never seen: done %t, failed %v; want neither", done, failed)
+	}
+}
+
+// TestAssessSuspendedNested (issue 19): a nested Kustomization suspended on purpose is
+// reported, and what it lists is not verified; the cluster fails on it only when asked.
+func TestAssessSuspendedNested(t *testing.T) {
+	t.Parallel()
+	suspended := strings.Replace(infra(infraReadyOnA), "spec: {sourceRef: {kind: GitRepository, name: infra}}",
+		"spec: {sourceRef: {kind: GitRepository, name: infra}, suspend: true}", 1)
+	docs := rootWithInfra(readyOnB) + "\n---\n" + suspended
+	s := newFakeState(t, revB, docs)
+	e := s.assess(fixtureNow)
+	if e.fatal != nil || e.pending != nil {
+		t.Fatalf("fatal %+v, pending %+v; want Current", e.fatal, e.pending)
+	}
+	c := result.Cluster{Flux: e.flux, Objects: e.objects}
+	if msg := currentMessage(c); !strings.Contains(msg, "suspended, not verified: Kustomization/flux-system/infra") {
+		t.Errorf("currentMessage = %q, want it to name the suspended Kustomization", msg)
+	}
+	s = newFakeState(t, revB, docs)
+	s.req.FailOnSuspended = true
+	if e := s.assess(fixtureNow); e.fatal == nil || e.fatal.verdict != result.VerdictSuspended {
+		t.Fatalf("fail-on-suspended: fatal %+v, pending %+v; want Suspended", e.fatal, e.pending)
+	}
+}
