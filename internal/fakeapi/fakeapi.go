@@ -27,16 +27,17 @@ type Behaviour int
 
 // The behaviours.
 const (
-	Healthy   Behaviour = iota // answers every request from its objects; watches stay open, quiet
-	Hang                       // accepts connections and never answers
-	Throttle                   // answers every request 429 Too Many Requests with Retry-After
-	Fail                       // answers every request 500 Internal Server Error
-	HangWatch                  // answers gets and lists; every watch stays open and silent, never sending the initial events
-	GoneWatch                  // like Healthy, but each watch first ends with 410 Gone (the client must list again)
+	Healthy       Behaviour = iota // answers every request from its objects; watches stay open, quiet
+	Hang                           // accepts connections and never answers
+	Throttle                       // answers every request 429 Too Many Requests with Retry-After
+	Fail                           // answers every request 500 Internal Server Error
+	HangWatch                      // answers gets and lists; every watch stays open and silent, never sending the initial events
+	GoneWatch                      // like Healthy, but each watch first ends with 410 Gone (the client must list again)
+	HangDiscovery                  // like Healthy, but discovery (/api, /apis and their resource lists) never answers
 )
 
 func (b Behaviour) String() string {
-	return [...]string{"healthy", "hang", "throttle", "fail", "hang-watch", "gone-watch"}[b]
+	return [...]string{"healthy", "hang", "throttle", "fail", "hang-watch", "gone-watch", "hang-discovery"}[b]
 }
 
 // Resource is a kind the server serves.
@@ -139,6 +140,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path := strings.Trim(r.URL.Path, "/")
+	if s.behaviour == HangDiscovery && isDiscovery(path) {
+		s.wait(r)
+		return
+	}
 	switch path {
 	case "api":
 		writeJSON(w, map[string]any{"kind": "APIVersions", "versions": []string{"v1"}, "serverAddressByClientCIDRs": []any{}})
@@ -149,6 +154,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.serveResource(w, r, strings.Split(path, "/"))
 	}
+}
+
+// isDiscovery reports whether a path is discovery's: /api, /apis, /api/v1, /apis/GROUP/VERSION.
+func isDiscovery(path string) bool {
+	parts := strings.Split(path, "/")
+	switch {
+	case parts[0] == "api":
+		return len(parts) <= 2
+	case parts[0] == "apis":
+		return len(parts) <= 3
+	}
+	return false
 }
 
 // wait blocks until the client goes away or the server closes.

@@ -78,7 +78,30 @@ func helmReleaseApplied(v *view, want Revision) bool {
 // attempted reports whether a Kustomization's last attempted revision is the expected one (any
 // is when none is expected), directly or through the origin revision of its source's artifact.
 func (v *view) attempted(want Revision) bool {
-	return want.IsZero() || want.Matches(v.withOrigin(v.lastAttempted)...)
+	if want.IsZero() {
+		return true
+	}
+	revs := v.withOrigin(v.lastAttempted)
+	if v.lastAttempted != "" && v.lastAttempted == v.lastApplied {
+		revs = append(revs, v.lastAppliedOrigin)
+	}
+	return want.Matches(revs...)
+}
+
+// attempting are the revisions the object is working on or last worked on: the one last
+// attempted, and the one a Kustomization's Reconciling message names (with the origin
+// revisions they stand for).
+func (v *view) attempting() []string {
+	revs := v.withOrigin(v.lastAttempted)
+	if v.lastAttempted != "" && v.lastAttempted == v.lastApplied {
+		revs = append(revs, v.lastAppliedOrigin)
+	}
+	revs = append(revs, v.withOrigin(v.reconcilingRevision)...)
+	if v.kind == KindHelmRelease {
+		revs = append(revs, v.lastAttemptedDigest)
+		revs = append(revs, v.chartOrigins(v.lastAttemptedDigest)...)
+	}
+	return nonEmpty(revs...)
 }
 
 // applied reports whether a Kustomization's last applied revision is the expected one (any
@@ -104,34 +127,29 @@ func (v *view) currentGeneration(c condition) bool {
 }
 
 // releaseRevisions are the revisions a release of the history stands for: its chart version,
-// its OCI digest, the attempted revision's digest when it is of the attempted chart, and what
-// the chart was built from when the source's current artifact is that chart: an OCI
-// artifact's origin revision, or the revision a HelmChart built it from (once it is done
-// building: it records the revision it builds from before it has built).
+// its OCI digest, the attempted revision's digest when it is of the attempted chart, and the
+// origin revision of an OCI chart when the source's current artifact is that chart. (The
+// revision a HelmChart built from does not count: with reconcileStrategy ChartVersion, the
+// default, source-controller records each new commit of its source while it keeps serving the
+// chart it built before, unchanged, when the version did not change; with Revision the chart
+// version carries the commit already.)
 func (v *view) releaseRevisions(r release) []string {
 	revs := []string{r.chartVersion, r.ociDigest}
 	if v.lastAttempted == r.chartVersion {
 		revs = append(revs, v.lastAttemptedDigest)
 	}
-	return append(revs, v.chartOrigins(r.chartVersion, r.ociDigest)...)
+	return append(revs, v.chartOrigins(r.ociDigest)...)
 }
 
-// chartOrigins are the revisions the source's current artifact was built from, when it is the
-// chart of the given version and OCI digest.
-func (v *view) chartOrigins(chartVersion, ociDigest string) []string {
+// chartOrigins is the origin revision of the source's current artifact, when it is the OCI
+// chart of the given digest.
+func (v *view) chartOrigins(ociDigest string) []string {
 	src := v.src
-	if src == nil || src.Revision == "" {
+	if src == nil || src.Revision == "" || src.Ref.Kind != "OCIRepository" {
 		return nil
 	}
-	switch src.Ref.Kind {
-	case "OCIRepository":
-		if p := splitRevision(src.Revision); ociDigest != "" && p.digest != "" && p.algo+":"+p.digest == ociDigest {
-			return nonEmpty(src.OriginRevision)
-		}
-	case "HelmChart":
-		if chartVersion == src.Revision && src.Done {
-			return nonEmpty(src.BuiltFrom)
-		}
+	if p := splitRevision(src.Revision); ociDigest != "" && p.digest != "" && p.algo+":"+p.digest == ociDigest {
+		return nonEmpty(src.OriginRevision)
 	}
 	return nil
 }
@@ -139,5 +157,5 @@ func (v *view) chartOrigins(chartVersion, ociDigest string) []string {
 // attemptedChart reports whether the chart version helm-controller last attempted is the
 // expected one.
 func (v *view) attemptedChart(want Revision) bool {
-	return want.IsZero() || want.Matches(append([]string{v.lastAttempted, v.lastAttemptedDigest}, v.chartOrigins(v.lastAttempted, v.lastAttemptedDigest)...)...)
+	return want.IsZero() || want.Matches(append([]string{v.lastAttempted, v.lastAttemptedDigest}, v.chartOrigins(v.lastAttemptedDigest)...)...)
 }

@@ -42,8 +42,12 @@ type Gate struct {
 	// Remote is set when the object applies to another cluster (spec.kubeConfig): what its
 	// inventory lists lives there, and is not verified here.
 	Remote bool
-	// DependsOn are the objects of the same kind it waits for (spec.dependsOn).
+	// DependsOn are the objects of the same kind it waits for (spec.dependsOn) with Flux's
+	// own readiness check (an entry with a readyExpr is left out): the one a DependencyNotReady
+	// message names, or all of them.
 	DependsOn []Ref
+	// Attempting are the revisions the object works on or last worked on (Superseded).
+	Attempting []string
 	// WaitsForAll is set for a Kustomization with spec.wait: its Ready condition says every
 	// object it applied is Current, a Job deleted after it finished
 	// (ttlSecondsAfterFinished) included.
@@ -90,10 +94,8 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		g.Source, g.Remote = v.sourceRef, v.remote
 		g.WaitsForAll, _, _ = unstructured.NestedBool(obj.Object, "spec", "wait")
 		g.WaitsForAll = g.WaitsForAll && ref.Kind == KindKustomization
-		for _, dep := range v.dependsOn {
-			ns, name, _ := strings.Cut(dep, "/")
-			g.DependsOn = append(g.DependsOn, Ref{Kind: ref.Kind, Namespace: ns, Name: name})
-		}
+		g.DependsOn = v.waitingFor(ref.Kind)
+		g.Attempting = v.attempting()
 		if v.remote && d.verdict == result.VerdictCurrent {
 			d.message = joinSentences(d.message, remoteNote(v))
 		}
@@ -115,7 +117,30 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 
 // remoteNote says that the objects of an object applying to another cluster are not verified.
 func remoteNote(v *view) string {
+	if !v.hasInventory {
+		return "what it applies is in a remote cluster (spec.kubeConfig) and is not verified here"
+	}
 	return fmt.Sprintf("its %d objects are applied to a remote cluster (spec.kubeConfig) and are not verified here", v.inventorySize)
+}
+
+// waitingFor are the dependencies Flux checks itself: the one its DependencyNotReady message
+// names when it names one of them, or all of them.
+func (v *view) waitingFor(kind Kind) []Ref {
+	var deps []Ref
+	for _, dep := range v.dependsOnChecked {
+		ns, name, _ := strings.Cut(dep, "/")
+		deps = append(deps, Ref{Kind: kind, Namespace: ns, Name: name})
+	}
+	if ready := v.cond(meta.ReadyCondition); ready.reason == meta.DependencyNotReadyReason {
+		if m := dependencyPattern.FindStringSubmatch(ready.message); m != nil {
+			for _, d := range deps {
+				if d.Namespace+"/"+d.Name == m[1] {
+					return []Ref{d}
+				}
+			}
+		}
+	}
+	return deps
 }
 
 func joinSentences(a, b string) string {
@@ -123,6 +148,24 @@ func joinSentences(a, b string) string {
 		return b
 	}
 	return strings.TrimRight(a, ". ") + "; " + b
+}
+
+// ReadyDependency reports whether a dependency lets its dependents go on, as Flux checks it:
+// Ready at its current generation and, when want is set (it applies from the dependent's own
+// source), on that revision. A suspended dependency that is Ready does not hold anything up.
+func ReadyDependency(ref Ref, obj *unstructured.Unstructured, want Revision, src *Source) bool {
+	if obj == nil {
+		return false
+	}
+	v := readView(ref.Kind, obj)
+	v.src = src
+	if len(v.conditions) == 0 || v.generation != v.observedGeneration || v.cond(meta.ReadyCondition).status != string(metav1.ConditionTrue) {
+		return false
+	}
+	if ref.Kind == KindHelmRelease {
+		return want.IsZero() || (len(v.history) > 0 && want.Matches(v.releaseRevisions(v.history[0])...))
+	}
+	return v.applied(want)
 }
 
 // suspendedGate is the decision for an object with spec.suspend: true.
@@ -242,7 +285,9 @@ type view struct {
 	lastAttemptedGeneration        int64 // a HelmRelease's: the generation of its last attempt
 	history                        []release
 	dependsOn                      []string // namespace/name
-	sourceRef                      string   // SourceOf: Kind/namespace/name
+	dependsOnChecked               []string // those without a readyExpr, which Flux checks itself
+	kind                           Kind
+	sourceRef                      string // SourceOf: Kind/namespace/name
 	testIgnoreFailures             bool
 	// lastAppliedOrigin is a Kustomization's lastAppliedOriginRevision: the revision the
 	// applied OCI artifact was built from.
@@ -253,6 +298,7 @@ type view struct {
 	reconcilingRevision string
 	remote              bool // spec.kubeConfig is set
 	inventorySize       int
+	hasInventory        bool
 	src                 *Source // the object's source as it is now, when known
 }
 
@@ -271,6 +317,8 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 	v.lastAppliedOrigin, _, _ = unstructured.NestedString(u, "status", "lastAppliedOriginRevision")
 	_, v.remote, _ = unstructured.NestedMap(u, "spec", "kubeConfig")
 	v.inventorySize = len(nestedMaps(u, "status", "inventory", "entries"))
+	_, v.hasInventory, _ = unstructured.NestedFieldNoCopy(u, "status", "inventory")
+	v.kind = kind
 	for _, m := range nestedMaps(u, "status", "conditions") {
 		t := str(m, "type")
 		if _, seen := v.conditions[t]; !seen && t != "" {
@@ -289,8 +337,12 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 			ns = v.namespace
 		}
 		v.dependsOn = append(v.dependsOn, ns+"/"+str(m, "name"))
+		if str(m, "readyExpr") == "" {
+			v.dependsOnChecked = append(v.dependsOnChecked, ns+"/"+str(m, "name"))
+		}
 	}
 	sort.Strings(v.dependsOn)
+	sort.Strings(v.dependsOnChecked)
 	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) && v.currentGeneration(rc) {
 		if m := reconcilingRevisionPattern.FindStringSubmatch(rc.message); m != nil {
 			v.reconcilingRevision = m[1]

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,14 @@ var kustomizationFailures = map[string]result.Code{
 }
 
 const kustomizeController = "kustomize-controller"
+
+// pathMissing reports whether an ArtifactFailed failure is kustomize-controller's "kustomization
+// path not found" (or a path it refuses), which the revision's content decides: every other
+// ArtifactFailed (the artifact cannot be downloaded, the source has none yet) is retried.
+func pathMissing(ready condition) bool {
+	return ready.reason == meta.ArtifactFailedReason &&
+		(strings.HasPrefix(ready.message, "kustomization path not found") || strings.Contains(ready.message, "path escapes"))
+}
 
 // kustomizationGate applies the rules of a kustomize.toolkit.fluxcd.io/v1 Kustomization.
 //
@@ -45,13 +54,19 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 		if code, ok := kustomizationFailures[ready.reason]; ok {
 			failure := decision{verdict: result.VerdictFailed, code: code, reason: ready.reason, message: ready.message}
 			// The revision that failed is the one last attempted, or, when the failure came
-			// before kustomize-controller recorded it (the artifact or the path cannot be
-			// read), the one its Reconciling message names.
-			if !v.attempted(want) && !want.Matches(v.reconcilingRevision) && !want.MentionedIn(ready.message) {
-				return staleFailure(want, v.lastAttempted, failure)
+			// before kustomize-controller recorded it because the path is not in the artifact,
+			// the one its Reconciling message names. (Not for an artifact that cannot be
+			// downloaded: kustomize-controller retries that, and the Reconciling message may be
+			// left from the attempt before.)
+			failedRevision, attempted := v.lastAttempted, v.attempted(want)
+			if pathMissing(ready) && v.reconcilingRevision != "" && v.reconcilingRevision != v.lastAttempted {
+				failedRevision, attempted = v.reconcilingRevision, want.IsZero() || want.Matches(v.withOrigin(v.reconcilingRevision)...)
 			}
-			if v.lastAttempted != "" {
-				failure.message = fmt.Sprintf("revision %s failed: %s", ShortRevision(v.lastAttempted), ready.message)
+			if !attempted && !want.MentionedIn(ready.message) {
+				return staleFailure(want, failedRevision, failure)
+			}
+			if failedRevision != "" {
+				failure.message = fmt.Sprintf("revision %s failed: %s", ShortRevision(failedRevision), ready.message)
 			}
 			if v.olderGeneration(ready) {
 				return staleGeneration(v, ready, kustomizeController, failure)

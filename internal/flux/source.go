@@ -107,8 +107,11 @@ type Source struct {
 	// BuiltFrom is a HelmChart's status.observedSourceArtifactRevision: the revision of its
 	// own source that it last built from (or is building from).
 	BuiltFrom string
-	// Done reports whether source-controller has finished with the current spec: Ready=True,
-	// not reconciling, at the current generation.
+	// Done reports whether the artifact is of the current spec: source-controller has
+	// reconciled the current generation (a new branch, tag or semver range the owner's revision
+	// set). A HelmChart is done once it has built: Ready, not reconciling, at the current
+	// generation (it records the revision it builds from before it has built). A source that
+	// fails to fetch again (an expired key) keeps serving its artifact, and is done.
 	Done bool
 	// Stalled is source-controller's word that it cannot get further without a change (a
 	// chart that cannot be built from this revision, an invalid spec); Message says why.
@@ -149,7 +152,10 @@ func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
 			stalled = c
 		}
 	}
-	s.Done = ready.status == string(metav1.ConditionTrue) && reconciling.status != string(metav1.ConditionTrue) && observed == generation
+	s.Done = observed == generation
+	if ref.Kind == "HelmChart" {
+		s.Done = s.Done && ready.status == string(metav1.ConditionTrue) && reconciling.status != string(metav1.ConditionTrue)
+	}
 	if stalled.status == string(metav1.ConditionTrue) && observed == generation {
 		s.Stalled, s.Message = true, stalled.message
 	} else if ready.status == string(metav1.ConditionFalse) {
@@ -184,15 +190,21 @@ func RecordedRevision(s string) Revision {
 }
 
 // Superseded reports whether a source has moved past the expected revision while the run
-// watched it: its artifact changed from first, the one the run saw first, to one that is not
-// the expected revision. Flux applies the newest artifact only: the expected revision will not
-// be applied. A source first seen on another revision may be older or newer than the expected
-// one; only a move tells.
-func Superseded(want Revision, first string, now Source) bool {
+// watched it, and the object has moved on with it: the source's artifact changed from first,
+// the one the run saw first, to one that is not the expected revision, and the object works on
+// that artifact, not on the expected revision (attempting, Gate.Attempting). Flux applies the
+// newest artifact only: the expected revision will not be applied. While the object still
+// works on the expected revision (a health check Flux does not cancel for a new revision), it
+// may yet be applied. A source first seen on another revision may be older or newer than the
+// expected one; only a move tells.
+func Superseded(want Revision, first string, now Source, attempting []string) bool {
 	if want.IsZero() || first == "" || now.Revision == "" || sameRecorded(first, now.Revision) {
 		return false
 	}
-	return !want.Matches(now.Revisions()...)
+	if want.Matches(now.Revisions()...) || want.Matches(attempting...) {
+		return false
+	}
+	return now.Offers().Matches(attempting...)
 }
 
 // SupersededMessage says which revision the source moved to instead of the expected one.

@@ -92,7 +92,7 @@ status:
   artifact: {revision: main@sha1:` + shaA + `}
   conditions: [{type: Ready, status: "True", reason: Succeeded}]`,
 			Source{Ref: git, Revision: "main@sha1:" + shaA}},
-		{"reconciling", git, `
+		{"fetching again at the same generation: its artifact is of the current spec", git, `
 metadata: {generation: 2}
 status:
   observedGeneration: 2
@@ -100,7 +100,19 @@ status:
   conditions:
   - {type: Reconciling, status: "True", reason: Progressing, message: building artifact}
   - {type: Ready, status: Unknown, reason: Progressing}`,
-			Source{Ref: git, Revision: "main@sha1:" + shaA}},
+			Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}},
+		{"chart still building", SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}, `
+metadata: {generation: 1}
+spec: {sourceRef: {kind: GitRepository, name: repo}}
+status:
+  observedGeneration: 1
+  observedSourceArtifactRevision: main@sha1:` + shaB + `
+  artifact: {revision: 1.0.0+a1b2c3d4e5f6}
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: building chart}
+  - {type: Ready, status: Unknown, reason: Progressing}`,
+			Source{Ref: SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}, Revision: "1.0.0+a1b2c3d4e5f6",
+				BuiltFrom: "main@sha1:" + shaB, Upstream: git}},
 		{"failing", git, `
 metadata: {generation: 2}
 status:
@@ -151,27 +163,31 @@ func TestSuperseded(t *testing.T) {
 		return Source{Ref: SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "repo"}, Revision: "main@sha1:" + sha, Done: true}
 	}
 	oci := Source{Revision: "latest@" + digestY, OriginRevision: "main@sha1:" + shaB}
+	onA, onB, onC := []string{"main@sha1:" + shaA}, []string{"main@sha1:" + shaB}, []string{"main@sha1:" + shaC}
 	tests := []struct {
 		name, want, first string
 		now               Source
+		attempting        []string
 		superseded        bool
 	}{
-		{"not moved", shaB, "main@sha1:" + shaA, git(shaA), false},
-		{"moved to the expected revision", shaB, "main@sha1:" + shaA, git(shaB), false},
-		{"moved past it", shaB, "main@sha1:" + shaA, git(shaC), true},
-		{"first seen on another: may be older or newer", shaB, "", git(shaC), false},
-		{"nothing expected", "", "main@sha1:" + shaA, git(shaC), false},
-		{"legacy format of the same commit", shaB, "main/" + shaA, git(shaA), false},
-		{"OCI artifact whose origin is the expected commit", shaB, "latest@" + digestX, oci, false},
-		{"OCI artifact of another commit", shaC, "latest@" + digestX, oci, true},
-		{"chart built from the expected commit", shaB, "1.0.0", Source{Revision: "1.1.0", BuiltFrom: "main@sha1:" + shaB}, false},
+		{"not moved", shaB, "main@sha1:" + shaA, git(shaA), onA, false},
+		{"moved to the expected revision", shaB, "main@sha1:" + shaA, git(shaB), onA, false},
+		{"moved past it, the object on the new one", shaB, "main@sha1:" + shaA, git(shaC), onC, true},
+		{"moved past it, the object not on the new one yet", shaB, "main@sha1:" + shaA, git(shaC), onA, false},
+		{"moved past it, the object still health-checking the expected one", shaB, "main@sha1:" + shaA, git(shaC), append(onB, onC...), false},
+		{"first seen on another: may be older or newer", shaB, "", git(shaC), onC, false},
+		{"nothing expected", "", "main@sha1:" + shaA, git(shaC), onC, false},
+		{"legacy format of the same commit", shaB, "main/" + shaA, git(shaA), onA, false},
+		{"OCI artifact whose origin is the expected commit", shaB, "latest@" + digestX, oci, []string{"latest@" + digestY}, false},
+		{"OCI artifact of another commit", shaC, "latest@" + digestX, oci, []string{"latest@" + digestY}, true},
+		{"chart built from the expected commit", shaB, "1.0.0", Source{Revision: "1.1.0", BuiltFrom: "main@sha1:" + shaB}, []string{"1.1.0"}, false},
 	}
 	for _, tt := range tests {
 		var want Revision
 		if tt.want != "" {
 			want = mustRevision(t, tt.want)
 		}
-		if got := Superseded(want, tt.first, tt.now); got != tt.superseded {
+		if got := Superseded(want, tt.first, tt.now, tt.attempting); got != tt.superseded {
 			t.Errorf("%s: Superseded = %t, want %t", tt.name, got, tt.superseded)
 		}
 	}
@@ -226,26 +242,35 @@ func TestSourceWait(t *testing.T) {
 	chart := SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}
 	upstreamB := &Source{Ref: git, Revision: "main@sha1:" + shaB, Done: true}
 	tests := []struct {
-		name     string
-		src      Source
-		upstream *Source
-		verdict  result.Verdict
-		code     result.Code
-		says     string
+		name      string
+		src       Source
+		upstream  *Source
+		ownerWant string // the owner applies from GitRepository/flux-system/repo
+		verdict   result.Verdict
+		code      result.Code
+		says      string
 	}{
-		{"settled", Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}, nil, current, "", ""},
-		{"no artifact yet", Source{Ref: git}, nil, inProgress, result.CodeFluxArtifactFailed, "to have an artifact"},
-		{"fetching", Source{Ref: git, Revision: "main@sha1:" + shaA}, nil, inProgress, result.CodeFluxArtifactFailed, "source-controller to finish"},
-		{"stalled", Source{Ref: git, Stalled: true, Message: "invalid URL"}, nil, failed, result.CodeFluxArtifactFailed, "invalid URL"},
+		{"settled", Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}, nil, "", current, "", ""},
+		{"no artifact yet", Source{Ref: git}, nil, "", inProgress, result.CodeFluxArtifactFailed, "to have an artifact"},
+		{"fetching a new spec", Source{Ref: git, Revision: "main@sha1:" + shaA}, nil, "", inProgress, result.CodeFluxArtifactFailed, "source-controller to finish"},
+		{"stalled", Source{Ref: git, Stalled: true, Message: "invalid URL"}, nil, "", failed, result.CodeFluxArtifactFailed, "invalid URL"},
 		{"chart built from the previous commit", Source{Ref: chart, Revision: "1.0.0+a1b2c3d4e5f6", BuiltFrom: "main@sha1:" + shaA, Done: true, Upstream: git},
-			upstreamB, inProgress, result.CodeFluxChartFailed, "to build from GitRepository/flux-system/repo main@sha1:" + shaB[:7]},
+			upstreamB, "", inProgress, result.CodeFluxChartFailed, "to build from GitRepository/flux-system/repo main@sha1:" + shaB[:7]},
 		{"chart built from the current commit", Source{Ref: chart, Revision: "1.0.0+b2c3d4e5f607", BuiltFrom: "main@sha1:" + shaB, Done: true, Upstream: git},
-			upstreamB, current, "", ""},
-		{"chart that cannot be built", Source{Ref: chart, Stalled: true, Message: "chart not found"}, upstreamB, failed, result.CodeFluxChartFailed, "chart not found"},
-		{"OCI Helm repository", Source{Remote: true}, nil, current, "", ""},
+			upstreamB, "", current, "", ""},
+		{"chart of the owner's source, its cache lagging the owner's", Source{Ref: chart, Revision: "1.0.0+a1b2c3d4e5f6", BuiltFrom: "main@sha1:" + shaA, Done: true, Upstream: git},
+			&Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}, shaB, inProgress, result.CodeFluxChartFailed, "to build from GitRepository/flux-system/repo " + shaB[:7]},
+		{"chart of the owner's source, built from the owner's revision", Source{Ref: chart, Revision: "1.0.0+b2c3d4e5f607", BuiltFrom: "main@sha1:" + shaB, Done: true, Upstream: git},
+			&Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}, shaB, current, "", ""},
+		{"chart that cannot be built", Source{Ref: chart, Stalled: true, Message: "chart not found"}, upstreamB, "", failed, result.CodeFluxChartFailed, "chart not found"},
+		{"OCI Helm repository", Source{Remote: true}, nil, "", current, "", ""},
 	}
 	for _, tt := range tests {
-		v, code, msg := SourceWait(tt.src, tt.upstream)
+		var ownerWant Revision
+		if tt.ownerWant != "" {
+			ownerWant = mustRevision(t, tt.ownerWant)
+		}
+		v, code, msg := SourceWait(tt.src, tt.upstream, git.ID(), ownerWant)
 		if v != tt.verdict || (v != current && code != tt.code) || !strings.Contains(msg, tt.says) {
 			t.Errorf("%s: SourceWait = %s, %s, %q; want %s, %s, saying %q", tt.name, v, code, msg, tt.verdict, tt.code, tt.says)
 		}
@@ -314,10 +339,11 @@ status:
 			&Source{Ref: SourceRef{Kind: "OCIRepository", Namespace: "apps", Name: "web"}, Revision: "1.0.0@" + digestX, OriginRevision: "main@sha1:" + shaA, Done: true}, shaA, current},
 		{"an OCI chart of another commit", Ref{KindHelmRelease, "apps", "web"}, hrOCI,
 			&Source{Ref: SourceRef{Kind: "OCIRepository", Namespace: "apps", Name: "web"}, Revision: "1.0.0@" + digestX, OriginRevision: "main@sha1:" + shaA, Done: true}, shaB, inProgress},
-		{"a chart built from the commit (reconcileStrategy ChartVersion)", Ref{KindHelmRelease, "apps", "web"}, hrChart,
-			&Source{Ref: chart, Revision: "1.0.0", BuiltFrom: "main@sha1:" + shaA, Done: true}, shaA, current},
-		{"a chart still building from the commit", Ref{KindHelmRelease, "apps", "web"}, hrChart,
-			&Source{Ref: chart, Revision: "1.0.0", BuiltFrom: "main@sha1:" + shaA}, shaA, inProgress},
+		// reconcileStrategy ChartVersion: source-controller records every new commit while it
+		// keeps serving the chart it built before when the version did not change; a commit
+		// that changed the templates alone is not running.
+		{"a chart that a HelmChart says it built from the commit", Ref{KindHelmRelease, "apps", "web"}, hrChart,
+			&Source{Ref: chart, Revision: "1.0.0", BuiltFrom: "main@sha1:" + shaA, Done: true}, shaA, inProgress},
 		{"without the source", Ref{KindHelmRelease, "apps", "web"}, hrChart, nil, shaA, inProgress},
 	}
 	for _, tt := range tests {
@@ -345,11 +371,68 @@ status:
   - {type: Ready, status: "False", reason: ArtifactFailed, observedGeneration: 1,
      message: "kustomization path not found: stat /tmp/kustomization-1/deploy: no such file or directory"}`)
 	ref := Ref{KindKustomization, "flux-system", "app"}
-	if g := Evaluate(ref, obj, mustRevision(t, shaB), nil); g.Verdict != failed || g.Code != result.CodeFluxArtifactFailed {
-		t.Errorf("failure of the revision the Reconciling message names: %s %s (%s), want Failed flux-artifact-failed", g.Verdict, g.Code, g.Message)
+	if g := Evaluate(ref, obj, mustRevision(t, shaB), nil); g.Verdict != failed || g.Code != result.CodeFluxArtifactFailed || !strings.Contains(g.Message, "revision main@sha1:"+shaB[:7]+" failed") {
+		t.Errorf("failure of the revision the Reconciling message names: %s %s (%s), want Failed flux-artifact-failed naming B", g.Verdict, g.Code, g.Message)
 	}
 	if g := Evaluate(ref, obj, mustRevision(t, shaC), nil); g.Verdict != inProgress {
 		t.Errorf("failure of another revision: %s (%s), want InProgress", g.Verdict, g.Message)
+	}
+	// An artifact that cannot be downloaded is retried (source-controller restarted and lost
+	// its storage): not a failure of the revision being fetched.
+	download := obj.DeepCopy()
+	conds, _, _ := unstructured.NestedSlice(download.Object, "status", "conditions")
+	conds[1].(map[string]any)["message"] = "Source is not ready, artifact not found, retrying in 30s"
+	if err := unstructured.SetNestedSlice(download.Object, conds, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	if g := Evaluate(ref, download, mustRevision(t, shaB), nil); g.Verdict != inProgress {
+		t.Errorf("artifact download retried while fetching B: %s (%s), want InProgress", g.Verdict, g.Message)
+	}
+}
+
+// TestGitlessApplied: a Kustomization of an OCI artifact that applied the expected commit
+// (lastAppliedOriginRevision) has applied it: its workloads may fail the rollout.
+func TestGitlessApplied(t *testing.T) {
+	t.Parallel()
+	obj := fromYAML(t, `
+metadata: {name: app, namespace: flux-system, generation: 1}
+spec: {sourceRef: {kind: OCIRepository, name: app}}
+status:
+  observedGeneration: 1
+  lastAppliedRevision: latest@`+digestX+`
+  lastAttemptedRevision: latest@`+digestX+`
+  lastAppliedOriginRevision: main@sha1:`+shaA+`
+  conditions: [{type: Ready, status: "True", reason: ReconciliationSucceeded, observedGeneration: 1}]`)
+	g := Evaluate(Ref{KindKustomization, "flux-system", "app"}, obj, mustRevision(t, shaA), nil)
+	if g.Verdict != current || !g.Applied {
+		t.Errorf("verdict %s, applied %t (%s); want Current and applied", g.Verdict, g.Applied, g.Message)
+	}
+}
+
+// TestReadyDependency: Flux lets a dependent go on when its dependency is Ready at its
+// generation, suspended or not, on the dependent's revision when they share a source.
+func TestReadyDependency(t *testing.T) {
+	t.Parallel()
+	dep := func(status string) *unstructured.Unstructured {
+		return fromYAML(t, `
+metadata: {name: infra, namespace: flux-system, generation: 2}
+spec: {sourceRef: {kind: GitRepository, name: repo}, suspend: true}
+status:
+`+status)
+	}
+	ref := Ref{KindKustomization, "flux-system", "infra"}
+	readyOnA := `  observedGeneration: 2
+  lastAppliedRevision: main@sha1:` + shaA + `
+  lastAttemptedRevision: main@sha1:` + shaA + `
+  conditions: [{type: Ready, status: "True", reason: ReconciliationSucceeded, observedGeneration: 2}]`
+	if !ReadyDependency(ref, dep(readyOnA), Revision{}, nil) {
+		t.Error("suspended, Ready at its generation: want ready")
+	}
+	if ReadyDependency(ref, dep(readyOnA), mustRevision(t, shaB), nil) {
+		t.Error("suspended, Ready on A, the dependent of the same source on B: want not ready")
+	}
+	if ReadyDependency(ref, dep(strings.Replace(readyOnA, "observedGeneration: 2\n", "observedGeneration: 1\n", 1)), Revision{}, nil) {
+		t.Error("suspended at a generation it did not reconcile: want not ready")
 	}
 }
 
@@ -373,6 +456,24 @@ status:
 	want := []Ref{{KindKustomization, "flux-system", "infra"}, {KindKustomization, "platform", "crds"}}
 	if diff := cmp.Diff(want, g.DependsOn); diff != "" {
 		t.Errorf("DependsOn (-want +got):\n%s", diff)
+	}
+	// The one a DependencyNotReady message names; an entry with a readyExpr is Flux's own
+	// expression to judge, not its readiness check.
+	waiting := fromYAML(t, `
+metadata: {name: app, namespace: flux-system, generation: 1}
+spec:
+  sourceRef: {kind: GitRepository, name: app}
+  dependsOn: [{name: infra}, {name: crds, namespace: platform}, {name: db, readyExpr: "dep.status.ready"}]
+status:
+  conditions: [{type: Ready, status: "False", reason: DependencyNotReady, message: "dependency 'platform/crds' is not ready"}]`)
+	named := Evaluate(Ref{KindKustomization, "flux-system", "app"}, waiting, mustRevision(t, shaA), nil)
+	if diff := cmp.Diff([]Ref{{KindKustomization, "platform", "crds"}}, named.DependsOn); diff != "" {
+		t.Errorf("DependsOn of one waiting for platform/crds (-want +got):\n%s", diff)
+	}
+	waiting.Object["status"] = map[string]any{}
+	all := Evaluate(Ref{KindKustomization, "flux-system", "app"}, waiting, mustRevision(t, shaA), nil)
+	if len(all.DependsOn) != 2 {
+		t.Errorf("DependsOn %v: want infra and crds, not db (readyExpr)", all.DependsOn)
 	}
 	if !g.WaitsForAll || !g.Remote || !g.Object.Remote || g.Source != "GitRepository/flux-system/app" {
 		t.Errorf("WaitsForAll %t, Remote %t (object %t), Source %q; want true, true, GitRepository/flux-system/app", g.WaitsForAll, g.Remote, g.Object.Remote, g.Source)

@@ -34,8 +34,10 @@ func NestedWant(ownerSource string, ownerWant Revision, source SourceRef, src *S
 // HelmChart has not built the chart from its own source's current artifact (a chart built
 // from the same Git repository as its owner lags the owner's commit). verdict is InProgress
 // while it may get there, Failed when source-controller stalled on it; Current when settled.
-// upstream is a HelmChart's own source, when known.
-func SourceWait(src Source, upstream *Source) (verdict result.Verdict, code result.Code, message string) {
+// upstream is a HelmChart's own source, when known. A HelmChart built from the owner's own
+// source (ownerSource) must have built from the owner's expected revision (ownerWant, when
+// set), whatever the cache of the upstream says: it may lag the owner's.
+func SourceWait(src Source, upstream *Source, ownerSource string, ownerWant Revision) (verdict result.Verdict, code result.Code, message string) {
 	id := src.Ref.ID()
 	code = result.CodeFluxArtifactFailed
 	if src.Ref.Kind == "HelmChart" {
@@ -50,6 +52,13 @@ func SourceWait(src Source, upstream *Source) (verdict result.Verdict, code resu
 		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to have an artifact%s", id, because(src.Message))
 	case !src.Done:
 		return result.VerdictInProgress, code, fmt.Sprintf("waiting for source-controller to finish %s (artifact %s)%s", id, ShortRevision(src.Revision), because(src.Message))
+	}
+	if id := src.Upstream.ID(); id != "" && id == ownerSource && !ownerWant.IsZero() {
+		if !ownerWant.Matches(src.BuiltFrom) {
+			return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build from %s %s (it built from %s)",
+				src.Ref.ID(), id, ShortRevision(ownerWant.String()), orUnknown(ShortRevision(src.BuiltFrom)))
+		}
+		return result.VerdictCurrent, "", ""
 	}
 	if upstream != nil && upstream.Revision != "" && !sameRecorded(src.BuiltFrom, upstream.Revision) {
 		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build from %s %s (it built from %s)",

@@ -134,6 +134,7 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 	if ownSource {
 		src, srcNote = s.source(e, srcRef)
 	}
+	ownerWant := want
 	if parent != nil {
 		want = flux.NestedWant(parent.Source, want, srcRef, src)
 	}
@@ -152,11 +153,11 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 	case ownSource && src != nil:
 		// A nested object of another source must have applied what that source offers now,
 		// once source-controller is done with it.
-		s.settleSource(e, &gate, *src)
+		srcNote = joinMessage(srcNote, s.settleSource(e, &gate, *src, parent.Source, ownerWant))
 	case parent == nil && src != nil && !want.IsZero() && gate.Verdict == result.VerdictInProgress:
 		// (A failure of the expected revision is the answer, whatever came after it.)
-		if flux.Superseded(want, s.firstArtifact(srcRef.ID(), src.Revision), *src) {
-			override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "", flux.SupersededMessage(want, *src))
+		if flux.Superseded(want, s.firstArtifact(srcRef.ID(), src.Revision), *src, gate.Attempting) {
+			override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "Superseded", flux.SupersededMessage(want, *src))
 		}
 	}
 	fo = gate.Object
@@ -192,8 +193,9 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 		return
 	case result.VerdictInProgress:
 		e.wait(verdictReason{verdict: result.VerdictInProgress, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
-		if gate.Code == result.CodeFluxDependencyNotReady {
-			s.evalDependencies(e, id, gate, want, roots)
+		if gate.Code == result.CodeFluxDependencyNotReady && (parent == nil || parent.Applied) {
+			// (Before its owner applied the expected revision, its dependsOn may change.)
+			s.evalDependencies(e, id, gate, want, visited, roots)
 		}
 	}
 	if deferred != nil {
@@ -248,11 +250,18 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	current := owner.Applied
 	ro := result.Object{ID: o.ID(), Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner.Object.ID, Status: result.ObjectUnknown}
 	gvk := schema.GroupVersionKind{Group: o.Group, Version: o.Version, Kind: o.Kind}
-	mapping, err := s.mapping(gvk)
+	mapping, done, err := s.mapping(gvk, now)
+	if !done {
+		ro.Message = "discovering the API of " + gvk.Kind
+		e.objects = append(e.objects, ro)
+		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Discovering", message: ro.ID + ": discovering the API of " + gvk.Kind})
+		return
+	}
 	if err != nil {
 		ro.Message = err.Error()
 		e.objects = append(e.objects, ro)
 		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "UnknownKind", message: ro.ID + ": " + err.Error()})
+		e.recheckAt(now.Add(mappingRetry))
 		return
 	}
 	ns := o.Namespace
@@ -286,7 +295,7 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	}
 	cached, ok := w.object(ns, o.Name)
 	if !ok {
-		done, failedJob, msg := jobGone(w, ns, o, owner)
+		done, failedJob, msg := jobGone(w, ns, o, owner, s.appliedSince(owner, now))
 		switch {
 		case done:
 			ro.Status, ro.Message = result.ObjectCurrent, msg

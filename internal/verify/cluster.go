@@ -62,6 +62,9 @@ type clusterState struct {
 	// firstArtifacts is the artifact revision the run first saw for each source a requested
 	// object applies from: a move away from it to another revision supersedes the expected one.
 	firstArtifacts map[string]string
+	// firstApplied is when the run first saw each Flux object applied on the expected
+	// revision: a Job deleted before that was of a previous revision.
+	firstApplied map[string]time.Time
 
 	mapperMu    sync.Mutex
 	mapper      *restmapper.DeferredDiscoveryRESTMapper
@@ -69,6 +72,8 @@ type clusterState struct {
 	// mappings caches the mapper's answers: every assessment maps every inventory object, and
 	// the mapper's own lookup (a walk over every group and version) costs far more.
 	mappings map[schema.GroupVersionKind]*meta.RESTMapping
+	// fetches runs discovery and Helm storage reads off the assessment.
+	fetches *fetcher
 }
 
 // verifyCluster verifies one cluster and returns its verdict; it never returns an error:
@@ -262,13 +267,15 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	// Discovery requests get a deadline of their own (watches must have none), over the same
-	// connections.
-	disco, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, &http.Client{Transport: httpClient.Transport, Timeout: listTimeout})
+	// connections, and end with the cluster's verification (the discovery client takes no
+	// context).
+	disco, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, &http.Client{Transport: boundTransport{rt: httpClient.Transport, ctx: ctx}, Timeout: listTimeout})
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("build client: %w", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	s := &clusterState{
 		req: req, ctx: ctx, httpClient: httpClient, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
 		mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
@@ -276,6 +283,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	}
 	if req.Snapshot {
 		s.watches = newListSet(ctx, dyn, md, req.Clock)
+		s.fetches = newFetcher(ctx, func() {}, true)
 		s.closeAll = cancel
 	} else {
 		notify := make(chan struct{}, 1)
@@ -287,9 +295,11 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		})
 		ws.notifyCh = notify
 		s.watches = ws
+		s.fetches = newFetcher(ctx, ws.notify, false)
 		s.closeAll = func() {
 			cancel()
 			ws.close()
+			s.fetches.wait()
 		}
 	}
 	return s, nil
@@ -418,7 +428,45 @@ func (t *throttleRecorder) recent() (time.Duration, bool) {
 
 // mapping finds the resource of a kind through discovery, refreshing it (at most every two
 // seconds) for kinds the cluster started serving since, such as CRDs the app itself installs.
-func (s *clusterState) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+func (s *clusterState) mapping(gvk schema.GroupVersionKind, now time.Time) (m *meta.RESTMapping, done bool, err error) {
+	s.mapperMu.Lock()
+	m, ok := s.mappings[gvk]
+	s.mapperMu.Unlock()
+	if ok {
+		return m, true, nil
+	}
+	key := "mapping " + gvk.String()
+	v, done, err := s.fetches.get(key, func(context.Context) (any, error) {
+		m, err := s.discover(gvk)
+		return discovered{mapping: m, at: now}, err
+	})
+	if !done {
+		return nil, false, nil
+	}
+	if err != nil {
+		// Asked again at most every mappingRetry: a kind the cluster does not serve yet (its
+		// CRD is applied by the same rollout) or discovery that failed.
+		if d, _ := v.(discovered); now.Sub(d.at) >= mappingRetry {
+			s.fetches.forget(key)
+		}
+		return nil, true, err
+	}
+	return v.(discovered).mapping, true, nil
+}
+
+// mappingRetry is how long a kind that could not be mapped waits before it is asked again.
+const mappingRetry = 2 * time.Second
+
+// discovered is the answer of discovery for a kind, and when it was asked.
+type discovered struct {
+	mapping *meta.RESTMapping
+	at      time.Time
+}
+
+// discover asks the API server's discovery for a kind's resource and scope. It runs off the
+// assessment (fetcher): the discovery client has a deadline of its own and ends with the
+// cluster's verification.
+func (s *clusterState) discover(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	s.mapperMu.Lock()
 	defer s.mapperMu.Unlock()
 	if m, ok := s.mappings[gvk]; ok {

@@ -266,3 +266,20 @@ func TestTLSProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestHungDiscoveryKeepsTheDeadline (issue 18): discovery that never answers is asked off the
+// assessment, so the cluster still gets its verdict at the run's timeout, saying what it
+// waited for, and the run returns then, not when discovery's own deadline (30s) ends.
+func TestHungDiscoveryKeepsTheDeadline(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	run := verify.Run(context.Background(), fakeRequest([]verify.Target{fakeTarget("hung-discovery", fakeCluster(t, fakeapi.HangDiscovery))}, 3*time.Second))
+	took := time.Since(start)
+	c := resultOf(run, "hung-discovery")
+	if c.Verdict != result.VerdictTimeout || !strings.Contains(c.Message, "discovering the API of") {
+		t.Errorf("verdict %s: %s; want Timeout, waiting for discovery", c.Verdict, c.Message)
+	}
+	if took > 6*time.Second {
+		t.Errorf("run took %s with a 3s timeout, want it to end at the timeout", took)
+	}
+}

@@ -56,7 +56,18 @@ func (s *clusterState) releaseObjects(e *assessment, id string, obj *unstructure
 	key := storageNS + "/" + name + "@" + digest
 	stored, cached := s.releases[key]
 	if !cached || (!stored.retryAt.IsZero() && !now.Before(stored.retryAt)) {
-		stored = s.readRelease(id, storageNS, name, now)
+		// Read off the assessment (fetcher), under the cluster's context.
+		fetchKey := "release " + key
+		v, done, _ := s.fetches.get(fetchKey, func(ctx context.Context) (any, error) {
+			return s.readRelease(ctx, id, storageNS, name, now), nil
+		})
+		if !done {
+			e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Reading",
+				message: fmt.Sprintf("%s: reading the Helm storage secret %s/%s, which lists what it deployed", id, storageNS, name)})
+			return nil, false
+		}
+		s.fetches.forget(fetchKey)
+		stored = v.(storedRelease)
 		if s.releases == nil {
 			s.releases = map[string]storedRelease{}
 		}
@@ -75,9 +86,9 @@ func (s *clusterState) releaseObjects(e *assessment, id string, obj *unstructure
 }
 
 // readRelease reads one Helm storage secret and decodes the objects of its release.
-func (s *clusterState) readRelease(id, namespace, name string, now time.Time) storedRelease {
+func (s *clusterState) readRelease(ctx context.Context, id, namespace, name string, now time.Time) storedRelease {
 	what := fmt.Sprintf("the Helm storage secret %s/%s", namespace, name)
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	secret, err := s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {

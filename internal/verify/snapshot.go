@@ -84,7 +84,7 @@ func (l *staticList) err() error              { return l.listErr }
 func (l *staticList) waitingSince() time.Time { return l.since }
 func (l *staticList) list() []any             { return l.store.List() }
 
-func (l *staticList) gone(string, string) (any, bool) { return nil, false }
+func (l *staticList) gone(string, string) (any, time.Time, bool) { return nil, time.Time{}, false }
 
 func (l *staticList) object(namespace, name string) (any, bool) {
 	obj, ok, err := l.store.GetByKey(storeKey(namespace, name))

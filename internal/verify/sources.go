@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 )
 
 // source reads the Flux source ref names from its watch. It returns nil while the source's
@@ -58,26 +60,30 @@ func (s *clusterState) firstArtifact(id, rev string) string {
 }
 
 // settleSource holds a nested object's gate back while its own source is not settled
-// (flux.SourceWait): Current waits; a source source-controller stalled on fails.
-func (s *clusterState) settleSource(e *assessment, gate *flux.Gate, src flux.Source) {
+// (flux.SourceWait): Current waits; a source source-controller stalled on fails. It returns a
+// note when a HelmChart's own source cannot be read.
+func (s *clusterState) settleSource(e *assessment, gate *flux.Gate, src flux.Source, ownerSource string, ownerWant flux.Revision) (note string) {
 	var upstream *flux.Source
 	if src.Upstream.Name != "" {
-		upstream, _ = s.source(e, src.Upstream)
+		upstream, note = s.source(e, src.Upstream)
 	}
-	verdict, code, message := flux.SourceWait(src, upstream)
+	verdict, code, message := flux.SourceWait(src, upstream, ownerSource, ownerWant)
 	switch {
 	case verdict == result.VerdictFailed:
-		override(gate, verdict, code, gate.Object.Reason, message)
+		override(gate, verdict, code, "SourceStalled", message)
 	case verdict == result.VerdictInProgress && gate.Verdict == result.VerdictCurrent:
 		// What it applied may be about to change. (A failure of what it applied stands: the
 		// gate already waits on a failure of an artifact its source has replaced.)
-		override(gate, verdict, "", gate.Object.Reason, message)
+		override(gate, verdict, "", "SourceNotReady", message)
 		gate.Applied = false
 	}
+	return note
 }
 
-// override replaces a gate's verdict, keeping its object in agreement.
+// override replaces a gate's verdict, keeping its object in agreement; the message may quote
+// a cluster's text, and is made one line as the gate's own are.
 func override(g *flux.Gate, v result.Verdict, code result.Code, reason, message string) {
+	message = sanitize.Compact(message)
 	g.Verdict, g.Code, g.Message = v, code, message
 	g.Object.Verdict, g.Object.Code, g.Object.Reason, g.Object.Message = v, code, reason, message
 }
@@ -87,10 +93,10 @@ func override(g *flux.Gate, v result.Verdict, code result.Code, reason, message 
 // object back for good, and so fails the cluster (flux-dependency-failed). A dependency of the
 // same source as its dependent must apply the same revision; of another, what its source
 // offers now. One that does not exist yet, or cannot be read, is left to Flux's own wait.
-func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate, want flux.Revision, roots map[string]bool) {
+func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate, want flux.Revision, visited, roots map[string]bool) {
 	for _, dep := range gate.DependsOn {
-		if roots[dep.ID()] {
-			continue // judged on its own, as a requested resource
+		if roots[dep.ID()] || visited[dep.ID()] {
+			continue // judged in the tree, or on its own as a requested resource
 		}
 		w := s.watches.get(watchKey{gvr: dep.Kind.GroupVersionResource(), namespace: dep.Namespace})
 		ready, forbidden := s.optionalWatchReady(e, w, dep.Kind.GroupVersionResource().Resource+namespaceSuffix(dep.Namespace))
@@ -104,11 +110,17 @@ func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate
 		}
 		srcRef := flux.SourceOf(dep.Kind, obj)
 		src, _ := s.source(e, srcRef)
-		g := flux.Evaluate(dep, obj, flux.NestedWant(gate.Source, want, srcRef, src), src)
+		depWant := flux.NestedWant(gate.Source, want, srcRef, src)
+		g := flux.Evaluate(dep, obj, depWant, src)
 		what := "failed"
 		switch g.Verdict {
 		case result.VerdictSuspended:
-			what = "is suspended"
+			// Flux does not look at suspend: one Ready at its generation (and on the
+			// dependent's revision, of the same source) lets the dependent go on.
+			if flux.ReadyDependency(dep, obj, sameSourceWant(gate.Source, srcRef, want), src) {
+				continue
+			}
+			what = "is suspended short of Ready"
 		case result.VerdictFailed:
 		default:
 			continue
@@ -118,15 +130,41 @@ func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate
 	}
 }
 
+// appliedSince returns when the run first saw the owner applied on the expected revision
+// (zero while it is not), recording now the first time.
+func (s *clusterState) appliedSince(owner *flux.Gate, now time.Time) time.Time {
+	if !owner.Applied {
+		return time.Time{}
+	}
+	if s.firstApplied == nil {
+		s.firstApplied = map[string]time.Time{}
+	}
+	if t, ok := s.firstApplied[owner.Object.ID]; ok {
+		return t
+	}
+	s.firstApplied[owner.Object.ID] = now
+	return now
+}
+
+// sameSourceWant is the revision Flux requires of a dependency: the dependent's, when both
+// apply from the same source; none otherwise.
+func sameSourceWant(dependentSource string, depSource flux.SourceRef, want flux.Revision) flux.Revision {
+	if depSource.ID() != "" && depSource.ID() == dependentSource {
+		return want
+	}
+	return flux.Revision{}
+}
+
 // jobGone says what became of a Job of the inventory that is not found: one the run saw finish
-// and then vanish was deleted after it finished (ttlSecondsAfterFinished), and one a
-// Kustomization with spec.wait counted healthy was too (kustomize-controller counts a Job with
-// a TTL that is gone as finished). done is false when neither says so.
-func jobGone(w cachedList, ns string, o flux.ObjectRef, owner *flux.Gate) (done bool, failed *batchv1.Job, message string) {
+// and then vanish, after its owner had applied the expected revision, was deleted after it
+// finished (ttlSecondsAfterFinished); and kustomize-controller counts a Job with a TTL that is
+// gone as finished, so one a Kustomization with spec.wait counted healthy was too. done is
+// false when neither says so. appliedSince is when the run first saw the owner applied.
+func jobGone(w cachedList, ns string, o flux.ObjectRef, owner *flux.Gate, appliedSince time.Time) (done bool, failed *batchv1.Job, message string) {
 	if o.Group != "batch" || o.Kind != "Job" {
 		return false, nil, ""
 	}
-	if last, ok := w.gone(ns, o.Name); ok {
+	if last, at, ok := w.gone(ns, o.Name); ok && owner.Applied && !appliedSince.IsZero() && !at.Before(appliedSince) {
 		job, _ := last.(*batchv1.Job)
 		switch {
 		case job == nil:
@@ -138,7 +176,7 @@ func jobGone(w cachedList, ns string, o flux.ObjectRef, owner *flux.Gate) (done 
 		return false, nil, ""
 	}
 	if owner.WaitsForAll && owner.Verdict == result.VerdictCurrent {
-		return true, nil, "gone: " + owner.Object.ID + " (spec.wait) counted it finished before it was deleted (ttlSecondsAfterFinished)"
+		return true, nil, "gone; " + owner.Object.ID + " is Ready with spec.wait, and kustomize-controller counts a Job deleted by its ttlSecondsAfterFinished as finished (its outcome was not seen)"
 	}
 	return false, nil, ""
 }

@@ -3,6 +3,7 @@ package verify
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
@@ -112,9 +113,27 @@ func TestAssessSuperseded(t *testing.T) {
 		t.Fatalf("source on A: fatal %+v, pending %+v; want waiting for B", e.fatal, e.pending)
 	}
 	replaceFixture(t, s, gitRepository("app", revC, true))
+	if e := s.assess(fixtureNow); e.fatal != nil {
+		t.Fatalf("source moved to C, the Kustomization not on C yet: fatal %+v; want waiting", e.fatal)
+	}
+	// kustomize-controller still health-checks B when the source moves to C: B may yet be
+	// applied (it does not cancel health checks for a new revision).
+	healthCheckingB := `  observedGeneration: 2
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revB + `
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: "Running health checks for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}
+  - {type: Ready, status: Unknown, reason: Progressing, message: Reconciliation in progress, observedGeneration: 2}`
+	replaceFixture(t, s, kustomization(healthCheckingB))
+	if e := s.assess(fixtureNow); e.fatal != nil {
+		t.Fatalf("source on C, B still health-checked: fatal %+v; want waiting", e.fatal)
+	}
+	buildingC := strings.ReplaceAll(healthCheckingB, "Running health checks for revision "+revB, "Building manifests for revision "+revC)
+	buildingC = strings.Replace(buildingC, "lastAttemptedRevision: "+revB, "lastAttemptedRevision: "+revC, 1)
+	replaceFixture(t, s, kustomization(buildingC))
 	e := s.assess(fixtureNow)
 	if e.fatal == nil || e.fatal.code != result.CodeFluxRevisionSuperseded || !strings.Contains(e.fatal.message, "main@sha1:ccccccc") {
-		t.Fatalf("source moved to C: fatal %+v, pending %+v; want Failed flux-revision-superseded naming C", e.fatal, e.pending)
+		t.Fatalf("source moved to C, the Kustomization building C: fatal %+v, pending %+v; want Failed flux-revision-superseded naming C", e.fatal, e.pending)
 	}
 	// A run that first sees the source past B cannot tell older from newer: it waits.
 	s = newFakeState(t, revB, kustomization(readyOnA)+"\n---\n"+gitRepository("app", revC, true))
@@ -166,6 +185,20 @@ status:
 	s = newFakeState(t, revB, app+"\n---\n"+infra(buildingB)+"\n---\n"+gitRepository("infra", revA, true))
 	if e := s.assess(fixtureNow); e.fatal != nil || e.pending == nil || e.pending.code != result.CodeFluxDependencyNotReady {
 		t.Fatalf("dependency on its way: fatal %+v, pending %+v; want waiting (flux-dependency-not-ready)", e.fatal, e.pending)
+	}
+	// A suspended dependency that is Ready does not hold the app up (Flux does not look at
+	// suspend); one suspended short of Ready does, for good.
+	suspendedReady := strings.Replace(infra(infraReadyOnA), "spec: {sourceRef: {kind: GitRepository, name: infra}}",
+		"spec: {sourceRef: {kind: GitRepository, name: infra}, suspend: true}", 1)
+	s = newFakeState(t, revB, app+"\n---\n"+suspendedReady+"\n---\n"+gitRepository("infra", revA, true))
+	if e := s.assess(fixtureNow); e.fatal != nil {
+		t.Fatalf("suspended dependency, Ready: fatal %+v; want waiting", e.fatal)
+	}
+	suspendedStalled := strings.Replace(infra(infraStalledOnA), "spec: {sourceRef: {kind: GitRepository, name: infra}}",
+		"spec: {sourceRef: {kind: GitRepository, name: infra}, suspend: true}", 1)
+	s = newFakeState(t, revB, app+"\n---\n"+suspendedStalled+"\n---\n"+gitRepository("infra", revA, true))
+	if e := s.assess(fixtureNow); e.fatal == nil || e.fatal.code != result.CodeFluxDependencyFailed || !strings.Contains(e.fatal.message, "suspended short of Ready") {
+		t.Fatalf("suspended dependency, not Ready: fatal %+v, pending %+v; want flux-dependency-failed", e.fatal, e.pending)
 	}
 }
 
@@ -224,26 +257,47 @@ status: {conditions: [{type: ` + condition + `, status: "True"}]}`
 		}
 		return &unstructured.Unstructured{Object: m}
 	}
-	n := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(jobsGVR), onChange: func() {}, keepGone: true}
+	now := fixtureNow
+	n := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(jobsGVR), onChange: func() {}, keepGone: true,
+		clock: func() time.Time { return now }}
 	w := &watch{store: n}
-	if err := n.Replace([]any{job("migrate", "Complete"), job("seed", "Failed")}, "1"); err != nil {
+	if err := n.Replace([]any{job("migrate", "Complete"), job("seed", "Failed"), job("old", "Complete"), job("again", "Complete")}, "1"); err != nil {
 		t.Fatal(err)
 	}
+	if err := n.Delete(job("old", "Complete")); err != nil { // before the owner applied
+		t.Fatal(err)
+	}
+	applied := now.Add(time.Second)
+	now = applied.Add(time.Second)
 	if err := n.Delete(job("migrate", "Complete")); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Replace(nil, "2"); err != nil { // seed vanished while the watch was down
+	if err := n.Delete(job("again", "Complete")); err != nil {
 		t.Fatal(err)
 	}
-	owner := &flux.Gate{}
-	if done, failed, msg := jobGone(w, "shop", flux.ObjectRef{Group: "batch", Kind: "Job", Namespace: "shop", Name: "migrate"}, owner); !done || failed != nil || !strings.Contains(msg, "completed") {
+	if err := n.Add(job("again", "Complete")); err != nil { // created again
+		t.Fatal(err)
+	}
+	if err := n.Replace([]any{job("again", "Complete")}, "2"); err != nil { // seed vanished while the watch was down
+		t.Fatal(err)
+	}
+	owner := &flux.Gate{Applied: true}
+	ref := func(name string) flux.ObjectRef {
+		return flux.ObjectRef{Group: "batch", Kind: "Job", Namespace: "shop", Name: name}
+	}
+	if done, failed, msg := jobGone(w, "shop", ref("migrate"), owner, applied); !done || failed != nil || !strings.Contains(msg, "completed") {
 		t.Errorf("migrate: done %t, failed %v, %q; want done, deleted after it completed", done, failed, msg)
 	}
-	if done, failed, _ := jobGone(w, "shop", flux.ObjectRef{Group: "batch", Kind: "Job", Namespace: "shop", Name: "seed"}, owner); done || failed == nil {
+	if done, failed, _ := jobGone(w, "shop", ref("seed"), owner, applied); done || failed == nil {
 		t.Errorf("seed: done %t, failed %v; want its failure", done, failed)
 	}
-	if done, failed, _ := jobGone(w, "shop", flux.ObjectRef{Group: "batch", Kind: "Job", Namespace: "shop", Name: "other"}, owner); done || failed != nil {
-		t.Errorf("a Job never seen: done %t, failed %v; want neither", done, failed)
+	for _, name := range []string{"other", "old", "again"} {
+		if done, failed, _ := jobGone(w, "shop", ref(name), owner, applied); done || failed != nil {
+			t.Errorf("%s (never seen, deleted before the owner applied, or created again): done %t, failed %v; want neither", name, done, failed)
+		}
+	}
+	if done, failed, _ := jobGone(w, "shop", ref("migrate"), &flux.Gate{}, time.Time{}); done || failed != nil {
+		t.Errorf("owner not applied: done %t, failed %v; want neither", done, failed)
 	}
 }
 

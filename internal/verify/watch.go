@@ -47,8 +47,9 @@ type cachedList interface {
 	// list returns every object.
 	list() []any
 	// gone returns the last state of an object the cache saw deleted (Jobs only: the other
-	// kinds are not kept).
-	gone(namespace, name string) (any, bool)
+	// kinds are not kept), and when it saw it deleted; an object created again since is not
+	// gone.
+	gone(namespace, name string) (last any, at time.Time, ok bool)
 }
 
 // Read bounds: a list that takes longer is abandoned and retried by the informer; watches are
@@ -94,8 +95,15 @@ type notifyingStore struct {
 	// keepGone keeps the last state of deleted objects in deleted: a Job deleted after it
 	// finished (ttlSecondsAfterFinished) is still listed by its Flux inventory.
 	keepGone bool
+	clock    func() time.Time
 	goneMu   sync.Mutex
-	deleted  map[string]any
+	deleted  map[string]tombstone
+}
+
+// tombstone is the last state of a deleted object and when the store saw it deleted.
+type tombstone struct {
+	last any
+	at   time.Time
 }
 
 // remember keeps the last state of an object that was deleted.
@@ -117,16 +125,28 @@ func (n *notifyingStore) remember(obj any) {
 	n.goneMu.Lock()
 	defer n.goneMu.Unlock()
 	if n.deleted == nil {
-		n.deleted = map[string]any{}
+		n.deleted = map[string]tombstone{}
 	}
-	n.deleted[key] = o
+	n.deleted[key] = tombstone{last: o, at: n.clock()}
 }
 
-func (n *notifyingStore) gone(key string) (any, bool) {
+// revive forgets that an object was deleted: it exists again.
+func (n *notifyingStore) revive(obj any) {
+	if !n.keepGone {
+		return
+	}
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		n.goneMu.Lock()
+		delete(n.deleted, key)
+		n.goneMu.Unlock()
+	}
+}
+
+func (n *notifyingStore) gone(key string) (any, time.Time, bool) {
 	n.goneMu.Lock()
 	defer n.goneMu.Unlock()
-	o, ok := n.deleted[key]
-	return o, ok
+	t, ok := n.deleted[key]
+	return t.last, t.at, ok
 }
 
 func (n *notifyingStore) Add(obj any) error {
@@ -134,6 +154,7 @@ func (n *notifyingStore) Add(obj any) error {
 	if err != nil {
 		return err
 	}
+	n.revive(o)
 	defer n.onChange()
 	return n.Store.Add(o)
 }
@@ -143,6 +164,7 @@ func (n *notifyingStore) Update(obj any) error {
 	if err != nil {
 		return err
 	}
+	n.revive(o)
 	defer n.onChange()
 	return n.Store.Update(o)
 }
@@ -170,10 +192,13 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 				listed[key] = true
 			}
 		}
-		for _, o := range n.Store.List() {
+		for _, o := range n.List() {
 			if key, err := cache.MetaNamespaceKeyFunc(o); err == nil && !listed[key] {
 				n.remember(o)
 			}
+		}
+		for _, o := range converted {
+			n.revive(o)
 		}
 	}
 	defer n.onChange()
@@ -298,7 +323,8 @@ func (s *watchSet) get(key watchKey) cachedList {
 		return w
 	}
 	w := &watch{since: s.clock(), onErr: s.notify}
-	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key.gvr), onChange: s.notify, keepGone: key.gvr == jobsGVR}
+	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key.gvr), onChange: s.notify,
+		keepGone: key.gvr == jobsGVR, clock: s.clock}
 	lw, example := s.listWatch(key, w)
 	backoff := reconnectBackoff
 	r := cache.NewReflectorWithOptions(lw, example, w.store, cache.ReflectorOptions{
@@ -348,7 +374,7 @@ func (w *watch) object(namespace, name string) (any, bool) {
 
 func (w *watch) list() []any { return w.store.List() }
 
-func (w *watch) gone(namespace, name string) (any, bool) {
+func (w *watch) gone(namespace, name string) (any, time.Time, bool) {
 	return w.store.gone(storeKey(namespace, name))
 }
 
