@@ -159,10 +159,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 // isDiscovery reports whether a path is discovery's: /api, /apis, /api/v1, /apis/GROUP/VERSION.
 func isDiscovery(path string) bool {
 	parts := strings.Split(path, "/")
-	switch {
-	case parts[0] == "api":
+	switch parts[0] {
+	case "api":
 		return len(parts) <= 2
-	case parts[0] == "apis":
+	case "apis":
 		return len(parts) <= 3
 	}
 	return false

@@ -154,6 +154,18 @@ func (v *view) chartOrigins(ociDigest string) []string {
 	return nil
 }
 
+// helmUpgradePrefix starts helm-controller's Reconciling message while Helm upgrades.
+const helmUpgradePrefix = "Running 'upgrade' action"
+
+// upgrading reports whether helm-controller is running Helm's upgrade to the expected chart
+// at the current generation: it records the chart it attempts (lastAttemptedRevision) and the
+// generation before it starts the action.
+func (v *view) upgrading(want Revision) bool {
+	rc := v.cond(meta.ReconcilingCondition)
+	return rc.status == string(metav1.ConditionTrue) && strings.HasPrefix(rc.message, helmUpgradePrefix) &&
+		v.lastAttempted != "" && v.attemptedChart(want) && v.lastAttemptedGeneration == v.generation
+}
+
 // attemptedChart reports whether the chart version helm-controller last attempted is the
 // expected one.
 func (v *view) attemptedChart(want Revision) bool {

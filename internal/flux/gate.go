@@ -48,6 +48,11 @@ type Gate struct {
 	DependsOn []Ref
 	// Attempting are the revisions the object works on or last worked on (Superseded).
 	Attempting []string
+	// Upgrading is set while helm-controller runs Helm's upgrade to the expected chart at the
+	// current generation (not recorded in status.history until Helm returns, after its wait):
+	// the chart version it upgrades to. The workloads Helm has updated since are the new
+	// chart's, and may fail the rollout at once, whatever Helm's wait.
+	Upgrading string
 	// WaitsForAll is set for a Kustomization with spec.wait: its Ready condition says every
 	// object it applied is Current, a Job deleted after it finished
 	// (ttlSecondsAfterFinished) included.
@@ -96,6 +101,9 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		g.WaitsForAll = g.WaitsForAll && ref.Kind == KindKustomization
 		g.DependsOn = v.waitingFor(ref.Kind)
 		g.Attempting = v.attempting()
+		if ref.Kind == KindHelmRelease && v.upgrading(want) {
+			g.Upgrading = v.lastAttempted
+		}
 		if v.remote && d.verdict == result.VerdictCurrent {
 			d.message = joinSentences(d.message, remoteNote(v))
 		}

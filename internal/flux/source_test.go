@@ -482,3 +482,24 @@ status:
 		t.Errorf("remote Kustomization: %s (%s), want Current, saying its 2 objects are not verified here", g.Verdict, g.Message)
 	}
 }
+
+// TestUpgrading: helm-controller runs Helm's upgrade to the expected chart at the current
+// generation; not for another chart, nor for an older generation's attempt.
+func TestUpgrading(t *testing.T) {
+	t.Parallel()
+	obj := loadFixture(t, "hr-reconciling.yaml")
+	ref := Ref{KindHelmRelease, "apps", "podinfo"}
+	if g := Evaluate(ref, obj, mustRevision(t, "6.5.0+501967ad514d"), nil); g.Upgrading != "" {
+		t.Errorf("attempt of generation 4 at generation 5: Upgrading %q, want none", g.Upgrading)
+	}
+	current := obj.DeepCopy()
+	if err := unstructured.SetNestedField(current.Object, int64(5), "status", "lastAttemptedGeneration"); err != nil {
+		t.Fatal(err)
+	}
+	if g := Evaluate(ref, current, mustRevision(t, "6.5.0+501967ad514d"), nil); g.Upgrading != "6.5.0+501967ad514d" || g.Applied {
+		t.Errorf("upgrade to the expected chart: Upgrading %q, Applied %t; want 6.5.0+501967ad514d, not applied", g.Upgrading, g.Applied)
+	}
+	if g := Evaluate(ref, current, mustRevision(t, "6.6.0"), nil); g.Upgrading != "" {
+		t.Errorf("upgrade to another chart: Upgrading %q, want none", g.Upgrading)
+	}
+}

@@ -324,8 +324,18 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 		s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited, roots)
 		return
 	}
+	upgraded := !current && s.updatedByUpgrade(owner, ro.ID, u)
+	if upgraded {
+		// helm-controller records the release only once Helm's wait is over; Helm updated
+		// this workload since the run first saw it, during the upgrade to the expected chart:
+		// it is the new chart's, and may fail the rollout now.
+		current = true
+	}
 	if ro.Status != result.ObjectCurrent && current && classify.Supported(o.Group, o.Kind) {
 		s.classify(e, &ro, u, now)
+		if upgraded && ro.Failure != nil {
+			ro.Failure.Message += fmt.Sprintf(" (during Helm's upgrade of %s to %s, which waits for it)", owner.Object.ID, owner.Upgrading)
+		}
 	}
 	e.objects = append(e.objects, ro)
 	switch {

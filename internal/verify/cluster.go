@@ -65,6 +65,10 @@ type clusterState struct {
 	// firstApplied is when the run first saw each Flux object applied on the expected
 	// revision: a Job deleted before that was of a previous revision.
 	firstApplied map[string]time.Time
+	// firstGenerations is the generation of each object of a HelmRelease the first time the
+	// run saw it: one Helm raised since, during the upgrade to the expected chart, is the new
+	// chart's (updatedByUpgrade).
+	firstGenerations map[string]int64
 
 	mapperMu    sync.Mutex
 	mapper      *restmapper.DeferredDiscoveryRESTMapper

@@ -2,6 +2,8 @@ package verify_test
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -141,10 +143,11 @@ func TestHelmUpgradeRevision(t *testing.T) {
 }
 
 // TestHelmUpgradeCrashLoop: the upgrade to 1.1.0 gives the pods a crash loop. helm-controller
-// records the release only once Helm's action returns, so while Helm waits for the pods the
-// expected chart is not yet applied and its pods are not judged (they could be the previous
-// chart's). Once Helm's timeout (10s) passes, helm-controller rolls back to 1.0.0, and verify
-// says flux-rolled-back, naming 1.1.0, which is not running.
+// records the release only once Helm's action returns, but the Deployment Helm updated during
+// the upgrade to the expected chart is the new chart's (issue 19): a run that saw it before
+// fails with crash-loop while Helm still waits. A run started once Helm had updated it cannot
+// tell whose it is, and waits for Helm: after Helm's timeout (10s), helm-controller rolls back
+// to 1.0.0, and verify says flux-rolled-back, naming 1.1.0, which is not running.
 func TestHelmUpgradeCrashLoop(t *testing.T) {
 	b := bed.Get(t)
 	c := b.Clusters[1]
@@ -163,11 +166,6 @@ func TestHelmUpgradeCrashLoop(t *testing.T) {
 	if err := c.WaitHelmReleased(ctx, ns, "web", "1.0.0"); err != nil {
 		t.Fatal(err)
 	}
-	release.Values = map[string]any{"failureMode": string(testbed.FailCrashLoop)}
-	if _, err := c.DeployChart(ctx, release, chartDir(t, "web"), "1.1.0"); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
 	req := verify.Request{
 		Targets:   targetsOf(c),
 		Resources: []flux.Ref{hr(ns, "web")},
@@ -175,6 +173,23 @@ func TestHelmUpgradeCrashLoop(t *testing.T) {
 		Timeout:   time.Minute,
 		Workloads: true,
 	}
+	during := startRun(ctx, req)
+	time.Sleep(time.Second) // the run sees the Deployment of 1.0.0
+	// The new chart alone (its values crash): publishing it is what starts the upgrade.
+	if _, err := c.PublishChartVersion(ctx, ns, "web", chartWithFailure(t, testbed.FailCrashLoop), "1.1.0"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	crashing := (<-during).Results[0]
+	took := time.Since(start)
+	t.Logf("verdict during Helm's wait after %s: %s %s: %s", took.Round(time.Millisecond), crashing.Verdict, crashing.Code, crashing.Message)
+	if crashing.Verdict != result.VerdictFailed || crashing.Code != result.CodeCrashLoop || !strings.Contains(crashing.Message, "during Helm's upgrade") {
+		t.Fatalf("during Helm's wait: verdict %s code %q (%s), want Failed crash-loop during Helm's upgrade", crashing.Verdict, crashing.Code, crashing.Message)
+	}
+	if took >= 10*time.Second {
+		t.Errorf("crash-loop after %s, want it before Helm's own timeout (10s)", took)
+	}
+	start = time.Now()
 	rolledBack := verify.Run(ctx, req).Results[0]
 	t.Logf("verdict after %s: %s %s: %s", time.Since(start).Round(time.Millisecond), rolledBack.Verdict, rolledBack.Code, rolledBack.Message)
 	if rolledBack.Verdict != result.VerdictFailed || rolledBack.Code != result.CodeFluxRolledBack {
@@ -188,6 +203,83 @@ func TestHelmUpgradeCrashLoop(t *testing.T) {
 	if got := rolledBack.Flux[0].LastAppliedRevision; !strings.HasPrefix(got, "1.0.0+") {
 		t.Errorf("applied revision after the rollback = %q, want 1.0.0+<digest prefix>", got)
 	}
+}
+
+// TestHelmUpgradeImagePullDuringWait (issue 19): an upgrade with Helm's default wait whose
+// image cannot be pulled fails with image-pull within seconds, long before the HelmRelease's
+// timeout (2m), and names the Helm upgrade in progress; an upgrade that succeeds is never
+// failed while Helm waits.
+func TestHelmUpgradeImagePullDuringWait(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[2]
+	helmLogOnFailure(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	release := testbed.HelmRelease{Name: "web", Namespace: ns, Timeout: "2m"}
+	if _, err := c.DeployChart(ctx, release, chartDir(t, "web"), "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitHelmReleased(ctx, ns, "web", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	// A good upgrade first: Current, never failed while Helm waits.
+	good := verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{hr(ns, "web")}, Revision: mustRevision(t, "1.1.0"), Timeout: time.Minute, Workloads: true}
+	run := startRun(ctx, good)
+	time.Sleep(time.Second)
+	if _, err := c.PublishChartVersion(ctx, ns, "web", chartDir(t, "web"), "1.1.0"); err != nil {
+		t.Fatal(err)
+	}
+	if got := (<-run).Results[0]; got.Verdict != result.VerdictCurrent {
+		t.Fatalf("good upgrade: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	// Then one whose image cannot be pulled.
+	bad := good
+	bad.Revision = mustRevision(t, "1.2.0")
+	run = startRun(ctx, bad)
+	time.Sleep(time.Second)
+	if _, err := c.PublishChartVersion(ctx, ns, "web", chartWithFailure(t, testbed.FailImagePull), "1.2.0"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got := (<-run).Results[0]
+	took := time.Since(start)
+	t.Logf("image-pull during Helm's wait after %s: %s", took.Round(time.Millisecond), got.Message)
+	if got.Verdict != result.VerdictFailed || got.Code != result.CodeImagePull || !strings.Contains(got.Message, "during Helm's upgrade") {
+		t.Fatalf("unpullable image: verdict %s code %q (%s), want Failed image-pull during Helm's upgrade", got.Verdict, got.Code, got.Message)
+	}
+	if took > 30*time.Second {
+		t.Errorf("image-pull after %s, want it within seconds (Helm's timeout is 2m)", took)
+	}
+}
+
+// chartWithFailure is a copy of the web chart whose default values give its pods the test
+// bed's failure mode: publishing it upgrades a HelmRelease without a change to its spec.
+func chartWithFailure(t *testing.T, mode testbed.FailureMode) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "web")
+	src := chartDir(t, "web")
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if rel == "values.yaml" {
+			data = []byte(strings.Replace(string(data), `failureMode: ""`, fmt.Sprintf("failureMode: %q", mode), 1))
+		}
+		return os.WriteFile(filepath.Join(dir, rel), data, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // TestHelmUpgradeCrashLoopNoWait: with disableWait, Helm returns as soon as it applied 1.1.0,

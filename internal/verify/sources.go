@@ -146,6 +146,25 @@ func (s *clusterState) appliedSince(owner *flux.Gate, now time.Time) time.Time {
 	return now
 }
 
+// updatedByUpgrade reports whether Helm has updated an object of a HelmRelease during its
+// upgrade to the expected chart (flux.Gate.Upgrading): its generation is above the one the run
+// first saw. An object first seen once Helm had updated it waits for Helm, as before: whether
+// it is the new chart's, nothing here tells.
+func (s *clusterState) updatedByUpgrade(owner *flux.Gate, id string, u *unstructured.Unstructured) bool {
+	if u == nil || owner.Object.Kind != string(flux.KindHelmRelease) {
+		return false
+	}
+	if s.firstGenerations == nil {
+		s.firstGenerations = map[string]int64{}
+	}
+	first, seen := s.firstGenerations[id]
+	if !seen {
+		s.firstGenerations[id] = u.GetGeneration()
+		return false
+	}
+	return owner.Upgrading != "" && u.GetGeneration() > first
+}
+
 // sameSourceWant is the revision Flux requires of a dependency: the dependent's, when both
 // apply from the same source; none otherwise.
 func sameSourceWant(dependentSource string, depSource flux.SourceRef, want flux.Revision) flux.Revision {
