@@ -29,6 +29,7 @@ import (
 const (
 	DefaultCrashRestarts      int32 = 3
 	DefaultUnschedulableGrace       = 120 * time.Second
+	DefaultRetryGrace               = 120 * time.Second
 )
 
 // jobKind is the kind of a Job, whose pods are judged differently.
@@ -45,6 +46,12 @@ type Options struct {
 	// UnschedulableGrace is how long a pod may stay unschedulable, or running but not ready,
 	// before the rollout fails. A readiness probe's initialDelaySeconds extends it.
 	UnschedulableGrace time.Duration
+	// RetryGrace is how long an error the kubelet or a controller retries may last before the
+	// rollout fails: a pull error that names the network or the registry, a container whose
+	// configuration is missing (a Secret or ConfigMap an operator creates later), a pod the
+	// controller may not create yet (a quota the old pods still hold, a webhook that is not
+	// up, a service account on its way).
+	RetryGrace time.Duration
 }
 
 // withDefaults replaces the unset thresholds by their defaults.
@@ -54,6 +61,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.UnschedulableGrace <= 0 {
 		o.UnschedulableGrace = DefaultUnschedulableGrace
+	}
+	if o.RetryGrace <= 0 {
+		o.RetryGrace = DefaultRetryGrace
 	}
 	return o
 }

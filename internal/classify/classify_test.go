@@ -49,7 +49,7 @@ func TestClassify(t *testing.T) {
 			file: "deployment-quota.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeQuota, Reason: "FailedCreate",
-				Message: `deployment web: pods "web-7d9f-x2x2x" is forbidden: exceeded quota: compute, requested: limits.memory=1Gi, used: limits.memory=4Gi, limited: limits.memory=4Gi`,
+				Message: `deployment web: still refused after 2m0s: pods "web-7d9f-x2x2x" is forbidden: exceeded quota: compute, requested: limits.memory=1Gi, used: limits.memory=4Gi, limited: limits.memory=4Gi`,
 			}},
 		},
 		{
@@ -73,10 +73,23 @@ func TestClassify(t *testing.T) {
 			file: "deployment-service-account.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeConfig, Reason: "FailedCreate",
-				Message: `deployment web: pods "web-7d9f-" is forbidden: error looking up service account shop/web: serviceaccount "web" not found`,
+				Message: `deployment web: still refused after 2m0s: pods "web-7d9f-" is forbidden: error looking up service account shop/web: serviceaccount "web" not found`,
 			}},
 		},
 		{name: "deployment pods of other owners ignored", file: "deployment-foreign-pods.yaml"},
+		// What the controllers and the kubelet retry waits out the retry grace period.
+		{name: "deployment surge pod refused by quota, within the grace period", file: "deployment-quota-30s.yaml",
+			want: Outcome{Recheck: now.Add(90 * time.Second)}},
+		{name: "deployment webhook not up yet, within the grace period", file: "deployment-webhook-down-30s.yaml",
+			want: Outcome{Recheck: now.Add(90 * time.Second)}},
+		{name: "pod Secret not created yet, within the grace period", file: "pod-secret-missing-30s.yaml",
+			want: Outcome{Recheck: now.Add(90 * time.Second)}},
+		{name: "pod Secret not created yet, a grace period of 10s", file: "pod-secret-missing-30s.yaml", opts: Options{RetryGrace: 10 * time.Second},
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeConfig, Reason: "CreateContainerConfigError",
+				Message: `container "db" of pod db-0: still failing after 10s: secret "db-password" not found`,
+				Pod:     "db-0", Container: "db",
+			}}},
 		{name: "deployment terminating pod ignored", file: "deployment-terminating.yaml"},
 		{
 			name: "deployment several failures: severity, then pod, then container",
@@ -112,7 +125,7 @@ func TestClassify(t *testing.T) {
 			file: "statefulset-current-revision.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeConfig, Reason: "CreateContainerConfigError",
-				Message: `container "db" of pod db-0: secret "db-password" not found`,
+				Message: `container "db" of pod db-0: still failing after 2m0s: secret "db-password" not found`,
 				Pod:     "db-0", Container: "db",
 			}},
 		},
@@ -149,7 +162,7 @@ func TestClassify(t *testing.T) {
 			file: "replicaset-config.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeConfig, Reason: "CreateContainerError",
-				Message: `container "worker" of pod worker-aaaaa: failed to generate container spec: failed to apply OCI options: no such file or directory`,
+				Message: `container "worker" of pod worker-aaaaa: still failing after 2m0s: failed to generate container spec: failed to apply OCI options: no such file or directory`,
 				Pod:     "worker-aaaaa", Container: "worker",
 			}},
 		},
@@ -235,7 +248,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "pod registry unavailable within a longer grace period",
 			file: "pod-registry-unavailable-60s.yaml",
-			opts: Options{UnschedulableGrace: 5 * time.Minute},
+			opts: Options{RetryGrace: 5 * time.Minute},
 			want: Outcome{Recheck: now.Add(4 * time.Minute)},
 		},
 		{name: "pod terminating ignored", file: "pod-terminating.yaml"},

@@ -26,6 +26,15 @@ var waitingCodes = map[string]result.Code{
 	"CreateContainerError":       result.CodeConfig,
 }
 
+// retriedStart are the kubelet's reasons for a container it cannot create yet and tries again:
+// a Secret or ConfigMap (or a key of one) that does not exist yet, as when External Secrets or
+// Sealed Secrets create it seconds later; a runtime error such as containerd's "failed to
+// reserve container name".
+var retriedStart = map[string]bool{
+	"CreateContainerConfigError": true,
+	"CreateContainerError":       true,
+}
+
 // The kubelet's reasons for an image it is pulling, may pull again or cannot reach.
 const (
 	reasonErrImagePull        = "ErrImagePull"
@@ -103,13 +112,18 @@ func (e *findings) container(c container) {
 	if w := c.status.State.Waiting; w != nil && c.pod.Status.Phase != corev1.PodFailed {
 		if code, ok := waitingCodes[w.Reason]; ok {
 			message := cmp.Or(w.Message, w.Reason)
-			if transientPull(w.Reason, w.Message) {
-				// The registry may answer again: fail only once the grace period has passed.
-				grace := e.opts.UnschedulableGrace
+			if transientPull(w.Reason, w.Message) || retriedStart[w.Reason] {
+				// The registry may answer again, the Secret may be created: fail only once
+				// the grace period has passed.
+				grace := e.opts.RetryGrace
 				if !e.elapsed(c.pod.CreationTimestamp.Time, grace) {
 					return
 				}
-				message = fmt.Sprintf("still failing to pull after %s: %s", grace, message)
+				what := "failing"
+				if code == result.CodeImagePull {
+					what = "failing to pull"
+				}
+				message = fmt.Sprintf("still %s after %s: %s", what, grace, message)
 			}
 			e.fail(c.failure(code, w.Reason, message))
 			return

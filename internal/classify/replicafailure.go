@@ -1,10 +1,37 @@
 package classify
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/org/app-status-action/internal/result"
 )
+
+// retriedRefusalWords are the words of a refusal to create pods that may pass by itself while
+// the controller retries: a quota the old pods still hold (the surge pod of a rolling update),
+// a webhook that is not up yet (installed by the same rollout), a service account on its way.
+// A policy that denies the pod, or a LimitRange it exceeds, needs a change: it fails at once.
+var retriedRefusalWords = []string{
+	"exceeded quota", "failed calling webhook", "no endpoints available", "connection refused",
+	"context deadline exceeded", "i/o timeout", "error looking up service account",
+}
+
+// refusal says whether a controller's refusal to create pods (ReplicaFailure, set at since)
+// fails the rollout now, and with what message: at once when it cannot pass by itself, once
+// Options.RetryGrace has passed when it may.
+func (e *findings) refusal(message string, since time.Time) (string, bool) {
+	m := strings.ToLower(message)
+	for _, w := range retriedRefusalWords {
+		if strings.Contains(m, w) {
+			if !e.elapsed(since, e.opts.RetryGrace) {
+				return "", false
+			}
+			return fmt.Sprintf("still refused after %s: %s", e.opts.RetryGrace, message), true
+		}
+	}
+	return message, true
+}
 
 // replicaFailureCode tells why a controller could not create pods, from the API server's
 // refusal it quotes in its ReplicaFailure condition:

@@ -37,7 +37,9 @@ func deployment(d *appsv1.Deployment, e *findings) {
 		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == reasonProgressDeadlineExceeded:
 			e.fail(objectFailure(result.CodeNotProgressing, "deployment", d.Name, c.Reason, c.Message))
 		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
-			e.fail(objectFailure(replicaFailureCode(c.Message), "deployment", d.Name, c.Reason, c.Message))
+			if message, ok := e.refusal(c.Message, c.LastTransitionTime.Time); ok {
+				e.fail(objectFailure(replicaFailureCode(c.Message), "deployment", d.Name, c.Reason, message))
+			}
 		}
 	}
 	revision := d.Annotations[revisionAnnotation]
@@ -58,7 +60,9 @@ func replicaSet(rs *appsv1.ReplicaSet, e *findings) {
 	if !stale(rs.Generation, rs.Status.ObservedGeneration) {
 		for _, c := range rs.Status.Conditions {
 			if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
-				e.fail(objectFailure(replicaFailureCode(c.Message), "replicaset", rs.Name, c.Reason, c.Message))
+				if message, ok := e.refusal(c.Message, c.LastTransitionTime.Time); ok {
+					e.fail(objectFailure(replicaFailureCode(c.Message), "replicaset", rs.Name, c.Reason, message))
+				}
 			}
 		}
 	}

@@ -40,6 +40,7 @@ func runAction(ctx context.Context, env Env) int {
 			resource: "input resource", resourceItem: "line", revision: "input revision", timeout: "input timeout",
 			maxParallel: "input max-parallel", crashRestarts: "input crash-restarts",
 			unschedulableGrace: "input unschedulable-grace",
+			retryGrace:         "input retry-grace",
 			noClusters:         "set the clusters input (name=env:VAR lines) or the kubeconfig input",
 		})
 	}
@@ -99,6 +100,9 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 		return c, err
 	}
 	if c.unschedulableGrace, err = durationInput(gha, "unschedulable-grace", d.unschedulableGrace); err != nil {
+		return c, err
+	}
+	if c.retryGrace, err = durationInput(gha, "retry-grace", d.retryGrace); err != nil {
 		return c, err
 	}
 	if c.maxParallel, err = intInput(gha, "max-parallel", d.maxParallel); err != nil {

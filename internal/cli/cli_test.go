@@ -154,6 +154,17 @@ func TestActionBadInput(t *testing.T) {
 			want:   "input unschedulable-grace: 200000 seconds is out of range",
 		},
 		{
+			// 0 is rejected rather than silently becoming the default (issue 19).
+			name:   "no grace at all",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_UNSCHEDULABLE-GRACE": "0s"},
+			want:   "input unschedulable-grace 0s is out of range: give a duration from 1s to 24h",
+		},
+		{
+			name:   "no retry grace",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_RETRY-GRACE": "0"},
+			want:   "input retry-grace 0s is out of range: give a duration from 1s to 24h",
+		},
+		{
 			name:         "markup in the input",
 			inputs:       map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "<img src=x onerror=alert(1)>/[a](http://x)"},
 			want:         "<img src=x onerror=alert(1)>",

@@ -40,6 +40,7 @@ func defaultSettings() settings {
 		workloads:          true,
 		crashRestarts:      int(classify.DefaultCrashRestarts),
 		unschedulableGrace: classify.DefaultUnschedulableGrace,
+		retryGrace:         classify.DefaultRetryGrace,
 	}
 }
 
@@ -56,6 +57,7 @@ type settings struct {
 	snapshot           bool
 	crashRestarts      int
 	unschedulableGrace time.Duration
+	retryGrace         time.Duration
 	clusters           kubeconfig.Input
 	// builtinAuth prefers the built-in credential providers to installed exec plugins (the
 	// CLI's --builtin-auth; the action has no plugins to run).
@@ -97,8 +99,11 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	if s.crashRestarts < 1 || s.crashRestarts > maxCrashRestarts {
 		return req, nil, fmt.Errorf("%s %d is out of range: give a whole number from 1 to %d", names.crashRestarts, s.crashRestarts, maxCrashRestarts)
 	}
-	if s.unschedulableGrace < 0 || s.unschedulableGrace > maxDuration {
-		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 0s to 24h, such as 2m", names.unschedulableGrace, s.unschedulableGrace)
+	if s.unschedulableGrace <= 0 || s.unschedulableGrace > maxDuration {
+		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.unschedulableGrace, s.unschedulableGrace)
+	}
+	if s.retryGrace <= 0 || s.retryGrace > maxDuration {
+		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.retryGrace, s.retryGrace)
 	}
 	clusters, secrets, err := kubeconfig.Load(s.clusters, s.kubeconfigEnv(env))
 	if err != nil {
@@ -117,14 +122,14 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	req.Workloads = s.workloads
 	req.FailOnSuspended = s.failOnSuspended
 	req.Snapshot = s.snapshot
-	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace}
+	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace, RetryGrace: s.retryGrace}
 	req.Clock = env.Clock
 	return req, secrets, nil
 }
 
 // inputNames names the inputs (action) or flags (CLI) in error messages.
 type inputNames struct {
-	resource, resourceItem, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, noClusters string
+	resource, resourceItem, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, retryGrace, noClusters string
 }
 
 // progressPrinter prints each cluster's state changes as they happen, one line each.

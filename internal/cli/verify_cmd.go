@@ -52,7 +52,8 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.BoolVar(&o.workloads, "workloads", d.workloads, "also verify the objects in the inventory (false: only the Flux objects, nested ones included)")
 	fs.BoolVar(&o.failOnSuspended, "fail-on-suspended", d.failOnSuspended, "fail a cluster where a nested Flux object is suspended (default: report it and skip what it lists)")
 	fs.IntVar(&o.crashRestarts, "crash-restarts", d.crashRestarts, "restarts after which a crashing container fails the rollout")
-	fs.DurationVar(&o.unschedulableGrace, "unschedulable-grace", d.unschedulableGrace, "how long a pod may stay unschedulable, not ready, or failing to pull for a transient reason before the rollout fails")
+	fs.DurationVar(&o.unschedulableGrace, "unschedulable-grace", d.unschedulableGrace, "how long a pod may stay unschedulable, or running but not ready, before the rollout fails")
+	fs.DurationVar(&o.retryGrace, "retry-grace", d.retryGrace, "how long an error the kubelet or a controller retries may last before the rollout fails (a transient pull error, a missing Secret or ConfigMap, a quota or webhook refusing pods)")
 	fs.StringVar(&o.output, "o", "text", "output format: text, json or markdown")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
@@ -95,7 +96,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts}
 	req, secrets, err := s.request(env, inputNames{
 		resource: "--resource", resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
-		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace",
+		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace", retryGrace: "--retry-grace",
 		noClusters: "the kubeconfig has no contexts; pass --kubeconfig, --context or --clusters-file",
 	})
 	if err != nil {

@@ -53,6 +53,9 @@ type Gate struct {
 	// the chart version it upgrades to. The workloads Helm has updated since are the new
 	// chart's, and may fail the rollout at once, whatever Helm's wait.
 	Upgrading string
+	// UpgradeAttempt names the attempt of that upgrade (the chart, the generation and the
+	// release it starts from): a retry after a rollback is another attempt.
+	UpgradeAttempt string
 	// WaitsForAll is set for a Kustomization with spec.wait: its Ready condition says every
 	// object it applied is Current, a Job deleted after it finished
 	// (ttlSecondsAfterFinished) included.
@@ -103,6 +106,10 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		g.Attempting = v.attempting()
 		if ref.Kind == KindHelmRelease && v.upgrading(want) {
 			g.Upgrading = v.lastAttempted
+			g.UpgradeAttempt = fmt.Sprintf("%s@%d", v.lastAttempted, v.generation)
+			if len(v.history) > 0 {
+				g.UpgradeAttempt += fmt.Sprintf(" from release %d", v.history[0].version)
+			}
 		}
 		if v.remote && d.verdict == result.VerdictCurrent {
 			d.message = joinSentences(d.message, remoteNote(v))
@@ -159,8 +166,9 @@ func joinSentences(a, b string) string {
 }
 
 // ReadyDependency reports whether a dependency lets its dependents go on, as Flux checks it:
-// Ready at its current generation and, when want is set (it applies from the dependent's own
-// source), on that revision. A suspended dependency that is Ready does not hold anything up.
+// Ready at its current generation and, for a Kustomization, when want is set (it applies from
+// the dependent's own source), on that revision. A suspended dependency that is Ready does not
+// hold anything up.
 func ReadyDependency(ref Ref, obj *unstructured.Unstructured, want Revision, src *Source) bool {
 	if obj == nil {
 		return false
@@ -171,7 +179,7 @@ func ReadyDependency(ref Ref, obj *unstructured.Unstructured, want Revision, src
 		return false
 	}
 	if ref.Kind == KindHelmRelease {
-		return want.IsZero() || (len(v.history) > 0 && want.Matches(v.releaseRevisions(v.history[0])...))
+		return true // helm-controller checks Ready at the current generation only
 	}
 	return v.applied(want)
 }
@@ -278,7 +286,10 @@ type condition struct {
 }
 
 // release is one entry of a HelmRelease's status.history.
-type release struct{ chartVersion, status, ociDigest string }
+type release struct {
+	chartVersion, status, ociDigest string
+	version                         int64
+}
 
 // view is what the rules read from a Flux object. Fields of the wrong type read as missing:
 // a status the controller did not write yet.
@@ -337,7 +348,7 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 		}
 	}
 	for _, m := range nestedMaps(u, "status", "history") {
-		v.history = append(v.history, release{chartVersion: str(m, "chartVersion"), status: str(m, "status"), ociDigest: str(m, "ociDigest")})
+		v.history = append(v.history, release{chartVersion: str(m, "chartVersion"), status: str(m, "status"), ociDigest: str(m, "ociDigest"), version: int64Field(m, "version")})
 	}
 	for _, m := range nestedMaps(u, "spec", "dependsOn") {
 		ns := str(m, "namespace")

@@ -38,6 +38,8 @@ type assessment struct {
 	listing bool
 	// recheck is the earliest moment a grace period ends.
 	recheck time.Time
+	// skippedSuspended are the nested objects reported suspended and not judged.
+	skippedSuspended []string
 }
 
 // verdictReason explains a verdict.
@@ -146,8 +148,9 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 		gate = flux.Evaluate(ref, obj, want, src)
 	}
 	if parent != nil && !parent.Applied {
-		// Its owner has not applied the expected revision: its own spec may still change.
-		gate.Applied = false
+		// Its owner has not applied the expected revision: its own spec may still change, and
+		// an upgrade it runs now may be undone by it.
+		gate.Applied, gate.Upgrading = false, ""
 	}
 	switch {
 	case ownSource && src != nil:
@@ -160,6 +163,7 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 			override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "Superseded", flux.SupersededMessage(want, *src))
 		}
 	}
+	s.noteAttempt(&gate, want, now)
 	fo = gate.Object
 	fo.Owner = owner
 	fo.Message = joinMessage(fo.Message, srcNote)
@@ -186,7 +190,9 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 	case result.VerdictSuspended:
 		if parent != nil && !s.req.FailOnSuspended {
 			// Suspended on purpose, as a team may a sub-Kustomization: reported, and what it
-			// lists (whatever it last applied) is not verified.
+			// lists (whatever it last applied) is not verified. (Another object's dependsOn
+			// may still judge it.)
+			e.skippedSuspended = append(e.skippedSuspended, id)
 			return
 		}
 		e.fail(verdictReason{verdict: result.VerdictSuspended, code: gate.Code, reason: "Suspended", message: id + ": " + gate.Message})
@@ -295,7 +301,7 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	}
 	cached, ok := w.object(ns, o.Name)
 	if !ok {
-		done, failedJob, msg := jobGone(w, ns, o, owner, s.appliedSince(owner, now))
+		done, failedJob, msg := jobGone(w, ns, o, owner, s.firstApplied[owner.Object.ID])
 		switch {
 		case done:
 			ro.Status, ro.Message = result.ObjectCurrent, msg
@@ -324,7 +330,7 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 		s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited, roots)
 		return
 	}
-	upgraded := !current && s.updatedByUpgrade(owner, ro.ID, u)
+	upgraded := s.updatedByUpgrade(owner, ro.ID, u) && !current
 	if upgraded {
 		// helm-controller records the release only once Helm's wait is over; Helm updated
 		// this workload since the run first saw it, during the upgrade to the expected chart:

@@ -62,20 +62,29 @@ type clusterState struct {
 	// firstArtifacts is the artifact revision the run first saw for each source a requested
 	// object applies from: a move away from it to another revision supersedes the expected one.
 	firstArtifacts map[string]string
-	// firstApplied is when the run first saw each Flux object applied on the expected
+	// firstApplied is when the run first saw each Flux object working on the expected
 	// revision: a Job deleted before that was of a previous revision.
 	firstApplied map[string]time.Time
-	// firstGenerations is the generation of each object of a HelmRelease the first time the
-	// run saw it: one Helm raised since, during the upgrade to the expected chart, is the new
-	// chart's (updatedByUpgrade).
-	firstGenerations map[string]int64
+	// upgradeBaselines and lastRevisions are the rollout revisions of a HelmRelease's
+	// workloads when an upgrade attempt started, and the last seen outside one: a workload
+	// Helm rolled out since, during the upgrade to the expected chart, is the new chart's
+	// (updatedByUpgrade).
+	upgradeBaselines map[string]string
+	lastRevisions    map[string]string
 
+	// mapperMu serializes discovery (a fetch, off the assessment); it is never held by an
+	// assessment.
 	mapperMu    sync.Mutex
 	mapper      *restmapper.DeferredDiscoveryRESTMapper
 	lastRefresh time.Time
+	// mappingsMu guards mappings and mappingErrs, which assessments read; it is never held
+	// while discovery runs.
+	mappingsMu sync.Mutex
 	// mappings caches the mapper's answers: every assessment maps every inventory object, and
 	// the mapper's own lookup (a walk over every group and version) costs far more.
 	mappings map[schema.GroupVersionKind]*meta.RESTMapping
+	// mappingErrs is the last error of discovery for a kind, shown while it is asked again.
+	mappingErrs map[schema.GroupVersionKind]error
 	// fetches runs discovery and Helm storage reads off the assessment.
 	fetches *fetcher
 }
@@ -433,9 +442,10 @@ func (t *throttleRecorder) recent() (time.Duration, bool) {
 // mapping finds the resource of a kind through discovery, refreshing it (at most every two
 // seconds) for kinds the cluster started serving since, such as CRDs the app itself installs.
 func (s *clusterState) mapping(gvk schema.GroupVersionKind, now time.Time) (m *meta.RESTMapping, done bool, err error) {
-	s.mapperMu.Lock()
+	s.mappingsMu.Lock()
 	m, ok := s.mappings[gvk]
-	s.mapperMu.Unlock()
+	lastErr := s.mappingErrs[gvk]
+	s.mappingsMu.Unlock()
 	if ok {
 		return m, true, nil
 	}
@@ -445,11 +455,18 @@ func (s *clusterState) mapping(gvk schema.GroupVersionKind, now time.Time) (m *m
 		return discovered{mapping: m, at: now}, err
 	})
 	if !done {
-		return nil, false, nil
+		// Asked again: the last answer stands meanwhile.
+		return nil, lastErr != nil, lastErr
 	}
 	if err != nil {
 		// Asked again at most every mappingRetry: a kind the cluster does not serve yet (its
 		// CRD is applied by the same rollout) or discovery that failed.
+		s.mappingsMu.Lock()
+		if s.mappingErrs == nil {
+			s.mappingErrs = map[schema.GroupVersionKind]error{}
+		}
+		s.mappingErrs[gvk] = err
+		s.mappingsMu.Unlock()
 		if d, _ := v.(discovered); now.Sub(d.at) >= mappingRetry {
 			s.fetches.forget(key)
 		}
@@ -473,7 +490,10 @@ type discovered struct {
 func (s *clusterState) discover(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	s.mapperMu.Lock()
 	defer s.mapperMu.Unlock()
-	if m, ok := s.mappings[gvk]; ok {
+	s.mappingsMu.Lock()
+	m, ok := s.mappings[gvk]
+	s.mappingsMu.Unlock()
+	if ok {
 		return m, nil
 	}
 	m, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -488,6 +508,9 @@ func (s *clusterState) discover(gvk schema.GroupVersionKind) (*meta.RESTMapping,
 		}
 		return nil, fmt.Errorf("discover %s: %w", gvk.Kind, err)
 	}
+	s.mappingsMu.Lock()
 	s.mappings[gvk] = m
+	delete(s.mappingErrs, gvk)
+	s.mappingsMu.Unlock()
 	return m, nil
 }

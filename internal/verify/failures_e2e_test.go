@@ -22,7 +22,7 @@ import (
 	"github.com/org/app-status-action/internal/verify"
 )
 
-// shortGrace is the unschedulable-grace of the cases that wait for it.
+// shortGrace is the unschedulable-grace or retry-grace of the cases that wait for it.
 const shortGrace = 3 * time.Second
 
 // failureCase is one failure code produced for real: the real kustomize-controller delivers a
@@ -69,10 +69,13 @@ func TestFailureCodes(t *testing.T) {
 			},
 		},
 		{
+			// The kubelet retries: the ConfigMap may be created later (issue 19). The failure
+			// waits for the retry grace period, then says how long it lasted.
 			code: result.CodeConfig, app: "fail-config",
-			state:   podState("pod waiting CreateContainerConfigError", waitingWith("CreateContainerConfigError")),
+			request: func(r *verify.Request) { r.Classify.RetryGrace = shortGrace },
+			state:   gracedPodState("pod waiting CreateContainerConfigError", createdWaiting("CreateContainerConfigError"), shortGrace),
 			reason:  "CreateContainerConfigError",
-			message: []string{`container "web"`, `configmap "missing" not found`},
+			message: []string{`container "web"`, "still failing after 3s", `configmap "missing" not found`},
 			evidence: func(t *testing.T, f *result.Failure) {
 				wantEvent(t, f, "Failed", `configmap "missing" not found`)
 			},
@@ -112,8 +115,9 @@ func TestFailureCodes(t *testing.T) {
 				createQuota(ctx, t, c, k.TargetNamespace, "100m")
 				deployApp(ctx, t, c, k, dir)
 			},
-			state:   objectState("ReplicaSet ReplicaFailure", replicaSetsGVR, replicaFailure),
-			message: []string{"exceeded quota", "requests.cpu=500m"},
+			request: func(r *verify.Request) { r.Classify.RetryGrace = shortGrace },
+			state:   gracedReplicaFailure(shortGrace),
+			message: []string{"still refused after 3s", "exceeded quota", "requests.cpu=500m"},
 			evidence: func(t *testing.T, f *result.Failure) {
 				wantEvent(t, f, "FailedCreate", "exceeded quota")
 			},
@@ -122,7 +126,7 @@ func TestFailureCodes(t *testing.T) {
 			// A registry that times out may answer again: the failure waits for the grace
 			// period, then names the network error.
 			code: result.CodeImagePull, app: "fail-image-pull-timeout",
-			request: func(r *verify.Request) { r.Classify.UnschedulableGrace = shortGrace },
+			request: func(r *verify.Request) { r.Classify.RetryGrace = shortGrace },
 			state:   gracedPodState("pod waiting ErrImagePull (i/o timeout)", pullTimeoutSince, shortGrace),
 			message: []string{"still failing to pull after 3s", "i/o timeout"},
 			evidence: func(t *testing.T, f *result.Failure) {
@@ -211,17 +215,26 @@ func TestFailureCodes(t *testing.T) {
 			message:       []string{"health check failed", "Deployment/"},
 		},
 		{
+			// The dependency does not exist (yet): Flux waits for it, and so does the run.
 			code: result.CodeFluxDependencyNotReady, app: "web", verdict: result.VerdictTimeout,
 			kustomization: func(k *testbed.Kustomization) { k.DependsOn = []string{k.Name + "-dep"} },
 			request:       func(r *verify.Request) { r.Timeout = 15 * time.Second },
+			state:         kustomizationState("Ready=False DependencyNotReady", readyFalse("DependencyNotReady")),
+			message:       []string{"timed out after 15s", "waiting for dependency flux-system/", "-dep"},
+		},
+		{
+			// The dependency never becomes ready: its revision does not build. The run says so
+			// at once (issue 18), not at its timeout.
+			code: result.CodeFluxDependencyFailed, app: "web",
+			kustomization: func(k *testbed.Kustomization) { k.DependsOn = []string{k.Name + "-dep"} },
 			deploy: func(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir string) {
-				// The dependency never becomes ready: its revision does not build.
 				dep := testbed.Kustomization{Name: k.DependsOn[0], TargetNamespace: k.TargetNamespace}
 				deployApp(ctx, t, c, dep, appDir(t, "fail-build"))
 				deployApp(ctx, t, c, k, dir)
 			},
 			state:   kustomizationState("Ready=False DependencyNotReady", readyFalse("DependencyNotReady")),
-			message: []string{"timed out after 15s", "waiting for dependency flux-system/", "-dep"},
+			reason:  "BuildFailed",
+			message: []string{"-dep (dependsOn), which failed", "kustomize build failed"},
 		},
 		{
 			code: result.CodeFluxSuspended, app: "web", verdict: result.VerdictSuspended,

@@ -283,3 +283,22 @@ func TestHungDiscoveryKeepsTheDeadline(t *testing.T) {
 		t.Errorf("run took %s with a 3s timeout, want it to end at the timeout", took)
 	}
 }
+
+// TestHungDiscoveryDoesNotHoldAFailure: while discovery of the inventory's kinds hangs, a
+// failure the Kustomization itself says is the verdict at once: no assessment waits for
+// discovery.
+func TestHungDiscoveryDoesNotHoldAFailure(t *testing.T) {
+	t.Parallel()
+	resources, objects := fakeapi.App("app", fakeRevision, 30)
+	objects[0]["status"].(map[string]any)["conditions"] = []any{
+		map[string]any{"type": "Ready", "status": "False", "reason": "BuildFailed", "message": "kustomize build failed", "observedGeneration": int64(1)},
+		map[string]any{"type": "Stalled", "status": "True", "reason": "BuildFailed", "message": "kustomize build failed", "observedGeneration": int64(1)},
+	}
+	s := fakeapi.Start(fakeapi.Options{Behaviour: fakeapi.HangDiscovery, Resources: resources, Objects: objects})
+	t.Cleanup(s.Close)
+	run := verify.Run(context.Background(), fakeRequest([]verify.Target{fakeTarget("hung-discovery", s)}, 20*time.Second))
+	c := resultOf(run, "hung-discovery")
+	if c.Verdict != result.VerdictFailed || c.Code != result.CodeFluxStalled || c.DurationMs > 3000 {
+		t.Errorf("verdict %s (%s) after %dms; want Failed flux-stalled within 3s, whatever discovery does", c.Verdict, c.Message, c.DurationMs)
+	}
+}

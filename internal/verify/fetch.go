@@ -113,6 +113,9 @@ func (b boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		cancel()
 		return nil, err
 	}
+	// client-go sleeps out a Retry-After with no context it can be woken from (discovery
+	// takes none): the answer is an error here, asked again later (mappingRetry).
+	resp.Header.Del("Retry-After")
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, done: func() { stop(); cancel() }}
 	return resp, nil
 }

@@ -208,6 +208,34 @@ func runningUnreadySince(p *corev1.Pod) (time.Time, bool) {
 	return since, true
 }
 
+// createdWaiting dates a pod whose container waits for one of the reasons as the classifier
+// does: from the pod's creation.
+func createdWaiting(reasons ...string) func(p *corev1.Pod) (time.Time, bool) {
+	return func(p *corev1.Pod) (time.Time, bool) {
+		if waitingWith(reasons...)(p) {
+			return p.CreationTimestamp.Time, true
+		}
+		return time.Time{}, false
+	}
+}
+
+// gracedReplicaFailure is a probe of a ReplicaSet's ReplicaFailure condition, fatal once grace
+// has passed since it was set.
+func gracedReplicaFailure(grace time.Duration) stateProbe {
+	return stateProbe{what: "ReplicaSet ReplicaFailure plus " + grace.String() + " grace", gvr: replicaSetsGVR, match: func(u *unstructured.Unstructured) (bool, time.Time) {
+		var rs appsv1.ReplicaSet
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &rs) != nil {
+			return false, time.Time{}
+		}
+		for _, c := range rs.Status.Conditions {
+			if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
+				return true, c.LastTransitionTime.Time.Add(grace)
+			}
+		}
+		return false, time.Time{}
+	}}
+}
+
 func replicaFailure(rs *appsv1.ReplicaSet) bool {
 	for _, c := range rs.Status.Conditions {
 		if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {

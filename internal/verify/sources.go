@@ -1,13 +1,16 @@
 package verify
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -68,6 +71,11 @@ func (s *clusterState) settleSource(e *assessment, gate *flux.Gate, src flux.Sou
 		upstream, note = s.source(e, src.Upstream)
 	}
 	verdict, code, message := flux.SourceWait(src, upstream, ownerSource, ownerWant)
+	if verdict == result.VerdictCurrent && src.Message != "" {
+		// It serves the artifact the object applied, but fails to fetch a newer one (an
+		// expired key): what the object runs may be behind what its repository holds.
+		note = joinMessage(note, fmt.Sprintf("its source %s fails to fetch: %s", src.Ref.ID(), sanitize.Compact(src.Message)))
+	}
 	switch {
 	case verdict == result.VerdictFailed:
 		override(gate, verdict, code, "SourceStalled", message)
@@ -95,7 +103,7 @@ func override(g *flux.Gate, v result.Verdict, code result.Code, reason, message 
 // offers now. One that does not exist yet, or cannot be read, is left to Flux's own wait.
 func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate, want flux.Revision, visited, roots map[string]bool) {
 	for _, dep := range gate.DependsOn {
-		if roots[dep.ID()] || visited[dep.ID()] {
+		if roots[dep.ID()] || (visited[dep.ID()] && !slices.Contains(e.skippedSuspended, dep.ID())) {
 			continue // judged in the tree, or on its own as a requested resource
 		}
 		w := s.watches.get(watchKey{gvr: dep.Kind.GroupVersionResource(), namespace: dep.Namespace})
@@ -125,44 +133,74 @@ func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate
 		default:
 			continue
 		}
-		e.fail(verdictReason{verdict: result.VerdictFailed, code: result.CodeFluxDependencyFailed, reason: g.Object.Reason,
-			message: fmt.Sprintf("%s: waits for %s (dependsOn), which %s: %s", id, dep.ID(), what, g.Message)})
+		message := fmt.Sprintf("waits for %s (dependsOn), which %s: %s", dep.ID(), what, g.Message)
+		e.fail(verdictReason{verdict: result.VerdictFailed, code: result.CodeFluxDependencyFailed, reason: g.Object.Reason, message: id + ": " + message})
+		// The dependent's own state says so too: it will not go on.
+		for i := range e.flux {
+			if e.flux[i].ID == id {
+				e.flux[i].Verdict, e.flux[i].Code, e.flux[i].Message = result.VerdictFailed, result.CodeFluxDependencyFailed, message
+			}
+		}
+		return
 	}
 }
 
-// appliedSince returns when the run first saw the owner applied on the expected revision
-// (zero while it is not), recording now the first time.
-func (s *clusterState) appliedSince(owner *flux.Gate, now time.Time) time.Time {
-	if !owner.Applied {
-		return time.Time{}
+// noteAttempt records when the run first saw a Flux object working on the expected revision
+// (attempting it, or applied on it): a Job deleted before was of another revision (jobGone).
+func (s *clusterState) noteAttempt(g *flux.Gate, want flux.Revision, now time.Time) {
+	if !g.Applied && (want.IsZero() || !want.Matches(g.Attempting...)) {
+		return
 	}
 	if s.firstApplied == nil {
 		s.firstApplied = map[string]time.Time{}
 	}
-	if t, ok := s.firstApplied[owner.Object.ID]; ok {
-		return t
+	if _, ok := s.firstApplied[g.Object.ID]; !ok {
+		s.firstApplied[g.Object.ID] = now
 	}
-	s.firstApplied[owner.Object.ID] = now
-	return now
 }
 
-// updatedByUpgrade reports whether Helm has updated an object of a HelmRelease during its
-// upgrade to the expected chart (flux.Gate.Upgrading): its generation is above the one the run
-// first saw. An object first seen once Helm had updated it waits for Helm, as before: whether
-// it is the new chart's, nothing here tells.
+// updatedByUpgrade reports whether Helm has rolled out a new pod template of a workload of a
+// HelmRelease during its upgrade to the expected chart (flux.Gate.Upgrading): the workload's
+// rollout revision (a Deployment's deployment.kubernetes.io/revision, a StatefulSet's
+// updateRevision) differs from the one it had when the attempt started, the last the run saw
+// before it or, for a run that starts during it, the first. A change of replicas alone (an
+// autoscaler, kubectl scale) is no new revision; a rollback then a retry is a new attempt.
+// A workload first seen already updated waits for Helm: whose it is, nothing here tells.
 func (s *clusterState) updatedByUpgrade(owner *flux.Gate, id string, u *unstructured.Unstructured) bool {
 	if u == nil || owner.Object.Kind != string(flux.KindHelmRelease) {
 		return false
 	}
-	if s.firstGenerations == nil {
-		s.firstGenerations = map[string]int64{}
-	}
-	first, seen := s.firstGenerations[id]
-	if !seen {
-		s.firstGenerations[id] = u.GetGeneration()
+	marker := rolloutRevision(u)
+	if marker == "" {
 		return false
 	}
-	return owner.Upgrading != "" && u.GetGeneration() > first
+	if s.upgradeBaselines == nil {
+		s.upgradeBaselines, s.lastRevisions = map[string]string{}, map[string]string{}
+	}
+	if owner.Upgrading == "" {
+		s.lastRevisions[id] = marker
+		return false
+	}
+	key := owner.Object.ID + " " + owner.UpgradeAttempt + " " + id
+	base, ok := s.upgradeBaselines[key]
+	if !ok {
+		base = cmp.Or(s.lastRevisions[id], marker)
+		s.upgradeBaselines[key] = base
+	}
+	return marker != base
+}
+
+// rolloutRevision is what changes when a workload's pod template does: a Deployment's
+// revision annotation, a StatefulSet's update revision; "" for other kinds.
+func rolloutRevision(u *unstructured.Unstructured) string {
+	switch u.GroupVersionKind().GroupKind() {
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
+		return u.GetAnnotations()["deployment.kubernetes.io/revision"]
+	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
+		rev, _, _ := unstructured.NestedString(u.Object, "status", "updateRevision")
+		return rev
+	}
+	return ""
 }
 
 // sameSourceWant is the revision Flux requires of a dependency: the dependent's, when both
@@ -174,19 +212,21 @@ func sameSourceWant(dependentSource string, depSource flux.SourceRef, want flux.
 	return flux.Revision{}
 }
 
-// jobGone says what became of a Job of the inventory that is not found: one the run saw finish
-// and then vanish, after its owner had applied the expected revision, was deleted after it
-// finished (ttlSecondsAfterFinished); and kustomize-controller counts a Job with a TTL that is
-// gone as finished, so one a Kustomization with spec.wait counted healthy was too. done is
-// false when neither says so. appliedSince is when the run first saw the owner applied.
-func jobGone(w cachedList, ns string, o flux.ObjectRef, owner *flux.Gate, appliedSince time.Time) (done bool, failed *batchv1.Job, message string) {
-	if o.Group != "batch" || o.Kind != "Job" {
+// jobGone says what became of a Job of the inventory that is not found, its owner having
+// applied the expected revision: one with a ttlSecondsAfterFinished that the run saw finish
+// and then vanish, since its owner started on the expected revision, was deleted by its TTL
+// (Helm's wait for Jobs, or Flux's, may have lasted until then); and kustomize-controller
+// counts a Job with a TTL that is gone as finished, so one a Kustomization with spec.wait
+// counted healthy was too. done is false when neither says so. since is when the run first
+// saw the owner working on the expected revision.
+func jobGone(w cachedList, ns string, o flux.ObjectRef, owner *flux.Gate, since time.Time) (done bool, failed *batchv1.Job, message string) {
+	if o.Group != "batch" || o.Kind != "Job" || !owner.Applied {
 		return false, nil, ""
 	}
-	if last, at, ok := w.gone(ns, o.Name); ok && owner.Applied && !appliedSince.IsZero() && !at.Before(appliedSince) {
+	if last, at, ok := w.gone(ns, o.Name); ok && !since.IsZero() && !at.Before(since) {
 		job, _ := last.(*batchv1.Job)
 		switch {
-		case job == nil:
+		case job == nil || job.Spec.TTLSecondsAfterFinished == nil:
 		case jobCondition(job, batchv1.JobComplete) || jobCondition(job, batchv1.JobSuccessCriteriaMet):
 			return true, nil, "deleted after it completed (ttlSecondsAfterFinished)"
 		case jobCondition(job, batchv1.JobFailed):

@@ -149,11 +149,18 @@ func TestSupersededRevision(t *testing.T) {
 	var progress progressLog
 	run := startRun(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(ns)}, Revision: mustRevision(t, commitB),
 		Timeout: 2 * time.Minute, Workloads: true, Progress: progress.record})
-	// Let the run see the source on A before it moves.
+	// Let the run see the source on A before it moves: only a move it sees tells that B
+	// was passed over. (While the run lists the GitRepositories, that is what it reports
+	// waiting for; then the Kustomization's own wait.)
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		return len(progress.messages()) > 0, nil
+		for _, m := range progress.messages() {
+			if strings.Contains(m, "waiting for "+commitB[:7]) {
+				return true, nil
+			}
+		}
+		return false, nil
 	}); err != nil {
-		t.Fatal("no progress from the run")
+		t.Fatalf("the run did not report waiting for B: %v", progress.messages())
 	}
 	published := time.Now()
 	if _, err := c.PublishGit(ctx, "flux-system", ns, appDir(t, "web"), commitC); err != nil {
@@ -271,4 +278,36 @@ func TestSuspendedNestedKustomization(t *testing.T) {
 	if got := verify.Run(ctx, req).Results[0]; got.Verdict != result.VerdictSuspended {
 		t.Fatalf("with FailOnSuspended: verdict %s (%s), want Suspended", got.Verdict, got.Message)
 	}
+}
+
+// TestWithoutWorkloadsNestedFailure (issue 18): with workloads off, a root without spec.wait
+// (Ready right after it applied) whose nested Kustomization cannot build is not Current: the
+// nested Flux objects are still walked and judged, as flux tree walks them.
+func TestWithoutWorkloadsNestedFailure(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	root, nested := ns+"-root", ns+"-inner"
+	cleanUpFlux(t, c, root, nested)
+	if _, err := c.PublishGit(ctx, "flux-system", nested, appDir(t, "fail-build"), commitA); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	manifest, err := yaml.Marshal(testbed.Kustomization{Name: nested, TargetNamespace: ns}.Manifest().Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "inner.yaml"), manifest, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: root, TargetNamespace: "flux-system"}, dir, commitB)
+	start := time.Now()
+	got := verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(root)}, Revision: mustRevision(t, commitB),
+		Timeout: time.Minute, Workloads: false}).Results[0]
+	if got.Verdict != result.VerdictFailed || got.Code != result.CodeFluxBuildFailed || !strings.Contains(got.Message, nested) {
+		t.Fatalf("workloads off, nested build failing: verdict %s, code %s (%s), want Failed flux-build-failed naming %s", got.Verdict, got.Code, got.Message, nested)
+	}
+	t.Logf("flux-build-failed %s after the start, workloads off", time.Since(start).Round(time.Millisecond))
 }

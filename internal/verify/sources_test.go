@@ -323,3 +323,49 @@ func TestAssessSuspendedNested(t *testing.T) {
 		t.Fatalf("fail-on-suspended: fatal %+v, pending %+v; want Suspended", e.fatal, e.pending)
 	}
 }
+
+// TestUpdatedByUpgrade (issue 19): while Helm upgrades to the expected chart, a workload is
+// the new chart's once its rollout revision changed since the attempt started; not for a
+// change of replicas, not when first seen already updated, and a retry after a rollback
+// starts from the rollback's revision.
+func TestUpdatedByUpgrade(t *testing.T) {
+	t.Parallel()
+	s := &clusterState{}
+	deployment := func(revision string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetAPIVersion("apps/v1")
+		u.SetKind("Deployment")
+		u.SetAnnotations(map[string]string{"deployment.kubernetes.io/revision": revision})
+		return u
+	}
+	idle := &flux.Gate{Object: result.FluxObject{ID: "HelmRelease/shop/web", Kind: "HelmRelease"}}
+	upgrading := func(attempt string) *flux.Gate {
+		g := *idle
+		g.Upgrading, g.UpgradeAttempt = "1.1.0", attempt
+		return &g
+	}
+	steps := []struct {
+		name    string
+		owner   *flux.Gate
+		id      string
+		rev     string
+		updated bool
+	}{
+		{"seen before the upgrade", idle, "Deployment/shop/web", "1", false},
+		{"upgrade started, not rolled out yet", upgrading("1.1.0@2 from release 1"), "Deployment/shop/web", "1", false},
+		{"replicas changed (an autoscaler)", upgrading("1.1.0@2 from release 1"), "Deployment/shop/web", "1", false},
+		{"Helm rolled out the new template", upgrading("1.1.0@2 from release 1"), "Deployment/shop/web", "2", true},
+		{"first seen during the upgrade", upgrading("1.1.0@2 from release 1"), "Deployment/shop/api", "5", false},
+		{"rolled back", idle, "Deployment/shop/web", "3", false},
+		{"retry after the rollback, not rolled out yet", upgrading("1.1.0@2 from release 3"), "Deployment/shop/web", "3", false},
+		{"retry rolled out", upgrading("1.1.0@2 from release 3"), "Deployment/shop/web", "4", true},
+	}
+	for _, st := range steps {
+		if got := s.updatedByUpgrade(st.owner, st.id, deployment(st.rev)); got != st.updated {
+			t.Errorf("%s: updated %t, want %t", st.name, got, st.updated)
+		}
+	}
+	if s.updatedByUpgrade(&flux.Gate{Object: result.FluxObject{Kind: "Kustomization"}, Upgrading: "x"}, "Deployment/shop/web", deployment("9")) {
+		t.Error("a Kustomization's workload: want never updated by a Helm upgrade")
+	}
+}
