@@ -73,7 +73,7 @@ func TestFailureCodes(t *testing.T) {
 			// waits for the retry grace period, then says how long it lasted.
 			code: result.CodeConfig, app: "fail-config",
 			request: func(r *verify.Request) { r.Classify.RetryGrace = shortGrace },
-			state:   gracedPodState("pod waiting CreateContainerConfigError", createdWaiting("CreateContainerConfigError"), shortGrace),
+			state:   gracedPodState("pod waiting CreateContainerConfigError", createdWaiting("CreateContainerConfigError")),
 			reason:  "CreateContainerConfigError",
 			message: []string{`container "web"`, "still failing after 3s", `configmap "missing" not found`},
 			evidence: func(t *testing.T, f *result.Failure) {
@@ -103,7 +103,7 @@ func TestFailureCodes(t *testing.T) {
 		{
 			code: result.CodeUnschedulable, app: "fail-unschedulable",
 			request: func(r *verify.Request) { r.Classify.UnschedulableGrace = shortGrace },
-			state:   gracedPodState("pod Unschedulable", unschedulableSince, shortGrace),
+			state:   gracedPodState("pod Unschedulable", unschedulableSince),
 			message: []string{"Insufficient cpu"},
 			evidence: func(t *testing.T, f *result.Failure) {
 				wantEvent(t, f, "FailedScheduling", "Insufficient cpu")
@@ -116,7 +116,7 @@ func TestFailureCodes(t *testing.T) {
 				deployApp(ctx, t, c, k, dir)
 			},
 			request: func(r *verify.Request) { r.Classify.RetryGrace = shortGrace },
-			state:   gracedReplicaFailure(shortGrace),
+			state:   gracedReplicaFailure(),
 			message: []string{"still refused after 3s", "exceeded quota", "requests.cpu=500m"},
 			evidence: func(t *testing.T, f *result.Failure) {
 				wantEvent(t, f, "FailedCreate", "exceeded quota")
@@ -127,7 +127,7 @@ func TestFailureCodes(t *testing.T) {
 			// period, then names the network error.
 			code: result.CodeImagePull, app: "fail-image-pull-timeout",
 			request: func(r *verify.Request) { r.Classify.RetryGrace = shortGrace },
-			state:   gracedPodState("pod waiting ErrImagePull (i/o timeout)", pullTimeoutSince, shortGrace),
+			state:   gracedPodState("pod waiting ErrImagePull (i/o timeout)", pullTimeoutSince),
 			message: []string{"still failing to pull after 3s", "i/o timeout"},
 			evidence: func(t *testing.T, f *result.Failure) {
 				wantEvent(t, f, "Failed", "i/o timeout")
@@ -171,7 +171,7 @@ func TestFailureCodes(t *testing.T) {
 		{
 			code: result.CodeNeverReady, app: "fail-never-ready",
 			request: func(r *verify.Request) { r.Classify.UnschedulableGrace = shortGrace },
-			state:   gracedPodState("pod running, not ready", runningUnreadySince, shortGrace),
+			state:   gracedPodState("pod running, not ready", runningUnreadySince),
 			message: []string{"not ready for 3s", "readiness probe failing"},
 			evidence: func(t *testing.T, f *result.Failure) {
 				wantEvent(t, f, "Unhealthy", "Readiness probe failed")

@@ -133,16 +133,16 @@ func podState(what string, match func(p *corev1.Pod) bool) stateProbe {
 	return objectState(what, podsGVR, match)
 }
 
-// gracedPodState is a probe of a pod state that is fatal once grace has passed since the time
-// the pod gives it.
-func gracedPodState(what string, since func(p *corev1.Pod) (time.Time, bool), grace time.Duration) stateProbe {
-	return stateProbe{what: what + " plus " + grace.String() + " grace", gvr: podsGVR, match: func(u *unstructured.Unstructured) (bool, time.Time) {
+// gracedPodState is a probe of a pod state that is fatal once shortGrace has passed since the
+// time the pod gives it.
+func gracedPodState(what string, since func(p *corev1.Pod) (time.Time, bool)) stateProbe {
+	return stateProbe{what: what + " plus " + shortGrace.String() + " grace", gvr: podsGVR, match: func(u *unstructured.Unstructured) (bool, time.Time) {
 		var p corev1.Pod
 		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p) != nil {
 			return false, time.Time{}
 		}
 		t, ok := since(&p)
-		return ok, t.Add(grace)
+		return ok, t.Add(shortGrace)
 	}}
 }
 
@@ -219,17 +219,17 @@ func createdWaiting(reasons ...string) func(p *corev1.Pod) (time.Time, bool) {
 	}
 }
 
-// gracedReplicaFailure is a probe of a ReplicaSet's ReplicaFailure condition, fatal once grace
-// has passed since it was set.
-func gracedReplicaFailure(grace time.Duration) stateProbe {
-	return stateProbe{what: "ReplicaSet ReplicaFailure plus " + grace.String() + " grace", gvr: replicaSetsGVR, match: func(u *unstructured.Unstructured) (bool, time.Time) {
+// gracedReplicaFailure is a probe of a ReplicaSet's ReplicaFailure condition, fatal once
+// shortGrace has passed since it was set.
+func gracedReplicaFailure() stateProbe {
+	return stateProbe{what: "ReplicaSet ReplicaFailure plus " + shortGrace.String() + " grace", gvr: replicaSetsGVR, match: func(u *unstructured.Unstructured) (bool, time.Time) {
 		var rs appsv1.ReplicaSet
 		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &rs) != nil {
 			return false, time.Time{}
 		}
 		for _, c := range rs.Status.Conditions {
 			if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
-				return true, c.LastTransitionTime.Time.Add(grace)
+				return true, c.LastTransitionTime.Add(shortGrace)
 			}
 		}
 		return false, time.Time{}
