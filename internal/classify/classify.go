@@ -30,6 +30,14 @@ const (
 	DefaultCrashRestarts      int32 = 3
 	DefaultUnschedulableGrace       = 120 * time.Second
 	DefaultRetryGrace               = 120 * time.Second
+	// DefaultNeverReadyGrace is the least a pod of a workload without a deadline of its own may
+	// run unready.
+	DefaultNeverReadyGrace = 120 * time.Second
+	// neverReadyMargin is added to a workload's own deadline: its controller, or its probes,
+	// speak first.
+	neverReadyMargin = 30 * time.Second
+	// defaultProgressDeadline is a Deployment's progressDeadlineSeconds when it sets none.
+	defaultProgressDeadline = 600 * time.Second
 )
 
 // jobKind is the kind of a Job, whose pods are judged differently.
@@ -43,9 +51,15 @@ type Options struct {
 	// CrashRestarts is how many restarts make a crashing or OOM-killed container fatal.
 	// Below it the container may still recover, so nothing has failed yet.
 	CrashRestarts int32
-	// UnschedulableGrace is how long a pod may stay unschedulable, or running but not ready,
-	// before the rollout fails. A readiness probe's initialDelaySeconds extends it.
+	// UnschedulableGrace is how long a pod may stay unschedulable before the rollout fails.
 	UnschedulableGrace time.Duration
+	// NeverReadyGrace is how long a pod may run without becoming ready before the rollout
+	// fails. Zero means the workload's own deadline: a Deployment's progressDeadlineSeconds
+	// (its controller then says ProgressDeadlineExceeded, not-progressing, first), else what
+	// its probes allow (startup and readiness probes' initialDelaySeconds plus periodSeconds
+	// times failureThreshold) plus a margin, and never less than DefaultNeverReadyGrace. A
+	// readiness probe's initialDelaySeconds extends a grace that is set too.
+	NeverReadyGrace time.Duration
 	// RetryGrace is how long an error the kubelet or a controller retries may last before the
 	// rollout fails: a pull error that names the network or the registry, a container whose
 	// configuration is missing (a Secret or ConfigMap an operator creates later), a pod the
@@ -90,6 +104,8 @@ type Outcome struct {
 	// (a grace period ending); the engine re-evaluates then. It is zero when no grace period
 	// is running, and always when Failure is set: a failure is final.
 	Recheck time.Time
+	// Note says what is failing within its grace period, for a person watching the wait.
+	Note string
 }
 
 // Classify tells whether the rollout of in.Workload cannot succeed. When several failures are
@@ -180,6 +196,25 @@ type findings struct {
 	opts     Options
 	failures []result.Failure
 	recheck  time.Time
+	// readyDeadline is the workload's own deadline for its pods to become ready (a
+	// Deployment's progressDeadlineSeconds); zero when it has none.
+	readyDeadline time.Duration
+	// notes say what fails within its grace period.
+	notes []string
+}
+
+// lasted says how long something has lasted since since; when since is unknown, that it has
+// lasted at least grace.
+func (e *findings) lasted(since time.Time, grace time.Duration) time.Duration {
+	if since.IsZero() {
+		return grace
+	}
+	return e.in.Now.Sub(since).Round(time.Second)
+}
+
+// note records what fails within its grace period.
+func (e *findings) note(s string) {
+	e.notes = append(e.notes, s)
 }
 
 // fail records a failure.
@@ -208,7 +243,11 @@ func (e *findings) elapsed(start time.Time, grace time.Duration) bool {
 // outcome picks the failure to report, or when there is none, says when to look again.
 func (e *findings) outcome() Outcome {
 	if len(e.failures) == 0 {
-		return Outcome{Recheck: e.recheck}
+		var note string
+		if len(e.notes) > 0 {
+			note = e.notes[0]
+		}
+		return Outcome{Recheck: e.recheck, Note: note}
 	}
 	f := slices.MinFunc(e.failures, compareFailures)
 	return Outcome{Failure: &f}

@@ -12,6 +12,10 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
+// webhookDown is the API server's refusal when it cannot call an admission webhook (an
+// internal error, not a denial).
+const webhookDown = `Internal error occurred: failed calling webhook "policy.example.com": failed to call webhook: Post "https://policy.example.svc:443/validate?timeout=10s": dial tcp 10.96.0.42:443: connect: connection refused`
+
 // now is when every fixture is observed; their timestamps are relative to it.
 var now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
@@ -49,7 +53,7 @@ func TestClassify(t *testing.T) {
 			file: "deployment-quota.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeQuota, Reason: "FailedCreate",
-				Message: `deployment web: still refused after 2m0s: pods "web-7d9f-x2x2x" is forbidden: exceeded quota: compute, requested: limits.memory=1Gi, used: limits.memory=4Gi, limited: limits.memory=4Gi`,
+				Message: `replicaset web-7d9f: still refused after 2m0s: pods "web-7d9f-x2x2x" is forbidden: exceeded quota: compute, requested: limits.memory=1Gi, used: limits.memory=4Gi, limited: limits.memory=4Gi`,
 			}},
 		},
 		{
@@ -57,7 +61,7 @@ func TestClassify(t *testing.T) {
 			file: "deployment-pod-security.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeAdmissionDenied, Reason: "FailedCreate",
-				Message: `deployment web: pods "web-7d9f-x2x2x" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false)`,
+				Message: `replicaset web-7d9f: pods "web-7d9f-x2x2x" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false)`,
 			}},
 		},
 		{
@@ -65,7 +69,7 @@ func TestClassify(t *testing.T) {
 			file: "deployment-webhook.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeAdmissionDenied, Reason: "FailedCreate",
-				Message: `deployment web: admission webhook "validate.kyverno.svc-fail" denied the request: resource Pod/shop/web-7d9f-x2x2x was blocked due to the following policies: require-labels: label app.kubernetes.io/name is required`,
+				Message: `replicaset web-7d9f: admission webhook "validate.kyverno.svc-fail" denied the request: resource Pod/shop/web-7d9f-x2x2x was blocked due to the following policies: require-labels: label app.kubernetes.io/name is required`,
 			}},
 		},
 		{
@@ -73,21 +77,37 @@ func TestClassify(t *testing.T) {
 			file: "deployment-service-account.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeConfig, Reason: "FailedCreate",
-				Message: `deployment web: still refused after 2m0s: pods "web-7d9f-" is forbidden: error looking up service account shop/web: serviceaccount "web" not found`,
+				Message: `replicaset web-7d9f: still refused after 2m0s: pods "web-7d9f-" is forbidden: error looking up service account shop/web: serviceaccount "web" not found`,
 			}},
 		},
 		{name: "deployment pods of other owners ignored", file: "deployment-foreign-pods.yaml"},
 		// What the controllers and the kubelet retry waits out the retry grace period.
 		{name: "deployment surge pod refused by quota, within the grace period", file: "deployment-quota-30s.yaml",
-			want: Outcome{Recheck: now.Add(90 * time.Second)}},
+			want: Outcome{Recheck: now.Add(90 * time.Second),
+				Note: `pods refused for 30s, fails after 2m0s: pods "web-7d9f-x2x2x" is forbidden: exceeded quota: compute, requested: limits.memory=1Gi, used: limits.memory=4Gi, limited: limits.memory=4Gi`}},
 		{name: "deployment webhook not up yet, within the grace period", file: "deployment-webhook-down-30s.yaml",
-			want: Outcome{Recheck: now.Add(90 * time.Second)}},
+			want: Outcome{Recheck: now.Add(90 * time.Second), Note: "pods refused for 30s, fails after 2m0s: " + webhookDown}},
+		{name: "deployment webhook still down after the grace period", file: "deployment-webhook-down-30s.yaml", opts: Options{RetryGrace: 10 * time.Second},
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeAdmissionDenied, Reason: "FailedCreate",
+				Message: "replicaset web-7d9f: still refused after 30s: " + webhookDown,
+			}}},
 		{name: "pod Secret not created yet, within the grace period", file: "pod-secret-missing-30s.yaml",
-			want: Outcome{Recheck: now.Add(90 * time.Second)}},
+			want: Outcome{Recheck: now.Add(90 * time.Second),
+				Note: `container "db" of pod db-0: CreateContainerConfigError for 30s, fails after 2m0s: secret "db-password" not found`}},
+		{name: "pod Secret not created yet after the pod waited 10m for a node", file: "pod-secret-missing-after-scheduling.yaml",
+			want: Outcome{Recheck: now.Add(110 * time.Second),
+				Note: `container "db" of pod db-0: CreateContainerConfigError for 10s, fails after 2m0s: secret "db-password" not found`}},
+		{name: "pod image that would run as root under runAsNonRoot: at once", file: "pod-run-as-root.yaml",
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeConfig, Reason: "CreateContainerConfigError",
+				Message: `container "db" of pod db-0: container has runAsNonRoot and image will run as root (pod: "db-0_shop(1)", container: db)`,
+				Pod:     "db-0", Container: "db",
+			}}},
 		{name: "pod Secret not created yet, a grace period of 10s", file: "pod-secret-missing-30s.yaml", opts: Options{RetryGrace: 10 * time.Second},
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeConfig, Reason: "CreateContainerConfigError",
-				Message: `container "db" of pod db-0: still failing after 10s: secret "db-password" not found`,
+				Message: `container "db" of pod db-0: still failing after 30s: secret "db-password" not found`,
 				Pod:     "db-0", Container: "db",
 			}}},
 		{name: "deployment terminating pod ignored", file: "deployment-terminating.yaml"},
@@ -101,8 +121,16 @@ func TestClassify(t *testing.T) {
 			}},
 		},
 		{
-			name: "deployment never ready",
+			// A Deployment's own deadline: progressDeadlineSeconds (600s when unset), then its
+			// controller's not-progressing; never-ready a margin after it.
+			name: "deployment not ready within its progress deadline",
 			file: "deployment-never-ready.yaml",
+			want: Outcome{Recheck: now.Add(8*time.Minute + 30*time.Second)},
+		},
+		{
+			name: "deployment never ready within a never-ready grace of 2m",
+			file: "deployment-never-ready.yaml",
+			opts: Options{NeverReadyGrace: 2 * time.Minute},
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeNeverReady, Reason: "ContainersNotReady",
 				Message: `container "app" of pod web-7d9f-bbbbb: running but not ready for 2m0s: readiness probe failing`,
@@ -162,7 +190,7 @@ func TestClassify(t *testing.T) {
 			file: "replicaset-config.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeConfig, Reason: "CreateContainerError",
-				Message: `container "worker" of pod worker-aaaaa: still failing after 2m0s: failed to generate container spec: failed to apply OCI options: no such file or directory`,
+				Message: `container "worker" of pod worker-aaaaa: failed to generate container spec: failed to apply OCI options: no such file or directory`,
 				Pod:     "worker-aaaaa", Container: "worker",
 			}},
 		},
@@ -234,14 +262,15 @@ func TestClassify(t *testing.T) {
 		{
 			name: "pod registry timeout within the grace period",
 			file: "pod-pull-timeout-30s.yaml",
-			want: Outcome{Recheck: now.Add(90 * time.Second)},
+			want: Outcome{Recheck: now.Add(90 * time.Second),
+				Note: `container "app" of pod app-1: ErrImagePull for 30s, fails after 2m0s: rpc error: code = Unknown desc = failed to pull and unpack image "registry.example/app:1": failed to resolve reference "registry.example/app:1": failed to do request: Head "https://registry.example/v2/app/manifests/1": dial tcp 10.0.0.1:443: i/o timeout`},
 		},
 		{
 			name: "pod registry rate limit past the grace period",
 			file: "pod-pull-rate-limited-3m.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
-				Message: `container "app" of pod app-1: still failing to pull after 2m0s: Back-off pulling image "registry.example/app:1": ErrImagePull: failed to copy: httpReadSeeker: failed open: unexpected status code https://registry.example/v2/app/manifests/1: 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit`,
+				Message: `container "app" of pod app-1: still failing to pull after 3m0s: Back-off pulling image "registry.example/app:1": ErrImagePull: failed to copy: httpReadSeeker: failed open: unexpected status code https://registry.example/v2/app/manifests/1: 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit`,
 				Pod:     "app-1", Container: "app",
 			}},
 		},
@@ -249,7 +278,8 @@ func TestClassify(t *testing.T) {
 			name: "pod registry unavailable within a longer grace period",
 			file: "pod-registry-unavailable-60s.yaml",
 			opts: Options{RetryGrace: 5 * time.Minute},
-			want: Outcome{Recheck: now.Add(4 * time.Minute)},
+			want: Outcome{Recheck: now.Add(4 * time.Minute),
+				Note: `container "app" of pod app-1: RegistryUnavailable for 1m0s, fails after 5m0s: registry is unavailable`},
 		},
 		{name: "pod terminating ignored", file: "pod-terminating.yaml"},
 		{name: "pod crash loop below the threshold", file: "pod-crash-loop-2.yaml"},
@@ -355,8 +385,15 @@ func TestClassify(t *testing.T) {
 			want: Outcome{Recheck: now.Add(time.Second)},
 		},
 		{
-			name: "pod not ready before its readiness probe's initial delay",
+			// Its probes allow 300s + 10s × 3, plus a margin of 30s, from its start (11:58).
+			name: "pod not ready within what its probes allow",
 			file: "pod-never-ready-initial-delay.yaml",
+			want: Outcome{Recheck: now.Add(4 * time.Minute)},
+		},
+		{
+			name: "pod not ready before its readiness probe's initial delay, a grace of 2m",
+			file: "pod-never-ready-initial-delay.yaml",
+			opts: Options{NeverReadyGrace: 2 * time.Minute},
 			want: Outcome{Recheck: now.Add(3 * time.Minute)},
 		},
 		{name: "pod startup probe not passed yet", file: "pod-starting.yaml"},

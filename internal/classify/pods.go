@@ -26,13 +26,63 @@ var waitingCodes = map[string]result.Code{
 	"CreateContainerError":       result.CodeConfig,
 }
 
-// retriedStart are the kubelet's reasons for a container it cannot create yet and tries again:
-// a Secret or ConfigMap (or a key of one) that does not exist yet, as when External Secrets or
-// Sealed Secrets create it seconds later; a runtime error such as containerd's "failed to
-// reserve container name".
-var retriedStart = map[string]bool{
-	"CreateContainerConfigError": true,
-	"CreateContainerError":       true,
+// retriedStartWords are the words of a CreateContainerConfigError or CreateContainerError the
+// kubelet retries and that may pass by itself: a Secret or ConfigMap (or a key of one) that
+// does not exist yet, as when External Secrets or Sealed Secrets create it seconds later; a
+// runtime that is busy (containerd's "failed to reserve container name", a timeout). Others
+// (an image that would run as root under runAsNonRoot, an executable not found) need a change.
+var retriedStartWords = []string{
+	"not found", "couldn't find key", "failed to reserve container name", "is reserved for",
+	"context deadline exceeded",
+}
+
+// retriedStart reports whether a container that cannot be created may be created later.
+func retriedStart(reason, message string) bool {
+	if reason != "CreateContainerConfigError" && reason != "CreateContainerError" {
+		return false
+	}
+	m := strings.ToLower(message)
+	if strings.Contains(m, "executable file not found") {
+		return false
+	}
+	for _, w := range retriedStartWords {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// describe names the container: container "web" of pod web-7d9f-abcde.
+func (c container) describe() string {
+	kind := "container"
+	if c.init {
+		kind = "init container"
+	}
+	return fmt.Sprintf("%s %q of pod %s", kind, c.status.Name, c.pod.Name)
+}
+
+// startableSince is when the container could first have started: the latest of the pod's
+// creation, its scheduling, its init containers' completion (for a regular container), and
+// its previous run's end. A pod that waited for a node, or for a migration in an init
+// container, has not been failing to start all that time.
+func (c container) startableSince() time.Time {
+	since := c.pod.CreationTimestamp.Time
+	later := func(t time.Time) {
+		if t.After(since) {
+			since = t
+		}
+	}
+	if s := podCondition(c.pod, corev1.PodScheduled); s != nil && s.Status == corev1.ConditionTrue {
+		later(s.LastTransitionTime.Time)
+	}
+	if i := podCondition(c.pod, corev1.PodInitialized); !c.init && i != nil && i.Status == corev1.ConditionTrue {
+		later(i.LastTransitionTime.Time)
+	}
+	if t := c.status.LastTerminationState.Terminated; t != nil {
+		later(t.FinishedAt.Time)
+	}
+	return since
 }
 
 // The kubelet's reasons for an image it is pulling, may pull again or cannot reach.
@@ -112,18 +162,20 @@ func (e *findings) container(c container) {
 	if w := c.status.State.Waiting; w != nil && c.pod.Status.Phase != corev1.PodFailed {
 		if code, ok := waitingCodes[w.Reason]; ok {
 			message := cmp.Or(w.Message, w.Reason)
-			if transientPull(w.Reason, w.Message) || retriedStart[w.Reason] {
+			if transientPull(w.Reason, w.Message) || retriedStart(w.Reason, w.Message) {
 				// The registry may answer again, the Secret may be created: fail only once
-				// the grace period has passed.
-				grace := e.opts.RetryGrace
-				if !e.elapsed(c.pod.CreationTimestamp.Time, grace) {
-					return
-				}
+				// the grace period has passed since the container could first start.
 				what := "failing"
 				if code == result.CodeImagePull {
 					what = "failing to pull"
 				}
-				message = fmt.Sprintf("still %s after %s: %s", what, grace, message)
+				since := c.startableSince()
+				if !e.elapsed(since, e.opts.RetryGrace) {
+					e.note(fmt.Sprintf("%s: %s for %s, fails after %s: %s", c.describe(), w.Reason,
+						e.lasted(since, e.opts.RetryGrace), e.opts.RetryGrace, message))
+					return
+				}
+				message = fmt.Sprintf("still %s after %s: %s", what, e.lasted(since, e.opts.RetryGrace), message)
 			}
 			e.fail(c.failure(code, w.Reason, message))
 			return
@@ -233,14 +285,10 @@ func (c container) memoryLimit() (string, bool) {
 
 // failure is a failure of the container.
 func (c container) failure(code result.Code, reason, detail string) result.Failure {
-	kind := "container"
-	if c.init {
-		kind = "init container"
-	}
 	return result.Failure{
 		Code:         code,
 		Reason:       reason,
-		Message:      fmt.Sprintf("%s %q of pod %s: %s", kind, c.status.Name, c.pod.Name, detail),
+		Message:      c.describe() + ": " + detail,
 		Pod:          c.pod.Name,
 		Container:    c.name,
 		RestartCount: c.status.RestartCount,
@@ -285,7 +333,14 @@ func (e *findings) neverReady(p *corev1.Pod) {
 	if ready != nil {
 		since = ready.LastTransitionTime.Time
 	}
-	grace := e.opts.UnschedulableGrace
+	grace := e.opts.NeverReadyGrace
+	if grace <= 0 && e.readyDeadline > 0 {
+		grace = e.readyDeadline + neverReadyMargin
+	}
+	ownDeadline := e.opts.NeverReadyGrace <= 0 && e.readyDeadline <= 0
+	if ownDeadline {
+		grace = DefaultNeverReadyGrace
+	}
 	var unready []container
 	for _, c := range containersOf(p) {
 		if c.init && !c.sidecar() {
@@ -301,6 +356,9 @@ func (e *findings) neverReady(p *corev1.Pod) {
 		if !c.status.Ready {
 			unready = append(unready, c)
 			grace = max(grace, c.readinessDelay())
+			if ownDeadline {
+				grace = max(grace, c.probeBudget()+neverReadyMargin)
+			}
 		}
 	}
 	if since.IsZero() {
@@ -337,6 +395,23 @@ func (e *findings) notReady(p *corev1.Pod, unready []container, reason string, g
 		}
 		e.fail(c.failure(result.CodeNeverReady, reason, detail))
 	}
+}
+
+// probeBudget is how long a container's probes allow it to become ready: its startup probe's
+// and its readiness probe's initialDelaySeconds plus periodSeconds times failureThreshold
+// (Kubernetes' defaults: 10s, 3).
+func (c container) probeBudget() time.Duration {
+	if c.spec == nil {
+		return 0
+	}
+	budget := func(p *corev1.Probe) time.Duration {
+		if p == nil {
+			return 0
+		}
+		period, threshold := cmp.Or(p.PeriodSeconds, 10), cmp.Or(p.FailureThreshold, 3)
+		return time.Duration(p.InitialDelaySeconds+period*threshold) * time.Second
+	}
+	return budget(c.spec.StartupProbe) + budget(c.spec.ReadinessProbe)
 }
 
 // readinessDelay is how long after the container starts its readiness probe first runs.

@@ -24,10 +24,12 @@ func (e *findings) refusal(message string, since time.Time) (string, bool) {
 	m := strings.ToLower(message)
 	for _, w := range retriedRefusalWords {
 		if strings.Contains(m, w) {
+			lasted := e.lasted(since, e.opts.RetryGrace)
 			if !e.elapsed(since, e.opts.RetryGrace) {
+				e.note(fmt.Sprintf("pods refused for %s, fails after %s: %s", lasted, e.opts.RetryGrace, message))
 				return "", false
 			}
-			return fmt.Sprintf("still refused after %s: %s", e.opts.RetryGrace, message), true
+			return fmt.Sprintf("still refused after %s: %s", lasted, message), true
 		}
 	}
 	return message, true
@@ -53,7 +55,7 @@ func replicaFailureCode(message string) result.Code {
 		return result.CodeQuota
 	case strings.Contains(m, "service account"), strings.Contains(m, "serviceaccount"):
 		return result.CodeConfig
-	case strings.Contains(m, "violates podsecurity"), strings.Contains(m, "admission webhook"),
+	case strings.Contains(m, "violates podsecurity"), strings.Contains(m, "admission webhook"), strings.Contains(m, "failed calling webhook"),
 		strings.Contains(m, "validatingadmissionpolicy"), strings.Contains(m, "denied the request"),
 		strings.Contains(m, "is forbidden"):
 		return result.CodeAdmissionDenied

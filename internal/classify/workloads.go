@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -32,17 +33,28 @@ func deployment(d *appsv1.Deployment, e *findings) {
 	if stale(d.Generation, d.Status.ObservedGeneration) {
 		return
 	}
+	e.readyDeadline = defaultProgressDeadline
+	if d.Spec.ProgressDeadlineSeconds != nil {
+		e.readyDeadline = time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second
+	}
+	revision := d.Annotations[revisionAnnotation]
+	current := false
+	for _, rs := range e.in.ReplicaSets {
+		current = current || (revision != "" && controlledBy(rs, d.UID) && rs.Annotations[revisionAnnotation] == revision)
+	}
 	for _, c := range d.Status.Conditions {
 		switch {
 		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == reasonProgressDeadlineExceeded:
 			e.fail(objectFailure(result.CodeNotProgressing, "deployment", d.Name, c.Reason, c.Message))
-		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue && !current:
+			// (The Deployment keeps this condition, its time and its message, from a previous
+			// rollout while any ReplicaSet still fails: the current ReplicaSet's own says
+			// what this rollout meets.)
 			if message, ok := e.refusal(c.Message, c.LastTransitionTime.Time); ok {
 				e.fail(objectFailure(replicaFailureCode(c.Message), "deployment", d.Name, c.Reason, message))
 			}
 		}
 	}
-	revision := d.Annotations[revisionAnnotation]
 	if revision == "" {
 		return // the controller has not picked a ReplicaSet yet
 	}

@@ -41,6 +41,7 @@ func runAction(ctx context.Context, env Env) int {
 			maxParallel: "input max-parallel", crashRestarts: "input crash-restarts",
 			unschedulableGrace: "input unschedulable-grace",
 			retryGrace:         "input retry-grace",
+			neverReadyGrace:    "input never-ready-grace",
 			noClusters:         "set the clusters input (name=env:VAR lines) or the kubeconfig input",
 		})
 	}
@@ -104,6 +105,12 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	}
 	if c.retryGrace, err = durationInput(gha, "retry-grace", d.retryGrace); err != nil {
 		return c, err
+	}
+	if c.neverReadyGrace, err = durationInput(gha, "never-ready-grace", d.neverReadyGrace); err != nil {
+		return c, err
+	}
+	if c.neverReadyGrace == 0 && gha.GetInput("never-ready-grace") != "" {
+		return c, fmt.Errorf("input never-ready-grace %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", gha.GetInput("never-ready-grace"))
 	}
 	if c.maxParallel, err = intInput(gha, "max-parallel", d.maxParallel); err != nil {
 		return c, err

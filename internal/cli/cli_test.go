@@ -160,6 +160,11 @@ func TestActionBadInput(t *testing.T) {
 			want:   "input unschedulable-grace 0s is out of range: give a duration from 1s to 24h",
 		},
 		{
+			name:   "no never-ready grace",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_NEVER-READY-GRACE": "0s"},
+			want:   "input never-ready-grace 0s is out of range",
+		},
+		{
 			name:   "no retry grace",
 			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_RETRY-GRACE": "0"},
 			want:   "input retry-grace 0s is out of range: give a duration from 1s to 24h",

@@ -58,7 +58,9 @@ type settings struct {
 	crashRestarts      int
 	unschedulableGrace time.Duration
 	retryGrace         time.Duration
-	clusters           kubeconfig.Input
+	// neverReadyGrace is 0 for the workload's own deadline (never-ready-grace unset).
+	neverReadyGrace time.Duration
+	clusters        kubeconfig.Input
 	// builtinAuth prefers the built-in credential providers to installed exec plugins (the
 	// CLI's --builtin-auth; the action has no plugins to run).
 	builtinAuth bool
@@ -102,6 +104,9 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	if s.unschedulableGrace <= 0 || s.unschedulableGrace > maxDuration {
 		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.unschedulableGrace, s.unschedulableGrace)
 	}
+	if s.neverReadyGrace < 0 || s.neverReadyGrace > maxDuration {
+		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", names.neverReadyGrace, s.neverReadyGrace)
+	}
 	if s.retryGrace <= 0 || s.retryGrace > maxDuration {
 		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.retryGrace, s.retryGrace)
 	}
@@ -122,14 +127,14 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	req.Workloads = s.workloads
 	req.FailOnSuspended = s.failOnSuspended
 	req.Snapshot = s.snapshot
-	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace, RetryGrace: s.retryGrace}
+	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace, RetryGrace: s.retryGrace, NeverReadyGrace: s.neverReadyGrace}
 	req.Clock = env.Clock
 	return req, secrets, nil
 }
 
 // inputNames names the inputs (action) or flags (CLI) in error messages.
 type inputNames struct {
-	resource, resourceItem, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, retryGrace, noClusters string
+	resource, resourceItem, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, retryGrace, neverReadyGrace, noClusters string
 }
 
 // progressPrinter prints each cluster's state changes as they happen, one line each.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/report"
@@ -53,6 +54,14 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.BoolVar(&o.failOnSuspended, "fail-on-suspended", d.failOnSuspended, "fail a cluster where a nested Flux object is suspended (default: report it and skip what it lists)")
 	fs.IntVar(&o.crashRestarts, "crash-restarts", d.crashRestarts, "restarts after which a crashing container fails the rollout")
 	fs.DurationVar(&o.unschedulableGrace, "unschedulable-grace", d.unschedulableGrace, "how long a pod may stay unschedulable, or running but not ready, before the rollout fails")
+	fs.Func("never-ready-grace", "how long a pod may run without becoming ready before the rollout fails (default: the workload's own deadline, a Deployment's progressDeadlineSeconds, else what its probes allow)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", v)
+		}
+		o.neverReadyGrace = d
+		return nil
+	})
 	fs.DurationVar(&o.retryGrace, "retry-grace", d.retryGrace, "how long an error the kubelet or a controller retries may last before the rollout fails (a transient pull error, a missing Secret or ConfigMap, a quota or webhook refusing pods)")
 	fs.StringVar(&o.output, "o", "text", "output format: text, json or markdown")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
@@ -96,7 +105,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts}
 	req, secrets, err := s.request(env, inputNames{
 		resource: "--resource", resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
-		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace", retryGrace: "--retry-grace",
+		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace", retryGrace: "--retry-grace", neverReadyGrace: "--never-ready-grace",
 		noClusters: "the kubeconfig has no contexts; pass --kubeconfig, --context or --clusters-file",
 	})
 	if err != nil {

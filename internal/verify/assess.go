@@ -337,8 +337,9 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 		// it is the new chart's, and may fail the rollout now.
 		current = true
 	}
+	classified := true
 	if ro.Status != result.ObjectCurrent && current && classify.Supported(o.Group, o.Kind) {
-		s.classify(e, &ro, u, now)
+		classified = s.classify(e, &ro, u, now)
 		if upgraded && ro.Failure != nil {
 			ro.Failure.Message += fmt.Sprintf(" (during Helm's upgrade of %s to %s, which waits for it)", owner.Object.ID, owner.Upgrading)
 		}
@@ -347,7 +348,7 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	switch {
 	case ro.Failure != nil:
 		e.fail(verdictReason{verdict: result.VerdictFailed, code: ro.Failure.Code, reason: ro.Failure.Reason, message: ro.ID + ": " + ro.Failure.Message})
-	case ro.Status == result.ObjectFailed && current:
+	case ro.Status == result.ObjectFailed && current && classified:
 		e.fail(verdictReason{verdict: result.VerdictFailed, reason: "Failed", message: ro.ID + ": " + ro.Message})
 	case ro.Status != result.ObjectCurrent:
 		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: string(ro.Status), message: waitingFor(ro)})
@@ -418,8 +419,10 @@ var classifierReads = map[schema.GroupKind][]schema.GroupVersionResource{
 
 // classify runs the rollout classifier on a workload that is not Current. What it reads is
 // optional: when the credentials may not list it, the workload is only judged by its kstatus
-// status, and its message says what could not be read.
-func (s *clusterState) classify(e *assessment, ro *result.Object, u *unstructured.Unstructured, now time.Time) {
+// status, and its message says what could not be read. It returns false while what it reads
+// is still being listed: a kstatus failure then waits for the precise one (a Job Failed waits
+// for its pods, which name the backoff limit and the logs).
+func (s *clusterState) classify(e *assessment, ro *result.Object, u *unstructured.Unstructured, now time.Time) bool {
 	ns := ro.Namespace
 	in := classify.Input{Workload: u, Now: now}
 	for _, gvr := range classifierReads[schema.GroupKind{Group: ro.Group, Kind: ro.Kind}] {
@@ -427,10 +430,10 @@ func (s *clusterState) classify(e *assessment, ro *result.Object, u *unstructure
 		ready, forbidden := s.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(ns))
 		if forbidden != "" {
 			ro.Message = joinMessage(ro.Message, "rollout failures not classified: "+forbidden)
-			return
+			return true
 		}
 		if !ready {
-			return
+			return false
 		}
 		switch gvr {
 		case podsGVR:
@@ -446,13 +449,18 @@ func (s *clusterState) classify(e *assessment, ro *result.Object, u *unstructure
 	v, err := classify.Classify(in, s.req.Classify)
 	if err != nil {
 		ro.Message = joinMessage(ro.Message, "classify: "+err.Error())
-		return
+		return true
 	}
 	e.recheckAt(v.Recheck)
+	if v.Note != "" {
+		// What fails within its grace period: the wait says why.
+		ro.Message = joinMessage(ro.Message, v.Note)
+	}
 	if v.Failure != nil {
 		ro.Failure = v.Failure
 		ro.Status = result.ObjectFailed
 	}
+	return true
 }
 
 // optionalWatchReady is watchReady for what the verdict can do without: a list the

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -191,7 +192,8 @@ func (s *clusterState) updatedByUpgrade(owner *flux.Gate, id string, u *unstruct
 }
 
 // rolloutRevision is what changes when a workload's pod template does: a Deployment's
-// revision annotation, a StatefulSet's update revision; "" for other kinds.
+// revision annotation, a StatefulSet's update revision, a DaemonSet's generation; "" for
+// other kinds.
 func rolloutRevision(u *unstructured.Unstructured) string {
 	switch u.GroupVersionKind().GroupKind() {
 	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
@@ -199,6 +201,10 @@ func rolloutRevision(u *unstructured.Unstructured) string {
 	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
 		rev, _, _ := unstructured.NestedString(u.Object, "status", "updateRevision")
 		return rev
+	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
+		// No replicas to scale: its generation changes with its template (or its update
+		// strategy) only.
+		return strconv.FormatInt(u.GetGeneration(), 10)
 	}
 	return ""
 }
