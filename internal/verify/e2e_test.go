@@ -2,15 +2,19 @@ package verify_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -36,6 +40,23 @@ const (
 )
 
 func appDir(t *testing.T, name string) string { return testbed.Testdata(t, "apps", name) }
+
+// manifestDir is a folder holding the objects' manifests, one file each, for a Kustomization
+// to apply: a tree of Flux objects.
+func manifestDir(t *testing.T, objs ...*unstructured.Unstructured) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i, o := range objs {
+		data, err := yaml.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d-%s.yaml", i, strings.ToLower(o.GetKind()))), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
 
 func targetsOf(clusters ...*testbed.Cluster) []verify.Target {
 	var ts []verify.Target

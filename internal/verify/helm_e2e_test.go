@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -456,14 +455,7 @@ func TestHelmInKustomization(t *testing.T) {
 	if _, err := c.PublishChartVersion(ctx, ns, "web", chartDir(t, "web"), "1.0.0"); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	manifest, err := yaml.Marshal(testbed.HelmRelease{Name: "web"}.Manifest().Object)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "helmrelease.yaml"), manifest, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := manifestDir(t, testbed.HelmRelease{Name: "web"}.Manifest())
 	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, dir, commitA); err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,9 @@ package verify_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -35,14 +31,7 @@ func TestEveryRequestedResourceIsARoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The root's manifests hold the nested Kustomization; the root is at commit B.
-	dir := t.TempDir()
-	manifest, err := yaml.Marshal(infra.Manifest().Object)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "infra.yaml"), manifest, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := manifestDir(t, infra.Manifest())
 	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: root, TargetNamespace: "flux-system"}, dir, commitB); err != nil {
 		t.Fatal(err)
 	}

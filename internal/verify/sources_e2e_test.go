@@ -2,8 +2,6 @@ package verify_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -43,14 +40,7 @@ func TestNestedGitChartLagsItsRoot(t *testing.T) {
 	if _, err := c.PublishHelmChart(ctx, "flux-system", chart, chartDir(t, "web"), "1.0.0", root, commitA); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	manifest, err := yaml.Marshal(testbed.HelmRelease{Name: "web", ChartKind: "HelmChart", Chart: chart, ChartNamespace: "flux-system"}.Manifest().Object)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "helmrelease.yaml"), manifest, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := manifestDir(t, testbed.HelmRelease{Name: "web", ChartKind: "HelmChart", Chart: chart, ChartNamespace: "flux-system"}.Manifest())
 	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: root, TargetNamespace: ns}, dir, commitA); err != nil {
 		t.Fatal(err)
 	}
@@ -260,14 +250,7 @@ func TestSuspendedNestedKustomization(t *testing.T) {
 	if _, err := c.PublishGit(ctx, "flux-system", nested, appDir(t, "web"), commitA); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	manifest, err := yaml.Marshal(testbed.Kustomization{Name: nested, TargetNamespace: ns, Suspend: true}.Manifest().Object)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "paused.yaml"), manifest, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := manifestDir(t, testbed.Kustomization{Name: nested, TargetNamespace: ns, Suspend: true}.Manifest())
 	deployAppAt(ctx, t, c, testbed.Kustomization{Name: root, TargetNamespace: "flux-system"}, dir, commitB)
 	req := verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(root)}, Revision: mustRevision(t, commitB), Timeout: time.Minute, Workloads: true}
 	got := verify.Run(ctx, req).Results[0]
@@ -294,14 +277,7 @@ func TestWithoutWorkloadsNestedFailure(t *testing.T) {
 	if _, err := c.PublishGit(ctx, "flux-system", nested, appDir(t, "fail-build"), commitA); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	manifest, err := yaml.Marshal(testbed.Kustomization{Name: nested, TargetNamespace: ns}.Manifest().Object)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "inner.yaml"), manifest, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := manifestDir(t, testbed.Kustomization{Name: nested, TargetNamespace: ns}.Manifest())
 	deployAppAt(ctx, t, c, testbed.Kustomization{Name: root, TargetNamespace: "flux-system"}, dir, commitB)
 	start := time.Now()
 	got := verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(root)}, Revision: mustRevision(t, commitB),
