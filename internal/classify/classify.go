@@ -201,6 +201,9 @@ type findings struct {
 	readyDeadline time.Duration
 	// notes say what fails within its grace period.
 	notes []string
+	// deadlinePassed is set when a Deployment is past its progress deadline: its controller
+	// gave up, and its unready pods say why at once.
+	deadlinePassed bool
 }
 
 // lasted says how long something has lasted since since; when since is unknown, that it has
@@ -210,6 +213,14 @@ func (e *findings) lasted(since time.Time, grace time.Duration) time.Duration {
 		return grace
 	}
 	return e.in.Now.Sub(since).Round(time.Second)
+}
+
+// stamp is a moment in a note: absolute, so the note does not change while it waits.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "(unknown)"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // note records what fails within its grace period.

@@ -26,14 +26,15 @@ var waitingCodes = map[string]result.Code{
 	"CreateContainerError":       result.CodeConfig,
 }
 
-// retriedStartWords are the words of a CreateContainerConfigError or CreateContainerError the
-// kubelet retries and that may pass by itself: a Secret or ConfigMap (or a key of one) that
-// does not exist yet, as when External Secrets or Sealed Secrets create it seconds later; a
-// runtime that is busy (containerd's "failed to reserve container name", a timeout). Others
-// (an image that would run as root under runAsNonRoot, an executable not found) need a change.
-var retriedStartWords = []string{
-	"not found", "couldn't find key", "failed to reserve container name", "is reserved for",
-	"context deadline exceeded",
+// permanentStartWords are the words of a CreateContainerConfigError or CreateContainerError
+// that no retry fixes: the image would run as root under runAsNonRoot, the command does not
+// exist. Every other one the kubelet retries may pass by itself: a Secret or ConfigMap (or a
+// key of one) that does not exist yet, as when External Secrets or Sealed Secrets create it
+// seconds later; a secret cache not synced yet; a runtime that is busy (a container name
+// still reserved, a timeout); a host path a DaemonSet has yet to create.
+var permanentStartWords = []string{
+	"runasnonroot and image will run as root", "non-numeric user", "breaks non-root policy",
+	"executable file not found", "no command specified",
 }
 
 // retriedStart reports whether a container that cannot be created may be created later.
@@ -42,15 +43,12 @@ func retriedStart(reason, message string) bool {
 		return false
 	}
 	m := strings.ToLower(message)
-	if strings.Contains(m, "executable file not found") {
-		return false
-	}
-	for _, w := range retriedStartWords {
+	for _, w := range permanentStartWords {
 		if strings.Contains(m, w) {
-			return true
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // describe names the container: container "web" of pod web-7d9f-abcde.
@@ -78,6 +76,21 @@ func (c container) startableSince() time.Time {
 	}
 	if i := podCondition(c.pod, corev1.PodInitialized); !c.init && i != nil && i.Status == corev1.ConditionTrue {
 		later(i.LastTransitionTime.Time)
+	}
+	if c.init {
+		// Init containers run in turn: this one could start once those before it finished
+		// (or, sidecars, started).
+		for _, prev := range c.pod.Status.InitContainerStatuses {
+			if prev.Name == c.status.Name {
+				break
+			}
+			if t := prev.State.Terminated; t != nil {
+				later(t.FinishedAt.Time)
+			}
+			if r := prev.State.Running; r != nil {
+				later(r.StartedAt.Time)
+			}
+		}
 	}
 	if t := c.status.LastTerminationState.Terminated; t != nil {
 		later(t.FinishedAt.Time)
@@ -171,8 +184,8 @@ func (e *findings) container(c container) {
 				}
 				since := c.startableSince()
 				if !e.elapsed(since, e.opts.RetryGrace) {
-					e.note(fmt.Sprintf("%s: %s for %s, fails after %s: %s", c.describe(), w.Reason,
-						e.lasted(since, e.opts.RetryGrace), e.opts.RetryGrace, message))
+					e.note(fmt.Sprintf("%s: %s since %s, fails at %s: %s", c.describe(), w.Reason,
+						stamp(since), stamp(since.Add(e.opts.RetryGrace)), message))
 					return
 				}
 				message = fmt.Sprintf("still %s after %s: %s", what, e.lasted(since, e.opts.RetryGrace), message)
@@ -364,7 +377,9 @@ func (e *findings) neverReady(p *corev1.Pod) {
 	if since.IsZero() {
 		since = p.CreationTimestamp.Time
 	}
-	if !e.elapsed(since, grace) {
+	// A Deployment past its progress deadline has given up on it: the pod is why.
+	if !e.deadlinePassed && !e.elapsed(since, grace) {
+		e.note(fmt.Sprintf("pod %s running, not ready since %s; fails at %s", p.Name, stamp(since), stamp(since.Add(grace))))
 		return
 	}
 	reason := reasonContainersNotReady
@@ -373,6 +388,9 @@ func (e *findings) neverReady(p *corev1.Pod) {
 	}
 	if ready != nil {
 		reason = cmp.Or(ready.Reason, reason)
+	}
+	if e.deadlinePassed {
+		grace = e.lasted(since, grace) // how long it has been, not the grace it did not wait out
 	}
 	e.notReady(p, unready, reason, grace)
 }
@@ -397,21 +415,18 @@ func (e *findings) notReady(p *corev1.Pod, unready []container, reason string, g
 	}
 }
 
-// probeBudget is how long a container's probes allow it to become ready: its startup probe's
-// and its readiness probe's initialDelaySeconds plus periodSeconds times failureThreshold
-// (Kubernetes' defaults: 10s, 3).
+// probeBudget is how long a started container's readiness probe allows it to become ready:
+// its initialDelaySeconds, then periodSeconds (10 by default) times the successes it needs
+// and the failures it tolerates (1 and 3 by default), each attempt up to timeoutSeconds. (The
+// neverReady rule runs once the startup probe has passed.)
 func (c container) probeBudget() time.Duration {
-	if c.spec == nil {
+	if c.spec == nil || c.spec.ReadinessProbe == nil {
 		return 0
 	}
-	budget := func(p *corev1.Probe) time.Duration {
-		if p == nil {
-			return 0
-		}
-		period, threshold := cmp.Or(p.PeriodSeconds, 10), cmp.Or(p.FailureThreshold, 3)
-		return time.Duration(p.InitialDelaySeconds+period*threshold) * time.Second
-	}
-	return budget(c.spec.StartupProbe) + budget(c.spec.ReadinessProbe)
+	p := c.spec.ReadinessProbe
+	second := func(n int32) time.Duration { return time.Duration(n) * time.Second }
+	attempts := time.Duration(cmp.Or(p.SuccessThreshold, 1)) + time.Duration(cmp.Or(p.FailureThreshold, 3))
+	return second(p.InitialDelaySeconds) + attempts*(second(cmp.Or(p.PeriodSeconds, 10))+second(cmp.Or(p.TimeoutSeconds, 1)))
 }
 
 // readinessDelay is how long after the container starts its readiness probe first runs.

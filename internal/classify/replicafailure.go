@@ -26,7 +26,7 @@ func (e *findings) refusal(message string, since time.Time) (string, bool) {
 		if strings.Contains(m, w) {
 			lasted := e.lasted(since, e.opts.RetryGrace)
 			if !e.elapsed(since, e.opts.RetryGrace) {
-				e.note(fmt.Sprintf("pods refused for %s, fails after %s: %s", lasted, e.opts.RetryGrace, message))
+				e.note(fmt.Sprintf("pods refused since %s, fails at %s: %s", stamp(since), stamp(since.Add(e.opts.RetryGrace)), message))
 				return "", false
 			}
 			return fmt.Sprintf("still refused after %s: %s", lasted, message), true

@@ -3,6 +3,7 @@ package classify
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -34,8 +35,11 @@ func deployment(d *appsv1.Deployment, e *findings) {
 		return
 	}
 	e.readyDeadline = defaultProgressDeadline
-	if d.Spec.ProgressDeadlineSeconds != nil {
-		e.readyDeadline = time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second
+	if s := d.Spec.ProgressDeadlineSeconds; s != nil {
+		e.readyDeadline = time.Duration(*s) * time.Second
+		if *s == math.MaxInt32 {
+			e.readyDeadline = 0 // "no deadline", as the controller reads it: the probes' budget
+		}
 	}
 	revision := d.Annotations[revisionAnnotation]
 	current := false
@@ -46,6 +50,7 @@ func deployment(d *appsv1.Deployment, e *findings) {
 		switch {
 		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == reasonProgressDeadlineExceeded:
 			e.fail(objectFailure(result.CodeNotProgressing, "deployment", d.Name, c.Reason, c.Message))
+			e.deadlinePassed = true
 		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue && !current:
 			// (The Deployment keeps this condition, its time and its message, from a previous
 			// rollout while any ReplicaSet still fails: the current ReplicaSet's own says

@@ -53,7 +53,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.BoolVar(&o.workloads, "workloads", d.workloads, "also verify the objects in the inventory (false: only the Flux objects, nested ones included)")
 	fs.BoolVar(&o.failOnSuspended, "fail-on-suspended", d.failOnSuspended, "fail a cluster where a nested Flux object is suspended (default: report it and skip what it lists)")
 	fs.IntVar(&o.crashRestarts, "crash-restarts", d.crashRestarts, "restarts after which a crashing container fails the rollout")
-	fs.DurationVar(&o.unschedulableGrace, "unschedulable-grace", d.unschedulableGrace, "how long a pod may stay unschedulable, or running but not ready, before the rollout fails")
+	fs.DurationVar(&o.unschedulableGrace, "unschedulable-grace", d.unschedulableGrace, "how long a pod may stay unschedulable before the rollout fails")
 	fs.Func("never-ready-grace", "how long a pod may run without becoming ready before the rollout fails (default: the workload's own deadline, a Deployment's progressDeadlineSeconds, else what its probes allow)", func(v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {

@@ -433,6 +433,12 @@ func (s *clusterState) classify(e *assessment, ro *result.Object, u *unstructure
 			return true
 		}
 		if !ready {
+			if err := w.err(); err != nil || s.req.Snapshot {
+				// A list that fails (or a snapshot, which lists once) leaves the workload to
+				// its kstatus status.
+				ro.Message = joinMessage(ro.Message, "rollout failures not classified: "+gvr.Resource+" not listed")
+				return true
+			}
 			return false
 		}
 		switch gvr {
