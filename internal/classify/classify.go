@@ -202,8 +202,9 @@ type findings struct {
 	// notes say what fails within its grace period.
 	notes []string
 	// deadlinePassed is set when a Deployment is past its progress deadline: its controller
-	// gave up, and its unready pods say why at once.
+	// gave up (not-progressing), and stuck is its first unready container, which says why.
 	deadlinePassed bool
+	stuck          *container
 }
 
 // lasted says how long something has lasted since since; when since is unknown, that it has

@@ -129,11 +129,11 @@ func TestClassify(t *testing.T) {
 				Note: "pod web-7d9f-bbbbb running, not ready since 2025-06-01T11:58:00Z; fails at 2025-06-01T12:08:30Z"},
 		},
 		{
-			name: "deployment past its progress deadline: the unready pod says why at once",
+			name: "deployment past its progress deadline names the unready pod",
 			file: "deployment-past-deadline-never-ready.yaml",
 			want: Outcome{Failure: &result.Failure{
-				Code: result.CodeNeverReady, Reason: "ContainersNotReady",
-				Message: `container "app" of pod web-7d9f-bbbbb: running but not ready for 2m0s: readiness probe failing`,
+				Code: result.CodeNotProgressing, Reason: "ProgressDeadlineExceeded",
+				Message: `deployment web: ReplicaSet "web-7d9f" has timed out progressing. (container "app" of pod web-7d9f-bbbbb: running, not ready)`,
 				Pod:     "web-7d9f-bbbbb", Container: "app",
 			}},
 		},

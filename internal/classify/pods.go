@@ -377,8 +377,16 @@ func (e *findings) neverReady(p *corev1.Pod) {
 	if since.IsZero() {
 		since = p.CreationTimestamp.Time
 	}
-	// A Deployment past its progress deadline has given up on it: the pod is why.
-	if !e.deadlinePassed && !e.elapsed(since, grace) {
+	if e.deadlinePassed {
+		// The Deployment's controller gave up on it (not-progressing): the pod is why, and
+		// the failure names it.
+		if len(unready) > 0 && e.stuck == nil {
+			c := unready[0]
+			e.stuck = &c
+		}
+		return
+	}
+	if !e.elapsed(since, grace) {
 		e.note(fmt.Sprintf("pod %s running, not ready since %s; fails at %s", p.Name, stamp(since), stamp(since.Add(grace))))
 		return
 	}
@@ -388,9 +396,6 @@ func (e *findings) neverReady(p *corev1.Pod) {
 	}
 	if ready != nil {
 		reason = cmp.Or(ready.Reason, reason)
-	}
-	if e.deadlinePassed {
-		grace = e.lasted(since, grace) // how long it has been, not the grace it did not wait out
 	}
 	e.notReady(p, unready, reason, grace)
 }

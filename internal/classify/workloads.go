@@ -68,6 +68,15 @@ func deployment(d *appsv1.Deployment, e *findings) {
 			replicaSet(rs, e)
 		}
 	}
+	if e.stuck != nil {
+		// Name the pod the Deployment waited for, so that its events and logs are gathered.
+		for i := range e.failures {
+			if f := &e.failures[i]; f.Code == result.CodeNotProgressing && f.Pod == "" {
+				f.Pod, f.Container = e.stuck.pod.Name, e.stuck.name
+				f.Message += fmt.Sprintf(" (%s: running, not ready)", e.stuck.describe())
+			}
+		}
+	}
 }
 
 // replicaSet judges a ReplicaSet by its ReplicaFailure condition (pods it could not create:
