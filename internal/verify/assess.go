@@ -301,7 +301,7 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	}
 	cached, ok := w.object(ns, o.Name)
 	if !ok {
-		done, failedJob, msg := jobGone(w, ns, o, owner, s.firstApplied[owner.Object.ID])
+		done, failedJob, msg := jobGone(w, ns, o, owner, s.firstWorkedOn[owner.Object.ID])
 		switch {
 		case done:
 			ro.Status, ro.Message = result.ObjectCurrent, msg

@@ -62,9 +62,9 @@ type clusterState struct {
 	// firstArtifacts is the artifact revision the run first saw for each source a requested
 	// object applies from: a move away from it to another revision supersedes the expected one.
 	firstArtifacts map[string]string
-	// firstApplied is when the run first saw each Flux object working on the expected
+	// firstWorkedOn is when the run first saw each Flux object working on the expected
 	// revision: a Job deleted before that was of a previous revision.
-	firstApplied map[string]time.Time
+	firstWorkedOn map[string]time.Time
 	// upgradeBaselines and lastRevisions are the rollout revisions of a HelmRelease's
 	// workloads when an upgrade attempt started, and the last seen outside one: a workload
 	// Helm rolled out since, during the upgrade to the expected chart, is the new chart's

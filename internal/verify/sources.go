@@ -152,11 +152,11 @@ func (s *clusterState) noteAttempt(g *flux.Gate, want flux.Revision, now time.Ti
 	if !g.Applied && (want.IsZero() || !want.Matches(g.Attempting...)) {
 		return
 	}
-	if s.firstApplied == nil {
-		s.firstApplied = map[string]time.Time{}
+	if s.firstWorkedOn == nil {
+		s.firstWorkedOn = map[string]time.Time{}
 	}
-	if _, ok := s.firstApplied[g.Object.ID]; !ok {
-		s.firstApplied[g.Object.ID] = now
+	if _, ok := s.firstWorkedOn[g.Object.ID]; !ok {
+		s.firstWorkedOn[g.Object.ID] = now
 	}
 }
 
