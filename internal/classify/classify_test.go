@@ -33,7 +33,7 @@ func TestClassify(t *testing.T) {
 			file: "deployment-image-pull.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
-				Message: `container "app" of pod web-7d9f-abcde: Back-off pulling image "nope:1"`,
+				Message: `container "app" of pod web-7d9f-abcde: Back-off pulling image "nope:1": ErrImagePull: failed to resolve reference "nope:1": nope:1: not found`,
 				Pod:     "web-7d9f-abcde", Container: "app",
 			}},
 		},
@@ -116,7 +116,7 @@ func TestClassify(t *testing.T) {
 			file: "deployment-deterministic.yaml",
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
-				Message: `container "app" of pod web-7d9f-bbbbb: Back-off pulling image "nope:1"`,
+				Message: `container "app" of pod web-7d9f-bbbbb: Back-off pulling image "nope:1": ErrImagePull: failed to resolve reference "nope:1": nope:1: not found`,
 				Pod:     "web-7d9f-bbbbb", Container: "app",
 			}},
 		},
@@ -280,6 +280,22 @@ func TestClassify(t *testing.T) {
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
 				Message: `container "app" of pod app-1: Back-off pulling image "registry.example/app:1": ErrImagePull: failed to authorize: failed to fetch anonymous token: unexpected status from GET request to https://registry.example/token: 401 Unauthorized`,
+				Pod:     "app-1", Container: "app",
+			}},
+		},
+		{
+			name: "pod back-off that says no why, within the grace period",
+			file: "pod-pull-bare-backoff-30s.yaml",
+			want: Outcome{Recheck: now.Add(90 * time.Second),
+				Note: `container "app" of pod app-1: ImagePullBackOff since 2025-06-01T11:59:30Z, fails at 2025-06-01T12:01:30Z: Back-off pulling image "registry.example/app:1"`},
+		},
+		{
+			name: "pod back-off that says no why, past the grace period",
+			file: "pod-pull-bare-backoff-30s.yaml",
+			opts: Options{RetryGrace: 20 * time.Second},
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeImagePull, Reason: "ImagePullBackOff",
+				Message: `container "app" of pod app-1: still failing to pull after 30s: Back-off pulling image "registry.example/app:1"`,
 				Pod:     "app-1", Container: "app",
 			}},
 		},

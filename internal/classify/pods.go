@@ -175,7 +175,7 @@ func (e *findings) container(c container) {
 	if w := c.status.State.Waiting; w != nil && c.pod.Status.Phase != corev1.PodFailed {
 		if code, ok := waitingCodes[w.Reason]; ok {
 			message := cmp.Or(w.Message, w.Reason)
-			if transientPull(w.Reason, w.Message) || retriedStart(w.Reason, w.Message) {
+			if retriedPull(w.Reason, w.Message) || retriedStart(w.Reason, w.Message) {
 				// The registry may answer again, the Secret may be created: fail only once
 				// the grace period has passed since the container could first start.
 				what := "failing"

@@ -10,24 +10,16 @@ var permanentPull = []string{
 	"invalid reference format", "repository does not exist", "no match for platform",
 }
 
-// The words of a pull error that say the registry could not be reached or refused for now
-// (a timeout, a rate limit, a server error): the kubelet tries again, and it may pass.
-var transientPullWords = []string{
-	"i/o timeout", "tls handshake timeout", "context deadline exceeded", "timeout exceeded",
-	"connection refused", "connection reset", "no route to host", "network is unreachable",
-	"no such host", "temporary failure in name resolution", "server misbehaving",
-	"too many requests", "toomanyrequests", "rate limit",
-	"500 internal server error", "502 bad gateway", "503 service unavailable", "504 gateway timeout",
-	"unexpected eof", ": eof",
-}
-
-// transientPull reports whether a container waiting with reason and message cannot pull its
-// image for a reason that may pass: the registry is unavailable, or the error names a network
-// failure, a rate limit or a server error and nothing that says the image is missing or
-// forbidden. The kubelet gives the error in ErrImagePull's message and, from Kubernetes 1.31,
-// after "Back-off pulling image ...: " in ImagePullBackOff's. A back-off that does not say why
-// is not transient: it fails at once, as every other pull error does.
-func transientPull(reason, message string) bool {
+// retriedPull reports whether a container waiting with reason and message cannot pull its
+// image for a reason that may pass, and so gets the retry grace period: the registry is
+// unavailable, or the pull error says nothing that proves the image missing or forbidden (a
+// timeout, a rate limit, a server error, an error never seen before). The kubelet gives the
+// error in ErrImagePull's message and, from Kubernetes 1.31, after "Back-off pulling image
+// ...: " in ImagePullBackOff's; before, a back-off says no why, and the engine carries the
+// container's last ErrImagePull into it (keepPullErrors) so that it keeps its class. A
+// back-off whose error was never seen waits out the grace period: only what is proven
+// permanent fails at once.
+func retriedPull(reason, message string) bool {
 	switch reason {
 	case reasonRegistryUnavailable:
 		return true
@@ -41,10 +33,5 @@ func transientPull(reason, message string) bool {
 			return false
 		}
 	}
-	for _, w := range transientPullWords {
-		if strings.Contains(m, w) {
-			return true
-		}
-	}
-	return false
+	return true
 }

@@ -56,6 +56,12 @@ type Gate struct {
 	// UpgradeAttempt names the attempt of that upgrade (the chart, the generation and the
 	// release it starts from): a retry after a rollback is another attempt.
 	UpgradeAttempt string
+	// Retried is set on a failure its controller retries and that may pass with no change to
+	// the revision, when something the same rollout brings becomes available: a dry-run
+	// against a CRD or webhook not served yet, a namespace created by another object, an
+	// artifact that cannot be downloaded yet, a valuesFrom ConfigMap or Secret that an
+	// operator creates later. The engine lets it last its retry grace before it counts.
+	Retried bool
 	// WaitsForAll is set for a Kustomization with spec.wait: its Ready condition says every
 	// object it applied is Current, a Job deleted after it finished
 	// (ttlSecondsAfterFinished) included.
@@ -68,6 +74,8 @@ type decision struct {
 	code    result.Code
 	reason  string // the Flux reason behind the decision
 	message string
+	// retried marks a failure its controller retries and that may pass by itself (Gate.Retried).
+	retried bool
 }
 
 // gates holds the rules of each kind, as kstatus dispatches on group and kind.
@@ -127,6 +135,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 	fo.Verdict, fo.Code, fo.Reason, fo.Message = d.verdict, d.code, d.reason, d.message
 	fo.Remote = g.Remote
 	g.Verdict, g.Object, g.Code, g.Message = d.verdict, fo, d.code, d.message
+	g.Retried = d.retried && d.verdict == result.VerdictFailed
 	return g
 }
 

@@ -75,8 +75,9 @@ func runGateCases(t *testing.T, ref Ref, objects map[string]result.FluxObject, t
 			want := Gate{Verdict: tt.verdict, Object: fo, Code: tt.code, Message: tt.message}
 			got := Evaluate(ref, loadFixture(t, tt.fixture), mustRevision(t, tt.want), nil)
 			// Applied has a table of its own (TestApplied); what the engine walks (Source,
-			// DependsOn, WaitsForAll, Remote) tests of their own (TestGateSource, TestGateWalk).
-			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Gate{}, "Applied", "Source", "DependsOn", "WaitsForAll", "Remote", "Attempting", "Upgrading", "UpgradeAttempt")); diff != "" {
+			// DependsOn, WaitsForAll, Remote) tests of their own (TestGateSource, TestGateWalk), and
+			// Retried too (TestRetriedKustomization, TestHelmReleaseValuesErrorRetried).
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Gate{}, "Applied", "Source", "DependsOn", "WaitsForAll", "Remote", "Attempting", "Upgrading", "UpgradeAttempt", "Retried")); diff != "" {
 				t.Errorf("Evaluate(%s, %s, %q) mismatch (-want +got):\n%s", ref.ID(), tt.fixture, tt.want, diff)
 			}
 		})

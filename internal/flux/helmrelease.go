@@ -125,8 +125,11 @@ func refusedChart(v *view, ready condition, want Revision) (decision, bool) {
 	var code result.Code
 	switch {
 	case ready.reason == valuesErrorReason:
+		// A ConfigMap or Secret of valuesFrom (or its key) that is not there yet may be
+		// created by an operator (External Secrets, Sealed Secrets) in a moment; helm-controller
+		// retries. Values that do not parse fail at once.
 		return decision{verdict: result.VerdictFailed, code: result.CodeFluxValuesFailed, reason: ready.reason,
-			message: "the values cannot be composed: " + ready.message}, true
+			message: "the values cannot be composed: " + ready.message, retried: missingValues(ready.message)}, true
 	case ready.reason == chartMutateErrorReason,
 		ready.reason == meta.ArtifactFailedReason && strings.HasPrefix(ready.message, chartLoadFailedPrefix):
 		code = result.CodeFluxChartFailed
@@ -140,6 +143,13 @@ func refusedChart(v *view, ready condition, want Revision) (decision, bool) {
 	}
 	d.message = fmt.Sprintf("waiting for %s; helm-controller cannot apply the source's chart: %s", ShortRevision(want.String()), ready.message)
 	return d, true
+}
+
+// missingValues reports whether helm-controller cannot compose the values because a
+// ConfigMap or Secret of valuesFrom, or its key, does not exist (fluxcd/pkg/chartutil's
+// "resource not found" and "key not found"; "could not find key" before).
+func missingValues(message string) bool {
+	return strings.Contains(message, "not found") || strings.Contains(message, "could not find")
 }
 
 // retriesStall reports whether helm-controller stalled because remediation ran out: the

@@ -172,3 +172,23 @@ func TestEvaluateHelmReleaseStalls(t *testing.T) {
 		})
 	}
 }
+
+// TestHelmReleaseValuesErrorRetried: a valuesFrom object or key that does not exist yet is a
+// failure helm-controller retries (an operator may create the Secret in a moment); values
+// that do not parse are not.
+func TestHelmReleaseValuesErrorRetried(t *testing.T) {
+	t.Parallel()
+	for msg, retried := range map[string]bool{
+		"could not find key 'replicaCount' in ConfigMap 'apps/podinfo-values'":                                                        true,
+		"could not resolve Secret chart values reference 'apps/db' with key 'values.yaml': secrets \"db\" not found":                  true,
+		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': key not found":              true,
+		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': failed to read values data": false,
+	} {
+		obj := loadFixture(t, "hr-values-error.yaml")
+		editConditions(t, obj, "Ready", map[string]any{"status": "False", "reason": "ValuesError", "message": msg, "observedGeneration": int64(4)})
+		g := Evaluate(hrRef, obj, mustRevision(t, "6.7.0"), nil)
+		if g.Verdict != result.VerdictFailed || g.Code != result.CodeFluxValuesFailed || g.Retried != retried {
+			t.Errorf("%q: %s %s retried=%v, want Failed %s retried=%v", msg, g.Verdict, g.Code, g.Retried, result.CodeFluxValuesFailed, retried)
+		}
+	}
+}

@@ -30,6 +30,42 @@ func pathMissing(ready condition) bool {
 		(strings.HasPrefix(ready.message, "kustomization path not found") || strings.Contains(ready.message, "path escapes"))
 }
 
+// retriedApply are the words of a failure to apply (ReconciliationFailed, from the server-side
+// dry-run or apply) that something of the same rollout may remove: a kind whose CRD is not
+// served yet, a webhook that cannot be called yet, a namespace not created yet, an API server
+// that did not answer. kustomize-controller tries again at spec.retryInterval.
+var retriedApply = []string{
+	"no matches for kind", "the server could not find the requested resource", "ensure crds are installed first",
+	"failed calling webhook", "failed to call webhook", "connection refused", "no endpoints available for service",
+	"i/o timeout", "context deadline exceeded", "the server is currently unable to handle the request",
+	"etcdserver: request timed out", "too many requests",
+}
+
+// retriedKustomization reports whether a Ready=False failure is one kustomize-controller
+// retries and that may pass by itself: an artifact that cannot be fetched (not a path the
+// revision lacks), or an apply that failed on something not there yet, and nothing that says
+// the manifests are invalid.
+func retriedKustomization(ready condition) bool {
+	switch ready.reason {
+	case meta.ArtifactFailedReason:
+		return !pathMissing(ready)
+	case meta.ReconciliationFailedReason:
+		m := strings.ToLower(ready.message)
+		if strings.Contains(m, "is invalid") || strings.Contains(m, "immutable") || strings.Contains(m, "denied the request") {
+			return false
+		}
+		if strings.Contains(m, "namespaces \"") && strings.Contains(m, "not found") {
+			return true
+		}
+		for _, w := range retriedApply {
+			if strings.Contains(m, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // kustomizationGate applies the rules of a kustomize.toolkit.fluxcd.io/v1 Kustomization.
 //
 // kustomize-controller records status.lastAttemptedRevision once it has fetched a revision and
@@ -52,7 +88,8 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 	ready := v.cond(meta.ReadyCondition)
 	if ready.status == string(metav1.ConditionFalse) {
 		if code, ok := kustomizationFailures[ready.reason]; ok {
-			failure := decision{verdict: result.VerdictFailed, code: code, reason: ready.reason, message: ready.message}
+			failure := decision{verdict: result.VerdictFailed, code: code, reason: ready.reason, message: ready.message,
+				retried: retriedKustomization(ready)}
 			// The revision that failed is the one last attempted, or, when the failure came
 			// before kustomize-controller recorded it because the path is not in the artifact,
 			// the one its Reconciling message names. (Not for an artifact that cannot be

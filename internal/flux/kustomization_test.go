@@ -103,3 +103,28 @@ func TestEvaluateKustomization(t *testing.T) {
 			"suspended (spec.suspend: true); resume it with: flux resume kustomization apps -n flux-system"},
 	})
 }
+
+func TestRetriedKustomization(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		reason, message string
+		retried         bool
+	}{
+		{"ReconciliationFailed", `Widget/shop/w dry-run failed: no matches for kind "Widget" in version "example.com/v1"`, true},
+		{"ReconciliationFailed", `Deployment/shop/web dry-run failed: Internal error occurred: failed calling webhook "validate.example.com": failed to call webhook: Post "https://hook.shop.svc:443/validate": dial tcp 10.96.0.4:443: connect: connection refused`, true},
+		{"ReconciliationFailed", `Deployment/shop/web dry-run failed: namespaces "shop" not found`, true},
+		{"ReconciliationFailed", `Deployment/shop/web dry-run failed: Deployment.apps "web" is invalid: spec.selector: Invalid value: field is immutable`, false},
+		{"ReconciliationFailed", `Deployment/shop/web dry-run failed: admission webhook "validate.kyverno.svc" denied the request: label required`, false},
+		{"ReconciliationFailed", `something never seen`, false},
+		{"ArtifactFailed", `Source artifact not found, retrying in 30s`, true},
+		{"ArtifactFailed", `failed to download artifact, error: GET http://source-controller/x.tar.gz: 503 Service Unavailable`, true},
+		{"ArtifactFailed", `kustomization path not found: stat /tmp/x/apps/web: no such file or directory`, false},
+		{"BuildFailed", `kustomize build failed: accumulating resources: no such file`, false},
+		{"HealthCheckFailed", `health check failed after 5m: timeout`, false},
+	}
+	for _, tt := range tests {
+		if got := retriedKustomization(condition{reason: tt.reason, message: tt.message}); got != tt.retried {
+			t.Errorf("retriedKustomization(%s, %q) = %v, want %v", tt.reason, tt.message, got, tt.retried)
+		}
+	}
+}

@@ -36,8 +36,11 @@ type HelmRelease struct {
 	// Timeout is spec.timeout, how long Helm waits for the release's objects, e.g. "10s".
 	Timeout string
 	// Values is spec.values.
-	Values  map[string]any
-	Suspend bool
+	Values map[string]any
+	// ValuesFrom are ConfigMaps in the HelmRelease's namespace whose values.yaml key
+	// spec.valuesFrom composes before Values.
+	ValuesFrom []string
+	Suspend    bool
 	// Install and Upgrade set spec.install.remediation and spec.upgrade.remediation.
 	Install *Remediation
 	Upgrade *Remediation
@@ -100,6 +103,10 @@ func (h HelmRelease) Manifest() *unstructured.Unstructured {
 	}
 	if len(h.Values) > 0 {
 		spec["values"] = h.Values
+	}
+	for _, cm := range h.ValuesFrom {
+		from, _ := spec["valuesFrom"].([]any)
+		spec["valuesFrom"] = append(from, map[string]any{"kind": "ConfigMap", "name": cm})
 	}
 	install, upgrade := map[string]any{}, map[string]any{}
 	if h.Install != nil {

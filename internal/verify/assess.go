@@ -163,6 +163,10 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 			override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "Superseded", flux.SupersededMessage(want, *src))
 		}
 	}
+	if ref.Kind == flux.KindHelmRelease && parent != nil && parent.Applied {
+		srcNote = joinMessage(srcNote, s.settleValues(e, &gate, obj, parent, now))
+	}
+	s.graceRetried(e, &gate, now)
 	s.noteAttempt(&gate, want, now)
 	fo = gate.Object
 	fo.Owner = owner
@@ -201,7 +205,7 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 		e.wait(verdictReason{verdict: result.VerdictInProgress, code: gate.Code, reason: fo.Reason, message: id + ": " + gate.Message})
 		if gate.Code == result.CodeFluxDependencyNotReady && (parent == nil || parent.Applied) {
 			// (Before its owner applied the expected revision, its dependsOn may change.)
-			s.evalDependencies(e, id, gate, want, visited, roots)
+			s.evalDependencies(e, id, gate, want, now, visited, roots)
 		}
 	}
 	if deferred != nil {

@@ -71,6 +71,9 @@ type clusterState struct {
 	// (updatedByUpgrade).
 	upgradeBaselines map[string]string
 	lastRevisions    map[string]string
+	// retriedSince is when the run first saw each Flux object fail in a way its controller
+	// retries (flux.Gate.Retried), by object and code; forgotten once the object is Current.
+	retriedSince map[string]time.Time
 
 	// mapperMu serializes discovery (a fetch, off the assessment); it is never held by an
 	// assessment.

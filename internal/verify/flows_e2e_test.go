@@ -30,6 +30,9 @@ import (
 
 const commitC = "c3d4e5f60718293a4b5c6d7e8f9012345678a1b2"
 
+// commitD is a fourth commit.
+const commitD = "d4e5f60718293a4b5c6d7e8f9012345678a1b2c3"
+
 // progressLog records a run's progress lines, to check that no failure was ever announced.
 type progressLog struct {
 	mu    sync.Mutex

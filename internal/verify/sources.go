@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
@@ -102,7 +104,7 @@ func override(g *flux.Gate, v result.Verdict, code result.Code, reason, message 
 // object back for good, and so fails the cluster (flux-dependency-failed). A dependency of the
 // same source as its dependent must apply the same revision; of another, what its source
 // offers now. One that does not exist yet, or cannot be read, is left to Flux's own wait.
-func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate, want flux.Revision, visited, roots map[string]bool) {
+func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
 	for _, dep := range gate.DependsOn {
 		if roots[dep.ID()] || (visited[dep.ID()] && !slices.Contains(e.skippedSuspended, dep.ID())) {
 			continue // judged in the tree, or on its own as a requested resource
@@ -121,6 +123,7 @@ func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate
 		src, _ := s.source(e, srcRef)
 		depWant := flux.NestedWant(gate.Source, want, srcRef, src)
 		g := flux.Evaluate(dep, obj, depWant, src)
+		s.graceRetried(e, &g, now)
 		what := "failed"
 		switch g.Verdict {
 		case result.VerdictSuspended:
@@ -144,6 +147,50 @@ func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate
 		}
 		return
 	}
+}
+
+// graceRetried lets a failure that its controller retries (flux.Gate.Retried: a dry-run
+// against a CRD not served yet, a valuesFrom Secret an operator creates in a moment) last the
+// retry grace period, from when the run first saw it, before it counts; meanwhile the object
+// waits and its message says until when. (The Ready condition's lastTransitionTime cannot time
+// it: kustomize-controller marks Ready Unknown at the start of every retry.)
+func (s *clusterState) graceRetried(e *assessment, g *flux.Gate, now time.Time) {
+	id := g.Object.ID
+	if g.Verdict == result.VerdictCurrent {
+		for k := range s.retriedSince {
+			if strings.HasPrefix(k, id+"|") {
+				delete(s.retriedSince, k)
+			}
+		}
+		return
+	}
+	if g.Verdict != result.VerdictFailed || !g.Retried {
+		return
+	}
+	if s.retriedSince == nil {
+		s.retriedSince = map[string]time.Time{}
+	}
+	key := id + "|" + string(g.Code)
+	since, ok := s.retriedSince[key]
+	if !ok {
+		since, s.retriedSince[key] = now, now
+	}
+	grace := s.req.Classify.RetryGrace
+	if grace <= 0 {
+		grace = classify.DefaultRetryGrace
+	}
+	controller := "kustomize-controller"
+	if g.Object.Kind == string(flux.KindHelmRelease) {
+		controller = "helm-controller"
+	}
+	if end := since.Add(grace); now.Before(end) {
+		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf("%s retries since %s, fails at %s: %s",
+			controller, since.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), g.Message))
+		e.recheckAt(end)
+		return
+	}
+	override(g, result.VerdictFailed, g.Code, g.Object.Reason, fmt.Sprintf("still failing after %s of %s's retries: %s",
+		now.Sub(since).Round(time.Second), controller, g.Message))
 }
 
 // noteAttempt records when the run first saw a Flux object working on the expected revision

@@ -2,12 +2,15 @@ package verify_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/org/app-status-action/internal/flux"
@@ -286,4 +289,112 @@ func TestWithoutWorkloadsNestedFailure(t *testing.T) {
 		t.Fatalf("workloads off, nested build failing: verdict %s, code %s (%s), want Failed flux-build-failed naming %s", got.Verdict, got.Code, got.Message, nested)
 	}
 	t.Logf("flux-build-failed %s after the start, workloads off", time.Since(start).Round(time.Millisecond))
+}
+
+// TestNestedHelmReleaseValuesFromLag: a root Kustomization applies a ConfigMap and a
+// HelmRelease that takes its values from it (valuesFrom, no watch label, a 1h interval). On
+// commit B the root changes the ConfigMap and is Ready, but helm-controller has not composed
+// the new values: the release still runs the old ones, and the run waits, naming the
+// ConfigMap (before, it was Current). Once helm-controller reconciles (a request, as
+// flux reconcile makes), the run is Current on the release with the new values.
+func TestNestedHelmReleaseValuesFromLag(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[1]
+	helmLogOnFailure(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	root := ns + "-root"
+	cleanUpFlux(t, c, root)
+	if err := c.EnsureNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PublishChartVersion(ctx, ns, "web", chartDir(t, "web"), "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	// values writes the root's manifests: the ConfigMap (watched by helm-controller or not,
+	// with a key the values do not read) and the HelmRelease.
+	values := func(replicas int, watched bool, unread string) string {
+		md := map[string]any{"name": "web-values"}
+		if watched {
+			md["labels"] = map[string]any{flux.WatchLabel: flux.WatchLabelEnabled}
+		}
+		cm := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap", "metadata": md,
+			"data": map[string]any{"values.yaml": fmt.Sprintf("replicas: %d\n", replicas), "unread": unread},
+		}}
+		return manifestDir(t, cm, testbed.HelmRelease{Name: "web", Interval: "1h", ValuesFrom: []string{"web-values"}}.Manifest())
+	}
+	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: root, TargetNamespace: ns}, values(1, false, "a"), commitA); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitHelmReleased(ctx, ns, "web", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	// Commit B changes the values; the root applies it, helm-controller is not told.
+	if _, err := c.PublishGit(ctx, "flux-system", root, values(3, false, "a"), commitB); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", root, "main@sha1:"+commitB); err != nil {
+		t.Fatal(err)
+	}
+	req := verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(root)}, Revision: mustRevision(t, commitB), Workloads: true, Timeout: 6 * time.Second}
+	lagging := verify.Run(ctx, req).Results[0]
+	if lagging.Verdict != result.VerdictTimeout || !strings.Contains(lagging.Message, "values from ConfigMap/web-values changed at") {
+		t.Fatalf("root on B, release on the values of A: verdict %s (%s), want Timeout naming ConfigMap/web-values", lagging.Verdict, lagging.Message)
+	}
+	t.Logf("release on the old values under a root on B: %s: %s", lagging.Verdict, lagging.Message)
+
+	requested := time.Now()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, requested.Format(time.RFC3339Nano))
+	if _, err := c.Dynamic.Resource(testbed.HelmReleaseGVR).Namespace(ns).Patch(ctx, "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	req.Timeout = 2 * time.Minute
+	got := verify.Run(ctx, req).Results[0]
+	if got.Verdict != result.VerdictCurrent {
+		t.Fatalf("after helm-controller reconciled: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	dep, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dep.Spec.Replicas == nil || *dep.Spec.Replicas != 3 {
+		t.Errorf("Current, but the Deployment runs %v replicas, want the 3 of commit B's values", dep.Spec.Replicas)
+	}
+	t.Logf("Current %s after the reconcile request (Helm's upgrade and wait included)", time.Since(requested).Round(time.Millisecond))
+
+	// Commit C labels the ConfigMap for helm-controller to watch and changes the values:
+	// Current once Helm upgraded, never on the old values.
+	req.Revision = mustRevision(t, commitC)
+	published := time.Now()
+	if _, err := c.PublishGit(ctx, "flux-system", root, values(2, true, "a"), commitC); err != nil {
+		t.Fatal(err)
+	}
+	if got := verify.Run(ctx, req).Results[0]; got.Verdict != result.VerdictCurrent {
+		t.Fatalf("watched values changed: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	if dep, err = c.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if dep.Spec.Replicas == nil || *dep.Spec.Replicas != 2 {
+		t.Errorf("Current, but the Deployment runs %v replicas, want the 2 of commit C's values", dep.Spec.Replicas)
+	}
+	t.Logf("watched values: Current %s after commit C was published", time.Since(published).Round(time.Millisecond))
+
+	// Commit D changes a key the values do not read: helm-controller reconciles and finds
+	// nothing to upgrade, which leaves no trace. The wait is bounded, not a false red.
+	req.Revision = mustRevision(t, commitD)
+	published = time.Now()
+	if _, err := c.PublishGit(ctx, "flux-system", root, values(2, true, "d"), commitD); err != nil {
+		t.Fatal(err)
+	}
+	if got := verify.Run(ctx, req).Results[0]; got.Verdict != result.VerdictCurrent {
+		t.Fatalf("a key the values do not read changed: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	if took := time.Since(published); took > time.Minute {
+		t.Errorf("a change the release does not read held the run %s, want within helm-controller's reconcile and the 30s margin", took)
+	} else {
+		t.Logf("unread key changed: Current %s after commit D was published", took.Round(time.Millisecond))
+	}
 }

@@ -369,3 +369,49 @@ func TestUpdatedByUpgrade(t *testing.T) {
 		t.Error("a Kustomization's workload: want never updated by a Helm upgrade")
 	}
 }
+
+// TestAssessRetriedFluxFailure: a failure kustomize-controller retries and that may pass (a
+// dry-run against a CRD of the same rollout not served yet) waits out the retry grace from
+// when the run first saw it, then fails, saying how long it lasted; a failure that cannot pass
+// by itself (an invalid object) fails at once; once the object is Current, it is forgotten.
+func TestAssessRetriedFluxFailure(t *testing.T) {
+	t.Parallel()
+	failed := func(message string) string {
+		return kustomization(`  observedGeneration: 1
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revB + `
+  conditions:
+  - {type: Ready, status: "False", reason: ReconciliationFailed, message: '` + message + `', observedGeneration: 2}`)
+	}
+	const noCRD = `Widget/shop/w dry-run failed: no matches for kind "Widget" in version "example.com/v1"`
+	s := newFakeState(t, revB, failed(noCRD)+"\n---\n"+service+"\n---\n"+deploymentCurrent)
+	e := s.assess(fixtureNow)
+	if e.fatal != nil || e.pending == nil || !strings.Contains(e.pending.message, "kustomize-controller retries since 2026-11-01T12:00:00Z, fails at 2026-11-01T12:02:00Z") {
+		t.Fatalf("retried failure, first seen: fatal %+v, pending %+v; want waiting, naming the end of the grace", e.fatal, e.pending)
+	}
+	if want := fixtureNow.Add(2 * time.Minute); !e.recheck.Equal(want) {
+		t.Errorf("recheck %v, want %v (the end of the grace)", e.recheck, want)
+	}
+	e = s.assess(fixtureNow.Add(2 * time.Minute))
+	if e.fatal == nil || e.fatal.code != result.CodeFluxReconciliationFailed || !strings.Contains(e.fatal.message, "still failing after 2m0s of kustomize-controller's retries") {
+		t.Fatalf("retried failure past the grace: fatal %+v, pending %+v; want flux-reconciliation-failed saying how long", e.fatal, e.pending)
+	}
+
+	const invalid = `Deployment/shop/web dry-run failed: Deployment.apps "web" is invalid: spec.template.spec.containers[0].image: Required value`
+	s = newFakeState(t, revB, failed(invalid)+"\n---\n"+service+"\n---\n"+deploymentCurrent)
+	if e := s.assess(fixtureNow); e.fatal == nil || e.fatal.code != result.CodeFluxReconciliationFailed {
+		t.Fatalf("invalid object: fatal %+v, pending %+v; want flux-reconciliation-failed at once", e.fatal, e.pending)
+	}
+
+	// Current in between: a later retried failure starts a new grace.
+	s = newFakeState(t, revB, failed(noCRD)+"\n---\n"+service+"\n---\n"+deploymentCurrent)
+	s.assess(fixtureNow)
+	ready := newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+service+"\n---\n"+deploymentCurrent)
+	s.watches = ready.watches
+	if e := s.assess(fixtureNow.Add(time.Minute)); e.fatal != nil || e.pending != nil {
+		t.Fatalf("Current: fatal %+v, pending %+v", e.fatal, e.pending)
+	}
+	if len(s.retriedSince) != 0 {
+		t.Errorf("retriedSince %v after Current, want it forgotten", s.retriedSince)
+	}
+}

@@ -95,9 +95,12 @@ type notifyingStore struct {
 	// keepGone keeps the last state of deleted objects in deleted: a Job deleted after it
 	// finished (ttlSecondsAfterFinished) is still listed by its Flux inventory.
 	keepGone bool
-	clock    func() time.Time
-	goneMu   sync.Mutex
-	deleted  map[string]tombstone
+	// carry, when set, brings what an object's new state forgot from its previous one
+	// (keepPullErrors).
+	carry   func(old, cur any) any
+	clock   func() time.Time
+	goneMu  sync.Mutex
+	deleted map[string]tombstone
 }
 
 // tombstone is the last state of a deleted object and when the store saw it deleted.
@@ -164,6 +167,7 @@ func (n *notifyingStore) Update(obj any) error {
 	if err != nil {
 		return err
 	}
+	o = n.carried(o)
 	n.revive(o)
 	defer n.onChange()
 	return n.Store.Update(o)
@@ -182,7 +186,7 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 		if err != nil {
 			return err
 		}
-		converted = append(converted, o)
+		converted = append(converted, n.carried(o))
 	}
 	if n.keepGone {
 		// Objects deleted while the watch was down vanish from a new list.
@@ -207,6 +211,17 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 }
 
 func (n *notifyingStore) Resync() error { return nil }
+
+// carried applies carry to an object's new state and the state the store holds.
+func (n *notifyingStore) carried(cur any) any {
+	if n.carry == nil {
+		return cur
+	}
+	if old, ok, err := n.Get(cur); err == nil && ok {
+		return n.carry(old, cur)
+	}
+	return cur
+}
 
 // reconnectBackoff is how a reflector waits before it lists or watches again after a
 // failure: from half a second, doubling, never more than 5s, so that watches come back within
@@ -325,6 +340,9 @@ func (s *watchSet) get(key watchKey) cachedList {
 	w := &watch{since: s.clock(), onErr: s.notify}
 	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key.gvr), onChange: s.notify,
 		keepGone: key.gvr == jobsGVR, clock: s.clock}
+	if key.gvr == podsGVR {
+		w.store.carry = keepPullErrors
+	}
 	lw, example := s.listWatch(key, w)
 	backoff := reconnectBackoff
 	r := cache.NewReflectorWithOptions(lw, example, w.store, cache.ReflectorOptions{
@@ -344,6 +362,9 @@ func (s *watchSet) get(key watchKey) cachedList {
 func transformFor(gvr schema.GroupVersionResource) cache.TransformFunc {
 	if t := typedKinds[gvr]; t != nil {
 		return t
+	}
+	if metadataOnly[gvr.GroupResource()] {
+		return keepFieldManagers
 	}
 	return stripManagedFields
 }
@@ -389,6 +410,19 @@ func storeKey(namespace, name string) string {
 func stripManagedFields(obj any) (any, error) {
 	if acc, err := meta.Accessor(obj); err == nil {
 		acc.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// keepFieldManagers keeps who applied an object and when (a HelmRelease's values source, see
+// flux.StaleValues), dropping the field sets, which are most of managedFields' size.
+func keepFieldManagers(obj any) (any, error) {
+	if acc, err := meta.Accessor(obj); err == nil {
+		fields := acc.GetManagedFields()
+		for i := range fields {
+			fields[i].FieldsV1 = nil
+		}
+		acc.SetManagedFields(fields)
 	}
 	return obj, nil
 }

@@ -1,0 +1,176 @@
+package flux
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// KustomizeController is the field manager kustomize-controller applies objects with.
+const KustomizeController = "kustomize-controller"
+
+// ValuesRef is a ConfigMap or Secret a HelmRelease composes its values from
+// (spec.valuesFrom), in the HelmRelease's namespace.
+type ValuesRef struct {
+	Kind string // ConfigMap or Secret
+	Name string
+}
+
+func (r ValuesRef) String() string { return r.Kind + "/" + r.Name }
+
+// ValuesFrom returns a HelmRelease's spec.valuesFrom, each object once, sorted.
+func ValuesFrom(obj *unstructured.Unstructured) []ValuesRef {
+	items, _, _ := unstructured.NestedSlice(obj.Object, "spec", "valuesFrom")
+	seen := map[ValuesRef]bool{}
+	var refs []ValuesRef
+	for _, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		kind, _ := m["kind"].(string)
+		name, _ := m["name"].(string)
+		r := ValuesRef{Kind: kind, Name: name}
+		if (kind != "ConfigMap" && kind != "Secret") || name == "" || seen[r] {
+			continue
+		}
+		seen[r] = true
+		refs = append(refs, r)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
+	return refs
+}
+
+// AppliedAt returns when a field manager last changed an object with server-side apply: the
+// time of its Apply entry in metadata.managedFields, which the API server moves only when the
+// manager's fields or their values change, not on an apply that changes nothing.
+func AppliedAt(fields []metav1.ManagedFieldsEntry, manager string) (time.Time, bool) {
+	var at time.Time
+	for _, f := range fields {
+		if f.Manager == manager && f.Operation == metav1.ManagedFieldsOperationApply && f.Time != nil && f.Time.After(at) {
+			at = f.Time.Time
+		}
+	}
+	return at, !at.IsZero()
+}
+
+// ValuesChange is when Flux last applied a new content to a ConfigMap or Secret a
+// HelmRelease takes values from, and whether it carries the label that makes helm-controller
+// reconcile on its change.
+type ValuesChange struct {
+	At      time.Time
+	Watched bool
+}
+
+// WatchLabel on a ConfigMap or Secret makes helm-controller reconcile the HelmReleases that
+// take values from it as soon as it changes (its default --watch-configs-label-selector).
+// Label selectors are case-sensitive: the value is exactly WatchLabelEnabled.
+const (
+	WatchLabel        = "reconcile.fluxcd.io/watch"
+	WatchLabelEnabled = "Enabled"
+)
+
+// composeMargin is how long helm-controller may take to start a reconcile it was asked for.
+const composeMargin = 30 * time.Second
+
+// StaleValues tells whether a HelmRelease that is Ready on its chart may still run values
+// older than the ConfigMaps and Secrets it takes them from. helm-controller composes
+// spec.valuesFrom when it reconciles, which a change to such an object triggers at once only
+// when it carries WatchLabel; else at spec.interval. When Flux applied a new content to one
+// (changed) after the release in status.history[0] was deployed (or after the reconcile
+// request the HelmRelease last handled, a time when flux reconcile wrote it), the release may
+// hold the old values: StaleValues returns the message to wait with, and when to look again.
+//
+// A reconcile that finds the composed values unchanged (a key the values do not read, a
+// label) leaves no trace in the status, so the wait is bounded by when helm-controller has
+// surely reconciled since the change: composeMargin after it for a watched object, spec.interval
+// (with helm-controller's jitter) and that margin for another. Past that bound the release is
+// taken as holding the current values.
+func StaleValues(obj *unstructured.Unstructured, changed map[ValuesRef]ValuesChange, now time.Time) (msg string, stale bool, recheck time.Time) {
+	deployed, ok := lastDeployed(obj)
+	if !ok {
+		return "", false, time.Time{}
+	}
+	composed, since := deployed, "the release was last deployed ("+deployed.UTC().Format(time.RFC3339)+")"
+	if handled, ok := lastHandledReconcile(obj); ok && handled.After(deployed) {
+		composed, since = handled, "the reconcile request it last handled ("+handled.UTC().Format(time.RFC3339)+")"
+	}
+	interval, hasInterval := reconcileInterval(obj)
+	var newer []string
+	latest := time.Time{}
+	for _, r := range sortedRefs(changed) {
+		c := changed[r]
+		// Both times have one-second resolution: a change in the second of the deploy is
+		// taken as read by it.
+		if !c.At.Truncate(time.Second).After(composed.Truncate(time.Second)) {
+			continue
+		}
+		settled := c.At.Add(composeMargin)
+		switch {
+		case c.Watched:
+		case hasInterval:
+			settled = settled.Add(interval + interval/10)
+		default:
+			settled = time.Time{} // no bound: wait for a deploy
+		}
+		if !settled.IsZero() && !now.Before(settled) {
+			continue
+		}
+		newer = append(newer, r.String())
+		if c.At.After(latest) {
+			latest = c.At
+		}
+		if !settled.IsZero() && (recheck.IsZero() || settled.Before(recheck)) {
+			recheck = settled
+		}
+	}
+	if len(newer) == 0 {
+		return "", false, time.Time{}
+	}
+	return fmt.Sprintf("values from %s changed at %s, after %s: helm-controller applies them when it next reconciles "+
+		"(spec.interval, or at once with the label %s: %s on them, or flux reconcile helmrelease)",
+		strings.Join(newer, ", "), latest.UTC().Format(time.RFC3339), since, WatchLabel, WatchLabelEnabled), true, recheck
+}
+
+// reconcileInterval is a HelmRelease's spec.interval.
+func reconcileInterval(obj *unstructured.Unstructured) (time.Duration, bool) {
+	s, _, _ := unstructured.NestedString(obj.Object, "spec", "interval")
+	d, err := time.ParseDuration(s)
+	return d, err == nil && d > 0
+}
+
+func sortedRefs(m map[ValuesRef]ValuesChange) []ValuesRef {
+	refs := make([]ValuesRef, 0, len(m))
+	for r := range m {
+		refs = append(refs, r)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
+	return refs
+}
+
+// lastDeployed is when the newest release in status.history was deployed.
+func lastDeployed(obj *unstructured.Unstructured) (time.Time, bool) {
+	history, _, _ := unstructured.NestedSlice(obj.Object, "status", "history")
+	if len(history) == 0 {
+		return time.Time{}, false
+	}
+	latest, ok := history[0].(map[string]any)
+	if !ok {
+		return time.Time{}, false
+	}
+	s, _ := latest["lastDeployed"].(string)
+	t, err := time.Parse(time.RFC3339, s)
+	return t, err == nil
+}
+
+// lastHandledReconcile is the reconcile request helm-controller handled last, when its token
+// is a time (flux reconcile writes one).
+func lastHandledReconcile(obj *unstructured.Unstructured) (time.Time, bool) {
+	s, _, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt")
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}

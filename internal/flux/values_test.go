@@ -1,0 +1,199 @@
+package flux
+
+import (
+	"cmp"
+	"strings"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestValuesFrom(t *testing.T) {
+	t.Parallel()
+	obj := fromYAML(t, `
+spec:
+  valuesFrom:
+  - {kind: Secret, name: creds, valuesKey: password, targetPath: db.password}
+  - {kind: ConfigMap, name: web-values}
+  - {kind: ConfigMap, name: web-values, valuesKey: extra.yaml}
+  - {kind: Deployment, name: odd}
+  - {kind: ConfigMap}
+  - not-a-map
+`)
+	want := []ValuesRef{{Kind: "ConfigMap", Name: "web-values"}, {Kind: "Secret", Name: "creds"}}
+	if diff := gocmp.Diff(want, ValuesFrom(obj)); diff != "" {
+		t.Errorf("ValuesFrom (-want +got):\n%s", diff)
+	}
+	if got := ValuesFrom(fromYAML(t, `spec: {}`)); got != nil {
+		t.Errorf("no valuesFrom: %v, want none", got)
+	}
+}
+
+func TestAppliedAt(t *testing.T) {
+	t.Parallel()
+	at := func(s string) *metav1.Time {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &metav1.Time{Time: tm}
+	}
+	fields := []metav1.ManagedFieldsEntry{
+		{Manager: KustomizeController, Operation: metav1.ManagedFieldsOperationApply, Time: at("2026-11-23T10:00:00Z")},
+		// An update by the same manager (a status or a kubectl edit under its name) and
+		// another manager's apply are not Flux's content.
+		{Manager: KustomizeController, Operation: metav1.ManagedFieldsOperationUpdate, Time: at("2026-11-23T11:00:00Z")},
+		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, Time: at("2026-11-23T12:00:00Z")},
+		{Manager: KustomizeController, Operation: metav1.ManagedFieldsOperationApply},
+	}
+	got, ok := AppliedAt(fields, KustomizeController)
+	if !ok || !got.Equal(at("2026-11-23T10:00:00Z").Time) {
+		t.Errorf("AppliedAt = %v, %v; want 10:00:00, true", got, ok)
+	}
+	if _, ok := AppliedAt(fields[1:3], KustomizeController); ok {
+		t.Error("no Apply entry of kustomize-controller: want none")
+	}
+}
+
+func TestStaleValues(t *testing.T) {
+	t.Parallel()
+	cm, secret := ValuesRef{Kind: "ConfigMap", Name: "web-values"}, ValuesRef{Kind: "Secret", Name: "creds"}
+	ts := func(s string) time.Time {
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	at := func(s string) ValuesChange { return ValuesChange{At: ts(s)} }
+	watched := func(s string) ValuesChange { return ValuesChange{At: ts(s), Watched: true} }
+	const deployed10 = `
+spec:
+  interval: 10m
+status:
+  history:
+  - {chartVersion: 1.0.0, status: deployed, lastDeployed: "2026-11-23T10:00:00Z"}
+  - {chartVersion: 0.9.0, status: superseded, lastDeployed: "2026-11-22T10:00:00Z"}
+`
+	tests := []struct {
+		name        string
+		doc         string
+		changed     map[ValuesRef]ValuesChange
+		now         string // default 10:05:30
+		wantStale   bool
+		wantIn      []string
+		wantRecheck string
+	}{
+		{
+			name:    "values applied before the release was deployed",
+			doc:     deployed10,
+			changed: map[ValuesRef]ValuesChange{cm: at("2026-11-23T09:59:59Z")},
+		},
+		{
+			name:    "in the same second as the deploy: taken as read by it",
+			doc:     deployed10,
+			changed: map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:00:00.900Z")},
+		},
+		{
+			name:        "changed after the deploy: waits until helm-controller's interval has surely passed",
+			doc:         deployed10,
+			changed:     map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z"), secret: at("2026-11-23T09:00:00Z")},
+			wantStale:   true,
+			wantIn:      []string{"values from ConfigMap/web-values changed at 2026-11-23T10:05:00Z", "last deployed (2026-11-23T10:00:00Z)", "reconcile.fluxcd.io/watch: Enabled"},
+			wantRecheck: "2026-11-23T10:16:30Z", // 10:05 + 10m + 1m (jitter) + 30s
+		},
+		{
+			name:    "changed after the deploy, past the interval: helm-controller has reconciled and found nothing to upgrade",
+			doc:     deployed10,
+			changed: map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			now:     "2026-11-23T10:16:30Z",
+		},
+		{
+			name:        "watched: helm-controller reconciles at once, a short wait",
+			doc:         deployed10,
+			changed:     map[ValuesRef]ValuesChange{cm: watched("2026-11-23T10:05:10Z")},
+			wantStale:   true,
+			wantRecheck: "2026-11-23T10:05:40Z",
+		},
+		{
+			name:    "watched, past the margin: the reconcile changed nothing",
+			doc:     deployed10,
+			changed: map[ValuesRef]ValuesChange{cm: watched("2026-11-23T10:05:00Z")},
+		},
+		{
+			name:      "no interval to bound the wait: waits for a deploy",
+			doc:       "spec: {}\n" + deployed10[len("\nspec:\n  interval: 10m\n"):],
+			changed:   map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			now:       "2026-11-23T23:00:00Z",
+			wantStale: true,
+		},
+		{
+			name:        "both changed after the deploy: both named, the latest time, the earliest recheck",
+			doc:         deployed10,
+			changed:     map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z"), secret: watched("2026-11-23T10:05:20Z")},
+			wantStale:   true,
+			wantIn:      []string{"ConfigMap/web-values, Secret/creds changed at 2026-11-23T10:05:20Z"},
+			wantRecheck: "2026-11-23T10:05:50Z",
+		},
+		{
+			name: "a reconcile request handled after the change: the values were composed since",
+			doc: deployed10 + `
+  lastHandledReconcileAt: "2026-11-23T10:05:20.123456789Z"
+`,
+			changed: map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+		},
+		{
+			name: "a reconcile request handled before the change",
+			doc: deployed10 + `
+  lastHandledReconcileAt: "2026-11-23T10:04:00Z"
+`,
+			changed:     map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			wantStale:   true,
+			wantIn:      []string{"after the reconcile request it last handled (2026-11-23T10:04:00Z)"},
+			wantRecheck: "2026-11-23T10:16:30Z",
+		},
+		{
+			name: "a request token that is not a time says nothing",
+			doc: deployed10 + `
+  lastHandledReconcileAt: "by-hand"
+`,
+			changed:     map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			wantStale:   true,
+			wantRecheck: "2026-11-23T10:16:30Z",
+		},
+		{
+			name:    "no history: the chart gate decides",
+			doc:     `status: {}`,
+			changed: map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+		},
+		{
+			name:    "nothing applied by Flux",
+			doc:     deployed10,
+			changed: map[ValuesRef]ValuesChange{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			now := ts(cmp.Or(tt.now, "2026-11-23T10:05:30Z"))
+			msg, stale, recheck := StaleValues(fromYAML(t, tt.doc), tt.changed, now)
+			if stale != tt.wantStale {
+				t.Fatalf("stale = %v (%q), want %v", stale, msg, tt.wantStale)
+			}
+			for _, w := range tt.wantIn {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q does not say %q", msg, w)
+				}
+			}
+			var want time.Time
+			if tt.wantRecheck != "" {
+				want = ts(tt.wantRecheck)
+			}
+			if !recheck.Equal(want) {
+				t.Errorf("recheck %v, want %v", recheck, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,71 @@
+package verify
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// settleValues holds back a nested HelmRelease that is Current on its chart while a ConfigMap
+// or Secret it takes values from, applied by its owner Kustomization (listed in the owner's
+// inventory), changed after the release was deployed: helm-controller has not composed the
+// new values yet (flux.StaleValues). Objects of its valuesFrom that the tree does not apply
+// (made by an operator, or by hand) are not this rollout's, and are not compared.
+func (s *clusterState) settleValues(e *assessment, gate *flux.Gate, obj *unstructured.Unstructured, parent *flux.Gate, now time.Time) (note string) {
+	if gate.Verdict != result.VerdictCurrent || parent == nil || parent.Object.Kind != string(flux.KindKustomization) {
+		return ""
+	}
+	refs := flux.ValuesFrom(obj)
+	if len(refs) == 0 {
+		return ""
+	}
+	listed := map[flux.ValuesRef]bool{}
+	for _, o := range s.inventories[parent.Object.ID].refs {
+		if o.Group == "" && o.Namespace == obj.GetNamespace() {
+			listed[flux.ValuesRef{Kind: o.Kind, Name: o.Name}] = true
+		}
+	}
+	changed := map[flux.ValuesRef]flux.ValuesChange{}
+	for _, r := range refs {
+		if !listed[r] {
+			continue
+		}
+		gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+		if r.Kind == "Secret" {
+			gvr.Resource = "secrets"
+		}
+		w := s.watches.get(watchKey{gvr: gvr, namespace: obj.GetNamespace()})
+		ready, forbidden := s.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace()))
+		switch {
+		case forbidden != "":
+			note = joinMessage(note, "values from "+r.String()+" not compared with the release: "+forbidden)
+			continue
+		case !ready:
+			override(gate, result.VerdictInProgress, "", "ValuesNotRead", "reading "+r.String()+", which its values come from")
+			gate.Applied = false
+			return note
+		}
+		cached, ok := w.object(obj.GetNamespace(), r.Name)
+		if !ok {
+			continue // the inventory's own check says it is missing
+		}
+		acc, err := meta.Accessor(cached)
+		if err != nil {
+			continue
+		}
+		if at, ok := flux.AppliedAt(acc.GetManagedFields(), flux.KustomizeController); ok {
+			changed[r] = flux.ValuesChange{At: at, Watched: acc.GetLabels()[flux.WatchLabel] == flux.WatchLabelEnabled}
+		}
+	}
+	if msg, stale, recheck := flux.StaleValues(obj, changed, now); stale {
+		override(gate, result.VerdictInProgress, "", "ValuesNotApplied", msg)
+		gate.Applied = false
+		e.recheckAt(recheck)
+	}
+	return note
+}
