@@ -334,6 +334,14 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 		s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited, roots)
 		return
 	}
+	ignore, note := classify.IgnoreReadiness(u.GetAnnotations())
+	ro.Message = joinMessage(ro.Message, note)
+	if ignore && ro.Status != result.ObjectCurrent {
+		// The team said so in Git: reported as it is, neither waited for nor failed.
+		ro.Message = joinMessage(ro.Message, "not verified ("+classify.AnnotationIgnoreReadiness+")")
+		e.objects = append(e.objects, ro)
+		return
+	}
 	upgraded := s.updatedByUpgrade(owner, ro.ID, u) && !current
 	if upgraded {
 		// helm-controller records the release only once Helm's wait is over; Helm updated
@@ -456,7 +464,11 @@ func (s *clusterState) classify(e *assessment, ro *result.Object, u *unstructure
 			in.Jobs = listOf[batchv1.Job](w)
 		}
 	}
-	v, err := classify.Classify(in, s.req.Classify)
+	opts, notes := s.req.Classify.ForObject(u.GetAnnotations())
+	for _, n := range notes {
+		ro.Message = joinMessage(ro.Message, n)
+	}
+	v, err := classify.Classify(in, opts)
 	if err != nil {
 		ro.Message = joinMessage(ro.Message, "classify: "+err.Error())
 		return true
@@ -489,6 +501,9 @@ func (s *clusterState) optionalWatchReady(e *assessment, w cachedList, what stri
 func joinMessage(a, b string) string {
 	if a == "" {
 		return b
+	}
+	if b == "" {
+		return a
 	}
 	return a + "; " + b
 }

@@ -443,3 +443,55 @@ status:
 		t.Errorf("objects %+v: want the Role and the GitRepository not verified", e.objects)
 	}
 }
+
+// TestAssessWorkloadAnnotations: a team's annotations on a workload, in Git, are honoured:
+// ignore-readiness leaves an unready workload reported and not verified; a grace annotation
+// lets a retried pull error wait longer than the run's setting; a value that cannot be read
+// is ignored and said.
+func TestAssessWorkloadAnnotations(t *testing.T) {
+	t.Parallel()
+	annotated := func(annotations, pullError string) string {
+		d := strings.Replace(deploymentPulling, "annotations: {deployment.kubernetes.io/revision: \"3\"}}",
+			"annotations: {deployment.kubernetes.io/revision: \"3\", "+annotations+"}}", 1)
+		return strings.Replace(d, `message: "web:nope: not found"`, `message: "`+pullError+`"`, 1)
+	}
+	const timeout = "dial tcp 10.0.0.1:443: i/o timeout"
+	objectMessage := func(e *assessment) string {
+		for _, o := range e.objects {
+			if o.Kind == "Deployment" {
+				return o.Message
+			}
+		}
+		return ""
+	}
+
+	s := newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+annotated(`app-status.io/ignore-readiness: "true"`, "web:nope: not found")+"\n---\n"+service)
+	e := s.assess(fixtureNow)
+	if e.fatal != nil || e.pending != nil {
+		t.Fatalf("ignore-readiness: fatal %+v, pending %+v; want Current", e.fatal, e.pending)
+	}
+	if m := objectMessage(e); !strings.Contains(m, "not verified (app-status.io/ignore-readiness)") {
+		t.Errorf("ignore-readiness: object message %q, want it to say it is not verified", m)
+	}
+
+	// The pod's ErrImagePull has no creation or start time in the fixture: the grace runs from
+	// the zero time, so only a grace of the workload's own far from it holds it back.
+	s = newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+annotated(`app-status.io/retry-grace: "876000h"`, timeout)+"\n---\n"+service)
+	e = s.assess(fixtureNow)
+	if e.fatal == nil {
+		t.Fatalf("a grace above 24h is refused: pending %+v; want the run's grace, and a failure", e.pending)
+	}
+	if m := objectMessage(e); !strings.Contains(m, "annotation app-status.io/retry-grace=\"876000h\" ignored") {
+		t.Errorf("object message %q, want the refused annotation said", m)
+	}
+
+	withStart := strings.Replace(annotated(`app-status.io/retry-grace: "10m"`, timeout), "  name: web-3-x\n", "  name: web-3-x\n  creationTimestamp: \"2026-11-01T11:58:00Z\"\n", 1)
+	s = newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+withStart+"\n---\n"+service)
+	if e := s.assess(fixtureNow); e.fatal != nil || e.pending == nil || !strings.Contains(e.pending.message, "fails at 2026-11-01T12:08:00Z") {
+		t.Fatalf("retry-grace 10m, failing for 2m: fatal %+v, pending %+v; want waiting until 12:08", e.fatal, e.pending)
+	}
+	s = newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+strings.Replace(withStart, `retry-grace: "10m"`, `retry-grace: "1m"`, 1)+"\n---\n"+service)
+	if e := s.assess(fixtureNow); e.fatal == nil || e.fatal.code != result.CodeImagePull {
+		t.Fatalf("retry-grace 1m, failing for 2m: fatal %+v, pending %+v; want image-pull", e.fatal, e.pending)
+	}
+}

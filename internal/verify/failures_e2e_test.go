@@ -186,12 +186,14 @@ func TestFailureCodes(t *testing.T) {
 		{
 			// A 404 leaves status.lastAttemptedRevision unset (kustomize-controller sets it once
 			// it has the files), so only a run that accepts any revision can call it a failure of
-			// this revision; with a revision it stays pending until the timeout.
+			// this revision; with a revision it stays pending until the timeout. kustomize-controller
+			// retries a download (source-controller may serve the artifact again): the failure
+			// waits out the retry grace.
 			code: result.CodeFluxArtifactFailed, app: "web",
-			request: func(r *verify.Request) { r.Revision = flux.Revision{} },
+			request: func(r *verify.Request) { r.Revision, r.Classify.RetryGrace = flux.Revision{}, shortGrace },
 			deploy:  deployBrokenArtifact,
 			state:   kustomizationState("Ready=False ArtifactFailed", readyFalse("ArtifactFailed")),
-			message: []string{"artifact not found"},
+			message: []string{"still failing after ", "kustomize-controller's retries", "artifact not found"},
 		},
 		{
 			// kustomize-controller stalls on a configuration it can never reconcile, such as
