@@ -154,8 +154,20 @@ func (v *view) chartOrigins(ociDigest string) []string {
 	return nil
 }
 
-// helmUpgradePrefix starts helm-controller's Reconciling message while Helm upgrades.
-const helmUpgradePrefix = "Running 'upgrade' action"
+// helmUpgradePrefix and helmInstallPrefix start helm-controller's Reconciling message while
+// Helm upgrades or installs (atomic_release.go: "Running '%s' action with timeout of %s").
+const (
+	helmUpgradePrefix = "Running 'upgrade' action"
+	helmInstallPrefix = "Running 'install' action"
+)
+
+// installing reports whether helm-controller is running Helm's install of the expected chart
+// at the current generation. What an install creates is the new chart's, all of it.
+func (v *view) installing(want Revision) bool {
+	rc := v.cond(meta.ReconcilingCondition)
+	return rc.status == string(metav1.ConditionTrue) && strings.HasPrefix(rc.message, helmInstallPrefix) &&
+		v.lastAttempted != "" && v.attemptedChart(want) && v.lastAttemptedGeneration == v.generation
+}
 
 // upgrading reports whether helm-controller is running Helm's upgrade to the expected chart
 // at the current generation: it records the chart it attempts (lastAttemptedRevision) and the

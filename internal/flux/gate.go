@@ -53,6 +53,12 @@ type Gate struct {
 	// the chart version it upgrades to. The workloads Helm has updated since are the new
 	// chart's, and may fail the rollout at once, whatever Helm's wait.
 	Upgrading string
+	// Installing is set while helm-controller runs Helm's install of the expected chart at the
+	// current generation: the chart version it installs. Every workload of the release (by
+	// Helm's meta.helm.sh/release-name annotation) is then the new chart's, and may fail the
+	// rollout at once, whatever Helm's wait. ReleaseName and ReleaseNamespace name the release.
+	Installing                    string
+	ReleaseName, ReleaseNamespace string
 	// UpgradeAttempt names the attempt of that upgrade (the chart, the generation and the
 	// release it starts from): a retry after a rollback is another attempt.
 	UpgradeAttempt string
@@ -112,6 +118,10 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		g.WaitsForAll = g.WaitsForAll && ref.Kind == KindKustomization
 		g.DependsOn = v.waitingFor(ref.Kind)
 		g.Attempting = v.attempting()
+		if ref.Kind == KindHelmRelease && v.installing(want) {
+			g.Installing = v.lastAttempted
+			g.ReleaseName, g.ReleaseNamespace = releaseName(obj)
+		}
 		if ref.Kind == KindHelmRelease && v.upgrading(want) {
 			g.Upgrading = v.lastAttempted
 			g.UpgradeAttempt = fmt.Sprintf("%s@%d", v.lastAttempted, v.generation)

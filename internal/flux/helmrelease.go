@@ -1,11 +1,13 @@
 package flux
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/org/app-status-action/internal/result"
 )
@@ -201,4 +203,28 @@ func orUnknown(s string) string {
 		return "(unknown)"
 	}
 	return s
+}
+
+// releaseName is the name and namespace of a HelmRelease's Helm release, as helm-controller
+// derives them (api/v2 GetReleaseName, GetReleaseNamespace; release.ShortenName): spec.releaseName,
+// else [targetNamespace-]name, shortened to 53 characters with a hash; spec.targetNamespace,
+// else the HelmRelease's namespace.
+func releaseName(obj *unstructured.Unstructured) (name, namespace string) {
+	name, _, _ = unstructured.NestedString(obj.Object, "spec", "releaseName")
+	namespace, _, _ = unstructured.NestedString(obj.Object, "spec", "targetNamespace")
+	if name == "" {
+		name = obj.GetName()
+		if namespace != "" {
+			name = namespace + "-" + name
+		}
+	}
+	if namespace == "" {
+		namespace = obj.GetNamespace()
+	}
+	const maxLength, shortHashLength = 53, 12
+	if len(name) > maxLength {
+		sum := fmt.Sprintf("%x", sha256.Sum256([]byte(name)))
+		name = name[:maxLength-(shortHashLength+1)] + "-" + sum[:shortHashLength]
+	}
+	return name, namespace
 }

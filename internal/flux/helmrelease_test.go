@@ -2,6 +2,7 @@ package flux
 
 import (
 	"maps"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -190,5 +191,54 @@ func TestHelmReleaseValuesErrorRetried(t *testing.T) {
 		if g.Verdict != result.VerdictFailed || g.Code != result.CodeFluxValuesFailed || g.Retried != retried {
 			t.Errorf("%q: %s %s retried=%v, want Failed %s retried=%v", msg, g.Verdict, g.Code, g.Retried, result.CodeFluxValuesFailed, retried)
 		}
+	}
+}
+
+func TestReleaseName(t *testing.T) {
+	t.Parallel()
+	long := "a-very-long-target-namespace-name-for-the-fleet"
+	tests := []struct {
+		doc, name, namespace string
+	}{
+		{"metadata: {name: web, namespace: apps}\nspec: {}", "web", "apps"},
+		{"metadata: {name: web, namespace: apps}\nspec: {targetNamespace: prod}", "prod-web", "prod"},
+		{"metadata: {name: web, namespace: apps}\nspec: {targetNamespace: prod, releaseName: shop}", "shop", "prod"},
+		// helm-controller's release.ShortenName: 40 characters, a dash, 12 of a sha256.
+		{"metadata: {name: web-frontend, namespace: apps}\nspec: {targetNamespace: " + long + "}", "a-very-long-target-namespace-name-for-th-0395eaca8611", long},
+	}
+	for _, tt := range tests {
+		name, ns := releaseName(fromYAML(t, tt.doc))
+		if name != tt.name || ns != tt.namespace {
+			t.Errorf("releaseName(%s) = %q, %q; want %q, %q", tt.doc, name, ns, tt.name, tt.namespace)
+		}
+		if len(name) > 53 {
+			t.Errorf("releaseName(%s) = %q: longer than Helm's 53", tt.doc, name)
+		}
+	}
+}
+
+// TestGateInstalling: while helm-controller runs Helm's install of the expected chart at the
+// current generation, the gate names it and the release.
+func TestGateInstalling(t *testing.T) {
+	t.Parallel()
+	doc := func(chart string, attemptedGen int) string {
+		return `metadata: {name: web, namespace: apps, generation: 2}
+spec: {targetNamespace: prod, chartRef: {kind: OCIRepository, name: web}}
+status:
+  lastAttemptedRevision: ` + chart + `
+  lastAttemptedGeneration: ` + strconv.Itoa(attemptedGen) + `
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: "Running 'install' action with timeout of 5m0s", observedGeneration: 2}
+  - {type: Ready, status: Unknown, reason: Progressing, message: "Running 'install' action with timeout of 5m0s", observedGeneration: 2}`
+	}
+	g := Evaluate(hrRef, fromYAML(t, doc("1.0.0+abcdef012345", 2)), mustRevision(t, "1.0.0"), nil)
+	if g.Installing != "1.0.0+abcdef012345" || g.ReleaseName != "prod-web" || g.ReleaseNamespace != "prod" || g.Verdict != inProgress {
+		t.Errorf("installing the expected chart: %s installing %q release %s/%s", g.Verdict, g.Installing, g.ReleaseNamespace, g.ReleaseName)
+	}
+	if g := Evaluate(hrRef, fromYAML(t, doc("0.9.0+abcdef012345", 2)), mustRevision(t, "1.0.0"), nil); g.Installing != "" {
+		t.Errorf("installing another chart: Installing %q, want none", g.Installing)
+	}
+	if g := Evaluate(hrRef, fromYAML(t, doc("1.0.0+abcdef012345", 1)), mustRevision(t, "1.0.0"), nil); g.Installing != "" {
+		t.Errorf("installing an older generation: Installing %q, want none", g.Installing)
 	}
 }

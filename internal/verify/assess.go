@@ -150,7 +150,7 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 	if parent != nil && !parent.Applied {
 		// Its owner has not applied the expected revision: its own spec may still change, and
 		// an upgrade it runs now may be undone by it.
-		gate.Applied, gate.Upgrading = false, ""
+		gate.Applied, gate.Upgrading, gate.Installing = false, "", ""
 	}
 	switch {
 	case ownSource && src != nil:
@@ -232,7 +232,14 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 		}
 		return
 	}
-	if ref.Kind == flux.KindHelmRelease && !hasInventory(obj) {
+	switch {
+	case gate.Installing != "":
+		// What a previous release listed is gone or about to be: the install's own objects.
+		var ok bool
+		if refs, ok = s.installObjects(e, &gate); !ok {
+			return
+		}
+	case ref.Kind == flux.KindHelmRelease && !hasInventory(obj):
 		var ok bool
 		if refs, ok = s.releaseObjects(e, id, obj, now); !ok {
 			return
@@ -342,6 +349,12 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 		e.objects = append(e.objects, ro)
 		return
 	}
+	installing := owner.Installing != ""
+	if installing {
+		// Created by Helm's install of the expected chart, which records nothing until its
+		// wait is over: the new chart's, and may fail the rollout now.
+		current = true
+	}
 	upgraded := s.updatedByUpgrade(owner, ro.ID, u) && !current
 	if upgraded {
 		// helm-controller records the release only once Helm's wait is over; Helm updated
@@ -352,8 +365,11 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	classified := true
 	if ro.Status != result.ObjectCurrent && current && classify.Supported(o.Group, o.Kind) {
 		classified = s.classify(e, &ro, u, now)
-		if upgraded && ro.Failure != nil {
+		switch {
+		case upgraded && ro.Failure != nil:
 			ro.Failure.Message += fmt.Sprintf(" (during Helm's upgrade of %s to %s, which waits for it)", owner.Object.ID, owner.Upgrading)
+		case installing && ro.Failure != nil:
+			ro.Failure.Message += fmt.Sprintf(" (during Helm's install of %s, chart %s, which waits for it)", owner.Object.ID, owner.Installing)
 		}
 	}
 	e.objects = append(e.objects, ro)

@@ -3,11 +3,14 @@ package verify
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/helmstorage"
@@ -112,4 +115,53 @@ func (s *clusterState) readRelease(ctx context.Context, id, namespace, name stri
 			message: fmt.Sprintf("%s: %s: %v", id, what, err)}}
 	}
 	return storedRelease{objects: refs}
+}
+
+// installWorkloads are the kinds whose objects a Helm install is judged by while Helm waits.
+var installWorkloads = []struct {
+	gvr  schema.GroupVersionResource
+	kind string
+}{
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "Deployment"},
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, "StatefulSet"},
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}, "DaemonSet"},
+}
+
+// Helm's annotations on every object of a release.
+const (
+	helmReleaseNameAnnotation      = "meta.helm.sh/release-name"
+	helmReleaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
+)
+
+// installObjects lists the workloads of a release Helm is installing (flux.Gate.Installing),
+// in the release's namespace, by Helm's annotations: helm-controller records neither the
+// release nor its inventory until Helm's wait is over, but Helm has created them already, and
+// every one of them is the new chart's. ok is false while a list is on its way.
+func (s *clusterState) installObjects(e *assessment, g *flux.Gate) (refs []flux.ObjectRef, ok bool) {
+	ok = true
+	for _, k := range installWorkloads {
+		w := s.watches.get(watchKey{gvr: k.gvr, namespace: g.ReleaseNamespace})
+		ready, forbidden := s.optionalWatchReady(e, w, k.gvr.Resource+namespaceSuffix(g.ReleaseNamespace))
+		if forbidden != "" {
+			// Least privilege for an app without that kind: Helm's record says the rest
+			// once its wait is over.
+			continue
+		}
+		if !ready {
+			ok = false
+			continue
+		}
+		for _, o := range w.list() {
+			acc, err := meta.Accessor(o)
+			if err != nil {
+				continue
+			}
+			a := acc.GetAnnotations()
+			if a[helmReleaseNameAnnotation] == g.ReleaseName && a[helmReleaseNamespaceAnnotation] == g.ReleaseNamespace {
+				refs = append(refs, flux.ObjectRef{Group: k.gvr.Group, Version: k.gvr.Version, Kind: k.kind, Namespace: acc.GetNamespace(), Name: acc.GetName()})
+			}
+		}
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].ID() < refs[j].ID() })
+	return refs, ok
 }

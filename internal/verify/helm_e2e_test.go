@@ -498,3 +498,32 @@ func TestHelmInKustomization(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestHelmInstallImagePullDuringWait (issue 19): a first install with Helm's default wait
+// whose image cannot be pulled fails with image-pull within seconds, long before the
+// HelmRelease's timeout (2m): helm-controller records nothing until Helm returns, but the
+// release's Deployment, found by Helm's annotations, is the new chart's. The failure names the
+// install in progress.
+func TestHelmInstallImagePullDuringWait(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[2]
+	helmLogOnFailure(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	release := testbed.HelmRelease{Name: "web", Namespace: ns, Timeout: "2m"}
+	req := verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{hr(ns, "web")}, Revision: mustRevision(t, "1.0.0"), Timeout: 90 * time.Second, Workloads: true}
+	start := time.Now()
+	if _, err := c.DeployChart(ctx, release, chartWithFailure(t, testbed.FailImagePull), "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	got := verify.Run(ctx, req).Results[0]
+	took := time.Since(start)
+	t.Logf("verdict during Helm's install after %s: %s %s: %s", took.Round(time.Millisecond), got.Verdict, got.Code, got.Message)
+	if got.Verdict != result.VerdictFailed || got.Code != result.CodeImagePull || !strings.Contains(got.Message, "during Helm's install") {
+		t.Fatalf("during Helm's install: verdict %s code %q (%s), want Failed image-pull during Helm's install", got.Verdict, got.Code, got.Message)
+	}
+	if took >= time.Minute {
+		t.Errorf("image-pull after %s, want it long before Helm's own timeout (2m)", took)
+	}
+}
