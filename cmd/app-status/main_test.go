@@ -319,7 +319,9 @@ func TestActionHostileCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ns := c.Namespace(t)
-	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", "hostile-cr"), commit); err != nil {
+	// kustomize-controller may dry-run the Widget before the API server serves its CRD
+	// ("no matches for kind"), and tries again at retryInterval.
+	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns, RetryInterval: "2s"}, testbed.Testdata(t, "apps", "hostile-cr"), commit); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commit); err != nil {

@@ -24,6 +24,9 @@ const (
 	AnnotationIgnoreReadiness = "app-status.io/ignore-readiness"
 )
 
+// AnnotationPrefix starts every annotation of this package.
+const AnnotationPrefix = "app-status.io/"
+
 // maxAnnotatedGrace bounds a grace read from a cluster: past it, the value is refused.
 const maxAnnotatedGrace = 24 * time.Hour
 

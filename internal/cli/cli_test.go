@@ -3,11 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/org/app-status-action/internal/verify"
 )
 
 // fakeEnv runs the program in-process with the given environment and a temp GITHUB_OUTPUT
@@ -306,5 +309,31 @@ func TestCLIUsage(t *testing.T) {
 				t.Errorf("Run(%q) stderr = %q, want it to contain %q", tt.args, stderr.String(), tt.wantErr)
 			}
 		})
+	}
+}
+
+func TestReconcileSetting(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]verify.ReconcileMode{
+		"": verify.ReconcileOff, "false": verify.ReconcileOff, "no": verify.ReconcileOff,
+		"true": verify.ReconcileOn, " TRUE ": verify.ReconcileOn, "force": verify.ReconcileForce,
+	} {
+		got, err := parseReconcile(in)
+		if err != nil || got != want {
+			t.Errorf("parseReconcile(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := parseReconcile("always"); err == nil || !strings.Contains(err.Error(), "use false, true or force") {
+		t.Errorf("parseReconcile(always): %v, want an error naming the accepted values", err)
+	}
+	for args, want := range map[string]verify.ReconcileMode{
+		"--reconcile": verify.ReconcileOn, "--reconcile=force": verify.ReconcileForce, "--reconcile=false": verify.ReconcileOff,
+	} {
+		var o cliOptions
+		fs := newFlagSet("verify", &o)
+		fs.SetOutput(io.Discard)
+		if err := fs.Parse([]string{args}); err != nil || o.reconcile != want {
+			t.Errorf("%s: %q, %v; want %q", args, o.reconcile, err, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,15 +47,17 @@ func defaultSettings() settings {
 
 // settings is what both modes collect from the user before anything is contacted.
 type settings struct {
-	resources          []string // as given: kustomization/NAME, ks/NAME, hr/NAME ...
-	namespace          string
-	revision           string
-	timeout            time.Duration
-	maxParallel        int
-	failFast           bool
-	workloads          bool
-	failOnSuspended    bool
-	snapshot           bool
+	resources       []string // as given: kustomization/NAME, ks/NAME, hr/NAME ...
+	namespace       string
+	revision        string
+	timeout         time.Duration
+	maxParallel     int
+	failFast        bool
+	workloads       bool
+	failOnSuspended bool
+	snapshot        bool
+	// reconcile is "" (read only), "true" or "force" (input and flag reconcile).
+	reconcile          verify.ReconcileMode
 	crashRestarts      int
 	unschedulableGrace time.Duration
 	retryGrace         time.Duration
@@ -107,6 +110,9 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	if s.neverReadyGrace < 0 || s.neverReadyGrace > maxDuration {
 		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", names.neverReadyGrace, s.neverReadyGrace)
 	}
+	if s.snapshot && s.reconcile != verify.ReconcileOff {
+		return req, nil, errors.New("--reconcile asks Flux to reconcile and then waits: use it with app-status verify, not get")
+	}
 	if s.retryGrace <= 0 || s.retryGrace > maxDuration {
 		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.retryGrace, s.retryGrace)
 	}
@@ -127,6 +133,7 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	req.Workloads = s.workloads
 	req.FailOnSuspended = s.failOnSuspended
 	req.Snapshot = s.snapshot
+	req.Reconcile = s.reconcile
 	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace, RetryGrace: s.retryGrace, NeverReadyGrace: s.neverReadyGrace}
 	req.Clock = env.Clock
 	return req, secrets, nil
@@ -252,4 +259,17 @@ func (s settings) kubeconfigEnv(env Env) kubeconfig.Env {
 		ke.Workspace = env.Getenv("GITHUB_WORKSPACE")
 	}
 	return ke
+}
+
+// parseReconcile reads the reconcile input or flag: false (or empty), true, or force.
+func parseReconcile(v string) (verify.ReconcileMode, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "false", "no", "off", "0":
+		return verify.ReconcileOff, nil
+	case "true", "yes", "on", "1":
+		return verify.ReconcileOn, nil
+	case "force":
+		return verify.ReconcileForce, nil
+	}
+	return verify.ReconcileOff, fmt.Errorf("%q is not a reconcile mode: use false, true or force", v)
 }

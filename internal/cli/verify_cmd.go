@@ -63,6 +63,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 		return nil
 	})
 	fs.DurationVar(&o.retryGrace, "retry-grace", d.retryGrace, "how long an error the kubelet or a controller retries may last before the rollout fails (a transient pull error, a missing Secret or ConfigMap, a quota or webhook refusing pods)")
+	fs.Var(reconcileFlag{&o.reconcile}, "reconcile", "ask Flux to reconcile the sources and the objects before verifying (--reconcile, or --reconcile=force to also rerun Helm releases); the only writes a run makes")
 	fs.StringVar(&o.output, "o", "text", "output format: text, json or markdown")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
@@ -171,3 +172,25 @@ func redactText(s string, secrets *kubeconfig.Secrets) string {
 	}
 	return secrets.Redact(sanitize.Line(secrets.Redact(s)))
 }
+
+// reconcileFlag is --reconcile: alone it means true; =force, =true or =false.
+type reconcileFlag struct{ mode *verify.ReconcileMode }
+
+func (f reconcileFlag) String() string {
+	if f.mode == nil || *f.mode == verify.ReconcileOff {
+		return "false"
+	}
+	return string(*f.mode)
+}
+
+func (f reconcileFlag) Set(v string) error {
+	m, err := parseReconcile(v)
+	if err != nil {
+		return err
+	}
+	*f.mode = m
+	return nil
+}
+
+// IsBoolFlag lets --reconcile stand alone.
+func (reconcileFlag) IsBoolFlag() bool { return true }

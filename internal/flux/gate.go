@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,6 +69,13 @@ type Gate struct {
 	// artifact that cannot be downloaded yet, a valuesFrom ConfigMap or Secret that an
 	// operator creates later. The engine lets it last its retry grace before it counts.
 	Retried bool
+	// FailedAt is when the retried failure was last reported (its Ready=False condition's
+	// lastTransitionTime: kustomize-controller marks Ready Unknown at the start of every
+	// attempt, so this is the end of the latest one), and RetryEvery how soon a
+	// Kustomization's controller tries again (spec.retryInterval, else spec.interval); zero
+	// when unknown. They tell whether the controller has tried again since a moment.
+	FailedAt   time.Time
+	RetryEvery time.Duration
 	// WaitsForAll is set for a Kustomization with spec.wait: its Ready condition says every
 	// object it applied is Current, a Job deleted after it finished
 	// (ttlSecondsAfterFinished) included.
@@ -112,6 +120,12 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		v := readView(ref.Kind, obj)
 		v.src = src
 		d = rules(ref, v, want)
+		if d.retried {
+			g.FailedAt = v.cond(meta.ReadyCondition).since
+			if ref.Kind == KindKustomization {
+				g.RetryEvery = retryInterval(obj, v.cond(meta.ReadyCondition).message)
+			}
+		}
 		g.Applied = appliedRules[ref.Kind](v, want)
 		g.Source, g.Remote = v.sourceRef, v.remote
 		g.WaitsForAll, _, _ = unstructured.NestedBool(obj.Object, "spec", "wait")
@@ -146,7 +160,32 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 	fo.Remote = g.Remote
 	g.Verdict, g.Object, g.Code, g.Message = d.verdict, fo, d.code, d.message
 	g.Retried = d.retried && d.verdict == result.VerdictFailed
+	if !g.Retried {
+		g.FailedAt, g.RetryEvery = time.Time{}, 0
+	}
 	return g
+}
+
+// retryingIn reads kustomize-controller's "retrying in 30s" (a source or its artifact not
+// there yet, retried at its --requeue-dependency interval).
+var retryingIn = regexp.MustCompile(`retrying in ([0-9][0-9a-z.]*)`)
+
+// retryInterval is how soon kustomize-controller tries a failed Kustomization again: what its
+// message says, else spec.retryInterval, else spec.interval (api/v1 GetRetryInterval).
+func retryInterval(obj *unstructured.Unstructured, message string) time.Duration {
+	if m := retryingIn.FindStringSubmatch(message); m != nil {
+		if d, err := time.ParseDuration(m[1]); err == nil && d > 0 {
+			return d
+		}
+	}
+	for _, field := range []string{"retryInterval", "interval"} {
+		if v, _, _ := unstructured.NestedString(obj.Object, "spec", field); v != "" {
+			if d, err := time.ParseDuration(v); err == nil && d > 0 {
+				return d
+			}
+		}
+	}
+	return 0
 }
 
 // remoteNote says that the objects of an object applying to another cluster are not verified.
@@ -302,6 +341,8 @@ func generationPending(v *view, controller string) string {
 type condition struct {
 	status, reason, message string
 	observedGeneration      int64
+	// since is the condition's lastTransitionTime (zero when missing or unreadable).
+	since time.Time
 }
 
 // release is one entry of a HelmRelease's status.history.
@@ -360,9 +401,10 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 	for _, m := range nestedMaps(u, "status", "conditions") {
 		t := str(m, "type")
 		if _, seen := v.conditions[t]; !seen && t != "" {
+			since, _ := time.Parse(time.RFC3339, str(m, "lastTransitionTime"))
 			v.conditions[t] = condition{
 				status: str(m, "status"), reason: str(m, "reason"), message: str(m, "message"),
-				observedGeneration: int64Field(m, "observedGeneration"),
+				observedGeneration: int64Field(m, "observedGeneration"), since: since,
 			}
 		}
 	}

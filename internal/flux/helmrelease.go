@@ -148,10 +148,17 @@ func refusedChart(v *view, ready condition, want Revision) (decision, bool) {
 }
 
 // missingValues reports whether helm-controller cannot compose the values because a
-// ConfigMap or Secret of valuesFrom, or its key, does not exist (fluxcd/pkg/chartutil's
-// "resource not found" and "key not found"; "could not find key" before).
+// ConfigMap or Secret of valuesFrom, or its key, does not exist: fluxcd/pkg/chartutil's
+// ErrResourceNotFound (with the API's `configmaps "x" not found` or "resource not found") and
+// ErrKeyNotFound ("key not found"), or "could not find key" before. A YAML parse error
+// ("could not find expected ':'") is not one.
 func missingValues(message string) bool {
-	return strings.Contains(message, "not found") || strings.Contains(message, "could not find")
+	for _, w := range []string{"resource not found", "key not found", "could not find key"} {
+		if strings.Contains(message, w) {
+			return true
+		}
+	}
+	return (strings.Contains(message, `configmaps "`) || strings.Contains(message, `secrets "`)) && strings.HasSuffix(message, " not found")
 }
 
 // retriesStall reports whether helm-controller stalled because remediation ran out: the

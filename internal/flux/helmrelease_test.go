@@ -180,10 +180,12 @@ func TestEvaluateHelmReleaseStalls(t *testing.T) {
 func TestHelmReleaseValuesErrorRetried(t *testing.T) {
 	t.Parallel()
 	for msg, retried := range map[string]bool{
-		"could not find key 'replicaCount' in ConfigMap 'apps/podinfo-values'":                                                        true,
-		"could not resolve Secret chart values reference 'apps/db' with key 'values.yaml': secrets \"db\" not found":                  true,
-		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': key not found":              true,
-		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': failed to read values data": false,
+		"could not find key 'replicaCount' in ConfigMap 'apps/podinfo-values'":                                                                                                   true,
+		"could not resolve Secret chart values reference 'apps/db' with key 'values.yaml': secrets \"db\" not found":                                                             true,
+		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': key not found":                                                         true,
+		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': failed to read values data":                                            false,
+		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': failed to read values data: yaml: line 3: could not find expected ':'": false,
+		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': resource not found":                                                    true,
 	} {
 		obj := loadFixture(t, "hr-values-error.yaml")
 		editConditions(t, obj, "Ready", map[string]any{"status": "False", "reason": "ValuesError", "message": msg, "observedGeneration": int64(4)})

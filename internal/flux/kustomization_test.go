@@ -2,6 +2,7 @@ package flux
 
 import (
 	"testing"
+	"time"
 
 	"github.com/org/app-status-action/internal/result"
 )
@@ -125,6 +126,25 @@ func TestRetriedKustomization(t *testing.T) {
 	for _, tt := range tests {
 		if got := retriedKustomization(condition{reason: tt.reason, message: tt.message}); got != tt.retried {
 			t.Errorf("retriedKustomization(%s, %q) = %v, want %v", tt.reason, tt.message, got, tt.retried)
+		}
+	}
+}
+
+func TestRetryInterval(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		doc, message string
+		want         time.Duration
+	}{
+		{"spec: {interval: 10m}", "", 10 * time.Minute},
+		{"spec: {interval: 10m, retryInterval: 1m}", "", time.Minute},
+		{"spec: {interval: 10m, retryInterval: 1m}", "Source artifact not found, retrying in 30s", 30 * time.Second},
+		{"spec: {interval: 10m}", "retrying in soon", 10 * time.Minute},
+		{"spec: {}", "", 0},
+	}
+	for _, tt := range tests {
+		if got := retryInterval(fromYAML(t, tt.doc), tt.message); got != tt.want {
+			t.Errorf("retryInterval(%s, %q) = %v, want %v", tt.doc, tt.message, got, tt.want)
 		}
 	}
 }

@@ -77,26 +77,62 @@ const (
 // composeMargin is how long helm-controller may take to start a reconcile it was asked for.
 const composeMargin = 30 * time.Second
 
+// ReconcileStarted is when helm-controller started the reconcile of a HelmRelease it is in:
+// it marks Reconciling=True ("Fulfilling prerequisites") before it composes the values, and
+// removes the condition when it is done. Zero outside a reconcile.
+func ReconcileStarted(obj *unstructured.Unstructured) (time.Time, bool) {
+	for _, m := range nestedMaps(obj.Object, "status", "conditions") {
+		if str(m, "type") == "Reconciling" && str(m, "status") == "True" {
+			t, err := time.Parse(time.RFC3339, str(m, "lastTransitionTime"))
+			return t, err == nil
+		}
+	}
+	return time.Time{}, false
+}
+
+// ValuesEvidence is what says helm-controller composed a HelmRelease's values since a moment.
+type ValuesEvidence struct {
+	// ReconcileStarted is the latest start of a reconcile the run saw (ReconcileStarted of
+	// any state of the object, even one replaced before it was read).
+	ReconcileStarted time.Time
+	// WatchingSince is when the run started to watch the HelmRelease: a reconcile before it
+	// may have been missed.
+	WatchingSince time.Time
+	// Now is the time of the assessment.
+	Now time.Time
+}
+
 // StaleValues tells whether a HelmRelease that is Ready on its chart may still run values
 // older than the ConfigMaps and Secrets it takes them from. helm-controller composes
-// spec.valuesFrom when it reconciles, which a change to such an object triggers at once only
-// when it carries WatchLabel; else at spec.interval. When Flux applied a new content to one
-// (changed) after the release in status.history[0] was deployed (or after the reconcile
-// request the HelmRelease last handled, a time when flux reconcile wrote it), the release may
-// hold the old values: StaleValues returns the message to wait with, and when to look again.
+// spec.valuesFrom at every reconcile, which a change to such an object triggers at once only
+// when it carries WatchLabel (and helm-controller watches them); else at spec.interval. When
+// Flux applied a new content to one (changed) after helm-controller last composed the values,
+// the release may hold the old ones: StaleValues returns the message to wait with.
 //
-// A reconcile that finds the composed values unchanged (a key the values do not read, a
-// label) leaves no trace in the status, so the wait is bounded by when helm-controller has
-// surely reconciled since the change: composeMargin after it for a watched object, spec.interval
-// (with helm-controller's jitter) and that margin for another. Past that bound the release is
-// taken as holding the current values.
-func StaleValues(obj *unstructured.Unstructured, changed map[ValuesRef]ValuesChange, now time.Time) (msg string, stale bool, recheck time.Time) {
+// helm-controller composed them since a change when it deployed the release after it, when it
+// finished a reconcile that started after it (seen by the run: a reconcile that finds the
+// values unchanged leaves nothing else; one under way proves nothing yet), or when it handled a reconcile request made after it (a time token,
+// as flux reconcile writes, not in the future). A change within the second of that evidence
+// counts as composed (the times have one-second resolution). Only when the run may have missed
+// the reconcile (it started watching after the change) does a bound replace the evidence:
+// composeMargin after the change for a watched object, spec.interval with helm-controller's
+// jitter and that margin for another; recheck is when that bound ends.
+func StaleValues(obj *unstructured.Unstructured, changed map[ValuesRef]ValuesChange, ev ValuesEvidence) (msg string, stale bool, recheck time.Time) {
 	deployed, ok := lastDeployed(obj)
 	if !ok {
 		return "", false, time.Time{}
 	}
 	composed, since := deployed, "the release was last deployed ("+deployed.UTC().Format(time.RFC3339)+")"
-	if handled, ok := lastHandledReconcile(obj); ok && handled.After(deployed) {
+	if _, reconciling := ReconcileStarted(obj); reconciling {
+		// A reconcile under way has composed the values, or is about to, but the release may
+		// not hold them yet (Ready stays True until Helm's action starts): only a finished
+		// one tells.
+		ev.ReconcileStarted = time.Time{}
+	}
+	if ev.ReconcileStarted.After(composed) {
+		composed, since = ev.ReconcileStarted, "helm-controller last started to reconcile it ("+ev.ReconcileStarted.UTC().Format(time.RFC3339)+")"
+	}
+	if handled, ok := lastHandledReconcile(obj); ok && handled.After(composed) && !handled.After(ev.Now.Add(time.Minute)) {
 		composed, since = handled, "the reconcile request it last handled ("+handled.UTC().Format(time.RFC3339)+")"
 	}
 	interval, hasInterval := reconcileInterval(obj)
@@ -104,28 +140,29 @@ func StaleValues(obj *unstructured.Unstructured, changed map[ValuesRef]ValuesCha
 	latest := time.Time{}
 	for _, r := range sortedRefs(changed) {
 		c := changed[r]
-		// Both times have one-second resolution: a change in the second of the deploy is
-		// taken as read by it.
 		if !c.At.Truncate(time.Second).After(composed.Truncate(time.Second)) {
 			continue
 		}
-		settled := c.At.Add(composeMargin)
-		switch {
-		case c.Watched:
-		case hasInterval:
-			settled = settled.Add(interval + interval/10)
-		default:
-			settled = time.Time{} // no bound: wait for a deploy
-		}
-		if !settled.IsZero() && !now.Before(settled) {
-			continue
+		if ev.WatchingSince.After(c.At) {
+			// The run may have missed the reconcile that composed it: bounded.
+			settled := c.At.Add(composeMargin)
+			switch {
+			case c.Watched:
+			case hasInterval:
+				settled = settled.Add(interval + interval/10)
+			default:
+				settled = time.Time{}
+			}
+			if !settled.IsZero() && !ev.Now.Before(settled) {
+				continue
+			}
+			if !settled.IsZero() && (recheck.IsZero() || settled.Before(recheck)) {
+				recheck = settled
+			}
 		}
 		newer = append(newer, r.String())
 		if c.At.After(latest) {
 			latest = c.At
-		}
-		if !settled.IsZero() && (recheck.IsZero() || settled.Before(recheck)) {
-			recheck = settled
 		}
 	}
 	if len(newer) == 0 {

@@ -77,10 +77,13 @@ status:
   - {chartVersion: 1.0.0, status: deployed, lastDeployed: "2026-11-23T10:00:00Z"}
   - {chartVersion: 0.9.0, status: superseded, lastDeployed: "2026-11-22T10:00:00Z"}
 `
+	const watchingBefore = "2026-11-23T09:00:00Z"
 	tests := []struct {
 		name        string
 		doc         string
 		changed     map[ValuesRef]ValuesChange
+		started     string // a reconcile start the run saw
+		watching    string // when the run started watching; default watchingBefore
 		now         string // default 10:05:30
 		wantStale   bool
 		wantIn      []string
@@ -97,45 +100,74 @@ status:
 			changed: map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:00:00.900Z")},
 		},
 		{
-			name:        "changed after the deploy: waits until helm-controller's interval has surely passed",
+			name:      "changed after the deploy, no reconcile since: waits for evidence, however long",
+			doc:       deployed10,
+			changed:   map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z"), secret: at("2026-11-23T09:00:00Z")},
+			now:       "2026-11-23T23:00:00Z",
+			wantStale: true,
+			wantIn:    []string{"values from ConfigMap/web-values changed at 2026-11-23T10:05:00Z", "last deployed (2026-11-23T10:00:00Z)", "reconcile.fluxcd.io/watch: Enabled"},
+		},
+		{
+			name:    "a reconcile seen starting in the second of the change: composed (a watched object's)",
+			doc:     deployed10,
+			changed: map[ValuesRef]ValuesChange{cm: watched("2026-11-23T10:05:00.100Z")},
+			started: "2026-11-23T10:05:00Z",
+		},
+		{
+			name:      "a reconcile seen starting before the change",
+			doc:       deployed10,
+			changed:   map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			started:   "2026-11-23T10:04:59Z",
+			wantStale: true,
+			wantIn:    []string{"after helm-controller last started to reconcile it (2026-11-23T10:04:59Z)"},
+		},
+		{
+			name: "a reconcile under way, started after the change: the release may not hold them yet",
+			doc: deployed10 + `  conditions:
+  - {type: Ready, status: "True", reason: UpgradeSucceeded, lastTransitionTime: "2026-11-23T10:00:00Z"}
+  - {type: Reconciling, status: "True", reason: Progressing, message: Fulfilling prerequisites, lastTransitionTime: "2026-11-23T10:05:10Z"}
+`,
+			changed:   map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			started:   "2026-11-23T10:05:10Z",
+			wantStale: true,
+		},
+		{
+			name:        "the run started watching after the change: bounded by the interval",
 			doc:         deployed10,
-			changed:     map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z"), secret: at("2026-11-23T09:00:00Z")},
+			changed:     map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			watching:    "2026-11-23T10:05:20Z",
 			wantStale:   true,
-			wantIn:      []string{"values from ConfigMap/web-values changed at 2026-11-23T10:05:00Z", "last deployed (2026-11-23T10:00:00Z)", "reconcile.fluxcd.io/watch: Enabled"},
 			wantRecheck: "2026-11-23T10:16:30Z", // 10:05 + 10m + 1m (jitter) + 30s
 		},
 		{
-			name:    "changed after the deploy, past the interval: helm-controller has reconciled and found nothing to upgrade",
-			doc:     deployed10,
-			changed: map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
-			now:     "2026-11-23T10:16:30Z",
+			name:     "the run started watching after the change, past the interval: reconciled since",
+			doc:      deployed10,
+			changed:  map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			watching: "2026-11-23T10:05:20Z",
+			now:      "2026-11-23T10:16:30Z",
 		},
 		{
-			name:        "watched: helm-controller reconciles at once, a short wait",
+			name:        "the run started watching after a watched change: a short bound",
 			doc:         deployed10,
 			changed:     map[ValuesRef]ValuesChange{cm: watched("2026-11-23T10:05:10Z")},
+			watching:    "2026-11-23T10:05:20Z",
 			wantStale:   true,
 			wantRecheck: "2026-11-23T10:05:40Z",
-		},
-		{
-			name:    "watched, past the margin: the reconcile changed nothing",
-			doc:     deployed10,
-			changed: map[ValuesRef]ValuesChange{cm: watched("2026-11-23T10:05:00Z")},
 		},
 		{
 			name:      "no interval to bound the wait: waits for a deploy",
 			doc:       "spec: {}\n" + deployed10[len("\nspec:\n  interval: 10m\n"):],
 			changed:   map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			watching:  "2026-11-23T10:05:20Z",
 			now:       "2026-11-23T23:00:00Z",
 			wantStale: true,
 		},
 		{
-			name:        "both changed after the deploy: both named, the latest time, the earliest recheck",
-			doc:         deployed10,
-			changed:     map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z"), secret: watched("2026-11-23T10:05:20Z")},
-			wantStale:   true,
-			wantIn:      []string{"ConfigMap/web-values, Secret/creds changed at 2026-11-23T10:05:20Z"},
-			wantRecheck: "2026-11-23T10:05:50Z",
+			name:      "both changed after the deploy: both named, the latest time",
+			doc:       deployed10,
+			changed:   map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z"), secret: watched("2026-11-23T10:05:20Z")},
+			wantStale: true,
+			wantIn:    []string{"ConfigMap/web-values, Secret/creds changed at 2026-11-23T10:05:20Z"},
 		},
 		{
 			name: "a reconcile request handled after the change: the values were composed since",
@@ -145,23 +177,29 @@ status:
 			changed: map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
 		},
 		{
+			name: "a reconcile request token in the future says nothing",
+			doc: deployed10 + `
+  lastHandledReconcileAt: "2099-01-01T00:00:00Z"
+`,
+			changed:   map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			wantStale: true,
+		},
+		{
 			name: "a reconcile request handled before the change",
 			doc: deployed10 + `
   lastHandledReconcileAt: "2026-11-23T10:04:00Z"
 `,
-			changed:     map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
-			wantStale:   true,
-			wantIn:      []string{"after the reconcile request it last handled (2026-11-23T10:04:00Z)"},
-			wantRecheck: "2026-11-23T10:16:30Z",
+			changed:   map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			wantStale: true,
+			wantIn:    []string{"after the reconcile request it last handled (2026-11-23T10:04:00Z)"},
 		},
 		{
 			name: "a request token that is not a time says nothing",
 			doc: deployed10 + `
   lastHandledReconcileAt: "by-hand"
 `,
-			changed:     map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
-			wantStale:   true,
-			wantRecheck: "2026-11-23T10:16:30Z",
+			changed:   map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z")},
+			wantStale: true,
 		},
 		{
 			name:    "no history: the chart gate decides",
@@ -177,8 +215,11 @@ status:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			now := ts(cmp.Or(tt.now, "2026-11-23T10:05:30Z"))
-			msg, stale, recheck := StaleValues(fromYAML(t, tt.doc), tt.changed, now)
+			ev := ValuesEvidence{WatchingSince: ts(cmp.Or(tt.watching, watchingBefore)), Now: ts(cmp.Or(tt.now, "2026-11-23T10:05:30Z"))}
+			if tt.started != "" {
+				ev.ReconcileStarted = ts(tt.started)
+			}
+			msg, stale, recheck := StaleValues(fromYAML(t, tt.doc), tt.changed, ev)
 			if stale != tt.wantStale {
 				t.Fatalf("stale = %v (%q), want %v", stale, msg, tt.wantStale)
 			}
@@ -195,5 +236,21 @@ status:
 				t.Errorf("recheck %v, want %v", recheck, want)
 			}
 		})
+	}
+}
+
+func TestReconcileStarted(t *testing.T) {
+	t.Parallel()
+	got, ok := ReconcileStarted(fromYAML(t, `
+status:
+  conditions:
+  - {type: Ready, status: "True", lastTransitionTime: "2026-11-23T09:00:00Z"}
+  - {type: Reconciling, status: "True", reason: Progressing, message: Fulfilling prerequisites, lastTransitionTime: "2026-11-23T10:05:10Z"}
+`))
+	if !ok || !got.Equal(time.Date(2026, 11, 23, 10, 5, 10, 0, time.UTC)) {
+		t.Errorf("ReconcileStarted = %v, %v; want 10:05:10", got, ok)
+	}
+	if _, ok := ReconcileStarted(fromYAML(t, `status: {conditions: [{type: Reconciling, status: "False", lastTransitionTime: "2026-11-23T10:05:10Z"}]}`)); ok {
+		t.Error("Reconciling False: want none")
 	}
 }

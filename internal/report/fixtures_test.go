@@ -115,8 +115,18 @@ func mixedRun() result.Run {
 	staging.Flux[0] = kustomization("my-app", result.VerdictTimeout, "True", revOld)
 	staging.Flux[0].Generation = 4
 
+	ms := func(v int64) *int64 { return &v }
+	devEU := currentCluster("dev-eu", revNew, 12345)
+	devEU.Reconcile = &result.Reconcile{
+		Requested:   []string{"GitRepository/flux-system/my-app", app},
+		RequestedMs: ms(212), SourceReadyMs: ms(3150), AppliedMs: ms(9870), Notes: []string{},
+	}
+	staging.Reconcile = &result.Reconcile{
+		Requested: []string{}, RequestedMs: nil,
+		Notes: []string{"reconciliation not requested: the credentials may not patch GitRepository/flux-system/my-app (403): gitrepositories.source.toolkit.fluxcd.io \"my-app\" is forbidden"},
+	}
 	return result.NewRun([]string{app}, revNew, []result.Cluster{
-		currentCluster("dev-eu", revNew, 12345),
+		devEU,
 		{
 			SchemaVersion: result.SchemaVersion, Name: "prod-us", Verdict: result.VerdictFailed, ExpectedRevision: revNew,
 			Code: result.CodeImagePull, Reason: "ImagePullBackOff",
@@ -220,5 +230,8 @@ func hostileRun() result.Run {
 	}
 	good := currentCluster("ok\ncluster", "v1`|<b>", 1)
 	good.Message = "all | good\tbut `odd`"
+	good.Reconcile = &result.Reconcile{Requested: []string{}, Notes: []string{
+		"reconciliation request for GitRepository/flux-system/x failed: \n::error::forged | `x` <b>y</b> ##[warning]z",
+	}}
 	return result.NewRun([]string{hostileApp, "HelmRelease/app/<web>"}, "v1`|<b>", []result.Cluster{evil, good}, time.Second)
 }

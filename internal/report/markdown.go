@@ -62,6 +62,7 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 	writeCondition(&b, run.Condition)
 	var cut cuts
 	cut.tableClusters = writeTable(&b, run.Results, budget)
+	writeReconcile(&b, run.Results, budget)
 	writeDetails(&b, run.Results, budget, &cut)
 	writeNote(&b, cut, limit)
 	// Only a limit too small for the headline itself gets here with more than it allows.

@@ -104,6 +104,9 @@ func writeTextCondition(b *bytes.Buffer, run result.Run) {
 
 func writeTextCluster(b *bytes.Buffer, c result.Cluster) {
 	writeTextLine(b, 0, joinNonEmpty(": ", c.Name, verdictCode(c.Verdict, c.Code), explanation(c)))
+	if c.Reconcile != nil {
+		writeTextLine(b, 1, reconcileLine(c.Reconcile))
+	}
 	t := buildTree(c)
 	for _, n := range t.roots {
 		writeTextNode(b, n, 1)

@@ -121,9 +121,29 @@ type Cluster struct {
 	Objects []Object `json:"objects"`
 	// DurationMs is how long the cluster took, in milliseconds.
 	DurationMs int64 `json:"durationMs"`
+	// Reconcile says what the run's reconcile requests did, and when (input reconcile); nil
+	// when it did not ask.
+	Reconcile *Reconcile `json:"reconcile,omitempty"`
 	// Truncated is set when details of the cluster were left out to keep the document under
 	// a size limit (GitHub's for step outputs); the full document is elsewhere (report-file).
 	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Reconcile is what the run's reconcile requests did on one cluster, and where the time went:
+// each moment in milliseconds from the cluster's start, absent when it did not come.
+type Reconcile struct {
+	// Requested are the objects asked to reconcile (the sources, then the requested Flux
+	// objects), by ID.
+	Requested []string `json:"requested"`
+	// RequestedMs is when the first request was sent.
+	RequestedMs *int64 `json:"requestedMs,omitempty"`
+	// SourceReadyMs is when every requested object's source had the expected revision.
+	SourceReadyMs *int64 `json:"sourceReadyMs,omitempty"`
+	// AppliedMs is when the run first saw every requested object apply the expected revision.
+	AppliedMs *int64 `json:"appliedMs,omitempty"`
+	// Notes say what was not requested, and why (a suspended object, credentials that may not
+	// patch it).
+	Notes []string `json:"notes"`
 }
 
 // FluxObject is the state of a Kustomization or HelmRelease.

@@ -36,6 +36,9 @@ type Kustomization struct {
 	Wait            bool     // spec.wait: Flux health-checks what it applied
 	DependsOn       []string // names of Kustomizations in flux-system
 	Timeout         string   // spec.timeout, e.g. "30s"
+	// RetryInterval is spec.retryInterval: how soon kustomize-controller tries again after a
+	// failure (its interval, 10m, when empty).
+	RetryInterval string
 	// HealthCheckExprs are spec.healthCheckExprs: CEL health checks per kind.
 	HealthCheckExprs []map[string]any
 }
@@ -50,6 +53,9 @@ func (k Kustomization) Manifest() *unstructured.Unstructured {
 		"sourceRef":       map[string]any{"kind": cmp.Or(k.SourceKind, "GitRepository"), "name": k.Name},
 		"suspend":         k.Suspend,
 		"wait":            k.Wait,
+	}
+	if k.RetryInterval != "" {
+		spec["retryInterval"] = k.RetryInterval
 	}
 	if k.Timeout != "" {
 		spec["timeout"] = k.Timeout

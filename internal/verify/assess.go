@@ -40,6 +40,10 @@ type assessment struct {
 	recheck time.Time
 	// skippedSuspended are the nested objects reported suspended and not judged.
 	skippedSuspended []string
+	// rootsApplied is set when every requested object has applied the expected revision;
+	// appliedRoots counts them.
+	rootsApplied bool
+	appliedRoots int
 }
 
 // verdictReason explains a verdict.
@@ -84,6 +88,7 @@ func (s *clusterState) assess(now time.Time) *assessment {
 	for _, ref := range s.req.Resources {
 		s.evalFlux(e, ref, nil, s.req.Revision, now, visited, roots)
 	}
+	e.rootsApplied = !s.req.Revision.IsZero() && e.appliedRoots == len(s.req.Resources)
 	sort.SliceStable(e.objects, func(i, j int) bool {
 		if e.objects[i].Owner != e.objects[j].Owner {
 			return e.objects[i].Owner < e.objects[j].Owner
@@ -166,7 +171,10 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 	if ref.Kind == flux.KindHelmRelease && parent != nil && parent.Applied {
 		srcNote = joinMessage(srcNote, s.settleValues(e, &gate, obj, parent, now))
 	}
-	s.graceRetried(e, &gate, now)
+	if parent == nil && gate.Applied && (gate.Verdict == result.VerdictCurrent || want.Matches(gate.Attempting...)) {
+		e.appliedRoots++
+	}
+	s.graceRetried(e, &gate, obj, now)
 	s.noteAttempt(&gate, want, now)
 	fo = gate.Object
 	fo.Owner = owner
@@ -236,7 +244,7 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 	case gate.Installing != "":
 		// What a previous release listed is gone or about to be: the install's own objects.
 		var ok bool
-		if refs, ok = s.installObjects(e, &gate); !ok {
+		if refs, ok = s.installObjects(e, &gate, s.firstInstalling(id, gate.Installing, now)); !ok {
 			return
 		}
 	case ref.Kind == flux.KindHelmRelease && !hasInventory(obj):
@@ -343,9 +351,12 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	}
 	ignore, note := classify.IgnoreReadiness(u.GetAnnotations())
 	ro.Message = joinMessage(ro.Message, note)
+	if keys := u.GetAnnotations()[notFromGit]; keys != "" {
+		ro.Message = joinMessage(ro.Message, "annotations "+keys+" ignored: not applied by Flux (set them in Git)")
+	}
 	if ignore && ro.Status != result.ObjectCurrent {
 		// The team said so in Git: reported as it is, neither waited for nor failed.
-		ro.Message = joinMessage(ro.Message, "not verified ("+classify.AnnotationIgnoreReadiness+")")
+		ro.Message = joinMessage(ro.Message, ignoredReadiness)
 		e.objects = append(e.objects, ro)
 		return
 	}
@@ -364,10 +375,16 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	}
 	classified := true
 	if ro.Status != result.ObjectCurrent && current && classify.Supported(o.Group, o.Kind) {
+		status := ro.Status
 		classified = s.classify(e, &ro, u, now)
 		switch {
 		case upgraded && ro.Failure != nil:
 			ro.Failure.Message += fmt.Sprintf(" (during Helm's upgrade of %s to %s, which waits for it)", owner.Object.ID, owner.Upgrading)
+		case installing && ro.Failure != nil && recoversDuringInstall[ro.Failure.Code]:
+			// A first install may crash until what the chart installs beside it (a
+			// database, an operator) is up: Helm's own wait says.
+			ro.Message = joinMessage(ro.Message, fmt.Sprintf("%s (%s), left to Helm's wait during the install of chart %s", ro.Failure.Code, ro.Failure.Reason, owner.Installing))
+			ro.Failure, ro.Status = nil, status
 		case installing && ro.Failure != nil:
 			ro.Failure.Message += fmt.Sprintf(" (during Helm's install of %s, chart %s, which waits for it)", owner.Object.ID, owner.Installing)
 		}
@@ -376,12 +393,22 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	switch {
 	case ro.Failure != nil:
 		e.fail(verdictReason{verdict: result.VerdictFailed, code: ro.Failure.Code, reason: ro.Failure.Reason, message: ro.ID + ": " + ro.Failure.Message})
-	case ro.Status == result.ObjectFailed && current && classified:
+	case ro.Status == result.ObjectFailed && current && classified && !installing:
 		e.fail(verdictReason{verdict: result.VerdictFailed, reason: "Failed", message: ro.ID + ": " + ro.Message})
 	case ro.Status != result.ObjectCurrent:
 		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: string(ro.Status), message: waitingFor(ro)})
 	}
 }
+
+// recoversDuringInstall are the failures of a workload that may still pass during a first
+// install, as what the chart installs beside it comes up: they are left to Helm's wait.
+var recoversDuringInstall = map[result.Code]bool{
+	result.CodeCrashLoop: true, result.CodeOOM: true, result.CodeNotProgressing: true, result.CodeNeverReady: true,
+}
+
+// ignoredReadiness ends the message of a workload whose annotation says its readiness does not
+// count.
+const ignoredReadiness = "not verified (" + classify.AnnotationIgnoreReadiness + ")"
 
 func waitingFor(o result.Object) string {
 	if o.Message == "" {
@@ -537,6 +564,7 @@ func typedTransform[T any]() func(any) (any, error) {
 			return nil, fmt.Errorf("convert %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 		if acc, err := meta.Accessor(&out); err == nil {
+			vetAnnotations(acc)
 			acc.SetManagedFields(nil)
 		}
 		return &out, nil

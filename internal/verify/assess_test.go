@@ -474,6 +474,18 @@ func TestAssessWorkloadAnnotations(t *testing.T) {
 		t.Errorf("ignore-readiness: object message %q, want it to say it is not verified", m)
 	}
 
+	// The same annotation added in the cluster (kubectl annotate), not by Flux: ignored, said.
+	byKubectl := strings.Replace(annotated(`app-status.io/ignore-readiness: "true"`, "web:nope: not found"), "metadata: {name: web, namespace: shop, generation: 3, uid: dep-web,",
+		"metadata: {managedFields: [{manager: kubectl-annotate, operation: Update, fieldsType: FieldsV1, fieldsV1: {'f:metadata': {'f:annotations': {'f:app-status.io/ignore-readiness': {}}}}}], name: web, namespace: shop, generation: 3, uid: dep-web,", 1)
+	s = newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+byKubectl+"\n---\n"+service)
+	e = s.assess(fixtureNow)
+	if e.fatal == nil || e.fatal.code != result.CodeImagePull {
+		t.Fatalf("ignore-readiness added by kubectl: fatal %+v, pending %+v; want image-pull", e.fatal, e.pending)
+	}
+	if m := objectMessage(e); !strings.Contains(m, "annotations app-status.io/ignore-readiness ignored: not applied by Flux (set them in Git)") {
+		t.Errorf("object message %q, want the annotation said ignored", m)
+	}
+
 	// The pod's ErrImagePull has no creation or start time in the fixture: the grace runs from
 	// the zero time, so only a grace of the workload's own far from it holds it back.
 	s = newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+annotated(`app-status.io/retry-grace: "876000h"`, timeout)+"\n---\n"+service)

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -71,6 +72,9 @@ type clusterState struct {
 	// (updatedByUpgrade).
 	upgradeBaselines map[string]string
 	lastRevisions    map[string]string
+	// installSeen is when the run first saw each HelmRelease installing a chart: the
+	// workloads created since are that install's (installObjects).
+	installSeen map[string]time.Time
 	// retriedSince is when the run first saw each Flux object fail in a way its controller
 	// retries (flux.Gate.Retried), by object and code; forgotten once the object is Current.
 	retriedSince map[string]time.Time
@@ -95,10 +99,19 @@ type clusterState struct {
 // verifyCluster verifies one cluster and returns its verdict; it never returns an error:
 // whatever goes wrong is the verdict. Every goroutine and connection it opened is gone when it
 // returns.
-func verifyCluster(ctx context.Context, req Request, target Target, rep *reporter, slots *connectSlots) result.Cluster {
+func verifyCluster(ctx context.Context, req Request, target Target, rep *reporter, slots *connectSlots, requests requestSlots) result.Cluster {
 	start := req.Clock()
 	out := result.Cluster{SchemaVersion: result.SchemaVersion, Name: target.Name, ExpectedRevision: req.Revision.String()}
+	var (
+		trig        *trigger
+		stopTrigger = func() {}
+		applied     time.Time
+	)
 	finish := func(v verdictReason) result.Cluster {
+		stopTrigger()
+		if trig != nil {
+			out.Reconcile = trig.report(applied)
+		}
 		out.Verdict, out.Code, out.Reason, out.Message = v.verdict, v.code, v.reason, v.message
 		out.DurationMs = req.Clock().Sub(start).Milliseconds()
 		if out.Flux == nil {
@@ -124,6 +137,22 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	if v, failed := state.probe(ctx); failed {
 		return finish(v)
 	}
+	if req.Reconcile != ReconcileOff && !req.Snapshot {
+		// The requests run beside the verification, which they never hold up; they end with
+		// the cluster's verdict.
+		trig = &trigger{start: start}
+		tctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			state.requestReconcile(tctx, trig, requests)
+		}()
+		stopTrigger = func() {
+			cancel()
+			<-done
+		}
+		rep.report(target.Name, req.Clock().Sub(start), result.VerdictInProgress, "asking Flux to reconcile", false)
+	}
 	// The first lists are the part that costs CPU and memory: at most MaxParallel clusters
 	// make them at once. Waiting afterwards costs nothing and holds no slot.
 	if !slots.acquire(ctx) {
@@ -141,6 +170,9 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		now := req.Clock()
 		e := state.assess(now)
 		last = e
+		if applied.IsZero() && e.rootsApplied {
+			applied = now
+		}
 		out.Flux, out.Objects = e.flux, e.objects
 		// The slot goes back once no first list is on its way: all arrived, or the ones
 		// left failed and wait for their retry (a server answering 500 or 429 costs nothing
@@ -218,15 +250,22 @@ func (s *clusterState) stopped(ctx context.Context, last *assessment, timeout ti
 func currentMessage(c result.Cluster) string {
 	msg := fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
 	if len(c.Objects) > 0 {
-		unverified := 0
+		unverified, ignored := 0, 0
 		for _, o := range c.Objects {
-			if o.Status != result.ObjectCurrent {
+			switch {
+			case o.Status == result.ObjectCurrent:
+			case strings.Contains(o.Message, ignoredReadiness):
+				ignored++
+			default:
 				unverified++
 			}
 		}
-		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified)
+		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified-ignored)
 		if unverified > 0 {
 			msg += fmt.Sprintf(", %d not verified (the credentials may not read them)", unverified)
+		}
+		if ignored > 0 {
+			msg += fmt.Sprintf(", %d not verified (%s)", ignored, classify.AnnotationIgnoreReadiness)
 		}
 	}
 	var suspended, remote []string

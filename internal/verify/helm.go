@@ -133,11 +133,28 @@ const (
 	helmReleaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
 )
 
+// firstInstalling is when the run first saw helm-controller installing chart for the
+// HelmRelease id.
+func (s *clusterState) firstInstalling(id, chart string, now time.Time) time.Time {
+	if s.installSeen == nil {
+		s.installSeen = map[string]time.Time{}
+	}
+	key := id + "|" + chart
+	if t, ok := s.installSeen[key]; ok {
+		return t
+	}
+	s.installSeen[key] = now
+	return now
+}
+
 // installObjects lists the workloads of a release Helm is installing (flux.Gate.Installing),
 // in the release's namespace, by Helm's annotations: helm-controller records neither the
-// release nor its inventory until Helm's wait is over, but Helm has created them already, and
-// every one of them is the new chart's. ok is false while a list is on its way.
-func (s *clusterState) installObjects(e *assessment, g *flux.Gate) (refs []flux.ObjectRef, ok bool) {
+// release nor its inventory until Helm's wait is over, but Helm creates them as it goes, and
+// those are the new chart's. Only workloads created since the run first saw the install
+// (since) count: one left by an earlier attempt (helm.sh/resource-policy: keep, an
+// uninstall remediation) or being deleted is not this install's, and waits for Helm; so does
+// one created before the run started. ok is false while a list is on its way.
+func (s *clusterState) installObjects(e *assessment, g *flux.Gate, since time.Time) (refs []flux.ObjectRef, ok bool) {
 	ok = true
 	for _, k := range installWorkloads {
 		w := s.watches.get(watchKey{gvr: k.gvr, namespace: g.ReleaseNamespace})
@@ -157,6 +174,10 @@ func (s *clusterState) installObjects(e *assessment, g *flux.Gate) (refs []flux.
 				continue
 			}
 			a := acc.GetAnnotations()
+			created := acc.GetCreationTimestamp().Time
+			if acc.GetDeletionTimestamp() != nil || created.Before(since.Truncate(time.Second).Add(-time.Second)) {
+				continue
+			}
 			if a[helmReleaseNameAnnotation] == g.ReleaseName && a[helmReleaseNamespaceAnnotation] == g.ReleaseNamespace {
 				refs = append(refs, flux.ObjectRef{Group: k.gvr.Group, Version: k.gvr.Version, Kind: k.kind, Namespace: acc.GetNamespace(), Name: acc.GetName()})
 			}

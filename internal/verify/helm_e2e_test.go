@@ -513,11 +513,16 @@ func TestHelmInstallImagePullDuringWait(t *testing.T) {
 	ns := c.Namespace(t)
 	release := testbed.HelmRelease{Name: "web", Namespace: ns, Timeout: "2m"}
 	req := verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{hr(ns, "web")}, Revision: mustRevision(t, "1.0.0"), Timeout: 90 * time.Second, Workloads: true}
+	// The run watches from before the install: a workload counts as the install's when it
+	// was created after the run first saw the install (one left by an earlier attempt does
+	// not).
+	during := startRun(ctx, req)
+	time.Sleep(time.Second)
 	start := time.Now()
 	if _, err := c.DeployChart(ctx, release, chartWithFailure(t, testbed.FailImagePull), "1.0.0"); err != nil {
 		t.Fatal(err)
 	}
-	got := verify.Run(ctx, req).Results[0]
+	got := (<-during).Results[0]
 	took := time.Since(start)
 	t.Logf("verdict during Helm's install after %s: %s %s: %s", took.Round(time.Millisecond), got.Verdict, got.Code, got.Message)
 	if got.Verdict != result.VerdictFailed || got.Code != result.CodeImagePull || !strings.Contains(got.Message, "during Helm's install") {

@@ -86,6 +86,9 @@ func (l *staticList) list() []any             { return l.store.List() }
 
 func (l *staticList) gone(string, string) (any, time.Time, bool) { return nil, time.Time{}, false }
 
+// noted is zero: a list is one moment, not a history.
+func (l *staticList) noted(string, string) time.Time { return time.Time{} }
+
 func (l *staticList) object(namespace, name string) (any, bool) {
 	obj, ok, err := l.store.GetByKey(storeKey(namespace, name))
 	return obj, ok && err == nil

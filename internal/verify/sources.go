@@ -11,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -95,7 +96,7 @@ func (s *clusterState) settleSource(e *assessment, gate *flux.Gate, src flux.Sou
 // a cluster's text, and is made one line as the gate's own are.
 func override(g *flux.Gate, v result.Verdict, code result.Code, reason, message string) {
 	message = sanitize.Compact(message)
-	g.Verdict, g.Code, g.Message = v, code, message
+	g.Verdict, g.Code, g.Message, g.Retried = v, code, message, false
 	g.Object.Verdict, g.Object.Code, g.Object.Reason, g.Object.Message = v, code, reason, message
 }
 
@@ -123,7 +124,7 @@ func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate
 		src, _ := s.source(e, srcRef)
 		depWant := flux.NestedWant(gate.Source, want, srcRef, src)
 		g := flux.Evaluate(dep, obj, depWant, src)
-		s.graceRetried(e, &g, now)
+		s.graceRetried(e, &g, obj, now)
 		what := "failed"
 		switch g.Verdict {
 		case result.VerdictSuspended:
@@ -152,11 +153,19 @@ func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate
 // graceRetried lets a failure that its controller retries (flux.Gate.Retried: a dry-run
 // against a CRD not served yet, a valuesFrom Secret an operator creates in a moment) last the
 // retry grace period, from when the run first saw it, before it counts; meanwhile the object
-// waits and its message says until when. (The Ready condition's lastTransitionTime cannot time
-// it: kustomize-controller marks Ready Unknown at the start of every retry.)
-func (s *clusterState) graceRetried(e *assessment, g *flux.Gate, now time.Time) {
+// waits and its message says until when. Past the window it fails once the controller has
+// tried again and failed again: a Kustomization retries at spec.retryInterval (else its
+// interval), which may be longer than the window; a failure not tried since the window began
+// waits for that retry, as what it lacked may be there now. A HelmRelease whose values
+// could not be composed waits while an object of its valuesFrom changed after the failure
+// (helm-controller retries with a back-off). The Ready condition's lastTransitionTime cannot
+// time the window itself: kustomize-controller marks Ready Unknown at the start of every
+// attempt, so it is the end of the latest one (flux.Gate.FailedAt).
+func (s *clusterState) graceRetried(e *assessment, g *flux.Gate, obj *unstructured.Unstructured, now time.Time) {
 	id := g.Object.ID
 	if g.Verdict == result.VerdictCurrent {
+		// Done with the failure: a later one starts a new window. (Not on a mere pause:
+		// kustomize-controller marks Ready Unknown at every attempt.)
 		for k := range s.retriedSince {
 			if strings.HasPrefix(k, id+"|") {
 				delete(s.retriedSince, k)
@@ -170,7 +179,8 @@ func (s *clusterState) graceRetried(e *assessment, g *flux.Gate, now time.Time) 
 	if s.retriedSince == nil {
 		s.retriedSince = map[string]time.Time{}
 	}
-	key := id + "|" + string(g.Code)
+	// A failure of another revision is another failure.
+	key := id + "|" + string(g.Code) + "|" + g.Object.LastAttemptedRevision
 	since, ok := s.retriedSince[key]
 	if !ok {
 		since, s.retriedSince[key] = now, now
@@ -183,14 +193,71 @@ func (s *clusterState) graceRetried(e *assessment, g *flux.Gate, now time.Time) 
 	if g.Object.Kind == string(flux.KindHelmRelease) {
 		controller = "helm-controller"
 	}
-	if end := since.Add(grace); now.Before(end) {
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	end := since.Add(grace)
+	if now.Before(end) {
 		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf("%s retries since %s, fails at %s: %s",
-			controller, since.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), g.Message))
+			controller, stamp(since), stamp(end), g.Message))
 		e.recheckAt(end)
 		return
 	}
+	switch {
+	case g.Object.Kind == string(flux.KindKustomization) && g.RetryEvery > 0 && !g.FailedAt.IsZero() && g.FailedAt.Before(end):
+		next := g.FailedAt.Add(g.RetryEvery + g.RetryEvery/10 + 30*time.Second)
+		if now.Before(next) {
+			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+				"failing since %s; not tried again since, kustomize-controller tries again by %s (spec.retryInterval, else spec.interval) and it fails then if it still fails: %s",
+				stamp(since), stamp(next), g.Message))
+			e.recheckAt(next)
+			return
+		}
+	case g.Code == result.CodeFluxValuesFailed && obj != nil:
+		if changed, at := s.valuesChangedSince(e, obj, g.FailedAt); changed != "" {
+			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+				"failing since %s; %s changed at %s, after the failure, and helm-controller tries again with a back-off: %s",
+				stamp(since), changed, stamp(at), g.Message))
+			return
+		}
+	}
 	override(g, result.VerdictFailed, g.Code, g.Object.Reason, fmt.Sprintf("still failing after %s of %s's retries: %s",
 		now.Sub(since).Round(time.Second), controller, g.Message))
+}
+
+// valuesChangedSince names a ConfigMap or Secret of a HelmRelease's valuesFrom that was
+// created or written after failed (its creationTimestamp or a managedFields time), when the
+// credentials may list them.
+func (s *clusterState) valuesChangedSince(e *assessment, obj *unstructured.Unstructured, failed time.Time) (string, time.Time) {
+	if failed.IsZero() {
+		return "", time.Time{}
+	}
+	for _, r := range flux.ValuesFrom(obj) {
+		gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+		if r.Kind == "Secret" {
+			gvr.Resource = "secrets"
+		}
+		w := s.watches.get(watchKey{gvr: gvr, namespace: obj.GetNamespace()})
+		if ready, forbidden := s.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace())); !ready || forbidden != "" {
+			continue
+		}
+		cached, ok := w.object(obj.GetNamespace(), r.Name)
+		if !ok {
+			continue
+		}
+		acc, err := meta.Accessor(cached)
+		if err != nil {
+			continue
+		}
+		at := acc.GetCreationTimestamp().Time
+		for _, f := range acc.GetManagedFields() {
+			if f.Time != nil && f.Time.After(at) {
+				at = f.Time.Time
+			}
+		}
+		if at.After(failed) {
+			return r.String(), at
+		}
+	}
+	return "", time.Time{}
 }
 
 // noteAttempt records when the run first saw a Flux object working on the expected revision

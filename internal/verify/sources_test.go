@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
@@ -397,6 +398,31 @@ func TestAssessRetriedFluxFailure(t *testing.T) {
 		t.Fatalf("retried failure past the grace: fatal %+v, pending %+v; want flux-reconciliation-failed saying how long", e.fatal, e.pending)
 	}
 
+	// With its retry cadence known (spec.interval 10m, the last attempt at 11:59:50): past the
+	// window, it waits for kustomize-controller's next attempt, as the CRD may be there now;
+	// an attempt after the window that failed again fails.
+	timed := func(failedAt string) string {
+		doc := strings.Replace(failed(noCRD), "spec: {sourceRef: {kind: GitRepository, name: app}}", "spec: {interval: 10m, sourceRef: {kind: GitRepository, name: app}}", 1)
+		return strings.Replace(doc, "reason: ReconciliationFailed,", "reason: ReconciliationFailed, lastTransitionTime: '"+failedAt+"',", 1)
+	}
+	s = newFakeState(t, revB, timed("2026-11-01T11:59:50Z")+"\n---\n"+service+"\n---\n"+deploymentCurrent)
+	s.assess(fixtureNow)
+	e = s.assess(fixtureNow.Add(2 * time.Minute))
+	if e.fatal != nil || e.pending == nil || !strings.Contains(e.pending.message, "kustomize-controller tries again by 2026-11-01T12:11:20Z") {
+		t.Fatalf("past the window, not tried again: fatal %+v, pending %+v; want waiting for the retry at 12:11:20", e.fatal, e.pending)
+	}
+	if want := time.Date(2026, 11, 1, 12, 11, 20, 0, time.UTC); !e.recheck.Equal(want) {
+		t.Errorf("recheck %v, want %v (the retry)", e.recheck, want)
+	}
+	if e := s.assess(time.Date(2026, 11, 1, 12, 11, 20, 0, time.UTC)); e.fatal == nil || e.fatal.code != result.CodeFluxReconciliationFailed {
+		t.Fatalf("retry overdue: fatal %+v, pending %+v; want flux-reconciliation-failed", e.fatal, e.pending)
+	}
+	retried := newFakeState(t, revB, timed("2026-11-01T12:02:30Z")+"\n---\n"+service+"\n---\n"+deploymentCurrent)
+	retried.retriedSince = s.retriedSince
+	if e := retried.assess(fixtureNow.Add(3 * time.Minute)); e.fatal == nil || e.fatal.code != result.CodeFluxReconciliationFailed {
+		t.Fatalf("tried again after the window and failed: fatal %+v, pending %+v; want flux-reconciliation-failed", e.fatal, e.pending)
+	}
+
 	const invalid = `Deployment/shop/web dry-run failed: Deployment.apps "web" is invalid: spec.template.spec.containers[0].image: Required value`
 	s = newFakeState(t, revB, failed(invalid)+"\n---\n"+service+"\n---\n"+deploymentCurrent)
 	if e := s.assess(fixtureNow); e.fatal == nil || e.fatal.code != result.CodeFluxReconciliationFailed {
@@ -413,5 +439,41 @@ func TestAssessRetriedFluxFailure(t *testing.T) {
 	}
 	if len(s.retriedSince) != 0 {
 		t.Errorf("retriedSince %v after Current, want it forgotten", s.retriedSince)
+	}
+}
+
+// TestInstallObjects: during Helm's install, the workloads of the release created since the
+// run saw the install start are judged; one left by an earlier attempt, one being deleted and
+// one of another release are not.
+func TestInstallObjects(t *testing.T) {
+	t.Parallel()
+	deployment := func(name, release, created, extra string) string {
+		return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ` + name + `
+  namespace: prod
+  creationTimestamp: "` + created + `"
+  annotations: {meta.helm.sh/release-name: ` + release + `, meta.helm.sh/release-namespace: prod}` + extra + `
+spec: {replicas: 1}`
+	}
+	docs := strings.Join([]string{
+		deployment("web", "prod-web", "2026-11-01T12:00:05Z", ""),
+		deployment("kept", "prod-web", "2026-11-01T11:30:00Z", ""),
+		deployment("going", "prod-web", "2026-11-01T12:00:06Z", "\n  deletionTimestamp: \"2026-11-01T12:00:07Z\"\n  finalizers: [x]"),
+		deployment("other", "prod-api", "2026-11-01T12:00:05Z", ""),
+	}, "\n---\n")
+	s := newFakeState(t, revB, docs)
+	g := &flux.Gate{Installing: "1.0.0+abc", ReleaseName: "prod-web", ReleaseNamespace: "prod"}
+	refs, ok := s.installObjects(&assessment{}, g, fixtureNow)
+	if !ok {
+		t.Fatal("installObjects: not ok")
+	}
+	var got []string
+	for _, r := range refs {
+		got = append(got, r.ID())
+	}
+	if diff := cmp.Diff([]string{"Deployment/prod/web"}, got); diff != "" {
+		t.Errorf("install objects (-want +got):\n%s", diff)
 	}
 }

@@ -12,10 +12,10 @@ import (
 )
 
 // settleValues holds back a nested HelmRelease that is Current on its chart while a ConfigMap
-// or Secret it takes values from, applied by its owner Kustomization (listed in the owner's
-// inventory), changed after the release was deployed: helm-controller has not composed the
-// new values yet (flux.StaleValues). Objects of its valuesFrom that the tree does not apply
-// (made by an operator, or by hand) are not this rollout's, and are not compared.
+// or Secret it takes values from, applied by the tree (listed in an inventory the run read),
+// changed after helm-controller last composed the values (flux.StaleValues). Objects of its
+// valuesFrom that the tree does not apply (made by an operator, or by hand) are not this
+// rollout's, and are not compared.
 func (s *clusterState) settleValues(e *assessment, gate *flux.Gate, obj *unstructured.Unstructured, parent *flux.Gate, now time.Time) (note string) {
 	if gate.Verdict != result.VerdictCurrent || parent == nil || parent.Object.Kind != string(flux.KindKustomization) {
 		return ""
@@ -24,10 +24,14 @@ func (s *clusterState) settleValues(e *assessment, gate *flux.Gate, obj *unstruc
 	if len(refs) == 0 {
 		return ""
 	}
+	// Applied by the tree: listed by any inventory the run read (a sibling "config"
+	// Kustomization's too), not only the owner's.
 	listed := map[flux.ValuesRef]bool{}
-	for _, o := range s.inventories[parent.Object.ID].refs {
-		if o.Group == "" && o.Namespace == obj.GetNamespace() {
-			listed[flux.ValuesRef{Kind: o.Kind, Name: o.Name}] = true
+	for _, inv := range s.inventories {
+		for _, o := range inv.refs {
+			if o.Group == "" && o.Namespace == obj.GetNamespace() {
+				listed[flux.ValuesRef{Kind: o.Kind, Name: o.Name}] = true
+			}
 		}
 	}
 	changed := map[flux.ValuesRef]flux.ValuesChange{}
@@ -62,7 +66,12 @@ func (s *clusterState) settleValues(e *assessment, gate *flux.Gate, obj *unstruc
 			changed[r] = flux.ValuesChange{At: at, Watched: acc.GetLabels()[flux.WatchLabel] == flux.WatchLabelEnabled}
 		}
 	}
-	if msg, stale, recheck := flux.StaleValues(obj, changed, now); stale {
+	if len(changed) == 0 {
+		return note
+	}
+	hr := s.watches.get(watchKey{gvr: flux.KindHelmRelease.GroupVersionResource(), namespace: obj.GetNamespace()})
+	ev := flux.ValuesEvidence{ReconcileStarted: hr.noted(obj.GetNamespace(), obj.GetName()), WatchingSince: hr.waitingSince(), Now: now}
+	if msg, stale, recheck := flux.StaleValues(obj, changed, ev); stale {
 		override(gate, result.VerdictInProgress, "", "ValuesNotApplied", msg)
 		gate.Applied = false
 		e.recheckAt(recheck)

@@ -47,6 +47,9 @@ type Request struct {
 	// a requested one) is suspended; by default it is reported and skipped, as teams suspend
 	// a sub-Kustomization on purpose. A suspended requested object always fails.
 	FailOnSuspended bool
+	// Reconcile asks Flux to reconcile the requested objects and their sources before it
+	// verifies (the only writes a run makes); ReconcileOff only reads.
+	Reconcile ReconcileMode
 	// Snapshot returns the state as it is now instead of waiting (app-status get).
 	Snapshot bool
 	// Classify holds the rollout-failure classifier's thresholds.
@@ -108,11 +111,12 @@ func Run(ctx context.Context, req Request) result.Run {
 
 	report := newReporter(req.Progress)
 	slots := newConnectSlots(req.MaxParallel)
+	requests := make(requestSlots, req.MaxParallel)
 	results := make([]result.Cluster, len(req.Targets))
 	g := errgroup.Group{}
 	for i, target := range req.Targets {
 		g.Go(func() error {
-			c := verifyCluster(failFast, req, target, report, slots)
+			c := verifyCluster(failFast, req, target, report, slots, requests)
 			results[i] = c
 			if req.FailFast && !c.Ready() && c.Verdict != result.VerdictCancelled {
 				stopOthers(errFailFast)

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/org/app-status-action/internal/flux"
 )
 
 // watchKey names one list+watch: a resource type in a namespace ("" for cluster-scoped).
@@ -50,6 +52,10 @@ type cachedList interface {
 	// kinds are not kept), and when it saw it deleted; an object created again since is not
 	// gone.
 	gone(namespace, name string) (last any, at time.Time, ok bool)
+	// noted is the latest moment the store's note function read from any state of the object
+	// the cache saw, even one replaced before an assessment read it (HelmReleases: the start
+	// of a reconcile, flux.ReconcileStarted); zero when none.
+	noted(namespace, name string) time.Time
 }
 
 // Read bounds: a list that takes longer is abandoned and retried by the informer; watches are
@@ -97,7 +103,12 @@ type notifyingStore struct {
 	keepGone bool
 	// carry, when set, brings what an object's new state forgot from its previous one
 	// (keepPullErrors).
-	carry   func(old, cur any) any
+	carry func(old, cur any) any
+	// note, when set, reads a moment from each state of an object the store receives; the
+	// latest per object is kept in notes.
+	note    func(obj any) (time.Time, bool)
+	notesMu sync.Mutex
+	notes   map[string]time.Time
 	clock   func() time.Time
 	goneMu  sync.Mutex
 	deleted map[string]tombstone
@@ -157,6 +168,7 @@ func (n *notifyingStore) Add(obj any) error {
 	if err != nil {
 		return err
 	}
+	n.noteOf(o)
 	n.revive(o)
 	defer n.onChange()
 	return n.Store.Add(o)
@@ -168,6 +180,7 @@ func (n *notifyingStore) Update(obj any) error {
 		return err
 	}
 	o = n.carried(o)
+	n.noteOf(o)
 	n.revive(o)
 	defer n.onChange()
 	return n.Store.Update(o)
@@ -186,7 +199,9 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 		if err != nil {
 			return err
 		}
-		converted = append(converted, n.carried(o))
+		o = n.carried(o)
+		n.noteOf(o)
+		converted = append(converted, o)
 	}
 	if n.keepGone {
 		// Objects deleted while the watch was down vanish from a new list.
@@ -211,6 +226,35 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 }
 
 func (n *notifyingStore) Resync() error { return nil }
+
+// noteOf keeps the moment note reads from a state of an object, when it is the latest.
+func (n *notifyingStore) noteOf(obj any) {
+	if n.note == nil {
+		return
+	}
+	t, ok := n.note(obj)
+	if !ok {
+		return
+	}
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	n.notesMu.Lock()
+	defer n.notesMu.Unlock()
+	if n.notes == nil {
+		n.notes = map[string]time.Time{}
+	}
+	if t.After(n.notes[key]) {
+		n.notes[key] = t
+	}
+}
+
+func (n *notifyingStore) notedAt(key string) time.Time {
+	n.notesMu.Lock()
+	defer n.notesMu.Unlock()
+	return n.notes[key]
+}
 
 // carried applies carry to an object's new state and the state the store holds.
 func (n *notifyingStore) carried(cur any) any {
@@ -340,8 +384,11 @@ func (s *watchSet) get(key watchKey) cachedList {
 	w := &watch{since: s.clock(), onErr: s.notify}
 	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key.gvr), onChange: s.notify,
 		keepGone: key.gvr == jobsGVR, clock: s.clock}
-	if key.gvr == podsGVR {
+	switch key.gvr {
+	case podsGVR:
 		w.store.carry = keepPullErrors
+	case flux.KindHelmRelease.GroupVersionResource():
+		w.store.note = reconcileStarted
 	}
 	lw, example := s.listWatch(key, w)
 	backoff := reconnectBackoff
@@ -395,6 +442,10 @@ func (w *watch) object(namespace, name string) (any, bool) {
 
 func (w *watch) list() []any { return w.store.List() }
 
+func (w *watch) noted(namespace, name string) time.Time {
+	return w.store.notedAt(storeKey(namespace, name))
+}
+
 func (w *watch) gone(namespace, name string) (any, time.Time, bool) {
 	return w.store.gone(storeKey(namespace, name))
 }
@@ -409,9 +460,20 @@ func storeKey(namespace, name string) string {
 // stripManagedFields drops what no verdict reads, to keep memory flat with many objects.
 func stripManagedFields(obj any) (any, error) {
 	if acc, err := meta.Accessor(obj); err == nil {
+		vetAnnotations(acc)
 		acc.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// reconcileStarted reads when helm-controller started its reconcile of a HelmRelease
+// (flux.ReconcileStarted).
+func reconcileStarted(obj any) (time.Time, bool) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return time.Time{}, false
+	}
+	return flux.ReconcileStarted(u)
 }
 
 // keepFieldManagers keeps who applied an object and when (a HelmRelease's values source, see

@@ -1,0 +1,77 @@
+package verify
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/org/app-status-action/internal/classify"
+)
+
+// notFromGit is the annotation the informers' transforms put on a cached workload in place of
+// the app-status.io annotations that Flux did not apply: their keys, comma-separated. It
+// exists only in this process's cache.
+const notFromGit = "app-status.internal/not-from-git"
+
+// gitManagers are the field managers that write what a Git repository (or a chart) says.
+var gitManagers = map[string]bool{"kustomize-controller": true, "helm-controller": true}
+
+// vetAnnotations keeps a workload's app-status.io annotations only when Flux applied them
+// (kustomize-controller or helm-controller owns the field, in metadata.managedFields): they
+// are settings a team writes in Git. One added in the cluster (kubectl annotate, a mutating
+// policy, an operator) survives Flux's reconciliations, and would let whoever may annotate a
+// workload turn its verdict green. It is dropped, and its key listed in notFromGit for the
+// object's message. An object with no managedFields at all (never so from an API server) is
+// left as it is.
+func vetAnnotations(acc metav1.Object) {
+	annotations := acc.GetAnnotations()
+	_, forged := annotations[notFromGit]
+	delete(annotations, notFromGit) // never taken from the cluster
+	var ours []string
+	for k := range annotations {
+		if strings.HasPrefix(k, classify.AnnotationPrefix) {
+			ours = append(ours, k)
+		}
+	}
+	var dropped []string
+	if fields := acc.GetManagedFields(); len(ours) > 0 && len(fields) > 0 {
+		owned := fluxOwnedAnnotations(fields)
+		for _, k := range ours {
+			if !owned[k] {
+				dropped = append(dropped, k)
+				delete(annotations, k)
+			}
+		}
+	}
+	if len(dropped) > 0 {
+		sort.Strings(dropped)
+		annotations[notFromGit] = strings.Join(dropped, ",")
+	}
+	if forged || len(dropped) > 0 {
+		acc.SetAnnotations(annotations)
+	}
+}
+
+// fluxOwnedAnnotations are the annotation keys a Flux controller owns in managedFields.
+func fluxOwnedAnnotations(fields []metav1.ManagedFieldsEntry) map[string]bool {
+	owned := map[string]bool{}
+	for _, f := range fields {
+		if !gitManagers[f.Manager] || f.Subresource != "" || f.FieldsV1 == nil {
+			continue
+		}
+		var set struct {
+			Metadata struct {
+				Annotations map[string]json.RawMessage `json:"f:annotations"`
+			} `json:"f:metadata"`
+		}
+		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &set) != nil {
+			continue
+		}
+		for k := range set.Metadata.Annotations {
+			owned[strings.TrimPrefix(k, "f:")] = true
+		}
+	}
+	return owned
+}

@@ -1,0 +1,63 @@
+package verify
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestVetAnnotations(t *testing.T) {
+	t.Parallel()
+	fluxApplied := metav1.ManagedFieldsEntry{Manager: "kustomize-controller", Operation: metav1.ManagedFieldsOperationApply,
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:app-status.io/retry-grace":{},"f:team":{}}},"f:spec":{}}`)}
+	helmApplied := metav1.ManagedFieldsEntry{Manager: "helm-controller", Operation: metav1.ManagedFieldsOperationUpdate,
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{".":{},"f:app-status.io/crash-restarts":{}}}}`)}
+	kubectl := metav1.ManagedFieldsEntry{Manager: "kubectl-annotate", Operation: metav1.ManagedFieldsOperationUpdate,
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:app-status.io/ignore-readiness":{}}}}`)}
+	statusByFlux := metav1.ManagedFieldsEntry{Manager: "kustomize-controller", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status",
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:app-status.io/failure-grace":{}}}}`)}
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		fields      []metav1.ManagedFieldsEntry
+		want        map[string]string
+	}{
+		{
+			name:        "applied by Flux: kept",
+			annotations: map[string]string{"app-status.io/retry-grace": "5m", "app-status.io/crash-restarts": "9", "team": "a"},
+			fields:      []metav1.ManagedFieldsEntry{fluxApplied, helmApplied},
+			want:        map[string]string{"app-status.io/retry-grace": "5m", "app-status.io/crash-restarts": "9", "team": "a"},
+		},
+		{
+			name:        "added in the cluster: dropped and listed",
+			annotations: map[string]string{"app-status.io/retry-grace": "5m", "app-status.io/ignore-readiness": "true", "app-status.io/failure-grace": "1h"},
+			fields:      []metav1.ManagedFieldsEntry{fluxApplied, kubectl, statusByFlux},
+			want:        map[string]string{"app-status.io/retry-grace": "5m", notFromGit: "app-status.io/failure-grace,app-status.io/ignore-readiness"},
+		},
+		{
+			name:        "a forged list from the cluster is dropped",
+			annotations: map[string]string{notFromGit: "x", "team": "a"},
+			fields:      []metav1.ManagedFieldsEntry{kubectl},
+			want:        map[string]string{"team": "a"},
+		},
+		{
+			name:        "no managedFields (never so from an API server): left as it is",
+			annotations: map[string]string{"app-status.io/ignore-readiness": "true"},
+			want:        map[string]string{"app-status.io/ignore-readiness": "true"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
+			u.SetAnnotations(tt.annotations)
+			u.SetManagedFields(tt.fields)
+			vetAnnotations(u)
+			if diff := cmp.Diff(tt.want, u.GetAnnotations()); diff != "" {
+				t.Errorf("annotations (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
