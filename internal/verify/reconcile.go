@@ -145,7 +145,7 @@ func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots r
 		p := reconcilePlan{ref: ref}
 		if src := flux.SourceOf(ref.Kind, obj); src.Name != "" {
 			if src.Kind == "HelmChart" {
-				if up, ok := s.chartUpstream(ctx, t, src); ok {
+				if up, ok := s.chartUpstream(ctx, src); ok {
 					p.sources = append(p.sources, up)
 				}
 			}
@@ -206,7 +206,7 @@ func plans2sources(plans []reconcilePlan) []flux.SourceRef {
 // awaitRevision waits until every direct source's artifact carries the expected revision,
 // asking all the sources again every 10 to 15 s while one does not.
 func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requestSlots, all, direct []flux.SourceRef) {
-	next := s.req.Clock().Add(reRequestEvery + rand.N(reRequestJitter))
+	next := s.req.Clock().Add(reRequestPause())
 	poll := time.NewTicker(sourcePoll)
 	defer poll.Stop()
 	for {
@@ -229,7 +229,7 @@ func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requ
 			for _, src := range all {
 				s.requestSource(ctx, t, slots, src)
 			}
-			next = now.Add(reRequestEvery + rand.N(reRequestJitter))
+			next = now.Add(reRequestPause())
 		}
 		select {
 		case <-ctx.Done():
@@ -239,9 +239,15 @@ func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requ
 	}
 }
 
+// reRequestPause is how long to wait before asking a source again: 10 to 15 s, spread so a
+// fleet's clusters do not ask in step. (Jitter, not a secret: math/rand is right.)
+func reRequestPause() time.Duration {
+	return reRequestEvery + rand.N(reRequestJitter) //nolint:gosec // jitter, not a secret
+}
+
 // chartUpstream is the source a HelmChart builds from, when it can be asked to reconcile (a
 // HelmRepository of type oci has no artifact, and nothing to reconcile, as flux says).
-func (s *clusterState) chartUpstream(ctx context.Context, t *trigger, chart flux.SourceRef) (flux.SourceRef, bool) {
+func (s *clusterState) chartUpstream(ctx context.Context, chart flux.SourceRef) (flux.SourceRef, bool) {
 	gvr, _ := chart.GroupVersionResource()
 	obj, err := s.getFlux(ctx, gvr, chart.Namespace, chart.Name)
 	if err != nil {
