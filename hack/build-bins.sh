@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the test bed's binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, kwok, kwokctl, kustomize-controller, helm-controller) from the pinned modules under
+# kubectl, kwok, kwokctl, kustomize-controller, helm-controller, source-controller) from the pinned modules under
 # hack/bins/, and caches them outside the clone. The cache key is the content of each module's
 # go.mod and go.sum plus the Go version, so a warm run only checks that the files are there.
 #
@@ -24,6 +24,7 @@ declare -A pkgs=(
   [kwok]="sigs.k8s.io/kwok/cmd/kwok=kwok sigs.k8s.io/kwok/cmd/kwokctl=kwokctl"
   [kustomize-controller]="github.com/fluxcd/kustomize-controller=kustomize-controller"
   [helm-controller]="github.com/fluxcd/helm-controller=helm-controller"
+  [source-controller]="github.com/fluxcd/source-controller=source-controller"
 )
 declare -A ldflags=(
   [kubernetes]="$kube_ldflags"
@@ -31,10 +32,11 @@ declare -A ldflags=(
   [kwok]="$kwok_ldflags"
   [kustomize-controller]="-s -w"
   [helm-controller]="-s -w"
+  [source-controller]="-s -w"
 )
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(etcd kubernetes kwok kustomize-controller helm-controller)
+[ ${#components[@]} -gt 0 ] || components=(etcd kubernetes kwok kustomize-controller helm-controller source-controller)
 
 bindir="$cache/current"
 mkdir -p "$cache" "$bindir"

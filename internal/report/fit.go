@@ -226,6 +226,13 @@ func boundText(c *result.Cluster, s *clusterSize, runes int) bool {
 	if bound(&c.Reason, runes) {
 		cut = true
 	}
+	if r := c.Reconcile; r != nil {
+		for k := range r.Notes {
+			if bound(&r.Notes[k], runes) {
+				cut = true
+			}
+		}
+	}
 	for j := range c.Flux {
 		f := &c.Flux[j]
 		if bound(&f.Message, runes) {
@@ -323,6 +330,11 @@ func copyRun(run result.Run) result.Run {
 		c := &out.Results[i]
 		c.Flux = slices.Clone(c.Flux)
 		c.Objects = slices.Clone(c.Objects)
+		if r := c.Reconcile; r != nil {
+			copied := *r
+			copied.Requested, copied.Notes = slices.Clone(r.Requested), slices.Clone(r.Notes)
+			c.Reconcile = &copied
+		}
 		for j := range c.Objects {
 			if f := c.Objects[j].Failure; f != nil {
 				copied := *f

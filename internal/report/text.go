@@ -26,6 +26,11 @@ func Text(w io.Writer, run result.Run) error {
 	writeTextCondition(&b, run)
 	for _, c := range run.Results {
 		if c.Ready() {
+			if c.Reconcile != nil {
+				// Where its time went, as the summary's table says.
+				b.WriteByte('\n')
+				writeTextLine(&b, 0, c.Name+": "+reconcileLine(c.Reconcile))
+			}
 			continue
 		}
 		b.WriteByte('\n')

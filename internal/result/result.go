@@ -132,8 +132,8 @@ type Cluster struct {
 // Reconcile is what the run's reconcile requests did on one cluster, and where the time went:
 // each moment in milliseconds from the cluster's start, absent when it did not come.
 type Reconcile struct {
-	// Requested are the objects asked to reconcile (the sources, then the requested Flux
-	// objects), by ID.
+	// Requested are the objects asked to reconcile (sources and requested Flux objects), by
+	// ID, sorted.
 	Requested []string `json:"requested"`
 	// RequestedMs is when the first request was sent.
 	RequestedMs *int64 `json:"requestedMs,omitempty"`

@@ -25,6 +25,12 @@ type Options struct {
 	Clusters int
 	// Flux starts a real kustomize-controller and helm-controller for every cluster.
 	Flux bool
+	// RealSources also starts the real source-controller for every cluster, and an OCI
+	// registry in-process (Bed.Registry) it fetches from: publishing a revision is pushing an
+	// artifact, as users do, and source-controller sees it at its interval or when asked.
+	// The test bed then does not play source-controller: PublishGit and the other Publish
+	// helpers are not for such a bed.
+	RealSources bool
 	// Nodes is the number of simulated nodes per cluster (default 2).
 	Nodes int
 	// Prefix names the clusters <prefix>-<i> (default "bed").
@@ -44,6 +50,8 @@ type Bed struct {
 	Bins      Bins
 	Clusters  []*Cluster
 	Artifacts *ArtifactServer
+	// Registry is the OCI registry of a bed with RealSources, nil otherwise.
+	Registry *Registry
 
 	workdir string
 	stages  string
@@ -97,6 +105,11 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	if b.Artifacts, err = startArtifactServer(); err != nil {
 		return nil, err
 	}
+	if opts.RealSources {
+		if b.Registry, err = startRegistry(); err != nil {
+			return nil, err
+		}
+	}
 
 	start := time.Now()
 	suffix := fmt.Sprintf("%d", os.Getpid()%100000)
@@ -137,6 +150,9 @@ func (b *Bed) Close() {
 		wg.Wait()
 		if b.Artifacts != nil {
 			b.Artifacts.Close()
+		}
+		if b.Registry != nil {
+			b.Registry.Close()
 		}
 		if b.guard != nil {
 			b.guard.release()

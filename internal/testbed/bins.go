@@ -19,7 +19,7 @@ const BinDirEnv = "APP_STATUS_BIN_DIR"
 // binaries lists the executables a test bed needs.
 var binaries = []string{
 	"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl",
-	"kwok", "kwokctl", "kustomize-controller", "helm-controller",
+	"kwok", "kwokctl", "kustomize-controller", "helm-controller", "source-controller",
 }
 
 // Bins is the folder of test bed binaries.

@@ -147,6 +147,11 @@ func (c *Cluster) setUp(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	if opts.RealSources {
+		if err := c.StartSourceController(ctx); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -27,14 +27,29 @@ type controller struct {
 // until both report healthy.
 func (c *Cluster) StartFlux(ctx context.Context) error {
 	for _, name := range []string{"kustomize-controller", "helm-controller"} {
-		if err := c.startController(ctx, name); err != nil {
+		if err := c.startController(ctx, name, "--http-retry=3"); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *Cluster) startController(ctx context.Context, name string) error {
+// StartSourceController starts the real source-controller for the cluster, serving the
+// artifacts it stores over HTTP on 127.0.0.1, where kustomize-controller and helm-controller
+// fetch them, and waits until it reports healthy.
+func (c *Cluster) StartSourceController(ctx context.Context) error {
+	storage, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(c.bed.workdir, "sources", c.Name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("testbed: make source-controller storage: %w", err)
+	}
+	return c.startController(ctx, "source-controller", "--storage-path="+dir, "--storage-addr="+storage, "--storage-adv-addr="+storage)
+}
+
+func (c *Cluster) startController(ctx context.Context, name string, extra ...string) error {
 	metrics, err := freeAddr()
 	if err != nil {
 		return err
@@ -54,10 +69,10 @@ func (c *Cluster) startController(ctx context.Context, name string) error {
 		"--enable-leader-election=false",
 		"--watch-all-namespaces=true",
 		"--requeue-dependency=5s",
-		"--http-retry=3",
 		"--concurrent=8",
 		"--log-level=info",
 	)
+	cmd.Args = append(cmd.Args, extra...)
 	// A temporary folder of its own: kustomize-controller deletes every /tmp/kustomization-*
 	// folder when it starts (its "stale" ones), which would pull the build folders away from
 	// the controllers of every other cluster on this machine in the middle of a build.

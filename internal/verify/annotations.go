@@ -19,12 +19,13 @@ const notFromGit = "app-status.internal/not-from-git"
 var gitManagers = map[string]bool{"kustomize-controller": true, "helm-controller": true}
 
 // vetAnnotations keeps a workload's app-status.io annotations only when Flux applied them
-// (kustomize-controller or helm-controller owns the field, in metadata.managedFields): they
-// are settings a team writes in Git. One added in the cluster (kubectl annotate, a mutating
-// policy, an operator) survives Flux's reconciliations, and would let whoever may annotate a
-// workload turn its verdict green. It is dropped, and its key listed in notFromGit for the
-// object's message. An object with no managedFields at all (never so from an API server) is
-// left as it is.
+// (kustomize-controller's server-side apply, or helm-controller, owns the field in
+// metadata.managedFields): they are settings a team writes in Git. One added in the cluster
+// (kubectl annotate, a mutating policy, an operator) survives Flux's reconciliations, and
+// would turn a verdict green by accident. It is dropped, and its key listed in notFromGit for
+// the object's message; so are they all when the object has no managedFields (they can be
+// stripped). Field manager names are the client's word: this guards against accidents, not
+// against someone who may patch the workload, who can change what runs anyway.
 func vetAnnotations(acc metav1.Object) {
 	annotations := acc.GetAnnotations()
 	_, forged := annotations[notFromGit]
@@ -36,8 +37,8 @@ func vetAnnotations(acc metav1.Object) {
 		}
 	}
 	var dropped []string
-	if fields := acc.GetManagedFields(); len(ours) > 0 && len(fields) > 0 {
-		owned := fluxOwnedAnnotations(fields)
+	if len(ours) > 0 {
+		owned := fluxOwnedAnnotations(acc.GetManagedFields())
 		for _, k := range ours {
 			if !owned[k] {
 				dropped = append(dropped, k)
@@ -58,7 +59,8 @@ func vetAnnotations(acc metav1.Object) {
 func fluxOwnedAnnotations(fields []metav1.ManagedFieldsEntry) map[string]bool {
 	owned := map[string]bool{}
 	for _, f := range fields {
-		if !gitManagers[f.Manager] || f.Subresource != "" || f.FieldsV1 == nil {
+		if !gitManagers[f.Manager] || f.Subresource != "" || f.FieldsV1 == nil ||
+			(f.Manager == "kustomize-controller" && f.Operation != metav1.ManagedFieldsOperationApply) {
 			continue
 		}
 		var set struct {

@@ -43,9 +43,16 @@ func TestVetAnnotations(t *testing.T) {
 			want:        map[string]string{"team": "a"},
 		},
 		{
-			name:        "no managedFields (never so from an API server): left as it is",
+			name:        "no managedFields (stripped): not from Git",
 			annotations: map[string]string{"app-status.io/ignore-readiness": "true"},
-			want:        map[string]string{"app-status.io/ignore-readiness": "true"},
+			want:        map[string]string{notFromGit: "app-status.io/ignore-readiness"},
+		},
+		{
+			name:        "kustomize-controller's name on an update (kubectl --field-manager): not its apply",
+			annotations: map[string]string{"app-status.io/retry-grace": "5m"},
+			fields: []metav1.ManagedFieldsEntry{{Manager: "kustomize-controller", Operation: metav1.ManagedFieldsOperationUpdate,
+				FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:app-status.io/retry-grace":{}}}}`)}},
+			want: map[string]string{notFromGit: "app-status.io/retry-grace"},
 		},
 	}
 	for _, tt := range tests {

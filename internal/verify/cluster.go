@@ -140,7 +140,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	if req.Reconcile != ReconcileOff && !req.Snapshot {
 		// The requests run beside the verification, which they never hold up; they end with
 		// the cluster's verdict.
-		trig = &trigger{start: start}
+		trig = &trigger{start: start, poke: state.poke}
 		tctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
@@ -172,6 +172,12 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		last = e
 		if applied.IsZero() && e.rootsApplied {
 			applied = now
+		}
+		if trig != nil && state.awaitsHandling() && e.fatal == nil && e.pending == nil {
+			// The state before the run's own request would pass: wait for Flux to handle it.
+			if msg := state.unhandled(trig); msg != "" {
+				e.pending = &verdictReason{verdict: result.VerdictInProgress, reason: "ReconcileRequested", message: msg}
+			}
 		}
 		out.Flux, out.Objects = e.flux, e.objects
 		// The slot goes back once no first list is on its way: all arrived, or the ones
@@ -358,6 +364,13 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		}
 	}
 	return s, nil
+}
+
+// poke wakes the cluster's loop, as a change of a watched object does.
+func (s *clusterState) poke() {
+	if ws, ok := s.watches.(*watchSet); ok {
+		ws.notify()
+	}
 }
 
 // notifications is the channel that says something changed (never for a snapshot).

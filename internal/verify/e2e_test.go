@@ -26,11 +26,16 @@ import (
 // the package's tests; each test deploys its own app in its own namespace.
 var bed = testbed.NewShared(testbed.Options{Clusters: 3, Flux: true, Prefix: "verify"})
 
+// realBed runs the real source-controller, which fetches from an OCI registry: publishing a
+// revision is pushing an artifact (reconcile_e2e_test.go).
+var realBed = testbed.NewShared(testbed.Options{Clusters: 2, Flux: true, RealSources: true, Prefix: "sources"})
+
 func TestMain(m *testing.M) {
 	// As the CLI does: the verdicts the tests check say what matters.
 	verify.DiscardClientLogs()
 	code := m.Run()
 	bed.Close()
+	realBed.Close()
 	os.Exit(code)
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -68,12 +70,40 @@ type trigger struct {
 	requestedAt time.Time
 	sourceAt    time.Time
 	notes       []string
+	// roots are the tokens of the requests sent to the requested objects, by ID: without a
+	// revision to gate on (or with force), the verdict waits until Flux has handled them.
+	roots map[string]rootRequest
+	// finished is set once the requests are all sent (or given up); poke wakes the cluster's
+	// loop then.
+	finished bool
+	poke     func()
 }
 
+// rootRequest is a request sent to a requested object: its token, and whether it forced a
+// Helm release.
+type rootRequest struct {
+	token  time.Time
+	forced bool
+}
+
+// maxNotes bounds the notes of a cluster; the same note is kept once.
+const maxNotes = 20
+
 func (t *trigger) note(format string, args ...any) {
+	n := sanitize.Compact(fmt.Sprintf(format, args...))
+	if r := []rune(n); len(r) > 400 {
+		n = string(r[:400]) + "…"
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.notes = append(t.notes, sanitize.Compact(fmt.Sprintf(format, args...)))
+	if slices.Contains(t.notes, n) {
+		return
+	}
+	if len(t.notes) == maxNotes {
+		t.notes[maxNotes-1] = "(more notes left out)"
+		return
+	}
+	t.notes = append(t.notes, n)
 }
 
 func (t *trigger) sent(id string, at time.Time) {
@@ -86,6 +116,32 @@ func (t *trigger) sent(id string, at time.Time) {
 	if t.requestedAt.IsZero() {
 		t.requestedAt = at
 	}
+}
+
+func (t *trigger) sentRoot(id string, r rootRequest) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.roots == nil {
+		t.roots = map[string]rootRequest{}
+	}
+	t.roots[id] = r
+}
+
+func (t *trigger) finish() {
+	t.mu.Lock()
+	t.finished = true
+	poke := t.poke
+	t.mu.Unlock()
+	if poke != nil {
+		poke()
+	}
+}
+
+// state is whether the requests are all sent, and the requests sent to requested objects.
+func (t *trigger) state() (finished bool, roots map[string]rootRequest) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.finished, maps.Clone(t.roots)
 }
 
 func (t *trigger) sourceReady(at time.Time) {
@@ -126,6 +182,7 @@ func (t *trigger) report(applied time.Time) *result.Reconcile {
 // their requests; the revision gate decides), never touches a suspended object, and never
 // changes the verdict: what it could not do is a note.
 func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots requestSlots) {
+	defer t.finish()
 	var plans []reconcilePlan
 	for _, ref := range s.req.Resources {
 		obj, err := s.getFlux(ctx, ref.Kind.GroupVersionResource(), ref.Namespace, ref.Name)
@@ -154,31 +211,38 @@ func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots r
 		plans = append(plans, p)
 	}
 	// The sources, once each.
-	asked := map[string]bool{}
-	var direct []flux.SourceRef
-	for _, p := range plans {
-		for i, src := range p.sources {
-			if !asked[src.ID()] {
-				asked[src.ID()] = true
-				s.requestSource(ctx, t, slots, src)
-			}
-			if i == len(p.sources)-1 {
-				direct = append(direct, src)
-			}
-		}
+	for _, src := range plans2sources(plans) {
+		s.requestSource(ctx, t, slots, src)
 	}
 	if !s.req.Revision.IsZero() {
-		s.awaitRevision(ctx, t, slots, plans2sources(plans), direct)
+		s.awaitRevision(ctx, t, slots, plans)
 	}
 	for _, p := range plans {
 		if ctx.Err() != nil {
 			return
 		}
-		body := map[string]string{requestedAtAnnotation: token(s.req.Clock())}
-		if s.req.Reconcile == ReconcileForce && p.ref.Kind == flux.KindHelmRelease {
+		// Read again: it may have been suspended meanwhile; the patch carries the version
+		// read, so one changed since is refused (409), never requested.
+		obj, err := s.getFlux(ctx, p.ref.Kind.GroupVersionResource(), p.ref.Namespace, p.ref.Name)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			t.note("reconciliation not requested: reading %s: %s", p.ref.ID(), apiMessage(err))
+			continue
+		case suspended(obj):
+			t.note("reconciliation not requested: %s is suspended", p.ref.ID())
+			continue
+		}
+		now := s.req.Clock()
+		body := map[string]string{requestedAtAnnotation: token(now)}
+		forced := s.req.Reconcile == ReconcileForce && p.ref.Kind == flux.KindHelmRelease
+		if forced {
 			body[forceAtAnnotation] = body[requestedAtAnnotation]
 		}
-		s.patchRequest(ctx, t, slots, p.ref.Kind.GroupVersionResource(), p.ref.ID(), p.ref.Namespace, p.ref.Name, body)
+		if s.patchRequest(ctx, t, slots, p.ref.Kind.GroupVersionResource(), p.ref.ID(), p.ref.Namespace, p.ref.Name, obj.GetResourceVersion(), body) {
+			t.sentRoot(p.ref.ID(), rootRequest{token: now, forced: forced})
+		}
 	}
 }
 
@@ -203,30 +267,31 @@ func plans2sources(plans []reconcilePlan) []flux.SourceRef {
 	return out
 }
 
-// awaitRevision waits until every direct source's artifact carries the expected revision,
-// asking all the sources again every 10 to 15 s while one does not.
-func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requestSlots, all, direct []flux.SourceRef) {
+// awaitRevision waits until the direct source of every plan has the expected revision,
+// asking the sources of the plans still lacking it again every 10 to 15 s.
+func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requestSlots, plans []reconcilePlan) {
 	next := s.req.Clock().Add(reRequestPause())
 	poll := time.NewTicker(sourcePoll)
 	defer poll.Stop()
 	for {
-		missing := false
-		for _, src := range direct {
-			gvr, ok := src.GroupVersionResource()
-			if !ok {
+		var lacking []reconcilePlan
+		for _, p := range plans {
+			if len(p.sources) == 0 {
 				continue
 			}
-			obj, err := s.getFlux(ctx, gvr, src.Namespace, src.Name)
-			if err != nil || !s.req.Revision.Matches(flux.ReadSource(src, obj).Revisions()...) {
-				missing = true
+			if !s.sourceHas(ctx, p.sources[len(p.sources)-1]) {
+				lacking = append(lacking, p)
 			}
 		}
-		if !missing {
+		if ctx.Err() != nil {
+			return
+		}
+		if len(lacking) == 0 {
 			t.sourceReady(s.req.Clock())
 			return
 		}
 		if now := s.req.Clock(); !now.Before(next) {
-			for _, src := range all {
+			for _, src := range plans2sources(lacking) {
 				s.requestSource(ctx, t, slots, src)
 			}
 			next = now.Add(reRequestPause())
@@ -237,6 +302,25 @@ func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requ
 		case <-poll.C:
 		}
 	}
+}
+
+// sourceHas reports whether a source's artifact is of the expected revision: its revision,
+// its origin revision, or for a HelmChart the revision it was built from, once it has built
+// (it records that revision before it builds).
+func (s *clusterState) sourceHas(ctx context.Context, src flux.SourceRef) bool {
+	gvr, ok := src.GroupVersionResource()
+	if !ok {
+		return true
+	}
+	obj, err := s.getFlux(ctx, gvr, src.Namespace, src.Name)
+	if err != nil {
+		return false
+	}
+	read := flux.ReadSource(src, obj)
+	if src.Kind == "HelmChart" && !read.Done {
+		return false
+	}
+	return s.req.Revision.Matches(read.Revisions()...)
 }
 
 // reRequestPause is how long to wait before asking a source again: 10 to 15 s, spread so a
@@ -286,20 +370,22 @@ func (s *clusterState) requestSource(ctx context.Context, t *trigger, slots requ
 		t.note("reconciliation not requested: %s is suspended", src.ID())
 		return
 	}
-	s.patchRequest(ctx, t, slots, gvr, src.ID(), src.Namespace, src.Name, map[string]string{requestedAtAnnotation: token(s.req.Clock())})
+	s.patchRequest(ctx, t, slots, gvr, src.ID(), src.Namespace, src.Name, obj.GetResourceVersion(), map[string]string{requestedAtAnnotation: token(s.req.Clock())})
 }
 
 // patchRequest sends one request: a merge patch of the object's annotations alone, with the
-// run's field manager, within a request slot. A 403 is a note, never the verdict.
-func (s *clusterState) patchRequest(ctx context.Context, t *trigger, slots requestSlots, gvr schema.GroupVersionResource, id, ns, name string, annotations map[string]string) {
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+// run's field manager and the resourceVersion the run read (a version changed since, say
+// suspended, is refused with 409), within a request slot. A refusal is a note, never the
+// verdict. It reports whether the request was accepted.
+func (s *clusterState) patchRequest(ctx context.Context, t *trigger, slots requestSlots, gvr schema.GroupVersionResource, id, ns, name, resourceVersion string, annotations map[string]string) bool {
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations, "resourceVersion": resourceVersion}})
 	if err != nil {
-		return
+		return false
 	}
 	select {
 	case slots <- struct{}{}:
 	case <-ctx.Done():
-		return
+		return false
 	}
 	defer func() { <-slots }()
 	rctx, cancel := context.WithTimeout(ctx, listTimeout)
@@ -308,12 +394,17 @@ func (s *clusterState) patchRequest(ctx context.Context, t *trigger, slots reque
 	switch {
 	case err == nil:
 		t.sent(id, s.req.Clock())
+		return true
 	case ctx.Err() != nil:
+		t.note("reconciliation request for %s may have been sent as the cluster's verdict came", id)
 	case apierrors.IsForbidden(err):
 		t.note("reconciliation not requested: the credentials may not patch %s (403): %s", id, apiMessage(err))
+	case apierrors.IsConflict(err):
+		t.note("reconciliation not requested: %s changed since it was read (409)", id)
 	default:
 		t.note("reconciliation request for %s failed: %s", id, apiMessage(err))
 	}
+	return false
 }
 
 // getFlux reads one object with a deadline of its own.
@@ -334,3 +425,52 @@ func suspended(obj *unstructured.Unstructured) bool {
 
 // token is the request's value, the time it was made, as flux reconcile writes it.
 func token(now time.Time) string { return now.UTC().Format(time.RFC3339Nano) }
+
+// awaitsHandling reports whether the verdict must wait until Flux has handled the run's own
+// requests: with no revision to gate on, the state before the request would pass; a forced
+// Helm release runs again (hooks included) whatever the revision.
+func (s *clusterState) awaitsHandling() bool {
+	return s.req.Reconcile == ReconcileForce || s.req.Revision.IsZero()
+}
+
+// unhandled says what the run still waits for when its verdict waits for its own requests:
+// the requests not sent yet, or a requested object whose controller has not handled a request
+// as recent as the run's (status.lastHandledReconcileAt, and lastHandledForceAt for a forced
+// HelmRelease, hold the token handled; a later token, another run's, counts too). "" when
+// nothing.
+func (s *clusterState) unhandled(t *trigger) string {
+	finished, roots := t.state()
+	if !finished {
+		return "sending the reconcile requests"
+	}
+	ids := slices.Sorted(maps.Keys(roots))
+	for _, id := range ids {
+		r := roots[id]
+		var ref flux.Ref
+		for _, req := range s.req.Resources {
+			if req.ID() == id {
+				ref = req
+			}
+		}
+		if ref.Name == "" {
+			continue
+		}
+		cached, _ := s.watches.get(watchKey{gvr: ref.Kind.GroupVersionResource(), namespace: ref.Namespace}).object(ref.Namespace, ref.Name)
+		obj, ok := cached.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		fields := []string{"lastHandledReconcileAt"}
+		if r.forced {
+			fields = append(fields, "lastHandledForceAt")
+		}
+		for _, f := range fields {
+			v, _, _ := unstructured.NestedString(obj.Object, "status", f)
+			handled, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil || handled.Before(r.token) {
+				return fmt.Sprintf("%s: waiting for Flux to handle the reconcile request sent at %s (status.%s)", id, token(r.token), f)
+			}
+		}
+	}
+	return ""
+}

@@ -125,6 +125,7 @@ func TestReconcilePolicy(t *testing.T) {
 		{"a label", testbed.KustomizationGVR, `{"metadata":{"labels":{"team":"other"}}}`},
 		{"another annotation", testbed.KustomizationGVR, `{"metadata":{"annotations":{"kustomize.toolkit.fluxcd.io/reconcile":"disabled"}}}`},
 		{"the request and another annotation", testbed.GitRepositoryGVR, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"x","other":"y"}}}`},
+		{"the other field managers (stripped)", testbed.KustomizationGVR, `{"metadata":{"managedFields":[{}],"annotations":{"reconcile.fluxcd.io/requestedAt":"y"}}}`},
 	}
 	for _, r := range refused {
 		err := patch(r.gvr, r.body)
@@ -271,4 +272,82 @@ func leastPrivilegeRules(t *testing.T) []rbacv1.PolicyRule {
 	t.Helper()
 	_, role := leastPrivilegeRole(t)
 	return role.Rules
+}
+
+// TestReconcileMergeToVerdict (issue 21): with the real source-controller and its sources at
+// a 10-minute interval, a revision pushed (as `flux push artifact` does) is verified on every
+// cluster within seconds by a run with reconcile, while the same run without it times out;
+// a revision pushed 6 s after the step started still verifies (the source is asked again).
+func TestReconcileMergeToVerdict(t *testing.T) {
+	b := realBed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	name := strings.ToLower(t.Name())
+	reg := b.Registry
+	push := func(commit string) time.Time {
+		t.Helper()
+		if _, err := reg.PushArtifact(ctx, name, "latest", appDir(t, "web"), "main@sha1:"+commit); err != nil {
+			t.Fatal(err)
+		}
+		return time.Now()
+	}
+	push(commitA)
+	var targets []verify.Target
+	for _, c := range b.Clusters {
+		ns := c.Namespace(t)
+		if err := c.EnsureNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ApplyObject(ctx, "flux-system", reg.OCIRepository(name, name, "latest", "10m")); err != nil {
+			t.Fatal(err)
+		}
+		k := testbed.Kustomization{Name: name, TargetNamespace: ns, SourceKind: "OCIRepository"}
+		if err := c.ApplyObject(ctx, "flux-system", k.Manifest()); err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, verify.Target{Name: c.Name, Config: c.Config})
+	}
+	req := verify.Request{Targets: targets, Resources: []flux.Ref{ks(name)}, Revision: mustRevision(t, commitA), Timeout: 2 * time.Minute, Workloads: true}
+	if run := verify.Run(ctx, req); run.Status != result.RunSuccess {
+		t.Fatalf("first revision: %s: %+v", run.Status, run.Condition)
+	}
+
+	// Merged: B is pushed. The sources fetch every 10 minutes: without reconcile, no verdict.
+	push(commitB)
+	req.Revision, req.Timeout = mustRevision(t, commitB), 15*time.Second
+	for _, c := range verify.Run(ctx, req).Results {
+		if c.Verdict != result.VerdictTimeout {
+			t.Errorf("%s without reconcile: %s (%s), want Timeout (the source fetches at its 10m interval)", c.Name, c.Verdict, c.Message)
+		}
+	}
+	start := time.Now()
+	req.Reconcile, req.Timeout = verify.ReconcileOn, 2*time.Minute
+	run := verify.Run(ctx, req)
+	took := time.Since(start)
+	if run.Status != result.RunSuccess {
+		t.Fatalf("with reconcile: %s: %+v", run.Status, run.Condition)
+	}
+	for _, c := range run.Results {
+		r := c.Reconcile
+		if r == nil || r.RequestedMs == nil || r.SourceReadyMs == nil || r.AppliedMs == nil {
+			t.Errorf("%s: reconcile %+v, want every moment", c.Name, r)
+			continue
+		}
+		t.Logf("%s: requested +%dms, source had B +%dms, applied +%dms, Current +%dms", c.Name, *r.RequestedMs, *r.SourceReadyMs, *r.AppliedMs, c.DurationMs)
+	}
+	t.Logf("merge to verdict with reconcile on %d clusters: %s", len(run.Results), took.Round(time.Millisecond))
+	if took > time.Minute {
+		t.Errorf("with reconcile: %s, want seconds", took)
+	}
+
+	// A run that starts before the revision is pushed: the source is asked again.
+	req.Revision = mustRevision(t, commitC)
+	during := startRun(ctx, req)
+	time.Sleep(6 * time.Second)
+	pushed := push(commitC)
+	run = <-during
+	if run.Status != result.RunSuccess {
+		t.Fatalf("revision pushed after the step started: %s: %+v", run.Status, run.Condition)
+	}
+	t.Logf("revision pushed 6s after the step started: Current on every cluster %s after the push", time.Since(pushed).Round(time.Millisecond))
 }

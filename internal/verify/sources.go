@@ -212,10 +212,14 @@ func (s *clusterState) graceRetried(e *assessment, g *flux.Gate, obj *unstructur
 			return
 		}
 	case g.Code == result.CodeFluxValuesFailed && obj != nil:
-		if changed, at := s.valuesChangedSince(e, obj, g.FailedAt); changed != "" {
+		// helm-controller keeps Ready=False ValuesError across its retries (no new transition):
+		// an object of valuesFrom changed after the failure gets one more window, from its
+		// change, for helm-controller's back-off to try it.
+		if changed, at := s.valuesChangedSince(e, obj, g.FailedAt); changed != "" && now.Before(at.Add(grace)) {
 			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
-				"failing since %s; %s changed at %s, after the failure, and helm-controller tries again with a back-off: %s",
-				stamp(since), changed, stamp(at), g.Message))
+				"failing since %s; %s changed at %s, after the failure, and helm-controller tries again with a back-off; fails at %s: %s",
+				stamp(since), changed, stamp(at), stamp(at.Add(grace)), g.Message))
+			e.recheckAt(at.Add(grace))
 			return
 		}
 	}

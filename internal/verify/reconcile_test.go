@@ -1,0 +1,76 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/org/app-status-action/internal/flux"
+)
+
+// TestUnhandled: without a revision to gate on (or with force), the verdict waits until the
+// requests are sent and Flux has handled one at least as recent as the run's; a later token
+// (another run's) counts too.
+func TestUnhandled(t *testing.T) {
+	t.Parallel()
+	root := func(handled string) string {
+		return kustomization(`  lastHandledReconcileAt: "` + handled + `"
+` + readyOnB)
+	}
+	sent := fixtureNow.Add(-time.Second)
+	tests := []struct {
+		name     string
+		handled  string
+		finished bool
+		want     string // a part of the message, "" for none
+	}{
+		{name: "requests not sent yet", handled: "2026-11-01T11:00:00Z", want: "sending the reconcile requests"},
+		{name: "an older request handled", handled: "2026-11-01T11:00:00Z", finished: true, want: "waiting for Flux to handle the reconcile request sent at 2026-11-01T11:59:59Z"},
+		{name: "the run's own request handled", handled: sent.Format(time.RFC3339Nano), finished: true},
+		{name: "a later request handled (another run's)", handled: fixtureNow.Format(time.RFC3339Nano), finished: true},
+		{name: "a token that is not a time", handled: "by-hand", finished: true, want: "waiting for Flux"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newFakeState(t, "", root(tt.handled))
+			s.req.Reconcile = ReconcileOn
+			if !s.awaitsHandling() {
+				t.Fatal("no revision: the verdict must wait for the request to be handled")
+			}
+			trig := &trigger{}
+			trig.sentRoot(flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}.ID(), rootRequest{token: sent})
+			if tt.finished {
+				trig.finish()
+			}
+			got := s.unhandled(trig)
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("unhandled = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	s := newFakeState(t, revB, root("x"))
+	s.req.Reconcile = ReconcileOn
+	if s.awaitsHandling() {
+		t.Error("with a revision, the revision gate decides: the run must not wait for its own token")
+	}
+	s.req.Reconcile = ReconcileForce
+	if !s.awaitsHandling() {
+		t.Error("force reruns Helm releases: the verdict must wait for them")
+	}
+}
+
+func TestTriggerNotes(t *testing.T) {
+	t.Parallel()
+	trig := &trigger{}
+	for range 3 {
+		trig.note("reconciliation not requested: %s is suspended", "GitRepository/flux-system/app")
+	}
+	for i := range maxNotes + 5 {
+		trig.note("note %d", i)
+	}
+	r := trig.report(time.Time{})
+	if len(r.Notes) != maxNotes || r.Notes[0] != "reconciliation not requested: GitRepository/flux-system/app is suspended" || r.Notes[maxNotes-1] != "(more notes left out)" {
+		t.Errorf("notes %q: want the same note once, and at most %d", r.Notes, maxNotes)
+	}
+}
