@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/org/app-status-action/internal/cli.Version=$(VERSION)
 BIN_DIR = $(shell hack/build-bins.sh)
 
-.PHONY: all build test test-short lint bins demo up bench bench-fleet fuzz clean image image-size image-start release-check
+.PHONY: all build test test-short lint bins demo up bench bench-fleet bench-merge fuzz clean image image-size image-start release-check
 
 all: build
 
@@ -73,6 +73,14 @@ up:
 bench: build bench-fleet
 	@bindir=$$(hack/build-bins.sh) && \
 	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bench --app-status $(CURDIR)/bin/app-status --out $(CURDIR)/docs
+
+## bench-merge: merge to verdict on 3 clusters whose sources fetch every 10m (real
+## source-controller): app-status --reconcile, the `flux reconcile ks --with-source` steps
+## scripted with kubectl cluster by cluster, and app-status without --reconcile, side by side
+## (docs/benchmark-reconcile.md).
+bench-merge: build
+	@bindir=$$(hack/build-bins.sh) && \
+	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bench merge --app-status $(CURDIR)/bin/app-status --out $(CURDIR)/docs
 
 ## bench-fleet: 1, 20, 100 and 1000 fake clusters, some hung, throttled or failing, each
 ## kubeconfig with its own client certificate and key, against the engine as it was before

@@ -137,7 +137,8 @@ type Reconcile struct {
 	Requested []string `json:"requested"`
 	// RequestedMs is when the first request was sent.
 	RequestedMs *int64 `json:"requestedMs,omitempty"`
-	// SourceReadyMs is when every requested object's source had the expected revision.
+	// SourceReadyMs is when every requested object's source had the expected revision, as the
+	// requests saw it, or at the latest when Flux applied it.
 	SourceReadyMs *int64 `json:"sourceReadyMs,omitempty"`
 	// AppliedMs is when the run first saw every requested object apply the expected revision.
 	AppliedMs *int64 `json:"appliedMs,omitempty"`

@@ -169,7 +169,13 @@ func (t *trigger) report(applied time.Time) *result.Reconcile {
 		v := max(at.Sub(t.start).Milliseconds(), 0)
 		return &v
 	}
-	r.RequestedMs, r.SourceReadyMs, r.AppliedMs = ms(t.requestedAt), ms(t.sourceAt), ms(applied)
+	source := t.sourceAt
+	if source.IsZero() || (!applied.IsZero() && applied.Before(source)) {
+		// The verdict came before the requests read the source again: it had the revision
+		// when Flux applied it, at the latest.
+		source = applied
+	}
+	r.RequestedMs, r.SourceReadyMs, r.AppliedMs = ms(t.requestedAt), ms(source), ms(applied)
 	return r
 }
 

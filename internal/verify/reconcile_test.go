@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,25 @@ func TestTriggerNotes(t *testing.T) {
 	r := trig.report(time.Time{})
 	if len(r.Notes) != maxNotes || r.Notes[0] != "reconciliation not requested: GitRepository/flux-system/app is suspended" || r.Notes[maxNotes-1] != "(more notes left out)" {
 		t.Errorf("notes %q: want the same note once, and at most %d", r.Notes, maxNotes)
+	}
+}
+
+// TestTriggerReport: the moments from the cluster's start; a verdict that came before the
+// requests read the source again gives the source's moment as the apply's, at the latest.
+func TestTriggerReport(t *testing.T) {
+	t.Parallel()
+	trig := &trigger{start: fixtureNow}
+	trig.sent("OCIRepository/flux-system/app", fixtureNow.Add(100*time.Millisecond))
+	trig.sent("Kustomization/flux-system/app", fixtureNow.Add(900*time.Millisecond))
+	r := trig.report(fixtureNow.Add(700 * time.Millisecond))
+	if r.RequestedMs == nil || *r.RequestedMs != 100 || r.SourceReadyMs == nil || *r.SourceReadyMs != 700 || r.AppliedMs == nil || *r.AppliedMs != 700 {
+		t.Errorf("report %+v: want requested 100, source 700 (at the latest), applied 700", r)
+	}
+	if want := []string{"Kustomization/flux-system/app", "OCIRepository/flux-system/app"}; !slices.Equal(r.Requested, want) {
+		t.Errorf("requested %q, want %q (sorted)", r.Requested, want)
+	}
+	trig.sourceReady(fixtureNow.Add(300 * time.Millisecond))
+	if r := trig.report(time.Time{}); *r.SourceReadyMs != 300 || r.AppliedMs != nil {
+		t.Errorf("report %+v: want source 300 and no apply", r)
 	}
 }
