@@ -227,29 +227,45 @@ func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots r
 		if ctx.Err() != nil {
 			return
 		}
-		// Read again: it may have been suspended meanwhile; the patch carries the version
-		// read, so one changed since is refused (409), never requested.
-		obj, err := s.getFlux(ctx, p.ref.Kind.GroupVersionResource(), p.ref.Namespace, p.ref.Name)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			t.note("reconciliation not requested: reading %s: %s", p.ref.ID(), apiMessage(err))
-			continue
-		case suspended(obj):
-			t.note("reconciliation not requested: %s is suspended", p.ref.ID())
-			continue
-		}
 		now := s.req.Clock()
 		body := map[string]string{requestedAtAnnotation: token(now)}
 		forced := s.req.Reconcile == ReconcileForce && p.ref.Kind == flux.KindHelmRelease
 		if forced {
 			body[forceAtAnnotation] = body[requestedAtAnnotation]
 		}
-		if s.patchRequest(ctx, t, slots, p.ref.Kind.GroupVersionResource(), p.ref.ID(), p.ref.Namespace, p.ref.Name, obj.GetResourceVersion(), body) {
+		if s.request(ctx, t, slots, p.ref.Kind.GroupVersionResource(), p.ref.ID(), p.ref.Namespace, p.ref.Name, body) {
 			t.sentRoot(p.ref.ID(), rootRequest{token: now, forced: forced})
 		}
 	}
+}
+
+// conflictRetries is how often a request is read and sent again when the object changed
+// between the two (its status moves all the time).
+const conflictRetries = 5
+
+// request reads an object and, unless it is suspended, sends it the request annotations,
+// patched with the resourceVersion read: one suspended in between is refused (409) and read
+// again, so a suspended object is never asked. It reports whether the request was accepted.
+func (s *clusterState) request(ctx context.Context, t *trigger, slots requestSlots, gvr schema.GroupVersionResource, id, ns, name string, annotations map[string]string) bool {
+	for range conflictRetries {
+		obj, err := s.getFlux(ctx, gvr, ns, name)
+		switch {
+		case ctx.Err() != nil:
+			return false
+		case err != nil:
+			t.note("reconciliation not requested: reading %s: %s", id, apiMessage(err))
+			return false
+		case suspended(obj):
+			t.note("reconciliation not requested: %s is suspended", id)
+			return false
+		}
+		ok, conflict := s.patchRequest(ctx, t, slots, gvr, id, ns, name, obj.GetResourceVersion(), annotations)
+		if !conflict {
+			return ok
+		}
+	}
+	t.note("reconciliation not requested: %s changed each time it was read (409)", id)
+	return false
 }
 
 // reconcilePlan is a requested object and its sources, upstream first.
@@ -365,33 +381,22 @@ func (s *clusterState) requestSource(ctx context.Context, t *trigger, slots requ
 	if !ok {
 		return
 	}
-	obj, err := s.getFlux(ctx, gvr, src.Namespace, src.Name)
-	switch {
-	case ctx.Err() != nil:
-		return
-	case err != nil:
-		t.note("reconciliation not requested: reading %s: %s", src.ID(), apiMessage(err))
-		return
-	case suspended(obj):
-		t.note("reconciliation not requested: %s is suspended", src.ID())
-		return
-	}
-	s.patchRequest(ctx, t, slots, gvr, src.ID(), src.Namespace, src.Name, obj.GetResourceVersion(), map[string]string{requestedAtAnnotation: token(s.req.Clock())})
+	s.request(ctx, t, slots, gvr, src.ID(), src.Namespace, src.Name, map[string]string{requestedAtAnnotation: token(s.req.Clock())})
 }
 
 // patchRequest sends one request: a merge patch of the object's annotations alone, with the
 // run's field manager and the resourceVersion the run read (a version changed since, say
 // suspended, is refused with 409), within a request slot. A refusal is a note, never the
-// verdict. It reports whether the request was accepted.
-func (s *clusterState) patchRequest(ctx context.Context, t *trigger, slots requestSlots, gvr schema.GroupVersionResource, id, ns, name, resourceVersion string, annotations map[string]string) bool {
+// verdict. It reports whether the request was accepted, and whether the object had changed.
+func (s *clusterState) patchRequest(ctx context.Context, t *trigger, slots requestSlots, gvr schema.GroupVersionResource, id, ns, name, resourceVersion string, annotations map[string]string) (ok, conflict bool) {
 	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations, "resourceVersion": resourceVersion}})
 	if err != nil {
-		return false
+		return false, false
 	}
 	select {
 	case slots <- struct{}{}:
 	case <-ctx.Done():
-		return false
+		return false, false
 	}
 	defer func() { <-slots }()
 	rctx, cancel := context.WithTimeout(ctx, listTimeout)
@@ -400,17 +405,17 @@ func (s *clusterState) patchRequest(ctx context.Context, t *trigger, slots reque
 	switch {
 	case err == nil:
 		t.sent(id, s.req.Clock())
-		return true
+		return true, false
 	case ctx.Err() != nil:
 		t.note("reconciliation request for %s may have been sent as the cluster's verdict came", id)
+	case apierrors.IsConflict(err):
+		return false, true
 	case apierrors.IsForbidden(err):
 		t.note("reconciliation not requested: the credentials may not patch %s (403): %s", id, apiMessage(err))
-	case apierrors.IsConflict(err):
-		t.note("reconciliation not requested: %s changed since it was read (409)", id)
 	default:
 		t.note("reconciliation request for %s failed: %s", id, apiMessage(err))
 	}
-	return false
+	return false, false
 }
 
 // getFlux reads one object with a deadline of its own.

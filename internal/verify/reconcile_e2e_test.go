@@ -134,8 +134,14 @@ func TestReconcilePolicy(t *testing.T) {
 		}
 	}
 	for _, gvr := range []schema.GroupVersionResource{testbed.GitRepositoryGVR, testbed.KustomizationGVR} {
+		// Someone ran `flux reconcile` before (field manager flux, an update): app-status
+		// takes the annotation over, and that entry goes with it.
+		byHand := `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + time.Now().UTC().Format(time.RFC3339Nano) + `"}}}`
+		if _, err := c.Dynamic.Resource(gvr).Namespace("flux-system").Patch(ctx, name, types.MergePatchType, []byte(byHand), metav1.PatchOptions{FieldManager: "flux"}); err != nil {
+			t.Fatal(err)
+		}
 		if err := patch(gvr, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"`+time.Now().UTC().Format(time.RFC3339Nano)+`"}}}`); err != nil {
-			t.Errorf("the reconcile request on %s: %v, want it to pass", gvr.Resource, err)
+			t.Errorf("the reconcile request on %s after a flux reconcile: %v, want it to pass", gvr.Resource, err)
 		}
 	}
 	// And nothing else: the read-only role and this one give no delete.
@@ -199,8 +205,9 @@ func TestReconcileRun(t *testing.T) {
 	// (The test bed's source serves B at once and kustomize-controller applies it on its own:
 	// the verdict may come before the requests reach the Kustomization, which they never hold
 	// up. The next run shows that request.)
-	if !slices.Contains(r.Requested, "GitRepository/flux-system/"+name) || len(r.Notes) != 0 {
-		t.Errorf("requested %q notes %q, want the GitRepository and no notes", r.Requested, r.Notes)
+	inFlight := func(n string) bool { return strings.Contains(n, "may have been sent as the cluster's verdict came") }
+	if !slices.Contains(r.Requested, "GitRepository/flux-system/"+name) || slices.ContainsFunc(r.Notes, func(n string) bool { return !inFlight(n) }) {
+		t.Errorf("requested %q notes %q, want the GitRepository and no notes (but a request in flight at the verdict)", r.Requested, r.Notes)
 	}
 	if r.RequestedMs == nil || r.AppliedMs == nil || *r.RequestedMs > *r.AppliedMs || *r.AppliedMs > got.DurationMs {
 		t.Errorf("timeline requested %v, applied %v, verdict %d: want each moment, in order", r.RequestedMs, r.AppliedMs, got.DurationMs)
