@@ -77,7 +77,11 @@ func (r *Registry) PushArtifact(ctx context.Context, repo, tag, dir, revision st
 	if err != nil {
 		return "", fmt.Errorf("testbed: artifact reference: %w", err)
 	}
-	if err := remote.Write(ref, img, remote.WithContext(ctx)); err != nil {
+	// A transport of its own, closed after the push: idle connections of the default one
+	// would outlive the push (and show in the engine's goroutine-leak test).
+	tr := remote.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithTransport(tr)); err != nil {
 		return "", fmt.Errorf("testbed: push %s: %w", ref, err)
 	}
 	digest, err := img.Digest()
