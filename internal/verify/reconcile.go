@@ -334,8 +334,19 @@ func (s *clusterState) sourceHas(ctx context.Context, src flux.SourceRef) bool {
 	if !ok {
 		return true
 	}
-	obj, err := s.getFlux(ctx, gvr, src.Namespace, src.Name)
-	if err != nil {
+	// The assessment watches the source of a requested object that is not Current yet: its
+	// cache answers once listed, without a request every half second.
+	var obj *unstructured.Unstructured
+	if w := s.watches.get(watchKey{gvr: gvr, namespace: src.Namespace}); w.synced() {
+		cached, _ := w.object(src.Namespace, src.Name)
+		obj, _ = cached.(*unstructured.Unstructured)
+	} else {
+		var err error
+		if obj, err = s.getFlux(ctx, gvr, src.Namespace, src.Name); err != nil {
+			return false
+		}
+	}
+	if obj == nil {
 		return false
 	}
 	read := flux.ReadSource(src, obj)
