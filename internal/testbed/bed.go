@@ -25,9 +25,10 @@ type Options struct {
 	Clusters int
 	// Flux starts a real kustomize-controller and helm-controller for every cluster.
 	Flux bool
-	// RealSources also starts the real source-controller for every cluster, and an OCI
-	// registry in-process (Bed.Registry) it fetches from: publishing a revision is pushing an
-	// artifact, as users do, and source-controller sees it at its interval or when asked.
+	// RealSources also starts the real source-controller for every cluster, an OCI registry
+	// in-process (Bed.Registry) and a Git server (Bed.Git) it fetches from: publishing a
+	// revision is pushing an artifact or a commit, as users do, and source-controller sees it
+	// at its interval or when asked.
 	// The test bed then does not play source-controller: PublishGit and the other Publish
 	// helpers are not for such a bed.
 	RealSources bool
@@ -52,6 +53,8 @@ type Bed struct {
 	Artifacts *ArtifactServer
 	// Registry is the OCI registry of a bed with RealSources, nil otherwise.
 	Registry *Registry
+	// Git is the Git server of a bed with RealSources, nil otherwise.
+	Git *GitServer
 
 	workdir string
 	stages  string
@@ -109,6 +112,9 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 		if b.Registry, err = startRegistry(); err != nil {
 			return nil, err
 		}
+		if b.Git, err = startGitServer(workdir); err != nil {
+			return nil, err
+		}
 	}
 
 	start := time.Now()
@@ -153,6 +159,9 @@ func (b *Bed) Close() {
 		}
 		if b.Registry != nil {
 			b.Registry.Close()
+		}
+		if b.Git != nil {
+			b.Git.Close()
 		}
 		if b.guard != nil {
 			b.guard.release()

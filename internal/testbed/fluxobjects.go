@@ -30,7 +30,10 @@ type Kustomization struct {
 	Name string
 	// SourceKind is the kind of its source, of the same name: GitRepository (the default) or
 	// OCIRepository (published with PublishOCI).
-	SourceKind      string
+	SourceKind string
+	// Source names its source when it is not Name; Path is spec.path ("./" when empty).
+	Source          string
+	Path            string
 	TargetNamespace string
 	Suspend         bool
 	Wait            bool     // spec.wait: Flux health-checks what it applied
@@ -47,10 +50,10 @@ type Kustomization struct {
 func (k Kustomization) Manifest() *unstructured.Unstructured {
 	spec := map[string]any{
 		"interval":        "10m",
-		"path":            "./",
+		"path":            cmp.Or(k.Path, "./"),
 		"prune":           true,
 		"targetNamespace": k.TargetNamespace,
-		"sourceRef":       map[string]any{"kind": cmp.Or(k.SourceKind, "GitRepository"), "name": k.Name},
+		"sourceRef":       map[string]any{"kind": cmp.Or(k.SourceKind, "GitRepository"), "name": cmp.Or(k.Source, k.Name)},
 		"suspend":         k.Suspend,
 		"wait":            k.Wait,
 	}

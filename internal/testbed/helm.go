@@ -29,6 +29,9 @@ type HelmRelease struct {
 	// HelmRelease's.
 	ChartKind      string
 	ChartNamespace string
+	// GitChart, when set, is a chart in a Git repository (spec.chart): source-controller
+	// builds it into the HelmChart <namespace>-<name>, and ChartKind and Chart do not apply.
+	GitChart *GitChart
 	// TargetNamespace is spec.targetNamespace; empty releases into Namespace.
 	TargetNamespace string
 	// Interval is spec.interval; empty means 10m.
@@ -49,6 +52,19 @@ type HelmRelease struct {
 	// DisableWait sets spec.install.disableWait and spec.upgrade.disableWait: Helm returns as
 	// soon as it has applied the chart, without waiting for its workloads.
 	DisableWait bool
+}
+
+// GitChart is a chart helm-controller takes from a GitRepository through a HelmChart it
+// generates (spec.chart.spec).
+type GitChart struct {
+	// Source is the GitRepository in the HelmRelease's namespace; Path the chart's folder.
+	Source string
+	Path   string
+	// ReconcileStrategy is Revision (a new chart version, VERSION+<commit's 12 hex>, for every
+	// commit) or ChartVersion (a new chart only when Chart.yaml's version changes, the default).
+	ReconcileStrategy string
+	// Interval is how often the HelmChart is built again; empty means 10m.
+	Interval string
 }
 
 // Remediation is what helm-controller does when an install or upgrade fails.
@@ -92,6 +108,18 @@ func (h HelmRelease) Manifest() *unstructured.Unstructured {
 		chartRef["namespace"] = h.ChartNamespace
 	}
 	spec := map[string]any{"interval": interval, "chartRef": chartRef}
+	if g := h.GitChart; g != nil {
+		delete(spec, "chartRef")
+		chart := map[string]any{
+			"chart":     g.Path,
+			"sourceRef": map[string]any{"kind": "GitRepository", "name": g.Source},
+			"interval":  cmp.Or(g.Interval, "10m"),
+		}
+		if g.ReconcileStrategy != "" {
+			chart["reconcileStrategy"] = g.ReconcileStrategy
+		}
+		spec["chart"] = map[string]any{"spec": chart}
+	}
 	if h.TargetNamespace != "" {
 		spec["targetNamespace"] = h.TargetNamespace
 	}

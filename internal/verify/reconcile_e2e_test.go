@@ -13,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -357,4 +358,92 @@ func TestReconcileMergeToVerdict(t *testing.T) {
 		t.Fatalf("revision pushed after the step started: %s: %+v", run.Status, run.Condition)
 	}
 	t.Logf("revision pushed 6s after the step started: Current on every cluster %s after the push", time.Since(pushed).Round(time.Millisecond))
+}
+
+// TestReconcileGitMergeToVerdict (issue 21): one commit, two resources of one Git repository
+// whose sources fetch every 10 minutes, with the real source-controller cloning from a Git
+// server over smart HTTP: a Kustomization of ./apps/web, and a HelmRelease of the chart
+// ./charts/web that source-controller builds from the repository (spec.chart: a HelmChart
+// per commit, reconcileStrategy Revision, also at 10m). The commit SHA, as a workflow has it
+// (${{ github.sha }}), is the expected revision of both. Merged, the commit is verified on
+// every cluster within seconds with reconcile (the shared GitRepository asked once per run,
+// then the HelmChart), and not at all without it.
+func TestReconcileGitMergeToVerdict(t *testing.T) {
+	b := realBed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	const name = "gitmerge"
+	git := b.Git
+	tree := map[string]string{"apps/web": appDir(t, "web"), "charts/web": testbed.Testdata(t, "charts", "web")}
+	commit := func(message string) string {
+		t.Helper()
+		sha, err := git.Commit(ctx, name, tree, message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha
+	}
+	first := commit("first")
+	var targets []verify.Target
+	for _, c := range b.Clusters {
+		ns := c.Namespace(t)
+		for _, n := range []string{ns, ns + "-helm"} {
+			if err := c.EnsureNamespace(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		objects := []*unstructured.Unstructured{
+			git.GitRepository(name, name, "10m"),
+			testbed.Kustomization{Name: name, Path: "./apps/web", TargetNamespace: ns}.Manifest(),
+			testbed.HelmRelease{Name: name, Namespace: "flux-system", TargetNamespace: ns + "-helm",
+				GitChart: &testbed.GitChart{Source: name, Path: "./charts/web", ReconcileStrategy: "Revision"}}.Manifest(),
+		}
+		for _, obj := range objects {
+			if err := c.ApplyObject(ctx, "flux-system", obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+		targets = append(targets, verify.Target{Name: c.Name, Config: c.Config})
+	}
+	resources := []flux.Ref{ks(name), hr("flux-system", name)}
+	req := verify.Request{Targets: targets, Resources: resources, Revision: mustRevision(t, first), Timeout: 3 * time.Minute, Workloads: true}
+	if run := verify.Run(ctx, req); run.Status != result.RunSuccess {
+		t.Fatalf("first commit: %s: %+v", run.Status, run.Condition)
+	}
+
+	merged := commit("merged")
+	req.Revision, req.Timeout = mustRevision(t, merged), 15*time.Second
+	for _, c := range verify.Run(ctx, req).Results {
+		if c.Verdict != result.VerdictTimeout {
+			t.Errorf("%s without reconcile: %s (%s), want Timeout (the sources fetch at their 10m interval)", c.Name, c.Verdict, c.Message)
+		}
+	}
+	start := time.Now()
+	req.Reconcile, req.Timeout = verify.ReconcileOn, 2*time.Minute
+	run := verify.Run(ctx, req)
+	took := time.Since(start)
+	if run.Status != result.RunSuccess {
+		t.Fatalf("with reconcile: %s: %+v", run.Status, run.Condition)
+	}
+	for _, c := range run.Results {
+		r := c.Reconcile
+		if r == nil || r.RequestedMs == nil || r.SourceReadyMs == nil {
+			t.Errorf("%s: reconcile %+v, want when the requests went and when the sources had the commit", c.Name, r)
+			continue
+		}
+		gitRequests := 0
+		for _, id := range r.Requested {
+			if id == "GitRepository/flux-system/"+name {
+				gitRequests++
+			}
+		}
+		if gitRequests != 1 || !slices.Contains(r.Requested, "HelmChart/flux-system/flux-system-"+name) || len(r.Notes) != 0 {
+			t.Errorf("%s: requested %q, notes %q: want the shared GitRepository once, the HelmChart, no notes", c.Name, r.Requested, r.Notes)
+		}
+		t.Logf("%s: requested +%dms, sources had the commit +%dms, Current +%dms (requested %q)", c.Name, *r.RequestedMs, *r.SourceReadyMs, c.DurationMs, r.Requested)
+	}
+	t.Logf("merge to verdict with reconcile, Git source and a chart built from it, on %d clusters: %s", len(run.Results), took.Round(time.Millisecond))
+	if took > time.Minute {
+		t.Errorf("with reconcile: %s, want seconds", took)
+	}
 }
