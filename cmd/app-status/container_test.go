@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/org/app-status-action/internal/fakegithub"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/testbed"
 )
@@ -44,6 +45,9 @@ import (
 // first (RUNNER_TEMP=/github/runner_temp, GITHUB_OUTPUT=/github/file_commands/set_output_<uuid>;
 // RUNNER_WORKSPACE, the job's folder, is in no mount and keeps its host path). The docker
 // socket is not mounted (the action does not use it, and this machine runs podman).
+
+// runnerToken is the job's token (github.token) in the runner's environment.
+const runnerToken = "ghs_jobtokenfortests0000000000000000"
 
 // runnerStep is one container-action step laid out on the host as the runner lays it out in
 // its work folder (_work): _work/_temp is RUNNER_TEMP, _work/<repo> the job's folder
@@ -118,6 +122,9 @@ func newRunnerStep(t *testing.T, inputs, stepEnv map[string]string) *runnerStep 
 		"GITHUB_SHA":          commit,
 		"GITHUB_REF":          "refs/heads/main",
 		"GITHUB_RUN_ID":       "4242",
+		"GITHUB_SERVER_URL":   "https://github.com",
+		"GITHUB_API_URL":      "https://api.github.com",
+		"GITHUB_WORKFLOW":     "deploy",
 		"GITHUB_JOB":          "deploy",
 		"RUNNER_OS":           "Linux",
 		"RUNNER_ARCH":         "X64",
@@ -127,6 +134,9 @@ func newRunnerStep(t *testing.T, inputs, stepEnv map[string]string) *runnerStep 
 		v, ok := inputs[name]
 		if !ok {
 			v = in.Default
+		}
+		if v == "${{ github.token }}" { // the runner evaluates the expression
+			v = runnerToken
 		}
 		hostEnv["INPUT_"+strings.ToUpper(strings.ReplaceAll(name, " ", "_"))] = v
 	}
@@ -376,15 +386,20 @@ func TestActionImage(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// GitHub's API, faked, for the deployments and the comment on the merged pull request.
+		gh := fakegithub.Start(t, fakegithub.Options{Token: runnerToken, Owner: "example", Repo: "deploy", Pulls: map[string][]int{commit: {12}}})
 		s := newRunnerStep(t, map[string]string{
 			"clusters":     "alpha=env:KC_ALPHA\nbeta=env:KC_BETA\n# from the repository\ngamma=file:deploy/gamma.kubeconfig\n",
 			"resource":     "kustomization/" + ns,
 			"revision":     commit[:7],
 			"timeout":      "2m",
 			"max-parallel": "2",
+			"deployments":  "true",
+			"pr-comment":   "true",
 		}, map[string]string{
-			"KC_ALPHA": string(b.Clusters[0].Kubeconfig),
-			"KC_BETA":  base64.StdEncoding.EncodeToString(b.Clusters[1].Kubeconfig),
+			"KC_ALPHA":       string(b.Clusters[0].Kubeconfig),
+			"KC_BETA":        base64.StdEncoding.EncodeToString(b.Clusters[1].Kubeconfig),
+			"GITHUB_API_URL": strings.TrimSuffix(gh.URL, "/"),
 		})
 		if err := os.MkdirAll(filepath.Join(s.workspace, "deploy"), 0o755); err != nil {
 			t.Fatal(err)
@@ -426,6 +441,35 @@ func TestActionImage(t *testing.T) {
 			t.Errorf("no error annotation for gamma in the log:\n%s", run.stdout)
 		}
 		assertMaskedFirst(t, run, kubeconfigSecrets(t, b.Clusters[0].Kubeconfig, b.Clusters[2].Kubeconfig))
+
+		// One deployment per cluster of the workflow's commit, in_progress then its verdict,
+		// and the fleet's table on the merged pull request.
+		final := map[string]string{}
+		for _, d := range gh.Deployments() {
+			if d.SHA != commit || len(d.Statuses) < 2 || d.Statuses[0].State != "in_progress" {
+				t.Errorf("deployment %s: sha %s, statuses %+v; want %s, in_progress first", d.Environment, d.SHA, d.Statuses, commit)
+				continue
+			}
+			last := d.Statuses[len(d.Statuses)-1]
+			final[d.Environment] = last.State + ": " + last.Description
+			if last.LogURL != "https://github.com/example/deploy/actions/runs/4242" {
+				t.Errorf("deployment %s: log_url %q, want the run's", d.Environment, last.LogURL)
+			}
+		}
+		if diff := cmp.Diff(map[string]string{"alpha": "success: Current: 3 objects Current", "beta": "success: Current: 3 objects Current", "gamma": "failure: image-pull: Deployment/web"}, final); diff != "" {
+			t.Errorf("deployment statuses (-want +got):\n%s", diff)
+		}
+		if c := gh.Comments(12); len(c) != 1 || !strings.Contains(c[0].Body, "| gamma | ❌ Failed | image-pull") || !strings.Contains(c[0].Body, "2 of 3 clusters ready") {
+			t.Errorf("comments on the merged pull request: %+v, want one with the fleet's table, gamma failing", c)
+		}
+		for line := range strings.Lines(run.stdout) {
+			if strings.Contains(line, runnerToken) && line != "::add-mask::"+runnerToken+"\n" {
+				t.Errorf("the token was printed, not masked: %q", line)
+			}
+		}
+		if strings.Contains(run.summary, "Not posted") {
+			t.Errorf("something was not posted to GitHub:\n%s", run.summary)
+		}
 
 		// The full report is in the runner's temporary folder, named by its host path, where
 		// the job's later steps read it; nothing was added to the workspace.

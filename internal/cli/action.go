@@ -13,6 +13,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
+	"github.com/org/app-status-action/internal/publish"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/verify"
@@ -61,18 +62,25 @@ func runAction(ctx context.Context, env Env) int {
 	defer stopHurry()
 	var run result.Run
 	var badInput string
+	var githubNotes []string
 	if err != nil {
 		badInput = redactText(err.Error(), secrets)
 		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.Commands(badInput))
 		run = result.NewRun(s.resources, s.revision, nil, env.Clock().Sub(start))
 		run.Condition.Message = badInput
 	} else {
-		req.Progress = progressPrinter(log, secrets.Redact)
+		pub := startPublisher(ctx, gha, env, s, req)
+		printProgress := progressPrinter(log, secrets.Redact)
+		req.Progress = func(p verify.Progress) {
+			printProgress(p)
+			pub.Observe(p.Cluster, p.Verdict, secrets.Redact(p.Message))
+		}
 		fmt.Fprintf(log, "Verifying %s on %d clusters (revision %s, timeout %s)\n",
 			strings.Join(resourceIDs(req), ", "), len(req.Targets), cmp.Or(req.Revision.String(), "any"), req.Timeout)
 		run = cleanRun(verify.Run(ctx, req), secrets, hurry)
+		githubNotes = append(githubNotes, finishPublisher(ctx, gha, pub, run, hurry, secrets.Redact)...)
 	}
-	if err := writeActionResults(gha, log, env, run, s.summary, badInput, hurry); err != nil {
+	if err := writeActionResults(gha, log, env, run, s.summary, badInput, githubNotes, hurry); err != nil {
 		gha.WithFieldsMap(map[string]string{"title": "app-status could not write its results"}).Errorf("%s", sanitize.Commands(sanitize.Line(redactText(err.Error(), secrets))))
 		return 1
 	}
@@ -87,6 +95,7 @@ func runAction(ctx context.Context, env Env) int {
 type actionConfig struct {
 	settings
 	summary bool
+	publish publish.Config
 }
 
 func actionSettings(gha *githubactions.Action) (actionConfig, error) {
@@ -131,6 +140,9 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 		return c, fmt.Errorf("input reconcile: %w", err)
 	}
 	if c.summary, err = boolInput(gha, "summary", true); err != nil {
+		return c, err
+	}
+	if c.publish, err = publishInputs(gha); err != nil {
 		return c, err
 	}
 	return c, nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -30,6 +31,12 @@ func TestGolden(t *testing.T) {
 			return b.Bytes(), err
 		}},
 		{ext: "json", render: JSON},
+		{ext: "comment.md", render: func(r result.Run) ([]byte, error) {
+			return []byte(Comment(r, CommentOptions{
+				Marker: CommentMarker("deploy", r.Resources), RunURL: "https://github.com/org/app/actions/runs/7/attempts/1",
+				Now: time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC),
+			})), nil
+		}},
 	}
 	for _, f := range fixtures() {
 		for _, r := range renderers {

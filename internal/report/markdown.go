@@ -20,7 +20,13 @@ type MarkdownOptions struct {
 	// BadInput, when set, is why no cluster was contacted: it opens the summary, escaped like
 	// any other text.
 	BadInput string
+	// GitHubNotes say what the run could not post to GitHub (deployments, the pull-request
+	// comment): a short list after the table, escaped, at most maxGitHubNotes.
+	GitHubNotes []string
 }
+
+// maxGitHubNotes bounds the notes about GitHub the summary lists.
+const maxGitHubNotes = 10
 
 // Limits on what the summary shows, so that one cluster or one message cannot crowd out the
 // rest. Text is cut to a number of runes before it is escaped.
@@ -63,10 +69,31 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 	var cut cuts
 	cut.tableClusters = writeTable(&b, run.Results, budget)
 	writeReconcile(&b, run.Results, budget)
+	writeGitHubNotes(&b, opts.GitHubNotes, budget)
 	writeDetails(&b, run.Results, budget, &cut)
 	writeNote(&b, cut, limit)
 	// Only a limit too small for the headline itself gets here with more than it allows.
 	return sanitize.CutUTF8(strings.TrimRight(b.String(), "\n")+"\n", limit)
+}
+
+// writeGitHubNotes lists what could not be posted to GitHub; the verdict does not depend on it.
+func writeGitHubNotes(b *strings.Builder, notes []string, budget int) {
+	if len(notes) == 0 {
+		return
+	}
+	var section strings.Builder
+	section.WriteString("**Not posted to GitHub** (the verdict stands):\n\n")
+	for i, n := range notes {
+		if i == maxGitHubNotes {
+			fmt.Fprintf(&section, "- and %d more\n", len(notes)-i)
+			break
+		}
+		fmt.Fprintf(&section, "- %s\n", mdText(n, maxCellRunes*2))
+	}
+	section.WriteString("\n")
+	if b.Len()+section.Len() <= budget {
+		b.WriteString(section.String())
+	}
 }
 
 // cuts counts what the summary left out.

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/org/app-status-action/internal/publish"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
+	"github.com/org/app-status-action/internal/verify"
+)
+
+// How long the step goes on posting to GitHub after the verdicts: the final statuses and the
+// comment, with rate limits waited out within it; much less once the job is cancelled.
+const (
+	publishGrace        = 2 * time.Minute
+	publishGraceHurried = 10 * time.Second
+)
+
+// publishInputs reads the inputs of the GitHub deployments and the pull-request comment.
+func publishInputs(gha *githubactions.Action) (publish.Config, error) {
+	var c publish.Config
+	var err error
+	if c.Deployments, err = boolInput(gha, "deployments", false); err != nil {
+		return c, err
+	}
+	if c.PRComment, err = boolInput(gha, "pr-comment", false); err != nil {
+		return c, err
+	}
+	if c.GroupAbove, err = intInput(gha, "deployments-group-above", publish.DefaultGroupAbove); err != nil {
+		return c, err
+	}
+	c.Token = gha.GetInput("github-token")
+	c.Environment = cmp.Or(gha.GetInput("environment"), publish.DefaultEnvironment)
+	c.EnvironmentURL = gha.GetInput("environment-url")
+	c.GroupEnvironment = cmp.Or(gha.GetInput("environment-group"), publish.DefaultGroupEnvironment)
+	return c, nil
+}
+
+// startPublisher starts posting the run's deployments, when asked. A configuration GitHub
+// cannot take (no token, a bad template) is a warning: the verification goes on without.
+func startPublisher(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, req verify.Request) *publish.Publisher {
+	cfg := s.publish
+	if !cfg.Deployments && !cfg.PRComment {
+		return nil
+	}
+	if cfg.Token != "" {
+		gha.AddMask(cfg.Token)
+	}
+	cfg.APIURL = env.Getenv("GITHUB_API_URL")
+	cfg.Repository = env.Getenv("GITHUB_REPOSITORY")
+	cfg.SHA = env.Getenv("GITHUB_SHA")
+	cfg.EventName = env.Getenv("GITHUB_EVENT_NAME")
+	cfg.EventPath = env.Getenv("GITHUB_EVENT_PATH")
+	cfg.Workflow = env.Getenv("GITHUB_WORKFLOW")
+	cfg.RunURL = runURL(env)
+	cfg.Resources = resourceIDs(req)
+	cfg.Revision = req.Revision
+	cfg.Clock = env.Clock
+	names := make([]string, len(req.Targets))
+	for i, t := range req.Targets {
+		names[i] = t.Name
+	}
+	pub, err := publish.New(cfg, names)
+	if err != nil {
+		gha.WithFieldsMap(map[string]string{"title": "app-status: nothing posted to GitHub"}).Warningf("%s", sanitize.Commands(sanitize.Line(err.Error())))
+		return nil
+	}
+	pub.Start(ctx)
+	return pub
+}
+
+// finishPublisher posts the final statuses and the comment, and turns what could not be
+// posted into warnings and lines for the summary.
+func finishPublisher(ctx context.Context, gha *githubactions.Action, pub *publish.Publisher, run result.Run, hurry func() bool, redact func(string) string) []string {
+	if pub == nil {
+		return nil
+	}
+	grace := publishGrace
+	if hurry() {
+		grace = publishGraceHurried
+	}
+	// The run's own context may be cancelled (SIGTERM): the final word is still posted, briefly.
+	finishCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
+	notes := pub.Finish(finishCtx, run)
+	for i, n := range notes {
+		notes[i] = redact(n)
+		gha.WithFieldsMap(map[string]string{"title": "app-status: not posted to GitHub"}).Warningf("%s", sanitize.Commands(sanitize.Line(notes[i])))
+	}
+	return notes
+}
+
+// runURL links to the workflow run (its attempt), as GitHub names it.
+func runURL(env Env) string {
+	server, repo, id := env.Getenv("GITHUB_SERVER_URL"), env.Getenv("GITHUB_REPOSITORY"), env.Getenv("GITHUB_RUN_ID")
+	if server == "" || repo == "" || id == "" {
+		return ""
+	}
+	u := server + "/" + repo + "/actions/runs/" + id
+	if attempt := env.Getenv("GITHUB_RUN_ATTEMPT"); attempt != "" {
+		u += "/attempts/" + attempt
+	}
+	return u
+}
