@@ -30,6 +30,7 @@ func (p *Publisher) Finish(ctx context.Context, run result.Run) []string {
 	if p == nil {
 		return nil
 	}
+	p.finishing.Store(true)
 	if p.stopLive != nil {
 		p.stopLive()
 		select {

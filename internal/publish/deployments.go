@@ -128,6 +128,11 @@ func (p *Publisher) create(ctx context.Context, t *target) error {
 		}
 		t.id = d.GetID()
 	}
+	if p.finishing.Load() {
+		// The verdicts are in: the final status follows at once, in_progress would only spend
+		// the content-creation budget.
+		return nil
+	}
 	return p.status(ctx, t, "in_progress", p.liveDescription(t))
 }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/org/app-status-action/internal/flux"
@@ -85,9 +86,10 @@ type Publisher struct {
 	verdicts map[string]result.Verdict // cluster → its latest verdict
 	messages map[string]string         // cluster → its latest progress message
 
-	started  chan struct{} // closed when every deployment was created (or given up)
-	stopLive context.CancelFunc
-	liveDone chan struct{}
+	finishing atomic.Bool   // set by Finish: deployments created from then on skip in_progress
+	started   chan struct{} // closed when every deployment was created (or given up)
+	stopLive  context.CancelFunc
+	liveDone  chan struct{}
 }
 
 // target is one GitHub deployment: one cluster's, or a group's.
