@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/org/app-status-action/internal/cli.Version=$(VERSION)
 BIN_DIR = $(shell hack/build-bins.sh)
 
-.PHONY: all build test test-short lint bins demo up bench bench-fleet bench-merge fuzz clean image image-size image-start release-check
+.PHONY: all build test test-short lint bins demo up bench bench-fleet bench-merge fuzz clean image image-size image-start release-check screenshots
 
 all: build
 
@@ -113,6 +113,12 @@ image-start: build
 ## release-check: goreleaser check of .goreleaser.yaml, with the goreleaser the release runs
 release-check:
 	"$$(hack/tools.sh goreleaser)" check
+
+## screenshots: the job summaries of 3 and 1000 clusters as GitHub renders them, from the golden
+## files (docs/summary-3.png, docs/summary-1000.png; needs cmark-gfm, chromium and
+## fonts-noto-color-emoji)
+screenshots:
+	hack/screenshots.sh
 
 clean:
 	rm -rf bin .demo

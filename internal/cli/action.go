@@ -70,7 +70,7 @@ func runAction(ctx context.Context, env Env) int {
 		run.Condition.Message = badInput
 	} else {
 		pub := startPublisher(ctx, gha, env, s, req)
-		printProgress := progressPrinter(log, secrets.Redact)
+		printProgress := progressPrinter(log, secrets.Redact, len(req.Targets))
 		req.Progress = func(p verify.Progress) {
 			printProgress(p)
 			pub.Observe(p.Cluster, p.Verdict, secrets.Redact(p.Message))

@@ -253,7 +253,7 @@ func TestCleanRunJoinsNoSecret(t *testing.T) {
 		}
 	}
 	var progress strings.Builder
-	progressPrinter(&progress, secrets.Redact)(verify.Progress{Cluster: "prod", Message: "token sk-abcdefg\x1b[0mhij123456"})
+	progressPrinter(&progress, secrets.Redact, 1)(verify.Progress{Cluster: "prod", Message: "token sk-abcdefg\x1b[0mhij123456"})
 	if strings.Contains(progress.String(), secret) {
 		t.Errorf("progress line shows the secret: %q", progress.String())
 	}
@@ -261,3 +261,33 @@ func TestCleanRunJoinsNoSecret(t *testing.T) {
 
 // sanitizeAll is what any renderer may do to text: clean it to a line or a log line.
 func sanitizeAll(s string) string { return sanitize.Compact(s) + sanitize.LogLine(s) }
+
+// TestFleetProgressLog: above fleetLogAbove clusters the log has the verdicts that are not
+// Current and a tally, not every state change: 1000 clusters make a few hundred lines.
+func TestFleetProgressLog(t *testing.T) {
+	t.Parallel()
+	var log strings.Builder
+	const clusters = 1000
+	printer := progressPrinter(&log, func(s string) string { return s }, clusters)
+	for step := range 5 {
+		for i := range clusters {
+			p := verify.Progress{Cluster: fmt.Sprintf("c%04d", i), Elapsed: time.Duration(step)*4*time.Second + time.Duration(i)*time.Millisecond,
+				Verdict: result.VerdictInProgress, Message: "waiting for Deployment/app/web"}
+			if step == 4 {
+				p.Final, p.Verdict = true, result.VerdictCurrent
+				if i%50 == 7 {
+					p.Verdict, p.Message = result.VerdictFailed, "crash-loop: Deployment/app/web"
+				}
+			}
+			printer(p)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	last := lines[len(lines)-1]
+	if len(lines) > 100 || !strings.HasSuffix(last, "980/1000 Current, 20 Failed") {
+		t.Errorf("%d lines ending %q, want at most 100 ending with the fleet's tally:\n%s", len(lines), last, log.String())
+	}
+	if n := strings.Count(log.String(), "crash-loop"); n != 20 {
+		t.Errorf("%d failure lines, want each of the 20", n)
+	}
+}

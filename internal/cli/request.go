@@ -144,12 +144,39 @@ type inputNames struct {
 	resource, resourceItem, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, retryGrace, neverReadyGrace, noClusters string
 }
 
-// progressPrinter prints each cluster's state changes as they happen, one line each.
-func progressPrinter(w io.Writer, redact func(string) string) func(verify.Progress) {
+// progressPrinter prints each cluster's state changes as they happen, one line each. Above
+// fleetLogAbove clusters the log is for a person scanning a fleet: the verdicts that are not
+// Current as they come, and a one-line tally of the fleet at most every tallyEvery (and once
+// every cluster has its verdict), so that 1000 clusters make a few hundred lines.
+func progressPrinter(w io.Writer, redact func(string) string, clusters int) func(verify.Progress) {
+	line := func(p verify.Progress) string {
+		return report.ProgressLine(p.Elapsed, p.Cluster, p.Verdict, p.Final, redact(sanitize.Compact(redact(p.Message))))
+	}
+	if clusters <= fleetLogAbove {
+		return func(p verify.Progress) { fmt.Fprint(w, line(p)) }
+	}
+	final := map[string]result.Verdict{}
+	var lastTally time.Duration
 	return func(p verify.Progress) {
-		fmt.Fprint(w, report.ProgressLine(p.Elapsed, p.Cluster, p.Verdict, p.Final, redact(sanitize.Compact(redact(p.Message)))))
+		if p.Final {
+			final[p.Cluster] = p.Verdict
+			if p.Verdict != result.VerdictCurrent {
+				fmt.Fprint(w, line(p))
+			}
+		}
+		if p.Elapsed-lastTally >= tallyEvery || (p.Final && len(final) == clusters) {
+			lastTally = p.Elapsed
+			fmt.Fprint(w, report.TallyLine(p.Elapsed, clusters, final))
+		}
 	}
 }
+
+// Above fleetLogAbove clusters, progress is a tally every tallyEvery and the verdicts that
+// are not Current.
+const (
+	fleetLogAbove = 30
+	tallyEvery    = 10 * time.Second
+)
 
 // cleanRun makes the run safe to write anywhere: every string that came from a cluster has
 // every secret redacted, in any of the forms the secrets were recorded in, and is cleaned to

@@ -33,6 +33,7 @@ type cliOptions struct {
 	kubeconfigPath      string
 	clustersFile        string
 	quiet               bool
+	onlyFailed          bool
 }
 
 // newFlagSet defines the flags of `app-status verify` (or `get`), with the defaults of
@@ -67,6 +68,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.StringVar(&o.output, "o", "text", "output format: text, json or markdown")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
+	fs.BoolVar(&o.onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current (the others are counted)")
 	fs.BoolVar(&o.builtinAuth, "builtin-auth", false, "get EKS, GKE and AKS tokens in-process from the environment's credentials, as the action does, even when the kubeconfig's exec plugin (aws, gke-gcloud-auth-plugin, kubelogin) is installed")
 	return fs
 }
@@ -95,7 +97,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		fmt.Fprintf(env.Stderr, "app-status %s: unexpected argument %q (flags come as --name value)\n", name, fs.Arg(0))
 		return 2
 	}
-	output, summaryFile, quiet := o.output, o.summaryFile, o.quiet
+	output, summaryFile, quiet, onlyFailed := o.output, o.summaryFile, o.quiet, o.onlyFailed
 	if output != "text" && output != "json" && output != "markdown" {
 		fmt.Fprintf(env.Stderr, "app-status %s: -o must be text, json or markdown, not %q\n", name, output)
 		return 2
@@ -114,7 +116,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		return 2
 	}
 	if !quiet {
-		req.Progress = progressPrinter(env.Stderr, secrets.Redact)
+		req.Progress = progressPrinter(env.Stderr, secrets.Redact, len(req.Targets))
 	}
 	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
 	defer stopHurry()
@@ -127,7 +129,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)
 	}
 	env.Stdout = stdout
-	err = writeCLIOutput(env, output, summaryFile, run)
+	err = writeCLIOutput(env, output, summaryFile, onlyFailed, run)
 	if flushErr := stdout.Flush(); err == nil && flushErr != nil {
 		err = fmt.Errorf("write output: %w", flushErr)
 	}
@@ -141,7 +143,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	return 1
 }
 
-func writeCLIOutput(env Env, output, summaryFile string, run result.Run) error {
+func writeCLIOutput(env Env, output, summaryFile string, onlyFailed bool, run result.Run) error {
 	switch output {
 	case "json":
 		if err := report.WriteJSON(env.Stdout, run); err != nil {
@@ -152,7 +154,7 @@ func writeCLIOutput(env Env, output, summaryFile string, run result.Run) error {
 			return fmt.Errorf("write output: %w", err)
 		}
 	default:
-		if err := report.Text(env.Stdout, run); err != nil {
+		if err := report.TextWith(env.Stdout, run, report.TextOptions{OnlyFailed: onlyFailed}); err != nil {
 			return fmt.Errorf("write output: %w", err)
 		}
 	}

@@ -24,38 +24,44 @@ type Annotation struct {
 }
 
 // Annotations gives one annotation per cluster that is not Current, titled with the cluster's
-// name, with the message "<Verdict>: <code>: <summary>". There are at most 10: past that, the
-// first 9 stay and the 10th, titled "N more clusters", combines the rest as
-// "name: message; name: message". It is nil when every cluster is Current.
+// name, with the message "<Verdict>: <code>: <summary>", those that need action first (as
+// the rollup orders them). GitHub shows 10 error annotations per step: past that, the first 9
+// stay and the 10th, titled "N more clusters are not Current", counts the rest by verdict and
+// code, naming a few of each. It is nil when every cluster is Current.
 func Annotations(run result.Run) []Annotation {
-	var all []Annotation
+	var failing []result.Cluster
 	for _, c := range run.Results {
-		if c.Ready() {
-			continue
+		if !c.Ready() {
+			failing = append(failing, c)
 		}
-		all = append(all, Annotation{Title: sanitize.Line(c.Name), Message: annotationMessage(c)})
+	}
+	if len(failing) == 0 {
+		return nil
+	}
+	sortByRollup(failing)
+	all := make([]Annotation, len(failing))
+	for i, c := range failing {
+		all[i] = Annotation{Title: sanitize.Line(c.Name), Message: annotationMessage(c)}
 	}
 	if len(all) <= maxAnnotations {
 		return all
 	}
-	kept, rest := all[:maxAnnotations-1:maxAnnotations-1], all[maxAnnotations-1:]
+	kept, rest := all[:maxAnnotations-1:maxAnnotations-1], failing[maxAnnotations-1:]
 	var b strings.Builder
-	for i, a := range rest {
-		part := a.Title + ": " + a.Message
+	groups := result.Rollup(rest)
+	for i, g := range groups {
+		part := fmt.Sprintf("%s: %d (%s)", g.Label(), len(g.Clusters), sanitize.Line(g.Names(namesShown)))
 		if i > 0 {
 			part = "; " + part
 		}
-		if i == 0 && len(part) > maxCombinedBytes {
-			b.WriteString(sanitize.Truncate(part, maxCombinedBytes/4))
-			continue
-		}
 		if b.Len()+len(part) > maxCombinedBytes {
-			fmt.Fprintf(&b, "; and %d more", len(rest)-i)
+			fmt.Fprintf(&b, "; and %d more groups", len(groups)-i)
 			break
 		}
 		b.WriteString(part)
 	}
-	return append(kept, Annotation{Title: fmt.Sprintf("%d more clusters", len(rest)), Message: b.String()})
+	b.WriteString(". GitHub shows 10 annotations per step: the job summary lists every cluster")
+	return append(kept, Annotation{Title: fmt.Sprintf("%d more clusters are not Current", len(rest)), Message: b.String()})
 }
 
 func annotationMessage(c result.Cluster) string {

@@ -29,14 +29,16 @@ func annotation(i int) Annotation {
 	return Annotation{Title: fmt.Sprintf("c%02d", i), Message: fmt.Sprintf("Failed: crash-loop: m%02d", i)}
 }
 
-// combined is the message of the annotation that combines clusters from to to.
+// combined is the message of the annotation that counts clusters from to to.
 func combined(from, to int) string {
-	var parts []string
-	for i := from; i <= to; i++ {
-		a := annotation(i)
-		parts = append(parts, a.Title+": "+a.Message)
+	names := fmt.Sprintf("c%02d", from)
+	switch n := to - from + 1; {
+	case n == 2:
+		names += fmt.Sprintf(", c%02d", to)
+	case n > 3:
+		names += fmt.Sprintf(", c%02d, c%02d and %d more", from+1, from+2, n-3)
 	}
-	return strings.Join(parts, "; ")
+	return fmt.Sprintf("Failed (crash-loop): %d (%s). GitHub shows 10 annotations per step: the job summary lists every cluster", to-from+1, names)
 }
 
 func TestAnnotations(t *testing.T) {
@@ -55,8 +57,8 @@ func TestAnnotations(t *testing.T) {
 		{failing: 0, want: nil},
 		{failing: 1, want: first(1)},
 		{failing: 10, want: first(10)},
-		{failing: 11, want: append(first(9), Annotation{Title: "2 more clusters", Message: combined(10, 11)})},
-		{failing: 25, want: append(first(9), Annotation{Title: "16 more clusters", Message: combined(10, 25)})},
+		{failing: 11, want: append(first(9), Annotation{Title: "2 more clusters are not Current", Message: combined(10, 11)})},
+		{failing: 25, want: append(first(9), Annotation{Title: "16 more clusters are not Current", Message: combined(10, 25)})},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.failing), func(t *testing.T) {
@@ -106,12 +108,17 @@ func TestAnnotationsCombinedCap(t *testing.T) {
 			t.Fatalf("%s: Annotations() gave %d annotations, want %d", tt.name, len(got), maxAnnotations)
 		}
 		last := got[maxAnnotations-1]
-		if last.Title != "491 more clusters" {
-			t.Errorf("%s: last title = %q, want %q", tt.name, last.Title, "491 more clusters")
+		if last.Title != "491 more clusters are not Current" {
+			t.Errorf("%s: last title = %q, want %q", tt.name, last.Title, "491 more clusters are not Current")
 		}
-		if len(last.Message) > maxCombinedBytes+32 || !strings.HasSuffix(last.Message, " more") {
-			t.Errorf("%s: combined message is %d bytes ending %q, want at most about %d ending \"and N more\"",
-				tt.name, len(last.Message), last.Message[max(0, len(last.Message)-20):], maxCombinedBytes)
+		if len(last.Message) > maxCombinedBytes+128 || !strings.HasPrefix(last.Message, "Failed (crash-loop): 491 (c10, c100, c101 and 488 more)") {
+			t.Errorf("%s: combined message is %d bytes %q, want the count by code within about %d bytes",
+				tt.name, len(last.Message), last.Message[:min(len(last.Message), 80)], maxCombinedBytes)
+		}
+		for _, a := range got {
+			if len(a.Message) > 4*maxTextRunes {
+				t.Errorf("%s: annotation %s of %d bytes", tt.name, a.Title, len(a.Message))
+			}
 		}
 	}
 }

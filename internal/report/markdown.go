@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/org/app-status-action/internal/flux"
@@ -44,15 +46,24 @@ const (
 	omittedLineReserve = 128      // bytes kept in a cluster's details for its "not shown" line
 )
 
-// Markdown renders the job summary as GitHub-flavoured markdown: a headline with the overall
-// verdict, the aggregated Ready condition, a table with one row per cluster, then a collapsed
-// <details> block for every cluster that is not Current with its Flux objects and the objects
-// that are not Current, with their evidence.
+// Markdown renders the job summary as GitHub-flavoured markdown, for a person who should see
+// the counts and what failed without scrolling:
 //
-// The summary stays under opts.MaxBytes whatever the number of clusters and objects: the
-// headline and table come first, details are added cluster by cluster while they fit, logs
-// are cut to their last lines, and when anything is left out a closing note says how much and
-// points to the JSON output.
+//   - the headline with the overall verdict;
+//   - the Ready condition's status and a rollup by verdict and code
+//     (880 ✅ Current · 20 ❌ Failed (not-progressing) · 100 🔌 Unreachable);
+//   - the clusters that are not Current first, one row each with the code and a short reason,
+//     or, above groupAbove of them, one row per verdict and code with its clusters listed;
+//     with several resources, one column per resource;
+//   - a collapsed <details> block per cluster that is not Current with its Flux objects and
+//     the objects that are not Current, with their evidence: the full text, shown once (a few
+//     clusters per group when grouped);
+//   - the Current clusters: in the same table when they are few, else collapsed in one block.
+//
+// The summary stays under opts.MaxBytes whatever the number of clusters and objects: what
+// needs action comes first, details are added cluster by cluster while they fit, logs are cut
+// to their last lines, and when anything is left out a closing note says how much and points
+// to the JSON output. A cluster that is not Current is never left out silently.
 func Markdown(run result.Run, opts MarkdownOptions) string {
 	limit := opts.MaxBytes
 	if limit <= 0 {
@@ -65,15 +76,264 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 		fmt.Fprintf(&b, "**Bad input:** %s\n\n", mdText(opts.BadInput, maxConditionRunes))
 	}
 	writeHeadline(&b, run)
-	writeCondition(&b, run.Condition)
-	var cut cuts
-	cut.tableClusters = writeTable(&b, run.Results, budget)
-	writeReconcile(&b, run.Results, budget)
+	writeRollup(&b, run)
 	writeGitHubNotes(&b, opts.GitHubNotes, budget)
-	writeDetails(&b, run.Results, budget, &cut)
+	var failing, current []result.Cluster
+	for _, c := range run.Results {
+		if c.Ready() {
+			current = append(current, c)
+		} else {
+			failing = append(failing, c)
+		}
+	}
+	sortByRollup(failing)
+	cols := resourceColumns(run)
+	var cut cuts
+	grouped := len(failing) > groupAbove
+	if grouped {
+		cut.tableClusters = writeGroupTable(&b, failing, budget)
+	} else {
+		rows := failing
+		if len(current) <= currentRowsInline {
+			rows = append(rows, current...)
+			current = nil
+		}
+		cut.tableClusters = writeTable(&b, rows, cols, budget)
+	}
+	writeReconcile(&b, run.Results, budget)
+	writeDetails(&b, detailed(failing, grouped), grouped, budget, &cut)
+	cut.tableClusters += writeCurrent(&b, current, cols, budget)
 	writeNote(&b, cut, limit)
 	// Only a limit too small for the headline itself gets here with more than it allows.
 	return sanitize.CutUTF8(strings.TrimRight(b.String(), "\n")+"\n", limit)
+}
+
+// Layout thresholds of the summary.
+const (
+	// groupAbove is how many clusters that are not Current get a row each; above it, one row
+	// per verdict and code.
+	groupAbove = 20
+	// examplesPerGroup is how many clusters of a group show their details when grouped.
+	examplesPerGroup = 3
+	// currentRowsInline is how many Current clusters share the table with the others; more
+	// are collapsed in a block of their own.
+	currentRowsInline = 10
+	// namesShown is how many clusters a group's row or the rollup names before "and N more".
+	namesShown = 3
+	// shortReasonRunes bounds the reason a table row gives; the details have the full text.
+	shortReasonRunes = 100
+)
+
+// sortByRollup orders clusters as the rollup does: what needs action first, then by name.
+func sortByRollup(clusters []result.Cluster) {
+	rank := map[[2]string]int{}
+	for i, g := range result.Rollup(clusters) {
+		rank[[2]string{string(g.Verdict), string(g.Code)}] = i
+	}
+	slices.SortStableFunc(clusters, func(a, b result.Cluster) int {
+		return cmp.Or(cmp.Compare(rank[[2]string{string(a.Verdict), string(a.Code)}], rank[[2]string{string(b.Verdict), string(b.Code)}]),
+			strings.Compare(a.Name, b.Name))
+	})
+}
+
+// writeRollup writes the Ready condition's status and the count of clusters per verdict and
+// code, in one line.
+func writeRollup(b *strings.Builder, run result.Run) {
+	c := run.Condition
+	fmt.Fprintf(b, "**%s=%s**", mdText(c.Type, maxCellRunes), mdText(c.Status, maxCellRunes))
+	groups := result.Rollup(run.Results)
+	if len(groups) == 0 {
+		if c.Message != "" {
+			b.WriteString(" — " + mdText(c.Message, maxConditionRunes))
+		}
+		b.WriteString("\n\n")
+		return
+	}
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		parts = append(parts, fmt.Sprintf("%d %s&nbsp;%s", len(g.Clusters), verdictSymbol(g.Verdict), mdText(g.Label(), maxCellRunes)))
+	}
+	b.WriteString(" — " + strings.Join(parts, " · ") + "\n\n")
+}
+
+// resourceColumns are the requested resources when there are several: the table then has
+// one column per resource.
+func resourceColumns(run result.Run) []string {
+	if len(run.Resources) < 2 {
+		return nil
+	}
+	return run.Resources
+}
+
+// resourceCell is a cluster's verdict for one requested resource.
+func resourceCell(c result.Cluster, id string) string {
+	for _, f := range c.Flux {
+		if strings.EqualFold(f.ID, id) {
+			return verdictSymbol(f.Verdict) + "&nbsp;" + mdText(string(f.Verdict), maxCellRunes)
+		}
+	}
+	return "-"
+}
+
+// writeTable writes one row per cluster while the rows fit in budget and returns how many
+// clusters were left out.
+func writeTable(b *strings.Builder, clusters []result.Cluster, cols []string, budget int) (left int) {
+	if len(clusters) == 0 {
+		return 0
+	}
+	header := "| Cluster | Verdict |"
+	align := "| :-- | :-- |"
+	for _, id := range cols {
+		header += " " + mdText(shortResource(id), maxNameRunes) + " |"
+		align += " :-- |"
+	}
+	header += " Revision | Ready | Time | Reason |\n"
+	align += " :-- | --: | --: | :-- |\n"
+	if b.Len()+len(header)+len(align) > budget {
+		return len(clusters)
+	}
+	b.WriteString(header + align)
+	for i, c := range clusters {
+		cells := ""
+		for _, id := range cols {
+			cells += " " + resourceCell(c, id) + " |"
+		}
+		row := fmt.Sprintf("| %s | %s&nbsp;%s |%s %s | %s | %s | %s |\n",
+			mdText(c.Name, maxNameRunes), verdictSymbol(c.Verdict), mdText(string(c.Verdict), maxCellRunes), cells,
+			mdText(appliedRevision(c), maxCellRunes), readyObjects(c), formatDuration(c.DurationMs),
+			mdText(rowReason(c), shortReasonRunes+20))
+		if b.Len()+len(row) > budget {
+			left = len(clusters) - i
+			fmt.Fprintf(b, "\n_%s not in this table._\n", plural(left, "more cluster"))
+			break
+		}
+		b.WriteString(row)
+	}
+	b.WriteString("\n")
+	return left
+}
+
+// shortResource is Kind/name of a resource Kind/namespace/name, for a column header.
+func shortResource(id string) string {
+	parts := strings.Split(id, "/")
+	if len(parts) == 3 {
+		return parts[0] + "/" + parts[2]
+	}
+	return id
+}
+
+// rowReason is the reason a table row gives: the code and the object that fails, or the
+// start of the cluster's message; the details have the rest.
+func rowReason(c result.Cluster) string {
+	if c.Ready() {
+		return ""
+	}
+	if obj := failingObjectID(c); obj != "" && c.Code != "" {
+		return string(c.Code) + ": " + obj
+	}
+	return sanitize.Truncate(sanitize.Line(reason(c)), shortReasonRunes)
+}
+
+// failingObjectID is the ID of the first object whose failure gives the cluster its code.
+func failingObjectID(c result.Cluster) string {
+	for _, o := range c.Objects {
+		if o.Failure != nil && o.Failure.Code == c.Code {
+			return o.ID
+		}
+	}
+	return ""
+}
+
+// writeGroupTable writes one row per verdict and code, each with its clusters (the first
+// ones named, all of them in a collapsed list), and returns how many clusters it could not
+// name within budget.
+func writeGroupTable(b *strings.Builder, clusters []result.Cluster, budget int) (left int) {
+	const header = "| Verdict | Clusters | Which |\n| :-- | --: | :-- |\n"
+	groups := result.Rollup(clusters)
+	if b.Len()+len(header) > budget {
+		return len(clusters)
+	}
+	b.WriteString(header)
+	for i, g := range groups {
+		label := fmt.Sprintf("| %s&nbsp;%s | %d | ", verdictSymbol(g.Verdict), mdText(g.Label(), maxCellRunes), len(g.Clusters))
+		names := make([]string, len(g.Clusters))
+		for j, n := range g.Clusters {
+			names[j] = mdText(n, maxNameRunes)
+		}
+		first := strings.Join(names[:min(namesShown, len(names))], ", ")
+		// Room for the row: the names that fit in half of what is left (the other half is for
+		// the details of the examples) are listed, the others counted as left out.
+		room := (budget-b.Len())/2 - len(label) - len(first) - 128
+		if room < 0 {
+			for _, rest := range groups[i:] {
+				left += len(rest.Clusters)
+			}
+			fmt.Fprintf(b, "\n_%s not in this table._\n", plural(len(groups)-i, "more group"))
+			break
+		}
+		which := first
+		if len(names) > namesShown {
+			var list strings.Builder
+			shown := 0
+			for _, n := range names {
+				if list.Len()+len(n)+2 > room {
+					break
+				}
+				if shown > 0 {
+					list.WriteString(", ")
+				}
+				list.WriteString(n)
+				shown++
+			}
+			shown = max(shown, min(namesShown, len(names)))
+			if shown < len(names) {
+				fmt.Fprintf(&list, " and %d more", len(names)-shown)
+				left += len(names) - shown
+			}
+			which = fmt.Sprintf("<details><summary>%s and %d more</summary>%s</details>", first, len(names)-namesShown, list.String())
+		}
+		b.WriteString(label + which + " |\n")
+	}
+	if len(groups) > 0 {
+		fmt.Fprintf(b, "\nThe details of %d clusters per group follow; the `results` output and `report-file` have every cluster.\n", examplesPerGroup)
+	}
+	b.WriteString("\n")
+	return left
+}
+
+// detailed is the clusters whose details the summary shows: every one that is not Current,
+// or, when grouped, the first examplesPerGroup of each group.
+func detailed(failing []result.Cluster, grouped bool) []result.Cluster {
+	if !grouped {
+		return failing
+	}
+	seen := map[[2]string]int{}
+	var out []result.Cluster
+	for _, c := range failing {
+		key := [2]string{string(c.Verdict), string(c.Code)}
+		if seen[key] < examplesPerGroup {
+			out = append(out, c)
+		}
+		seen[key]++
+	}
+	return out
+}
+
+// writeCurrent writes the Current clusters left out of the main table, collapsed in one
+// block, while they fit in budget, and returns how many did not.
+func writeCurrent(b *strings.Builder, clusters []result.Cluster, cols []string, budget int) (left int) {
+	if len(clusters) == 0 {
+		return 0
+	}
+	open := fmt.Sprintf("<details><summary>%s %s Current</summary>\n\n", verdictSymbol(result.VerdictCurrent), plural(len(clusters), "cluster"))
+	const closing = "\n</details>\n\n"
+	if b.Len()+len(open)+len(closing)+256 > budget {
+		return len(clusters)
+	}
+	b.WriteString(open)
+	left = writeTable(b, clusters, cols, budget-len(closing))
+	b.WriteString(closing)
+	return left
 }
 
 // writeGitHubNotes lists what could not be posted to GitHub; the verdict does not depend on it.
@@ -131,59 +391,20 @@ func writeHeadline(b *strings.Builder, run result.Run) {
 		mdText(string(run.Status), maxCellRunes), app, revision, ready, plural(len(run.Results), "cluster"))
 }
 
-func writeCondition(b *strings.Builder, c result.Condition) {
-	fmt.Fprintf(b, "**%s=%s**", mdText(c.Type, maxCellRunes), mdText(c.Status, maxCellRunes))
-	if c.Message != "" {
-		b.WriteString(" — " + mdText(c.Message, maxConditionRunes))
-	}
-	b.WriteString("\n\n")
-}
-
-// writeTable writes one row per cluster while the rows fit in budget and returns how many
-// clusters were left out.
-func writeTable(b *strings.Builder, clusters []result.Cluster, budget int) (left int) {
-	if len(clusters) == 0 {
-		return 0
-	}
-	const header = "| Cluster | Verdict | Revision | Ready | Time | Reason |\n| :-- | :-- | :-- | --: | --: | :-- |\n"
-	if b.Len()+len(header) > budget {
-		return len(clusters)
-	}
-	b.WriteString(header)
-	for i, c := range clusters {
-		row := fmt.Sprintf("| %s | %s %s | %s | %s | %s | %s |\n",
-			mdText(c.Name, maxNameRunes), verdictSymbol(c.Verdict), mdText(string(c.Verdict), maxCellRunes),
-			mdText(appliedRevision(c), maxCellRunes), readyObjects(c), formatDuration(c.DurationMs),
-			mdText(reason(c), maxCellRunes))
-		if b.Len()+len(row) > budget {
-			left = len(clusters) - i
-			if left == 1 {
-				b.WriteString("\n_1 more cluster is not in this table._\n")
-			} else {
-				fmt.Fprintf(b, "\n_%d more clusters are not in this table._\n", left)
-			}
-			break
-		}
-		b.WriteString(row)
-	}
-	b.WriteString("\n")
-	return left
-}
-
 // writeDetails writes the details of every cluster that is not Current, in order, while they
 // fit in budget. Each cluster may take its share of the room left, and at least
 // minClusterShare, so that the first clusters show enough to act on.
-func writeDetails(b *strings.Builder, clusters []result.Cluster, budget int, cut *cuts) {
+func writeDetails(b *strings.Builder, clusters []result.Cluster, rowless bool, budget int, cut *cuts) {
 	var failing []result.Cluster
 	for _, c := range clusters {
-		if !c.Ready() {
+		if !c.Ready() && needsDetails(c, rowless) {
 			failing = append(failing, c)
 		}
 	}
 	for i, c := range failing {
 		remaining := budget - b.Len()
 		share := min(max(remaining/(len(failing)-i), minClusterShare), remaining)
-		block, omitted, ok := clusterDetails(c, share)
+		block, omitted, ok := clusterDetails(c, share, rowless)
 		if !ok {
 			for _, rest := range failing[i:] {
 				cut.detailClusters++

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 )
 
 // mdItem is one piece of a cluster's details: the line of a Flux object, which is always
@@ -19,12 +20,17 @@ type mdItem struct {
 // limit bytes. Its Flux objects are always shown; its objects that are not Current are added
 // in tree order until one does not fit, and omitted counts the ones left out. ok is false
 // when not even the Flux objects fit.
-func clusterDetails(c result.Cluster, limit int) (block string, omitted int, ok bool) {
+func clusterDetails(c result.Cluster, limit int, rowless bool) (block string, omitted int, ok bool) {
+	// The row of the table has the code and a short reason: the summary line names the
+	// cluster, the body has the full text, once.
 	open := fmt.Sprintf("<details><summary>%s <b>%s</b>: %s</summary>\n\n", verdictSymbol(c.Verdict),
-		htmlText(c.Name, maxNameRunes), htmlText(joinNonEmpty(": ", verdictCode(c.Verdict, c.Code), explanation(c)), maxSummaryRunes))
+		htmlText(c.Name, maxNameRunes), htmlText(verdictCode(c.Verdict, c.Code), maxSummaryRunes))
 	const closing = "\n</details>\n\n"
 
 	items := mdTreeItems(buildTree(c))
+	if full := fullMessage(c, rowless); full != "" {
+		items = append([]mdItem{{text: mdText(full, maxTextRunes) + "\n\n"}}, items...)
+	}
 	if len(items) == 0 {
 		items = []mdItem{{text: "_No Flux object was read from this cluster._\n"}}
 	}
@@ -60,6 +66,29 @@ func clusterDetails(c result.Cluster, limit int) (block string, omitted int, ok 
 	}
 	b.WriteString(closing)
 	return b.String(), omitted, true
+}
+
+// fullMessage is the cluster's message when its table row could not show it whole (or it has
+// no row: rowless) and the objects below do not carry it (a failure's row names the failing
+// object, whose evidence follows).
+func fullMessage(c result.Cluster, rowless bool) string {
+	full := reason(c)
+	if rowless && full != "" && (failingObjectID(c) == "" || c.Code == "") {
+		return full // no row of its own (a group's row names it): its message is here alone
+	}
+	if full == "" || rowReason(c) == sanitize.Truncate(sanitize.Line(full), shortReasonRunes) && len([]rune(sanitize.Line(full))) <= shortReasonRunes {
+		return ""
+	}
+	if failingObjectID(c) != "" && c.Code != "" {
+		return ""
+	}
+	return full
+}
+
+// needsDetails reports whether a cluster's details would show more than its table row: its
+// Flux objects, or a message the row had to cut.
+func needsDetails(c result.Cluster, rowless bool) bool {
+	return rowless || len(c.Flux) > 0 || len(c.Objects) > 0 || fullMessage(c, false) != ""
 }
 
 // notCurrent is "1 more object that is not Current is" or "N more objects that are not

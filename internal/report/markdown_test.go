@@ -80,7 +80,8 @@ func TestMarkdownSizeCap(t *testing.T) {
 	}{
 		{name: "fleet, default size", clusters: 500, objects: 300, wantCut: true, wantDetails: true},
 		{name: "fleet, 1 MiB", clusters: 500, objects: 300, maxBytes: 1 << 20, wantCut: true, wantDetails: true},
-		{name: "many clusters cut the table", clusters: 5000, objects: 1, maxBytes: 64 << 10, wantCut: true},
+		{name: "many clusters cut the table", clusters: 20000, objects: 1, maxBytes: 64 << 10, wantCut: true, wantDetails: true},
+		{name: "a row each up to the group threshold", clusters: groupAbove, objects: 3, wantCut: false, wantDetails: true},
 		{name: "small summary", clusters: 6, objects: 3, maxBytes: 32 << 10, wantCut: true, wantDetails: true},
 		{name: "fits", clusters: 2, objects: 2, wantCut: false, wantDetails: true},
 	}
@@ -99,17 +100,31 @@ func TestMarkdownSizeCap(t *testing.T) {
 			if cut != tt.wantCut {
 				t.Fatalf("summary cut = %t, want %t", cut, tt.wantCut)
 			}
-			rows := strings.Count(md, "\n| c")
+			// Every cluster is named in the table (a row each, or its group's row above the
+			// threshold) or counted as left out; its details are shown (for a few clusters per
+			// group when grouped) or counted.
+			named := map[string]bool{}
+			for _, line := range strings.Split(md, "\n") {
+				if strings.HasPrefix(line, "| c") || strings.HasPrefix(line, "| ❌") {
+					for _, n := range regexp.MustCompile(`c\d{5}`).FindAllString(line, -1) {
+						named[n] = true
+					}
+				}
+			}
+			detailed := tt.clusters
+			if tt.clusters > groupAbove {
+				detailed = examplesPerGroup
+			}
 			details := strings.Count(md, "\n<details>")
 			listed := len(regexp.MustCompile(`(?m)^ *- \*\*Deployment/`).FindAllString(md, -1))
-			if rows+note.table != tt.clusters {
-				t.Errorf("%d rows + %d clusters left out of the table = %d, want %d", rows, note.table, rows+note.table, tt.clusters)
+			if len(named)+note.table != tt.clusters {
+				t.Errorf("%d clusters named + %d left out of the table = %d, want %d", len(named), note.table, len(named)+note.table, tt.clusters)
 			}
-			if details+note.details != tt.clusters {
-				t.Errorf("%d details + %d left out = %d, want %d", details, note.details, details+note.details, tt.clusters)
+			if details+note.details != detailed {
+				t.Errorf("%d details + %d left out = %d, want %d", details, note.details, details+note.details, detailed)
 			}
-			if listed+note.objects != tt.clusters*tt.objects {
-				t.Errorf("%d objects listed + %d left out = %d, want %d", listed, note.objects, listed+note.objects, tt.clusters*tt.objects)
+			if listed+note.objects != detailed*tt.objects {
+				t.Errorf("%d objects listed + %d left out = %d, want %d", listed, note.objects, listed+note.objects, detailed*tt.objects)
 			}
 			if tt.wantDetails != (details > 0 && listed > 0) {
 				t.Errorf("summary shows %d details and %d objects, want some of each: %t", details, listed, tt.wantDetails)

@@ -13,26 +13,55 @@ import (
 )
 
 // Text writes the human report of the CLI, in the spirit of `kubectl get` and `flux get`: a
-// table with one row per cluster and a short reason, the aggregated Ready condition with the
-// clusters that are not Current, then for each of them its full message, the tree of its
-// Flux objects with the objects that are not Current under them, and the evidence of each
-// failure (pod, events, logs). Each message appears once. The output is plain text: control
-// characters and terminal escape sequences from the clusters are removed.
-func Text(w io.Writer, run result.Run) error {
+// table with one row per cluster and a short reason, the clusters that are not Current first,
+// the aggregated Ready condition with the count of clusters per verdict and code, then for
+// each cluster that is not Current its full message, the tree of its Flux objects with the
+// objects that are not Current under them, and the evidence of each failure (pod, events,
+// logs). Each message appears once. The output is plain text: control characters and
+// terminal escape sequences from the clusters are removed.
+func Text(w io.Writer, run result.Run) error { return TextWith(w, run, TextOptions{}) }
+
+// TextOptions tunes Text.
+type TextOptions struct {
+	// OnlyFailed leaves the Current clusters out of the table (they are counted).
+	OnlyFailed bool
+}
+
+// TextWith is Text with options.
+func TextWith(w io.Writer, run result.Run, opts TextOptions) error {
 	var b bytes.Buffer
-	if err := writeTextTable(&b, run.Results); err != nil {
-		return err
-	}
-	writeTextCondition(&b, run)
+	var failing, current []result.Cluster
 	for _, c := range run.Results {
 		if c.Ready() {
+			current = append(current, c)
+		} else {
+			failing = append(failing, c)
+		}
+	}
+	sortByRollup(failing)
+	rows := failing
+	if !opts.OnlyFailed {
+		rows = append(rows, current...)
+	}
+	if len(rows) > 0 {
+		if err := writeTextTable(&b, rows); err != nil {
+			return err
+		}
+	}
+	if opts.OnlyFailed && len(current) > 0 {
+		fmt.Fprintf(&b, "(%s Current not listed: --only-failed)\n", plural(len(current), "cluster"))
+	}
+	writeTextCondition(&b, run)
+	if !opts.OnlyFailed {
+		for _, c := range current {
 			if c.Reconcile != nil {
 				// Where its time went, as the summary's table says.
 				b.WriteByte('\n')
 				writeTextLine(&b, 0, c.Name+": "+reconcileLine(c.Reconcile))
 			}
-			continue
 		}
+	}
+	for _, c := range failing {
 		b.WriteByte('\n')
 		writeTextCluster(&b, c)
 	}
@@ -98,11 +127,21 @@ func writeTextCondition(b *bytes.Buffer, run result.Run) {
 	case len(run.FailedClusters) == 0:
 		b.WriteString("all clusters are Current")
 	default:
-		names := make([]string, len(run.FailedClusters))
-		for i, n := range run.FailedClusters {
-			names[i] = cell(n)
+		// The count per verdict and code; each group's clusters named (a few of them at scale).
+		var parts []string
+		groups := result.Rollup(run.Results)
+		for _, g := range groups {
+			part := fmt.Sprintf("%d %s", len(g.Clusters), g.Label())
+			if g.Verdict != result.VerdictCurrent {
+				names := g.Names(len(g.Clusters))
+				if len(run.FailedClusters) > groupAbove {
+					names = g.Names(namesShown)
+				}
+				part += ": " + cell(names)
+			}
+			parts = append(parts, part)
 		}
-		fmt.Fprintf(b, "%d of %s not Current: %s", len(names), plural(len(run.Results), "cluster"), strings.Join(names, ", "))
+		fmt.Fprintf(b, "%d of %s not Current: %s", len(run.FailedClusters), plural(len(run.Results), "cluster"), strings.Join(parts, "; "))
 	}
 	b.WriteByte('\n')
 }

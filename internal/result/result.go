@@ -5,6 +5,7 @@
 package result
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -292,9 +293,26 @@ func NewRun(resources []string, expectedRevision string, clusters []Cluster, too
 	default:
 		run.Status = RunSuccess
 	}
+	if len(messages) > maxClusterMessages {
+		// At scale the condition names groups, not clusters: each verdict and code once, with
+		// a few of its clusters.
+		messages = nil
+		for _, g := range Rollup(sorted) {
+			if g.Verdict != VerdictCurrent {
+				messages = append(messages, fmt.Sprintf("%s: %s", g.Label(), g.Names(namesPerGroup)))
+			}
+		}
+	}
 	run.Condition = aggregateReady(len(run.ReadyClusters), len(sorted), messages)
 	return run
 }
+
+// Above maxClusterMessages clusters that are not Current, the Ready condition's message
+// groups them by verdict and code, naming namesPerGroup of each.
+const (
+	maxClusterMessages = 5
+	namesPerGroup      = 3
+)
 
 // aggregateReady builds the Ready condition of the status-aggregation proposal: True only when
 // every cluster is Current, otherwise False with the failing clusters' messages joined by "; ".
