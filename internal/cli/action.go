@@ -16,6 +16,7 @@ import (
 	"github.com/org/app-status-action/internal/publish"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
+	"github.com/org/app-status-action/internal/shard"
 	"github.com/org/app-status-action/internal/verify"
 )
 
@@ -34,6 +35,9 @@ func runAction(ctx context.Context, env Env) int {
 	start := env.Clock()
 
 	s, err := actionSettings(gha)
+	if err == nil && len(s.merge) > 0 {
+		return runMergeAction(ctx, gha, log, env, s)
+	}
 	var req verify.Request
 	var secrets *kubeconfig.Secrets
 	if err == nil {
@@ -77,7 +81,8 @@ func runAction(ctx context.Context, env Env) int {
 		}
 		fmt.Fprintf(log, "Verifying %s on %d clusters (revision %s, timeout %s)\n",
 			strings.Join(resourceIDs(req), ", "), len(req.Targets), cmp.Or(req.Revision.String(), "any"), req.Timeout)
-		run = cleanRun(verify.Run(ctx, req), secrets, hurry)
+		fleet := applyShard(&req, s.shard)
+		run = stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry), start, env.Clock(), s.shard, fleet)
 		githubNotes = append(githubNotes, finishPublisher(ctx, gha, pub, run, hurry, secrets.Redact)...)
 	}
 	if err := writeActionResults(gha, log, env, run, s.summary, badInput, githubNotes, hurry); err != nil {
@@ -94,13 +99,17 @@ func runAction(ctx context.Context, env Env) int {
 // to write the job summary.
 type actionConfig struct {
 	settings
-	summary bool
+	// summary is "true", "false" or "compact" (one line: a shard of a merged run).
+	summary string
 	publish publish.Config
+	// merge are the patterns of the report files to merge (input merge): no cluster is
+	// contacted.
+	merge []string
 }
 
 func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	d := defaultSettings()
-	c := actionConfig{settings: d, summary: true}
+	c := actionConfig{settings: d, summary: "true"}
 	c.resources = lines(gha.GetInput("resource"))
 	c.namespace = cmp.Or(gha.GetInput("namespace"), d.namespace)
 	c.revision = gha.GetInput("revision")
@@ -139,9 +148,20 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	if c.reconcile, err = parseReconcile(gha.GetInput("reconcile")); err != nil {
 		return c, fmt.Errorf("input reconcile: %w", err)
 	}
-	if c.summary, err = boolInput(gha, "summary", true); err != nil {
-		return c, err
+	switch v := strings.ToLower(gha.GetInput("summary")); v {
+	case "", "true", "yes", "on", "1":
+		c.summary = "true"
+	case "false", "no", "off", "0":
+		c.summary = "false"
+	case "compact":
+		c.summary = "compact"
+	default:
+		return c, fmt.Errorf("input summary: %q is not true, false or compact", gha.GetInput("summary"))
 	}
+	if c.shard, err = shard.Parse(gha.GetInput("shard")); err != nil {
+		return c, fmt.Errorf("input shard: %w", err)
+	}
+	c.merge = lines(gha.GetInput("merge"))
 	if c.publish, err = publishInputs(gha); err != nil {
 		return c, err
 	}

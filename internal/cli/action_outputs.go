@@ -68,7 +68,7 @@ func actionOutputs(run result.Run, reportFile string) []filecommand.Output {
 // is tried; the error joins those that failed. Once hurry reports true (the job was cancelled
 // a while ago), what is still to be written keeps every cluster's verdict and leaves out its
 // objects (report.Essentials).
-func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, run result.Run, summary bool, badInput string, githubNotes []string, hurry func() bool) error {
+func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, run result.Run, summary string, badInput string, githubNotes []string, hurry func() bool) error {
 	var errs []error
 	hurried := false
 	keepToEssentials := func() {
@@ -88,8 +88,11 @@ func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, ru
 		}
 	}
 	keepToEssentials()
-	if path := env.Getenv("GITHUB_STEP_SUMMARY"); summary && path != "" {
+	if path := env.Getenv("GITHUB_STEP_SUMMARY"); summary != "false" && path != "" {
 		md := report.Markdown(run, report.MarkdownOptions{BadInput: badInput, GitHubNotes: githubNotes})
+		if summary == "compact" && badInput == "" {
+			md = report.CompactSummary(run)
+		}
 		if err := filecommand.AppendSummary(path, md); err != nil {
 			errs = append(errs, fmt.Errorf("write the job summary (GITHUB_STEP_SUMMARY): %w", err))
 		}

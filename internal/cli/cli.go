@@ -47,6 +47,7 @@ const usage = `app-status verifies that a Flux app is rolled out on many Kuberne
 Usage:
   app-status verify --resource kustomization/NAME [flags]   wait until every cluster is Current
   app-status get    --resource kustomization/NAME [flags]   print the state now, without waiting
+  app-status merge  [flags] REPORT...                        the reports of a run's shards (or legs) as one run
   app-status action                                         run as a GitHub Action (reads INPUT_*)
   app-status version
 
@@ -70,6 +71,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return runCLI(ctx, args[1:], env, false)
 	case "get":
 		return runCLI(ctx, args[1:], env, true)
+	case "merge":
+		return runMerge(args[1:], env)
 	case "action":
 		return runAction(ctx, env)
 	case "version", "--version":

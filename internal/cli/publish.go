@@ -7,6 +7,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/publish"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
@@ -43,6 +44,28 @@ func publishInputs(gha *githubactions.Action) (publish.Config, error) {
 // startPublisher starts posting the run's deployments, when asked. A configuration GitHub
 // cannot take (no token, a bad template) is a warning: the verification goes on without.
 func startPublisher(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, req verify.Request) *publish.Publisher {
+	names := make([]string, len(req.Targets))
+	for i, t := range req.Targets {
+		names[i] = t.Name
+	}
+	return newPublisher(ctx, gha, env, s, resourceIDs(req), req.Revision, names, false)
+}
+
+// publishMerged posts a merged run's deployments (straight to their final status) and comment.
+func publishMerged(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, run result.Run, hurry func() bool) []string {
+	rev, err := flux.ParseRevision(run.ExpectedRevision)
+	if err != nil {
+		rev = flux.Revision{}
+	}
+	names := make([]string, len(run.Results))
+	for i, c := range run.Results {
+		names[i] = c.Name
+	}
+	pub := newPublisher(ctx, gha, env, s, run.Resources, rev, names, true)
+	return finishPublisher(ctx, gha, pub, run, hurry, func(s string) string { return s })
+}
+
+func newPublisher(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, resources []string, rev flux.Revision, names []string, final bool) *publish.Publisher {
 	cfg := s.publish
 	if !cfg.Deployments && !cfg.PRComment {
 		return nil
@@ -57,19 +80,19 @@ func startPublisher(ctx context.Context, gha *githubactions.Action, env Env, s a
 	cfg.EventPath = env.Getenv("GITHUB_EVENT_PATH")
 	cfg.Workflow = env.Getenv("GITHUB_WORKFLOW")
 	cfg.RunURL = runURL(env)
-	cfg.Resources = resourceIDs(req)
-	cfg.Revision = req.Revision
+	cfg.Resources = resources
+	cfg.Revision = rev
 	cfg.Clock = env.Clock
-	names := make([]string, len(req.Targets))
-	for i, t := range req.Targets {
-		names[i] = t.Name
-	}
 	pub, err := publish.New(cfg, names)
 	if err != nil {
 		gha.WithFieldsMap(map[string]string{"title": "app-status: nothing posted to GitHub"}).Warningf("%s", sanitize.Commands(sanitize.Line(err.Error())))
 		return nil
 	}
-	pub.Start(ctx)
+	if final {
+		pub.StartFinal(ctx)
+	} else {
+		pub.Start(ctx)
+	}
 	return pub
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
+	"github.com/org/app-status-action/internal/shard"
 	"github.com/org/app-status-action/internal/verify"
 )
 
@@ -67,6 +68,8 @@ type settings struct {
 	// builtinAuth prefers the built-in credential providers to installed exec plugins (the
 	// CLI's --builtin-auth; the action has no plugins to run).
 	builtinAuth bool
+	// shard is the share of the clusters to verify (input shard, --shard I/N); zero: all.
+	shard shard.Shard
 }
 
 // request validates the settings and loads the kubeconfigs into a verification request. The

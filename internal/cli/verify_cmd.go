@@ -13,6 +13,7 @@ import (
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
+	"github.com/org/app-status-action/internal/shard"
 	"github.com/org/app-status-action/internal/verify"
 )
 
@@ -68,6 +69,11 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.StringVar(&o.output, "o", "text", "output format: text, json or markdown")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
+	fs.Func("shard", "verify only shard I of N of the clusters (I/N), assigned by a hash of their names; app-status merge joins the shards' -o json reports", func(v string) error {
+		s, err := shard.Parse(v)
+		o.shard = s
+		return err
+	})
 	fs.BoolVar(&o.onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current (the others are counted)")
 	fs.BoolVar(&o.builtinAuth, "builtin-auth", false, "get EKS, GKE and AKS tokens in-process from the environment's credentials, as the action does, even when the kubeconfig's exec plugin (aws, gke-gcloud-auth-plugin, kubelogin) is installed")
 	return fs
@@ -120,7 +126,9 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	}
 	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
 	defer stopHurry()
-	run := cleanRun(verify.Run(ctx, req), secrets, hurry)
+	start := env.Clock()
+	fleet := applyShard(&req, s.shard)
+	run := stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry), start, env.Clock(), s.shard, fleet)
 	if hurry() {
 		run = report.Essentials(run)
 	}

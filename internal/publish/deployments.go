@@ -37,6 +37,16 @@ func (p *Publisher) Start(ctx context.Context) {
 	}()
 }
 
+// StartFinal is Start for a run whose verdicts are already known (a merge of reports): the
+// deployments go straight to their final status in Finish.
+func (p *Publisher) StartFinal(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	p.finishing.Store(true)
+	p.Start(ctx)
+}
+
 // Observe records a cluster's progress (called from the verification's progress goroutine).
 func (p *Publisher) Observe(cluster string, v result.Verdict, message string) {
 	if p == nil {

@@ -442,3 +442,24 @@ func writeNote(b *strings.Builder, cut cuts, limit int) {
 	fmt.Fprintf(b, "✂️ **This summary was cut to stay under %s.** Not shown: %s. "+
 		"Run `app-status verify -o json` or read the `results` output for everything.\n", size, list)
 }
+
+// CompactSummary is the one-line summary of one leg of a merged run (summary: compact): the
+// merge writes the fleet's.
+func CompactSummary(run result.Run) string {
+	leg := "this leg"
+	if run.Shard != nil {
+		leg = fmt.Sprintf("shard %d/%d", run.Shard.Index, run.Shard.Count)
+	}
+	ready := 0
+	for _, c := range run.Results {
+		if c.Ready() {
+			ready++
+		}
+	}
+	revision := "any revision"
+	if run.ExpectedRevision != "" {
+		revision = mdCode(flux.ShortRevision(run.ExpectedRevision), maxCellRunes)
+	}
+	return fmt.Sprintf("%s %s of %s at %s: %d of %s ready (the merge has the fleet's summary)\n", statusSymbol(run.Status),
+		leg, mdText(strings.Join(run.Resources, ", "), maxConditionRunes), revision, ready, plural(len(run.Results), "cluster"))
+}

@@ -52,6 +52,8 @@ func verdictSymbol(v result.Verdict) string {
 		return "⚠️"
 	case result.VerdictCancelled:
 		return "🚫"
+	case result.VerdictUnknown:
+		return "⁉️"
 	default:
 		return "❔"
 	}

@@ -32,12 +32,14 @@ const (
 	VerdictForbidden     Verdict = "Forbidden"     // the credentials may not read what is needed (403)
 	VerdictInvalidConfig Verdict = "InvalidConfig" // the kubeconfig cannot be used from the container
 	VerdictCancelled     Verdict = "Cancelled"     // stopped before a verdict: fail-fast or a cancelled job
+	VerdictUnknown       Verdict = "Unknown"       // a merge has no report for the cluster (a shard missing or given twice)
 )
 
 // Verdicts lists every verdict, in the order the reports explain them.
 var Verdicts = []Verdict{
 	VerdictCurrent, VerdictInProgress, VerdictFailed, VerdictTimeout, VerdictSuspended, VerdictNotFound,
 	VerdictUnreachable, VerdictThrottled, VerdictUnauthorized, VerdictForbidden, VerdictInvalidConfig, VerdictCancelled,
+	VerdictUnknown,
 }
 
 // Code is a stable, machine-readable reason for a failure that a pipeline can switch on.
@@ -245,6 +247,24 @@ type Run struct {
 	// Truncated is set when the document was cut to stay under a size limit (GitHub's for
 	// step outputs); the full document is elsewhere (the report-file output).
 	Truncated bool `json:"truncated,omitempty"`
+	// What a merge of several runs' reports needs: when the run started and ended (RFC 3339),
+	// the tool's version and, for a shard, which one it is.
+	StartedAt string `json:"startedAt,omitempty"`
+	EndedAt   string `json:"endedAt,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Shard     *Shard `json:"shard,omitempty"`
+	// Merged names the reports a merge read, when the run is a merge.
+	Merged []string `json:"merged,omitempty"`
+}
+
+// Shard says which share of a fleet a run verified.
+type Shard struct {
+	Index int `json:"index"` // 1..count
+	Count int `json:"count"`
+	// Clusters is the whole fleet, every shard's clusters, by name, sorted; ClustersHash its
+	// SHA-256 (shard.ListHash), which every shard of one run shares.
+	Clusters     []string `json:"clusters"`
+	ClustersHash string   `json:"clustersHash"`
 }
 
 // NewRun sorts the clusters by name and derives the overall status, the aggregated Ready

@@ -16,7 +16,7 @@ type Group struct {
 
 // verdictOrder ranks verdicts for the rollup: what needs action first, Current last.
 var verdictOrder = []Verdict{
-	VerdictFailed, VerdictNotFound, VerdictUnauthorized, VerdictForbidden, VerdictInvalidConfig,
+	VerdictUnknown, VerdictFailed, VerdictNotFound, VerdictUnauthorized, VerdictForbidden, VerdictInvalidConfig,
 	VerdictUnreachable, VerdictThrottled, VerdictTimeout, VerdictCancelled, VerdictSuspended,
 	VerdictInProgress, VerdictCurrent,
 }

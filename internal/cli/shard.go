@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/org/app-status-action/internal/merge"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
+	"github.com/org/app-status-action/internal/shard"
+	"github.com/org/app-status-action/internal/verify"
+)
+
+// applyShard keeps in req only the clusters of shard s, and returns the whole fleet's names
+// (nil when not sharded).
+func applyShard(req *verify.Request, s shard.Shard) []string {
+	if s.IsZero() {
+		return nil
+	}
+	fleet := make([]string, 0, len(req.Targets))
+	kept := req.Targets[:0:0]
+	for _, t := range req.Targets {
+		fleet = append(fleet, t.Name)
+		if s.Has(t.Name) {
+			kept = append(kept, t)
+		}
+	}
+	req.Targets = kept
+	slices.Sort(fleet)
+	return fleet
+}
+
+// runShard verifies the request; a shard that holds none of the fleet's clusters has nothing
+// to verify, and says so, without failing its leg (the merge judges the fleet).
+func runShard(ctx context.Context, req verify.Request, s shard.Shard, fleet []string) result.Run {
+	if s.IsZero() || len(req.Targets) > 0 {
+		return verify.Run(ctx, req)
+	}
+	run := result.NewRun(resourceIDs(req), req.Revision.String(), nil, 0)
+	run.Status = result.RunSuccess
+	run.Condition = result.Condition{Type: "Ready", Status: "True", Reason: "EmptyShard",
+		Message: fmt.Sprintf("shard %s holds none of the fleet's %d clusters", s, len(fleet))}
+	return run
+}
+
+// stampRun adds what a merge needs to the run's report: when it ran, the tool's version and,
+// for a shard, which one it is of which fleet.
+func stampRun(run result.Run, start, end time.Time, s shard.Shard, fleet []string) result.Run {
+	run.StartedAt, run.EndedAt, run.Version = start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano), Version
+	if !s.IsZero() {
+		run.Shard = &result.Shard{Index: s.Index, Count: s.Count, Clusters: fleet, ClustersHash: shard.ListHash(fleet)}
+	}
+	return run
+}
+
+// readReports reads the report files the patterns match (as the shell expands them, relative
+// to the working folder).
+func readReports(patterns []string, env Env) ([]merge.Report, error) {
+	var paths []string
+	for _, p := range patterns {
+		matches, err := filepath.Glob(p)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a file pattern: %w", p, err)
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("%q matches no file: did every leg upload its report-file, and the merge job download them (actions/download-artifact with pattern and merge-multiple: true)?", p)
+		}
+		for _, m := range matches {
+			if !slices.Contains(paths, m) {
+				paths = append(paths, m)
+			}
+		}
+	}
+	slices.Sort(paths)
+	reports := make([]merge.Report, 0, len(paths))
+	for _, p := range paths {
+		if info, err := os.Stat(p); err == nil && info.Size() > merge.MaxReportBytes {
+			return nil, fmt.Errorf("%s is %d bytes, more than a report's %d", p, info.Size(), merge.MaxReportBytes)
+		}
+		data, err := env.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read report %s: %w", p, err)
+		}
+		r, err := merge.Parse(p, data)
+		if err != nil {
+			return nil, err
+		}
+		reports = append(reports, r)
+	}
+	return reports, nil
+}
+
+// runMergeAction is the action's merge mode: the reports of the legs become the job summary,
+// the outputs, the annotations and the exit code of one run over every cluster; deployments
+// and the pull-request comment, when asked, are posted here, once.
+func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitize.CommandsWriter, env Env, s actionConfig) int {
+	start := env.Clock()
+	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
+	defer stopHurry()
+	var run result.Run
+	var badInput string
+	var notes []string
+	reports, err := readReports(s.merge, env)
+	if err == nil {
+		run, err = merge.Merge(reports)
+	}
+	if err != nil {
+		badInput = sanitize.Line(err.Error())
+		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.Commands(badInput))
+		run = result.NewRun(nil, "", nil, env.Clock().Sub(start))
+		run.Condition.Message = badInput
+	} else {
+		fmt.Fprintf(log, "Merged %d reports: %d clusters (%s)\n", len(reports), len(run.Results), strings.Join(run.Merged, ", "))
+		run.Version = Version
+		notes = publishMerged(ctx, gha, env, s, run, hurry)
+	}
+	if err := writeActionResults(gha, log, env, run, s.summary, badInput, notes, hurry); err != nil {
+		gha.WithFieldsMap(map[string]string{"title": "app-status could not write its results"}).Errorf("%s", sanitize.Commands(sanitize.Line(err.Error())))
+		return 1
+	}
+	if run.Status == result.RunSuccess {
+		return 0
+	}
+	return 1
+}
+
+// runMerge is `app-status merge [flags] REPORT...`: the reports of the legs as one run.
+func runMerge(args []string, env Env) int {
+	stderr := sanitize.NewCommandsWriter(env.Stderr)
+	defer func() { _ = stderr.Flush() }()
+	env.Stderr = stderr
+	fs := newMergeFlags()
+	fs.SetOutput(env.Stderr)
+	var output, summaryFile string
+	var onlyFailed bool
+	fs.StringVar(&output, "o", "text", "output format: text, json or markdown")
+	fs.StringVar(&summaryFile, "summary-file", "", "also write the markdown summary to this file")
+	fs.BoolVar(&onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if output != "text" && output != "json" && output != "markdown" {
+		fmt.Fprintf(env.Stderr, "app-status merge: -o must be text, json or markdown, not %q\n", output)
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(env.Stderr, "app-status merge: name the report files, e.g. app-status merge reports/*.json")
+		return 2
+	}
+	reports, err := readReports(fs.Args(), env)
+	var run result.Run
+	if err == nil {
+		run, err = merge.Merge(reports)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "app-status merge: %s\n", sanitize.Line(err.Error()))
+		return 2
+	}
+	run.Version = Version
+	stdout := sanitize.NewCommandsWriter(env.Stdout)
+	if output == "json" {
+		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)
+	}
+	env.Stdout = stdout
+	err = writeCLIOutput(env, output, summaryFile, onlyFailed, run)
+	if flushErr := stdout.Flush(); err == nil && flushErr != nil {
+		err = fmt.Errorf("write output: %w", flushErr)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "app-status merge: %v\n", err)
+		return 1
+	}
+	if run.Status == result.RunSuccess {
+		return 0
+	}
+	return 1
+}
+
+func newMergeFlags() *flag.FlagSet { return flag.NewFlagSet("app-status merge", flag.ContinueOnError) }

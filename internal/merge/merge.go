@@ -1,0 +1,235 @@
+// Package merge joins the reports of the legs of one run (shards of a fleet, or one job per
+// private network) into the run a single job over every cluster would have made. It checks
+// that they belong together, and never lets a missing report pass: a shard that is missing
+// or given twice makes its clusters Unknown, and the run fails.
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/shard"
+)
+
+// MaxReportBytes bounds one report file (a shard of 10,000 clusters with their evidence is a
+// few tens of MiB).
+const MaxReportBytes = 512 << 20
+
+// Report is one leg's report file.
+type Report struct {
+	Path string
+	Run  result.Run
+}
+
+// Parse reads a report file's content: the JSON document of `app-status verify -o json` or of
+// the action's report-file.
+func Parse(path string, data []byte) (Report, error) {
+	if len(data) > MaxReportBytes {
+		return Report{}, fmt.Errorf("%s is %d bytes, more than a report's %d: is it a report of app-status?", path, len(data), MaxReportBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var run result.Run
+	if err := dec.Decode(&run); err != nil {
+		return Report{}, fmt.Errorf("%s is not a report of app-status (the JSON of report-file or verify -o json): %w", path, err)
+	}
+	switch {
+	case run.SchemaVersion != result.SchemaVersion:
+		return Report{}, fmt.Errorf("%s has schema version %d (app-status %s); this app-status reads version %d: run the legs and the merge with the same app-status",
+			path, run.SchemaVersion, orUnknown(run.Version), result.SchemaVersion)
+	case run.Truncated:
+		return Report{}, fmt.Errorf("%s is a cut document (the report output, cut to GitHub's size limit): merge the file the report-file output names, which is whole", path)
+	case run.Resources == nil || run.Results == nil:
+		return Report{}, fmt.Errorf("%s is not a report of app-status: it has no resources or results", path)
+	}
+	if s := run.Shard; s != nil {
+		if s.Count < 1 || s.Count > shard.MaxCount || s.Index < 1 || s.Index > s.Count {
+			return Report{}, fmt.Errorf("%s says it is shard %d/%d, which is no shard", path, s.Index, s.Count)
+		}
+		if shard.ListHash(s.Clusters) != s.ClustersHash {
+			return Report{}, fmt.Errorf("%s: its list of the fleet's clusters does not match its clustersHash: the report was changed after it was written", path)
+		}
+	}
+	return Report{Path: path, Run: run}, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "of unknown version"
+	}
+	return s
+}
+
+// Merge joins the reports into one run. Reports of different runs (other resources, another
+// revision, another fleet or number of shards, sharded and not) are an error. Within one run,
+// a shard with no report, or with two, makes its clusters Unknown with the reason; so does a
+// cluster that two unsharded reports both verified.
+func Merge(reports []Report) (result.Run, error) {
+	if len(reports) == 0 {
+		return result.Run{}, errors.New("no report to merge: check that every leg uploaded its report-file and that the merge downloaded them (actions/download-artifact with pattern and merge-multiple: true)")
+	}
+	first := reports[0]
+	resources := slices.Sorted(slices.Values(first.Run.Resources))
+	sharded := first.Run.Shard != nil
+	for _, r := range reports[1:] {
+		if got := slices.Sorted(slices.Values(r.Run.Resources)); !slices.Equal(got, resources) || r.Run.ExpectedRevision != first.Run.ExpectedRevision {
+			return result.Run{}, fmt.Errorf("the reports are of different runs: %s verifies %s at revision %q, %s verifies %s at revision %q",
+				first.Path, strings.Join(resources, ", "), first.Run.ExpectedRevision, r.Path, strings.Join(got, ", "), r.Run.ExpectedRevision)
+		}
+		if (r.Run.Shard != nil) != sharded {
+			return result.Run{}, fmt.Errorf("%s and %s: one is a shard and the other is not; merge the shards of one run (or the reports of one job per network) alone", first.Path, r.Path)
+		}
+		if sharded && (r.Run.Shard.Count != first.Run.Shard.Count || r.Run.Shard.ClustersHash != first.Run.Shard.ClustersHash) {
+			return result.Run{}, fmt.Errorf("the reports are of different runs: %s is shard %d/%d of a fleet %s, %s is shard %d/%d of a fleet %s",
+				first.Path, first.Run.Shard.Index, first.Run.Shard.Count, short(first.Run.Shard.ClustersHash),
+				r.Path, r.Run.Shard.Index, r.Run.Shard.Count, short(r.Run.Shard.ClustersHash))
+		}
+	}
+	var clusters []result.Cluster
+	if sharded {
+		clusters = mergeShards(reports)
+	} else {
+		clusters = mergeLegs(reports)
+	}
+	run := result.NewRun(first.Run.Resources, first.Run.ExpectedRevision, clusters, span(reports))
+	started, ended := bounds(reports)
+	if !started.IsZero() {
+		run.StartedAt, run.EndedAt = started.Format(time.RFC3339Nano), ended.Format(time.RFC3339Nano)
+	}
+	for _, r := range reports {
+		run.Merged = append(run.Merged, r.Path)
+	}
+	slices.Sort(run.Merged)
+	return run, nil
+}
+
+func short(hash string) string {
+	if len(hash) > 19 {
+		return hash[:19]
+	}
+	return hash
+}
+
+func unknown(name, reason, message string) result.Cluster {
+	return result.Cluster{SchemaVersion: result.SchemaVersion, Name: name, Verdict: result.VerdictUnknown, Reason: reason, Message: message,
+		Flux: []result.FluxObject{}, Objects: []result.Object{}}
+}
+
+// mergeShards takes each shard's clusters from its one report; a shard with no report or
+// with two has its clusters Unknown.
+func mergeShards(reports []Report) []result.Cluster {
+	s := reports[0].Run.Shard
+	byIndex := map[int][]Report{}
+	for _, r := range reports {
+		byIndex[r.Run.Shard.Index] = append(byIndex[r.Run.Shard.Index], r)
+	}
+	var clusters []result.Cluster
+	for index := 1; index <= s.Count; index++ {
+		legs := byIndex[index]
+		want := map[string]bool{}
+		for _, name := range s.Clusters {
+			if shard.Of(name, s.Count) == index {
+				want[name] = true
+			}
+		}
+		label := fmt.Sprintf("%d/%d", index, s.Count)
+		switch len(legs) {
+		case 0:
+			for _, name := range slices.Sorted(mapKeys(want)) {
+				clusters = append(clusters, unknown(name, "ShardMissing",
+					fmt.Sprintf("shard %s has no report: its job may have failed before it uploaded one, or its artifact was not downloaded", label)))
+			}
+			continue
+		case 1:
+		default:
+			var paths []string
+			for _, l := range legs {
+				paths = append(paths, l.Path)
+			}
+			for _, name := range slices.Sorted(mapKeys(want)) {
+				clusters = append(clusters, unknown(name, "ShardDuplicated",
+					fmt.Sprintf("shard %s has %d reports (%s): which one holds its verdicts cannot be told", label, len(legs), strings.Join(paths, ", "))))
+			}
+			continue
+		}
+		seen := map[string]bool{}
+		for _, c := range legs[0].Run.Results {
+			if !want[c.Name] || seen[c.Name] {
+				continue // not this shard's (or twice): the fleet's list decides what is in it
+			}
+			seen[c.Name] = true
+			clusters = append(clusters, c)
+		}
+		for _, name := range slices.Sorted(mapKeys(want)) {
+			if !seen[name] {
+				clusters = append(clusters, unknown(name, "ClusterMissing", fmt.Sprintf("shard %s's report (%s) has no verdict for it", label, legs[0].Path)))
+			}
+		}
+	}
+	return clusters
+}
+
+// mergeLegs joins the reports of jobs that each verified their own clusters; a cluster two
+// of them verified is Unknown.
+func mergeLegs(reports []Report) []result.Cluster {
+	from := map[string][]string{}
+	byName := map[string]result.Cluster{}
+	for _, r := range reports {
+		for _, c := range r.Run.Results {
+			if !slices.Contains(from[c.Name], r.Path) {
+				from[c.Name] = append(from[c.Name], r.Path)
+			}
+			byName[c.Name] = c
+		}
+	}
+	var clusters []result.Cluster
+	for _, name := range slices.Sorted(mapKeys(byName)) {
+		if paths := from[name]; len(paths) > 1 {
+			clusters = append(clusters, unknown(name, "ClusterDuplicated",
+				fmt.Sprintf("%d reports verified it (%s): which one holds its verdict cannot be told", len(paths), strings.Join(paths, ", "))))
+			continue
+		}
+		clusters = append(clusters, byName[name])
+	}
+	return clusters
+}
+
+func mapKeys[V any](m map[string]V) iter.Seq[string] { return maps.Keys(m) }
+
+// bounds are the earliest start and the latest end of the reports, zero when they do not say.
+func bounds(reports []Report) (started, ended time.Time) {
+	for _, r := range reports {
+		s, err1 := time.Parse(time.RFC3339Nano, r.Run.StartedAt)
+		e, err2 := time.Parse(time.RFC3339Nano, r.Run.EndedAt)
+		if err1 != nil || err2 != nil {
+			return time.Time{}, time.Time{}
+		}
+		if started.IsZero() || s.Before(started) {
+			started = s
+		}
+		if e.After(ended) {
+			ended = e
+		}
+	}
+	return started, ended
+}
+
+// span is how long the merged run took: from the first start to the last end, or the
+// longest leg when the reports do not say when they ran.
+func span(reports []Report) time.Duration {
+	if started, ended := bounds(reports); !started.IsZero() {
+		return ended.Sub(started)
+	}
+	var longest int64
+	for _, r := range reports {
+		longest = max(longest, r.Run.DurationMs)
+	}
+	return time.Duration(longest) * time.Millisecond
+}
