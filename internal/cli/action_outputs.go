@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -38,7 +39,7 @@ const (
 )
 
 // actionOutputs are the step outputs action.yml declares, in its order. Each is one line.
-func actionOutputs(run result.Run, reportFile string) []filecommand.Output {
+func actionOutputs(run result.Run, reportFile, junitFile string) []filecommand.Output {
 	// The results are cut from the report as fitted: a fleet's run is measured once.
 	fittedReport, _ := report.Fit(run, maxReportBytes)
 	fittedResults, _ := report.Fit(fittedReport, maxResultsBytes)
@@ -55,6 +56,7 @@ func actionOutputs(run result.Run, reportFile string) []filecommand.Output {
 		{Name: "results", Value: string(results)},
 		{Name: "report", Value: string(full)},
 		{Name: "report-file", Value: reportFile},
+		{Name: "junit-file", Value: junitFile},
 		{Name: "ready-clusters", Value: string(report.ClusterNamesJSON(run.ReadyClusters))},
 		{Name: "failed-clusters", Value: string(report.ClusterNamesJSON(run.FailedClusters))},
 		{Name: "duration", Value: formatSeconds(run.DurationMs)},
@@ -81,9 +83,13 @@ func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, ru
 	if err != nil {
 		errs = append(errs, err)
 	}
+	junitFile, err := writeJUnitFile(env, run)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	keepToEssentials()
 	if path := env.Getenv("GITHUB_OUTPUT"); path != "" {
-		if err := filecommand.WriteOutputs(path, actionOutputs(run, reportFile)); err != nil {
+		if err := filecommand.WriteOutputs(path, actionOutputs(run, reportFile, junitFile)); err != nil {
 			errs = append(errs, fmt.Errorf("write the step outputs (GITHUB_OUTPUT): %w", err))
 		}
 	}
@@ -128,6 +134,26 @@ func writeReportFile(env Env, run result.Run) (string, error) {
 	}
 	if err := env.WriteFile(local, data); err != nil {
 		return "", fmt.Errorf("write the full report (report-file): %w", err)
+	}
+	return host, nil
+}
+
+// writeJUnitFile writes the run as a JUnit XML report beside the report file, for a test
+// report step (a JUnit action, or an upload to another CI). It returns the file's path as
+// later steps see it, or "" outside a runner.
+func writeJUnitFile(env Env, run result.Run) (string, error) {
+	runnerTemp := env.Getenv("RUNNER_TEMP")
+	if runnerTemp == "" || env.WriteFile == nil {
+		return "", nil
+	}
+	name := "app-status-" + notFileName.ReplaceAllString(cmp.Or(env.Getenv("GITHUB_ACTION"), "report"), "_") + ".junit.xml"
+	local, host := reportFilePaths(env, runnerTemp, name)
+	var b bytes.Buffer
+	if err := report.JUnit(&b, run); err != nil {
+		return "", err
+	}
+	if err := env.WriteFile(local, b.Bytes()); err != nil {
+		return "", fmt.Errorf("write the JUnit report (junit-file): %w", err)
 	}
 	return host, nil
 }

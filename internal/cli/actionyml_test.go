@@ -109,7 +109,7 @@ func TestActionYMLMatchesTheProgram(t *testing.T) {
 	for name := range a.Outputs {
 		outputs = append(outputs, name)
 	}
-	for _, o := range actionOutputs(result.NewRun(nil, "", nil, 0), "") {
+	for _, o := range actionOutputs(result.NewRun(nil, "", nil, 0), "", "") {
 		written = append(written, o.Name)
 	}
 	sort.Strings(outputs)

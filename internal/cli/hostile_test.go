@@ -75,7 +75,7 @@ func TestHostileClusterCannotForgeOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the runner could not read the outputs: %v\n%s", err, data)
 	}
-	want := []string{"duration", "failed-clusters", "message", "ready-clusters", "report", "report-file", "results", "status"}
+	want := []string{"duration", "failed-clusters", "junit-file", "message", "ready-clusters", "report", "report-file", "results", "status"}
 	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(outputs))); diff != "" {
 		t.Errorf("output names (-want +got):\n%s", diff)
 	}

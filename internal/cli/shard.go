@@ -141,14 +141,14 @@ func runMerge(args []string, env Env) int {
 	fs.SetOutput(env.Stderr)
 	var output, summaryFile string
 	var onlyFailed bool
-	fs.StringVar(&output, "o", "text", "output format: text, json or markdown")
+	fs.StringVar(&output, "o", "text", "output format: text, json, markdown or junit")
 	fs.StringVar(&summaryFile, "summary-file", "", "also write the markdown summary to this file")
 	fs.BoolVar(&onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if output != "text" && output != "json" && output != "markdown" {
-		fmt.Fprintf(env.Stderr, "app-status merge: -o must be text, json or markdown, not %q\n", output)
+	if output != "text" && output != "json" && output != "markdown" && output != "junit" {
+		fmt.Fprintf(env.Stderr, "app-status merge: -o must be text, json, markdown or junit, not %q\n", output)
 		return 2
 	}
 	if fs.NArg() == 0 {

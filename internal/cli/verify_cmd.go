@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -35,6 +36,7 @@ type cliOptions struct {
 	clustersFile        string
 	quiet               bool
 	onlyFailed          bool
+	junitFile           string
 }
 
 // newFlagSet defines the flags of `app-status verify` (or `get`), with the defaults of
@@ -66,7 +68,8 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	})
 	fs.DurationVar(&o.retryGrace, "retry-grace", d.retryGrace, "how long an error the kubelet or a controller retries may last before the rollout fails (a transient pull error, a missing Secret or ConfigMap, a quota or webhook refusing pods)")
 	fs.Var(reconcileFlag{&o.reconcile}, "reconcile", "ask Flux to reconcile the sources and the objects before verifying (--reconcile, or --reconcile=force to also rerun Helm releases); the only writes a run makes")
-	fs.StringVar(&o.output, "o", "text", "output format: text, json or markdown")
+	fs.StringVar(&o.output, "o", "text", "output format: text, json, markdown or junit")
+	fs.StringVar(&o.junitFile, "junit-file", "", "also write the JUnit XML report to this file")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
 	fs.Func("shard", "verify only shard I of N of the clusters (I/N), assigned by a hash of their names; app-status merge joins the shards' -o json reports", func(v string) error {
@@ -104,8 +107,8 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		return 2
 	}
 	output, summaryFile, quiet, onlyFailed := o.output, o.summaryFile, o.quiet, o.onlyFailed
-	if output != "text" && output != "json" && output != "markdown" {
-		fmt.Fprintf(env.Stderr, "app-status %s: -o must be text, json or markdown, not %q\n", name, output)
+	if output != "text" && output != "json" && output != "markdown" && output != "junit" {
+		fmt.Fprintf(env.Stderr, "app-status %s: -o must be text, json, markdown or junit, not %q\n", name, output)
 		return 2
 	}
 	s := o.settings
@@ -138,6 +141,9 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	}
 	env.Stdout = stdout
 	err = writeCLIOutput(env, output, summaryFile, onlyFailed, run)
+	if err == nil && o.junitFile != "" {
+		err = writeJUnit(o.junitFile, run)
+	}
 	if flushErr := stdout.Flush(); err == nil && flushErr != nil {
 		err = fmt.Errorf("write output: %w", flushErr)
 	}
@@ -159,6 +165,10 @@ func writeCLIOutput(env Env, output, summaryFile string, onlyFailed bool, run re
 		}
 	case "markdown":
 		if _, err := fmt.Fprint(env.Stdout, report.Markdown(run, report.MarkdownOptions{})); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+	case "junit":
+		if err := report.JUnit(env.Stdout, run); err != nil {
 			return fmt.Errorf("write output: %w", err)
 		}
 	default:
@@ -204,3 +214,15 @@ func (f reconcileFlag) Set(v string) error {
 
 // IsBoolFlag lets --reconcile stand alone.
 func (reconcileFlag) IsBoolFlag() bool { return true }
+
+// writeJUnit writes the run's JUnit XML report to path (--junit-file).
+func writeJUnit(path string, run result.Run) error {
+	var b bytes.Buffer
+	if err := report.JUnit(&b, run); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil { //nolint:gosec // a report for the CI to read
+		return fmt.Errorf("write --junit-file: %w", err)
+	}
+	return nil
+}

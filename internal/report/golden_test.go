@@ -31,6 +31,11 @@ func TestGolden(t *testing.T) {
 			return b.Bytes(), err
 		}},
 		{ext: "json", render: JSON},
+		{ext: "junit.xml", render: func(r result.Run) ([]byte, error) {
+			var b bytes.Buffer
+			err := JUnit(&b, r)
+			return b.Bytes(), err
+		}},
 		{ext: "comment.md", render: func(r result.Run) ([]byte, error) {
 			return []byte(Comment(r, CommentOptions{
 				Marker: CommentMarker("deploy", r.Resources), RunURL: "https://github.com/org/app/actions/runs/7/attempts/1",
