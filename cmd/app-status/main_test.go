@@ -347,7 +347,7 @@ func TestActionHostileCluster(t *testing.T) {
 	if run.exitCode != 1 {
 		t.Errorf("exit code = %d, want 1\n%s", run.exitCode, run.stdout)
 	}
-	want := []string{"duration", "failed-clusters", "message", "ready-clusters", "report", "report-file", "results", "status"}
+	want := []string{"duration", "failed-clusters", "junit-file", "message", "ready-clusters", "report", "report-file", "results", "status"}
 	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(run.outputs))); diff != "" {
 		t.Errorf("output names (-want +got):\n%s", diff)
 	}
