@@ -110,7 +110,7 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 	var notes []string
 	reports, err := readReports(s.merge, env)
 	if err == nil {
-		run, err = merge.Merge(reports)
+		run, err = merge.MergeExpecting(reports, clusterNames(s.clusters.Clusters))
 	}
 	if err != nil {
 		badInput = sanitize.Line(err.Error())
@@ -182,6 +182,18 @@ func runMerge(args []string, env Env) int {
 		return 0
 	}
 	return 1
+}
+
+// clusterNames are the names of a clusters input (name=source lines): in merge mode, the
+// fleet the legs' reports must cover.
+func clusterNames(input string) []string {
+	var names []string
+	for _, l := range lines(input) {
+		if name, _, ok := strings.Cut(l, "="); ok && strings.TrimSpace(name) != "" {
+			names = append(names, strings.TrimSpace(name))
+		}
+	}
+	return names
 }
 
 func newMergeFlags() *flag.FlagSet { return flag.NewFlagSet("app-status merge", flag.ContinueOnError) }

@@ -71,7 +71,12 @@ func orUnknown(s string) string {
 // revision, another fleet or number of shards, sharded and not) are an error. Within one run,
 // a shard with no report, or with two, makes its clusters Unknown with the reason; so does a
 // cluster that two unsharded reports both verified.
-func Merge(reports []Report) (result.Run, error) {
+func Merge(reports []Report) (result.Run, error) { return MergeExpecting(reports, nil) }
+
+// MergeExpecting is Merge for a fleet whose clusters are known by name (the legs split by
+// network, where no shard says what is missing): a cluster no report has a verdict for is
+// Unknown, and one no leg was asked for is added as the reports have it.
+func MergeExpecting(reports []Report, expected []string) (result.Run, error) {
 	if len(reports) == 0 {
 		return result.Run{}, errors.New("no report to merge: check that every leg uploaded its report-file and that the merge downloaded them (actions/download-artifact with pattern and merge-multiple: true)")
 	}
@@ -97,6 +102,16 @@ func Merge(reports []Report) (result.Run, error) {
 		clusters = mergeShards(reports)
 	} else {
 		clusters = mergeLegs(reports)
+	}
+	have := map[string]bool{}
+	for _, c := range clusters {
+		have[c.Name] = true
+	}
+	for _, name := range slices.Sorted(slices.Values(expected)) {
+		if !have[name] {
+			have[name] = true
+			clusters = append(clusters, unknown(name, "ClusterMissing", "no report has a verdict for it: its leg may have failed before it uploaded its report, or it was not given this cluster"))
+		}
 	}
 	run := result.NewRun(first.Run.Resources, first.Run.ExpectedRevision, clusters, span(reports))
 	started, ended := bounds(reports)

@@ -195,6 +195,16 @@ func TestMergeNetworks(t *testing.T) {
 	if diff := cmp.Diff(want, verdicts(run)); diff != "" || run.Status != result.RunFailure {
 		t.Errorf("status %s, verdicts (-want +got):\n%s", run.Status, diff)
 	}
+
+	// The fleet named: the leg of a network that uploaded nothing is not a silent pass.
+	run, err = MergeExpecting([]Report{leg("eu.json", "eu-1", "eu-2")}, []string{"eu-1", "eu-2", "ap-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]string{"eu-1": "Current ", "eu-2": "Current ", "ap-1": "Unknown ClusterMissing"}
+	if diff := cmp.Diff(want, verdicts(run)); diff != "" || run.Status != result.RunFailure {
+		t.Errorf("a leg missing: status %s, verdicts (-want +got):\n%s", run.Status, diff)
+	}
 }
 
 // FuzzParse: any bytes are a report or a clear error, never a panic; what parses merges.
