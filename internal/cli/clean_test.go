@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sethvargo/go-githubactions"
+
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
+	"github.com/org/app-status-action/internal/shard"
 	"github.com/org/app-status-action/internal/verify"
 )
 
@@ -289,5 +292,21 @@ func TestFleetProgressLog(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), "crash-loop"); n != 20 {
 		t.Errorf("%d failure lines, want each of the 20", n)
+	}
+}
+
+// TestShardPostsNothingToGitHub: a shard leaves deployments and the comment to the merge,
+// which sees the whole fleet.
+func TestShardPostsNothingToGitHub(t *testing.T) {
+	t.Parallel()
+	var log strings.Builder
+	gha := githubactions.New(githubactions.WithWriter(&log), githubactions.WithGetenv(func(string) string { return "" }))
+	s := actionConfig{settings: settings{shard: shard.Shard{Index: 1, Count: 2}}}
+	s.publish.Deployments, s.publish.PRComment, s.publish.Token = true, true, "t"
+	if pub := startPublisher(context.Background(), gha, Env{Getenv: func(string) string { return "" }}, s, verify.Request{}); pub != nil {
+		t.Error("a shard started a publisher")
+	}
+	if !strings.Contains(log.String(), "::warning") || !strings.Contains(log.String(), "merge step") {
+		t.Errorf("no warning that the merge posts: %q", log.String())
 	}
 }

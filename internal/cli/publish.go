@@ -44,6 +44,13 @@ func publishInputs(gha *githubactions.Action) (publish.Config, error) {
 // startPublisher starts posting the run's deployments, when asked. A configuration GitHub
 // cannot take (no token, a bad template) is a warning: the verification goes on without.
 func startPublisher(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, req verify.Request) *publish.Publisher {
+	if !s.shard.IsZero() && (s.publish.Deployments || s.publish.PRComment) {
+		// A leg sees its share of the fleet: a group's deployment or the comment it wrote
+		// would show that share as the fleet, and the next leg would overwrite it.
+		gha.WithFieldsMap(map[string]string{"title": "app-status: nothing posted to GitHub"}).Warningf("%s",
+			"a shard posts no deployment and no pull-request comment: set deployments and pr-comment on the merge step, which posts them once for the fleet")
+		return nil
+	}
 	names := make([]string, len(req.Targets))
 	for i, t := range req.Targets {
 		names[i] = t.Name
