@@ -110,7 +110,7 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 	var notes []string
 	reports, err := readReports(s.merge, env)
 	if err == nil {
-		run, err = merge.MergeExpecting(reports, clusterNames(s.clusters.Clusters))
+		run, err = merge.Covering(reports, clusterNames(s.clusters.Clusters))
 	}
 	if err != nil {
 		badInput = sanitize.Line(err.Error())

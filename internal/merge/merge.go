@@ -71,12 +71,12 @@ func orUnknown(s string) string {
 // revision, another fleet or number of shards, sharded and not) are an error. Within one run,
 // a shard with no report, or with two, makes its clusters Unknown with the reason; so does a
 // cluster that two unsharded reports both verified.
-func Merge(reports []Report) (result.Run, error) { return MergeExpecting(reports, nil) }
+func Merge(reports []Report) (result.Run, error) { return Covering(reports, nil) }
 
-// MergeExpecting is Merge for a fleet whose clusters are known by name (the legs split by
+// Covering is Merge for a fleet whose clusters are known by name (the legs split by
 // network, where no shard says what is missing): a cluster no report has a verdict for is
 // Unknown, and one no leg was asked for is added as the reports have it.
-func MergeExpecting(reports []Report, expected []string) (result.Run, error) {
+func Covering(reports []Report, expected []string) (result.Run, error) {
 	if len(reports) == 0 {
 		return result.Run{}, errors.New("no report to merge: check that every leg uploaded its report-file and that the merge downloaded them (actions/download-artifact with pattern and merge-multiple: true)")
 	}
