@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -124,6 +125,20 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, redactText(err.Error(), secrets))
 		return 2
 	}
+	var azure *azureCommands
+	if inAzurePipelines(env) {
+		// The agent masks each secret from here on, a token a provider mints later too.
+		azure = &azureCommands{w: env.Stdout}
+		for _, v := range secrets.Values() {
+			azure.setSecret(v)
+		}
+		secrets.OnAdd(azure.setSecret)
+		if summaryFile == "" {
+			if dir := env.Getenv("AGENT_TEMPDIRECTORY"); dir != "" {
+				summaryFile = filepath.Join(dir, "app-status-summary.md")
+			}
+		}
+	}
 	if !quiet {
 		req.Progress = progressPrinter(env.Stderr, secrets.Redact, len(req.Targets))
 	}
@@ -150,6 +165,9 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
 		return 1
+	}
+	if azure != nil {
+		azure.results(run, summaryFile)
 	}
 	if run.Status == result.RunSuccess {
 		return 0
