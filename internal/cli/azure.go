@@ -19,8 +19,8 @@ func inAzurePipelines(env Env) bool { return strings.EqualFold(env.Getenv("TF_BU
 // azureCommands writes Azure Pipelines logging commands, one line each, serialised. Text
 // from clusters never becomes a command of its own: it is cleaned to one line, its runner
 // commands broken (sanitize.Commands, "##vso[" included), and escaped as the agent unescapes
-// it (azure-pipelines-task-lib: % as %AZP25, CR as %0D, LF as %0A, and in a property ; as %3B
-// and ] as %5D).
+// it (azure-pipelines-task-lib: % as %AZP25, CR as %0D, LF as %0A). The properties are the
+// program's own constants.
 type azureCommands struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -28,10 +28,6 @@ type azureCommands struct {
 
 func azureMessage(s string) string {
 	return strings.NewReplacer("%", "%AZP25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
-
-func azureProperty(s string) string {
-	return strings.NewReplacer("%", "%AZP25", "\r", "%0D", "\n", "%0A", ";", "%3B", "]", "%5D").Replace(s)
 }
 
 func (a *azureCommands) command(name, properties, message string) {
