@@ -19,29 +19,32 @@ build:
 bins:
 	@hack/build-bins.sh
 
-## lint: gofmt, go vet and golangci-lint (both modules, pinned by hack/tools.sh), and actionlint
+## lint: gofmt, go vet and golangci-lint (the three modules, pinned by hack/tools.sh), and actionlint
 ## on .github/workflows with shellcheck (hack/install-packages.sh installs it)
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	go vet ./...
 	cd hack && go vet ./...
+	cd hack/tekton && go vet ./...
 	@golangci=$$(hack/tools.sh golangci-lint) && \
 	echo "golangci-lint run ./... (and in hack/)" && "$$golangci" run --allow-serial-runners ./... && \
-	(cd hack && "$$golangci" run --allow-serial-runners ./...)
+	(cd hack && "$$golangci" run --allow-serial-runners ./...) && \
+	(cd hack/tekton && "$$golangci" run --allow-serial-runners ./...)
 	@actionlint=$$(hack/tools.sh actionlint) && shellcheck=$$(command -v shellcheck || true) && \
 	if [ -z "$$shellcheck" ]; then echo "lint: shellcheck is not installed: actionlint does not check the run: scripts"; fi && \
 	echo "actionlint .github/workflows" && "$$actionlint" -shellcheck="$$shellcheck"
 
 ## test: the whole suite with the race detector, in random order: cluster tests included (they
 ## fail, never skip, without binaries), the action's image run as the runner runs it (podman),
-## and the release scripts' tests
+## the release scripts' tests, and the Tekton Task checked by Tekton's own validation (hack/tekton)
 test: lint
 	@command -v podman >/dev/null && command -v runc >/dev/null || \
 	echo "*** make test: podman or runc is not installed: TestActionImage (the action's image as the runner runs it) is SKIPPED; hack/install-packages.sh installs them"
 	@bindir=$$(hack/build-bins.sh) && \
 	APP_STATUS_BIN_DIR=$$bindir go test -race -shuffle=on -count=1 -timeout 60m ./...
 	go -C hack test -race -shuffle=on -count=1 ./...
+	go -C hack/tekton test -shuffle=on -count=1 ./...
 
 ## test-short: unit tests only, no clusters
 test-short:

@@ -38,6 +38,10 @@ type cliOptions struct {
 	quiet               bool
 	onlyFailed          bool
 	junitFile           string
+	dotenvFile          string
+	jsonFile            string
+	tektonResults       string
+	kubeconfigDir       string
 }
 
 // newFlagSet defines the flags of `app-status verify` (or `get`), with the defaults of
@@ -50,6 +54,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.StringVar(&o.namespace, "n", d.namespace, "shorthand for --namespace")
 	fs.StringVar(&o.revision, "revision", d.revision, "revision every object must have applied: a commit SHA (7+ hex), a Flux revision (main@sha1:...), a version tag (or refs/tags/NAME), a chart version or an OCI digest; never a branch")
 	fs.StringVar(&o.kubeconfigPath, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of kubeconfig files, each a cluster named after its file (a mounted Secret, a Tekton workspace)")
 	fs.Var(&o.contexts, "context", "kubeconfig context to verify, named after it; repeat for several (default: every context)")
 	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
 	fs.DurationVar(&o.timeout, "timeout", d.timeout, "how long to wait for every cluster")
@@ -72,6 +77,9 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.StringVar(&o.output, "o", "text", "output format: text, json, markdown or junit")
 	fs.StringVar(&o.junitFile, "junit-file", "", "also write the JUnit XML report to this file")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
+	fs.StringVar(&o.jsonFile, "json-file", "", "also write the whole report as JSON (as -o json prints it) to this file")
+	fs.StringVar(&o.tektonResults, "tekton-results", "", "also write the Tekton Task's results (status, ready-count, failed-count, failed-clusters, duration) as files in this folder (/tekton/results)")
+	fs.StringVar(&o.dotenvFile, "dotenv-file", "", "also write the verdict as a dotenv file (APP_STATUS=..., a GitLab dotenv report; in a GitLab job: "+gitlabDotenvFile+" unless given)")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
 	fs.Func("shard", "verify only shard I of N of the clusters (I/N), assigned by a hash of their names; app-status merge joins the shards' -o json reports", func(v string) error {
 		s, err := shard.Parse(v)
@@ -107,6 +115,11 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		fmt.Fprintf(env.Stderr, "app-status %s: unexpected argument %q (flags come as --name value)\n", name, fs.Arg(0))
 		return 2
 	}
+	if inGitLabCI(env) {
+		// A GitLab job reports through files its artifacts:reports name: the template's, or
+		// these defaults in the job's folder.
+		gitlabDefaults(&o)
+	}
 	output, summaryFile, quiet, onlyFailed := o.output, o.summaryFile, o.quiet, o.onlyFailed
 	if output != "text" && output != "json" && output != "markdown" && output != "junit" {
 		fmt.Fprintf(env.Stderr, "app-status %s: -o must be text, json, markdown or junit, not %q\n", name, output)
@@ -115,7 +128,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	s := o.settings
 	s.snapshot = snapshot
 	s.resources = o.resources
-	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts}
+	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, KubeconfigDir: o.kubeconfigDir}
 	req, secrets, err := s.request(env, inputNames{
 		resource: "--resource", resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
 		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace", retryGrace: "--retry-grace", neverReadyGrace: "--never-ready-grace",
@@ -158,6 +171,15 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	err = writeCLIOutput(env, output, summaryFile, onlyFailed, run)
 	if err == nil && o.junitFile != "" {
 		err = writeJUnit(o.junitFile, run)
+	}
+	if err == nil && o.dotenvFile != "" {
+		err = writeDotenv(o.dotenvFile, run)
+	}
+	if err == nil && o.jsonFile != "" {
+		err = writeJSONFile(o.jsonFile, run)
+	}
+	if err == nil && o.tektonResults != "" {
+		err = writeTektonResults(o.tektonResults, run)
 	}
 	if flushErr := stdout.Flush(); err == nil && flushErr != nil {
 		err = fmt.Errorf("write output: %w", flushErr)
@@ -232,6 +254,18 @@ func (f reconcileFlag) Set(v string) error {
 
 // IsBoolFlag lets --reconcile stand alone.
 func (reconcileFlag) IsBoolFlag() bool { return true }
+
+// writeJSONFile writes the whole report, as -o json prints it, to path (--json-file).
+func writeJSONFile(path string, run result.Run) error {
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, run); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil { //nolint:gosec // a report for the CI to read
+		return fmt.Errorf("write --json-file: %w", err)
+	}
+	return nil
+}
 
 // writeJUnit writes the run's JUnit XML report to path (--junit-file).
 func writeJUnit(path string, run result.Run) error {

@@ -79,6 +79,10 @@ func TestLoadCLI(t *testing.T) {
 		in:      Input{CLI: true, ClustersFile: "c.txt", Contexts: []string{"a"}},
 		wantErr: `--context and --clusters-file cannot be combined: list the contexts in the clusters file as name=context:CONTEXT`,
 	}, {
+		name:    "--kubeconfig-dir with --kubeconfig",
+		in:      Input{CLI: true, KubeconfigDir: "/k", KubeconfigPath: "/k/config"},
+		wantErr: `--kubeconfig-dir cannot be combined with --clusters-file, --kubeconfig or --context: each file of the folder is a cluster`,
+	}, {
 		name:    "no default kubeconfig",
 		in:      Input{CLI: true},
 		wantErr: `kubeconfig /home/me/.kube/config (the default; pass --kubeconfig or set KUBECONFIG to use another): cannot read it: open /home/me/.kube/config: no such file or directory`,
@@ -108,7 +112,7 @@ func TestLoadCLI(t *testing.T) {
 	}, {
 		name:    "CLI flags in action mode",
 		in:      Input{Contexts: []string{"a"}},
-		wantErr: `kubeconfig: ClustersFile, KubeconfigPath and Contexts are CLI flags: set Input.CLI`,
+		wantErr: `kubeconfig: ClustersFile, KubeconfigPath, Contexts and KubeconfigDir are CLI flags: set Input.CLI`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,7 +11,9 @@ package kubeconfig
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/rest"
 
@@ -64,6 +66,10 @@ type Input struct {
 	// Contexts are the --context flags, each a cluster named by the context. None (and no
 	// ClustersFile) means every context, in sorted order.
 	Contexts []string
+	// KubeconfigDir is --kubeconfig-dir: a folder of kubeconfig files, each a cluster named
+	// after its file (less a .yaml or .yml extension), such as a Secret mounted as a volume or
+	// a Tekton workspace. Names starting with '.' (a volume's ..data) are skipped.
+	KubeconfigDir string
 }
 
 // Cluster is one cluster to verify: it becomes a verify.Target{Name, Config, Invalid}.
@@ -172,8 +178,10 @@ func (l *loader) load() ([]Cluster, error) {
 // check rejects flags of the other mode (a wiring mistake) and flags that cannot combine.
 func (in Input) check() error {
 	switch {
-	case !in.CLI && (in.ClustersFile != "" || in.KubeconfigPath != "" || len(in.Contexts) > 0):
-		return errors.New("kubeconfig: ClustersFile, KubeconfigPath and Contexts are CLI flags: set Input.CLI")
+	case !in.CLI && (in.ClustersFile != "" || in.KubeconfigPath != "" || len(in.Contexts) > 0 || in.KubeconfigDir != ""):
+		return errors.New("kubeconfig: ClustersFile, KubeconfigPath, Contexts and KubeconfigDir are CLI flags: set Input.CLI")
+	case in.KubeconfigDir != "" && (in.ClustersFile != "" || in.KubeconfigPath != "" || len(in.Contexts) > 0):
+		return errors.New("--kubeconfig-dir cannot be combined with --clusters-file, --kubeconfig or --context: each file of the folder is a cluster")
 	case in.CLI && (in.Clusters != "" || in.Kubeconfig != ""):
 		return errors.New("kubeconfig: Clusters and Kubeconfig are action inputs: unset Input.CLI")
 	case in.ClustersFile != "" && len(in.Contexts) > 0:
@@ -188,6 +196,9 @@ func (l *loader) list() (list, origin, dir string, err error) {
 	if !l.in.CLI {
 		return l.in.Clusters, "input clusters", l.env.Workspace, nil
 	}
+	if l.in.KubeconfigDir != "" {
+		return l.dirList()
+	}
 	if l.in.ClustersFile == "" {
 		return "", "", "", nil
 	}
@@ -197,6 +208,31 @@ func (l *loader) list() (list, origin, dir string, err error) {
 		return "", "", "", fmt.Errorf("--clusters-file %s: cannot read it: %w", l.in.ClustersFile, err)
 	}
 	return string(data), l.in.ClustersFile, filepath.Dir(path), nil
+}
+
+// dirList is the clusters list of --kubeconfig-dir: a name=file:FILE line per file.
+func (l *loader) dirList() (list, origin, dir string, err error) {
+	dir = l.resolve(l.env.Workspace, l.in.KubeconfigDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", "", "", fmt.Errorf("--kubeconfig-dir %s: cannot read the folder: %w", l.in.KubeconfigDir, err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		file := e.Name()
+		if strings.HasPrefix(file, ".") || e.IsDir() {
+			continue
+		}
+		name := strings.TrimSuffix(strings.TrimSuffix(file, ".yaml"), ".yml")
+		if !clusterName.MatchString(name) {
+			return "", "", "", fmt.Errorf("--kubeconfig-dir %s: the file %q cannot name a cluster: rename it to letters, digits, '.', '_' or '-' (at most 63, starting with a letter or digit)", l.in.KubeconfigDir, file)
+		}
+		fmt.Fprintf(&b, "%s=file:%s\n", name, file)
+	}
+	if b.Len() == 0 {
+		return "", "", "", fmt.Errorf("--kubeconfig-dir %s: no kubeconfig file in the folder: put one file per cluster there, named after it", l.in.KubeconfigDir)
+	}
+	return b.String(), "--kubeconfig-dir", dir, nil
 }
 
 // fromEntry loads the cluster of one clusters line.

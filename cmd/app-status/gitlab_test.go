@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/testbed"
+)
+
+// junitReport is what the test reads of a JUnit report.
+type junitReport struct {
+	Suites []struct {
+		Cases []struct {
+			Name      string `xml:"name,attr"`
+			Classname string `xml:"classname,attr"`
+			Failure   *struct {
+				Type string `xml:"type,attr"`
+			} `xml:"failure"`
+			Error *struct{} `xml:"error"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+// gitlabCILocal installs (once, cached) and returns gitlab-ci-local, the GitLab CI/CD emulator.
+func gitlabCILocal(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command(repoFile("hack", "gitlab-ci-local", "install.sh")).Output()
+	if err != nil {
+		var stderr []byte
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("hack/gitlab-ci-local/install.sh: %v\n%s", err, stderr)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestGitLabComponent runs templates/app-status.yml in a GitLab pipeline emulated by
+// gitlab-ci-local (its shell executor, the binary on PATH as the image has it) against three
+// clusters of the test bed, one of them unable to pull its image. Two clusters come from CI/CD
+// variables of type File and one from a variable of type Variable; the revision is the input's
+// default, the pipeline's commit. The job fails; its JUnit report has a test case per cluster
+// with the broken one failed as image-pull; its dotenv report reaches the next job.
+func TestGitLabComponent(t *testing.T) {
+	glcl := gitlabCILocal(t)
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	project := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(project, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	template, err := os.ReadFile(repoFile("templates", "app-status.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := b.Namespace(t)
+	names := []string{"alpha", "beta", "gamma"}
+	variables := map[string]any{
+		"KC_ALPHA": map[string]any{"type": "file", "values": map[string]string{"*": string(b.Clusters[0].Kubeconfig)}},
+		"KC_BETA":  map[string]any{"type": "variable", "values": map[string]string{"*": string(b.Clusters[1].Kubeconfig)}},
+		"KC_GAMMA": map[string]any{"type": "file", "values": map[string]string{"*": string(b.Clusters[2].Kubeconfig)}},
+	}
+	variablesYAML, err := json.Marshal(variables) // YAML is a superset of JSON
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipeline := `stages: [deploy, report]
+include:
+  - local: templates/app-status.yml
+    inputs:
+      resource: kustomization/` + ns + `
+      clusters: |
+        alpha=file:$KC_ALPHA
+        beta=env:KC_BETA
+        gamma=file:$KC_GAMMA
+      timeout: 2m
+report:
+  stage: report
+  when: always
+  needs: [{job: app-status, artifacts: true}]
+  script:
+    - echo "status=$APP_STATUS failed=$APP_STATUS_FAILED ready=$APP_STATUS_READY counts=$APP_STATUS_READY_COUNT/$APP_STATUS_FAILED_COUNT truncated=$APP_STATUS_TRUNCATED"
+`
+	for name, data := range map[string][]byte{
+		"templates/app-status.yml":       template,
+		".gitlab-ci.yml":                 []byte(pipeline),
+		".gitlab-ci-local-variables.yml": variablesYAML,
+		".gitignore":                     []byte(".gitlab-ci-local*\n"),
+	} {
+		if err := os.WriteFile(filepath.Join(project, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = project
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	git("add", "templates", ".gitlab-ci.yml", ".gitignore")
+	git("commit", "-q", "-m", "pipeline")
+	sha := git("rev-parse", "HEAD")
+
+	// The pipeline's commit is what Flux applied: the input's default revision must match it.
+	for i, c := range b.Clusters {
+		app := "web"
+		if names[i] == "gamma" {
+			app = "web-broken"
+		}
+		if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", app), sha); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	cmd := exec.CommandContext(ctx, glcl, "--force-shell-executor", "--no-color")
+	cmd.Dir = project
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	log := string(out)
+	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() == 0 {
+		t.Fatalf("gitlab-ci-local: %v, want the pipeline to fail\n%s", err, log)
+	}
+	for _, want := range []string{
+		" FAIL  app-status",
+		" PASS  report",
+		`status=failure failed=["gamma"] ready=["alpha","beta"] counts=2/1 truncated=false`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("no %q in the pipeline's log:\n%s", want, log)
+		}
+	}
+	for i, c := range b.Clusters {
+		for _, secret := range kubeconfigSecrets(t, c.Kubeconfig) {
+			if strings.Contains(log, secret) {
+				t.Errorf("the log shows a secret of %s's kubeconfig", names[i])
+			}
+		}
+	}
+
+	artifacts := filepath.Join(project, ".gitlab-ci-local", "artifacts", "app-status")
+	dotenv, err := os.ReadFile(filepath.Join(artifacts, ".gitlab-ci-reports", "dotenv", "app-status.env"))
+	if err != nil {
+		t.Fatalf("no dotenv report: %v", err)
+	}
+	if len(dotenv) > 5<<10 || strings.Contains(string(dotenv), "\n\n") {
+		t.Errorf("dotenv report GitLab would refuse:\n%s", dotenv)
+	}
+	data, err := os.ReadFile(filepath.Join(artifacts, "app-status-junit.xml"))
+	if err != nil {
+		t.Fatalf("no JUnit report among the artifacts: %v", err)
+	}
+	var junit junitReport
+	if err := xml.Unmarshal(data, &junit); err != nil {
+		t.Fatalf("JUnit report: %v\n%s", err, data)
+	}
+	got := map[string]string{}
+	for _, s := range junit.Suites {
+		for _, c := range s.Cases {
+			verdict := "passed"
+			switch {
+			case c.Failure != nil:
+				verdict = "failure " + c.Failure.Type
+			case c.Error != nil:
+				verdict = "error"
+			}
+			got[c.Classname+" | "+c.Name] = verdict
+		}
+	}
+	want := map[string]string{
+		"alpha | alpha: Kustomization/flux-system/" + ns: "passed",
+		"beta | beta: Kustomization/flux-system/" + ns:   "passed",
+		"gamma | gamma: Kustomization/flux-system/" + ns: "failure image-pull",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("JUnit test cases (-want +got):\n%s", diff)
+	}
+	summary, err := os.ReadFile(filepath.Join(artifacts, "app-status-summary.md"))
+	if err != nil || !strings.Contains(string(summary), "2 of 3 clusters ready") {
+		t.Errorf("summary artifact (%v):\n%s", err, summary)
+	}
+}

@@ -1,0 +1,261 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// parseDotenv reads a dotenv report as GitLab does (Ci::ParseDotenvArtifactService): a line
+// per variable, KEY=VALUE split at the first '=', blanks stripped, keys of ASCII letters,
+// digits and '_', no empty line, at most 5 KiB. It fails the test where GitLab would refuse
+// the artifact.
+func parseDotenv(t *testing.T, s string) map[string]string {
+	t.Helper()
+	if len(s) > maxDotenvBytes {
+		t.Fatalf("dotenv report of %d bytes: GitLab refuses more than %d", len(s), maxDotenvBytes)
+	}
+	key := regexp.MustCompile(`^[a-zA-Z0-9_]+$`)
+	vars := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || !key.MatchString(strings.TrimSpace(k)) {
+			t.Fatalf("dotenv line %q: GitLab refuses it", line)
+		}
+		if _, dup := vars[k]; dup {
+			t.Fatalf("dotenv variable %s given twice", k)
+		}
+		vars[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return vars
+}
+
+func names(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%04d", prefix, i)
+	}
+	return out
+}
+
+func TestDotenvReport(t *testing.T) {
+	t.Parallel()
+	clusters := func(failed, ready []string) []result.Cluster {
+		var cs []result.Cluster
+		for _, n := range failed {
+			cs = append(cs, result.Cluster{Name: n, Verdict: result.VerdictFailed, Code: "crash-loop"})
+		}
+		for _, n := range ready {
+			cs = append(cs, result.Cluster{Name: n, Verdict: result.VerdictCurrent})
+		}
+		return cs
+	}
+	long := func(prefix string, n int) []string {
+		out := names(prefix, n)
+		for i := range out {
+			out[i] += strings.Repeat("x", 50)
+		}
+		return out
+	}
+	tests := []struct {
+		name           string
+		failed, ready  []string
+		want           map[string]string
+		wantFailedKept int // the failed clusters the list keeps (-1: all)
+	}{
+		{
+			name: "one failed of three", failed: []string{"us"}, ready: []string{"eu", "ap"},
+			want: map[string]string{
+				"APP_STATUS": "failure", "APP_STATUS_READY_COUNT": "2", "APP_STATUS_FAILED_COUNT": "1",
+				"APP_STATUS_DURATION": "1.5s", "APP_STATUS_FAILED": `["us"]`, "APP_STATUS_READY": `["ap","eu"]`,
+				"APP_STATUS_TRUNCATED": "false",
+			},
+			wantFailedKept: -1,
+		},
+		{
+			name: "all current", ready: []string{"eu"},
+			want: map[string]string{
+				"APP_STATUS": "success", "APP_STATUS_READY_COUNT": "1", "APP_STATUS_FAILED_COUNT": "0",
+				"APP_STATUS_DURATION": "1.5s", "APP_STATUS_FAILED": `[]`, "APP_STATUS_READY": `["eu"]`,
+				"APP_STATUS_TRUNCATED": "false",
+			},
+			wantFailedKept: -1,
+		},
+		{name: "a fleet: the ready list is cut first", failed: names("bad", 20), ready: names("good", 1000), wantFailedKept: -1},
+		{name: "more failed names than fit", failed: long("bad", 500), ready: names("good", 10)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			run := result.NewRun([]string{"Kustomization/flux-system/app"}, "", clusters(tt.failed, tt.ready), 1500*time.Millisecond)
+			got := parseDotenv(t, dotenvReport(run))
+			if tt.want != nil {
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("variables (-want +got):\n%s", diff)
+				}
+				return
+			}
+			var failed, ready []string
+			for k, v := range map[string]*[]string{"APP_STATUS_FAILED": &failed, "APP_STATUS_READY": &ready} {
+				if err := json.Unmarshal([]byte(got[k]), v); err != nil {
+					t.Fatalf("%s=%s is not a JSON array: %v", k, got[k], err)
+				}
+			}
+			if got["APP_STATUS_TRUNCATED"] != "true" {
+				t.Errorf("APP_STATUS_TRUNCATED=%s, want true", got["APP_STATUS_TRUNCATED"])
+			}
+			if got["APP_STATUS_FAILED_COUNT"] != fmt.Sprint(len(tt.failed)) || got["APP_STATUS_READY_COUNT"] != fmt.Sprint(len(tt.ready)) {
+				t.Errorf("counts %s/%s, want the whole %d/%d", got["APP_STATUS_FAILED_COUNT"], got["APP_STATUS_READY_COUNT"], len(tt.failed), len(tt.ready))
+			}
+			if tt.wantFailedKept == -1 && len(failed) != len(tt.failed) {
+				t.Errorf("kept %d failed clusters of %d: the failed list is cut before the ready one", len(failed), len(tt.failed))
+			}
+			if len(failed) == 0 || len(failed) > len(tt.failed) || !cmp.Equal(failed, run.FailedClusters[:len(failed)]) {
+				t.Errorf("failed list %v is not a prefix of %v", failed, run.FailedClusters)
+			}
+			if !cmp.Equal(ready, run.ReadyClusters[:len(ready)]) {
+				t.Errorf("ready list %v is not a prefix of the ready clusters", ready)
+			}
+			if size := len(dotenvReport(run)); size < maxDotenvBytes-200 {
+				t.Errorf("a cut report of %d bytes leaves room unused (limit %d)", size, maxDotenvBytes)
+			}
+		})
+	}
+}
+
+// TestDotenvValueStaysOnItsLine: a name the clusters input would refuse still cannot add a line,
+// a variable or a quote to the report.
+func TestDotenvValueStaysOnItsLine(t *testing.T) {
+	t.Parallel()
+	run := result.NewRun([]string{"Kustomization/flux-system/app"}, "", []result.Cluster{
+		{Name: "a\nAPP_STATUS=success\r\u2028\"$x`\\'", Verdict: result.VerdictFailed},
+	}, time.Second)
+	got := parseDotenv(t, dotenvReport(run))
+	if len(got) != 7 || got["APP_STATUS"] != "failure" {
+		t.Errorf("variables %v: a name made a variable of its own", got)
+	}
+	if got["APP_STATUS_FAILED"] != `["a_APP_STATUS=success____x___"]` {
+		t.Errorf("APP_STATUS_FAILED=%s", got["APP_STATUS_FAILED"])
+	}
+}
+
+// TestGitLabRun: `app-status verify` in a GitLab job (GITLAB_CI=true) writes the dotenv report,
+// the JUnit report and the summary in the job's folder, and a path given on the command line
+// wins.
+func TestGitLabRun(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n" +
+		"users: [{name: u, user: {token: gitlab-token-0123456789}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
+	if err := os.WriteFile("kubeconfig", []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeEnv(t, map[string]string{"GITLAB_CI": "true"})
+	delete(f.vars, "GITHUB_ACTIONS")
+	code := Run(context.Background(), []string{"verify", "--kubeconfig", "kubeconfig", "--resource", "ks/app", "--timeout", "5s", "--quiet", "--summary-file", "mine.md"}, f.env())
+	if code != 1 {
+		t.Errorf("exit %d, want 1\n%s\n%s", code, f.stdout.String(), f.stderr.String())
+	}
+	vars := parseDotenv(t, f.file(t, filepath.Join(dir, gitlabDotenvFile)))
+	if vars["APP_STATUS"] != "failure" || vars["APP_STATUS_FAILED"] != `["c"]` {
+		t.Errorf("dotenv report: %v", vars)
+	}
+	if junit := f.file(t, filepath.Join(dir, gitlabJUnitFile)); !strings.Contains(junit, `<testcase name="c: Kustomization/flux-system/app" classname="c"`) {
+		t.Errorf("JUnit report:\n%s", junit)
+	}
+	if _, err := os.Stat(filepath.Join(dir, gitlabSummaryFile)); !os.IsNotExist(err) {
+		t.Errorf("the summary went to %s, not to --summary-file (%v)", gitlabSummaryFile, err)
+	}
+	if summary := f.file(t, filepath.Join(dir, "mine.md")); !strings.Contains(summary, "Unreachable") {
+		t.Errorf("summary:\n%s", summary)
+	}
+	for _, out := range []string{f.stdout.String(), f.stderr.String()} {
+		if strings.Contains(out, "gitlab-token-0123456789") {
+			t.Errorf("the token was printed:\n%s", out)
+		}
+	}
+}
+
+// TestGitLabTemplate: templates/app-status.yml is a component (spec: inputs, then the job), its
+// job verifies without deploying, reports the files the binary writes, and its script passes
+// shellcheck as POSIX sh (the image's shell may be busybox or dash).
+func TestGitLabTemplate(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", "templates", "app-status.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, body, ok := strings.Cut(string(data), "\n---\n")
+	if !ok {
+		t.Fatal("templates/app-status.yml: no '---' between spec and the job")
+	}
+	var spec struct {
+		Spec struct {
+			Inputs map[string]struct {
+				Default *string `json:"default"`
+			} `json:"inputs"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(header), &spec); err != nil {
+		t.Fatalf("spec: %v", err)
+	}
+	for _, name := range []string{"job-name", "stage", "resource", "revision", "clusters", "image"} {
+		if _, ok := spec.Spec.Inputs[name]; !ok {
+			t.Errorf("no input %s", name)
+		}
+	}
+	if d := spec.Spec.Inputs["revision"].Default; d == nil || *d != "$CI_COMMIT_SHA" {
+		t.Errorf("the revision's default is not the pipeline's commit")
+	}
+	var jobs map[string]struct {
+		Image       struct{ Name string }   `json:"image"`
+		Environment struct{ Action string } `json:"environment"`
+		Script      []string                `json:"script"`
+		Artifacts   struct {
+			When    string            `json:"when"`
+			Paths   []string          `json:"paths"`
+			Reports map[string]string `json:"reports"`
+		} `json:"artifacts"`
+	}
+	if err := yaml.Unmarshal([]byte(body), &jobs); err != nil || len(jobs) != 1 {
+		t.Fatalf("the job: %v (%d jobs)", err, len(jobs))
+	}
+	job := jobs["$[[ inputs.job-name ]]"]
+	if job.Image.Name != "$[[ inputs.image ]]" || job.Environment.Action != "verify" || job.Artifacts.When != "always" {
+		t.Errorf("image %q, environment action %q, artifacts when %q", job.Image.Name, job.Environment.Action, job.Artifacts.When)
+	}
+	if diff := cmp.Diff(map[string]string{"junit": gitlabJUnitFile, "dotenv": gitlabDotenvFile}, job.Artifacts.Reports); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
+	}
+	if len(job.Script) != 1 {
+		t.Fatalf("%d script entries, want 1", len(job.Script))
+	}
+	for _, file := range []string{gitlabDotenvFile, gitlabJUnitFile, gitlabSummaryFile} {
+		if !strings.Contains(job.Script[0], " "+file) {
+			t.Errorf("the script does not write %s", file)
+		}
+	}
+	script := filepath.Join(t.TempDir(), "script.sh")
+	if err := os.WriteFile(script, []byte(job.Script[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	shellcheck, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Fatalf("shellcheck is not installed (hack/install-packages.sh installs it): %v", err)
+	}
+	if out, err := exec.Command(shellcheck, "-s", "sh", script).CombinedOutput(); err != nil {
+		t.Errorf("shellcheck -s sh on the job's script: %v\n%s", err, out)
+	}
+}

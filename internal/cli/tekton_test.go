@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// TestTektonResultsFit: whatever the fleet, the results fit in the termination message Tekton
+// carries them in (4,096 bytes, as its entrypoint encodes them), and the counts stay whole.
+func TestTektonResultsFit(t *testing.T) {
+	t.Parallel()
+	var clusters []result.Cluster
+	for _, n := range names("a-cluster-with-a-long-name-in-a-big-fleet", 1000) {
+		clusters = append(clusters, result.Cluster{Name: n, Verdict: result.VerdictUnreachable})
+	}
+	run := result.NewRun([]string{"Kustomization/flux-system/app"}, "", clusters, time.Hour)
+	type runResult struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+		Type  int    `json:"type"`
+	}
+	var message []runResult
+	got := map[string]string{}
+	for _, r := range tektonResults(run) {
+		message = append(message, runResult{Key: r[0], Value: r[1], Type: 1})
+		got[r[0]] = r[1]
+	}
+	encoded, err := json.Marshal(message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(encoded) > 4096 {
+		t.Errorf("the results take %d bytes of the termination message, over Tekton's 4,096", len(encoded))
+	}
+	var failed []string
+	if err := json.Unmarshal([]byte(got["failed-clusters"]), &failed); err != nil || len(failed) == 0 {
+		t.Errorf("failed-clusters %q: %v", got["failed-clusters"], err)
+	}
+	if got["failed-count"] != "1000" || got["ready-count"] != "0" || got["status"] != "failure" {
+		t.Errorf("results %v", got)
+	}
+}
+
+// TestTektonRun: the arguments deploy/tekton/task.yaml gives, with a Secret's volume as the
+// kubeconfigs workspace (one file per cluster, and the ..data entries Kubernetes adds): each
+// result is a file, the report files are in the report workspace.
+func TestTektonRun(t *testing.T) {
+	t.Parallel()
+	kubeconfigs, results, reports := t.TempDir(), t.TempDir(), t.TempDir()
+	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n" +
+		"users: [{name: u, user: {token: tekton-token-0123456789}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
+	data := filepath.Join(kubeconfigs, "..2026_11_24_00_00_00.000000001")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"prod-eu", "prod-us.yaml"} {
+		if err := os.WriteFile(filepath.Join(data, name), []byte(kubeconfig), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join("..data", name), filepath.Join(kubeconfigs, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Base(data), filepath.Join(kubeconfigs, "..data")); err != nil {
+		t.Fatal(err)
+	}
+
+	task := readTektonTask(t)
+	replace := strings.NewReplacer("$(workspaces.kubeconfigs.path)", kubeconfigs, "$(workspaces.report.path)", reports,
+		"$(params.resource)", "ks/app", "$(params.namespace)", "flux-system", "$(params.revision)", "", "$(params.timeout)", "5s",
+		"/tekton/results", results)
+	var args []string
+	for _, a := range task.Spec.Steps[0].Args {
+		if a == "$(params.args[*])" {
+			args = append(args, "--quiet")
+			continue
+		}
+		args = append(args, replace.Replace(a))
+	}
+	f := newFakeEnv(t, nil)
+	delete(f.vars, "GITHUB_ACTIONS")
+	if code := Run(context.Background(), args, f.env()); code != 1 {
+		t.Errorf("exit %d, want 1\n%s\n%s", code, f.stdout.String(), f.stderr.String())
+	}
+	got := map[string]string{}
+	for _, r := range task.Spec.Results {
+		got[r.Name] = f.file(t, filepath.Join(results, r.Name))
+	}
+	if regexp.MustCompile(`^[0-9]+\.[0-9]s$`).MatchString(got["duration"]) {
+		got["duration"] = "N.Ns" // a time that moves
+	}
+	want := map[string]string{"status": "failure", "ready-count": "0", "failed-count": "2", "failed-clusters": `["prod-eu","prod-us"]`, "duration": "N.Ns"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	var report result.Run
+	if err := json.Unmarshal([]byte(f.file(t, filepath.Join(reports, "app-status.json"))), &report); err != nil || len(report.Results) != 2 {
+		t.Errorf("app-status.json: %v, %d results", err, len(report.Results))
+	}
+	for _, name := range []string{"app-status-junit.xml", "app-status-summary.md"} {
+		if f.file(t, filepath.Join(reports, name)) == "" {
+			t.Errorf("no %s in the report workspace", name)
+		}
+	}
+	if strings.Contains(f.stdout.String()+f.stderr.String(), "tekton-token-0123456789") {
+		t.Errorf("the token was printed")
+	}
+}
+
+// TestKubeconfigDirBadName: a file that cannot name a cluster is a bad input, named.
+func TestKubeconfigDirBadName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "prod eu!"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeEnv(t, nil)
+	delete(f.vars, "GITHUB_ACTIONS")
+	code := Run(context.Background(), []string{"verify", "--kubeconfig-dir", dir, "--resource", "ks/app", "--quiet"}, f.env())
+	if code != 2 || !strings.Contains(f.stderr.String(), `the file "prod eu!" cannot name a cluster`) {
+		t.Errorf("exit %d, want 2 naming the file:\n%s", code, f.stderr.String())
+	}
+}
+
+// tektonTask is what the tests read of deploy/tekton/task.yaml (hack/tekton validates it with
+// Tekton's own code).
+type tektonTask struct {
+	Spec struct {
+		Results []struct {
+			Name string `json:"name"`
+		} `json:"results"`
+		Steps []struct {
+			Args []string `json:"args"`
+		} `json:"steps"`
+	} `json:"spec"`
+}
+
+func readTektonTask(t *testing.T) tektonTask {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "tekton", "task.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var task tektonTask
+	if err := yaml.Unmarshal(data, &task); err != nil || len(task.Spec.Steps) != 1 {
+		t.Fatalf("deploy/tekton/task.yaml: %v", err)
+	}
+	return task
+}
