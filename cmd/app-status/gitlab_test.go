@@ -80,6 +80,7 @@ func TestGitLabComponent(t *testing.T) {
 include:
   - local: templates/app-status.yml
     inputs:
+      image: app-status@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
       resource: kustomization/` + ns + `
       clusters: |
         alpha=file:$KC_ALPHA

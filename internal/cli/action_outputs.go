@@ -103,6 +103,7 @@ func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, ru
 			errs = append(errs, fmt.Errorf("write the job summary (GITHUB_STEP_SUMMARY): %w", err))
 		}
 	}
+	writeLogGroups(gha, stdout, run)
 	for _, a := range report.Annotations(run) {
 		gha.WithFieldsMap(map[string]string{"title": sanitize.Commands(a.Title)}).Errorf("%s", sanitize.Commands(a.Message))
 	}
@@ -112,6 +113,25 @@ func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, ru
 		fmt.Fprintf(stdout, "%s: %d of %d clusters ready (%s)\n", run.Status, len(run.ReadyClusters), len(run.Results), formatSeconds(run.DurationMs))
 	}
 	return errors.Join(errs...)
+}
+
+// writeLogGroups prints the detail of each cluster that is not Current in a collapsed section
+// of the job's log, at most 50 of them. The group commands are the step's own (gha, which
+// escapes the title as command data); the title and every line come from clusters and have
+// their runner commands broken (sanitize.Commands), so none can end the group early or make a
+// command of its own; the lines go through log, which breaks them again.
+func writeLogGroups(gha *githubactions.Action, log io.Writer, run result.Run) {
+	groups, more := report.LogGroups(run)
+	for _, g := range groups {
+		gha.Group(sanitize.Commands(g.Title))
+		for _, line := range g.Lines {
+			fmt.Fprintln(log, sanitize.Commands(sanitize.Line(line)))
+		}
+		gha.EndGroup()
+	}
+	if more > 0 {
+		fmt.Fprintf(log, "%d more clusters are not Current: the job summary and report-file list them all\n", more)
+	}
 }
 
 // notFileName is what a step id may hold that a file name should not.

@@ -1,9 +1,17 @@
 package cli
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
+	"github.com/org/app-status-action/internal/sanitize/runnertest"
 )
 
 // TestReportFilePaths: the report file is written where the action can write it and named by
@@ -56,5 +64,52 @@ func TestReportFilePaths(t *testing.T) {
 				t.Errorf("reportFilePaths() (local, host) (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLogGroups: a collapsed section per cluster that is not Current, failures in the
+// summary's order, at most 50; a hostile cluster's text can neither end its group nor make a
+// command of its own.
+func TestLogGroups(t *testing.T) {
+	t.Parallel()
+	hostile := "boom\n::endgroup::\n::error::forged%0A::warning::x\r##[error]legacy"
+	clusters := []result.Cluster{
+		{Name: "zz", Verdict: result.VerdictCurrent},
+		{Name: "b", Verdict: result.VerdictUnreachable, Message: "dial tcp: refused"},
+		{Name: "a", Verdict: result.VerdictFailed, Code: "crash-loop", Message: hostile,
+			Objects: []result.Object{{ID: "apps/Deployment/ns/web", Kind: "Deployment", Namespace: "ns", Name: "web", Status: result.ObjectFailed, Message: hostile}}},
+	}
+	for i := range 60 {
+		clusters = append(clusters, result.Cluster{Name: fmt.Sprintf("t%02d", i), Verdict: result.VerdictTimeout, Message: "waiting"})
+	}
+	run := result.NewRun([]string{"Kustomization/flux-system/app"}, "", clusters, time.Second)
+	var out strings.Builder
+	gha := githubactions.New(githubactions.WithWriter(&out))
+	writeLogGroups(gha, sanitize.NewCommandsWriter(&out), run)
+	var got []string
+	for _, c := range runnertest.Commands(out.String()) {
+		got = append(got, c.Form+c.Name)
+	}
+	var want []string
+	for range 50 {
+		want = append(want, "::group", "::endgroup")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the runner's commands in the log (-want +got):\n%s\n%s", diff, out.String())
+	}
+	var titles []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if title, ok := strings.CutPrefix(line, "::group::"); ok {
+			titles = append(titles, title)
+		}
+	}
+	if len(titles) != 50 || !strings.HasPrefix(titles[0], "a: Failed (crash-loop): ") {
+		t.Errorf("titles %q", titles)
+	}
+	if !strings.Contains(out.String(), "\n12 more clusters are not Current") {
+		t.Errorf("the clusters left out are not counted:\n%s", out.String())
+	}
+	if !strings.Contains(titles[0], "%250A") {
+		t.Errorf("title %q: %% is not escaped for the runner", titles[0])
 	}
 }

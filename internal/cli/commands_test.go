@@ -80,15 +80,22 @@ func TestNoRunnerCommandFromClusterText(t *testing.T) {
 		}
 		// The step's own masks all come before it contacts any cluster.
 		masks, _, _ := strings.Cut(log, "Verifying ")
-		errors := 0
+		errors, groups, ends := 0, 0, 0
 		for _, c := range runnertest.Commands(log) {
 			switch {
 			case c.Form == "::" && c.Name == "add-mask" && strings.Contains(masks, c.Line+"\n"):
 			case c.Form == "::" && strings.HasPrefix(c.Line, "::error title="):
 				errors++
+			case c.Form == "::" && c.Name == "group" && groups == ends:
+				groups++
+			case c.Form == "::" && c.Line == "::endgroup::" && groups == ends+1:
+				ends++
 			default:
 				t.Errorf("the log holds a command that is not the step's own: %+v", c)
 			}
+		}
+		if groups != 3 || ends != 3 {
+			t.Errorf("%d groups and %d ends of groups, want 3 of each (one per failed cluster)\n%s", groups, ends, log)
 		}
 		if errors != 3 {
 			t.Errorf("%d error annotations, want 3 (one per failed cluster)\n%s", errors, log)

@@ -38,6 +38,14 @@ func notProgressing(name string) result.Cluster {
 		Pod: "web-7c9d8b6f5-k2x9q", Container: "web",
 		Events: []result.Event{{Object: "Pod/app/web-7c9d8b6f5-k2x9q", Reason: "Unhealthy", Message: "Readiness probe failed: HTTP probe failed with statuscode: 503", Count: 58}}}
 	c.Objects = objects
+	// The moments of the timeline: Flux applied the revision after 3.2s, the ConfigMap and
+	// the Service were Current at once, the Deployment failed at its deadline.
+	ms := func(v int64) *int64 { return &v }
+	c.AppliedMs, c.Flux[0].SinceMs = ms(3_200), ms(612_000)
+	for i := range c.Objects {
+		c.Objects[i].SinceMs = ms(3_400 + int64(i)*150)
+	}
+	c.Objects[1].SinceMs = ms(611_800)
 	return c
 }
 

@@ -87,6 +87,7 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 		}
 	}
 	sortByRollup(failing)
+	allCurrent := current
 	cols := resourceColumns(run)
 	var cut cuts
 	grouped := len(failing) > groupAbove
@@ -101,6 +102,7 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 		cut.tableClusters = writeTable(&b, rows, cols, budget)
 	}
 	writeReconcile(&b, run.Results, budget)
+	writeTimeline(&b, failing, allCurrent, budget)
 	writeDetails(&b, detailed(failing, grouped), grouped, budget, &cut)
 	cut.tableClusters += writeCurrent(&b, current, cols, budget)
 	writeNote(&b, cut, limit)

@@ -220,3 +220,47 @@ func prefixed(prefix, s string) string {
 	}
 	return prefix + s
 }
+
+// LogGroup is the detail of one cluster that is not Current, for a collapsible section of a
+// CI log (GitHub's ::group::): a one-line title and the text output's lines for it.
+type LogGroup struct {
+	Title string
+	Lines []string
+}
+
+// Limits of LogGroups: a fleet's log stays a few hundred lines; the summary and the report
+// file hold the rest.
+const (
+	maxLogGroups     = 50
+	maxLogGroupLines = 100
+)
+
+// LogGroups are the details of the clusters that are not Current, in the summary's order
+// (rollup: verdict and code, then name), at most 50, each at most 100 lines; more says how
+// many clusters were left out. Titles and lines are one line each and cleaned, not yet safe
+// from runner commands (the caller breaks them for its CI).
+func LogGroups(run result.Run) (groups []LogGroup, more int) {
+	var failing []result.Cluster
+	for _, c := range run.Results {
+		if !c.Ready() {
+			failing = append(failing, c)
+		}
+	}
+	sortByRollup(failing)
+	for i, c := range failing {
+		if i == maxLogGroups {
+			return groups, len(failing) - i
+		}
+		var b bytes.Buffer
+		writeTextCluster(&b, c)
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		title := lines[0]
+		lines = lines[1:]
+		if len(lines) > maxLogGroupLines {
+			left := len(lines) - maxLogGroupLines
+			lines = append(lines[:maxLogGroupLines:maxLogGroupLines], fmt.Sprintf("(%s more in the summary and the report file)", plural(left, "line")))
+		}
+		groups = append(groups, LogGroup{Title: sanitize.Line(title), Lines: lines})
+	}
+	return groups, 0
+}

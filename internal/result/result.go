@@ -124,6 +124,10 @@ type Cluster struct {
 	Objects []Object `json:"objects"`
 	// DurationMs is how long the cluster took, in milliseconds.
 	DurationMs int64 `json:"durationMs"`
+	// AppliedMs is when the run first saw every requested object apply the expected
+	// revision, in milliseconds from the cluster's start; absent without a revision or when
+	// it was not seen.
+	AppliedMs *int64 `json:"appliedMs,omitempty"`
 	// Reconcile says what the run's reconcile requests did, and when (input reconcile); nil
 	// when it did not ask.
 	Reconcile *Reconcile `json:"reconcile,omitempty"`
@@ -173,6 +177,9 @@ type FluxObject struct {
 	// Remote is set when the object applies to another cluster (spec.kubeConfig): the objects
 	// it lists live there and are not verified.
 	Remote bool `json:"remote,omitempty"`
+	// SinceMs is when the run first saw the object at its Verdict, in milliseconds from the
+	// cluster's start.
+	SinceMs *int64 `json:"sinceMs,omitempty"`
 }
 
 // Object is one object of a Flux object's inventory and its kstatus status.
@@ -188,6 +195,9 @@ type Object struct {
 	Message   string       `json:"message,omitempty"`
 	// Failure is set when the rollout of this object cannot succeed.
 	Failure *Failure `json:"failure,omitempty"`
+	// SinceMs is when the run first saw the object in its Status, in milliseconds from the
+	// cluster's start (about 0 for an object already there at the first look).
+	SinceMs *int64 `json:"sinceMs,omitempty"`
 }
 
 // Failure is the classified reason a rollout cannot succeed, with the evidence for it.

@@ -106,6 +106,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		trig        *trigger
 		stopTrigger = func() {}
 		applied     time.Time
+		since       = sinceTracker{}
 	)
 	finish := func(v verdictReason) result.Cluster {
 		stopTrigger()
@@ -114,6 +115,10 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		}
 		out.Verdict, out.Code, out.Reason, out.Message = v.verdict, v.code, v.reason, v.message
 		out.DurationMs = req.Clock().Sub(start).Milliseconds()
+		if !applied.IsZero() {
+			out.AppliedMs = millis(applied.Sub(start))
+		}
+		since.stamp(&out)
 		if out.Flux == nil {
 			out.Flux = []result.FluxObject{}
 		}
@@ -170,6 +175,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		now := req.Clock()
 		e := state.assess(now)
 		last = e
+		since.note(e, now.Sub(start))
 		if applied.IsZero() && e.rootsApplied {
 			applied = now
 		}

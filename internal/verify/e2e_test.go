@@ -132,6 +132,10 @@ func TestCurrentOnEveryCluster(t *testing.T) {
 		if c.Verdict != result.VerdictCurrent {
 			t.Errorf("cluster %s verdict = %s (%s), want Current", c.Name, c.Verdict, c.Message)
 		}
+		checkMoments(t, c)
+		if c.AppliedMs == nil || c.Flux[0].SinceMs == nil {
+			t.Errorf("cluster %s: no moment Flux applied the revision (appliedMs %v, Flux sinceMs %v)", c.Name, c.AppliedMs, c.Flux[0].SinceMs)
+		}
 		if got, want := c.Flux[0].LastAppliedRevision, "main@sha1:"+commitA; got != want {
 			t.Errorf("cluster %s applied revision = %q, want %q", c.Name, got, want)
 		}

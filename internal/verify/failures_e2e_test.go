@@ -323,7 +323,17 @@ func runFailureCase(t *testing.T, b *testbed.Bed, tc failureCase, broken, health
 	if fo := got.Flux[0]; strings.HasPrefix(string(tc.code), "flux-") && fo.Code != tc.code {
 		t.Errorf("Flux object %s code = %q, want %q", fo.ID, fo.Code, tc.code)
 	}
+	checkMoments(t, got)
+	checkMoments(t, byName(t, run, healthy.Name))
+	if strings.HasPrefix(string(tc.code), "flux-") && got.Flux[0].SinceMs == nil {
+		t.Errorf("Flux object %s: no moment it failed (sinceMs)", got.Flux[0].ID)
+	}
 	if !strings.HasPrefix(string(tc.code), "flux-") {
+		for _, o := range got.Objects {
+			if o.Failure != nil && o.Failure.Code == tc.code && o.SinceMs == nil {
+				t.Errorf("object %s: no moment it failed (sinceMs)", o.ID)
+			}
+		}
 		f := failureOf(t, got, tc.code)
 		if tc.evidence != nil {
 			tc.evidence(t, f)
@@ -448,6 +458,27 @@ func cleanUpFlux(t *testing.T, c *testbed.Cluster, names ...string) {
 }
 
 // failureOf returns the failure with the code among the cluster's objects.
+// checkMoments: the timeline's moments of a cluster lie within its run, and every object
+// reported has the moment it reached its status.
+func checkMoments(t *testing.T, c result.Cluster) {
+	t.Helper()
+	within := func(what string, ms *int64) {
+		if ms != nil && (*ms < 0 || *ms > c.DurationMs) {
+			t.Errorf("cluster %s: %s at %dms, outside its %dms", c.Name, what, *ms, c.DurationMs)
+		}
+	}
+	within("appliedMs", c.AppliedMs)
+	for _, f := range c.Flux {
+		within(f.ID+" sinceMs", f.SinceMs)
+	}
+	for _, o := range c.Objects {
+		if o.SinceMs == nil {
+			t.Errorf("cluster %s: object %s (%s) has no sinceMs", c.Name, o.ID, o.Status)
+		}
+		within(o.ID+" sinceMs", o.SinceMs)
+	}
+}
+
 func failureOf(t *testing.T, c result.Cluster, code result.Code) *result.Failure {
 	t.Helper()
 	for _, o := range c.Objects {
