@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/testbed"
 )
@@ -195,5 +199,109 @@ report:
 	summary, err := os.ReadFile(filepath.Join(artifacts, "app-status-summary.md"))
 	if err != nil || !strings.Contains(string(summary), "2 of 3 clusters ready") {
 		t.Errorf("summary artifact (%v):\n%s", err, summary)
+	}
+}
+
+// gitlabShellDetect is what GitLab Runner's Docker executor runs in the job's image to find a
+// shell, which then reads the job's script on its standard input.
+const gitlabShellDetect = `if [ -x /usr/local/bin/bash ]; then exec /usr/local/bin/bash; ` +
+	`elif [ -x /usr/bin/bash ]; then exec /usr/bin/bash; elif [ -x /bin/bash ]; then exec /bin/bash; ` +
+	`elif [ -x /usr/local/bin/sh ]; then exec /usr/local/bin/sh; elif [ -x /usr/bin/sh ]; then exec /usr/bin/sh; ` +
+	`elif [ -x /bin/sh ]; then exec /bin/sh; elif [ -x /busybox/sh ]; then exec /busybox/sh; ` +
+	`else echo shell not found; exit 1; fi`
+
+// TestGitLabShellImage runs the component's job script in the image a release gives it (the
+// action's binary with busybox's shell, hack/image/Containerfile.shell, built here from
+// Debian's static busybox) the way GitLab Runner's Docker executor does: a shell found by its
+// detection command, the script on standard input, the inputs as the job's variables, the
+// project mounted as the working folder. Against three clusters of the test bed, one unable to
+// pull its image: the job fails and leaves its dotenv and JUnit reports.
+func TestGitLabShellImage(t *testing.T) {
+	requireContainers(t)
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	image := fmt.Sprintf("localhost/app-status-action:e2e-shell-%d", os.Getpid())
+	build := exec.CommandContext(ctx, repoFile("hack", "image", "build.sh"), "--shell", "--version", "e2e", image)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("hack/image/build.sh --shell: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command(podmanScript(), "rmi", "--force", image).Run() })
+
+	data, err := os.ReadFile(repoFile("templates", "app-status.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(data), "\n---\n")
+	var jobs map[string]struct {
+		Variables map[string]string `json:"variables"`
+		Script    []string          `json:"script"`
+	}
+	if err := yaml.Unmarshal([]byte(body), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	job := jobs["$[[ inputs.job-name ]]"]
+
+	ns := b.Namespace(t)
+	project := t.TempDir()
+	names := []string{"alpha", "beta", "gamma"}
+	var clusters strings.Builder
+	for i, c := range b.Clusters {
+		app := "web"
+		if names[i] == "gamma" {
+			app = "web-broken"
+		}
+		if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", app), commit); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(project, "kc-"+names[i]), c.Kubeconfig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&clusters, "%s=file:/builds/project/kc-%s\n", names[i], names[i])
+	}
+	// The job's variables as GitLab sets them from the inputs (and a File variable's path).
+	inputs := map[string]string{
+		"APP_STATUS_INPUT_RESOURCE": "kustomization/" + ns, "APP_STATUS_INPUT_NAMESPACE": "flux-system",
+		"APP_STATUS_INPUT_REVISION": commit, "APP_STATUS_INPUT_CLUSTERS": clusters.String(),
+		"APP_STATUS_INPUT_TIMEOUT": "2m", "APP_STATUS_INPUT_RECONCILE": "false", "APP_STATUS_INPUT_ARGS": "--quiet",
+	}
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(inputs)), slices.Sorted(maps.Keys(job.Variables))); diff != "" {
+		t.Fatalf("the template's variables changed (-test +template):\n%s", diff)
+	}
+	args := []string{"run", "--rm", "-i", "--entrypoint", "", "-v", project + ":/builds/project", "--workdir", "/builds/project",
+		"-e", "CI_PROJECT_DIR=/builds/project", "-e", "GITLAB_CI=true"}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range inputs {
+		args = append(args, "-e", k)
+		env = append(env, k+"="+v)
+	}
+	args = append(args, image, "sh", "-c", gitlabShellDetect)
+	run := exec.CommandContext(ctx, podmanScript(), args...)
+	run.Env = env
+	// What the runner's script does around the job's own: applets that are not the shell's
+	// built-ins (mkdir, rm) must be there.
+	run.Stdin = strings.NewReader("set -e\nmkdir -p .runner/tmp && rm -rf .runner\n" + strings.Join(job.Script, "\n") + "\n")
+	out, err := run.CombinedOutput()
+	log := string(out)
+	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("the job's script: %v, want exit status 1 (a cluster failed)\n%s", err, log)
+	}
+	if !strings.Contains(log, "gamma    Failed(image-pull)") {
+		t.Errorf("the log does not show gamma's failure:\n%s", log)
+	}
+	dotenv, err := os.ReadFile(filepath.Join(project, "app-status.env"))
+	if err != nil {
+		t.Fatalf("no dotenv report: %v\n%s", err, log)
+	}
+	for _, want := range []string{"APP_STATUS=failure\n", "APP_STATUS_FAILED=[\"gamma\"]\n", "APP_STATUS_READY=[\"alpha\",\"beta\"]\n"} {
+		if !strings.Contains(string(dotenv), want) {
+			t.Errorf("dotenv report lacks %q:\n%s", want, dotenv)
+		}
+	}
+	for _, name := range []string{"app-status-junit.xml", "app-status-summary.md"} {
+		if _, err := os.Stat(filepath.Join(project, name)); err != nil {
+			t.Errorf("no %s: %v", name, err)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 const image = "ghcr.io/org/app-status-action@sha256:" +
@@ -30,6 +32,16 @@ func newRepo(t *testing.T) *repo {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(r.work, "action.yml"), action, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	template, err := os.ReadFile(filepath.Join("..", "..", "templates", "app-status.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(r.work, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.work, "templates", "app-status.yml"), template, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	script, err := os.ReadFile("pin-action.sh")
@@ -62,13 +74,13 @@ func (r *repo) git(dir string, args ...string) string {
 
 // release tags HEAD as the maintainer does, pushes the tag, checks it out as the workflow does
 // and runs the script; it returns the commit the tag named and the script's output and error.
-func (r *repo) release(tag, ref string) (source, out string, err error) {
+func (r *repo) release(tag string, refs ...string) (source, out string, err error) {
 	r.t.Helper()
 	r.git(r.work, "tag", "--annotate", "--message", tag, tag)
 	r.git(r.work, "push", "--quiet", "origin", tag)
 	r.git(r.work, "checkout", "--quiet", "--detach", tag)
 	source = r.git(r.work, "rev-parse", "HEAD")
-	cmd := exec.Command(filepath.Join(r.work, "hack", "release", "pin-action.sh"), tag, ref)
+	cmd := exec.Command(filepath.Join(r.work, "hack", "release", "pin-action.sh"), append([]string{tag}, refs...)...)
 	cmd.Dir = r.work
 	b, err := cmd.CombinedOutput()
 	return source, string(b), err
@@ -128,6 +140,42 @@ func TestPinAction(t *testing.T) {
 	}
 	if got := r.originTag("v1.4.2"); got != released {
 		t.Errorf("the failed re-run moved v1.4.2 to %s", got)
+	}
+}
+
+// TestPinActionShellImage: with the image with a shell, the released commit also makes it the
+// GitLab component's default image, and changes nothing else.
+func TestPinActionShellImage(t *testing.T) {
+	r := newRepo(t)
+	const shellImage = "ghcr.io/org/app-status-action@sha256:" +
+		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+	source, out, err := r.release("v1.5.0", image, shellImage)
+	if err != nil {
+		t.Fatalf("pin-action.sh v1.5.0: %v\n%s", err, out)
+	}
+	released := r.originTag("v1.5.0")
+	if files := r.git(r.origin, "diff", "--name-only", source, released); files != "action.yml\ntemplates/app-status.yml" {
+		t.Errorf("the released commit changes %q, want action.yml and templates/app-status.yml", files)
+	}
+	diff := r.git(r.origin, "diff", "--unified=0", source, released, "--", "templates/app-status.yml")
+	for _, want := range []string{
+		"\n-      # default: set by a release (hack/release/pin-action.sh) to its image with a shell, by digest\n",
+		"\n+      default: " + shellImage + "\n",
+	} {
+		if !strings.Contains(diff+"\n", want) {
+			t.Errorf("the template's diff lacks %q:\n%s", strings.TrimSpace(want), diff)
+		}
+	}
+	var spec struct {
+		Spec struct {
+			Inputs map[string]struct {
+				Default string `json:"default"`
+			} `json:"inputs"`
+		} `json:"spec"`
+	}
+	header, _, _ := strings.Cut(r.git(r.origin, "show", released+":templates/app-status.yml"), "\n---\n")
+	if err := yaml.Unmarshal([]byte(header), &spec); err != nil || spec.Spec.Inputs["image"].Default != shellImage {
+		t.Errorf("the released template's image input defaults to %q (%v), want %s", spec.Spec.Inputs["image"].Default, err, shellImage)
 	}
 }
 
