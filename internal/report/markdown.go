@@ -102,7 +102,7 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 		cut.tableClusters = writeTable(&b, rows, cols, budget)
 	}
 	writeReconcile(&b, run.Results, budget)
-	writeTimeline(&b, failing, allCurrent, budget)
+	writeTimeline(&b, failing, allCurrent, grouped, budget)
 	writeDetails(&b, detailed(failing, grouped), grouped, budget, &cut)
 	cut.tableClusters += writeCurrent(&b, current, cols, budget)
 	writeNote(&b, cut, limit)

@@ -33,8 +33,8 @@ type timelineEvent struct {
 // verdict) with a bar to scale, the longest cluster shown filling it. Clusters without
 // moments (a run from an older version, one never reached) are not shown; without any, the
 // section is left out.
-func writeTimeline(b *strings.Builder, failing, current []result.Cluster, budget int) {
-	clusters := timelineClustersOf(failing, current)
+func writeTimeline(b *strings.Builder, failing, current []result.Cluster, grouped bool, budget int) {
+	clusters := timelineClustersOf(failing, current, grouped)
 	if len(clusters) == 0 {
 		return
 	}
@@ -61,15 +61,19 @@ func writeTimeline(b *strings.Builder, failing, current []result.Cluster, budget
 }
 
 // timelineClustersOf picks the clusters to draw: those that are not Current, in the summary's
-// order, then the slowest Current ones, each with at least one moment recorded.
-func timelineClustersOf(failing, current []result.Cluster) []result.Cluster {
+// order (when grouped, the first of each verdict and code: the others of a group look the
+// same), then the slowest Current ones, each with at least one moment recorded.
+func timelineClustersOf(failing, current []result.Cluster, grouped bool) []result.Cluster {
 	var out []result.Cluster
+	drawn := map[string]bool{}
 	for _, c := range failing {
 		if len(out) == timelineClusters {
 			return out
 		}
-		if hasMoments(c) {
+		group := string(c.Verdict) + "/" + string(c.Code)
+		if hasMoments(c) && (!grouped || !drawn[group]) {
 			out = append(out, c)
+			drawn[group] = true
 		}
 	}
 	slow := slices.Clone(current)
