@@ -48,7 +48,8 @@ func dotenvReport(run result.Run) string {
 	// The room the lists may take: the file, less the fixed lines, the two keys with their
 	// newlines and the longest truncated line.
 	room := maxDotenvBytes - size - len(failedKey) - len(readyKey) - 2 - len(truncatedKey+"false") - 1
-	failed, failedCut := namesWithin(run.FailedClusters, room)
+	// The failed clusters come first; the ready list keeps at least its "[]".
+	failed, failedCut := namesWithin(run.FailedClusters, room-len("[]"))
 	ready, readyCut := namesWithin(run.ReadyClusters, room-len(failed))
 	lines := append(head, failedKey+failed, readyKey+ready, truncatedKey+strconv.FormatBool(failedCut || readyCut))
 	return strings.Join(lines, "\n") + "\n"

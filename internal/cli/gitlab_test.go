@@ -95,6 +95,7 @@ func TestDotenvReport(t *testing.T) {
 		},
 		{name: "a fleet: the ready list is cut first", failed: names("bad", 20), ready: names("good", 1000), wantFailedKept: -1},
 		{name: "more failed names than fit", failed: long("bad", 500), ready: names("good", 10)},
+		{name: "failed names filling the file to the byte", failed: names(strings.Repeat("b", 60), 200), ready: names("good", 10)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,5 +258,24 @@ func TestGitLabTemplate(t *testing.T) {
 	}
 	if out, err := exec.Command(shellcheck, "-s", "sh", script).CombinedOutput(); err != nil {
 		t.Errorf("shellcheck -s sh on the job's script: %v\n%s", err, out)
+	}
+}
+
+// TestDotenvReportNeverOverflows: whatever the names' length and number, the report stays
+// within GitLab's 5 KiB, to the byte.
+func TestDotenvReportNeverOverflows(t *testing.T) {
+	t.Parallel()
+	for length := 1; length <= 63; length++ {
+		for _, n := range []int{1, 10, 60, 61, 62, 63, 64, 100, 300} {
+			var clusters []result.Cluster
+			for i := range n {
+				name := fmt.Sprintf("%0*d", length, i)
+				clusters = append(clusters, result.Cluster{Name: name, Verdict: result.VerdictFailed}, result.Cluster{Name: "r" + name, Verdict: result.VerdictCurrent})
+			}
+			run := result.NewRun([]string{"Kustomization/flux-system/app"}, "", clusters, time.Second)
+			if size := len(dotenvReport(run)); size > maxDotenvBytes {
+				t.Fatalf("%d failed and %d ready names of %d characters: %d bytes, over %d", n, n, length, size, maxDotenvBytes)
+			}
+		}
 	}
 }
