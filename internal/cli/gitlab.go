@@ -21,9 +21,10 @@ const (
 	gitlabSummaryFile = "app-status-summary.md"
 )
 
-// maxDotenvBytes is GitLab's limit on a dotenv report (plan_limits.dotenv_size, 5 KiB on every
-// plan); a bigger file fails the job's artifact upload.
-const maxDotenvBytes = 5 << 10
+// maxDotenvBytes bounds the dotenv report: GitLab's limit (plan_limits.dotenv_size, 5 KiB on
+// every plan) less one byte, as its parser accepts a file strictly smaller than the limit; a
+// bigger file fails the job's artifact upload.
+const maxDotenvBytes = 5<<10 - 1
 
 // dotenvReport is the run as a GitLab dotenv report (artifacts:reports:dotenv): variables that
 // later jobs of the pipeline get (APP_STATUS == "failure" in their rules). GitLab reads one
@@ -49,28 +50,30 @@ func dotenvReport(run result.Run) string {
 	// newlines and the longest truncated line.
 	room := maxDotenvBytes - size - len(failedKey) - len(readyKey) - 2 - len(truncatedKey+"false") - 1
 	// The failed clusters come first; the ready list keeps at least its "[]".
-	failed, failedCut := namesWithin(run.FailedClusters, room-len("[]"))
-	ready, readyCut := namesWithin(run.ReadyClusters, room-len(failed))
+	failed, failedCut := namesWithin(run.FailedClusters, room-len("[]"), plainSize)
+	ready, readyCut := namesWithin(run.ReadyClusters, room-len(failed), plainSize)
 	lines := append(head, failedKey+failed, readyKey+ready, truncatedKey+strconv.FormatBool(failedCut || readyCut))
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// namesWithin is names as a JSON array of at most room bytes, keeping the first names that fit,
-// and whether some were left out. Cluster names need no escaping, but any other character is
+// namesWithin is names as a JSON array of at most room bytes as size measures them (the file's
+// bytes, or the bytes once a carrier escapes them again), keeping the first names that fit, and
+// whether some were left out. Cluster names need no escaping, but any other character is
 // escaped by the encoder and counted.
-func namesWithin(names []string, room int) (string, bool) {
+func namesWithin(names []string, room int, size func(string) int) (string, bool) {
 	var b strings.Builder
 	b.WriteByte('[')
+	used := size("[]")
 	for i, n := range names {
 		quoted, err := json.Marshal(oneWord(n))
 		if err != nil {
 			continue
 		}
-		extra := len(quoted)
+		extra := size(string(quoted))
 		if i > 0 {
-			extra++
+			extra += size(",")
 		}
-		if b.Len()+extra+1 > room {
+		if used+extra > room {
 			b.WriteByte(']')
 			return b.String(), true
 		}
@@ -78,10 +81,14 @@ func namesWithin(names []string, room int) (string, bool) {
 			b.WriteByte(',')
 		}
 		b.Write(quoted)
+		used += extra
 	}
 	b.WriteByte(']')
 	return b.String(), false
 }
+
+// plainSize is a text's size in bytes, as a file holds it.
+func plainSize(s string) int { return len(s) }
 
 // oneWord keeps a value on its line of the dotenv file: no control character, quote, blank or
 // backslash survives (a verdict or a validated cluster name has none).
@@ -95,17 +102,20 @@ func oneWord(s string) string {
 }
 
 // gitlabDefaults fills the files a GitLab job reports through: the dotenv report, the JUnit
-// report and the markdown summary, each unless the command line named one.
-func gitlabDefaults(o *cliOptions) {
-	if o.dotenvFile == "" {
-		o.dotenvFile = gitlabDotenvFile
+// report and the markdown summary, each unless the command line named one. It returns the
+// paths it chose.
+func gitlabDefaults(o *cliOptions) map[string]bool {
+	chosen := map[string]bool{}
+	for _, f := range []struct {
+		path *string
+		def  string
+	}{{&o.dotenvFile, gitlabDotenvFile}, {&o.junitFile, gitlabJUnitFile}, {&o.summaryFile, gitlabSummaryFile}} {
+		if *f.path == "" {
+			*f.path = f.def
+			chosen[f.def] = true
+		}
 	}
-	if o.junitFile == "" {
-		o.junitFile = gitlabJUnitFile
-	}
-	if o.summaryFile == "" {
-		o.summaryFile = gitlabSummaryFile
-	}
+	return chosen
 }
 
 // writeDotenv writes the dotenv report to path (--dotenv-file).

@@ -20,12 +20,12 @@ import (
 
 // parseDotenv reads a dotenv report as GitLab does (Ci::ParseDotenvArtifactService): a line
 // per variable, KEY=VALUE split at the first '=', blanks stripped, keys of ASCII letters,
-// digits and '_', no empty line, at most 5 KiB. It fails the test where GitLab would refuse
+// digits and '_', no empty line, less than 5 KiB. It fails the test where GitLab would refuse
 // the artifact.
 func parseDotenv(t *testing.T, s string) map[string]string {
 	t.Helper()
-	if len(s) > maxDotenvBytes {
-		t.Fatalf("dotenv report of %d bytes: GitLab refuses more than %d", len(s), maxDotenvBytes)
+	if len(s) >= 5<<10 {
+		t.Fatalf("dotenv report of %d bytes: GitLab accepts less than 5,120", len(s))
 	}
 	key := regexp.MustCompile(`^[a-zA-Z0-9_]+$`)
 	vars := map[string]string{}
@@ -259,6 +259,31 @@ func TestGitLabTemplate(t *testing.T) {
 	if out, err := exec.Command(shellcheck, "-s", "sh", script).CombinedOutput(); err != nil {
 		t.Errorf("shellcheck -s sh on the job's script: %v\n%s", err, out)
 	}
+
+	// The script run by sh with an app-status that prints its arguments: inputs are split at
+	// blanks and passed as they are, a '*' never expanded to the job folder's files.
+	bin, work := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "app-status"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\"\n"), 0o755); err != nil { //nolint:gosec // a test's stand-in
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "a-file-in-the-job-folder"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", script)
+	cmd.Dir = work
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "APP_STATUS_INPUT_RESOURCE=ks/a *", "APP_STATUS_INPUT_NAMESPACE=flux-system",
+		"APP_STATUS_INPUT_REVISION=abc1234", "APP_STATUS_INPUT_TIMEOUT=5m", "APP_STATUS_INPUT_RECONCILE=false", "APP_STATUS_INPUT_ARGS=--context *"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the script: %v\n%s", err, out)
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	want := []string{"verify", "--namespace", "flux-system", "--revision", "abc1234", "--timeout", "5m",
+		"--dotenv-file", gitlabDotenvFile, "--junit-file", gitlabJUnitFile, "--summary-file", gitlabSummaryFile,
+		"--resource", "ks/a", "--resource", "*", "--context", "*"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("app-status's arguments (-want +got):\n%s", diff)
+	}
 }
 
 // TestDotenvReportNeverOverflows: whatever the names' length and number, the report stays
@@ -277,5 +302,31 @@ func TestDotenvReportNeverOverflows(t *testing.T) {
 				t.Fatalf("%d failed and %d ready names of %d characters: %d bytes, over %d", n, n, length, size, maxDotenvBytes)
 			}
 		}
+	}
+}
+
+// TestGitLabDefaultFileIsAWarning: in a GitLab job, a default report that cannot be written (a
+// read-only folder) is a warning, while a file the command line named is an error; each file is
+// written whatever happened to the others.
+func TestGitLabDefaultFileIsAWarning(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing", "app-status.env")
+	run := result.NewRun([]string{"Kustomization/flux-system/app"}, "", []result.Cluster{{Name: "prod", Verdict: result.VerdictCurrent}}, time.Second)
+	var warn strings.Builder
+	files := reportFiles{dotenv: missing, junit: filepath.Join(dir, "junit.xml"), gitlabDefaults: map[string]bool{missing: true}}
+	if err := files.write(run, "", &warn); err != nil {
+		t.Errorf("a default file that cannot be written failed the step: %v", err)
+	}
+	if !strings.Contains(warn.String(), "warning: write --dotenv-file") {
+		t.Errorf("no warning: %q", warn.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "junit.xml")); err != nil {
+		t.Errorf("the JUnit report was not written: %v", err)
+	}
+	files.gitlabDefaults = nil
+	warn.Reset()
+	if err := files.write(run, "", &warn); err == nil || !strings.Contains(err.Error(), "write --dotenv-file") {
+		t.Errorf("a named file that cannot be written: %v, want an error", err)
 	}
 }

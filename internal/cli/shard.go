@@ -170,7 +170,10 @@ func runMerge(args []string, env Env) int {
 		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)
 	}
 	env.Stdout = stdout
-	err = writeCLIOutput(env, output, summaryFile, onlyFailed, run)
+	err = writeCLIOutput(env, output, onlyFailed, run)
+	if err == nil && summaryFile != "" {
+		err = writeSummaryFile(summaryFile, run, "")
+	}
 	if flushErr := stdout.Flush(); err == nil && flushErr != nil {
 		err = fmt.Errorf("write output: %w", flushErr)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,16 +11,18 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
-// maxTektonFailedBytes bounds the failed-clusters result: Tekton carries a step's results in
-// its container's termination message, 4,096 bytes for all of them with their JSON framing,
-// and fails the TaskRun above that. The other results are short.
+// maxTektonFailedBytes bounds the failed-clusters result as Tekton carries it: the step's
+// results travel in its container's termination message, a JSON array of {key, value, type}
+// entries (the step's StartedAt among them) of at most 4,096 bytes, and the TaskRun fails above
+// that. Each value is a JSON string there, so the array's quotes count twice; the bound is of
+// that escaped size, and leaves the other results and the framing some 1,000 bytes.
 const maxTektonFailedBytes = 3000
 
 // tektonResults are the Task's results (deploy/tekton/task.yaml), file name and value: the
 // verdict and the counts, and the failed clusters as a JSON array cut to fit (the counts stay
 // whole; the full report goes to a workspace file).
 func tektonResults(run result.Run) [][2]string {
-	failed, _ := namesWithin(run.FailedClusters, maxTektonFailedBytes)
+	failed, _ := namesWithin(run.FailedClusters, maxTektonFailedBytes, escapedSize)
 	return [][2]string{
 		{"status", oneWord(string(run.Status))},
 		{"ready-count", strconv.Itoa(len(run.ReadyClusters))},
@@ -27,6 +30,16 @@ func tektonResults(run result.Run) [][2]string {
 		{"failed-clusters", failed},
 		{"duration", formatSeconds(run.DurationMs)},
 	}
+}
+
+// escapedSize is a text's size inside a JSON string, as Tekton's termination message holds a
+// result's value (the quotes of the array's names become \").
+func escapedSize(s string) int {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return len(s) * 6
+	}
+	return len(b) - 2
 }
 
 // writeTektonResults writes each result to its file in dir (--tekton-results: the step's

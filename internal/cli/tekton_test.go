@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,47 +18,80 @@ import (
 )
 
 // TestTektonResultsFit: whatever the fleet, the results fit in the termination message Tekton
-// carries them in (4,096 bytes, as its entrypoint encodes them), and the counts stay whole.
+// carries them in (4,096 bytes, as its entrypoint encodes them: a JSON array of entries whose
+// values are JSON strings, the step's StartedAt among them), with room to spare for Tekton's
+// own entries, and the counts stay whole. Short names are the worst case: the quotes around
+// each name are escaped, so they cost more than the name.
 func TestTektonResultsFit(t *testing.T) {
 	t.Parallel()
-	var clusters []result.Cluster
-	for _, n := range names("a-cluster-with-a-long-name-in-a-big-fleet", 1000) {
-		clusters = append(clusters, result.Cluster{Name: n, Verdict: result.VerdictUnreachable})
-	}
-	run := result.NewRun([]string{"Kustomization/flux-system/app"}, "", clusters, time.Hour)
 	type runResult struct {
 		Key   string `json:"key"`
 		Value string `json:"value"`
 		Type  int    `json:"type"`
 	}
-	var message []runResult
-	got := map[string]string{}
-	for _, r := range tektonResults(run) {
-		message = append(message, runResult{Key: r[0], Value: r[1], Type: 1})
-		got[r[0]] = r[1]
+	tests := []struct {
+		name   string
+		prefix string
+		n      int
+	}{
+		{name: "long names", prefix: "a-cluster-with-a-long-name-in-a-big-fleet", n: 1000},
+		{name: "short names", prefix: "c", n: 1000},
+		{name: "one letter and digits", prefix: "", n: 10000},
+		{name: "a few", prefix: "prod", n: 3},
+		{name: "63 characters", prefix: strings.Repeat("x", 58), n: 200},
 	}
-	encoded, err := json.Marshal(message)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(encoded) > 4096 {
-		t.Errorf("the results take %d bytes of the termination message, over Tekton's 4,096", len(encoded))
-	}
-	var failed []string
-	if err := json.Unmarshal([]byte(got["failed-clusters"]), &failed); err != nil || len(failed) == 0 {
-		t.Errorf("failed-clusters %q: %v", got["failed-clusters"], err)
-	}
-	if got["failed-count"] != "1000" || got["ready-count"] != "0" || got["status"] != "failure" {
-		t.Errorf("results %v", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var clusters []result.Cluster
+			clusterNames := names(tt.prefix, tt.n)
+			if tt.prefix == "" {
+				for i := range clusterNames {
+					clusterNames[i] = strconv.Itoa(i)
+				}
+			}
+			for _, n := range clusterNames {
+				clusters = append(clusters, result.Cluster{Name: n, Verdict: result.VerdictUnreachable})
+			}
+			run := result.NewRun([]string{"Kustomization/flux-system/app"}, "", clusters, time.Hour)
+			// The entrypoint's own entry (type 3, InternalTektonResultType) comes with the step's.
+			message := []runResult{{Key: "StartedAt", Value: "2026-11-24T10:00:00.123456789Z", Type: 3}}
+			got := map[string]string{}
+			for _, r := range tektonResults(run) {
+				message = append(message, runResult{Key: r[0], Value: r[1], Type: 1})
+				got[r[0]] = r[1]
+			}
+			encoded, err := json.Marshal(message)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(encoded) > 4096-400 {
+				t.Errorf("the results take %d bytes of the termination message: over Tekton's 4,096 less 400 bytes kept for its own entries", len(encoded))
+			}
+			var failed []string
+			if err := json.Unmarshal([]byte(got["failed-clusters"]), &failed); err != nil || len(failed) == 0 {
+				t.Fatalf("failed-clusters %q: %v", got["failed-clusters"], err)
+			}
+			if diff := cmp.Diff(run.FailedClusters[:len(failed)], failed); diff != "" {
+				t.Errorf("failed-clusters are not the first failed clusters (-want +got):\n%s", diff)
+			}
+			if tt.n > 100 && len(encoded) < 3000 {
+				t.Errorf("a cut list takes %d bytes: room left unused", len(encoded))
+			}
+			if got["failed-count"] != strconv.Itoa(tt.n) || got["ready-count"] != "0" || got["status"] != "failure" {
+				t.Errorf("results %v", got)
+			}
+		})
 	}
 }
 
 // TestTektonRun: the arguments deploy/tekton/task.yaml gives, with a Secret's volume as the
 // kubeconfigs workspace (one file per cluster, and the ..data entries Kubernetes adds): each
-// result is a file, the report files are in the report workspace.
+// result is a file, the report files are in the report workspace, written also when the args
+// param holds a bad input or a report file cannot be written (a Pipeline's finally reads them).
 func TestTektonRun(t *testing.T) {
 	t.Parallel()
-	kubeconfigs, results, reports := t.TempDir(), t.TempDir(), t.TempDir()
+	kubeconfigs := t.TempDir()
 	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n" +
 		"users: [{name: u, user: {token: tekton-token-0123456789}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
 	data := filepath.Join(kubeconfigs, "..2026_11_24_00_00_00.000000001")
@@ -77,45 +111,100 @@ func TestTektonRun(t *testing.T) {
 	}
 
 	task := readTektonTask(t)
-	replace := strings.NewReplacer("$(workspaces.kubeconfigs.path)", kubeconfigs, "$(workspaces.report.path)", reports,
-		"$(params.resource)", "ks/app", "$(params.namespace)", "flux-system", "$(params.revision)", "", "$(params.timeout)", "5s",
-		"/tekton/results", results)
-	var args []string
-	for _, a := range task.Spec.Steps[0].Args {
-		if a == "$(params.args[*])" {
-			args = append(args, "--quiet")
-			continue
-		}
-		args = append(args, replace.Replace(a))
+	tests := []struct {
+		name string
+		// args are the Task's args param; reports replaces the report workspace's path.
+		args     []string
+		reports  string
+		wantCode int
+		want     map[string]string
+		// wantReports: the report workspace holds the three files.
+		wantReports bool
+		wantStderr  string
+	}{
+		{
+			name: "failed rollout", args: []string{"--quiet"}, wantCode: 1, wantReports: true,
+			want: map[string]string{"status": "failure", "ready-count": "0", "failed-count": "2", "failed-clusters": `["prod-eu","prod-us"]`, "duration": "N.Ns"},
+		},
+		{
+			name: "bad input in the args param", args: []string{"--resource=pod/web"}, wantCode: 2, wantReports: true,
+			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "0", "failed-clusters": `[]`, "duration": "N.Ns"},
+			wantStderr: "pod/web",
+		},
+		{
+			name: "unknown flag in the args param", args: []string{"--no-such-flag"}, wantCode: 2, wantReports: true,
+			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "0", "failed-clusters": `[]`, "duration": "N.Ns"},
+			wantStderr: "flag provided but not defined: -no-such-flag",
+		},
+		{
+			name: "report workspace not writable", args: []string{"--quiet"}, reports: filepath.Join(t.TempDir(), "missing"), wantCode: 1,
+			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "2", "failed-clusters": `["prod-eu","prod-us"]`, "duration": "N.Ns"},
+			wantStderr: "write --json-file",
+		},
 	}
-	f := newFakeEnv(t, nil)
-	delete(f.vars, "GITHUB_ACTIONS")
-	if code := Run(context.Background(), args, f.env()); code != 1 {
-		t.Errorf("exit %d, want 1\n%s\n%s", code, f.stdout.String(), f.stderr.String())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			results, reports := t.TempDir(), cmpOr(tt.reports, t.TempDir())
+			replace := strings.NewReplacer("$(workspaces.kubeconfigs.path)", kubeconfigs, "$(workspaces.report.path)", reports,
+				"$(params.resource)", "ks/app", "$(params.namespace)", "flux-system", "$(params.revision)", "", "$(params.timeout)", "5s",
+				"/tekton/results", results)
+			var args []string
+			for _, a := range task.Spec.Steps[0].Args {
+				if a == "$(params.args[*])" {
+					args = append(args, tt.args...)
+					continue
+				}
+				args = append(args, replace.Replace(a))
+			}
+			f := newFakeEnv(t, nil)
+			delete(f.vars, "GITHUB_ACTIONS")
+			if code := Run(context.Background(), args, f.env()); code != tt.wantCode {
+				t.Errorf("exit %d, want %d\n%s\n%s", code, tt.wantCode, f.stdout.String(), f.stderr.String())
+			}
+			if !strings.Contains(f.stderr.String(), tt.wantStderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.wantStderr, f.stderr.String())
+			}
+			got := map[string]string{}
+			for _, r := range task.Spec.Results {
+				got[r.Name] = f.file(t, filepath.Join(results, r.Name))
+			}
+			if regexp.MustCompile(`^[0-9]+\.[0-9]s$`).MatchString(got["duration"]) {
+				got["duration"] = "N.Ns" // a time that moves
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("results (-want +got):\n%s", diff)
+			}
+			if tt.wantReports {
+				var report result.Run
+				if err := json.Unmarshal([]byte(f.file(t, filepath.Join(reports, "app-status.json"))), &report); err != nil || len(report.Results) != len(tt.want["failed-clusters"])/len(`"prod-eu",`) {
+					t.Errorf("app-status.json: %v, %d results", err, len(report.Results))
+				}
+				for _, name := range []string{"app-status-junit.xml", "app-status-summary.md"} {
+					if f.file(t, filepath.Join(reports, name)) == "" {
+						t.Errorf("no %s in the report workspace", name)
+					}
+				}
+				if tt.wantCode == 2 {
+					summary := f.file(t, filepath.Join(reports, "app-status-summary.md"))
+					junit := f.file(t, filepath.Join(reports, "app-status-junit.xml"))
+					if !strings.Contains(summary, "**Bad input:**") || !strings.Contains(junit, `type="not-verified"`) {
+						t.Errorf("the reports do not say the input was bad:\n%s\n%s", summary, junit)
+					}
+				}
+			}
+			if strings.Contains(f.stdout.String()+f.stderr.String(), "tekton-token-0123456789") {
+				t.Errorf("the token was printed")
+			}
+		})
 	}
-	got := map[string]string{}
-	for _, r := range task.Spec.Results {
-		got[r.Name] = f.file(t, filepath.Join(results, r.Name))
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
 	}
-	if regexp.MustCompile(`^[0-9]+\.[0-9]s$`).MatchString(got["duration"]) {
-		got["duration"] = "N.Ns" // a time that moves
-	}
-	want := map[string]string{"status": "failure", "ready-count": "0", "failed-count": "2", "failed-clusters": `["prod-eu","prod-us"]`, "duration": "N.Ns"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("results (-want +got):\n%s", diff)
-	}
-	var report result.Run
-	if err := json.Unmarshal([]byte(f.file(t, filepath.Join(reports, "app-status.json"))), &report); err != nil || len(report.Results) != 2 {
-		t.Errorf("app-status.json: %v, %d results", err, len(report.Results))
-	}
-	for _, name := range []string{"app-status-junit.xml", "app-status-summary.md"} {
-		if f.file(t, filepath.Join(reports, name)) == "" {
-			t.Errorf("no %s in the report workspace", name)
-		}
-	}
-	if strings.Contains(f.stdout.String()+f.stderr.String(), "tekton-token-0123456789") {
-		t.Errorf("the token was printed")
-	}
+	return b
 }
 
 // TestKubeconfigDirBadName: a file that cannot name a cluster is a bad input, named.

@@ -105,25 +105,38 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	o := cliOptions{}
 	fs := newFlagSet(name, &o)
 	fs.SetOutput(env.Stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	parseErr := fs.Parse(args)
+	if errors.Is(parseErr, flag.ErrHelp) {
+		return 0
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "app-status %s: unexpected argument %q (flags come as --name value)\n", name, fs.Arg(0))
-		return 2
-	}
+	var defaults map[string]bool
 	if inGitLabCI(env) {
 		// A GitLab job reports through files its artifacts:reports name: the template's, or
 		// these defaults in the job's folder.
-		gitlabDefaults(&o)
+		defaults = gitlabDefaults(&o)
 	}
 	output, summaryFile, quiet, onlyFailed := o.output, o.summaryFile, o.quiet, o.onlyFailed
-	if output != "text" && output != "json" && output != "markdown" && output != "junit" {
-		fmt.Fprintf(env.Stderr, "app-status %s: -o must be text, json, markdown or junit, not %q\n", name, output)
+	// badInput ends a run that contacted no cluster: the error, and the report files the flags
+	// read so far name (the flags a CI's template fixes come before the user's) saying so.
+	badInput := func(message string) int {
+		if parseErr == nil {
+			fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, message)
+		}
+		files := newReportFiles(o, summaryFile)
+		files.gitlabDefaults = defaults
+		if err := files.write(badInputRun(o, message), message, env.Stderr); err != nil {
+			fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
+		}
 		return 2
+	}
+	switch {
+	case parseErr != nil:
+		// The flag package has printed the error and the usage.
+		return badInput(sanitize.Line(parseErr.Error()))
+	case fs.NArg() > 0:
+		return badInput(fmt.Sprintf("unexpected argument %q (flags come as --name value)", fs.Arg(0)))
+	case output != "text" && output != "json" && output != "markdown" && output != "junit":
+		return badInput(fmt.Sprintf("-o must be text, json, markdown or junit, not %q", output))
 	}
 	s := o.settings
 	s.snapshot = snapshot
@@ -135,8 +148,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		noClusters: "the kubeconfig has no contexts; pass --kubeconfig, --context or --clusters-file",
 	})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, redactText(err.Error(), secrets))
-		return 2
+		return badInput(redactText(err.Error(), secrets))
 	}
 	var azure *azureCommands
 	if inAzurePipelines(env) {
@@ -168,21 +180,11 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)
 	}
 	env.Stdout = stdout
-	err = writeCLIOutput(env, output, summaryFile, onlyFailed, run)
-	if err == nil && o.junitFile != "" {
-		err = writeJUnit(o.junitFile, run)
-	}
-	if err == nil && o.dotenvFile != "" {
-		err = writeDotenv(o.dotenvFile, run)
-	}
-	if err == nil && o.jsonFile != "" {
-		err = writeJSONFile(o.jsonFile, run)
-	}
-	if err == nil && o.tektonResults != "" {
-		err = writeTektonResults(o.tektonResults, run)
-	}
-	if flushErr := stdout.Flush(); err == nil && flushErr != nil {
-		err = fmt.Errorf("write output: %w", flushErr)
+	files := newReportFiles(o, summaryFile)
+	files.gitlabDefaults = defaults
+	err = errors.Join(files.write(run, "", env.Stderr), writeCLIOutput(env, output, onlyFailed, run))
+	if flushErr := stdout.Flush(); flushErr != nil {
+		err = errors.Join(err, fmt.Errorf("write output: %w", flushErr))
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
@@ -197,7 +199,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	return 1
 }
 
-func writeCLIOutput(env Env, output, summaryFile string, onlyFailed bool, run result.Run) error {
+func writeCLIOutput(env Env, output string, onlyFailed bool, run result.Run) error {
 	switch output {
 	case "json":
 		if err := report.WriteJSON(env.Stdout, run); err != nil {
@@ -214,11 +216,6 @@ func writeCLIOutput(env Env, output, summaryFile string, onlyFailed bool, run re
 	default:
 		if err := report.TextWith(env.Stdout, run, report.TextOptions{OnlyFailed: onlyFailed}); err != nil {
 			return fmt.Errorf("write output: %w", err)
-		}
-	}
-	if summaryFile != "" {
-		if err := os.WriteFile(summaryFile, []byte(report.Markdown(run, report.MarkdownOptions{})), 0o644); err != nil {
-			return fmt.Errorf("write --summary-file: %w", err)
 		}
 	}
 	return nil

@@ -210,7 +210,11 @@ func (l *loader) list() (list, origin, dir string, err error) {
 	return string(data), l.in.ClustersFile, filepath.Dir(path), nil
 }
 
-// dirList is the clusters list of --kubeconfig-dir: a name=file:FILE line per file.
+// dirList is the clusters list of --kubeconfig-dir: a name=file:FILE line per file, the name
+// being the file's less one .yaml or .yml. Folders (and links to them) and the entries whose
+// names start with ".." (the atomic writer of a mounted Secret keeps its data there) are not
+// clusters; any other file is one, so that no cluster is left out unnoticed: a name that cannot
+// be a cluster's (a hidden ".prod" too) and two files naming one cluster are bad input.
 func (l *loader) dirList() (list, origin, dir string, err error) {
 	dir = l.resolve(l.env.Workspace, l.in.KubeconfigDir)
 	entries, err := os.ReadDir(dir)
@@ -218,15 +222,30 @@ func (l *loader) dirList() (list, origin, dir string, err error) {
 		return "", "", "", fmt.Errorf("--kubeconfig-dir %s: cannot read the folder: %w", l.in.KubeconfigDir, err)
 	}
 	var b strings.Builder
+	files := map[string]string{} // cluster name -> file
 	for _, e := range entries {
 		file := e.Name()
-		if strings.HasPrefix(file, ".") || e.IsDir() {
+		if strings.HasPrefix(file, "..") {
 			continue
 		}
-		name := strings.TrimSuffix(strings.TrimSuffix(file, ".yaml"), ".yml")
-		if !clusterName.MatchString(name) {
-			return "", "", "", fmt.Errorf("--kubeconfig-dir %s: the file %q cannot name a cluster: rename it to letters, digits, '.', '_' or '-' (at most 63, starting with a letter or digit)", l.in.KubeconfigDir, file)
+		info, err := os.Stat(filepath.Join(dir, file))
+		if err != nil {
+			return "", "", "", fmt.Errorf("--kubeconfig-dir %s: cannot read %q: %w", l.in.KubeconfigDir, file, err)
 		}
+		if info.IsDir() {
+			continue
+		}
+		name, found := strings.CutSuffix(file, ".yaml")
+		if !found {
+			name = strings.TrimSuffix(file, ".yml")
+		}
+		if !clusterName.MatchString(name) {
+			return "", "", "", fmt.Errorf("--kubeconfig-dir %s: the file %q cannot name a cluster: rename it to letters, digits, '.', '_' or '-' (at most 63, starting with a letter or digit, with or without .yaml), or move it out of the folder", l.in.KubeconfigDir, file)
+		}
+		if first, dup := files[name]; dup {
+			return "", "", "", fmt.Errorf("--kubeconfig-dir %s: the files %q and %q both name the cluster %q: keep one of them", l.in.KubeconfigDir, first, file, name)
+		}
+		files[name] = file
 		fmt.Fprintf(&b, "%s=file:%s\n", name, file)
 	}
 	if b.Len() == 0 {

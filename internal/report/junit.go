@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -125,6 +126,14 @@ func JUnit(w io.Writer, run result.Run) error {
 		}
 		suite.Tests++
 		suite.Cases = append(suite.Cases, tc)
+	}
+	if len(run.Results) == 0 {
+		// No cluster was verified (a bad input, an empty fleet): one error says so, so that no
+		// CI reads an empty report as a pass.
+		message := xmlText(sanitize.Line(cmp.Or(run.Condition.Message, "no clusters were verified")), junitMessageRunes)
+		suite.Cases = append(suite.Cases, junitCase{Name: "app-status: " + xmlText(name, maxConditionRunes), Classname: "app-status", Time: suite.Time,
+			Error: &junitProblem{Type: "not-verified", Message: message, Body: message}})
+		suite.Tests, suite.Errors = 1, 1
 	}
 	doc := junitSuites{Name: suite.Name, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped,
 		Time: suite.Time, Suites: []junitSuite{suite}}

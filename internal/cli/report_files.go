@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/org/app-status-action/internal/report"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// reportFiles are the files the CLI writes besides its output: the reports a CI reads after the
+// step (--summary-file, --junit-file, --dotenv-file, --json-file, --tekton-results). They are
+// written in every case, once the flags naming them are read: a failed rollout, a timeout, a
+// bad input (then with no cluster and the error as the message), and one that cannot be
+// written does not keep the others from being written.
+type reportFiles struct {
+	summary, junit, dotenv, json, tekton string
+	// gitlabDefaults are the files chosen for a GitLab job because the command line named
+	// none: failing to write one is a warning (a read-only folder), not a failed step.
+	gitlabDefaults map[string]bool
+}
+
+func newReportFiles(o cliOptions, summaryFile string) reportFiles {
+	return reportFiles{summary: summaryFile, junit: o.junitFile, dotenv: o.dotenvFile, json: o.jsonFile, tekton: o.tektonResults}
+}
+
+// write writes every file named, and returns what could not be written; a default GitLab file
+// that cannot be written is reported to warn instead.
+func (f reportFiles) write(run result.Run, badInput string, warn io.Writer) error {
+	type file struct {
+		path  string
+		write func(string, result.Run) error
+	}
+	files := []file{
+		{f.summary, func(p string, r result.Run) error { return writeSummaryFile(p, r, badInput) }},
+		{f.junit, writeJUnit},
+		{f.dotenv, writeDotenv},
+		{f.json, writeJSONFile},
+		{f.tekton, writeTektonResults},
+	}
+	var errs []error
+	for _, file := range files {
+		if file.path == "" {
+			continue
+		}
+		err := file.write(file.path, run)
+		switch {
+		case err == nil:
+		case f.gitlabDefaults[file.path]:
+			fmt.Fprintf(warn, "warning: %v (a GitLab job's default report; name another path with its flag)\n", err)
+		default:
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeSummaryFile writes the markdown summary to path (--summary-file).
+func writeSummaryFile(path string, run result.Run, badInput string) error {
+	md := report.Markdown(run, report.MarkdownOptions{BadInput: badInput})
+	if err := os.WriteFile(path, []byte(md), 0o644); err != nil { //nolint:gosec // a report for the CI to read
+		return fmt.Errorf("write --summary-file: %w", err)
+	}
+	return nil
+}
+
+// badInputRun is the run reported when the input is bad: no cluster was contacted, the run
+// failed, and the error is its message.
+func badInputRun(o cliOptions, message string) result.Run {
+	run := result.NewRun(o.resources, o.revision, nil, 0)
+	run.Condition.Message = message
+	return run
+}
