@@ -18,6 +18,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,7 +49,10 @@ type fleetConfig struct {
 	// runCap is how long one run may take before it is stopped as the runner stops a step:
 	// SIGTERM, then SIGKILL 10 s later. Such a run is reported as not having exited.
 	runCap time.Duration
-	args   []string
+	// busy is how many busy processes run beside a second series of verify runs on the
+	// largest fleet (0: none).
+	busy int
+	args []string
 }
 
 func parseFleetConfig(args []string) (fleetConfig, error) {
@@ -64,6 +68,7 @@ func parseFleetConfig(args []string) (fleetConfig, error) {
 	fs.IntVar(&c.runs, "runs", 3, "runs per measure (medians of these)")
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Second, "the verify timeout: when hung clusters get their Timeout verdict (TLS handshakes with RSA client keys cost about 4 ms of CPU per cluster)")
 	fs.StringVar(&c.credentials, "credentials", credsCert, "what each kubeconfig carries: cert (its own client certificate and RSA 2048 key), token (its own token) or shared-token (one token for all, plain HTTP)")
+	fs.IntVar(&c.busy, "busy", 0, "also verify the largest fleet with this many busy processes beside it (a runner shared with other jobs): how many healthy clusters are Current, and whether the others blame their servers or say the runner was short of CPU")
 	fs.DurationVar(&c.runCap, "run-cap", 3*time.Minute, "how long one run may take before it is stopped with SIGTERM (then SIGKILL 10 s later)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -164,11 +169,21 @@ type fleetSample struct {
 	rss           int64
 	cpu           time.Duration // user + system
 	verdictCounts map[string]int
+	// healthyStarved and healthyBlamed count the healthy clusters that were not Current: saying
+	// the runner was short of CPU, or blaming their server.
+	healthyStarved, healthyBlamed int
 }
 
 // measureFleet runs `BINARY command` over the fleet through the rusage program.
-func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFleet, timeout, runCap time.Duration) (fleetSample, error) {
+//
+// Above 30 clusters app-status's log prints the verdicts that are not Current and a tally, so
+// the healthy clusters' verdicts are read from its report (--json-file, reportFile: empty for
+// a peer that has no such flag): each cluster's duration, from the run's start.
+func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFleet, timeout, runCap time.Duration, reportFile string) (fleetSample, error) {
 	args := []string{binary, command, "--clusters-file", f.clustersFile, "--resource", "kustomization/app", "-o", "json", "--timeout", timeout.String()}
+	if reportFile != "" {
+		args = append(args, "--json-file", reportFile)
+	}
 	if command == "verify" {
 		args = append(args, "--revision", "a1b2c3d")
 	}
@@ -199,9 +214,14 @@ func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFl
 		line := sc.Text()
 		if cluster, verdict, ok := appStatusLine(line); ok {
 			s.lastVerdict = time.Since(start)
-			if f.healthy[cluster] && verdict == "Current" {
+			switch {
+			case f.healthy[cluster] && verdict == "Current":
 				s.healthyOK++
 				s.lastHealthy = s.lastVerdict
+			case f.healthy[cluster] && strings.Contains(verdict, "short of CPU"):
+				s.healthyStarved++
+			case f.healthy[cluster]:
+				s.healthyBlamed++
 			}
 		}
 		if tail = append(tail, line); len(tail) > 10 {
@@ -224,10 +244,52 @@ func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFl
 		return s, fmt.Errorf("read the rusage of %s: %w (%q)", command, err, stdout.String())
 	}
 	s.exit, s.cpu = wall, user+sys
+	if reportFile != "" && len(f.healthy) > 30 {
+		if err := s.readReport(reportFile, f); err != nil {
+			return s, err
+		}
+	}
 	if s.lastVerdict == 0 {
 		return s, fmt.Errorf("%s %s printed no verdict: %s", filepath.Base(binary), command, strings.Join(tail, "\n"))
 	}
 	return s, nil
+}
+
+// readReport counts the healthy clusters' verdicts from app-status's JSON report: Current (and
+// when), or what the others said.
+func (s *fleetSample) readReport(path string, f *fakeFleet) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read the report: %w", err)
+	}
+	var run struct {
+		Results []struct {
+			Name       string `json:"cluster"`
+			Verdict    string `json:"verdict"`
+			Message    string `json:"message"`
+			DurationMs int64  `json:"durationMs"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(data, &run); err != nil {
+		return fmt.Errorf("read the report: %w", err)
+	}
+	s.healthyOK, s.healthyStarved, s.healthyBlamed, s.lastHealthy = 0, 0, 0, 0
+	if len(run.Results) != len(f.servers) {
+		return fmt.Errorf("the report has %d clusters, the fleet %d", len(run.Results), len(f.servers))
+	}
+	for _, c := range run.Results {
+		switch {
+		case !f.healthy[c.Name]:
+		case c.Verdict == "Current":
+			s.healthyOK++
+			s.lastHealthy = max(s.lastHealthy, time.Duration(c.DurationMs)*time.Millisecond)
+		case strings.Contains(c.Message, "short of CPU"):
+			s.healthyStarved++
+		default:
+			s.healthyBlamed++
+		}
+	}
+	return nil
 }
 
 // fleetRow is the runs of one tool and one command over one fleet.
@@ -235,6 +297,7 @@ type fleetRow struct {
 	tool, command string
 	clusters      int
 	healthy       int
+	busy          int // busy processes beside it
 	samples       []fleetSample
 }
 
@@ -278,7 +341,11 @@ func fleet(ctx context.Context, args []string) error {
 				}
 				r := &fleetRow{tool: t.name, command: command, clusters: n, healthy: len(f.healthy)}
 				for i := range cfg.runs {
-					s, err := measureFleet(ctx, rusage, t.binary, command, f, cfg.timeout, cfg.runCap)
+					report := ""
+					if t.binary == cfg.appStatus {
+						report = filepath.Join(dir, "report.json")
+					}
+					s, err := measureFleet(ctx, rusage, t.binary, command, f, cfg.timeout, cfg.runCap, report)
 					if err != nil {
 						f.close()
 						return err
@@ -289,6 +356,14 @@ func fleet(ctx context.Context, args []string) error {
 				}
 				rows = append(rows, r)
 			}
+		}
+		if n == slices.Max(cfg.counts) && cfg.busy > 0 {
+			r, err := busyRuns(ctx, cfg, rusage, f, n)
+			if err != nil {
+				f.close()
+				return err
+			}
+			rows = append(rows, r)
 		}
 		f.close()
 	}
@@ -309,6 +384,36 @@ func fleet(ctx context.Context, args []string) error {
 	}
 	logf("wrote %s", path)
 	return nil
+}
+
+// busyRuns verifies the fleet with cfg.busy busy processes beside app-status (each a shell
+// loop that never sleeps), as on a runner shared with other jobs.
+func busyRuns(ctx context.Context, cfg fleetConfig, rusage string, f *fakeFleet, n int) (*fleetRow, error) {
+	var busy []*exec.Cmd
+	defer func() {
+		for _, c := range busy {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}()
+	for range cfg.busy {
+		c := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			return nil, fmt.Errorf("start a busy process: %w", err)
+		}
+		busy = append(busy, c)
+	}
+	r := &fleetRow{tool: fmt.Sprintf("app-status, %d busy processes beside it", cfg.busy), command: "verify", clusters: n, healthy: len(f.healthy), busy: cfg.busy}
+	for i := range cfg.runs {
+		s, err := measureFleet(ctx, rusage, cfg.appStatus, "verify", f, cfg.timeout, cfg.runCap, filepath.Join(filepath.Dir(f.clustersFile), "report.json"))
+		if err != nil {
+			return nil, err
+		}
+		r.samples = append(r.samples, s)
+		logf("  %s run %d: last healthy verdict %s (%d of %d; not Current: %d saying the runner was short of CPU, %d blaming the server), exit %s, CPU %s",
+			r.tool, i+1, ms(s.lastHealthy), s.healthyOK, r.healthy, s.healthyStarved, s.healthyBlamed, ms(s.exit), ms(s.cpu))
+	}
+	return r, nil
 }
 
 func pick[T any](ss []fleetSample, f func(fleetSample) T) []T {
@@ -348,7 +453,7 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 			}
 		}
 		for _, r := range rows {
-			if r.clusters != n {
+			if r.clusters != n || r.busy > 0 {
 				continue
 			}
 			last := median(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
@@ -371,6 +476,11 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 			writeRow(&b, r, n, ok, lastText, ms(exit), cfg.runCap)
 		}
 		b.WriteString("\n")
+		for _, r := range rows {
+			if r.clusters == n && r.busy > 0 {
+				writeBusy(&b, r, n, base["verify"])
+			}
+		}
 	}
 	if cfg.peer != "" {
 		fmt.Fprintf(&b, "Ratios in brackets are the peer's median over app-status's, in the same run.\n")
@@ -389,6 +499,29 @@ func writeRow(b *strings.Builder, r *fleetRow, n, ok int, last, exit string, run
 	tail := median(pick(r.samples, func(s fleetSample) time.Duration { return s.exit - s.lastVerdict }))
 	fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | %s | %s | %d MiB | %.1f ms |\n", r.command, r.tool, ok, r.healthy, last, exit, ms(tail), rss>>20,
 		float64(cpu.Microseconds())/1000/float64(n))
+}
+
+// writeBusy is the table of the runs with busy processes beside app-status: the healthy
+// clusters that were Current, and what the others said, next to the quiet runs.
+func writeBusy(b *strings.Builder, r *fleetRow, n int, quiet *fleetRow) {
+	fmt.Fprintf(b, "### %d clusters, %d busy processes beside app-status\n\n", n, r.busy)
+	b.WriteString("A runner shared with other jobs: each busy process is a shell loop that never sleeps. A healthy cluster that is not Current by the timeout must say that the runner was short of CPU (the Go scheduler's latency, `/sched/latencies:seconds`), never blame its server.\n\n")
+	b.WriteString("| Machine | Healthy clusters Current | Not Current, saying the runner was short of CPU | Not Current, blaming the server | Last healthy verdict | Exit | CPU per cluster |\n|---|---|---|---|---|---|---|\n")
+	row := func(name string, r *fleetRow) {
+		ok := medianInt(pick(r.samples, func(s fleetSample) int64 { return int64(s.healthyOK) }))
+		starved := medianInt(pick(r.samples, func(s fleetSample) int64 { return int64(s.healthyStarved) }))
+		blamed := slices.Max(pick(r.samples, func(s fleetSample) int { return s.healthyBlamed }))
+		last := median(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
+		exit := median(pick(r.samples, func(s fleetSample) time.Duration { return s.exit }))
+		cpu := median(pick(r.samples, func(s fleetSample) time.Duration { return s.cpu }))
+		fmt.Fprintf(b, "| %s | %d of %d | %d | %d (most in a run) | %s | %s | %.1f ms |\n", name, ok, r.healthy, starved, blamed, ms(last), ms(exit),
+			float64(cpu.Microseconds())/1000/float64(n))
+	}
+	if quiet != nil {
+		row("quiet", quiet)
+	}
+	row(fmt.Sprintf("%d busy processes", r.busy), r)
+	b.WriteString("\n")
 }
 
 func credentialsText(kind string) string {
@@ -453,7 +586,7 @@ func fleetChart(cfg fleetConfig, rows []*fleetRow, began time.Time) ([]byte, err
 	var share, last, rss, tail []float64
 	var shareColors []int // app-status blue, the peer orange
 	for _, r := range rows {
-		if r.command != "verify" {
+		if r.command != "verify" || r.busy > 0 {
 			continue
 		}
 		ok := int(medianInt(pick(r.samples, func(s fleetSample) int64 { return int64(s.healthyOK) })))

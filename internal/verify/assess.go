@@ -437,7 +437,7 @@ func (s *clusterState) watchReady(e *assessment, w cachedList, what string) bool
 		}
 		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "ListFailed", message: fmt.Sprintf("listing %s: %s", what, apiMessage(err))})
 	} else {
-		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Listing", message: waitingMessage(w, what, s.req.Clock())})
+		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Listing", message: waitingMessage(w, what, s.req.Clock(), s.req.cpu)})
 		e.listing = true
 	}
 	e.syncing = true

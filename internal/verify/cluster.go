@@ -46,6 +46,7 @@ const (
 type clusterState struct {
 	req      Request
 	ctx      context.Context // the cluster's own: cancelled when its verdict is given
+	started  time.Time       // by the wall clock, as the scheduler's latencies are measured
 	watches  objectCache
 	closeAll func()
 
@@ -161,7 +162,10 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	// The first lists are the part that costs CPU and memory: at most MaxParallel clusters
 	// make them at once. Waiting afterwards costs nothing and holds no slot.
 	if !slots.acquire(ctx) {
-		return finish(state.stopped(ctx, nil, req.Timeout))
+		// The API server answered the probe; the wait was this run's own.
+		turn := &assessment{pending: &verdictReason{verdict: result.VerdictInProgress, reason: "WaitingForATurn",
+			message: fmt.Sprintf("the API server answered; the cluster was waiting for its turn to be read (at most %d clusters are read at once: max-parallel)", req.MaxParallel)}}
+		return finish(state.stopped(ctx, turn, req.Timeout))
 	}
 	release := slots.releaser()
 	defer release()
@@ -250,8 +254,11 @@ func (s *clusterState) stopped(ctx context.Context, last *assessment, timeout ti
 		if last != nil && last.notFound {
 			v = result.VerdictNotFound
 		}
-		return verdictReason{verdict: v, code: pending.code, reason: cmp.Or(pending.reason, "Timeout"),
-			message: fmt.Sprintf("timed out after %s: %s", timeout, pending.message)}
+		msg := fmt.Sprintf("timed out after %s: %s", timeout, pending.message)
+		if waited, starved := s.req.cpu.starvedSince(s.started); starved {
+			msg += "; " + starvedNote(waited)
+		}
+		return verdictReason{verdict: v, code: pending.code, reason: cmp.Or(pending.reason, "Timeout"), message: msg}
 	}
 	return verdictReason{verdict: v, code: pending.code, reason: "Cancelled", message: msg + "; was " + pending.message}
 }
@@ -344,7 +351,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		return nil, fmt.Errorf("build client: %w", err)
 	}
 	s := &clusterState{
-		req: req, ctx: ctx, httpClient: httpClient, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
+		req: req, ctx: ctx, started: time.Now(), httpClient: httpClient, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
 		mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		inventories: map[string]parsedInventory{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}
@@ -409,7 +416,13 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		attempts, timeout = snapshotProbeAttempts, snapshotProbeTimeout
 	}
 	unreachable := verdictReason{verdict: result.VerdictUnreachable, reason: string(result.VerdictUnreachable)}
-	for attempt := range attempts {
+	// An attempt that ran out of time while this client was short of CPU says nothing about
+	// the server: it is not counted, up to as many again; if the last one was such, the
+	// verdict says the client could not tell rather than blame the server.
+	var starvedFor time.Duration
+	uncounted, lastStarved := 0, false
+	for attempt := 0; attempt < attempts; {
+		began := time.Now()
 		attemptCtx, cancel := context.WithTimeout(ctx, timeout)
 		_, err := s.dynamicClient.Resource(ref.Kind.GroupVersionResource()).Namespace(ref.Namespace).Get(attemptCtx, ref.Name, metav1.GetOptions{})
 		timedOut := attemptCtx.Err() != nil
@@ -417,11 +430,25 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		if err == nil || (apierrors.IsNotFound(err) && !isNotServed(err)) {
 			return verdictReason{}, false
 		}
+		starvedNow := false
+		if timedOut || isClientTimeout(err) {
+			if waited, starved := s.req.cpu.starvedSince(began); starved {
+				starvedFor, starvedNow = max(starvedFor, waited), true
+			}
+		}
 		if ctx.Err() != nil {
 			// The run's own deadline (or a cancellation) came first: that is the verdict.
 			v, msg := stopVerdict(ctx)
-			return verdictReason{verdict: v, reason: string(v), message: cmp.Or(msg, fmt.Sprintf("timed out after %s", s.req.Timeout)) +
-				" while connecting: " + connectingMessage(err, timedOut)}, true
+			message := cmp.Or(msg, fmt.Sprintf("timed out after %s", s.req.Timeout)) + " while connecting: " + connectingMessage(err, timedOut)
+			if starvedFor > 0 {
+				message = cmp.Or(msg, fmt.Sprintf("timed out after %s", s.req.Timeout)) + " while connecting: " + starvedNote(starvedFor)
+			}
+			return verdictReason{verdict: v, reason: string(v), message: message}, true
+		}
+		lastStarved = starvedNow
+		if starvedNow && uncounted < attempts {
+			uncounted++
+			continue // not counted, retried at once: the wait was the client's
 		}
 		if wait, ok := s.throttled.recent(); ok {
 			return verdictReason{verdict: result.VerdictThrottled, reason: string(result.VerdictThrottled), message: throttledMessage(wait, ref.ID())}, true
@@ -437,10 +464,15 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		default:
 			return verdictReason{}, false // the informers will meet it again and say more
 		}
+		attempt++
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
+		case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
 		}
+	}
+	if lastStarved {
+		return verdictReason{verdict: result.VerdictTimeout, reason: "Timeout",
+			message: fmt.Sprintf("no answer read within %s in %d tries while connecting: %s", timeout, attempts+uncounted, starvedNote(starvedFor))}, true
 	}
 	return unreachable, true
 }

@@ -172,6 +172,12 @@ func isNetworkError(err error) bool {
 		strings.Contains(msg, "connection reset")
 }
 
+// isClientTimeout reports a wait the client gave up: a network timeout, a TLS handshake that
+// did not finish in time, a deadline.
+func isClientTimeout(err error) bool {
+	return err != nil && (isTimeoutError(err) || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "TLS handshake timeout"))
+}
+
 // isTimeoutError reports a network timeout (i/o timeout), as opposed to a context's deadline.
 func isTimeoutError(err error) bool {
 	var netErr net.Error

@@ -62,6 +62,9 @@ type Request struct {
 	Progress func(Progress)
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+
+	// cpu tells the client's own wait for a CPU apart from a server's silence (set by Run).
+	cpu *cpuWatch
 }
 
 // Progress is a change in one cluster's state.
@@ -109,6 +112,18 @@ func Run(ctx context.Context, req Request) result.Run {
 	failFast, stopOthers := context.WithCancelCause(ctx)
 	defer stopOthers(nil)
 
+	if req.cpu == nil {
+		req.cpu = newCPUWatch(time.Now)
+		stopCPU, cpuDone := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(cpuDone)
+			req.cpu.run(stopCPU)
+		}()
+		defer func() {
+			close(stopCPU)
+			<-cpuDone
+		}()
+	}
 	report := newReporter(req.Progress)
 	slots := newConnectSlots(req.MaxParallel)
 	requests := make(requestSlots, req.MaxParallel)

@@ -518,9 +518,13 @@ func asUnstructured(obj any, gvk schema.GroupVersionKind) (*unstructured.Unstruc
 	return nil, false
 }
 
-// waitingMessage says what a cache that has no first list yet waits for.
-func waitingMessage(w cachedList, what string, now time.Time) string {
+// waitingMessage says what a cache that has no first list yet waits for: a server that has
+// not answered, unless this client was short of CPU meanwhile (then it cannot tell).
+func waitingMessage(w cachedList, what string, now time.Time, cpu *cpuWatch) string {
 	if waited := now.Sub(w.waitingSince()); waited >= 5*time.Second {
+		if _, starved := cpu.starvedSince(time.Now().Add(-waited)); starved {
+			return fmt.Sprintf("the list of %s has not been read for %s", what, waited.Round(time.Second))
+		}
 		return fmt.Sprintf("the API server has not answered the list of %s for %s", what, waited.Round(time.Second))
 	}
 	return "waiting for the list of " + what

@@ -1,0 +1,160 @@
+package verify
+
+import (
+	"fmt"
+	"math"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// A client short of CPU looks, from inside, like a server that does not answer: the answer is
+// in the socket, but the goroutine that would read it waits for a CPU, and a deadline fires
+// first. On a busy runner (a fleet's worth of TLS handshakes and lists on two cores, or other
+// jobs beside it) that would blame healthy API servers. cpuWatch tells the two apart with the
+// Go scheduler's own measure, the time runnable goroutines waited for a CPU
+// (/sched/latencies:seconds): a wait for an answer that ended while goroutines waited this
+// long says nothing about the server.
+
+// starvedLatency is the scheduling latency (99th percentile of a window) above which the client
+// counts as short of CPU: a request takes a dozen scheduling turns, so at this latency a few
+// seconds go by without the server being slow.
+const starvedLatency = 250 * time.Millisecond
+
+// cpuSampleEvery is how often the run samples the scheduler's histogram; cpuHistory how long
+// it keeps the windows one by one (older ones are kept as their worst).
+const (
+	cpuSampleEvery = 250 * time.Millisecond
+	cpuHistory     = 15 * time.Minute
+)
+
+const schedLatencies = "/sched/latencies:seconds"
+
+// cpuWatch keeps the scheduling latency of the run, window by window.
+type cpuWatch struct {
+	read  func() *metrics.Float64Histogram
+	clock func() time.Time
+
+	mu      sync.Mutex
+	last    []uint64 // cumulative counts at the last sample
+	windows []cpuWindow
+	older   time.Duration // the worst latency of the windows dropped from windows
+}
+
+// cpuWindow is the 99th percentile of the scheduling latency between two samples.
+type cpuWindow struct {
+	end time.Time
+	p99 time.Duration
+}
+
+func newCPUWatch(clock func() time.Time) *cpuWatch {
+	w := &cpuWatch{read: readSchedLatencies, clock: clock}
+	w.sample()
+	return w
+}
+
+// readSchedLatencies reads the runtime's histogram of scheduling latencies.
+func readSchedLatencies() *metrics.Float64Histogram {
+	s := []metrics.Sample{{Name: schedLatencies}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return nil
+	}
+	return s[0].Value.Float64Histogram()
+}
+
+// run samples every cpuSampleEvery until stop is closed.
+func (w *cpuWatch) run(stop <-chan struct{}) {
+	t := time.NewTicker(cpuSampleEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			w.sample()
+		}
+	}
+}
+
+// sample closes a window: the latencies recorded since the last sample.
+func (w *cpuWatch) sample() {
+	h := w.read()
+	if h == nil {
+		return
+	}
+	now := w.clock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := len(w.windows); n > 0 && now.Sub(w.windows[n-1].end) < cpuSampleEvery/4 {
+		return // a window that short says little; the next sample takes it in
+	}
+	if w.last != nil && len(w.last) == len(h.Counts) {
+		w.windows = append(w.windows, cpuWindow{end: now, p99: percentile99(h, w.last)})
+		for len(w.windows) > 0 && now.Sub(w.windows[0].end) > cpuHistory {
+			w.older = max(w.older, w.windows[0].p99)
+			w.windows = w.windows[1:]
+		}
+	}
+	w.last = append(w.last[:0], h.Counts...)
+}
+
+// percentile99 is the lower bound of the bucket holding the 99th percentile of the counts
+// added since last: an estimate that never overstates the wait.
+func percentile99(h *metrics.Float64Histogram, last []uint64) time.Duration {
+	var total uint64
+	for i, c := range h.Counts {
+		total += c - last[i]
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := total - total/100 // the first count at or above the 99th percentile
+	var seen uint64
+	for i, c := range h.Counts {
+		seen += c - last[i]
+		if seen >= rank {
+			lower := h.Buckets[i]
+			if math.IsInf(lower, -1) || lower <= 0 {
+				return 0
+			}
+			if math.IsInf(lower, 1) {
+				return time.Hour
+			}
+			return time.Duration(lower * float64(time.Second))
+		}
+	}
+	return 0
+}
+
+// worstSince is the worst scheduling latency of the windows that overlap [since, now]; it
+// closes the current window first.
+func (w *cpuWatch) worstSince(since time.Time) time.Duration {
+	if w == nil {
+		return 0
+	}
+	w.sample()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var worst time.Duration
+	if len(w.windows) > 0 && since.Before(w.windows[0].end.Add(-cpuSampleEvery)) {
+		worst = w.older
+	}
+	for i := len(w.windows) - 1; i >= 0 && w.windows[i].end.After(since); i-- {
+		worst = max(worst, w.windows[i].p99)
+	}
+	return worst
+}
+
+// starvedSince says whether the client was short of CPU at some point since then, and how
+// long goroutines waited to run.
+func (w *cpuWatch) starvedSince(since time.Time) (time.Duration, bool) {
+	worst := w.worstSince(since)
+	return worst, worst >= starvedLatency
+}
+
+// starvedNote says why a wait that timed out may not be the server's doing.
+func starvedNote(waited time.Duration) string {
+	return fmt.Sprintf("this runner was short of CPU (goroutines waited up to %s to run), so the API server may have answered in time: "+
+		"verify fewer clusters per runner (input shard), lower max-parallel, or give the step more CPU", waited.Round(10*time.Millisecond))
+}

@@ -1,0 +1,84 @@
+package verify
+
+import (
+	"math"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+// TestCPUWatch: the windows' 99th percentile of scheduling latency, from the runtime's
+// cumulative histogram, and which windows a wait overlaps.
+func TestCPUWatch(t *testing.T) {
+	t.Parallel()
+	buckets := []float64{math.Inf(-1), 0, 0.001, 0.01, 0.1, 0.5, 1, 5, math.Inf(1)}
+	counts := make([]uint64, len(buckets)-1)
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	w := &cpuWatch{
+		read: func() *metrics.Float64Histogram {
+			return &metrics.Float64Histogram{Counts: append([]uint64(nil), counts...), Buckets: buckets}
+		},
+		clock: func() time.Time { return now },
+	}
+	w.sample()
+	start := now
+	tick := func(add map[int]uint64) {
+		for i, n := range add {
+			counts[i] += n
+		}
+		now = now.Add(time.Second)
+		w.sample()
+	}
+	tick(map[int]uint64{2: 1000})        // quiet: 1 ms
+	tick(map[int]uint64{2: 500, 6: 100}) // busy: 1 s for a sixth of the goroutines
+	busyEnd := now
+	tick(map[int]uint64{2: 1000, 5: 5}) // quiet again: 0.5 s for 0.5 %
+	tick(map[int]uint64{})              // nothing ran
+	tests := []struct {
+		name  string
+		since time.Time
+		want  time.Duration
+	}{
+		{name: "the whole run", since: start, want: time.Second},
+		{name: "from the busy window on", since: busyEnd.Add(-time.Second / 2), want: time.Second},
+		{name: "after the busy window", since: busyEnd, want: time.Millisecond},
+		{name: "now", since: now, want: 0},
+	}
+	for _, tt := range tests {
+		if got := w.worstSince(tt.since); got != tt.want {
+			t.Errorf("%s: worst latency %s, want %s", tt.name, got, tt.want)
+		}
+	}
+	if _, starved := w.starvedSince(start); !starved {
+		t.Errorf("a window at 1 s is not counted as short of CPU")
+	}
+	if _, starved := w.starvedSince(busyEnd); starved {
+		t.Errorf("quiet windows counted as short of CPU")
+	}
+	var none *cpuWatch
+	if _, starved := none.starvedSince(start); starved {
+		t.Errorf("no watch, yet short of CPU")
+	}
+
+	// Old windows are kept as their worst.
+	for range int(cpuHistory/time.Second) + 10 {
+		tick(map[int]uint64{2: 10})
+	}
+	if got := w.worstSince(start); got != time.Second {
+		t.Errorf("after %s the run's worst is %s, want 1s", cpuHistory, got)
+	}
+	if got := w.worstSince(now.Add(-time.Minute)); got != time.Millisecond {
+		t.Errorf("the last minute's worst is %s, want 1ms", got)
+	}
+	if n := len(w.windows); n > int(cpuHistory/time.Second)+1 {
+		t.Errorf("%d windows kept", n)
+	}
+}
+
+// TestCPUWatchReadsTheRuntime: the runtime serves the histogram this build reads.
+func TestCPUWatchReadsTheRuntime(t *testing.T) {
+	t.Parallel()
+	if readSchedLatencies() == nil {
+		t.Fatalf("the runtime has no %s histogram", schedLatencies)
+	}
+}
