@@ -225,6 +225,9 @@ func TestActionBadInput(t *testing.T) {
 			} else if !strings.Contains(sum, "Bad input") || !strings.Contains(strings.ReplaceAll(sum, `\`, ""), tt.want) {
 				t.Errorf("summary does not explain the bad input:\n%s", sum)
 			}
+			if !strings.Contains(sum, "**Ready=False** — no cluster was contacted\n") {
+				t.Errorf("the summary does not say the error once, above:\n%s", sum)
+			}
 		})
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -116,6 +117,7 @@ func TestTektonRun(t *testing.T) {
 		// args are the Task's args param; reports replaces the report workspace's path.
 		args     []string
 		reports  string
+		timeout  string // the timeout param; 5s when empty
 		wantCode int
 		want     map[string]string
 		// wantReports: the report workspace holds the three files.
@@ -137,6 +139,21 @@ func TestTektonRun(t *testing.T) {
 			wantStderr: "flag provided but not defined: -no-such-flag",
 		},
 		{
+			name: "timeout param without a unit", timeout: "600", wantCode: 2, wantReports: true,
+			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "0", "failed-clusters": `[]`, "duration": "N.Ns"},
+			wantStderr: `invalid value "600" for flag -timeout`,
+		},
+		{
+			name: "secret given to the wrong flag", args: []string{"--max-parallel", "tekton-secret-0123456789"}, wantCode: 2, wantReports: true,
+			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "0", "failed-clusters": `[]`, "duration": "N.Ns"},
+			wantStderr: "-max-parallel",
+		},
+		{
+			name: "secret as an argument", args: []string{"--quiet", "tekton-secret-0123456789"}, wantCode: 2, wantReports: true,
+			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "0", "failed-clusters": `[]`, "duration": "N.Ns"},
+			wantStderr: "unexpected argument",
+		},
+		{
 			name: "report workspace not writable", args: []string{"--quiet"}, reports: filepath.Join(t.TempDir(), "missing"), wantCode: 1,
 			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "2", "failed-clusters": `["prod-eu","prod-us"]`, "duration": "N.Ns"},
 			wantStderr: "write --json-file",
@@ -147,7 +164,7 @@ func TestTektonRun(t *testing.T) {
 			t.Parallel()
 			results, reports := t.TempDir(), cmpOr(tt.reports, t.TempDir())
 			replace := strings.NewReplacer("$(workspaces.kubeconfigs.path)", kubeconfigs, "$(workspaces.report.path)", reports,
-				"$(params.resource)", "ks/app", "$(params.namespace)", "flux-system", "$(params.revision)", "", "$(params.timeout)", "5s",
+				"$(params.resource)", "ks/app", "$(params.namespace)", "flux-system", "$(params.revision)", "", "$(params.timeout)", cmpOr(tt.timeout, "5s"),
 				"/tekton/results", results)
 			var args []string
 			for _, a := range task.Spec.Steps[0].Args {
@@ -195,6 +212,15 @@ func TestTektonRun(t *testing.T) {
 			}
 			if strings.Contains(f.stdout.String()+f.stderr.String(), "tekton-token-0123456789") {
 				t.Errorf("the token was printed")
+			}
+			// What was typed stays in the step's log, out of the files more people read.
+			for _, dir := range []string{results, reports} {
+				entries, _ := os.ReadDir(dir)
+				for _, e := range entries {
+					if text := f.file(t, filepath.Join(dir, e.Name())); strings.Contains(text, "tekton-secret-0123456789") {
+						t.Errorf("%s holds the value typed:\n%s", e.Name(), text)
+					}
+				}
 			}
 		})
 	}
@@ -246,4 +272,43 @@ func readTektonTask(t *testing.T) tektonTask {
 		t.Fatalf("deploy/tekton/task.yaml: %v", err)
 	}
 	return task
+}
+
+// TestFlagErrorWithoutValue: the report files say which flag was wrong without what was typed
+// (a secret pasted into the wrong flag), naming only flags that exist or look like a flag.
+func TestFlagErrorWithoutValue(t *testing.T) {
+	t.Parallel()
+	const secret = "ghp_s3cretS3cretS3cret0123456789abcdef"
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-parallel", secret}, "invalid value for flag -max-parallel (the step's log has the error)"},
+		{[]string{"--timeout=" + secret}, "invalid value for flag -timeout (the step's log has the error)"},
+		{[]string{"--timeout=600"}, "invalid value for flag -timeout (the step's log has the error)"},
+		{[]string{"--never-ready-grace", secret + " for flag -x: "}, "invalid value for flag -never-ready-grace (the step's log has the error)"},
+		{[]string{"--fail-fast=" + secret}, "invalid value for flag -fail-fast (the step's log has the error)"},
+		{[]string{"--shard", secret}, "invalid value for flag -shard (the step's log has the error)"},
+		{[]string{"--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"-" + secret}, "a flag that is not defined (the step's log names it)"},
+		{[]string{"--" + secret + "=x"}, "a flag that is not defined (the step's log names it)"},
+		{[]string{"--timeout"}, "flag needs an argument: -timeout"},
+		{[]string{"-=" + secret}, "bad flag syntax: an argument of dashes alone, or starting with -="},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			var o cliOptions
+			fs := newFlagSet("verify", &o)
+			fs.SetOutput(io.Discard)
+			err := fs.Parse(tt.args)
+			if err == nil {
+				t.Fatal("parsed")
+			}
+			got := flagErrorWithoutValue(fs, err)
+			if got != tt.want || strings.Contains(got, secret) {
+				t.Errorf("%v: got %q, want %q", err, got, tt.want)
+			}
+		})
+	}
 }

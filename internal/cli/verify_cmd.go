@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -118,23 +119,28 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	output, summaryFile, quiet, onlyFailed := o.output, o.summaryFile, o.quiet, o.onlyFailed
 	// badInput ends a run that contacted no cluster: the error, and the report files the flags
 	// read so far name (the flags a CI's template fixes come before the user's) saying so.
-	badInput := func(message string) int {
+	// The report files, read by more people than the log, may get a shorter message
+	// (reported) that leaves out what was typed.
+	badInputReported := func(message, reported string) int {
 		if parseErr == nil {
 			fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, message)
 		}
 		files := newReportFiles(o, summaryFile)
 		files.gitlabDefaults = defaults
-		if err := files.write(badInputRun(o, message), message, env.Stderr); err != nil {
+		if err := files.write(badInputRun(o, reported), reported, env.Stderr); err != nil {
 			fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
 		}
 		return 2
 	}
+	badInput := func(message string) int { return badInputReported(message, message) }
 	switch {
 	case parseErr != nil:
-		// The flag package has printed the error and the usage.
-		return badInput(sanitize.Line(parseErr.Error()))
+		// The flag package has printed the error and the usage; a flag's value, which may be
+		// a secret given to the wrong flag, stays out of the report files.
+		return badInputReported(sanitize.Line(parseErr.Error()), flagErrorWithoutValue(fs, parseErr))
 	case fs.NArg() > 0:
-		return badInput(fmt.Sprintf("unexpected argument %q (flags come as --name value)", fs.Arg(0)))
+		return badInputReported(fmt.Sprintf("unexpected argument %q (flags come as --name value)", fs.Arg(0)),
+			"an unexpected argument after the flags (flags come as --name value; the step's log names it)")
 	case output != "text" && output != "json" && output != "markdown" && output != "junit":
 		return badInput(fmt.Sprintf("-o must be text, json, markdown or junit, not %q", output))
 	}
@@ -274,4 +280,29 @@ func writeJUnit(path string, run result.Run) error {
 		return fmt.Errorf("write --junit-file: %w", err)
 	}
 	return nil
+}
+
+// flagErrorWithoutValue is the flag package's parse error without what was typed, which may
+// be a secret given to the wrong flag: a flag of fs is named, a flag fs does not define only
+// when it looks like a flag's name.
+func flagErrorWithoutValue(fs *flag.FlagSet, err error) string {
+	text := err.Error()
+	var named string
+	fs.VisitAll(func(f *flag.Flag) {
+		if strings.Contains(text, " -"+f.Name+": ") && len(f.Name) > len(named) {
+			named = f.Name
+		}
+	})
+	typed := regexp.MustCompile(`^(flag provided but not defined|flag needs an argument): -([a-zA-Z][a-zA-Z0-9-]{0,30})$`).FindStringSubmatch(text)
+	switch {
+	case typed != nil:
+		return typed[1] + ": -" + typed[2]
+	case strings.HasPrefix(text, "flag provided but not defined: "):
+		return "a flag that is not defined (the step's log names it)"
+	case strings.HasPrefix(text, "invalid ") && named != "":
+		return "invalid value for flag -" + named + " (the step's log has the error)"
+	case strings.HasPrefix(text, "bad flag syntax: "):
+		return "bad flag syntax: an argument of dashes alone, or starting with -="
+	}
+	return "the command line could not be read (the step's log has the error)"
 }

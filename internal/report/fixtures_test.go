@@ -28,7 +28,18 @@ func fixtures() []fixture {
 		{name: "nested", run: nestedRun()},
 		{name: "hostile", run: hostileRun()},
 		{name: "empty", run: result.NewRun([]string{"HelmRelease/app/web"}, "1.4.0", nil, 1500*time.Millisecond)},
+		{name: "empty-shard", run: emptyShardRun()},
 	}
+}
+
+// emptyShardRun is a shard that holds none of the fleet's clusters, as the CLI writes it: it
+// passes, saying why it verified nothing.
+func emptyShardRun() result.Run {
+	run := result.NewRun([]string{"Kustomization/flux-system/app"}, "a1b2c3d", nil, 40*time.Millisecond)
+	run.Status = result.RunSuccess
+	run.Condition = result.Condition{Type: "Ready", Status: "True", Reason: "EmptyShard",
+		Message: "shard 3/3 holds none of the fleet's 2 clusters"}
+	return run
 }
 
 // kustomization is a Flux object; verdict and ready say how it is.
