@@ -254,11 +254,15 @@ func (s *clusterState) stopped(ctx context.Context, last *assessment, timeout ti
 		if last != nil && last.notFound {
 			v = result.VerdictNotFound
 		}
-		msg := fmt.Sprintf("timed out after %s: %s", timeout, pending.message)
-		if waited, starved := s.req.cpu.starvedSince(s.started); starved {
-			msg += "; " + starvedNote(waited)
+		if last == nil {
+			// Nothing was read since the probe: the client's doing if it was short of CPU
+			// most of that time.
+			if waited, starved := s.req.cpu.starvedSince(s.started); starved {
+				pending.message = "nothing read yet: " + starvedNote(waited)
+			}
 		}
-		return verdictReason{verdict: v, code: pending.code, reason: cmp.Or(pending.reason, "Timeout"), message: msg}
+		return verdictReason{verdict: v, code: pending.code, reason: cmp.Or(pending.reason, "Timeout"),
+			message: fmt.Sprintf("timed out after %s: %s", timeout, pending.message)}
 	}
 	return verdictReason{verdict: v, code: pending.code, reason: "Cancelled", message: msg + "; was " + pending.message}
 }
@@ -416,11 +420,24 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		attempts, timeout = snapshotProbeAttempts, snapshotProbeTimeout
 	}
 	unreachable := verdictReason{verdict: result.VerdictUnreachable, reason: string(result.VerdictUnreachable)}
-	// An attempt that ran out of time while this client was short of CPU says nothing about
-	// the server: it is not counted, up to as many again; if the last one was such, the
-	// verdict says the client could not tell rather than blame the server.
+	// An attempt that ran out of time while this client was short of CPU (for at least half of
+	// the attempt) says nothing about the server: it is not counted. `verify` tries again until
+	// its deadline; `get`, which answers at once, counts such attempts again past as many
+	// again, and then says the client could not tell rather than blame the server.
 	var starvedFor time.Duration
-	uncounted, lastStarved := 0, false
+	uncounted := 0
+	// deadline is the verdict when the run's deadline (or a cancellation) came first, from how
+	// the last attempt ended.
+	deadline := func(err error, timedOut, starved bool) (verdictReason, bool) {
+		v, msg := stopVerdict(ctx)
+		message := cmp.Or(msg, fmt.Sprintf("timed out after %s", s.req.Timeout)) + " while connecting: "
+		if starved {
+			message += "no answer read: " + starvedNote(starvedFor)
+		} else {
+			message += connectingMessage(err, timedOut)
+		}
+		return verdictReason{verdict: v, reason: string(v), message: message}, true
+	}
 	for attempt := 0; attempt < attempts; {
 		began := time.Now()
 		attemptCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -433,25 +450,29 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		starvedNow := false
 		if timedOut || isClientTimeout(err) {
 			if waited, starved := s.req.cpu.starvedSince(began); starved {
-				starvedFor, starvedNow = max(starvedFor, waited), true
+				starvedFor, starvedNow = waited, true
 			}
 		}
 		if ctx.Err() != nil {
-			// The run's own deadline (or a cancellation) came first: that is the verdict.
-			v, msg := stopVerdict(ctx)
-			message := cmp.Or(msg, fmt.Sprintf("timed out after %s", s.req.Timeout)) + " while connecting: " + connectingMessage(err, timedOut)
-			if starvedFor > 0 {
-				message = cmp.Or(msg, fmt.Sprintf("timed out after %s", s.req.Timeout)) + " while connecting: " + starvedNote(starvedFor)
-			}
-			return verdictReason{verdict: v, reason: string(v), message: message}, true
-		}
-		lastStarved = starvedNow
-		if starvedNow && uncounted < attempts {
-			uncounted++
-			continue // not counted, retried at once: the wait was the client's
+			return deadline(err, timedOut, starvedNow)
 		}
 		if wait, ok := s.throttled.recent(); ok {
 			return verdictReason{verdict: result.VerdictThrottled, reason: string(result.VerdictThrottled), message: throttledMessage(wait, ref.ID())}, true
+		}
+		if starvedNow && (!s.req.Snapshot || uncounted < attempts) {
+			// Not counted; tried again after a pause, as a counted attempt would be, so that
+			// a starved runner is not given more handshakes to do at once.
+			uncounted++
+			select {
+			case <-ctx.Done():
+				return deadline(err, timedOut, starvedNow)
+			case <-time.After(time.Duration(min(uncounted, 4)) * 500 * time.Millisecond):
+			}
+			continue
+		}
+		if starvedNow {
+			return verdictReason{verdict: result.VerdictTimeout, reason: "Timeout",
+				message: fmt.Sprintf("no answer read within %s in %d tries while connecting: %s", timeout, attempt+uncounted+1, starvedNote(starvedFor))}, true
 		}
 		v, msg, ok := connectionVerdict(err, ref.ID())
 		switch {
@@ -465,14 +486,14 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 			return verdictReason{}, false // the informers will meet it again and say more
 		}
 		attempt++
+		if attempt == attempts {
+			break
+		}
 		select {
 		case <-ctx.Done():
+			return deadline(err, timedOut, false)
 		case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
 		}
-	}
-	if lastStarved {
-		return verdictReason{verdict: result.VerdictTimeout, reason: "Timeout",
-			message: fmt.Sprintf("no answer read within %s in %d tries while connecting: %s", timeout, attempts+uncounted, starvedNote(starvedFor))}, true
 	}
 	return unreachable, true
 }

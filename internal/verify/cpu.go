@@ -36,15 +36,16 @@ type cpuWatch struct {
 	clock func() time.Time
 
 	mu      sync.Mutex
-	last    []uint64 // cumulative counts at the last sample
+	last    []uint64  // cumulative counts at the last sample
+	lastAt  time.Time // when it was taken
 	windows []cpuWindow
 	older   time.Duration // the worst latency of the windows dropped from windows
 }
 
 // cpuWindow is the 99th percentile of the scheduling latency between two samples.
 type cpuWindow struct {
-	end time.Time
-	p99 time.Duration
+	start, end time.Time
+	p99        time.Duration
 }
 
 func newCPUWatch(clock func() time.Time) *cpuWatch {
@@ -77,26 +78,28 @@ func (w *cpuWatch) run(stop <-chan struct{}) {
 	}
 }
 
-// sample closes a window: the latencies recorded since the last sample.
+// sample closes a window: the latencies recorded since the last sample. The histogram is read
+// under the lock, so that a sample that stalled cannot record older counts after a newer one.
 func (w *cpuWatch) sample() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.clock()
+	if !w.lastAt.IsZero() && now.Sub(w.lastAt) < cpuSampleEvery/4 {
+		return // a window that short says little; the next sample takes it in
+	}
 	h := w.read()
 	if h == nil {
 		return
 	}
-	now := w.clock()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if n := len(w.windows); n > 0 && now.Sub(w.windows[n-1].end) < cpuSampleEvery/4 {
-		return // a window that short says little; the next sample takes it in
-	}
 	if w.last != nil && len(w.last) == len(h.Counts) {
-		w.windows = append(w.windows, cpuWindow{end: now, p99: percentile99(h, w.last)})
+		start := w.lastAt
+		w.windows = append(w.windows, cpuWindow{start: start, end: now, p99: percentile99(h, w.last)})
 		for len(w.windows) > 0 && now.Sub(w.windows[0].end) > cpuHistory {
 			w.older = max(w.older, w.windows[0].p99)
 			w.windows = w.windows[1:]
 		}
 	}
-	w.last = append(w.last[:0], h.Counts...)
+	w.last, w.lastAt = append(w.last[:0], h.Counts...), now
 }
 
 // percentile99 is the lower bound of the bucket holding the 99th percentile of the counts
@@ -104,6 +107,9 @@ func (w *cpuWatch) sample() {
 func percentile99(h *metrics.Float64Histogram, last []uint64) time.Duration {
 	var total uint64
 	for i, c := range h.Counts {
+		if c < last[i] {
+			return 0 // counts never go back: not a window
+		}
 		total += c - last[i]
 	}
 	if total == 0 {
@@ -146,15 +152,48 @@ func (w *cpuWatch) worstSince(since time.Time) time.Duration {
 	return worst
 }
 
-// starvedSince says whether the client was short of CPU at some point since then, and how
-// long goroutines waited to run.
+// starvedShare is the share of [since, now] that this client spent short of CPU (in windows
+// whose latency reached starvedLatency), and the worst latency of those windows.
+func (w *cpuWatch) starvedShare(since time.Time) (float64, time.Duration) {
+	if w == nil {
+		return 0, 0
+	}
+	w.sample()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.clock()
+	if !now.After(since) {
+		return 0, 0
+	}
+	var starved, worst time.Duration
+	for i := len(w.windows) - 1; i >= 0 && w.windows[i].end.After(since); i-- {
+		win := w.windows[i]
+		if win.p99 < starvedLatency {
+			continue
+		}
+		starved += win.end.Sub(maxTime(win.start, since))
+		worst = max(worst, win.p99)
+	}
+	return float64(starved) / float64(now.Sub(since)), worst
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// starvedSince says whether the client was short of CPU for at least half of the time since
+// then (a wait for an answer that long may be the client's, not the server's), and the worst
+// latency meanwhile. A moment's load is no excuse for a server that stays silent.
 func (w *cpuWatch) starvedSince(since time.Time) (time.Duration, bool) {
-	worst := w.worstSince(since)
-	return worst, worst >= starvedLatency
+	share, worst := w.starvedShare(since)
+	return worst, share >= 0.5
 }
 
 // starvedNote says why a wait that timed out may not be the server's doing.
 func starvedNote(waited time.Duration) string {
-	return fmt.Sprintf("this runner was short of CPU (goroutines waited up to %s to run), so the API server may have answered in time: "+
+	return fmt.Sprintf("this runner was short of CPU (goroutines waited %s or more to run), so the API server may have answered in time: "+
 		"verify fewer clusters per runner (input shard), lower max-parallel, or give the step more CPU", waited.Round(10*time.Millisecond))
 }

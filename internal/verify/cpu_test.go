@@ -49,11 +49,32 @@ func TestCPUWatch(t *testing.T) {
 			t.Errorf("%s: worst latency %s, want %s", tt.name, got, tt.want)
 		}
 	}
-	if _, starved := w.starvedSince(start); !starved {
-		t.Errorf("a window at 1 s is not counted as short of CPU")
+	// Short of CPU means for half of the wait or more: a busy second does not excuse four
+	// seconds of silence.
+	shares := []struct {
+		name    string
+		since   time.Time
+		share   float64
+		starved bool
+	}{
+		{name: "the whole run", since: start, share: 0.25},
+		{name: "from the middle of the busy window", since: busyEnd.Add(-time.Second / 2), share: 0.2},
+		{name: "after the busy window", since: busyEnd, share: 0},
 	}
-	if _, starved := w.starvedSince(busyEnd); starved {
-		t.Errorf("quiet windows counted as short of CPU")
+	for _, tt := range shares {
+		share, _ := w.starvedShare(tt.since)
+		_, starved := w.starvedSince(tt.since)
+		if share != tt.share || starved {
+			t.Errorf("%s: short of CPU for %.2f of the time (starved %v), want %.2f (not starved)", tt.name, share, starved, tt.share)
+		}
+	}
+	busy := func(since time.Time) (time.Duration, bool) {
+		tick(map[int]uint64{2: 100, 6: 100})
+		return w.starvedSince(since)
+	}
+	from := now
+	if waited, starved := busy(from); !starved || waited != time.Second {
+		t.Errorf("a busy second after %s: starved %v, waited %s; want short of CPU, 1s", from, starved, waited)
 	}
 	var none *cpuWatch
 	if _, starved := none.starvedSince(start); starved {

@@ -522,8 +522,9 @@ func asUnstructured(obj any, gvk schema.GroupVersionKind) (*unstructured.Unstruc
 // not answered, unless this client was short of CPU meanwhile (then it cannot tell).
 func waitingMessage(w cachedList, what string, now time.Time, cpu *cpuWatch) string {
 	if waited := now.Sub(w.waitingSince()); waited >= 5*time.Second {
-		if _, starved := cpu.starvedSince(time.Now().Add(-waited)); starved {
-			return fmt.Sprintf("the list of %s has not been read for %s", what, waited.Round(time.Second))
+		// The scheduler's latencies are by the wall clock: the wait began that long ago.
+		if worst, starved := cpu.starvedSince(time.Now().Add(-waited)); starved {
+			return fmt.Sprintf("the list of %s has not been read for %s: %s", what, waited.Round(time.Second), starvedNote(worst))
 		}
 		return fmt.Sprintf("the API server has not answered the list of %s for %s", what, waited.Round(time.Second))
 	}

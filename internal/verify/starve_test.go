@@ -1,0 +1,106 @@
+package verify
+
+import (
+	"context"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/org/app-status-action/internal/fakeapi"
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The verdicts on a runner that is, or is not, short of CPU, with the scheduler's measure
+// replaced by one that always says so (or never): what each verdict blames must follow the
+// measure, whatever the load of the machine running the test.
+
+const starveCommit = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+
+// fixedCPUWatch is a watch whose every window has the scheduling latency p99: at or above
+// starvedLatency, the runner is always short of CPU; below it, never.
+func fixedCPUWatch(p99 time.Duration) *cpuWatch {
+	buckets := []float64{0, p99.Seconds(), 3600}
+	var counts [2]uint64
+	return &cpuWatch{
+		read: func() *metrics.Float64Histogram {
+			counts[1] += 1000 // every wait in the bucket from p99 up
+			return &metrics.Float64Histogram{Counts: append([]uint64(nil), counts[:]...), Buckets: buckets}
+		},
+		clock: time.Now,
+	}
+}
+
+func starveRequest(t *testing.T, b fakeapi.Behaviour, revision string, timeout time.Duration, cpu *cpuWatch) Request {
+	t.Helper()
+	resources, objects := fakeapi.App("app", revision, 30)
+	s := fakeapi.Start(fakeapi.Options{Behaviour: b, Resources: resources, Objects: objects, RetryAfter: 30})
+	t.Cleanup(s.Close)
+	want, err := flux.ParseRevision(starveCommit[:7])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu.sample()
+	return Request{
+		Targets:   []Target{{Name: "c", Config: &rest.Config{Host: s.URL()}}},
+		Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
+		Revision:  want, Timeout: timeout, Workloads: true, cpu: cpu,
+	}
+}
+
+func TestStarvedVerdicts(t *testing.T) {
+	t.Parallel()
+	const (
+		quiet   = time.Millisecond
+		starved = time.Second
+		applied = "main@sha1:" + starveCommit
+		older   = "main@sha1:b2c3d4e5f60718293a4b5c6d7e8f9012345678a1"
+	)
+	tests := []struct {
+		name      string
+		behaviour fakeapi.Behaviour
+		revision  string
+		latency   time.Duration
+		timeout   time.Duration
+		snapshot  bool
+		want      result.Verdict
+		// says is in the message; never is not.
+		says, never string
+		within      time.Duration
+	}{
+		{name: "hung server, quiet runner", behaviour: fakeapi.Hang, revision: applied, latency: quiet, timeout: 40 * time.Second,
+			want: result.VerdictUnreachable, says: "did not answer within 5s (3 tries)", never: "short of CPU", within: 20 * time.Second},
+		{name: "hung server, starved runner", behaviour: fakeapi.Hang, revision: applied, latency: starved, timeout: 8 * time.Second,
+			want: result.VerdictTimeout, says: "timed out after 8s while connecting: no answer read: this runner was short of CPU", never: "did not answer", within: 10 * time.Second},
+		{name: "get, hung server, starved runner", behaviour: fakeapi.Hang, revision: applied, latency: starved, timeout: time.Minute, snapshot: true,
+			want: result.VerdictTimeout, says: "no answer read within 3s in 3 tries while connecting: this runner was short of CPU", never: "did not answer", within: 15 * time.Second},
+		{name: "get, hung server, quiet runner", behaviour: fakeapi.Hang, revision: applied, latency: quiet, timeout: time.Minute, snapshot: true,
+			want: result.VerdictUnreachable, says: "did not answer within 3s (2 tries)", never: "short of CPU", within: 10 * time.Second},
+		{name: "stuck rollout, starved runner", behaviour: fakeapi.Healthy, revision: older, latency: starved, timeout: 3 * time.Second,
+			want: result.VerdictTimeout, says: "waiting for a1b2c3d", never: "short of CPU", within: 6 * time.Second},
+		{name: "throttled, starved runner", behaviour: fakeapi.Throttle, revision: applied, latency: starved, timeout: 20 * time.Second,
+			want: result.VerdictThrottled, says: "429", never: "short of CPU", within: 15 * time.Second},
+		{name: "failing server, starved runner", behaviour: fakeapi.Fail, revision: applied, latency: starved, timeout: 4 * time.Second,
+			want: result.VerdictTimeout, never: "short of CPU", within: 8 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := starveRequest(t, tt.behaviour, tt.revision, tt.timeout, fixedCPUWatch(tt.latency))
+			req.Snapshot = tt.snapshot
+			start := time.Now()
+			run := Run(context.Background(), req)
+			took := time.Since(start)
+			c := run.Results[0]
+			if c.Verdict != tt.want || !strings.Contains(c.Message, tt.says) || strings.Contains(c.Message, tt.never) {
+				t.Errorf("%s: %s; want %s saying %q, never %q", c.Verdict, c.Message, tt.want, tt.says, tt.never)
+			}
+			if took > tt.within {
+				t.Errorf("took %s, want at most %s", took.Round(time.Millisecond), tt.within)
+			}
+		})
+	}
+}
