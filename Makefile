@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/org/app-status-action/internal/cli.Version=$(VERSION)
 BIN_DIR = $(shell hack/build-bins.sh)
 
-.PHONY: all build test test-short lint bins demo up bench bench-fleet bench-merge fuzz clean image image-size image-start release-check screenshots
+.PHONY: all build test test-short lint bins demo up bench bench-fleet bench-shards bench-merge fuzz clean image image-size image-start release-check screenshots
 
 all: build
 
@@ -72,9 +72,9 @@ up:
 	@bindir=$$(hack/build-bins.sh) && \
 	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bed up --clusters 3
 
-## bench: the fleet-and-faults benchmark (bench-fleet), then the side-by-side one on test-bed
+## bench: the fleet-and-faults benchmark (bench-fleet), the sharded fleet (bench-shards), then the side-by-side one on test-bed
 ## clusters (see docs/benchmark.md)
-bench: build bench-fleet
+bench: build bench-fleet bench-shards
 	@bindir=$$(hack/build-bins.sh) && \
 	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bench --app-status $(CURDIR)/bin/app-status --out $(CURDIR)/docs
 
@@ -85,6 +85,11 @@ bench: build bench-fleet
 bench-merge: build
 	@bindir=$$(hack/build-bins.sh) && \
 	APP_STATUS_BIN_DIR=$$bindir go -C hack run ./bench merge --app-status $(CURDIR)/bin/app-status --out $(CURDIR)/docs
+
+## bench-shards: 10,000 fake clusters in 20 shards run as concurrent processes, then
+## app-status merge, and the same fleet in one process (see docs/shard-benchmark.md)
+bench-shards: build
+	go -C hack run ./bench shards --app-status $(CURDIR)/bin/app-status --clusters 10000 --shards 20 --out $(CURDIR)/docs
 
 ## bench-fleet: 1, 20, 100 and 1000 fake clusters, some hung, throttled or failing, each
 ## kubeconfig with its own client certificate and key, against the engine as it was before

@@ -49,6 +49,12 @@ func run(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "fleet" {
 		return fleet(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "shards" {
+		return shards(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "fleet-servers" {
+		return fleetServers(ctx, args[1:])
+	}
 	if len(args) > 0 && args[0] == "merge" {
 		return merge(ctx, args[1:])
 	}

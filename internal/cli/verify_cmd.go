@@ -260,11 +260,17 @@ func (reconcileFlag) IsBoolFlag() bool { return true }
 
 // writeJSONFile writes the whole report, as -o json prints it, to path (--json-file).
 func writeJSONFile(path string, run result.Run) error {
-	var b bytes.Buffer
-	if err := report.WriteJSON(&b, run); err != nil {
-		return err
+	// Streamed: a fleet's report is tens of MiB, which a buffer would hold at the run's end,
+	// when memory peaks.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644) //nolint:gosec // a report for the CI to read
+	if err != nil {
+		return fmt.Errorf("write --json-file: %w", err)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil { //nolint:gosec // a report for the CI to read
+	err = report.WriteJSON(f, run)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
 		return fmt.Errorf("write --json-file: %w", err)
 	}
 	return nil
