@@ -328,6 +328,10 @@ func shards(ctx context.Context, args []string) error {
 	}
 	merged, err := exec.CommandContext(ctx, mergeArgs[0], mergeArgs[1:]...).Output()
 	if err != nil && len(merged) == 0 {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return fmt.Errorf("merge: %w: %s", err, lastLines(string(exit.Stderr), 10))
+		}
 		return fmt.Errorf("merge: %w", err)
 	}
 	if r.merged, r.mergedStarved, err = verdicts(merged, f.plan); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/org/app-status-action/internal/merge"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/safefile"
 	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/shard"
 	"github.com/org/app-status-action/internal/verify"
@@ -63,7 +63,7 @@ func stampRun(run result.Run, start, end time.Time, s shard.Shard, fleet []strin
 
 // readReports reads the report files the patterns match (as the shell expands them, relative
 // to the working folder).
-func readReports(patterns []string, env Env) ([]merge.Report, error) {
+func readReports(patterns []string) ([]merge.Report, error) {
 	var paths []string
 	for _, p := range patterns {
 		matches, err := filepath.Glob(p)
@@ -82,10 +82,9 @@ func readReports(patterns []string, env Env) ([]merge.Report, error) {
 	slices.Sort(paths)
 	reports := make([]merge.Report, 0, len(paths))
 	for _, p := range paths {
-		if info, err := os.Stat(p); err == nil && info.Size() > merge.MaxReportBytes {
-			return nil, fmt.Errorf("%s is %d bytes, more than a report's %d", p, info.Size(), merge.MaxReportBytes)
-		}
-		data, err := env.ReadFile(p)
+		// Not env.ReadFile, which is for kubeconfigs and credentials (a few MiB at most): a
+		// shard's report of 500 clusters is about 16 MiB.
+		data, err := safefile.ReadReport(p, merge.MaxReportBytes)
 		if err != nil {
 			return nil, fmt.Errorf("read report %s: %w", p, err)
 		}
@@ -108,7 +107,7 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 	var run result.Run
 	var badInput string
 	var notes []string
-	reports, err := readReports(s.merge, env)
+	reports, err := readReports(s.merge)
 	if err == nil {
 		run, err = merge.Covering(reports, clusterNames(s.clusters.Clusters))
 	}
@@ -155,7 +154,7 @@ func runMerge(args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "app-status merge: name the report files, e.g. app-status merge reports/*.json")
 		return 2
 	}
-	reports, err := readReports(fs.Args(), env)
+	reports, err := readReports(fs.Args())
 	var run result.Run
 	if err == nil {
 		run, err = merge.Merge(reports)

@@ -30,6 +30,18 @@ var specialTrees = []string{"/proc", "/sys", "/dev"}
 // a folder, or a file of more than MaxBytes. Its errors name the path and say what is wrong;
 // a missing file's error wraps fs.ErrNotExist.
 func Read(name string) ([]byte, error) {
+	return read(name, MaxBytes, "a kubeconfig or credential file")
+}
+
+// ReadReport reads a run's report (app-status merge's input) as Read reads any file, up to
+// limit bytes: a shard's report of hundreds of clusters is tens of MiB.
+func ReadReport(name string, limit int64) ([]byte, error) {
+	return read(name, limit, "a report")
+}
+
+// read reads the regular file at name, of at most limit bytes; what names what the file is,
+// for the error.
+func read(name string, limit int64, what string) ([]byte, error) {
 	resolved, err := filepath.EvalSymlinks(name)
 	if err != nil {
 		return nil, err
@@ -55,15 +67,15 @@ func Read(name string) ([]byte, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("read %s: %w (%s)", name, ErrNotRegular, kind(info.Mode()))
 	}
-	if info.Size() > MaxBytes {
-		return nil, fmt.Errorf("read %s: %d bytes is more than the %d MiB a kubeconfig or credential file may have", name, info.Size(), MaxBytes>>20)
+	if info.Size() > limit {
+		return nil, fmt.Errorf("read %s: %d bytes is more than the %d MiB %s may have", name, info.Size(), limit>>20, what)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	if len(data) > MaxBytes {
-		return nil, fmt.Errorf("read %s: more than the %d MiB a kubeconfig or credential file may have", name, MaxBytes>>20)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("read %s: more than the %d MiB %s may have", name, limit>>20, what)
 	}
 	return data, nil
 }

@@ -77,3 +77,25 @@ func TestRead(t *testing.T) {
 		})
 	}
 }
+
+// TestReadReport: a report is read up to its own bound, far above a kubeconfig's, with the
+// same refusals.
+func TestReadReport(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "shard-1.json")
+	if err := os.WriteFile(path, make([]byte, 5<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(path); err == nil {
+		t.Errorf("a 5 MiB kubeconfig was read")
+	}
+	if data, err := ReadReport(path, 512<<20); err != nil || len(data) != 5<<20 {
+		t.Errorf("a 5 MiB report: %d bytes, %v", len(data), err)
+	}
+	if _, err := ReadReport(path, 1<<20); err == nil || !strings.Contains(err.Error(), "more than the 1 MiB a report may have") {
+		t.Errorf("a report above its bound: %v", err)
+	}
+	if _, err := ReadReport("/proc/self/environ", 512<<20); err == nil {
+		t.Errorf("/proc/self/environ read as a report")
+	}
+}
