@@ -272,6 +272,7 @@ type shardsResult struct {
 	merge         procSample
 	merged        map[string]string
 	mergedStarved int
+	union         map[string]string // every shard's verdicts, as its report has them
 	single        procSample
 	singleV       map[string]string
 	singleStarved int
@@ -336,6 +337,23 @@ func shards(ctx context.Context, args []string) error {
 	}
 	if r.merged, r.mergedStarved, err = verdicts(merged, f.plan); err != nil {
 		return err
+	}
+	r.union = map[string]string{}
+	for _, path := range reports {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		v, _, err := verdicts(data, f.plan)
+		if err != nil {
+			return err
+		}
+		for name, verdict := range v {
+			if _, twice := r.union[name]; twice {
+				return fmt.Errorf("%s is in two shards' reports", name)
+			}
+			r.union[name] = verdict
+		}
 	}
 	logf("merge: %s, %d MiB", r.merge.wall.Round(time.Millisecond), r.merge.rss>>20)
 	// The same fleet in one process.
@@ -422,23 +440,35 @@ func shardsReport(cfg shardsConfig, plan []plannedCluster, r shardsResult, began
 	fmt.Fprintf(&b, "- **Command:** `go -C hack run ./bench shards %s` (paths shortened)\n", fleetArgs(cfg.args))
 	fmt.Fprintf(&b, "- **Clusters:** %d fake API servers (`internal/fakeapi`) on 127.0.0.1, in %d helper processes beside the runs, each holding a Kustomization Ready at the revision and an inventory of %d Current objects: %d healthy, %d hung (accept connections, never answer), %d throttled (429, `Retry-After: 30`), %d failing (500). Every kubeconfig carries its own token, over TLS.\n",
 		cfg.clusters, (cfg.clusters+cfg.perHost-1)/cfg.perHost, cfg.objects, healthy, cfg.clusters/10, cfg.clusters/20, cfg.clusters/20)
-	fmt.Fprintf(&b, "- **Runs:** one of each, on the same machine as the servers: the %d shards at once (`app-status verify --clusters-file F --shard I/%d --resource kustomization/app --revision a1b2c3d --timeout %s --json-file shard-I.json`), as a matrix's legs would run on %d runners, then `app-status merge -o json shard-*.json`; then the whole fleet in one process. The hung clusters keep every run to its timeout.\n\n",
-		cfg.shards, cfg.shards, cfg.timeout, cfg.shards)
+	fmt.Fprintf(&b, "- **Runs:** one of each, on this machine, beside the servers: the %d shards at once (`app-status verify --clusters-file F --shard I/%d --resource kustomization/app --revision a1b2c3d --timeout %s --json-file shard-I.json`), sharing its %d cores where a matrix would give each leg a runner of its own (so their wall time and CPU wait here are an upper bound), then `app-status merge -o json shard-*.json`; then the whole fleet in one process. The failing (500) clusters keep every run to its timeout (the hung ones are Unreachable after three tries).\n\n",
+		cfg.shards, cfg.shards, cfg.timeout, runtime.NumCPU())
 	b.WriteString("| Run | Wall time | Peak RSS | CPU | CPU per cluster | Healthy clusters Current | Not Current, saying the runner was short of CPU |\n|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d shards at once | %s (each: median %s, slowest %s) | median %s, largest %s per shard | %s in all (median %s per shard) | %s | %d of %d | %d |\n",
 		cfg.shards, ms(r.shardsWall), ms(median(walls)), ms(slices.Max(walls)), mib(uint64(medianInt(rsses))), mib(uint64(maxRSS)), ms(shardCPU), ms(median(cpus)), perCluster(shardCPU), currentOf(r.merged), healthy, r.mergedStarved)
 	fmt.Fprintf(&b, "| `merge` of the %d reports | %s | %s | %s | | | |\n", cfg.shards, ms(r.merge.wall), mib(uint64(r.merge.rss)), ms(r.merge.cpu))
 	fmt.Fprintf(&b, "| one process, the whole fleet | %s | %s | %s | %s | %d of %d | %d |\n\n",
 		ms(r.single.wall), mib(uint64(r.single.rss)), ms(r.single.cpu), perCluster(r.single.cpu), currentOf(r.singleV), healthy, r.singleStarved)
-	fmt.Fprintf(&b, "- **Exit after the timeout** (%s): shards median %s, slowest %s; one process %s.\n", cfg.timeout,
+	fmt.Fprintf(&b, "- **Exit after the timeout** (%s; start-up and reading the 10,000 kubeconfigs included): shards median %s, slowest %s; one process %s.\n", cfg.timeout,
 		ms(median(walls)-cfg.timeout), ms(slices.Max(walls)-cfg.timeout), ms(r.single.wall-cfg.timeout))
 	fmt.Fprintf(&b, "- **Merged verdicts:** %s.\n", tally(r.merged))
 	fmt.Fprintf(&b, "- **One process's verdicts:** %s.\n", tally(r.singleV))
+	var unlike []string
+	for _, c := range plan {
+		if r.merged[c.name] != r.union[c.name] {
+			unlike = append(unlike, fmt.Sprintf("%s (%s / %s)", c.name, cmpOr(r.merged[c.name], "missing"), cmpOr(r.union[c.name], "missing")))
+		}
+	}
+	switch {
+	case len(unlike) == 0:
+		fmt.Fprintf(&b, "- **Merge against its shards:** every one of the %d clusters has the verdict and code its shard reported.\n", cfg.clusters)
+	default:
+		fmt.Fprintf(&b, "- **Merge against its shards:** %d clusters differ (merged / shard), e.g. %s.\n", len(unlike), strings.Join(unlike[:min(5, len(unlike))], ", "))
+	}
 	switch {
 	case len(differ) == 0:
-		fmt.Fprintf(&b, "- **Merge against one run:** every one of the %d clusters has the same verdict and code.\n", cfg.clusters)
+		fmt.Fprintf(&b, "- **Merge against one process:** every one of the %d clusters has the same verdict and code.\n", cfg.clusters)
 	default:
-		fmt.Fprintf(&b, "- **Merge against one run:** %d clusters differ (merged / one process), e.g. %s.\n", len(differ), strings.Join(differ[:min(5, len(differ))], ", "))
+		fmt.Fprintf(&b, "- **Merge against one process:** %d clusters differ (merged / one process), e.g. %s: two runs under different load, not the merge.\n", len(differ), strings.Join(differ[:min(5, len(differ))], ", "))
 	}
 	fmt.Fprintf(&b, "- **Exit codes:** shards %s, merge %d, one process %d (1: the fleet has failed clusters, as it should).\n", shardCodes(r.shards), r.merge.code, r.single.code)
 	return b.String()

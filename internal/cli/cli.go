@@ -10,9 +10,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/org/app-status-action/internal/safefile"
+	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/verify"
 )
 
@@ -82,6 +84,6 @@ func Run(ctx context.Context, args []string, env Env) int {
 		fmt.Fprint(env.Stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(env.Stderr, "app-status: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(env.Stderr, "app-status: unknown command %s\n\n%s", sanitize.Commands(strconv.Quote(args[0])), usage)
 	return 2
 }

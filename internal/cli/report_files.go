@@ -67,9 +67,10 @@ func writeSummaryFile(path string, run result.Run, badInput string) error {
 }
 
 // badInputRun is the run reported when the input is bad: no cluster was contacted, the run
-// failed, and the error is its message.
-func badInputRun(o cliOptions, message string) result.Run {
-	run := result.NewRun(o.resources, o.revision, nil, 0)
+// failed, and the error is its message. The resources and the revision are left out: they
+// may be what was wrong (a secret given to the wrong flag).
+func badInputRun(message string) result.Run {
+	run := result.NewRun(nil, "", nil, 0)
 	run.Condition.Message = message
 	return run
 }

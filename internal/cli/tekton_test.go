@@ -289,7 +289,7 @@ func TestFlagErrorWithoutValue(t *testing.T) {
 		{[]string{"--never-ready-grace", secret + " for flag -x: "}, "invalid value for flag -never-ready-grace (the step's log has the error)"},
 		{[]string{"--fail-fast=" + secret}, "invalid value for flag -fail-fast (the step's log has the error)"},
 		{[]string{"--shard", secret}, "invalid value for flag -shard (the step's log has the error)"},
-		{[]string{"--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"--no-such-flag"}, "a flag that is not defined (the step's log names it)"},
 		{[]string{"-" + secret}, "a flag that is not defined (the step's log names it)"},
 		{[]string{"--" + secret + "=x"}, "a flag that is not defined (the step's log names it)"},
 		{[]string{"--timeout"}, "flag needs an argument: -timeout"},
@@ -308,6 +308,58 @@ func TestFlagErrorWithoutValue(t *testing.T) {
 			got := flagErrorWithoutValue(fs, err)
 			if got != tt.want || strings.Contains(got, secret) {
 				t.Errorf("%v: got %q, want %q", err, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBadInputKeepsTypedValuesOutOfReports: whatever flag a secret is given to, the report
+// files (summary, JUnit, JSON, dotenv, Tekton results) name the flag, never the value; the log
+// (stderr) keeps the whole error.
+func TestBadInputKeepsTypedValuesOutOfReports(t *testing.T) {
+	t.Parallel()
+	const secret = "S3cretTok3nValue0123456789"
+	tests := []struct {
+		args []string
+		// wantReported is in the summary.
+		wantReported string
+	}{
+		{[]string{"--resource", "ks/app", "-o", secret}, "bad input in -o"},
+		{[]string{"--resource", "ks/app", "--revision", secret}, "bad input in --revision"},
+		{[]string{"--resource", "ks/" + secret + "/x/y"}, "bad input in --resource"},
+		{[]string{"--resource", "ks/app", "--kubeconfig", "apiVersion: v1\nusers: [{user: {token: " + secret + "}}]"}, "bad input in --kubeconfig"},
+		{[]string{"--resource", "ks/app", "--clusters-file", "/nonexistent/" + secret}, "bad input in --clusters-file"},
+		{[]string{"--resource", "ks/app", "--kubeconfig-dir", "/nonexistent/" + secret}, "bad input in --kubeconfig-dir"},
+		{[]string{"--resource", "ks/app", "--context", secret, "--kubeconfig", "/nonexistent"}, "bad input in --kubeconfig"},
+		{[]string{"--resource", "ks/app", "--revision", secret, "--nope"}, "a flag that is not defined"},
+		{[]string{"--resource", "ks/app", "-" + secret}, "a flag that is not defined"},
+		{[]string{"--resource", "ks/app", "--max-parallel", "0"}, "--max-parallel 0 is out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			files := map[string]string{"--summary-file": "s.md", "--junit-file": "j.xml", "--json-file": "r.json", "--dotenv-file": "d.env"}
+			args := []string{"verify", "--quiet", "--tekton-results", dir}
+			for flag, name := range files {
+				args = append(args, flag, filepath.Join(dir, name))
+			}
+			f := newFakeEnv(t, nil)
+			delete(f.vars, "GITHUB_ACTIONS")
+			if code := Run(context.Background(), append(args, tt.args...), f.env()); code != 2 {
+				t.Fatalf("exit %d, want 2\n%s", code, f.stderr.String())
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil || len(entries) < len(files) {
+				t.Fatalf("%d report files (%v)", len(entries), err)
+			}
+			for _, e := range entries {
+				if text := f.file(t, filepath.Join(dir, e.Name())); strings.Contains(text, secret) {
+					t.Errorf("%s holds the value typed:\n%s", e.Name(), text)
+				}
+			}
+			if summary := f.file(t, filepath.Join(dir, "s.md")); !strings.Contains(strings.ReplaceAll(summary, `\`, ""), tt.wantReported) {
+				t.Errorf("the summary does not say %q:\n%s", tt.wantReported, summary)
 			}
 		})
 	}

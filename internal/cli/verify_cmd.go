@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/report"
@@ -127,12 +128,12 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		}
 		files := newReportFiles(o, summaryFile)
 		files.gitlabDefaults = defaults
-		if err := files.write(badInputRun(o, reported), reported, env.Stderr); err != nil {
+		if err := files.write(badInputRun(reported), reported, env.Stderr); err != nil {
 			fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
 		}
 		return 2
 	}
-	badInput := func(message string) int { return badInputReported(message, message) }
+	badInput := func(message string) int { return badInputReported(message, reportedBadInput(fs, message)) }
 	switch {
 	case parseErr != nil:
 		// The flag package has printed the error and the usage; a flag's value, which may be
@@ -289,8 +290,8 @@ func writeJUnit(path string, run result.Run) error {
 }
 
 // flagErrorWithoutValue is the flag package's parse error without what was typed, which may
-// be a secret given to the wrong flag: a flag of fs is named, a flag fs does not define only
-// when it looks like a flag's name.
+// be a secret given to the wrong flag: a flag of fs is named, a flag fs does not define is not
+// (what was typed in its place may be a secret).
 func flagErrorWithoutValue(fs *flag.FlagSet, err error) string {
 	text := err.Error()
 	var named string
@@ -301,7 +302,7 @@ func flagErrorWithoutValue(fs *flag.FlagSet, err error) string {
 	})
 	typed := regexp.MustCompile(`^(flag provided but not defined|flag needs an argument): -([a-zA-Z][a-zA-Z0-9-]{0,30})$`).FindStringSubmatch(text)
 	switch {
-	case typed != nil:
+	case typed != nil && fs.Lookup(typed[2]) != nil:
 		return typed[1] + ": -" + typed[2]
 	case strings.HasPrefix(text, "flag provided but not defined: "):
 		return "a flag that is not defined (the step's log names it)"
@@ -311,4 +312,36 @@ func flagErrorWithoutValue(fs *flag.FlagSet, err error) string {
 		return "bad flag syntax: an argument of dashes alone, or starting with -="
 	}
 	return "the command line could not be read (the step's log has the error)"
+}
+
+// reportedBadInput is what the report files say of a bad input: the error itself when it holds
+// nothing typed (no quoted text, no value of 8 characters or more given to a flag), else the
+// flag it names and where to read the rest. The report files reach more people than the log
+// (a merge request's widget, a pipeline's artifacts), and what was typed may be a secret
+// given to the wrong flag, or a kubeconfig pasted in place of its path.
+func reportedBadInput(fs *flag.FlagSet, message string) string {
+	typed := strings.ContainsAny(message, "\"'`")
+	fs.Visit(func(f *flag.Flag) {
+		// The value, and each word of it: the message may hold it on one line, or in part.
+		value := f.Value.String()
+		words := strings.FieldsFunc(value, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+		for _, v := range append(words, value) {
+			if v = strings.Trim(v, "[]{}()<>:;\"' "); len(v) >= 8 && strings.Contains(message, v) {
+				typed = true
+			}
+		}
+	})
+	if !typed {
+		return message
+	}
+	for _, m := range regexp.MustCompile(`(?:^|[\s(])--?([a-z][a-z-]*)`).FindAllStringSubmatch(message, -1) {
+		if fs.Lookup(m[1]) != nil {
+			dashes := "--"
+			if len(m[1]) == 1 {
+				dashes = "-"
+			}
+			return "bad input in " + dashes + m[1] + ": the step's log says what is wrong and how to fix it"
+		}
+	}
+	return "bad input: the step's log says what is wrong and how to fix it"
 }

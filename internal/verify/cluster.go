@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -46,7 +47,6 @@ const (
 type clusterState struct {
 	req      Request
 	ctx      context.Context // the cluster's own: cancelled when its verdict is given
-	started  time.Time       // by the wall clock, as the scheduler's latencies are measured
 	watches  objectCache
 	closeAll func()
 
@@ -254,13 +254,6 @@ func (s *clusterState) stopped(ctx context.Context, last *assessment, timeout ti
 		if last != nil && last.notFound {
 			v = result.VerdictNotFound
 		}
-		if last == nil {
-			// Nothing was read since the probe: the client's doing if it was short of CPU
-			// most of that time.
-			if waited, starved := s.req.cpu.starvedSince(s.started); starved {
-				pending.message = "nothing read yet: " + starvedNote(waited)
-			}
-		}
 		return verdictReason{verdict: v, code: pending.code, reason: cmp.Or(pending.reason, "Timeout"),
 			message: fmt.Sprintf("timed out after %s: %s", timeout, pending.message)}
 	}
@@ -355,7 +348,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		return nil, fmt.Errorf("build client: %w", err)
 	}
 	s := &clusterState{
-		req: req, ctx: ctx, started: time.Now(), httpClient: httpClient, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
+		req: req, ctx: ctx, httpClient: httpClient, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
 		mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		inventories: map[string]parsedInventory{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}
@@ -421,11 +414,15 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 	}
 	unreachable := verdictReason{verdict: result.VerdictUnreachable, reason: string(result.VerdictUnreachable)}
 	// An attempt that ran out of time while this client was short of CPU (for at least half of
-	// the attempt) says nothing about the server: it is not counted. `verify` tries again until
-	// its deadline; `get`, which answers at once, counts such attempts again past as many
-	// again, and then says the client could not tell rather than blame the server.
+	// the attempt) says nothing about the server: it is not counted, up to as many again in
+	// `get` (which answers at once) and twice as many in `verify`, after a pause with jitter so
+	// that a starved fleet's tries do not line up. Past that the server is Unreachable, and
+	// the message says the runner was short of CPU.
 	var starvedFor time.Duration
-	uncounted := 0
+	uncounted, maxUncounted := 0, 2*attempts
+	if s.req.Snapshot {
+		maxUncounted = attempts
+	}
 	// deadline is the verdict when the run's deadline (or a cancellation) came first, from how
 	// the last attempt ended.
 	deadline := func(err error, timedOut, starved bool) (verdictReason, bool) {
@@ -447,8 +444,14 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		if err == nil || (apierrors.IsNotFound(err) && !isNotServed(err)) {
 			return verdictReason{}, false
 		}
+		v, msg, ok := connectionVerdict(err, ref.ID())
+		if ok && v != result.VerdictUnreachable {
+			// An answer (refused credentials, a bad certificate...), even at the deadline.
+			return verdictReason{verdict: v, reason: string(v), message: msg}, true
+		}
 		starvedNow := false
-		if timedOut || isClientTimeout(err) {
+		if isClientTimeout(err) || timedOut && !ok {
+			// The wait ran out: the server's silence, or this client's own wait for a CPU.
 			if waited, starved := s.req.cpu.starvedSince(began); starved {
 				starvedFor, starvedNow = waited, true
 			}
@@ -459,31 +462,27 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		if wait, ok := s.throttled.recent(); ok {
 			return verdictReason{verdict: result.VerdictThrottled, reason: string(result.VerdictThrottled), message: throttledMessage(wait, ref.ID())}, true
 		}
-		if starvedNow && (!s.req.Snapshot || uncounted < attempts) {
-			// Not counted; tried again after a pause, as a counted attempt would be, so that
-			// a starved runner is not given more handshakes to do at once.
+		if starvedNow && uncounted < maxUncounted {
 			uncounted++
+			pause := time.Duration(min(uncounted, 4)) * 500 * time.Millisecond
 			select {
 			case <-ctx.Done():
 				return deadline(err, timedOut, starvedNow)
-			case <-time.After(time.Duration(min(uncounted, 4)) * 500 * time.Millisecond):
+			case <-time.After(pause + rand.N(pause/2)): //nolint:gosec // jitter, not a secret
 			}
 			continue
 		}
-		if starvedNow {
-			return verdictReason{verdict: result.VerdictTimeout, reason: "Timeout",
-				message: fmt.Sprintf("no answer read within %s in %d tries while connecting: %s", timeout, attempt+uncounted+1, starvedNote(starvedFor))}, true
-		}
-		v, msg, ok := connectionVerdict(err, ref.ID())
 		switch {
-		case ok && v != result.VerdictUnreachable:
-			return verdictReason{verdict: v, reason: string(v), message: msg}, true
 		case ok:
 			unreachable.message = msg
 		case timedOut:
-			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%d tries)", timeout, attempt+1)
+			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%d tries)", timeout, attempt+uncounted+1)
 		default:
 			return verdictReason{}, false // the informers will meet it again and say more
+		}
+		if starvedNow {
+			unreachable.message += "; " + starvedNote(starvedFor)
+			return unreachable, true
 		}
 		attempt++
 		if attempt == attempts {
