@@ -419,7 +419,7 @@ func shardsReport(cfg shardsConfig, plan []plannedCluster, r shardsResult, began
 	var differ []string
 	for _, c := range plan {
 		if r.merged[c.name] != r.singleV[c.name] {
-			differ = append(differ, fmt.Sprintf("%s (%s / %s)", c.name, cmpOr(r.merged[c.name], "missing"), cmpOr(r.singleV[c.name], "missing")))
+			differ = append(differ, fmt.Sprintf("%s (%s / %s)", c.name, orMissing(r.merged[c.name]), orMissing(r.singleV[c.name])))
 		}
 	}
 	var walls, cpus []time.Duration
@@ -455,7 +455,7 @@ func shardsReport(cfg shardsConfig, plan []plannedCluster, r shardsResult, began
 	var unlike []string
 	for _, c := range plan {
 		if r.merged[c.name] != r.union[c.name] {
-			unlike = append(unlike, fmt.Sprintf("%s (%s / %s)", c.name, cmpOr(r.merged[c.name], "missing"), cmpOr(r.union[c.name], "missing")))
+			unlike = append(unlike, fmt.Sprintf("%s (%s / %s)", c.name, orMissing(r.merged[c.name]), orMissing(r.union[c.name])))
 		}
 	}
 	switch {
@@ -491,9 +491,10 @@ func shardCodes(ss []procSample) string {
 	return strings.Join(parts, ", ")
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
+// orMissing is a cluster's verdict, or "missing" when a report lacks it.
+func orMissing(verdict string) string {
+	if verdict != "" {
+		return verdict
 	}
-	return b
+	return "missing"
 }
