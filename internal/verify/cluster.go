@@ -418,7 +418,7 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 	// `get` (which answers at once) and twice as many in `verify`, after a pause with jitter so
 	// that a starved fleet's tries do not line up. Past that the server is Unreachable, and
 	// the message says the runner was short of CPU.
-	var starvedFor time.Duration
+	var starvedFor cpuShortage
 	uncounted, maxUncounted := 0, 2*attempts
 	if s.req.Snapshot {
 		maxUncounted = attempts

@@ -3,7 +3,10 @@ package verify
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"time"
 )
@@ -32,26 +35,62 @@ const schedLatencies = "/sched/latencies:seconds"
 
 // cpuWatch keeps the scheduling latency of the run, window by window.
 type cpuWatch struct {
-	read  func() *metrics.Float64Histogram
-	clock func() time.Time
+	read func() *metrics.Float64Histogram
+	// readOS is how long this process's threads have run and have waited for a CPU, as the
+	// kernel counts them (ok false where it does not say).
+	readOS func() (running, waiting time.Duration, ok bool)
+	clock  func() time.Time
 
 	mu      sync.Mutex
 	last    []uint64  // cumulative counts at the last sample
 	lastAt  time.Time // when it was taken
+	lastRun time.Duration
+	lastOS  time.Duration // the threads' wait for a CPU at the last sample
+	hasOS   bool
 	windows []cpuWindow
 	older   time.Duration // the worst latency of the windows dropped from windows
 }
 
-// cpuWindow is the 99th percentile of the scheduling latency between two samples.
+// cpuWindow is what a window between two samples says: the 99th percentile of the scheduling
+// latency, and how long the process's threads waited for a CPU for every second they ran (the
+// kernel's measure, which also sees a process that gets its turns at once but short ones, as
+// among many processes on few cores).
 type cpuWindow struct {
 	start, end time.Time
 	p99        time.Duration
+	waitPerRun float64
 }
 
+// starved says whether the window was short of CPU: goroutines waited starvedLatency or more
+// to run, or the threads waited for a CPU at least as long as they ran, and for half the
+// window or more.
+func (w cpuWindow) starved() bool { return w.p99 >= starvedLatency || w.waitPerRun >= 1 }
+
 func newCPUWatch(clock func() time.Time) *cpuWatch {
-	w := &cpuWatch{read: readSchedLatencies, clock: clock}
+	w := &cpuWatch{read: readSchedLatencies, readOS: readThreadSchedstat, clock: clock}
 	w.sample()
 	return w
+}
+
+// readThreadSchedstat sums, over this process's threads, the time run and the time waited on
+// a run queue (/proc/self/task/*/schedstat, in nanoseconds, Linux).
+func readThreadSchedstat() (running, waiting time.Duration, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, t := range tasks {
+		data, err := os.ReadFile(filepath.Join("/proc/self/task", t.Name(), "schedstat"))
+		if err != nil {
+			continue // a thread that ended
+		}
+		var run, wait, slices int64
+		if _, err := fmt.Sscan(string(data), &run, &wait, &slices); err != nil {
+			return 0, 0, false
+		}
+		running, waiting = running+time.Duration(run), waiting+time.Duration(wait)
+	}
+	return running, waiting, true
 }
 
 // readSchedLatencies reads the runtime's histogram of scheduling latencies.
@@ -91,15 +130,29 @@ func (w *cpuWatch) sample() {
 	if h == nil {
 		return
 	}
+	var run, wait time.Duration
+	hasOS := false
+	if w.readOS != nil {
+		run, wait, hasOS = w.readOS()
+	}
 	if w.last != nil && len(w.last) == len(h.Counts) {
-		start := w.lastAt
-		w.windows = append(w.windows, cpuWindow{start: start, end: now, p99: percentile99(h, w.last)})
+		win := cpuWindow{start: w.lastAt, end: now, p99: percentile99(h, w.last)}
+		if hasOS && w.hasOS {
+			// Threads that ended take their counts with them: a window whose sums went back
+			// says nothing.
+			dRun, dWait := run-w.lastRun, wait-w.lastOS
+			if dRun > 0 && dWait >= dRun && dWait >= now.Sub(w.lastAt)/2 {
+				win.waitPerRun = float64(dWait) / float64(dRun)
+			}
+		}
+		w.windows = append(w.windows, win)
 		for len(w.windows) > 0 && now.Sub(w.windows[0].end) > cpuHistory {
 			w.older = max(w.older, w.windows[0].p99)
 			w.windows = w.windows[1:]
 		}
 	}
 	w.last, w.lastAt = append(w.last[:0], h.Counts...), now
+	w.lastRun, w.lastOS, w.hasOS = run, wait, hasOS
 }
 
 // percentile99 is the lower bound of the bucket holding the 99th percentile of the counts
@@ -152,27 +205,34 @@ func (w *cpuWatch) worstSince(since time.Time) time.Duration {
 	return worst
 }
 
-// starvedShare is the share of [since, now] that this client spent short of CPU (in windows
-// whose latency reached starvedLatency), and the worst latency of those windows.
-func (w *cpuWatch) starvedShare(since time.Time) (float64, time.Duration) {
+// cpuShortage is how short of CPU a wait was: its worst windows' measures.
+type cpuShortage struct {
+	latency    time.Duration // goroutines' wait to run (99th percentile)
+	waitPerRun float64       // the threads' wait for a CPU per second run
+}
+
+// starvedShare is the share of [since, now] that this client spent short of CPU, and how
+// short it was in those windows.
+func (w *cpuWatch) starvedShare(since time.Time) (float64, cpuShortage) {
 	if w == nil {
-		return 0, 0
+		return 0, cpuShortage{}
 	}
 	w.sample()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clock()
 	if !now.After(since) {
-		return 0, 0
+		return 0, cpuShortage{}
 	}
-	var starved, worst time.Duration
+	var starved time.Duration
+	var worst cpuShortage
 	for i := len(w.windows) - 1; i >= 0 && w.windows[i].end.After(since); i-- {
 		win := w.windows[i]
-		if win.p99 < starvedLatency {
+		if !win.starved() {
 			continue
 		}
 		starved += win.end.Sub(maxTime(win.start, since))
-		worst = max(worst, win.p99)
+		worst.latency, worst.waitPerRun = max(worst.latency, win.p99), max(worst.waitPerRun, win.waitPerRun)
 	}
 	return float64(starved) / float64(now.Sub(since)), worst
 }
@@ -185,15 +245,22 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // starvedSince says whether the client was short of CPU for at least half of the time since
-// then (a wait for an answer that long may be the client's, not the server's), and the worst
-// latency meanwhile. A moment's load is no excuse for a server that stays silent.
-func (w *cpuWatch) starvedSince(since time.Time) (time.Duration, bool) {
+// then (a wait for an answer that long may be the client's, not the server's), and how short.
+// A moment's load is no excuse for a server that stays silent.
+func (w *cpuWatch) starvedSince(since time.Time) (cpuShortage, bool) {
 	share, worst := w.starvedShare(since)
 	return worst, share >= 0.5
 }
 
 // starvedNote says why a wait that timed out may not be the server's doing.
-func starvedNote(waited time.Duration) string {
-	return fmt.Sprintf("this runner was short of CPU (goroutines waited %s or more to run), so the API server may have answered in time: "+
-		"verify fewer clusters per runner (input shard), lower max-parallel, or give the step more CPU", waited.Round(10*time.Millisecond))
+func starvedNote(c cpuShortage) string {
+	var how []string
+	if c.waitPerRun >= 1 {
+		how = append(how, fmt.Sprintf("its threads waited %.1fs for a CPU for every second they ran", c.waitPerRun))
+	}
+	if c.latency >= starvedLatency {
+		how = append(how, fmt.Sprintf("goroutines waited %s or more to run", c.latency.Round(10*time.Millisecond)))
+	}
+	return fmt.Sprintf("this runner was short of CPU (%s), so the API server may have answered in time: "+
+		"verify fewer clusters per runner (input shard), lower max-parallel, or give the step more CPU", strings.Join(how, "; "))
 }

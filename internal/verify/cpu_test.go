@@ -3,6 +3,7 @@ package verify
 import (
 	"math"
 	"runtime/metrics"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,13 +69,10 @@ func TestCPUWatch(t *testing.T) {
 			t.Errorf("%s: short of CPU for %.2f of the time (starved %v), want %.2f (not starved)", tt.name, share, starved, tt.share)
 		}
 	}
-	busy := func(since time.Time) (time.Duration, bool) {
-		tick(map[int]uint64{2: 100, 6: 100})
-		return w.starvedSince(since)
-	}
 	from := now
-	if waited, starved := busy(from); !starved || waited != time.Second {
-		t.Errorf("a busy second after %s: starved %v, waited %s; want short of CPU, 1s", from, starved, waited)
+	tick(map[int]uint64{2: 100, 6: 100})
+	if c, starved := w.starvedSince(from); !starved || c.latency != time.Second || !strings.Contains(starvedNote(c), "goroutines waited 1s or more to run") {
+		t.Errorf("a busy second after %s: starved %v, %+v; want short of CPU, 1s", from, starved, c)
 	}
 	var none *cpuWatch
 	if _, starved := none.starvedSince(start); starved {
@@ -101,5 +99,51 @@ func TestCPUWatchReadsTheRuntime(t *testing.T) {
 	t.Parallel()
 	if readSchedLatencies() == nil {
 		t.Fatalf("the runtime has no %s histogram", schedLatencies)
+	}
+}
+
+// TestCPUWatchSeesOtherProcesses: a process that gets its turns at once but short ones (many
+// processes on few cores) shows in the kernel's count of the threads' wait for a CPU, not in
+// the scheduler's latency: a window where the threads waited as long as they ran, for half
+// of it or more, is short of CPU.
+func TestCPUWatchSeesOtherProcesses(t *testing.T) {
+	t.Parallel()
+	buckets := []float64{0, 0.001, 3600}
+	counts := []uint64{0, 0}
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	var running, waiting time.Duration
+	w := &cpuWatch{
+		read: func() *metrics.Float64Histogram {
+			counts[0] += 1000 // every goroutine ran within a millisecond
+			return &metrics.Float64Histogram{Counts: append([]uint64(nil), counts...), Buckets: buckets}
+		},
+		readOS: func() (time.Duration, time.Duration, bool) { return running, waiting, true },
+		clock:  func() time.Time { return now },
+	}
+	w.sample()
+	tick := func(run, wait time.Duration) {
+		running, waiting, now = running+run, waiting+wait, now.Add(time.Second)
+		w.sample()
+	}
+	quietFrom := now
+	tick(900*time.Millisecond, 100*time.Millisecond) // its own work, on a free core
+	tick(time.Second, 300*time.Millisecond)          // busy, a little waiting
+	if _, starved := w.starvedSince(quietFrom); starved {
+		t.Errorf("threads that waited less than they ran counted as short of CPU")
+	}
+	crowdedFrom := now
+	tick(200*time.Millisecond, 1800*time.Millisecond) // a tenth of the cores, among others
+	tick(100*time.Millisecond, 1900*time.Millisecond)
+	c, starved := w.starvedSince(crowdedFrom)
+	if !starved || c.waitPerRun != 19 || !strings.Contains(starvedNote(c), "its threads waited 19.0s for a CPU for every second they ran") {
+		t.Errorf("crowded: starved %v, %+v (%s)", starved, c, starvedNote(c))
+	}
+	idleFrom := now
+	tick(10*time.Millisecond, 10*time.Millisecond) // little to do, a short wait for it
+	if _, starved := w.starvedSince(idleFrom); starved {
+		t.Errorf("an idle process's short wait counted as short of CPU")
+	}
+	if run, wait, ok := readThreadSchedstat(); ok && run <= 0 {
+		t.Errorf("this process's threads ran %s (waited %s)", run, wait)
 	}
 }
