@@ -505,7 +505,7 @@ func writeRow(b *strings.Builder, r *fleetRow, n, ok int, last, exit string, run
 // clusters that were Current, and what the others said, next to the quiet runs.
 func writeBusy(b *strings.Builder, r *fleetRow, n int, quiet *fleetRow) {
 	fmt.Fprintf(b, "### %d clusters, %d busy processes beside app-status\n\n", n, r.busy)
-	b.WriteString("A runner shared with other jobs: each busy process is a shell loop that never sleeps. A healthy cluster that is not Current by the timeout must say that the runner was short of CPU (the Go scheduler's latency, `/sched/latencies:seconds`), never blame its server.\n\n")
+	b.WriteString("A runner shared with other jobs: each busy process is a shell loop that never sleeps. A healthy cluster that is not Current by the timeout must say that the runner was short of CPU (the Go scheduler's latency, `/sched/latencies:seconds`, or the kernel's count of its threads' wait for a CPU), never blame its server.\n\n")
 	b.WriteString("| Machine | Healthy clusters Current | Not Current, saying the runner was short of CPU | Not Current, blaming the server | Last healthy verdict | Exit | CPU per cluster |\n|---|---|---|---|---|---|---|\n")
 	row := func(name string, r *fleetRow) {
 		ok := medianInt(pick(r.samples, func(s fleetSample) int64 { return int64(s.healthyOK) }))
