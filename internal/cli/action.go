@@ -29,7 +29,16 @@ func runAction(ctx context.Context, env Env) int {
 	// The step's own commands (masks, annotations) go to the log as they are; every other line
 	// goes through log, where no text can become a command.
 	stdout := &lockedWriter{w: env.Stdout}
-	gha := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(stdout))
+	// The inputs' values, as read: a bad input's reports must not repeat them.
+	var typed []string
+	getenv := func(k string) string {
+		v := env.Getenv(k)
+		if strings.HasPrefix(k, "INPUT_") || k == "KUBECONFIG" {
+			typed = append(typed, v)
+		}
+		return v
+	}
+	gha := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
 	log := sanitize.NewCommandsWriter(stdout)
 	defer func() { _ = log.Flush() }()
 	start := env.Clock()
@@ -70,8 +79,16 @@ func runAction(ctx context.Context, env Env) int {
 	if err != nil {
 		badInput = redactText(err.Error(), secrets)
 		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.Commands(badInput))
-		run = result.NewRun(s.resources, s.revision, nil, env.Clock().Sub(start))
-		run.Condition.Message = badInput
+		// The log and the job summary get the whole error (GitHub masks the secrets it knows
+		// in both); the report file, the JUnit report and the outputs, which an artifact upload
+		// carries further, only what holds no input's value, and no resource or revision.
+		run = result.NewRun(nil, "", nil, env.Clock().Sub(start))
+		run.Condition.Message = reportedText(badInput, typed, func(m string) string {
+			if name := regexp.MustCompile(`\binput ([a-z][a-z-]*)`).FindStringSubmatch(m); name != nil {
+				return "input " + name[1]
+			}
+			return ""
+		})
 	} else {
 		pub := startPublisher(ctx, gha, env, s, req)
 		printProgress := progressPrinter(log, secrets.Redact, len(req.Targets))

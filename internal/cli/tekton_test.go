@@ -334,6 +334,10 @@ func TestBadInputKeepsTypedValuesOutOfReports(t *testing.T) {
 		{[]string{"--resource", "ks/app", "--revision", secret, "--nope"}, "a flag that is not defined"},
 		{[]string{"--resource", "ks/app", "-" + secret}, "a flag that is not defined"},
 		{[]string{"--resource", "ks/app", "--max-parallel", "0"}, "--max-parallel 0 is out of range"},
+		{[]string{"--resource", "ks/app", "--kubeconfig", "./" + secret}, "bad input in --kubeconfig"},
+		{[]string{"--resource", "ks/app", "--kubeconfig", "~/" + secret}, "bad input in --kubeconfig"},
+		{[]string{"--resource", "ks/app", "--kubeconfig", "YXBpVmVyc2lvbjogdjEK//" + secret + "//"}, "bad input in --kubeconfig"},
+		{[]string{"--resource", "ks/app", "kubeconfig-in-env"}, "bad input"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -346,6 +350,12 @@ func TestBadInputKeepsTypedValuesOutOfReports(t *testing.T) {
 			}
 			f := newFakeEnv(t, nil)
 			delete(f.vars, "GITHUB_ACTIONS")
+			if tt.args[len(tt.args)-1] == "kubeconfig-in-env" {
+				// A GitLab variable of type variable, not file: the kubeconfig's content
+				// where its path should be.
+				tt.args = tt.args[:len(tt.args)-1]
+				f.vars["KUBECONFIG"] = "YXBpVmVyc2lvbjogdjEK//" + secret
+			}
 			if code := Run(context.Background(), append(args, tt.args...), f.env()); code != 2 {
 				t.Fatalf("exit %d, want 2\n%s", code, f.stderr.String())
 			}
@@ -362,5 +372,30 @@ func TestBadInputKeepsTypedValuesOutOfReports(t *testing.T) {
 				t.Errorf("the summary does not say %q:\n%s", tt.wantReported, summary)
 			}
 		})
+	}
+}
+
+// TestActionBadInputKeepsInputsOutOfReports: the action's report file and outputs, which an
+// artifact upload carries further than the log, do not repeat a bad input's value; the log and
+// the job summary (both masked by GitHub) give the whole error.
+func TestActionBadInputKeepsInputsOutOfReports(t *testing.T) {
+	t.Parallel()
+	const secret = "S3cretTok3nValue0123456789"
+	f := newFakeEnv(t, map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_TIMEOUT": secret, "RUNNER_TEMP": t.TempDir()})
+	if code := Run(context.Background(), []string{"action"}, f.env()); code == 0 {
+		t.Fatalf("a bad input passed")
+	}
+	outputs := f.file(t, f.output)
+	if strings.Contains(outputs, secret) || !strings.Contains(outputs, "bad input in input timeout") {
+		t.Errorf("the outputs repeat the value, or do not name the input:\n%s", outputs)
+	}
+	entries, _ := os.ReadDir(f.vars["RUNNER_TEMP"])
+	for _, e := range entries {
+		if text := f.file(t, filepath.Join(f.vars["RUNNER_TEMP"], e.Name())); strings.Contains(text, secret) {
+			t.Errorf("%s holds the value typed", e.Name())
+		}
+	}
+	if !strings.Contains(f.file(t, f.summary), "input timeout") {
+		t.Errorf("the summary does not name the input:\n%s", f.file(t, f.summary))
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/report"
@@ -133,7 +132,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		}
 		return 2
 	}
-	badInput := func(message string) int { return badInputReported(message, reportedBadInput(fs, message)) }
+	badInput := func(message string) int { return badInputReported(message, reportedBadInput(fs, env, message)) }
 	switch {
 	case parseErr != nil:
 		// The flag package has printed the error and the usage; a flag's value, which may be
@@ -315,33 +314,44 @@ func flagErrorWithoutValue(fs *flag.FlagSet, err error) string {
 }
 
 // reportedBadInput is what the report files say of a bad input: the error itself when it holds
-// nothing typed (no quoted text, no value of 8 characters or more given to a flag), else the
-// flag it names and where to read the rest. The report files reach more people than the log
-// (a merge request's widget, a pipeline's artifacts), and what was typed may be a secret
-// given to the wrong flag, or a kubeconfig pasted in place of its path.
-func reportedBadInput(fs *flag.FlagSet, message string) string {
-	typed := strings.ContainsAny(message, "\"'`")
-	fs.Visit(func(f *flag.Flag) {
-		// The value, and each word of it: the message may hold it on one line, or in part.
-		value := f.Value.String()
-		words := strings.FieldsFunc(value, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
-		for _, v := range append(words, value) {
-			if v = strings.Trim(v, "[]{}()<>:;\"' "); len(v) >= 8 && strings.Contains(message, v) {
-				typed = true
+// nothing typed, else the flag it names and where to read the rest. The report files reach
+// more people than the log (a merge request's widget, a pipeline's artifacts), and what was
+// typed may be a secret given to the wrong flag, or a kubeconfig pasted in place of its path.
+func reportedBadInput(fs *flag.FlagSet, env Env, message string) string {
+	typed := []string{env.Getenv("KUBECONFIG")}
+	fs.Visit(func(f *flag.Flag) { typed = append(typed, f.Value.String()) })
+	return reportedText(message, typed, func(m string) string {
+		for _, name := range regexp.MustCompile(`(?:^|[\s(])--?([a-z][a-z-]*)`).FindAllStringSubmatch(m, -1) {
+			if fs.Lookup(name[1]) != nil {
+				if len(name[1]) == 1 {
+					return "-" + name[1]
+				}
+				return "--" + name[1]
 			}
 		}
+		return ""
 	})
-	if !typed {
+}
+
+// reportedText is message when it holds nothing typed (no quoted text, and no run of 8 or more
+// letters, digits or -_+= from one of the values typed, which catches a value shown cleaned as
+// a path, split, or in part), else which input was bad (named by name, "" when it cannot
+// tell) and where to read the rest.
+func reportedText(message string, typed []string, name func(string) string) string {
+	holds := strings.ContainsAny(message, "\"'`")
+	runs := regexp.MustCompile(`[A-Za-z0-9_+=-]{8,}`)
+	for _, v := range typed {
+		for _, run := range runs.FindAllString(v, -1) {
+			if strings.Contains(message, run) {
+				holds = true
+			}
+		}
+	}
+	if !holds {
 		return message
 	}
-	for _, m := range regexp.MustCompile(`(?:^|[\s(])--?([a-z][a-z-]*)`).FindAllStringSubmatch(message, -1) {
-		if fs.Lookup(m[1]) != nil {
-			dashes := "--"
-			if len(m[1]) == 1 {
-				dashes = "-"
-			}
-			return "bad input in " + dashes + m[1] + ": the step's log says what is wrong and how to fix it"
-		}
+	if n := name(message); n != "" {
+		return "bad input in " + n + ": the step's log says what is wrong and how to fix it"
 	}
 	return "bad input: the step's log says what is wrong and how to fix it"
 }

@@ -74,9 +74,7 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 	var b strings.Builder
 	if opts.BadInput != "" {
 		fmt.Fprintf(&b, "**Bad input:** %s\n\n", mdText(opts.BadInput, maxConditionRunes))
-		if run.Condition.Message == opts.BadInput {
-			run.Condition.Message = "no cluster was contacted" // the error is said once, above
-		}
+		run.Condition.Message = "no cluster was contacted" // the error is said once, above
 	}
 	writeHeadline(&b, run)
 	writeRollup(&b, run)
