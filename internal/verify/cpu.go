@@ -33,28 +33,22 @@ const (
 
 const schedLatencies = "/sched/latencies:seconds"
 
-// minCrowdedWait is the shortest average wait per turn on a CPU that counts as a crowded
-// run queue (tens of processes on few cores wait tens of milliseconds a turn; an ordinary
-// busy machine, microseconds).
-const minCrowdedWait = 5 * time.Millisecond
-
 // cpuWatch keeps the scheduling latency of the run, window by window.
 type cpuWatch struct {
 	read func() *metrics.Float64Histogram
 	// readOS is how long this process's threads have run and have waited for a CPU, as the
 	// kernel counts them (ok false where it does not say).
-	readOS func() (running, waiting time.Duration, turns int64, ok bool)
+	readOS func() (running, waiting time.Duration, ok bool)
 	clock  func() time.Time
 
-	mu        sync.Mutex
-	last      []uint64  // cumulative counts at the last sample
-	lastAt    time.Time // when it was taken
-	lastRun   time.Duration
-	lastOS    time.Duration // the threads' wait for a CPU at the last sample
-	lastTurns int64         // and their turns on a CPU
-	hasOS     bool
-	windows   []cpuWindow
-	older     time.Duration // the worst latency of the windows dropped from windows
+	mu      sync.Mutex
+	last    []uint64  // cumulative counts at the last sample
+	lastAt  time.Time // when it was taken
+	lastRun time.Duration
+	lastOS  time.Duration // the threads' wait for a CPU at the last sample
+	hasOS   bool
+	windows []cpuWindow
+	older   time.Duration // the worst latency of the windows dropped from windows
 }
 
 // cpuWindow is what a window between two samples says: the 99th percentile of the scheduling
@@ -80,10 +74,10 @@ func newCPUWatch(clock func() time.Time) *cpuWatch {
 
 // readThreadSchedstat sums, over this process's threads, the time run and the time waited on
 // a run queue (/proc/self/task/*/schedstat, in nanoseconds, Linux).
-func readThreadSchedstat() (running, waiting time.Duration, turns int64, ok bool) {
+func readThreadSchedstat() (running, waiting time.Duration, ok bool) {
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
-		return 0, 0, 0, false
+		return 0, 0, false
 	}
 	for _, t := range tasks {
 		data, err := os.ReadFile(filepath.Join("/proc/self/task", t.Name(), "schedstat"))
@@ -92,11 +86,11 @@ func readThreadSchedstat() (running, waiting time.Duration, turns int64, ok bool
 		}
 		var run, wait, slices int64
 		if _, err := fmt.Sscan(string(data), &run, &wait, &slices); err != nil {
-			return 0, 0, 0, false
+			return 0, 0, false
 		}
-		running, waiting, turns = running+time.Duration(run), waiting+time.Duration(wait), turns+slices
+		running, waiting = running+time.Duration(run), waiting+time.Duration(wait)
 	}
-	return running, waiting, turns, true
+	return running, waiting, true
 }
 
 // readSchedLatencies reads the runtime's histogram of scheduling latencies.
@@ -137,20 +131,17 @@ func (w *cpuWatch) sample() {
 		return
 	}
 	var run, wait time.Duration
-	var turns int64
 	hasOS := false
 	if w.readOS != nil {
-		run, wait, turns, hasOS = w.readOS()
+		run, wait, hasOS = w.readOS()
 	}
 	if w.last != nil && len(w.last) == len(h.Counts) {
 		win := cpuWindow{start: w.lastAt, end: now, p99: percentile99(h, w.last)}
 		if hasOS && w.hasOS {
 			// Threads that ended take their counts with them: a window whose sums went back
 			// says nothing.
-			// Many short waits (a busy but not crowded machine) are no shortage: the wait per
-			// turn on a CPU must be a crowded run queue's, minCrowdedWait or more.
-			dRun, dWait, dTurns := run-w.lastRun, wait-w.lastOS, turns-w.lastTurns
-			if dRun > 0 && dTurns > 0 && dWait >= dRun && dWait >= now.Sub(w.lastAt)/2 && dWait/time.Duration(dTurns) >= minCrowdedWait {
+			dRun, dWait := run-w.lastRun, wait-w.lastOS
+			if dRun > 0 && dWait >= dRun && dWait >= now.Sub(w.lastAt)/2 {
 				win.waitPerRun = float64(dWait) / float64(dRun)
 			}
 		}
@@ -161,7 +152,7 @@ func (w *cpuWatch) sample() {
 		}
 	}
 	w.last, w.lastAt = append(w.last[:0], h.Counts...), now
-	w.lastRun, w.lastOS, w.lastTurns, w.hasOS = run, wait, turns, hasOS
+	w.lastRun, w.lastOS, w.hasOS = run, wait, hasOS
 }
 
 // percentile99 is the lower bound of the bucket holding the 99th percentile of the counts
