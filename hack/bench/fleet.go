@@ -104,47 +104,29 @@ type fakeFleet struct {
 	clustersFile string
 }
 
-// startFleet starts n servers: with 10 or more, a tenth hang, a twentieth throttle and a
-// twentieth fail; they come first in the clusters-file, the healthy ones last (the order in
-// which an engine that starts clusters in turn would reach them).
+// startFleet starts the servers of fleetPlan(n) in this process and writes their
+// clusters-file.
 func startFleet(n, objects int, dir string, creds *fleetCredentials) (*fakeFleet, error) {
-	hung, throttled, failing := 0, 0, 0
-	if n >= 10 {
-		hung, throttled, failing = n/10, n/20, n/20
-	}
 	f := &fakeFleet{healthy: map[string]bool{}}
-	f.mix = fmt.Sprintf("%d healthy, %d hung, %d throttled (429), %d failing (500)", n-hung-throttled-failing, hung, throttled, failing)
+	counts := map[fakeapi.Behaviour]int{}
 	resources, objs := fakeapi.App("app", fleetRevision, objects)
 	var lines strings.Builder
-	index := 0
-	add := func(kind string, b fakeapi.Behaviour, count int) error {
-		for i := range count {
-			s := fakeapi.Start(fakeapi.Options{Behaviour: b, Resources: resources, Objects: objs, RetryAfter: 30, TLS: creds.serverTLS})
-			f.servers = append(f.servers, s)
-			name := fmt.Sprintf("%s-%04d", kind, i)
-			if b == fakeapi.Healthy {
-				f.healthy[name] = true
-			}
-			path := filepath.Join(dir, name+".yaml")
-			kubeconfig := creds.kubeconfig(index, s.URL())
-			index++
-			if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
-				return err
-			}
-			fmt.Fprintf(&lines, "%s=file:%s\n", name, path)
+	for i, c := range fleetPlan(n) {
+		counts[c.behaviour]++
+		s := fakeapi.Start(fakeapi.Options{Behaviour: c.behaviour, Resources: resources, Objects: objs, RetryAfter: 30, TLS: creds.serverTLS})
+		f.servers = append(f.servers, s)
+		if c.behaviour == fakeapi.Healthy {
+			f.healthy[c.name] = true
 		}
-		return nil
-	}
-	for _, step := range []struct {
-		kind  string
-		b     fakeapi.Behaviour
-		count int
-	}{{"hung", fakeapi.Hang, hung}, {"throttled", fakeapi.Throttle, throttled}, {"failing", fakeapi.Fail, failing}, {"healthy", fakeapi.Healthy, n - hung - throttled - failing}} {
-		if err := add(step.kind, step.b, step.count); err != nil {
+		path := filepath.Join(dir, c.name+".yaml")
+		if err := os.WriteFile(path, []byte(creds.kubeconfig(i, s.URL())), 0o600); err != nil {
 			f.close()
 			return nil, err
 		}
+		fmt.Fprintf(&lines, "%s=file:%s\n", c.name, path)
 	}
+	f.mix = fmt.Sprintf("%d healthy, %d hung, %d throttled (429), %d failing (500)",
+		counts[fakeapi.Healthy], counts[fakeapi.Hang], counts[fakeapi.Throttle], counts[fakeapi.Fail])
 	f.clustersFile = filepath.Join(dir, fmt.Sprintf("clusters-%d.txt", n))
 	if err := os.WriteFile(f.clustersFile, []byte(lines.String()), 0o600); err != nil {
 		f.close()
@@ -311,9 +293,9 @@ func fleet(ctx context.Context, args []string) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	rusage := filepath.Join(dir, "rusage")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", rusage, "github.com/org/app-status-action/hack/bench/rusage").CombinedOutput(); err != nil {
-		return fmt.Errorf("build rusage: %w: %s", err, out)
+	rusage, err := buildRusage(ctx, dir)
+	if err != nil {
+		return err
 	}
 	tools := []struct{ name, binary string }{{"app-status", cfg.appStatus}}
 	if cfg.peer != "" {

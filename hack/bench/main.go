@@ -174,9 +174,8 @@ func bench(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(e.workdir)
-	e.rusage = filepath.Join(e.workdir, "rusage")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", e.rusage, "github.com/org/app-status-action/hack/bench/rusage").CombinedOutput(); err != nil {
-		return fmt.Errorf("build hack/bench/rusage: %w\n%s", err, out)
+	if e.rusage, err = buildRusage(ctx, e.workdir); err != nil {
+		return err
 	}
 	logf("bench: %d CPUs, %s memory (%s available), load %s; phases %s", res.Machine.CPUs, gib(res.Machine.MemTotal), gib(res.Machine.MemAvailAt), res.Machine.LoadStart, strings.Join(cfg.phases, ","))
 
@@ -250,4 +249,13 @@ func (e *env) useClusters(clusters []*testbed.Cluster, tag string) error {
 	}
 	e.clustersFile = filepath.Join(e.workdir, "clusters-"+tag+".txt")
 	return writeClustersFile(e.clustersFile, e.clusters)
+}
+
+// buildRusage builds hack/bench/rusage into dir and returns its path.
+func buildRusage(ctx context.Context, dir string) (string, error) {
+	path := filepath.Join(dir, "rusage")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", path, "github.com/org/app-status-action/hack/bench/rusage").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build hack/bench/rusage: %w\n%s", err, out)
+	}
+	return path, nil
 }

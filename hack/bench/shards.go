@@ -16,12 +16,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,8 +71,9 @@ type plannedCluster struct {
 	behaviour fakeapi.Behaviour
 }
 
-// fleetPlan is the fleet benchmark's mix for n clusters, in the same order: hung, throttled,
-// failing, then healthy.
+// fleetPlan is the fleet benchmarks' mix for n clusters: with 10 or more, a tenth hang, a
+// twentieth throttle and a twentieth fail; they come first, the healthy ones last (the order in
+// which an engine that starts clusters in turn would reach them).
 func fleetPlan(n int) []plannedCluster {
 	hung, throttled, failing := 0, 0, 0
 	if n >= 10 {
@@ -288,9 +291,9 @@ func shards(ctx context.Context, args []string) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	rusage := filepath.Join(dir, "rusage")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", rusage, "github.com/org/app-status-action/hack/bench/rusage").CombinedOutput(); err != nil {
-		return fmt.Errorf("build rusage: %w: %s", err, out)
+	rusage, err := buildRusage(ctx, dir)
+	if err != nil {
+		return err
 	}
 	began := time.Now()
 	f, err := startShardedFleet(ctx, cfg, dir)
@@ -381,20 +384,21 @@ func shards(ctx context.Context, args []string) error {
 	return nil
 }
 
-// tally counts verdicts: "Current", "Timeout", "Throttled", ...
+// tally counts verdicts: "4146 Current, 452 Throttled, ...".
 func tally(v map[string]string) string {
 	counts := map[string]int{}
 	for _, verdict := range v {
 		counts[verdict]++
 	}
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	return countsText(counts, "%d %v")
+}
+
+// countsText lists counts by key, in the keys' order, each as format gives it (count, key).
+func countsText[K cmp.Ordered](counts map[K]int, format string) string {
+	keys := slices.Sorted(maps.Keys(counts))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+		parts[i] = fmt.Sprintf(format, counts[k], k)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -479,16 +483,7 @@ func shardCodes(ss []procSample) string {
 	for _, s := range ss {
 		codes[s.code]++
 	}
-	keys := make([]int, 0, len(codes))
-	for k := range codes {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d × %d", codes[k], k)
-	}
-	return strings.Join(parts, ", ")
+	return countsText(codes, "%d × %v")
 }
 
 // orMissing is a cluster's verdict, or "missing" when a report lacks it.
