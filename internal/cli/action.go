@@ -84,7 +84,7 @@ func runAction(ctx context.Context, env Env) int {
 		// carries further, only what holds no input's value, and no resource or revision.
 		run = result.NewRun(nil, "", nil, env.Clock().Sub(start))
 		run.Condition.Message = reportedText(badInput, typed, func(m string) string {
-			if name := regexp.MustCompile(`\binput ([a-z][a-z-]*)`).FindStringSubmatch(m); name != nil {
+			if name := regexp.MustCompile(`^input ([a-z][a-z-]*)`).FindStringSubmatch(m); name != nil {
 				return "input " + name[1]
 			}
 			return ""
