@@ -111,6 +111,11 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	)
 	finish := func(v verdictReason) result.Cluster {
 		stopTrigger()
+		if applied.IsZero() && v.verdict == result.VerdictCurrent {
+			// Current before an assessment marked the roots applied (a verdict from the
+			// first look): they had applied the revision by now, at the latest.
+			applied = req.Clock()
+		}
 		if trig != nil {
 			out.Reconcile = trig.report(applied)
 		}
