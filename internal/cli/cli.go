@@ -41,7 +41,7 @@ func writeFile(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(name, data, 0o644)
+	return writeWhole(name, data)
 }
 
 const usage = `app-status verifies that a Flux app is rolled out on many Kubernetes clusters at once.

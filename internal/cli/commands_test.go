@@ -139,4 +139,39 @@ func TestNoRunnerCommandFromClusterText(t *testing.T) {
 			}
 		})
 	}
+	// --json-file may be the job's log (/dev/stdout, or a file a later step prints): it is
+	// the JSON of -o json, with the same commands broken.
+	t.Run("cli --json-file", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		file := filepath.Join(dir, "clusters")
+		if err := os.WriteFile(file, []byte(strings.ReplaceAll(clusters, "=env:", "=file:")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for env, doc := range vars {
+			if err := os.WriteFile(filepath.Join(dir, env), []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		report := filepath.Join(dir, "report.json")
+		f := newFakeEnv(t, nil)
+		if code := Run(context.Background(), []string{"verify", "--quiet", "--clusters-file", file, "--resource", "ks/app", "--revision", "a1b2c3d4",
+			"--timeout", "20s", "--json-file", report}, f.env()); code != 1 {
+			t.Errorf("Run() = %d, want 1\n%s", code, f.stderr.String())
+		}
+		data, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("--json-file is no JSON document: %v", err)
+		}
+		if !strings.Contains(string(data), "stop-commands") || !strings.Contains(string(data), `##\u005b`) {
+			t.Errorf("want the cluster text in the file, the brackets of its commands escaped:\n%s", data)
+		}
+		if cmds := runnertest.Commands(string(data)); len(cmds) > 0 {
+			t.Errorf("--json-file holds runner commands: %+v", cmds)
+		}
+	})
 }

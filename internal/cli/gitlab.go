@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -120,7 +119,7 @@ func gitlabDefaults(o *cliOptions) map[string]bool {
 
 // writeDotenv writes the dotenv report to path (--dotenv-file).
 func writeDotenv(path string, run result.Run) error {
-	if err := os.WriteFile(path, []byte(dotenvReport(run)), 0o644); err != nil { //nolint:gosec // a report for the CI to read
+	if err := writeWhole(path, []byte(dotenvReport(run))); err != nil {
 		return fmt.Errorf("write --dotenv-file: %w", err)
 	}
 	return nil

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/safefile"
 )
 
 // reportFiles are the files the CLI writes besides its output: the reports a CI reads after the
@@ -57,10 +57,19 @@ func (f reportFiles) write(run result.Run, badInput string, warn io.Writer) erro
 	return errors.Join(errs...)
 }
 
+// writeWhole writes a report file whole or not at all (safefile.Write): a run killed midway
+// leaves no cut file for a later step to read.
+func writeWhole(path string, data []byte) error {
+	return safefile.Write(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
 // writeSummaryFile writes the markdown summary to path (--summary-file).
 func writeSummaryFile(path string, run result.Run, badInput string) error {
 	md := report.Markdown(run, report.MarkdownOptions{BadInput: badInput})
-	if err := os.WriteFile(path, []byte(md), 0o644); err != nil { //nolint:gosec // a report for the CI to read
+	if err := writeWhole(path, []byte(md)); err != nil {
 		return fmt.Errorf("write --summary-file: %w", err)
 	}
 	return nil

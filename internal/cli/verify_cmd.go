@@ -6,7 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +15,7 @@ import (
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/safefile"
 	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/shard"
 	"github.com/org/app-status-action/internal/verify"
@@ -262,14 +263,15 @@ func (reconcileFlag) IsBoolFlag() bool { return true }
 func writeJSONFile(path string, run result.Run) error {
 	// Streamed: a fleet's report is tens of MiB, which a buffer would hold at the run's end,
 	// when memory peaks.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644) //nolint:gosec // a report for the CI to read
-	if err != nil {
-		return fmt.Errorf("write --json-file: %w", err)
-	}
-	err = report.WriteJSON(f, run)
-	if closeErr := f.Close(); err == nil {
-		err = closeErr
-	}
+	// Whole or not at all (safefile.Write), and with runner commands broken as on stdout
+	// (the JSON reads the same): the file may be the job's log (/dev/stdout).
+	err := safefile.Write(path, 0o644, func(w io.Writer) error {
+		jw := sanitize.NewJSONCommandsWriter(w)
+		if err := report.WriteJSON(jw, run); err != nil {
+			return err
+		}
+		return jw.Flush()
+	})
 	if err != nil {
 		return fmt.Errorf("write --json-file: %w", err)
 	}
@@ -282,7 +284,7 @@ func writeJUnit(path string, run result.Run) error {
 	if err := report.JUnit(&b, run); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil { //nolint:gosec // a report for the CI to read
+	if err := writeWhole(path, b.Bytes()); err != nil {
 		return fmt.Errorf("write --junit-file: %w", err)
 	}
 	return nil

@@ -74,8 +74,9 @@ type Options struct {
 	// apiVersion, kind and metadata).
 	Resources []Resource
 	Objects   []map[string]any
-	// TLS, when set, serves HTTPS with this configuration (its certificate, and the client
-	// certificates it asks for), as a real API server does; nil serves plain HTTP.
+	// TLS, when set, serves HTTPS (HTTP/2 and HTTP/1.1) with this configuration (its
+	// certificate, and the client certificates it asks for), as a real API server does; nil
+	// serves plain HTTP/1.1.
 	TLS *tls.Config
 }
 
@@ -100,6 +101,9 @@ func Start(opts Options) *Server {
 	// A client that gives up mid-handshake (a verdict given, a run stopped) is no news.
 	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	if opts.TLS != nil {
+		// HTTP/2, as a real API server speaks it: a client's lists and watches share one
+		// connection (one TLS handshake), where HTTP/1.1 opens one per open watch.
+		s.srv.EnableHTTP2 = true
 		s.srv.TLS = opts.TLS
 		s.srv.StartTLS()
 		return s

@@ -440,7 +440,7 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 }
 
 func nestedMaps(u map[string]any, fields ...string) []map[string]any {
-	items, _, _ := unstructured.NestedSlice(u, fields...)
+	items, _, _ := NestedSlice(u, fields...)
 	var out []map[string]any
 	for _, it := range items {
 		if m, ok := it.(map[string]any); ok {
@@ -448,6 +448,22 @@ func nestedMaps(u map[string]any, fields ...string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// NestedSlice is unstructured.NestedSlice without its deep copy: the slice at fields, as the
+// cached object holds it, for reading only (a Kustomization's inventory of thousands of
+// entries is otherwise copied on every evaluation). found is false when a field is missing; an
+// error says a field is of another type.
+func NestedSlice(u map[string]any, fields ...string) (items []any, found bool, err error) {
+	v, found, err := unstructured.NestedFieldNoCopy(u, fields...)
+	if !found || err != nil {
+		return nil, found, err
+	}
+	items, ok := v.([]any)
+	if !ok {
+		return nil, false, fmt.Errorf(".%s accessor error: %v is of the type %T, expected []interface{}", strings.Join(fields, "."), v, v)
+	}
+	return items, true, nil
 }
 
 // int64Field reads an integer decoded as int64 (client-go) or float64 (encoding/json).

@@ -31,7 +31,7 @@ func Inventory(obj *unstructured.Unstructured) ([]ObjectRef, error) {
 	if obj == nil {
 		return refs, nil
 	}
-	entries, found, err := unstructured.NestedSlice(obj.Object, "status", "inventory", "entries")
+	entries, found, err := NestedSlice(obj.Object, "status", "inventory", "entries")
 	if err != nil {
 		return nil, fmt.Errorf("read the inventory of %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 	}

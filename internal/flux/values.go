@@ -24,7 +24,7 @@ func (r ValuesRef) String() string { return r.Kind + "/" + r.Name }
 
 // ValuesFrom returns a HelmRelease's spec.valuesFrom, each object once, sorted.
 func ValuesFrom(obj *unstructured.Unstructured) []ValuesRef {
-	items, _, _ := unstructured.NestedSlice(obj.Object, "spec", "valuesFrom")
+	items, _, _ := NestedSlice(obj.Object, "spec", "valuesFrom")
 	seen := map[ValuesRef]bool{}
 	var refs []ValuesRef
 	for _, it := range items {
@@ -191,7 +191,7 @@ func sortedRefs(m map[ValuesRef]ValuesChange) []ValuesRef {
 
 // lastDeployed is when the newest release in status.history was deployed.
 func lastDeployed(obj *unstructured.Unstructured) (time.Time, bool) {
-	history, _, _ := unstructured.NestedSlice(obj.Object, "status", "history")
+	history, _, _ := NestedSlice(obj.Object, "status", "history")
 	if len(history) == 0 {
 		return time.Time{}, false
 	}

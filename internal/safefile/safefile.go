@@ -93,3 +93,46 @@ func kind(m os.FileMode) string {
 	}
 	return "not a regular file"
 }
+
+// Write writes a report file at name through write, whole or not at all: into a temporary
+// file beside it, renamed over name once complete, so a run killed midway (a cancelled job, a
+// timeout) leaves the previous file or none, never a cut one that a later step would read. A
+// name that exists and is not a regular file of its own (a device such as /dev/stdout, a
+// pipe, a symbolic link) is written in place, as it cannot be replaced.
+func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
+	if fi, err := os.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, perm)
+		if err != nil {
+			return err
+		}
+		err = write(f)
+		return errors.Join(err, f.Close())
+	}
+	dir, base := filepath.Split(name)
+	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if err := write(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	done = true
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}

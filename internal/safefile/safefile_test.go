@@ -2,6 +2,7 @@ package safefile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -97,5 +98,80 @@ func TestReadReport(t *testing.T) {
 	}
 	if _, err := ReadReport("/proc/self/environ", 512<<20); err == nil {
 		t.Errorf("/proc/self/environ read as a report")
+	}
+}
+
+// TestWrite: a report file is written whole or not at all: a write that fails midway (a run
+// killed while writing) leaves the previous file and no temporary one; a device or a link is
+// written in place.
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "report.json")
+	write := func(text string, fail bool) error {
+		return Write(name, 0o644, func(w io.Writer) error {
+			if _, err := io.WriteString(w, text); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("killed midway")
+			}
+			return nil
+		})
+	}
+	entries := func() []string {
+		var names []string
+		list, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range list {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	if err := write("first", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := write("second, cut", true); err == nil || !strings.Contains(err.Error(), "killed midway") {
+		t.Fatalf("Write() = %v, want the writer's error", err)
+	}
+	if b, err := os.ReadFile(name); err != nil || string(b) != "first" {
+		t.Errorf("after a failed write the file holds %q (%v), want the previous one whole", b, err)
+	}
+	if got := entries(); len(got) != 1 {
+		t.Errorf("the folder holds %q, want only the report (no temporary file left)", got)
+	}
+	if err := write("third", false); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(name)
+	if b, _ := os.ReadFile(name); err != nil || string(b) != "third" || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the file holds %q with mode %v, want \"third\" with 0644", b, fi.Mode())
+	}
+
+	// A symbolic link (as /dev/stdout is one) is written through, not replaced.
+	target, link := filepath.Join(dir, "target"), filepath.Join(dir, "link")
+	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "new" {
+		t.Errorf("the link's target holds %q, want \"new\"", b)
+	}
+	// A device is written in place.
+	if err := Write(os.DevNull, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil {
+		t.Errorf("Write(%s) = %v", os.DevNull, err)
+	}
+	// A folder that does not exist is an error naming it.
+	if err := Write(filepath.Join(dir, "missing", "r.json"), 0o644, func(io.Writer) error { return nil }); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("Write() in a missing folder = %v, want an error naming it", err)
 	}
 }

@@ -1,8 +1,10 @@
 package verify
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -76,6 +78,7 @@ func (e *assessment) recheckAt(t time.Time) {
 // needs (a namespace or kind seen for the first time in an inventory).
 func (s *clusterState) assess(now time.Time) *assessment {
 	e := &assessment{}
+	s.statuses.turn()
 	// Every requested resource is a root, judged on the run's revision, whatever the order
 	// they were given in and whether another one's inventory lists it too: met as a nested
 	// object, it is left for its own turn as a root (judged "at whatever it last applied"
@@ -89,11 +92,8 @@ func (s *clusterState) assess(now time.Time) *assessment {
 		s.evalFlux(e, ref, nil, s.req.Revision, now, visited, roots)
 	}
 	e.rootsApplied = !s.req.Revision.IsZero() && e.appliedRoots == len(s.req.Resources)
-	sort.SliceStable(e.objects, func(i, j int) bool {
-		if e.objects[i].Owner != e.objects[j].Owner {
-			return e.objects[i].Owner < e.objects[j].Owner
-		}
-		return e.objects[i].ID < e.objects[j].ID
+	slices.SortStableFunc(e.objects, func(a, b result.Object) int {
+		return cmp.Or(strings.Compare(a.Owner, b.Owner), strings.Compare(a.ID, b.ID))
 	})
 	return e
 }
@@ -253,6 +253,7 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 			return
 		}
 	}
+	e.objects = slices.Grow(e.objects, len(refs))
 	for _, o := range refs {
 		s.evalObject(e, o, &gate, want, now, visited, roots)
 	}
@@ -336,12 +337,19 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 		}
 		return
 	}
-	u, _ := asUnstructured(cached, gvk)
-	st, msg, err := objectStatus(u)
-	if err != nil {
-		ro.Message = err.Error()
+	memo := s.statuses.status(cached, gvk)
+	u := memo.u
+	if !memo.ok {
+		// Every kind the caches hold converts: this is a defect, said as one, never a pass.
+		ro.Message = fmt.Sprintf("compute status: cannot read the cached %T", cached)
+		e.objects = append(e.objects, ro)
+		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: string(result.ObjectUnknown), message: ro.ID + ": " + ro.Message})
+		return
+	}
+	if memo.err != nil {
+		ro.Message = memo.err.Error()
 	} else {
-		ro.Status, ro.Message = st, msg
+		ro.Status, ro.Message = memo.status, memo.msg
 	}
 
 	if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {

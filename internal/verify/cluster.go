@@ -61,6 +61,8 @@ type clusterState struct {
 	// inventories caches each Flux object's parsed inventory by resourceVersion: assessments
 	// run after every change of any watched object, the inventory changes only with its owner.
 	inventories map[string]parsedInventory
+	// statuses memoizes the kstatus status of each cached object state (statusMemo).
+	statuses statusMemo
 	// firstArtifacts is the artifact revision the run first saw for each source a requested
 	// object applies from: a move away from it to another revision supersedes the expected one.
 	firstArtifacts map[string]string
@@ -331,7 +333,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	dyn, err := newDynamicClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
@@ -443,7 +445,10 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 	for attempt := 0; attempt < attempts; {
 		began := time.Now()
 		attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-		_, err := s.dynamicClient.Resource(ref.Kind.GroupVersionResource()).Namespace(ref.Namespace).Get(attemptCtx, ref.Name, metav1.GetOptions{})
+		// Its metadata only: the answer says the server is there, the credentials work and
+		// the kind is served, as the whole object would, without a Kustomization's inventory
+		// of thousands of entries to send and decode.
+		_, err := s.metadataClient.Resource(ref.Kind.GroupVersionResource()).Namespace(ref.Namespace).Get(attemptCtx, ref.Name, metav1.GetOptions{})
 		timedOut := attemptCtx.Err() != nil
 		cancel()
 		if err == nil || (apierrors.IsNotFound(err) && !isNotServed(err)) {

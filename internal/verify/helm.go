@@ -42,7 +42,7 @@ func hasInventory(obj *unstructured.Unstructured) bool {
 // be listed; the assessment then says why.
 func (s *clusterState) releaseObjects(e *assessment, id string, obj *unstructured.Unstructured, now time.Time) (refs []flux.ObjectRef, ok bool) {
 	storageNS, _, _ := unstructured.NestedString(obj.Object, "status", "storageNamespace")
-	history, _, _ := unstructured.NestedSlice(obj.Object, "status", "history")
+	history, _, _ := flux.NestedSlice(obj.Object, "status", "history")
 	if storageNS == "" || len(history) == 0 {
 		return nil, true // nothing released yet: nothing to list
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
+	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -29,7 +30,7 @@ func objectStatus(u *unstructured.Unstructured) (result.ObjectStatus, string, er
 	if suspended, _, _ := unstructured.NestedBool(u.Object, "spec", "suspend"); suspended {
 		return computed, res.Message, nil
 	}
-	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	conditions, _, _ := flux.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conditions {
 		if m, ok := c.(map[string]any); ok && m["type"] == "Complete" && m["status"] == string(corev1.ConditionTrue) {
 			return computed, res.Message, nil
@@ -40,4 +41,44 @@ func objectStatus(u *unstructured.Unstructured) (result.ObjectStatus, string, er
 		return n
 	}
 	return result.ObjectInProgress, fmt.Sprintf("Job in progress: %d active, %d succeeded, %d failed", count("active"), count("succeeded"), count("failed")), nil
+}
+
+// statusMemo keeps objectStatus per cached state of an object: assessments run after every
+// change of any watched object, and an object's status changes only with it. A state is the
+// store's pointer, never changed once stored (watch.go), so the memo is exact; it keeps the
+// states seen in the last two assessments, so what left the cache is forgotten.
+type statusMemo struct {
+	prev, cur map[any]memoStatus
+}
+
+type memoStatus struct {
+	u      *unstructured.Unstructured
+	status result.ObjectStatus
+	msg    string
+	err    error
+	ok     bool
+}
+
+// turn starts an assessment.
+func (m *statusMemo) turn() {
+	m.prev, m.cur = m.cur, make(map[any]memoStatus, len(m.cur))
+}
+
+// status returns the cached state as unstructured (ok false when it cannot be) and its status.
+func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind) memoStatus {
+	if v, ok := m.cur[cached]; ok {
+		return v
+	}
+	v, ok := m.prev[cached]
+	if !ok {
+		v.u, v.ok = asUnstructured(cached, gvk)
+		if v.ok {
+			v.status, v.msg, v.err = objectStatus(v.u)
+		}
+	}
+	if m.cur == nil {
+		m.cur = map[any]memoStatus{}
+	}
+	m.cur[cached] = v
+	return v
 }
