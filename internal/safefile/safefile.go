@@ -7,12 +7,15 @@
 package safefile
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // MaxBytes is the largest file Read reads: kubeconfigs and credential files are kilobytes.
@@ -96,21 +99,27 @@ func kind(m os.FileMode) string {
 
 // Write writes a report file at name through write, whole or not at all: into a temporary
 // file beside it, renamed over name once complete, so a run killed midway (a cancelled job, a
-// timeout) leaves the previous file or none, never a cut one that a later step would read. A
-// name that exists and is not a regular file of its own (a device such as /dev/stdout, a
-// pipe, a symbolic link) is written in place, as it cannot be replaced.
+// timeout) leaves the previous file or none, never a cut one that a later step would read.
+// (A process killed outright may leave the temporary file, named after name, beside it.) A new
+// file gets perm less the umask, as os.WriteFile gives; a file that exists keeps its mode.
+// What cannot be replaced is written in place, truncated first, as os.WriteFile would: a name
+// that is not a regular file of its own (a device such as /dev/stdout, a pipe, a symbolic
+// link, which may lead to one) and a file in a folder where no new file may be created.
 func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
-	if fi, err := os.Lstat(name); err == nil && !fi.Mode().IsRegular() {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, perm)
-		if err != nil {
-			return err
-		}
-		err = write(f)
-		return errors.Join(err, f.Close())
+	fi, err := os.Lstat(name)
+	exists := err == nil
+	if exists && !fi.Mode().IsRegular() {
+		return writeInPlace(name, perm, write)
 	}
-	dir, base := filepath.Split(name)
-	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	mode := perm
+	if exists {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := createBeside(name, mode)
 	if err != nil {
+		if exists && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+			return writeInPlace(name, perm, write)
+		}
 		return err
 	}
 	done := false
@@ -123,8 +132,11 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 	if err := write(tmp); err != nil {
 		return err
 	}
-	if err := tmp.Chmod(perm); err != nil {
-		return err
+	if exists {
+		// The umask may have taken bits the file had.
+		if err := tmp.Chmod(mode); err != nil {
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err
@@ -135,4 +147,25 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 		return err
 	}
 	return nil
+}
+
+// createBeside creates a new file of mode (less the umask) in name's folder, named after it.
+func createBeside(name string, mode os.FileMode) (*os.File, error) {
+	dir, base := filepath.Dir(name), filepath.Base(name)
+	for {
+		f, err := os.OpenFile(filepath.Join(dir, "."+base+"."+rand.Text()+".tmp"), os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+}
+
+func writeInPlace(name string, perm os.FileMode, write func(io.Writer) error) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	return errors.Join(err, f.Close())
 }

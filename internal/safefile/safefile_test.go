@@ -166,6 +166,17 @@ func TestWrite(t *testing.T) {
 	if b, _ := os.ReadFile(target); string(b) != "new" {
 		t.Errorf("the link's target holds %q, want \"new\"", b)
 	}
+	// A dangling link's target is created, as os.WriteFile would.
+	dangling := filepath.Join(dir, "dangling")
+	if err := os.Symlink(filepath.Join(dir, "created"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dangling, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, "made"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "created")); string(b) != "made" {
+		t.Errorf("the dangling link's target holds %q, want \"made\"", b)
+	}
 	// A device is written in place.
 	if err := Write(os.DevNull, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil {
 		t.Errorf("Write(%s) = %v", os.DevNull, err)
@@ -173,5 +184,52 @@ func TestWrite(t *testing.T) {
 	// A folder that does not exist is an error naming it.
 	if err := Write(filepath.Join(dir, "missing", "r.json"), 0o644, func(io.Writer) error { return nil }); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("Write() in a missing folder = %v, want an error naming it", err)
+	}
+}
+
+// TestWriteModesAndPlaces: a new file gets the mode os.WriteFile gives it (the umask applies), a
+// file that exists keeps its own, and a name without a folder is written in the working folder
+// (its temporary file too: not in /tmp, which a scratch image lacks and which may be another
+// file system).
+func TestWriteModesAndPlaces(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	// As in a scratch image: no temporary folder.
+	t.Setenv("TMPDIR", filepath.Join(dir, "no-such-folder"))
+	text := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	if err := os.WriteFile("reference", nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	reference, err := os.Stat("reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write("app-status.env", 0o666, text("a=b\n")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "app-status.env"))
+	if err != nil {
+		t.Fatalf("the bare name was not written in the working folder: %v", err)
+	}
+	if fi.Mode().Perm() != reference.Mode().Perm() {
+		t.Errorf("new file mode %v, want %v as os.WriteFile gives", fi.Mode().Perm(), reference.Mode().Perm())
+	}
+	if err := os.Chmod("app-status.env", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write("app-status.env", 0o644, text("c=d\n")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat("app-status.env"); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("an existing 0600 file became %v (%v), want it kept 0600", fi.Mode().Perm(), err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Errorf("the folder holds %d entries, want the reference and the report only", len(entries))
 	}
 }

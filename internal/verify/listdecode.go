@@ -58,7 +58,14 @@ func (s onePassListSerializer) Decode(data []byte, defaults *schema.GroupVersion
 	if !ok {
 		return s.Serializer.Decode(data, defaults, into)
 	}
-	if err := decodeUnstructuredList(data, list); err != nil {
+	handled, err := decodeUnstructuredList(data, list)
+	if !handled {
+		// A body no API server sends (a key twice, a kind in two cases): client-go's
+		// own decoding says what it makes of it.
+		// (list is left as it was given.)
+		return s.Serializer.Decode(data, defaults, into)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	gvk := list.GroupVersionKind()
@@ -68,22 +75,46 @@ func (s onePassListSerializer) Decode(data []byte, defaults *schema.GroupVersion
 // decodeUnstructuredList decodes a JSON list as client-go's dynamic client does (the JSON
 // serializer, then unstructured.UnstructuredList's UnmarshalJSON: numbers that are integers as
 // int64, keys case-sensitive, items given the list's apiVersion and kind without "List" when
-// they have neither, an error for a body that is not an object with a string kind, for items
-// that are not a list and for an item that is not an object), in one pass over the body.
-// TestDecodeUnstructuredList and FuzzDecodeUnstructuredList hold it to client-go's result.
-func decodeUnstructuredList(data []byte, list *unstructured.UnstructuredList) error {
+// they have neither, an error for a body that is not an object with a string kind and a valid
+// apiVersion, for items that are not a list and for an item that is not an object), in one
+// pass over the body. A body with a key twice in an object, or with apiVersion or kind in
+// more than one case, is not handled (handled is false): client-go reads the first or the
+// last of them, depending on the pass. TestDecodeUnstructuredList and
+// FuzzDecodeUnstructuredList hold it to client-go's result.
+func decodeUnstructuredList(data []byte, list *unstructured.UnstructuredList) (handled bool, err error) {
 	var m map[string]any
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &m); err != nil {
-		return err
+	strict, err := kjson.UnmarshalStrict(data, &m, kjson.DisallowDuplicateFields)
+	if err != nil {
+		return true, err
 	}
+	if len(strict) > 0 {
+		return false, nil
+	}
+	// client-go reads the kind first with encoding/json, which matches keys whatever their
+	// case, fails on a value that is not a string, and parses the apiVersion.
+	var apiVersionKeys, kindKeys int
 	for key, v := range m {
-		// client-go reads the kind first with encoding/json, which matches keys whatever
-		// their case, and fails on one that is not a string.
-		if (strings.EqualFold(key, "apiVersion") || strings.EqualFold(key, "kind")) && v != nil {
-			if _, isString := v.(string); !isString {
-				return fmt.Errorf("couldn't get version/kind; json parse error: %s is a %T, not a string", key, v)
+		isAPIVersion, isKind := strings.EqualFold(key, "apiVersion"), strings.EqualFold(key, "kind")
+		if !isAPIVersion && !isKind {
+			continue
+		}
+		if isAPIVersion {
+			apiVersionKeys++
+		} else {
+			kindKeys++
+		}
+		text, isString := v.(string)
+		if v != nil && !isString {
+			return true, fmt.Errorf("couldn't get version/kind; json parse error: %s is a %T, not a string", key, v)
+		}
+		if isAPIVersion {
+			if _, err := schema.ParseGroupVersion(text); err != nil {
+				return true, err
 			}
 		}
+	}
+	if apiVersionKeys > 1 || kindKeys > 1 {
+		return false, nil
 	}
 	var items []any
 	switch v := m["items"].(type) {
@@ -91,20 +122,20 @@ func decodeUnstructuredList(data []byte, list *unstructured.UnstructuredList) er
 	case []any:
 		items = v
 	default:
-		return fmt.Errorf("json: cannot unmarshal %T into the items of a list", v)
+		return true, fmt.Errorf("json: cannot unmarshal %T into the items of a list", v)
 	}
 	delete(m, "items")
 	list.Object = m
 	apiVersion, kind := list.GetAPIVersion(), list.GetKind()
 	if kind == "" {
-		return runtime.NewMissingKindErr(string(data))
+		return true, runtime.NewMissingKindErr(string(data))
 	}
 	itemKind := strings.TrimSuffix(kind, "List")
 	list.Items = make([]unstructured.Unstructured, 0, len(items))
 	for _, it := range items {
 		obj, ok := it.(map[string]any)
 		if !ok && it != nil {
-			return fmt.Errorf("json: cannot unmarshal %T into an item of a list", it)
+			return true, fmt.Errorf("json: cannot unmarshal %T into an item of a list", it)
 		}
 		u := unstructured.Unstructured{Object: obj}
 		if u.GetKind() == "" && u.GetAPIVersion() == "" {
@@ -113,5 +144,5 @@ func decodeUnstructuredList(data []byte, list *unstructured.UnstructuredList) er
 		}
 		list.Items = append(list.Items, u)
 	}
-	return nil
+	return true, nil
 }

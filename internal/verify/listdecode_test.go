@@ -45,6 +45,13 @@ var listBodies = []string{
 	`{}`,
 	`{"apiVersion":"v1","kind":"PodList","items":[{"metadata":{"name":"a"}}]} trailing`,
 	`{"apiVersion":"v1","kind":"PodList","items":[{"n":1e400}]}`,
+	`{"apiVersion":"apps/v1/","kind":"PodList","items":[{}]}`,
+	`{"apiVersion":"/v1","kind":"PodList","items":[{}]}`,
+	`{"apiVersion":"v1","kind":5,"kind":"PodList","items":[]}`,
+	`{"apiVersion":"v1","kind":"PodList","items":5,"items":[]}`,
+	`{"apiVersion":"v1","kind":"PodList","items":[{"metadata":{"name":"a","name":"b"}}]}`,
+	`{"apiVersion":"v1","kınd":5,"kind":"PodList","items":[]}`,
+	`{"apiVersion":"v1","APIVERSION":"apps/v1","kind":"PodList","items":[{}]}`,
 	`{"apiVersion":"v1","kind":"PodList","items":[{"n":-0,"m":1.0,"o":9223372036854775807,"p":-9223372036854775809}]}`,
 }
 
@@ -68,7 +75,11 @@ func onePassDecode(t testing.TB, data []byte) (*unstructured.UnstructuredList, e
 	for _, info := range (onePassLists{dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer}).SupportedMediaTypes() {
 		if info.MediaType == runtime.ContentTypeJSON {
 			list := &unstructured.UnstructuredList{}
-			_, _, err := info.Serializer.Decode(data, nil, list)
+			out, _, err := info.Serializer.Decode(data, nil, list)
+			if err == nil && out != list {
+				// rest.Result.Into reads the object it gave, not the one returned.
+				t.Fatalf("decode %q: returned %p, not the list it was given (%p)", data, out, list)
+			}
 			return list, err
 		}
 	}
