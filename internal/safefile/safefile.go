@@ -104,11 +104,13 @@ func kind(m os.FileMode) string {
 // file gets perm less the umask, as os.WriteFile gives; a file that exists keeps its mode.
 // What cannot be replaced is written in place, truncated first, as os.WriteFile would: a name
 // that is not a regular file of its own (a device such as /dev/stdout, a pipe, a symbolic
-// link, which may lead to one) and a file in a folder where no new file may be created.
+// link, which may lead to one, a file with other names), a file in a folder where no new file
+// may be created, and one that cannot be replaced (mounted on its own, another user's in a
+// sticky folder); write is then called again, so it must write the whole file each time.
 func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 	fi, err := os.Lstat(name)
 	exists := err == nil
-	if exists && !fi.Mode().IsRegular() {
+	if exists && (!fi.Mode().IsRegular() || hardLinked(fi)) {
 		return writeInPlace(name, perm, write)
 	}
 	mode := perm
@@ -133,10 +135,12 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 		return err
 	}
 	if exists {
-		// The umask may have taken bits the file had.
+		// The umask may have taken bits the file had; its owner (the runner's user, where
+		// the step runs as root) keeps it, where this process may give it.
 		if err := tmp.Chmod(mode); err != nil {
 			return err
 		}
+		keepOwner(tmp, fi)
 	}
 	if err := tmp.Close(); err != nil {
 		return err
@@ -144,6 +148,11 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 	done = true
 	if err := os.Rename(tmp.Name(), name); err != nil {
 		_ = os.Remove(tmp.Name())
+		if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) || errors.Is(err, fs.ErrPermission) {
+			// A file mounted on its own (a bind mount, a subPath), or another user's in a
+			// sticky folder: it can be written, not replaced.
+			return writeInPlace(name, perm, write)
+		}
 		return err
 	}
 	return nil
@@ -152,6 +161,9 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 // createBeside creates a new file of mode (less the umask) in name's folder, named after it.
 func createBeside(name string, mode os.FileMode) (*os.File, error) {
 	dir, base := filepath.Dir(name), filepath.Base(name)
+	if len(base) > 64 {
+		base = base[:64] // the name of a file has at most 255 bytes
+	}
 	for {
 		f, err := os.OpenFile(filepath.Join(dir, "."+base+"."+rand.Text()+".tmp"), os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
 		if errors.Is(err, fs.ErrExist) {

@@ -233,3 +233,48 @@ func TestWriteModesAndPlaces(t *testing.T) {
 		t.Errorf("the folder holds %d entries, want the reference and the report only", len(entries))
 	}
 }
+
+// TestWriteKeepsLinksAndOwner: a file with another name is written in place, so both names
+// read the new report; a file replaced keeps its owner (the runner's user, when the step runs
+// as root).
+func TestWriteKeepsLinksAndOwner(t *testing.T) {
+	dir := t.TempDir()
+	text := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	name, other := filepath.Join(dir, "report.json"), filepath.Join(dir, "other-name.json")
+	if err := os.WriteFile(name, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(name, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(name, 0o644, text("new")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(other); string(b) != "new" {
+		t.Errorf("the other name reads %q, want \"new\": the link was broken", b)
+	}
+
+	if os.Geteuid() != 0 {
+		t.Log("not root: a file of another owner cannot be made to check that it is kept")
+		return
+	}
+	owned := filepath.Join(dir, "owned.json")
+	if err := os.WriteFile(owned, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(owned, 1001, 127); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(owned, 0o644, text("new")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 1001 || st.Gid != 127 {
+		t.Errorf("owner %d:%d, want 1001:127 kept", st.Uid, st.Gid)
+	}
+}

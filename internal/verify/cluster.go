@@ -32,7 +32,8 @@ import (
 )
 
 // The bounds of connecting to a cluster. A probe attempt that gets no answer in time is
-// retried, up to probeAttempts; a snapshot (get) tries less, to answer within seconds. A
+// retried, up to probeAttempts counted (see probe for the ones that are not); a snapshot (get)
+// tries less, to answer within seconds. A
 // cluster holds its connect slot while its first lists are on their way, at most slotHold: one
 // whose lists fail, or take longer, gives it back and goes on waiting, so failing or slow
 // servers never starve the others.
@@ -409,8 +410,9 @@ func (s *clusterState) close() {
 
 // probe reads the first requested Flux object once, directly, so an unreachable cluster,
 // refused credentials or a bad certificate get their verdict in seconds instead of an informer
-// retrying for ever. An attempt without an answer in probeTimeout is retried a few times, never
-// past the run's deadline; a missing object is not an error (it may be created).
+// retrying for ever. An attempt without an answer in probeTimeout is retried up to
+// probeAttempts counted tries, never past the run's deadline; a missing object is not an error
+// (it may be created).
 func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 	if len(s.req.Resources) == 0 {
 		return verdictReason{}, false
@@ -434,6 +436,10 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 	if s.req.Snapshot {
 		maxUncounted = attempts
 	}
+	// silent counts the tries that got no answer in time while the runner was not short of
+	// CPU; lastFullStarved is whether the last try that ran its whole time was starved: a try
+	// the deadline cuts short says little on its own.
+	silent, lastFullStarved := 0, false
 	// deadline is the verdict when the run's deadline (or a cancellation) came first, from how
 	// the last attempt ended.
 	deadline := func(err error, timedOut, starved bool) (verdictReason, bool) {
@@ -441,6 +447,9 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		message := cmp.Or(msg, fmt.Sprintf("timed out after %s", s.req.Timeout)) + " while connecting: "
 		if starved {
 			message += "no answer read: " + starvedNote(starvedFor)
+			if silent > 0 {
+				message += fmt.Sprintf(" (%s got no answer within %s while it was not)", plural(silent, "try", "tries"), timeout)
+			}
 		} else {
 			message += connectingMessage(err, timedOut)
 		}
@@ -471,7 +480,15 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 			}
 		}
 		if ctx.Err() != nil {
+			if time.Since(began) < timeout && lastFullStarved {
+				// Cut short by the deadline: the last whole try says whether the runner
+				// was short of CPU.
+				starvedNow = true
+			}
 			return deadline(err, timedOut, starvedNow)
+		}
+		if timedOut {
+			lastFullStarved = starvedNow
 		}
 		if wait, ok := s.throttled.recent(); ok {
 			return verdictReason{verdict: result.VerdictThrottled, reason: string(result.VerdictThrottled), message: throttledMessage(wait, ref.ID())}, true
@@ -489,14 +506,18 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		switch {
 		case ok:
 			unreachable.message = msg
+		case timedOut && starvedNow:
+			// get, past its bound: every try ran out of time, this one starved too.
+			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%d tries); %s", timeout, attempt+uncounted+1, starvedNote(starvedFor))
+			return unreachable, true
 		case timedOut:
-			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%d tries)", timeout, attempt+uncounted+1)
+			silent++
+			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%s)", timeout, plural(silent, "try", "tries"))
+			if uncounted > 0 {
+				unreachable.message += fmt.Sprintf("; not counted: %s while this runner was short of CPU", plural(uncounted, "try", "tries"))
+			}
 		default:
 			return verdictReason{}, false // the informers will meet it again and say more
-		}
-		if starvedNow {
-			unreachable.message += "; " + starvedNote(starvedFor)
-			return unreachable, true
 		}
 		attempt++
 		if attempt == attempts {
@@ -509,6 +530,14 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		}
 	}
 	return unreachable, true
+}
+
+// plural is n with the word for one or for many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // connectingMessage says how the last probe attempt ended.

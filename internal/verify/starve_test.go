@@ -34,6 +34,63 @@ func fixedCPUWatch(p99 time.Duration) *cpuWatch {
 	}
 }
 
+// flippingCPUWatch is a watch that says the runner is short of CPU until the moment until,
+// and never after it.
+func flippingCPUWatch(until time.Time) *cpuWatch {
+	buckets := []float64{0, time.Second.Seconds(), 3600}
+	var counts [2]uint64
+	return &cpuWatch{
+		read: func() *metrics.Float64Histogram {
+			if time.Now().Before(until) {
+				counts[1] += 1000
+			} else {
+				counts[0] += 1000
+			}
+			return &metrics.Float64Histogram{Counts: append([]uint64(nil), counts[:]...), Buckets: buckets}
+		},
+		clock: time.Now,
+	}
+}
+
+// TestStarvedThenQuiet: the runner's shortage of CPU ends while a server stays silent. The
+// tries it starved are not counted, the ones after are, and the verdict says both; a try the
+// deadline cuts short is judged by the last whole one.
+func TestStarvedThenQuiet(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		starvedFor  time.Duration
+		timeout     time.Duration
+		want        result.Verdict
+		says, never string
+		within      time.Duration
+	}{
+		// Try 1 (0-5s) starved, then fair tries: three counted.
+		{name: "shortage ends, server silent", starvedFor: 6 * time.Second, timeout: time.Minute,
+			want: result.VerdictUnreachable, says: "did not answer within 5s (3 tries); not counted: 1 try while this runner was short of CPU", within: 35 * time.Second},
+		// Tries 1 (0-5s) and 2 (about 5.6-10.6s) starved; try 3 (from about 11.6s) is cut
+		// short at 15s in a window that is not: the whole tries before it say why.
+		{name: "shortage ends as the deadline cuts a try", starvedFor: 11 * time.Second, timeout: 15 * time.Second,
+			want: result.VerdictTimeout, says: "timed out after 15s while connecting: no answer read: this runner was short of CPU", never: "no answer from the API server", within: 18 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			req := starveRequest(t, fakeapi.Hang, "main@sha1:"+starveCommit, tt.timeout, flippingCPUWatch(start.Add(tt.starvedFor)))
+			run := Run(context.Background(), req)
+			took := time.Since(start)
+			c := run.Results[0]
+			if c.Verdict != tt.want || !strings.Contains(c.Message, tt.says) || tt.never != "" && strings.Contains(c.Message, tt.never) {
+				t.Errorf("%s: %s; want %s saying %q, never %q", c.Verdict, c.Message, tt.want, tt.says, tt.never)
+			}
+			if took > tt.within {
+				t.Errorf("took %s, want at most %s", took.Round(time.Millisecond), tt.within)
+			}
+		})
+	}
+}
+
 func starveRequest(t *testing.T, b fakeapi.Behaviour, revision string, timeout time.Duration, cpu *cpuWatch) Request {
 	t.Helper()
 	resources, objects := fakeapi.App("app", revision, 30)
