@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -65,20 +66,28 @@ func (m *statusMemo) turn() {
 }
 
 // status returns the cached state as unstructured (ok false when it cannot be) and its status.
+// The unstructured form of a metadata-only object is not kept: made again each time, it costs
+// little, where keeping it would hold a second copy of every Secret's and ConfigMap's metadata.
 func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind) memoStatus {
-	if v, ok := m.cur[cached]; ok {
-		return v
-	}
-	v, ok := m.prev[cached]
+	v, ok := m.cur[cached]
 	if !ok {
-		v.u, v.ok = asUnstructured(cached, gvk)
-		if v.ok {
-			v.status, v.msg, v.err = objectStatus(v.u)
+		if v, ok = m.prev[cached]; !ok {
+			v.u, v.ok = asUnstructured(cached, gvk)
+			if v.ok {
+				v.status, v.msg, v.err = objectStatus(v.u)
+			}
 		}
+		if m.cur == nil {
+			m.cur = map[any]memoStatus{}
+		}
+		kept := v
+		if _, metadataOnly := cached.(*metav1.PartialObjectMetadata); metadataOnly {
+			kept.u = nil
+		}
+		m.cur[cached] = kept
 	}
-	if m.cur == nil {
-		m.cur = map[any]memoStatus{}
+	if v.u == nil && v.ok {
+		v.u, _ = asUnstructured(cached, gvk)
 	}
-	m.cur[cached] = v
 	return v
 }

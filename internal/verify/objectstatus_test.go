@@ -1,9 +1,12 @@
 package verify
 
 import (
+	"fmt"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/result"
@@ -69,5 +72,59 @@ func TestObjectStatus(t *testing.T) {
 				t.Errorf("objectStatus() = %s (%s), want %s", got, msg, tt.want)
 			}
 		})
+	}
+}
+
+// TestStatusMemo: the memo gives each cached state its own kstatus status, never an older
+// state's (a new state is a new object in the store), and forgets states no longer seen; a
+// metadata-only object reads as an unstructured object with its metadata.
+func TestStatusMemo(t *testing.T) {
+	t.Parallel()
+	deployment := func(ready int64) *unstructured.Unstructured {
+		var u unstructured.Unstructured
+		manifest := fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop, generation: 1}\n"+
+			"spec: {replicas: 2}\nstatus: {observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: %d, availableReplicas: %d, "+
+			"conditions: [{type: Available, status: 'True'}, {type: Progressing, status: 'True', reason: NewReplicaSetAvailable}]}", ready, ready)
+		data, err := yaml.YAMLToJSON([]byte(manifest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := u.UnmarshalJSON(data); err != nil {
+			t.Fatal(err)
+		}
+		return &u
+	}
+	gvk := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	var m statusMemo
+	rolling, done := deployment(1), deployment(2)
+
+	m.turn()
+	if got := m.status(rolling, gvk); !got.ok || got.status != result.ObjectInProgress || got.u != rolling {
+		t.Fatalf("rolling: %+v, want InProgress read from the cached object itself", got)
+	}
+	m.turn()
+	if got := m.status(done, gvk); got.status != result.ObjectCurrent {
+		t.Errorf("the next state: %s, want Current (never the previous state's status)", got.status)
+	}
+	if got := m.status(rolling, gvk); got.status != result.ObjectInProgress {
+		t.Errorf("the previous state, seen again: %s, want InProgress", got.status)
+	}
+	m.turn()
+	m.turn()
+	if len(m.prev) != 0 || len(m.cur) != 0 {
+		t.Errorf("after two assessments without them the memo holds %d and %d states, want none", len(m.prev), len(m.cur))
+	}
+
+	cm := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "shop", UID: "u1", Annotations: map[string]string{"a": "b"}}}
+	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	for turn := range 2 {
+		m.turn()
+		got := m.status(cm, cmGVK)
+		if !got.ok || got.status != result.ObjectCurrent || got.u == nil || got.u.GetName() != "settings" || got.u.GetKind() != "ConfigMap" {
+			t.Fatalf("turn %d, metadata only: %+v, want Current with its metadata", turn, got)
+		}
+		if kept := m.cur[cm]; kept.u != nil {
+			t.Errorf("turn %d: the memo keeps a second copy of a metadata-only object", turn)
+		}
 	}
 }
