@@ -111,7 +111,7 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 	fi, err := os.Lstat(name)
 	exists := err == nil
 	if exists && (!fi.Mode().IsRegular() || hardLinked(fi)) {
-		return writeInPlace(name, perm, write)
+		return writeInPlace(name, perm, write, os.O_CREATE)
 	}
 	mode := perm
 	if exists {
@@ -120,7 +120,7 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 	tmp, err := createBeside(name, mode)
 	if err != nil {
 		if exists && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
-			return writeInPlace(name, perm, write)
+			return writeInPlace(name, perm, write, 0)
 		}
 		return err
 	}
@@ -137,10 +137,10 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 	if exists {
 		// The umask may have taken bits the file had; its owner (the runner's user, where
 		// the step runs as root) keeps it, where this process may give it.
+		keepOwner(tmp, fi)
 		if err := tmp.Chmod(mode); err != nil {
 			return err
 		}
-		keepOwner(tmp, fi)
 	}
 	if err := tmp.Close(); err != nil {
 		return err
@@ -151,7 +151,7 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 		if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) || errors.Is(err, fs.ErrPermission) {
 			// A file mounted on its own (a bind mount, a subPath), or another user's in a
 			// sticky folder: it can be written, not replaced.
-			return writeInPlace(name, perm, write)
+			return writeInPlace(name, perm, write, 0)
 		}
 		return err
 	}
@@ -162,7 +162,7 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 func createBeside(name string, mode os.FileMode) (*os.File, error) {
 	dir, base := filepath.Dir(name), filepath.Base(name)
 	if len(base) > 64 {
-		base = base[:64] // the name of a file has at most 255 bytes
+		base = strings.ToValidUTF8(base[:64], "") // a name has at most 255 bytes
 	}
 	for {
 		f, err := os.OpenFile(filepath.Join(dir, "."+base+"."+rand.Text()+".tmp"), os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
@@ -173,8 +173,11 @@ func createBeside(name string, mode os.FileMode) (*os.File, error) {
 	}
 }
 
-func writeInPlace(name string, perm os.FileMode, write func(io.Writer) error) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+// writeInPlace truncates and writes the file at name; create is os.O_CREATE where it may not
+// exist yet (a dangling link), 0 where it does (a file of another user in a sticky folder may
+// be written, but not opened to be created, under Linux's protected_regular).
+func writeInPlace(name string, perm os.FileMode, write func(io.Writer) error, create int) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|create|os.O_TRUNC, perm)
 	if err != nil {
 		return err
 	}

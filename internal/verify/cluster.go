@@ -448,7 +448,7 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		if starved {
 			message += "no answer read: " + starvedNote(starvedFor)
 			if silent > 0 {
-				message += fmt.Sprintf(" (%s got no answer within %s while it was not)", plural(silent, "try", "tries"), timeout)
+				message += fmt.Sprintf(" (%s got no answer within %s while it was not)", tries(silent), timeout)
 			}
 		} else {
 			message += connectingMessage(err, timedOut)
@@ -480,16 +480,15 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 			}
 		}
 		if ctx.Err() != nil {
-			if time.Since(began) < timeout && lastFullStarved {
-				// Cut short by the deadline: the last whole try says whether the runner
-				// was short of CPU.
+			if time.Since(began) < timeout/2 && lastFullStarved {
+				// Cut short by the deadline, too short to say much: the last whole try
+				// says whether the runner was short of CPU.
 				starvedNow = true
 			}
 			return deadline(err, timedOut, starvedNow)
 		}
-		if timedOut {
-			lastFullStarved = starvedNow
-		}
+		// (An answer, a refusal included, says the runner could read it.)
+		lastFullStarved = timedOut && starvedNow
 		if wait, ok := s.throttled.recent(); ok {
 			return verdictReason{verdict: result.VerdictThrottled, reason: string(result.VerdictThrottled), message: throttledMessage(wait, ref.ID())}, true
 		}
@@ -508,13 +507,13 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 			unreachable.message = msg
 		case timedOut && starvedNow:
 			// get, past its bound: every try ran out of time, this one starved too.
-			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%d tries); %s", timeout, attempt+uncounted+1, starvedNote(starvedFor))
+			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%s); %s", timeout, tries(silent+uncounted+1), starvedNote(starvedFor))
 			return unreachable, true
 		case timedOut:
 			silent++
-			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%s)", timeout, plural(silent, "try", "tries"))
+			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%s)", timeout, tries(silent))
 			if uncounted > 0 {
-				unreachable.message += fmt.Sprintf("; not counted: %s while this runner was short of CPU", plural(uncounted, "try", "tries"))
+				unreachable.message += fmt.Sprintf("; not counted: %s while this runner was short of CPU", tries(uncounted))
 			}
 		default:
 			return verdictReason{}, false // the informers will meet it again and say more
@@ -532,12 +531,12 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 	return unreachable, true
 }
 
-// plural is n with the word for one or for many.
-func plural(n int, one, many string) string {
+// tries says n tries.
+func tries(n int) string {
 	if n == 1 {
-		return "1 " + one
+		return "1 try"
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	return fmt.Sprintf("%d tries", n)
 }
 
 // connectingMessage says how the last probe attempt ended.

@@ -65,13 +65,14 @@ func TestStarvedThenQuiet(t *testing.T) {
 		says, never string
 		within      time.Duration
 	}{
-		// Try 1 (0-5s) starved, then fair tries: three counted.
-		{name: "shortage ends, server silent", starvedFor: 6 * time.Second, timeout: time.Minute,
+		// Try 1 (0-5s) starved, then fair tries (from about 5.6s): three counted.
+		{name: "shortage ends, server silent", starvedFor: 8 * time.Second, timeout: time.Minute,
 			want: result.VerdictUnreachable, says: "did not answer within 5s (3 tries); not counted: 1 try while this runner was short of CPU", within: 35 * time.Second},
-		// Tries 1 (0-5s) and 2 (about 5.6-10.6s) starved; try 3 (from about 11.6s) is cut
-		// short at 15s in a window that is not: the whole tries before it say why.
-		{name: "shortage ends as the deadline cuts a try", starvedFor: 11 * time.Second, timeout: 15 * time.Second,
-			want: result.VerdictTimeout, says: "timed out after 15s while connecting: no answer read: this runner was short of CPU", never: "no answer from the API server", within: 18 * time.Second},
+		// Tries 1 (0-5s) and 2 (about 5.6-10.8s) starved; try 3 (from about 11.8s) is cut
+		// short at 13s, under half a try, its window judged after the shortage ended: the
+		// whole tries before it say why.
+		{name: "shortage ends as the deadline cuts a try", starvedFor: 12500 * time.Millisecond, timeout: 13 * time.Second,
+			want: result.VerdictTimeout, says: "timed out after 13s while connecting: no answer read: this runner was short of CPU", never: "no answer from the API server", within: 16 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
