@@ -152,7 +152,8 @@ func writeReportFile(env Env, run result.Run) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := env.WriteFile(local, data); err != nil {
+	// Later steps may print it: its runner commands broken, the JSON meaning the same.
+	if err := env.WriteFile(local, []byte(sanitize.CommandsJSONText(string(data)))); err != nil {
 		return "", fmt.Errorf("write the full report (report-file): %w", err)
 	}
 	return host, nil

@@ -104,16 +104,7 @@ func TestNoRunnerCommandFromClusterText(t *testing.T) {
 	for _, output := range []string{"text", "json", "markdown"} {
 		t.Run("cli -o "+output, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			file := filepath.Join(dir, "clusters")
-			if err := os.WriteFile(file, []byte(strings.ReplaceAll(clusters, "=env:", "=file:")), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			for env, doc := range vars {
-				if err := os.WriteFile(filepath.Join(dir, env), []byte(doc), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+			file := clustersFile(t, t.TempDir(), clusters, vars)
 			f := newFakeEnv(t, nil)
 			code := Run(context.Background(), []string{"verify", "--clusters-file", file, "--resource", "ks/app", "--revision", "a1b2c3d4",
 				"--timeout", "20s", "-o", output}, f.env())
@@ -139,27 +130,37 @@ func TestNoRunnerCommandFromClusterText(t *testing.T) {
 			}
 		})
 	}
-	// --json-file may be the job's log (/dev/stdout, or a file a later step prints): it is
-	// the JSON of -o json, with the same commands broken.
-	t.Run("cli --json-file", func(t *testing.T) {
+	// The report files may be the job's log (/dev/stdout) or printed by a later step: they
+	// hold the cluster's text with the same commands broken (JSON meaning the same).
+	t.Run("cli report files", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		file := filepath.Join(dir, "clusters")
-		if err := os.WriteFile(file, []byte(strings.ReplaceAll(clusters, "=env:", "=file:")), 0o600); err != nil {
-			t.Fatal(err)
+		file := clustersFile(t, dir, clusters, vars)
+		files := map[string]string{"--json-file": "report.json", "--summary-file": "summary.md", "--junit-file": "junit.xml", "--dotenv-file": "report.env"}
+		args := []string{"verify", "--quiet", "--clusters-file", file, "--resource", "ks/app", "--revision", "a1b2c3d4", "--timeout", "20s"}
+		for flag, name := range files {
+			args = append(args, flag, filepath.Join(dir, name))
 		}
-		for env, doc := range vars {
-			if err := os.WriteFile(filepath.Join(dir, env), []byte(doc), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		report := filepath.Join(dir, "report.json")
 		f := newFakeEnv(t, nil)
-		if code := Run(context.Background(), []string{"verify", "--quiet", "--clusters-file", file, "--resource", "ks/app", "--revision", "a1b2c3d4",
-			"--timeout", "20s", "--json-file", report}, f.env()); code != 1 {
+		if code := Run(context.Background(), args, f.env()); code != 1 {
 			t.Errorf("Run() = %d, want 1\n%s", code, f.stderr.String())
 		}
-		data, err := os.ReadFile(report)
+		for flag, name := range files {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cmds := runnertest.Commands(string(data)); len(cmds) > 0 {
+				t.Errorf("%s holds runner commands: %+v", flag, cmds)
+			}
+			if flag == "--dotenv-file" {
+				continue // (names and counts only: no cluster text)
+			}
+			if !strings.Contains(string(data), "stop-commands") {
+				t.Errorf("%s: the cluster text did not reach it, the test proves nothing:\n%s", flag, data)
+			}
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "report.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,11 +168,24 @@ func TestNoRunnerCommandFromClusterText(t *testing.T) {
 		if err := json.Unmarshal(data, &doc); err != nil {
 			t.Fatalf("--json-file is no JSON document: %v", err)
 		}
-		if !strings.Contains(string(data), "stop-commands") || !strings.Contains(string(data), `##\u005b`) {
-			t.Errorf("want the cluster text in the file, the brackets of its commands escaped:\n%s", data)
-		}
-		if cmds := runnertest.Commands(string(data)); len(cmds) > 0 {
-			t.Errorf("--json-file holds runner commands: %+v", cmds)
+		if !strings.Contains(string(data), `##\u005b`) {
+			t.Errorf("want the brackets of commands in --json-file's strings escaped:\n%s", data)
 		}
 	})
+}
+
+// clustersFile writes the kubeconfigs vars holds into dir, and a clusters file naming them
+// (clusters, with env: references as file: ones); it returns the clusters file's path.
+func clustersFile(t *testing.T, dir, clusters string, vars map[string]string) string {
+	t.Helper()
+	file := filepath.Join(dir, "clusters")
+	if err := os.WriteFile(file, []byte(strings.ReplaceAll(clusters, "=env:", "=file:")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for env, doc := range vars {
+		if err := os.WriteFile(filepath.Join(dir, env), []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return file
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/safefile"
+	"github.com/org/app-status-action/internal/sanitize"
 )
 
 // reportFiles are the files the CLI writes besides its output: the reports a CI reads after the
@@ -57,11 +58,15 @@ func (f reportFiles) write(run result.Run, badInput string, warn io.Writer) erro
 	return errors.Join(errs...)
 }
 
-// writeWhole writes a report file whole or not at all (safefile.Write): a run killed midway
-// leaves no cut file for a later step to read.
+// writeWhole writes a report file (markdown, XML, dotenv, JSON) whole or not at all
+// (safefile.Write): a run killed midway leaves no cut file for a later step to read. The
+// report quotes clusters, and a later step may print it (or the file may be /dev/stdout): its
+// runner commands are broken as on stdout (sanitize.CommandsText; a no-op on JSON already
+// broken by sanitize.CommandsJSONText, which keeps its meaning).
 func writeWhole(path string, data []byte) error {
+	text := sanitize.CommandsText(string(data))
 	return safefile.Write(path, 0o644, func(w io.Writer) error {
-		_, err := w.Write(data)
+		_, err := io.WriteString(w, text)
 		return err
 	})
 }

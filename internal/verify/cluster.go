@@ -33,10 +33,9 @@ import (
 
 // The bounds of connecting to a cluster. A probe attempt that gets no answer in time is
 // retried, up to probeAttempts counted (see probe for the ones that are not); a snapshot (get)
-// tries less, to answer within seconds. A
-// cluster holds its connect slot while its first lists are on their way, at most slotHold: one
-// whose lists fail, or take longer, gives it back and goes on waiting, so failing or slow
-// servers never starve the others.
+// tries less, to answer within seconds. A cluster holds its connect slot while its first lists
+// are on their way, at most slotHold: one whose lists fail, or take longer, gives it back and
+// goes on waiting, so failing or slow servers never starve the others.
 const (
 	probeTimeout          = 5 * time.Second
 	probeAttempts         = 3
@@ -446,10 +445,12 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		v, msg := stopVerdict(ctx)
 		message := cmp.Or(msg, fmt.Sprintf("timed out after %s", s.req.Timeout)) + " while connecting: "
 		if starved {
-			message += "no answer read: " + starvedNote(starvedFor)
+			message += "no answer read: "
 			if silent > 0 {
-				message += fmt.Sprintf(" (%s got no answer within %s while it was not)", tries(silent), timeout)
+				// Said first: the advice that ends the note stays last.
+				message += fmt.Sprintf("%s, while the runner was not short of CPU, got no answer within %s; then ", tries(silent), timeout)
 			}
+			message += starvedNote(starvedFor)
 		} else {
 			message += connectingMessage(err, timedOut)
 		}

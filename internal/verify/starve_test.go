@@ -52,46 +52,6 @@ func flippingCPUWatch(until time.Time) *cpuWatch {
 	}
 }
 
-// TestStarvedThenQuiet: the runner's shortage of CPU ends while a server stays silent. The
-// tries it starved are not counted, the ones after are, and the verdict says both; a try the
-// deadline cuts short is judged by the last whole one.
-func TestStarvedThenQuiet(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name        string
-		starvedFor  time.Duration
-		timeout     time.Duration
-		want        result.Verdict
-		says, never string
-		within      time.Duration
-	}{
-		// Try 1 (0-5s) starved, then fair tries (from about 5.6s): three counted.
-		{name: "shortage ends, server silent", starvedFor: 8 * time.Second, timeout: time.Minute,
-			want: result.VerdictUnreachable, says: "did not answer within 5s (3 tries); not counted: 1 try while this runner was short of CPU", within: 35 * time.Second},
-		// Tries 1 (0-5s) and 2 (about 5.6-10.8s) starved; try 3 (from about 11.8s) is cut
-		// short at 13s, under half a try, its window judged after the shortage ended: the
-		// whole tries before it say why.
-		{name: "shortage ends as the deadline cuts a try", starvedFor: 12500 * time.Millisecond, timeout: 13 * time.Second,
-			want: result.VerdictTimeout, says: "timed out after 13s while connecting: no answer read: this runner was short of CPU", never: "no answer from the API server", within: 16 * time.Second},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			start := time.Now()
-			req := starveRequest(t, fakeapi.Hang, "main@sha1:"+starveCommit, tt.timeout, flippingCPUWatch(start.Add(tt.starvedFor)))
-			run := Run(context.Background(), req)
-			took := time.Since(start)
-			c := run.Results[0]
-			if c.Verdict != tt.want || !strings.Contains(c.Message, tt.says) || tt.never != "" && strings.Contains(c.Message, tt.never) {
-				t.Errorf("%s: %s; want %s saying %q, never %q", c.Verdict, c.Message, tt.want, tt.says, tt.never)
-			}
-			if took > tt.within {
-				t.Errorf("took %s, want at most %s", took.Round(time.Millisecond), tt.within)
-			}
-		})
-	}
-}
-
 func starveRequest(t *testing.T, b fakeapi.Behaviour, revision string, timeout time.Duration, cpu *cpuWatch) Request {
 	t.Helper()
 	resources, objects := fakeapi.App("app", revision, 30)
@@ -124,7 +84,10 @@ func TestStarvedVerdicts(t *testing.T) {
 		latency   time.Duration
 		timeout   time.Duration
 		snapshot  bool
-		want      result.Verdict
+		// starvedFor, when set, replaces latency: the runner is short of CPU for that long
+		// from the start, then no longer.
+		starvedFor time.Duration
+		want       result.Verdict
 		// says is in the message; never is not.
 		says, never string
 		within      time.Duration
@@ -139,6 +102,16 @@ func TestStarvedVerdicts(t *testing.T) {
 		// used to be called Unreachable): the verdict cannot blame a server it never heard.
 		{name: "hung server, starved runner, long timeout", behaviour: fakeapi.Hang, revision: applied, latency: starved, timeout: 70 * time.Second,
 			want: result.VerdictTimeout, says: "timed out after 1m10s while connecting: no answer read: this runner was short of CPU", never: "did not answer", within: 75 * time.Second},
+		// The shortage ends while the server stays silent: the tries it starved are not
+		// counted, the ones after are, and the verdict says both. Try 1 (0-5s) starved, then
+		// fair tries (from about 5.6s): three counted.
+		{name: "shortage ends, server silent", behaviour: fakeapi.Hang, revision: applied, starvedFor: 8 * time.Second, timeout: time.Minute,
+			want: result.VerdictUnreachable, says: "did not answer within 5s (3 tries); not counted: 1 try while this runner was short of CPU", within: 35 * time.Second},
+		// Tries 1 (0-5s) and 2 (about 5.6-10.8s) starved; try 3 (from about 11.8s) is cut
+		// short at 13s, under half a try, its window judged after the shortage ended: the
+		// whole tries before it say why.
+		{name: "shortage ends as the deadline cuts a try", behaviour: fakeapi.Hang, revision: applied, starvedFor: 12500 * time.Millisecond, timeout: 13 * time.Second,
+			want: result.VerdictTimeout, says: "timed out after 13s while connecting: no answer read: this runner was short of CPU", never: "no answer from the API server", within: 16 * time.Second},
 		{name: "get, hung server, quiet runner", behaviour: fakeapi.Hang, revision: applied, latency: quiet, timeout: time.Minute, snapshot: true,
 			want: result.VerdictUnreachable, says: "did not answer within 3s (2 tries)", never: "short of CPU", within: 10 * time.Second},
 		{name: "stuck rollout, starved runner", behaviour: fakeapi.Healthy, revision: older, latency: starved, timeout: 3 * time.Second,
@@ -151,9 +124,13 @@ func TestStarvedVerdicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req := starveRequest(t, tt.behaviour, tt.revision, tt.timeout, fixedCPUWatch(tt.latency))
-			req.Snapshot = tt.snapshot
 			start := time.Now()
+			cpu := fixedCPUWatch(tt.latency)
+			if tt.starvedFor > 0 {
+				cpu = flippingCPUWatch(start.Add(tt.starvedFor))
+			}
+			req := starveRequest(t, tt.behaviour, tt.revision, tt.timeout, cpu)
+			req.Snapshot = tt.snapshot
 			run := Run(context.Background(), req)
 			took := time.Since(start)
 			c := run.Results[0]
