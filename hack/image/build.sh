@@ -40,7 +40,10 @@ if [ "$shell" = false ]; then
   exit 0
 fi
 busybox=/bin/busybox
-if [ "$arch" != "$(go env GOHOSTARCH)" ] || ! "$busybox" --list 2>/dev/null | grep -qx sh || [ -n "$(ldd "$busybox" 2>/dev/null | grep '=>')" ]; then
+# The applet list is read whole before it is searched: `busybox --list | grep -q` under pipefail
+# fails whenever grep quits before busybox has written its last name (SIGPIPE, on a busy machine).
+applets=$("$busybox" --list 2>/dev/null || true)
+if [ "$arch" != "$(go env GOHOSTARCH)" ] || ! grep -qx sh <<<"$applets" || [ -n "$(ldd "$busybox" 2>/dev/null | grep '=>')" ]; then
   echo "hack/image/build.sh: --shell needs Debian's static busybox at $busybox for the host's architecture (hack/install-packages.sh installs busybox-static)" >&2
   exit 1
 fi
