@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -52,6 +51,7 @@ type clusterState struct {
 	closeAll func()
 
 	httpClient     *http.Client
+	dialed         *dialedConns
 	kube           kubernetes.Interface
 	dynamicClient  dynamic.Interface
 	metadataClient metadata.Interface
@@ -320,17 +320,15 @@ func fewOf(ids []string) string {
 }
 
 // newClusterState builds the clients for a cluster and its object cache: informers, or lists
-// for a snapshot. Nothing is contacted yet. The clients share one HTTP client, so the cluster
-// gets one connection (one TLS handshake): built from the config separately, they would not
-// share a transport, since the custom Dial makes client-go's transport cache miss.
+// for a snapshot. Nothing is contacted yet. The clients share one HTTP client (see
+// newClusterHTTPClient), so the cluster gets one connection (one TLS handshake).
 func newClusterState(ctx context.Context, req Request, config *rest.Config) (*clusterState, error) {
 	cfg := rest.CopyConfig(config)
 	cfg.QPS, cfg.Burst = 50, 100
-	cfg.Dial = (&net.Dialer{Timeout: probeTimeout, KeepAlive: 30 * time.Second}).DialContext
 	cfg.UserAgent = "app-status-action"
 	throttled := &throttleRecorder{clock: req.Clock}
 	cfg.Wrap(throttled.wrap)
-	httpClient, err := rest.HTTPClientFor(cfg)
+	httpClient, dialed, err := newClusterHTTPClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
@@ -356,7 +354,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		return nil, fmt.Errorf("build client: %w", err)
 	}
 	s := &clusterState{
-		req: req, ctx: ctx, httpClient: httpClient, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
+		req: req, ctx: ctx, httpClient: httpClient, dialed: dialed, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
 		mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		inventories: map[string]parsedInventory{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}
@@ -405,6 +403,7 @@ func (s *clusterState) notifications() <-chan struct{} {
 func (s *clusterState) close() {
 	s.closeAll()
 	utilnet.CloseIdleConnectionsFor(s.httpClient.Transport)
+	s.dialed.closeAll()
 }
 
 // probe reads the first requested Flux object once, directly, so an unreachable cluster,
