@@ -34,13 +34,19 @@ const (
 //   - The transport is the cluster's alone, never kept in client-go's process-wide cache.
 //   - Its connections are dialed by the returned dialedConns, which closes every one still
 //     open when the cluster is done.
-//   - HTTP/2 sends no health-check pings. x/net's health-check timer is armed again by the read
-//     that fails when a connection closes, and nothing stops it (golang/go#80920): for its
-//     period (30s in client-go) it holds the closed connection, its buffers and the whole
-//     transport, about 60 KB a cluster, 60 MB for a fleet of 1000 whose verdicts come within
-//     seconds. A broken connection is found by TCP keepalive and the kernel's user timeout
-//     instead (about a minute, as the ping's 45s), and every request but a watch has a deadline
-//     of its own.
+//   - A cluster reached directly gets HTTP/2 without health-check pings. x/net's health-check
+//     timer is armed again by the read that fails when a connection closes, and nothing stops
+//     it (golang/go#80920): for its period (30s in client-go) it holds the closed connection,
+//     its buffers and the whole transport, about 60 KB a cluster, 60 MB for a fleet of 1000
+//     whose verdicts come within seconds. There, TCP finds a broken connection instead, as the
+//     ping would have in 45s: keepalive probes after 30s of silence and the kernel's user
+//     timeout, about a minute; every request but a watch has a deadline of its own. A cluster
+//     reached through a proxy (proxy-url, HTTPS_PROXY) keeps client-go's pings, since TCP sees
+//     only the path to the proxy, as does every cluster when HTTP2_READ_IDLE_TIMEOUT_SECONDS
+//     is set (client-go's own setting of the ping).
+//
+// Once the cluster is done, its transport is garbage within seconds: at once, or after x/net's
+// 5s hold of a connection used only once (a probe refused), or a dial net/http still finishes.
 func newClusterHTTPClient(cfg *rest.Config) (*http.Client, *dialedConns, error) {
 	dialed := newDialedConns(&net.Dialer{
 		Timeout:         probeTimeout,
@@ -83,8 +89,13 @@ func newClusterHTTPClient(cfg *rest.Config) (*http.Client, *dialedConns, error) 
 		DialContext:         dial,
 		DisableCompression:  tc.DisableCompression,
 	})
-	// HTTP/2 as client-go configures it (utilnet.SetTransportDefaults), without the pings.
-	if os.Getenv("DISABLE_HTTP2") == "" && (tlsConfig == nil || len(tlsConfig.NextProtos) == 0 || slices.Contains(tlsConfig.NextProtos, http2.NextProtoTLS)) {
+	if pings, err := needsPings(cfg, base); err != nil {
+		return nil, nil, err
+	} else if pings {
+		// HTTP/2 exactly as client-go configures it, pings included.
+		base = utilnet.SetTransportDefaults(base)
+	} else if os.Getenv("DISABLE_HTTP2") == "" && (tlsConfig == nil || len(tlsConfig.NextProtos) == 0 || slices.Contains(tlsConfig.NextProtos, http2.NextProtoTLS)) {
+		// As client-go configures it (utilnet.SetTransportDefaults), without the pings.
 		if _, err := http2.ConfigureTransports(base); err != nil {
 			return nil, nil, fmt.Errorf("configure HTTP/2: %w", err)
 		}
@@ -94,6 +105,24 @@ func newClusterHTTPClient(cfg *rest.Config) (*http.Client, *dialedConns, error) 
 		return nil, nil, err
 	}
 	return &http.Client{Transport: rt, Timeout: cfg.Timeout}, dialed, nil
+}
+
+// needsPings reports whether the cluster's HTTP/2 connection keeps client-go's health-check
+// pings: when a proxy stands between the runner and the API server (TCP's own checks would
+// see only the proxy), or when HTTP2_READ_IDLE_TIMEOUT_SECONDS asks for client-go's setting.
+func needsPings(cfg *rest.Config, base *http.Transport) (bool, error) {
+	if os.Getenv("HTTP2_READ_IDLE_TIMEOUT_SECONDS") != "" {
+		return true, nil
+	}
+	server, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return false, err
+	}
+	proxyURL, err := base.Proxy(&http.Request{URL: server})
+	if err != nil {
+		return false, fmt.Errorf("proxy for %s: %w", server.Host, err)
+	}
+	return proxyURL != nil, nil
 }
 
 // dialedConns dials a cluster's connections and closes every one still open when the cluster
@@ -142,11 +171,15 @@ func (d *dialedConns) closeAll() {
 	}
 }
 
-// open counts the connections still open.
-func (d *dialedConns) open() int {
+// dialedSoFar returns the connections dialed and not closed yet.
+func (d *dialedConns) dialedSoFar() []net.Conn {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.conns)
+	conns := make([]net.Conn, 0, len(d.conns))
+	for c := range d.conns {
+		conns = append(conns, c.Conn)
+	}
+	return conns
 }
 
 // dialedConn is a connection that leaves its dialedConns when closed.

@@ -2,8 +2,12 @@ package verify
 
 import (
 	"crypto/tls"
+	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -88,7 +92,7 @@ func verifyAndClose(t *testing.T, s *fakeapi.Server, wantProto int, freed chan s
 	if v, failed := state.probe(ctx); failed {
 		t.Fatalf("probe: %s: %s", v.verdict, v.message)
 	}
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(time.Minute)
 	for current := false; !current; {
 		e := state.assess(time.Now())
 		current = e.fatal == nil && e.pending == nil && !e.syncing
@@ -100,7 +104,7 @@ func verifyAndClose(t *testing.T, s *fakeapi.Server, wantProto int, freed chan s
 			case <-state.notifications():
 			case <-time.After(time.Second):
 			case <-deadline:
-				t.Fatal("the healthy fake cluster was not Current within 20s")
+				t.Fatal("the healthy fake cluster was not Current within a minute")
 			}
 		}
 	}
@@ -116,8 +120,52 @@ func verifyAndClose(t *testing.T, s *fakeapi.Server, wantProto int, freed chan s
 		}
 		rt = w.WrappedRoundTripper()
 	}
+	conns := state.dialed.dialedSoFar()
+	if len(conns) == 0 {
+		t.Fatal("no connection of the cluster was open before it was closed: the test proves nothing")
+	}
 	state.close()
-	if n := state.dialed.open(); n > 0 {
-		t.Errorf("%d connections still open once the cluster was closed", n)
+	for _, c := range conns {
+		// A closed connection refuses a deadline.
+		if err := c.SetDeadline(time.Now()); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("connection to %s still open once the cluster was closed (SetDeadline: %v)", c.RemoteAddr(), err)
+		}
+	}
+}
+
+// TestPingsThroughAProxy: a cluster reached through a proxy keeps client-go's HTTP/2 pings
+// (TCP's keepalive sees only the path to the proxy), as does every cluster when
+// HTTP2_READ_IDLE_TIMEOUT_SECONDS asks for them; one reached directly has none.
+func TestPingsThroughAProxy(t *testing.T) {
+	proxy, err := url.Parse("http://proxy.example:3128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		proxy     func(*http.Request) (*url.URL, error)
+		idleEnv   string
+		wantPings bool
+	}{
+		{name: "direct", proxy: func(*http.Request) (*url.URL, error) { return nil, nil }},
+		{name: "proxy-url", proxy: http.ProxyURL(proxy), wantPings: true},
+		{name: "direct, HTTP2_READ_IDLE_TIMEOUT_SECONDS set", proxy: func(*http.Request) (*url.URL, error) { return nil, nil }, idleEnv: "20", wantPings: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("HTTP2_READ_IDLE_TIMEOUT_SECONDS", tt.idleEnv)
+			if tt.idleEnv == "" {
+				if err := os.Unsetenv("HTTP2_READ_IDLE_TIMEOUT_SECONDS"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := needsPings(&rest.Config{Host: "https://cluster.example:6443"}, &http.Transport{Proxy: tt.proxy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.wantPings {
+				t.Errorf("needsPings = %v, want %v", got, tt.wantPings)
+			}
+		})
 	}
 }
