@@ -328,10 +328,11 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	cfg.UserAgent = "app-status-action"
 	throttled := &throttleRecorder{clock: req.Clock}
 	cfg.Wrap(throttled.wrap)
-	httpClient, dialed, err := newClusterHTTPClient(cfg)
+	h, err := newClusterHTTPClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
+	httpClient := h.client
 	dyn, err := newDynamicClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
@@ -354,7 +355,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		return nil, fmt.Errorf("build client: %w", err)
 	}
 	s := &clusterState{
-		req: req, ctx: ctx, httpClient: httpClient, dialed: dialed, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
+		req: req, ctx: ctx, httpClient: httpClient, dialed: h.dialed, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
 		mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		inventories: map[string]parsedInventory{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}

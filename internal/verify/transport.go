@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -46,34 +47,38 @@ const (
 //     is set (client-go's own setting of the ping).
 //
 // Once the cluster is done, its transport is garbage within seconds: at once, or after x/net's
-// 5s hold of a connection used only once (a probe refused), or a dial net/http still finishes.
-func newClusterHTTPClient(cfg *rest.Config) (*http.Client, *dialedConns, error) {
-	dialed := newDialedConns(&net.Dialer{
+// 5s hold of a connection used only once (a probe refused), or a dial net/http still finishes;
+// with the pings, 30s later. A cluster behind a load balancer or an authenticating proxy that
+// is its kubeconfig's server gets no pings: HTTP2_READ_IDLE_TIMEOUT_SECONDS=30 brings them
+// back.
+func newClusterHTTPClient(cfg *rest.Config) (*clusterHTTP, error) {
+	h := &clusterHTTP{dialed: newDialedConns(&net.Dialer{
 		Timeout:         probeTimeout,
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: keepAliveIdle, Interval: keepAliveInterval, Count: keepAliveCount},
 		Control:         setUserTimeout,
-	})
+	})}
 	cfg = rest.CopyConfig(cfg)
-	cfg.Dial = dialed.DialContext
+	cfg.Dial = h.dialed.DialContext
 	tc, err := cfg.TransportConfig()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if tc.Transport != nil {
 		// A transport given with the config is used as client-go uses it, wrapped.
 		rt, err := transport.HTTPWrappersForConfig(tc, tc.Transport)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return &http.Client{Transport: rt, Timeout: cfg.Timeout}, dialed, nil
+		h.client = &http.Client{Transport: rt, Timeout: cfg.Timeout}
+		return h, nil
 	}
 	tlsConfig, err := transport.TLSConfigFor(tc)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// An exec plugin's client certificate wraps the dialer, to close the connections when the
 	// certificate changes.
-	dial := dialed.DialContext
+	dial := h.dialed.DialContext
 	if tc.DialHolder != nil && tc.DialHolder.Dial != nil {
 		dial = tc.DialHolder.Dial
 	}
@@ -89,22 +94,50 @@ func newClusterHTTPClient(cfg *rest.Config) (*http.Client, *dialedConns, error) 
 		DialContext:         dial,
 		DisableCompression:  tc.DisableCompression,
 	})
-	if pings, err := needsPings(cfg, base); err != nil {
-		return nil, nil, err
-	} else if pings {
-		// HTTP/2 exactly as client-go configures it, pings included.
-		base = utilnet.SetTransportDefaults(base)
-	} else if os.Getenv("DISABLE_HTTP2") == "" && (tlsConfig == nil || len(tlsConfig.NextProtos) == 0 || slices.Contains(tlsConfig.NextProtos, http2.NextProtoTLS)) {
-		// As client-go configures it (utilnet.SetTransportDefaults), without the pings.
-		if _, err := http2.ConfigureTransports(base); err != nil {
-			return nil, nil, fmt.Errorf("configure HTTP/2: %w", err)
+	// HTTP/2 as client-go configures it (utilnet.SetTransportDefaults), with its pings only
+	// where TCP cannot stand for them.
+	if os.Getenv("DISABLE_HTTP2") == "" && (tlsConfig == nil || len(tlsConfig.NextProtos) == 0 || slices.Contains(tlsConfig.NextProtos, http2.NextProtoTLS)) {
+		pings, err := needsPings(cfg, base)
+		if err != nil {
+			return nil, err
+		}
+		if h.h2, err = http2.ConfigureTransports(base); err != nil {
+			return nil, fmt.Errorf("configure HTTP/2: %w", err)
+		}
+		if pings {
+			h.h2.ReadIdleTimeout = envSeconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", 30*time.Second)
+			h.h2.PingTimeout = envSeconds("HTTP2_PING_TIMEOUT_SECONDS", 15*time.Second)
 		}
 	}
 	rt, err := transport.HTTPWrappersForConfig(tc, base)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &http.Client{Transport: rt, Timeout: cfg.Timeout}, dialed, nil
+	h.client = &http.Client{Transport: rt, Timeout: cfg.Timeout}
+	return h, nil
+}
+
+// clusterHTTP is a cluster's HTTP client, and what ends its connections.
+type clusterHTTP struct {
+	client *http.Client
+	dialed *dialedConns
+	// h2 is the client's HTTP/2 transport; nil without HTTP/2 (DISABLE_HTTP2, a TLS
+	// configuration that does not offer it, a transport given with the config).
+	h2 *http2.Transport
+}
+
+// envSeconds is client-go's reading of its HTTP/2 ping settings (utilnet): a whole number of
+// seconds from the environment variable, 0 for none, def when unset or not a number.
+func envSeconds(name string, def time.Duration) time.Duration {
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return def
+	}
+	return time.Duration(n) * time.Second
 }
 
 // needsPings reports whether the cluster's HTTP/2 connection keeps client-go's health-check
