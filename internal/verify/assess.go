@@ -77,7 +77,8 @@ func (e *assessment) recheckAt(t time.Time) {
 // assess computes the cluster's state from the caches, starting the watches it finds it
 // needs (a namespace or kind seen for the first time in an inventory).
 func (s *clusterState) assess(now time.Time) *assessment {
-	e := &assessment{}
+	e := &assessment{objects: make([]result.Object, 0, s.lastObjects)}
+	defer func() { s.lastObjects = len(e.objects) }()
 	s.statuses.turn()
 	// Every requested resource is a root, judged on the run's revision, whatever the order
 	// they were given in and whether another one's inventory lists it too: met as a nested

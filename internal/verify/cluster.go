@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -52,7 +52,7 @@ type clusterState struct {
 
 	httpClient     *http.Client
 	dialed         *dialedConns
-	kube           kubernetes.Interface
+	core           corev1client.CoreV1Interface // events, logs and Helm's storage Secrets
 	dynamicClient  dynamic.Interface
 	metadataClient metadata.Interface
 	throttled      *throttleRecorder
@@ -64,6 +64,10 @@ type clusterState struct {
 	inventories map[string]parsedInventory
 	// statuses memoizes the kstatus status of each cached object state (statusMemo).
 	statuses statusMemo
+	// lastObjects is how many objects the last assessment listed: the next one's list is made
+	// that size at once, so the verdict's list, kept to the end of the run, has no spare room
+	// when the count has not changed (as it has not, mostly, by the verdict).
+	lastObjects int
 	// firstArtifacts is the artifact revision the run first saw for each source a requested
 	// object applies from: a move away from it to another revision supersedes the expected one.
 	firstArtifacts map[string]string
@@ -341,7 +345,9 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
-	kube, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
+	// Only the core API is read with typed clients: the whole clientset would build ~50 REST
+	// clients for every cluster of the fleet.
+	core, err := corev1client.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
@@ -355,7 +361,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		return nil, fmt.Errorf("build client: %w", err)
 	}
 	s := &clusterState{
-		req: req, ctx: ctx, httpClient: httpClient, dialed: h.dialed, kube: kube, dynamicClient: dyn, metadataClient: md, throttled: throttled,
+		req: req, ctx: ctx, httpClient: httpClient, dialed: h.dialed, core: core, dynamicClient: dyn, metadataClient: md, throttled: throttled,
 		mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		inventories: map[string]parsedInventory{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}

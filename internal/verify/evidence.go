@@ -75,7 +75,7 @@ func (s *clusterState) warningEvents(ctx context.Context, namespace, kind, name 
 		set["involvedObject.name"] = name
 	}
 	selector := set.AsSelector().String()
-	list, err := s.kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
+	list, err := s.core.Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (s *clusterState) containerLog(ctx context.Context, namespace, pod, contain
 func (s *clusterState) readLog(ctx context.Context, namespace, pod, container string, previous bool) (string, error) {
 	tail := int64(logTailLines)
 	limit := int64(maxLogBytes)
-	stream, err := s.kube.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
+	stream, err := s.core.Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
 		Container: container, TailLines: &tail, LimitBytes: &limit, Previous: previous,
 	}).Stream(ctx)
 	if err != nil {

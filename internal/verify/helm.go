@@ -93,7 +93,7 @@ func (s *clusterState) readRelease(ctx context.Context, id, namespace, name stri
 	what := fmt.Sprintf("the Helm storage secret %s/%s", namespace, name)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	secret, err := s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	secret, err := s.core.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
 		return storedRelease{verdict: verdictReason{verdict: result.VerdictForbidden, reason: string(result.VerdictForbidden), message: fmt.Sprintf(

@@ -46,9 +46,9 @@ const (
 //     only the path to the proxy, as does every cluster when HTTP2_READ_IDLE_TIMEOUT_SECONDS
 //     is set (client-go's own setting of the ping).
 //
-// Once the cluster is done, its transport is garbage within seconds: at once, or after x/net's
-// 5s hold of a connection used only once (a probe refused), or a dial net/http still finishes;
-// with the pings, 30s later. A cluster behind a load balancer or an authenticating proxy that
+// Once the cluster is done, its transport is garbage within seconds: at once, or when x/net lets
+// go of a connection that was dialed and never carried a request (5s after it was made), or a
+// TCP connect net/http started ends (probeTimeout); with the pings, 30s later. A cluster behind a load balancer or an authenticating proxy that
 // is its kubeconfig's server gets no pings: HTTP2_READ_IDLE_TIMEOUT_SECONDS=30 brings them
 // back.
 func newClusterHTTPClient(cfg *rest.Config) (*clusterHTTP, error) {

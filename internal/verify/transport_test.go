@@ -20,10 +20,11 @@ import (
 )
 
 // TestClusterConnectionsEndWithIt: once a cluster is done (close), none of its connections is
-// open and its transport, with every connection's buffers, is garbage within seconds: not 30s later,
-// when x/net's HTTP/2 health-check timer would let go of it (golang/go#80920), nor after an
-// idle timeout. A fleet's memory then holds the clusters still being verified, not the ones
-// done (about 60 KB each, 60 MB for 1000 clusters whose verdicts came within seconds).
+// open and its transport, with every connection's buffers, is garbage within seconds, not 30s
+// later, when x/net's HTTP/2 health-check timer would let go of it (golang/go#80920), nor after
+// an idle timeout. Usually at once; x/net holds a connection that was dialed and never carried
+// a request for up to 5s after it was made, and a TCP connect net/http started may still finish
+// (probeTimeout, 5s), so on a loaded machine the test allows 15s.
 func TestClusterConnectionsEndWithIt(t *testing.T) {
 	t.Parallel()
 	if v := os.Getenv("HTTP2_READ_IDLE_TIMEOUT_SECONDS"); v != "" && v != "0" {
@@ -49,15 +50,16 @@ func TestClusterConnectionsEndWithIt(t *testing.T) {
 			t.Cleanup(s.Close)
 			freed := make(chan struct{})
 			verifyAndClose(t, s, tt.wantProto, freed)
-			for wait := 0; ; wait++ {
+			closed := time.Now()
+			for {
 				runtime.GC()
 				select {
 				case <-freed:
 					return
 				case <-time.After(50 * time.Millisecond):
 				}
-				if wait == 100 {
-					t.Fatal("the cluster's transport (its connections and their buffers) was still held 5s after the cluster was done")
+				if held := time.Since(closed); held > 15*time.Second {
+					t.Fatalf("the cluster's transport (its connections and their buffers) was still held %v after the cluster was done", held.Round(time.Second))
 				}
 			}
 		})
