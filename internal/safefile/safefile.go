@@ -169,6 +169,11 @@ func createBeside(name string, mode os.FileMode) (*os.File, error) {
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			// Named after the file asked for: the temporary name means nothing to the user.
+			err = &fs.PathError{Op: "create", Path: name, Err: pe.Err}
+		}
 		return f, err
 	}
 }

@@ -181,9 +181,11 @@ func TestWrite(t *testing.T) {
 	if err := Write(os.DevNull, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil {
 		t.Errorf("Write(%s) = %v", os.DevNull, err)
 	}
-	// A folder that does not exist is an error naming it.
-	if err := Write(filepath.Join(dir, "missing", "r.json"), 0o644, func(io.Writer) error { return nil }); err == nil || !strings.Contains(err.Error(), "missing") {
-		t.Errorf("Write() in a missing folder = %v, want an error naming it", err)
+	// A folder that does not exist is an error naming the file asked for, not a temporary one.
+	missing := filepath.Join(dir, "missing", "r.json")
+	if err := Write(missing, 0o644, func(io.Writer) error { return nil }); err == nil || !strings.Contains(err.Error(), "missing") ||
+		!strings.Contains(err.Error(), missing+":") || strings.Contains(err.Error(), ".tmp") || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Write() in a missing folder = %v, want an error naming %s that wraps fs.ErrNotExist", err, missing)
 	}
 }
 

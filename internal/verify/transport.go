@@ -52,20 +52,21 @@ const (
 // is its kubeconfig's server gets no pings: HTTP2_READ_IDLE_TIMEOUT_SECONDS=30 brings them
 // back.
 func newClusterHTTPClient(cfg *rest.Config) (*clusterHTTP, error) {
-	h := &clusterHTTP{dialed: newDialedConns(&net.Dialer{
+	cfg = rest.CopyConfig(cfg)
+	cfg.Dial = (&net.Dialer{
 		Timeout:         probeTimeout,
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: keepAliveIdle, Interval: keepAliveInterval, Count: keepAliveCount},
 		Control:         setUserTimeout,
-	})}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Dial = h.dialed.DialContext
+	}).DialContext
 	tc, err := cfg.TransportConfig()
 	if err != nil {
 		return nil, err
 	}
+	h := &clusterHTTP{}
 	if tc.Transport != nil {
-		// A transport given with the config is used as client-go uses it, wrapped.
-		rt, err := transport.HTTPWrappersForConfig(tc, tc.Transport)
+		// A transport given with the config is used as client-go uses it (it dials itself).
+		h.dialed = newDialedConns(tc.DialHolder.Dial)
+		rt, err := transport.New(tc)
 		if err != nil {
 			return nil, err
 		}
@@ -76,12 +77,11 @@ func newClusterHTTPClient(cfg *rest.Config) (*clusterHTTP, error) {
 	if err != nil {
 		return nil, err
 	}
-	// An exec plugin's client certificate wraps the dialer, to close the connections when the
-	// certificate changes.
+	// The connections are counted outermost: an exec plugin's client certificate wraps the
+	// dialer (client-go's tracker, to close them when the certificate changes), and a
+	// connection closed here must leave that tracker too.
+	h.dialed = newDialedConns(tc.DialHolder.Dial)
 	dial := h.dialed.DialContext
-	if tc.DialHolder != nil && tc.DialHolder.Dial != nil {
-		dial = tc.DialHolder.Dial
-	}
 	proxy := http.ProxyFromEnvironment
 	if tc.Proxy != nil {
 		proxy = tc.Proxy
@@ -94,6 +94,10 @@ func newClusterHTTPClient(cfg *rest.Config) (*clusterHTTP, error) {
 		DialContext:         dial,
 		DisableCompression:  tc.DisableCompression,
 	})
+	// No idle timeout: the cluster's connections end with it (dialedConns), and x/net's idle
+	// timer, armed again when a stream ends after its connection closed, would hold the
+	// connection and the transport for its 90s.
+	base.IdleConnTimeout = 0
 	// HTTP/2 as client-go configures it (utilnet.SetTransportDefaults), with its pings only
 	// where TCP cannot stand for them.
 	if os.Getenv("DISABLE_HTTP2") == "" && (tlsConfig == nil || len(tlsConfig.NextProtos) == 0 || slices.Contains(tlsConfig.NextProtos, http2.NextProtoTLS)) {
@@ -152,10 +156,9 @@ func needsPings(cfg *rest.Config, base *http.Transport) (bool, error) {
 		return false, err
 	}
 	proxyURL, err := base.Proxy(&http.Request{URL: server})
-	if err != nil {
-		return false, fmt.Errorf("proxy for %s: %w", server.Host, err)
-	}
-	return proxyURL != nil, nil
+	// A proxy setting that cannot be read keeps the pings: requests meet the same error and
+	// say it; whether to ping is no reason to fail the cluster here.
+	return err != nil || proxyURL != nil, nil
 }
 
 // dialedConns dials a cluster's connections and closes every one still open when the cluster
@@ -163,7 +166,7 @@ func needsPings(cfg *rest.Config, base *http.Transport) (bool, error) {
 // connection whose last stream is still being torn down is not idle yet, and would stay open,
 // with its buffers, until the transport's idle timeout (90s).
 type dialedConns struct {
-	dialer *net.Dialer
+	dial   func(ctx context.Context, network, address string) (net.Conn, error)
 	mu     sync.Mutex
 	conns  map[*dialedConn]struct{}
 	closed bool
@@ -172,13 +175,13 @@ type dialedConns struct {
 // errClusterDone is what a dial after closeAll gets.
 var errClusterDone = errors.New("the cluster's verification has ended")
 
-func newDialedConns(d *net.Dialer) *dialedConns {
-	return &dialedConns{dialer: d, conns: map[*dialedConn]struct{}{}}
+func newDialedConns(dial func(ctx context.Context, network, address string) (net.Conn, error)) *dialedConns {
+	return &dialedConns{dial: dial, conns: map[*dialedConn]struct{}{}}
 }
 
 // DialContext dials as the net.Dialer does, and keeps the connection until it is closed.
 func (d *dialedConns) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
-	c, err := d.dialer.DialContext(ctx, network, address)
+	c, err := d.dial(ctx, network, address)
 	if err != nil {
 		return nil, err
 	}
