@@ -53,7 +53,7 @@ test-short:
 ## fuzz: run every fuzz target for FUZZTIME each (make test runs their seed corpora only)
 FUZZTIME ?= 30s
 FUZZ_TARGETS = internal/kubeconfig:FuzzParseClusters internal/kubeconfig:FuzzDecode internal/kubeconfig:FuzzLoad \
-	internal/flux:FuzzParseRevision internal/report:FuzzMDText internal/sanitize:FuzzLine internal/sanitize:FuzzCommands internal/filecommand:FuzzEncode \
+	internal/flux:FuzzParseRevision internal/report:FuzzMDText internal/report:FuzzAppendIndented internal/sanitize:FuzzLine internal/sanitize:FuzzCommands internal/filecommand:FuzzEncode \
 	internal/merge:FuzzParse internal/verify:FuzzDecodeUnstructuredList
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

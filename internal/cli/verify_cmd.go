@@ -182,6 +182,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	if hurry() {
 		run = report.Essentials(run)
 	}
+	rawStdout := env.Stdout
 	stdout := sanitize.NewCommandsWriter(env.Stdout)
 	if output == "json" {
 		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)
@@ -189,7 +190,20 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	env.Stdout = stdout
 	files := newReportFiles(o, summaryFile)
 	files.gitlabDefaults = defaults
-	err = errors.Join(files.write(run, "", env.Stderr), writeCLIOutput(env, output, onlyFailed, run))
+	if output == "json" && files.json != "" {
+		// The same document twice: encoded once, as the file is written (its runner
+		// commands broken the same way for both).
+		files.jsonCopy = &teeCopy{w: rawStdout}
+	}
+	err = files.write(run, "", env.Stderr)
+	switch {
+	case files.jsonCopy != nil && files.jsonCopy.err != nil:
+		err = errors.Join(err, fmt.Errorf("write output: %w", files.jsonCopy.err))
+	case files.jsonCopy != nil && files.jsonCopy.written:
+	default:
+		// (Also when the file could not even be created: stdout still gets the document.)
+		err = errors.Join(err, writeCLIOutput(env, output, onlyFailed, run))
+	}
 	if flushErr := stdout.Flush(); flushErr != nil {
 		err = errors.Join(err, fmt.Errorf("write output: %w", flushErr))
 	}
@@ -259,18 +273,35 @@ func (f reconcileFlag) Set(v string) error {
 // IsBoolFlag lets --reconcile stand alone.
 func (reconcileFlag) IsBoolFlag() bool { return true }
 
-// writeJSONFile writes the whole report, as -o json prints it, to path (--json-file).
-func writeJSONFile(path string, run result.Run) error {
+// writeJSONFile writes the whole report, as -o json prints it, to path (--json-file), and to
+// also's writer as well when set (-o json with it).
+func writeJSONFile(path string, run result.Run, also *teeCopy) error {
 	// Streamed: a fleet's report is tens of MiB, which a buffer would hold at the run's end,
 	// when memory peaks.
 	// Whole or not at all (safefile.Write), and with runner commands broken as on stdout
 	// (the JSON reads the same): the file may be the job's log (/dev/stdout).
 	err := safefile.Write(path, 0o644, func(w io.Writer) error {
-		jw := sanitize.NewJSONCommandsWriter(w)
-		if err := report.WriteJSON(jw, run); err != nil {
+		dst := w
+		var tee *teeWriter
+		if also != nil {
+			tee = &teeWriter{file: w, copy: also}
+			dst = tee
+		}
+		jw := sanitize.NewJSONCommandsWriter(dst)
+		err := report.WriteJSON(jw, run)
+		if err == nil {
+			err = jw.Flush()
+		}
+		if tee == nil {
 			return err
 		}
-		return jw.Flush()
+		// The document went to the copy, whole unless the copy failed (also.err); the file
+		// is kept unless it failed itself.
+		also.written = true
+		if tee.fileErr != nil {
+			return tee.fileErr
+		}
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("write --json-file: %w", err)

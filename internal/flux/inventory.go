@@ -1,8 +1,9 @@
 package flux
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,6 +39,7 @@ func Inventory(obj *unstructured.Unstructured) ([]ObjectRef, error) {
 	if !found {
 		return refs, nil
 	}
+	refs = make([]ObjectRef, 0, len(entries))
 	for i, e := range entries {
 		m, ok := e.(map[string]any)
 		if !ok {
@@ -51,13 +53,23 @@ func Inventory(obj *unstructured.Unstructured) ([]ObjectRef, error) {
 		ref.Version, _ = m["v"].(string)
 		refs = append(refs, ref)
 	}
-	sort.SliceStable(refs, func(i, j int) bool {
-		if a, b := refs[i].ID(), refs[j].ID(); a != b {
-			return a < b
-		}
-		return refs[i].Group < refs[j].Group
+	// Sorted by ID, each made once: the comparisons would otherwise build it n log n times.
+	sorted := make([]keyedRef, len(refs))
+	for i, r := range refs {
+		sorted[i] = keyedRef{id: r.ID(), ref: r}
+	}
+	slices.SortStableFunc(sorted, func(a, b keyedRef) int {
+		return cmp.Or(strings.Compare(a.id, b.id), strings.Compare(a.ref.Group, b.ref.Group))
 	})
+	for i := range sorted {
+		refs[i] = sorted[i].ref
+	}
 	return refs, nil
+}
+
+type keyedRef struct {
+	id  string
+	ref ObjectRef
 }
 
 // parseInventoryID reads an inventory id, <namespace>_<name>_<group>_<kind>, as Flux writes

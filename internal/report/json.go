@@ -46,10 +46,12 @@ func WriteJSON(w io.Writer, run result.Run) error {
 	at += len(empty) - 1
 	bw := bufio.NewWriterSize(w, 64<<10)
 	_, _ = bw.Write(head[:at])
+	// Each cluster is encoded compact, then indented by appendIndented, which costs far less
+	// than the encoder's own indenting.
 	var buf bytes.Buffer
+	var indented []byte
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("    ", "  ")
 	for i, c := range clusters {
 		if i > 0 {
 			_ = bw.WriteByte(',')
@@ -60,7 +62,8 @@ func WriteJSON(w io.Writer, run result.Run) error {
 			return fmt.Errorf("render run as json: %w", err)
 		}
 		// Without the newline the encoder ends each value with.
-		_, _ = bw.Write(buf.Bytes()[:buf.Len()-1])
+		indented = appendIndented(indented[:0], buf.Bytes()[:buf.Len()-1], "    ", "  ")
+		_, _ = bw.Write(indented)
 	}
 	_, _ = bw.WriteString("\n  ")
 	_, _ = bw.Write(head[at:])

@@ -193,20 +193,29 @@ func (c *CommandsWriter) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	data := p
 	if len(c.pending) > 0 {
-		data = append(c.pending, p...)
-		c.pending = nil
+		// The line left by an earlier Write is completed and written on its own: p, often a
+		// buffer's 64 KiB, is not copied behind it.
+		first := bytes.IndexByte(p, '\n')
+		if first < 0 {
+			c.pending = append(c.pending, p...)
+			return len(p), nil
+		}
+		c.pending = append(c.pending, p[:first+1]...)
+		_, err := c.w.Write(c.cleanLines(c.pending))
+		c.pending = c.pending[:0]
+		if err != nil {
+			return 0, err
+		}
+		data = p[first+1:]
 	}
 	end := bytes.LastIndexByte(data, '\n')
-	if end < 0 {
-		c.pending = append([]byte(nil), data...)
-		return len(p), nil
+	if end >= 0 {
+		if _, err := c.w.Write(c.cleanLines(data[:end+1])); err != nil {
+			return 0, err
+		}
 	}
-	if len(data) > end+1 {
-		c.pending = append([]byte(nil), data[end+1:]...)
-	}
-	if _, err := c.w.Write(c.cleanLines(data[:end+1])); err != nil {
-		return 0, err
-	}
+	// What follows the last newline waits for the rest of its line.
+	c.pending = append(c.pending, data[end+1:]...)
 	return len(p), nil
 }
 

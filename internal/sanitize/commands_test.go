@@ -84,6 +84,24 @@ func FuzzCommands(f *testing.F) {
 		if strings.ReplaceAll(got, " ", "") != strings.ReplaceAll(s, " ", "") {
 			t.Fatalf("CommandsText(%q) = %q: more than spaces changed", s, got)
 		}
+		// A CommandsWriter given s in pieces, of any size, writes what CommandsText gives.
+		for _, size := range []int{1, 3, 1 + len(s)%7, 64} {
+			var out bytes.Buffer
+			w := NewCommandsWriter(&out)
+			for rest := s; rest != ""; {
+				n := min(size, len(rest))
+				if _, err := w.Write([]byte(rest[:n])); err != nil {
+					t.Fatal(err)
+				}
+				rest = rest[n:]
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != got {
+				t.Fatalf("CommandsWriter, %d bytes a write: %q, CommandsText gives %q", size, out.String(), got)
+			}
+		}
 	})
 }
 

@@ -46,6 +46,28 @@ type assessment struct {
 	// appliedRoots counts them.
 	rootsApplied bool
 	appliedRoots int
+	// mappings are the answers of discovery this assessment got, one question per kind.
+	mappings map[schema.GroupVersionKind]mappingAnswer
+}
+
+type mappingAnswer struct {
+	mapping *meta.RESTMapping
+	done    bool
+	err     error
+}
+
+// assessMapping is clusterState.mapping asked once per kind in an assessment, however many
+// objects of that kind the inventories list: they all get the same answer.
+func (s *clusterState) assessMapping(e *assessment, gvk schema.GroupVersionKind, now time.Time) (*meta.RESTMapping, bool, error) {
+	if a, ok := e.mappings[gvk]; ok {
+		return a.mapping, a.done, a.err
+	}
+	m, done, err := s.mapping(gvk, now)
+	if e.mappings == nil {
+		e.mappings = map[schema.GroupVersionKind]mappingAnswer{}
+	}
+	e.mappings[gvk] = mappingAnswer{mapping: m, done: done, err: err}
+	return m, done, err
 }
 
 // verdictReason explains a verdict.
@@ -77,7 +99,12 @@ func (e *assessment) recheckAt(t time.Time) {
 // assess computes the cluster's state from the caches, starting the watches it finds it
 // needs (a namespace or kind seen for the first time in an inventory).
 func (s *clusterState) assess(now time.Time) *assessment {
-	e := &assessment{objects: make([]result.Object, 0, s.lastObjects)}
+	objects := s.spareObjects
+	s.spareObjects = nil
+	if cap(objects) < s.lastObjects {
+		objects = make([]result.Object, 0, s.lastObjects)
+	}
+	e := &assessment{objects: objects}
 	defer func() { s.lastObjects = len(e.objects) }()
 	s.statuses.turn()
 	// Every requested resource is a root, judged on the run's revision, whatever the order
@@ -97,6 +124,14 @@ func (s *clusterState) assess(now time.Time) *assessment {
 		return cmp.Or(strings.Compare(a.Owner, b.Owner), strings.Compare(a.ID, b.ID))
 	})
 	return e
+}
+
+// recycle takes back the object list of an assessment that nothing refers to any more (the
+// cluster's verdict and progress were taken from a later one).
+func (s *clusterState) recycle(e *assessment) {
+	clear(e.objects[:cap(e.objects)])
+	s.spareObjects = e.objects[:0]
+	e.objects = nil
 }
 
 // evalFlux evaluates a Flux object and what its inventory lists: every object when workloads
@@ -277,11 +312,13 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	current := owner.Applied
 	ro := result.Object{ID: o.ID(), Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner.Object.ID, Status: result.ObjectUnknown}
 	gvk := schema.GroupVersionKind{Group: o.Group, Version: o.Version, Kind: o.Kind}
-	mapping, done, err := s.mapping(gvk, now)
+	mapping, done, err := s.assessMapping(e, gvk, now)
 	if !done {
 		ro.Message = "discovering the API of " + gvk.Kind
 		e.objects = append(e.objects, ro)
-		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Discovering", message: ro.ID + ": discovering the API of " + gvk.Kind})
+		if e.pending == nil {
+			e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Discovering", message: ro.ID + ": " + ro.Message})
+		}
 		return
 	}
 	if err != nil {
@@ -358,12 +395,11 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 		s.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited, roots)
 		return
 	}
-	ignore, note := classify.IgnoreReadiness(u.GetAnnotations())
-	ro.Message = joinMessage(ro.Message, note)
-	if keys := u.GetAnnotations()[notFromGit]; keys != "" {
+	ro.Message = joinMessage(ro.Message, memo.ignoreNote)
+	if keys := memo.notFromGitKeys; keys != "" {
 		ro.Message = joinMessage(ro.Message, "annotations "+keys+" ignored: not applied by Flux (set them in Git)")
 	}
-	if ignore && ro.Status != result.ObjectCurrent {
+	if memo.ignoreReadiness && ro.Status != result.ObjectCurrent {
 		// The team said so in Git: reported as it is, neither waited for nor failed.
 		ro.Message = joinMessage(ro.Message, ignoredReadiness)
 		e.objects = append(e.objects, ro)
@@ -384,6 +420,10 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 	}
 	classified := true
 	if ro.Status != result.ObjectCurrent && current && classify.Supported(o.Group, o.Kind) {
+		if u == nil {
+			// (A metadata-only kind is never one the classifier reads.)
+			u, _ = asUnstructured(cached, gvk)
+		}
 		status := ro.Status
 		classified = s.classify(e, &ro, u, now)
 		switch {
@@ -404,7 +444,8 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 		e.fail(verdictReason{verdict: result.VerdictFailed, code: ro.Failure.Code, reason: ro.Failure.Reason, message: ro.ID + ": " + ro.Failure.Message})
 	case ro.Status == result.ObjectFailed && current && classified && !installing:
 		e.fail(verdictReason{verdict: result.VerdictFailed, reason: "Failed", message: ro.ID + ": " + ro.Message})
-	case ro.Status != result.ObjectCurrent:
+	case ro.Status != result.ObjectCurrent && e.pending == nil:
+		// (Only the first reason to wait is kept: the message is not made for the others.)
 		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: string(ro.Status), message: waitingFor(ro)})
 	}
 }
@@ -446,7 +487,9 @@ func (s *clusterState) watchReady(e *assessment, w cachedList, what string) bool
 		}
 		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "ListFailed", message: fmt.Sprintf("listing %s: %s", what, apiMessage(err))})
 	} else {
-		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Listing", message: waitingMessage(w, what, s.req.Clock(), s.req.cpu)})
+		if e.pending == nil {
+			e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Listing", message: waitingMessage(w, what, s.req.Clock(), s.req.cpu)})
+		}
 		e.listing = true
 	}
 	e.syncing = true

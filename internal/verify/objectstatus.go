@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
+	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
@@ -53,41 +54,54 @@ type statusMemo struct {
 }
 
 type memoStatus struct {
+	// u is nil for a metadata-only object (a Secret, a ConfigMap): what is read of it below
+	// kstatus, its annotations, it has none of (asUnstructured keeps its name, generation and
+	// deletion alone).
 	u      *unstructured.Unstructured
 	status result.ObjectStatus
 	msg    string
 	err    error
 	ok     bool
+	// What the object's annotations say, read once per state: readiness ignored (with a
+	// note) and the keys set in the cluster, not by Flux (notFromGit).
+	ignoreReadiness bool
+	ignoreNote      string
+	notFromGitKeys  string
 }
 
 // turn starts an assessment.
 func (m *statusMemo) turn() {
-	m.prev, m.cur = m.cur, make(map[any]memoStatus, len(m.cur))
+	// The map of two turns ago is emptied and used again: its room is the size one turn needs.
+	m.prev, m.cur = m.cur, m.prev
+	if m.cur == nil {
+		m.cur = make(map[any]memoStatus, len(m.prev))
+	}
+	clear(m.cur)
 }
 
-// status returns the cached state as unstructured (ok false when it cannot be) and its status.
-// The unstructured form of a metadata-only object is not kept: made again each time, it costs
-// little, where keeping it would hold a second copy of every Secret's and ConfigMap's metadata.
+// status returns the cached state as unstructured (ok false when it cannot be; nil for a
+// metadata-only object) and its status. The unstructured form of a metadata-only object is
+// not kept: keeping it would hold a second copy of every Secret's and ConfigMap's metadata.
 func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind) memoStatus {
 	v, ok := m.cur[cached]
-	if !ok {
-		if v, ok = m.prev[cached]; !ok {
-			v.u, v.ok = asUnstructured(cached, gvk)
-			if v.ok {
-				v.status, v.msg, v.err = objectStatus(v.u)
-			}
+	if ok {
+		return v
+	}
+	if v, ok = m.prev[cached]; !ok {
+		v.u, v.ok = asUnstructured(cached, gvk)
+		if v.ok {
+			v.status, v.msg, v.err = objectStatus(v.u)
+			annotations := v.u.GetAnnotations()
+			v.ignoreReadiness, v.ignoreNote = classify.IgnoreReadiness(annotations)
+			v.notFromGitKeys = annotations[notFromGit]
 		}
-		if m.cur == nil {
-			m.cur = map[any]memoStatus{}
-		}
-		kept := v
 		if _, metadataOnly := cached.(*metav1.PartialObjectMetadata); metadataOnly {
-			kept.u = nil
+			v.u = nil
 		}
-		m.cur[cached] = kept
 	}
-	if v.u == nil && v.ok {
-		v.u, _ = asUnstructured(cached, gvk)
+	if m.cur == nil {
+		m.cur = map[any]memoStatus{}
 	}
+	m.cur[cached] = v
 	return v
 }

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -76,8 +78,9 @@ func TestObjectStatus(t *testing.T) {
 }
 
 // TestStatusMemo: the memo gives each cached state its own kstatus status, never an older
-// state's (a new state is a new object in the store), and forgets states no longer seen; a
-// metadata-only object reads as an unstructured object with its metadata.
+// state's (a new state is a new object in the store), and forgets states no longer seen; it
+// reads an object's annotations once; a metadata-only object's status is kept without a
+// second copy of it.
 func TestStatusMemo(t *testing.T) {
 	t.Parallel()
 	deployment := func(ready int64) *unstructured.Unstructured {
@@ -120,11 +123,22 @@ func TestStatusMemo(t *testing.T) {
 	for turn := range 2 {
 		m.turn()
 		got := m.status(cm, cmGVK)
-		if !got.ok || got.status != result.ObjectCurrent || got.u == nil || got.u.GetName() != "settings" || got.u.GetKind() != "ConfigMap" {
-			t.Fatalf("turn %d, metadata only: %+v, want Current with its metadata", turn, got)
+		if !got.ok || got.status != result.ObjectCurrent || got.u != nil {
+			t.Fatalf("turn %d, metadata only: %+v, want Current and no unstructured copy", turn, got)
 		}
 		if kept := m.cur[cm]; kept.u != nil {
 			t.Errorf("turn %d: the memo keeps a second copy of a metadata-only object", turn)
 		}
+	}
+
+	annotated := deployment(1)
+	annotated.SetAnnotations(map[string]string{classify.AnnotationIgnoreReadiness: "true", notFromGit: "example.com/owner"})
+	m.turn()
+	got := m.status(annotated, gvk)
+	if diff := cmp.Diff([]any{true, "example.com/owner"}, []any{got.ignoreReadiness, got.notFromGitKeys}); diff != "" {
+		t.Errorf("annotations read once (-want +got):\n%s", diff)
+	}
+	if plain := m.status(rolling, gvk); plain.ignoreReadiness || plain.notFromGitKeys != "" || plain.ignoreNote != "" {
+		t.Errorf("an object without annotations: %+v, want none of what they say", plain)
 	}
 }

@@ -9,7 +9,13 @@ import (
 // sinceTracker remembers, for each Flux object and inventory object of one cluster, the status
 // it was last seen in and when the run first saw it there: the moments of the summary's
 // timeline (result.Object.SinceMs, result.FluxObject.SinceMs).
-type sinceTracker map[string]sinceEntry
+type sinceTracker map[sinceKey]sinceEntry
+
+// sinceKey names a Flux object (owner empty, flux true) or an inventory object under its owner.
+type sinceKey struct {
+	flux      bool
+	owner, id string
+}
 
 type sinceEntry struct {
 	status string
@@ -19,14 +25,14 @@ type sinceEntry struct {
 // note records one assessment made at (from the cluster's start).
 func (t sinceTracker) note(e *assessment, at time.Duration) {
 	for _, f := range e.flux {
-		t.update("flux\x00"+f.ID, string(f.Verdict), at)
+		t.update(sinceKey{flux: true, id: f.ID}, string(f.Verdict), at)
 	}
 	for _, o := range e.objects {
-		t.update("object\x00"+o.Owner+"\x00"+o.ID, string(o.Status), at)
+		t.update(sinceKey{owner: o.Owner, id: o.ID}, string(o.Status), at)
 	}
 }
 
-func (t sinceTracker) update(key, status string, at time.Duration) {
+func (t sinceTracker) update(key sinceKey, status string, at time.Duration) {
 	if cur, ok := t[key]; !ok || cur.status != status {
 		t[key] = sinceEntry{status: status, at: at}
 	}
@@ -36,13 +42,13 @@ func (t sinceTracker) update(key, status string, at time.Duration) {
 func (t sinceTracker) stamp(c *result.Cluster) {
 	for i := range c.Flux {
 		f := &c.Flux[i]
-		if e, ok := t["flux\x00"+f.ID]; ok && e.status == string(f.Verdict) {
+		if e, ok := t[sinceKey{flux: true, id: f.ID}]; ok && e.status == string(f.Verdict) {
 			f.SinceMs = millis(e.at)
 		}
 	}
 	for i := range c.Objects {
 		o := &c.Objects[i]
-		if e, ok := t["object\x00"+o.Owner+"\x00"+o.ID]; ok && e.status == string(o.Status) {
+		if e, ok := t[sinceKey{owner: o.Owner, id: o.ID}]; ok && e.status == string(o.Status) {
 			o.SinceMs = millis(e.at)
 		}
 	}
