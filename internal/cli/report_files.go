@@ -21,40 +21,19 @@ type reportFiles struct {
 	// gitlabDefaults are the files chosen for a GitLab job because the command line named
 	// none: failing to write one is a warning (a read-only folder), not a failed step.
 	gitlabDefaults map[string]bool
-	// jsonCopy, when set, is given the --json-file document as it is written: -o json prints
-	// the very same document, which is then encoded once (a fleet's is tens of MiB).
-	jsonCopy *teeCopy
+	// jsonCopy, when set, is given the --json-file document once the file is written whole:
+	// -o json prints the very same document, which is then encoded once (a fleet's is tens of
+	// MiB).
+	jsonCopy *fileCopy
 }
 
-// teeCopy is the second destination of a document written once to two: the file first, then
-// this. A failure of either one never cuts the other's copy short (teeWriter).
-type teeCopy struct {
+// fileCopy is a second destination of a report file, copied from the file once it is written.
+type fileCopy struct {
 	w io.Writer
-	// written is set once the document was written through to w, whether or not the file
-	// could be kept (not when the file could not even be created); err is w's own failure.
-	written bool
-	err     error
-}
-
-// teeWriter writes to a file and to a copy; a destination that fails is dropped, its error
-// kept, and the writing goes on to the other (the encoder stops only when both failed).
-type teeWriter struct {
-	file    io.Writer
-	fileErr error
-	copy    *teeCopy
-}
-
-func (t *teeWriter) Write(p []byte) (int, error) {
-	if t.fileErr == nil {
-		_, t.fileErr = t.file.Write(p)
-	}
-	if t.copy.err == nil {
-		_, t.copy.err = t.copy.w.Write(p)
-	}
-	if t.fileErr != nil && t.copy.err != nil {
-		return 0, t.fileErr
-	}
-	return len(p), nil
+	// copied is set once the file was copied to w (not when it was written in place or could
+	// not be written: w still needs the document then); err is w's own failure.
+	copied bool
+	err    error
 }
 
 func newReportFiles(o cliOptions, summaryFile string) reportFiles {

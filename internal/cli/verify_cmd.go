@@ -191,17 +191,18 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	files := newReportFiles(o, summaryFile)
 	files.gitlabDefaults = defaults
 	if output == "json" && files.json != "" {
-		// The same document twice: encoded once, as the file is written (its runner
-		// commands broken the same way for both).
-		files.jsonCopy = &teeCopy{w: rawStdout}
+		// The same document twice: encoded once, into the file, then copied from it (its
+		// runner commands broken the same way for both).
+		files.jsonCopy = &fileCopy{w: rawStdout}
 	}
 	err = files.write(run, "", env.Stderr)
 	switch {
 	case files.jsonCopy != nil && files.jsonCopy.err != nil:
 		err = errors.Join(err, fmt.Errorf("write output: %w", files.jsonCopy.err))
-	case files.jsonCopy != nil && files.jsonCopy.written:
+	case files.jsonCopy != nil && files.jsonCopy.copied:
 	default:
-		// (Also when the file could not even be created: stdout still gets the document.)
+		// (Also when the file could not be written, or was written in place: a device such as
+		// /dev/stdout, a pipe, a link, a file mounted on its own.)
 		err = errors.Join(err, writeCLIOutput(env, output, onlyFailed, run))
 	}
 	if flushErr := stdout.Flush(); flushErr != nil {
@@ -273,36 +274,30 @@ func (f reconcileFlag) Set(v string) error {
 // IsBoolFlag lets --reconcile stand alone.
 func (reconcileFlag) IsBoolFlag() bool { return true }
 
-// writeJSONFile writes the whole report, as -o json prints it, to path (--json-file), and to
-// also's writer as well when set (-o json with it).
-func writeJSONFile(path string, run result.Run, also *teeCopy) error {
+// writeJSONFile writes the whole report, as -o json prints it, to path (--json-file), and
+// copies it to also's writer when set (-o json with it).
+func writeJSONFile(path string, run result.Run, also *fileCopy) error {
 	// Streamed: a fleet's report is tens of MiB, which a buffer would hold at the run's end,
 	// when memory peaks.
 	// Whole or not at all (safefile.Write), and with runner commands broken as on stdout
 	// (the JSON reads the same): the file may be the job's log (/dev/stdout).
-	err := safefile.Write(path, 0o644, func(w io.Writer) error {
-		dst := w
-		var tee *teeWriter
-		if also != nil {
-			tee = &teeWriter{file: w, copy: also}
-			dst = tee
-		}
-		jw := sanitize.NewJSONCommandsWriter(dst)
-		err := report.WriteJSON(jw, run)
-		if err == nil {
-			err = jw.Flush()
-		}
-		if tee == nil {
+	encode := func(w io.Writer) error {
+		jw := sanitize.NewJSONCommandsWriter(w)
+		if err := report.WriteJSON(jw, run); err != nil {
 			return err
 		}
-		// The document went to the copy, whole unless the copy failed (also.err); the file
-		// is kept unless it failed itself.
-		also.written = true
-		if tee.fileErr != nil {
-			return tee.fileErr
-		}
-		return err
-	})
+		return jw.Flush()
+	}
+	var err error
+	if also == nil {
+		err = safefile.Write(path, 0o644, encode)
+	} else {
+		// The file is whole before stdout gets a byte of it.
+		also.copied, err = safefile.WriteAndRead(path, 0o644, encode, func(r io.Reader) error {
+			_, also.err = io.Copy(also.w, r)
+			return nil
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("write --json-file: %w", err)
 	}

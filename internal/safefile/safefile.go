@@ -108,10 +108,41 @@ func kind(m os.FileMode) string {
 // may be created, and one that cannot be replaced (mounted on its own, another user's in a
 // sticky folder); write is then called again, so it must write the whole file each time.
 func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
+	_, err := writeFile(name, perm, write)
+	return err
+}
+
+// WriteAndRead is Write, then, when the file was written whole into a file of its own and
+// renamed over name, gives read that very file, from its start: reopened, and only if name is
+// still the file written (not one put there since). It reports whether read was called; a
+// file written in place (a device, a pipe, a symbolic link, a file mounted on its own) is not
+// read back, nor is one that could not be written. Where the document must also go to a
+// second place (stdout), it is thus encoded once, and is whole in the file before the second
+// place is written at all: a reader of stdout that stops early (SIGPIPE) cannot cut the file.
+func WriteAndRead(name string, perm os.FileMode, write func(io.Writer) error, read func(io.Reader) error) (bool, error) {
+	written, err := writeFile(name, perm, write)
+	if err != nil || written == nil {
+		return false, err
+	}
+	// Opened without blocking: a pipe put at name since would otherwise be waited on.
+	f, err := os.OpenFile(name, os.O_RDONLY|openNonBlocking, 0)
+	if err != nil {
+		return false, nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, written) {
+		return false, nil
+	}
+	return true, read(f)
+}
+
+// writeFile is Write; it returns the file written when it was renamed over name (nil when it
+// was written in place).
+func writeFile(name string, perm os.FileMode, write func(io.Writer) error) (os.FileInfo, error) {
 	fi, err := os.Lstat(name)
 	exists := err == nil
 	if exists && (!fi.Mode().IsRegular() || hardLinked(fi)) {
-		return writeInPlace(name, perm, write, os.O_CREATE)
+		return nil, writeInPlace(name, perm, write, os.O_CREATE)
 	}
 	mode := perm
 	if exists {
@@ -120,9 +151,9 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 	tmp, err := createBeside(name, mode)
 	if err != nil {
 		if exists && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
-			return writeInPlace(name, perm, write, 0)
+			return nil, writeInPlace(name, perm, write, 0)
 		}
-		return err
+		return nil, err
 	}
 	done := false
 	defer func() {
@@ -132,18 +163,22 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 		}
 	}()
 	if err := write(tmp); err != nil {
-		return err
+		return nil, err
 	}
 	if exists {
 		// The umask may have taken bits the file had; its owner (the runner's user, where
 		// the step runs as root) keeps it, where this process may give it.
 		keepOwner(tmp, fi)
 		if err := tmp.Chmod(mode); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	written, err := tmp.Stat()
+	if err != nil {
+		return nil, err
+	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return nil, err
 	}
 	done = true
 	if err := os.Rename(tmp.Name(), name); err != nil {
@@ -151,11 +186,11 @@ func Write(name string, perm os.FileMode, write func(io.Writer) error) error {
 		if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) || errors.Is(err, fs.ErrPermission) {
 			// A file mounted on its own (a bind mount, a subPath), or another user's in a
 			// sticky folder: it can be written, not replaced.
-			return writeInPlace(name, perm, write, 0)
+			return nil, writeInPlace(name, perm, write, 0)
 		}
-		return err
+		return nil, err
 	}
-	return nil
+	return written, nil
 }
 
 // createBeside creates a new file of mode (less the umask) in name's folder, named after it.

@@ -1,6 +1,7 @@
 package safefile
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -278,5 +279,49 @@ func TestWriteKeepsLinksAndOwner(t *testing.T) {
 	}
 	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 1001 || st.Gid != 127 {
 		t.Errorf("owner %d:%d, want 1001:127 kept", st.Uid, st.Gid)
+	}
+}
+
+// TestWriteAndRead: a file written whole and renamed into place is given back to read, the
+// very bytes written; one written in place (a symbolic link, a device) or not written is not.
+func TestWriteAndRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	regular := filepath.Join(dir, "report.json")
+	target, link := filepath.Join(dir, "target.json"), filepath.Join(dir, "link.json")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, path string
+		wantRead   bool
+		wantErr    bool
+	}{
+		{name: "new regular file", path: regular, wantRead: true},
+		{name: "existing regular file", path: regular, wantRead: true},
+		{name: "symbolic link", path: link},
+		{name: "device", path: os.DevNull},
+		{name: "missing folder", path: filepath.Join(dir, "missing", "report.json"), wantErr: true},
+	} {
+		var got bytes.Buffer
+		read, err := WriteAndRead(tt.path, 0o644, func(w io.Writer) error {
+			_, err := io.WriteString(w, "the document "+tt.name)
+			return err
+		}, func(r io.Reader) error {
+			_, err := io.Copy(&got, r)
+			return err
+		})
+		if (err != nil) != tt.wantErr || read != tt.wantRead {
+			t.Errorf("%s: WriteAndRead() = %v, %v; want read %v, error %v", tt.name, read, err, tt.wantRead, tt.wantErr)
+		}
+		if want := map[bool]string{true: "the document " + tt.name}[tt.wantRead]; got.String() != want {
+			t.Errorf("%s: read %q, want %q", tt.name, got.String(), want)
+		}
+	}
+	if data, err := os.ReadFile(target); err != nil || string(data) != "the document symbolic link" {
+		t.Errorf("the link's target holds %q (%v), want the document written through it", data, err)
 	}
 }

@@ -208,14 +208,14 @@ func (c *CommandsWriter) Write(p []byte) (int, error) {
 		}
 		data = p[first+1:]
 	}
+	// What follows the last newline waits for the rest of its line.
 	end := bytes.LastIndexByte(data, '\n')
+	c.pending = append(c.pending, data[end+1:]...)
 	if end >= 0 {
 		if _, err := c.w.Write(c.cleanLines(data[:end+1])); err != nil {
 			return 0, err
 		}
 	}
-	// What follows the last newline waits for the rest of its line.
-	c.pending = append(c.pending, data[end+1:]...)
 	return len(p), nil
 }
 
