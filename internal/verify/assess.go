@@ -99,12 +99,7 @@ func (e *assessment) recheckAt(t time.Time) {
 // assess computes the cluster's state from the caches, starting the watches it finds it
 // needs (a namespace or kind seen for the first time in an inventory).
 func (s *clusterState) assess(now time.Time) *assessment {
-	objects := s.spareObjects
-	s.spareObjects = nil
-	if cap(objects) < s.lastObjects {
-		objects = make([]result.Object, 0, s.lastObjects)
-	}
-	e := &assessment{objects: objects}
+	e := &assessment{objects: make([]result.Object, 0, s.lastObjects)}
 	defer func() { s.lastObjects = len(e.objects) }()
 	s.statuses.turn()
 	// Every requested resource is a root, judged on the run's revision, whatever the order
@@ -124,14 +119,6 @@ func (s *clusterState) assess(now time.Time) *assessment {
 		return cmp.Or(strings.Compare(a.Owner, b.Owner), strings.Compare(a.ID, b.ID))
 	})
 	return e
-}
-
-// recycle takes back the object list of an assessment that nothing refers to any more (the
-// cluster's verdict and progress were taken from a later one).
-func (s *clusterState) recycle(e *assessment) {
-	clear(e.objects[:cap(e.objects)])
-	s.spareObjects = e.objects[:0]
-	e.objects = nil
 }
 
 // evalFlux evaluates a Flux object and what its inventory lists: every object when workloads

@@ -68,9 +68,6 @@ type clusterState struct {
 	// that size at once, so the verdict's list, kept to the end of the run, has no spare room
 	// when the count has not changed (as it has not, mostly, by the verdict).
 	lastObjects int
-	// spareObjects is the object list of an assessment no longer referenced (the one before
-	// the last), reused by the next: a cluster is assessed after every change it watches.
-	spareObjects []result.Object
 	// firstArtifacts is the artifact revision the run first saw for each source a requested
 	// object applies from: a move away from it to another revision supersedes the expected one.
 	firstArtifacts map[string]string
@@ -193,9 +190,6 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	for {
 		now := req.Clock()
 		e := state.assess(now)
-		if last != nil {
-			state.recycle(last)
-		}
 		last = e
 		since.note(e, now.Sub(start))
 		if applied.IsZero() && e.rootsApplied {
