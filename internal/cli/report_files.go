@@ -31,7 +31,8 @@ type reportFiles struct {
 type fileCopy struct {
 	w io.Writer
 	// copied is set once the file was copied to w (not when it was written in place or could
-	// not be written: w still needs the document then); err is w's own failure.
+	// not be written: w still needs the document then); err is the copy's failure (w's, or
+	// reading the file back).
 	copied bool
 	err    error
 }
