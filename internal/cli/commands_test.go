@@ -130,6 +130,33 @@ func TestNoRunnerCommandFromClusterText(t *testing.T) {
 			}
 		})
 	}
+	// -o json with --json-file: stdout is the file's copy, passed through stdout's cleaning
+	// again, and still the very same document.
+	t.Run("cli -o json with --json-file", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		file := clustersFile(t, dir, clusters, vars)
+		report := filepath.Join(dir, "report.json")
+		f := newFakeEnv(t, nil)
+		code := Run(context.Background(), []string{"verify", "--quiet", "--clusters-file", file, "--resource", "ks/app", "--revision", "a1b2c3d4",
+			"--timeout", "20s", "-o", "json", "--json-file", report}, f.env())
+		if code != 1 {
+			t.Errorf("Run() = %d, want 1\n%s", code, f.stderr.String())
+		}
+		data, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "stop-commands") {
+			t.Errorf("the cluster text did not reach the report, the test proves nothing:\n%s", data)
+		}
+		if f.stdout.String() != string(data) {
+			t.Errorf("stdout is not the --json-file document:\nstdout:\n%.600s\nfile:\n%.600s", f.stdout.String(), data)
+		}
+		if cmds := runnertest.Commands(f.stdout.String()); len(cmds) > 0 {
+			t.Errorf("stdout holds runner commands: %+v", cmds)
+		}
+	})
 	// The report files may be the job's log (/dev/stdout) or printed by a later step: they
 	// hold the cluster's text with the same commands broken (JSON meaning the same).
 	t.Run("cli report files", func(t *testing.T) {

@@ -182,7 +182,6 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	if hurry() {
 		run = report.Essentials(run)
 	}
-	rawStdout := env.Stdout
 	stdout := sanitize.NewCommandsWriter(env.Stdout)
 	if output == "json" {
 		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)
@@ -191,9 +190,10 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	files := newReportFiles(o, summaryFile)
 	files.gitlabDefaults = defaults
 	if output == "json" && files.json != "" {
-		// The same document twice: encoded once, into the file, then copied from it (its
-		// runner commands broken the same way for both).
-		files.jsonCopy = &fileCopy{w: rawStdout}
+		// The same document twice: encoded once, into the file, then copied from it through
+		// stdout's own cleaning, as every byte printed (a no-op on what the file's cleaning
+		// left, whatever is in the file by then).
+		files.jsonCopy = &fileCopy{w: stdout}
 	}
 	err = files.write(run, "", env.Stderr)
 	switch {

@@ -48,9 +48,9 @@ const (
 //
 // Once the cluster is done, its transport is garbage within seconds: at once, or when x/net lets
 // go of a connection that was dialed and never carried a request (5s after it was made), or a
-// TCP connect net/http started ends (probeTimeout); with the pings, 30s later. A cluster behind a load balancer or an authenticating proxy that
-// is its kubeconfig's server gets no pings: HTTP2_READ_IDLE_TIMEOUT_SECONDS=30 brings them
-// back.
+// TCP connect net/http started ends (probeTimeout); with the pings, 30s later. A cluster behind
+// a load balancer or an authenticating proxy that is its kubeconfig's server gets no pings:
+// HTTP2_READ_IDLE_TIMEOUT_SECONDS=30 brings them back.
 func newClusterHTTPClient(cfg *rest.Config) (*clusterHTTP, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Dial = (&net.Dialer{
