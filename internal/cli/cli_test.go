@@ -260,7 +260,9 @@ func assertNoLeak(t *testing.T, log, files string, forms []string) {
 		}
 	}
 	for _, s := range forms {
-		if !masked[s] {
+		// A padded base64 form is masked by its unpadded one: the runner masks values
+		// wherever they stand, and leaves the '=' alone.
+		if !masked[s] && !masked[strings.TrimRight(s, "=")] {
 			t.Errorf("%q was never masked; masks: %v", s, masked)
 		}
 		if strings.Contains(files, s) {

@@ -38,6 +38,8 @@ type assessment struct {
 	// listing is true while a first list is on its way (not failed): the work a connect slot
 	// bounds. A list that failed waits for its retry, which costs nothing.
 	listing bool
+	// inFlight are the watches whose first list is on its way (listing), each once.
+	inFlight []cachedList
 	// recheck is the earliest moment a grace period ends.
 	recheck time.Time
 	// skippedSuspended are the nested objects reported suspended and not judged.
@@ -247,7 +249,7 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 		// or a namesake.
 		return
 	}
-	refs, err := s.inventory(id, obj)
+	refs, ids, err := s.inventory(id, obj)
 	if err != nil {
 		e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "InvalidInventory", message: id + ": " + err.Error()})
 		return
@@ -270,15 +272,23 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 		if refs, ok = s.installObjects(e, &gate, s.firstInstalling(id, gate.Installing, now)); !ok {
 			return
 		}
+		ids = nil
 	case ref.Kind == flux.KindHelmRelease && !hasInventory(obj):
 		var ok bool
 		if refs, ok = s.releaseObjects(e, id, obj, now); !ok {
 			return
 		}
+		ids = nil
 	}
 	e.objects = slices.Grow(e.objects, len(refs))
-	for _, o := range refs {
-		s.evalObject(e, o, &gate, want, now, visited, roots)
+	for i, o := range refs {
+		var oid string
+		if ids != nil {
+			oid = ids[i]
+		} else {
+			oid = o.ID()
+		}
+		s.evalObject(e, o, oid, &gate, want, now, visited, roots)
 	}
 }
 
@@ -293,11 +303,12 @@ var workloadsExplain = map[result.Code]bool{
 
 // evalObject computes an inventory object's status with kstatus and, when it is a workload
 // that is not Current yet, asks the classifier whether its rollout can still succeed.
-func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
+// id is o.ID().
+func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, id string, owner *flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
 	// The inventory's objects may fail the rollout only once Flux has applied the expected
 	// revision: before, they are the previous revision's, which the expected one may fix.
 	current := owner.Applied
-	ro := result.Object{ID: o.ID(), Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner.Object.ID, Status: result.ObjectUnknown}
+	ro := result.Object{ID: id, Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner.Object.ID, Status: result.ObjectUnknown}
 	gvk := schema.GroupVersionKind{Group: o.Group, Version: o.Version, Kind: o.Kind}
 	mapping, done, err := s.assessMapping(e, gvk, now)
 	if !done {
@@ -322,27 +333,31 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, owner *flux.G
 		ns, ro.Namespace, ro.ID = "", "", result.ObjectID(o.Kind, "", o.Name)
 	}
 	w := s.watches.get(watchKey{gvr: mapping.Resource, namespace: ns})
-	what := mapping.Resource.Resource + namespaceSuffix(ns)
-	if gr := mapping.Resource.GroupResource(); metadataOnly[gr] || noReadiness[gr] {
-		// A Secret or a ConfigMap has no status: it is Current once it exists, which Flux's
-		// inventory already says; configuration, RBAC, CRDs, quotas and sources have no
-		// rollout of their own. Credentials that may not read them (least privilege) leave
-		// them unverified, not the cluster Forbidden.
-		ready, forbidden := s.optionalWatchReady(e, w, what)
-		if forbidden != "" {
-			ro.Message = "not verified: " + forbidden
-			e.objects = append(e.objects, ro)
-			return
-		}
-		if !ready {
+	if !w.synced() {
+		// (What the watch is, said only while it has no first list: a synced watch is ready
+		// either way.)
+		what := mapping.Resource.Resource + namespaceSuffix(ns)
+		if gr := mapping.Resource.GroupResource(); metadataOnly[gr] || noReadiness[gr] {
+			// A Secret or a ConfigMap has no status: it is Current once it exists, which
+			// Flux's inventory already says; configuration, RBAC, CRDs, quotas and sources
+			// have no rollout of their own. Credentials that may not read them (least
+			// privilege) leave them unverified, not the cluster Forbidden.
+			ready, forbidden := s.optionalWatchReady(e, w, what)
+			if forbidden != "" {
+				ro.Message = "not verified: " + forbidden
+				e.objects = append(e.objects, ro)
+				return
+			}
+			if !ready {
+				ro.Message = "not listed yet"
+				e.objects = append(e.objects, ro)
+				return
+			}
+		} else if !s.watchReady(e, w, what) {
 			ro.Message = "not listed yet"
 			e.objects = append(e.objects, ro)
 			return
 		}
-	} else if !s.watchReady(e, w, what) {
-		ro.Message = "not listed yet"
-		e.objects = append(e.objects, ro)
-		return
 	}
 	cached, ok := w.object(ns, o.Name)
 	if !ok {
@@ -478,6 +493,9 @@ func (s *clusterState) watchReady(e *assessment, w cachedList, what string) bool
 			e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Listing", message: waitingMessage(w, what, s.req.Clock(), s.req.cpu)})
 		}
 		e.listing = true
+		if !slices.Contains(e.inFlight, w) {
+			e.inFlight = append(e.inFlight, w)
+		}
 	}
 	e.syncing = true
 	return false
@@ -625,17 +643,23 @@ func listOf[T any](w cachedList) []*T {
 type parsedInventory struct {
 	resourceVersion string
 	refs            []flux.ObjectRef
-	err             error
+	// ids are the refs' IDs, made once per parse rather than once per object and assessment.
+	ids []string
+	err error
 }
 
-// inventory returns the object's parsed inventory, parsing it again only when the object
-// changed.
-func (s *clusterState) inventory(id string, obj *unstructured.Unstructured) ([]flux.ObjectRef, error) {
+// inventory returns the object's parsed inventory and its objects' IDs, parsing it again only
+// when the object changed.
+func (s *clusterState) inventory(id string, obj *unstructured.Unstructured) ([]flux.ObjectRef, []string, error) {
 	rv := obj.GetResourceVersion()
 	if p, ok := s.inventories[id]; ok && rv != "" && p.resourceVersion == rv {
-		return p.refs, p.err
+		return p.refs, p.ids, p.err
 	}
 	refs, err := flux.Inventory(obj)
-	s.inventories[id] = parsedInventory{resourceVersion: rv, refs: refs, err: err}
-	return refs, err
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID()
+	}
+	s.inventories[id] = parsedInventory{resourceVersion: rv, refs: refs, ids: ids, err: err}
+	return refs, ids, err
 }

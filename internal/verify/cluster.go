@@ -245,9 +245,47 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		case <-ctx.Done():
 			return finish(state.stopped(ctx, last, req.Timeout))
 		case <-notify:
+			settleLists(ctx, last, notify, listSettle)
 		case <-timer.C:
 		}
 	}
+}
+
+// listSettle is how long a notification may wait for the first lists still on their way.
+const listSettle = 100 * time.Millisecond
+
+// settleLists waits, after a notification, while first lists the last assessment waited for
+// are still on their way, for at most window (listSettle): each list arriving alone would make
+// an assessment of its own, walking every object again to say "waiting for the list of …"
+// once more. The last list to arrive, a list that fails, the end of the window or ctx ends
+// the wait. A failure that a list brings is found at most window later; a verdict of Current,
+// which needs every list, never waits.
+func settleLists(ctx context.Context, last *assessment, notify <-chan struct{}, window time.Duration) {
+	if last == nil || last.fatal != nil || !listsInFlight(last.inFlight) {
+		return
+	}
+	timer := time.NewTimer(window)
+	defer timer.Stop()
+	for listsInFlight(last.inFlight) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			return
+		case <-notify:
+		}
+	}
+}
+
+// listsInFlight reports whether a first list of ws is still on its way (neither arrived nor
+// failed).
+func listsInFlight(ws []cachedList) bool {
+	for _, w := range ws {
+		if !w.synced() && w.err() == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // stopped is the verdict of a cluster whose wait ended before it had one of its own: what it

@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/org/app-status-action/internal/jsontree"
 )
 
 // newDynamicClient is dynamic.NewForConfigAndClient with lists decoded in one pass
@@ -82,13 +84,16 @@ func (s onePassListSerializer) Decode(data []byte, defaults *schema.GroupVersion
 // last of them, depending on the pass. TestDecodeUnstructuredList and
 // FuzzDecodeUnstructuredList hold it to client-go's result.
 func decodeUnstructuredList(data []byte, list *unstructured.UnstructuredList) (handled bool, err error) {
-	var m map[string]any
-	strict, err := kjson.UnmarshalStrict(data, &m, kjson.DisallowDuplicateFields)
-	if err != nil {
-		return true, err
-	}
-	if len(strict) > 0 {
-		return false, nil
+	m, ok := jsontree.DecodeObject(data)
+	if !ok {
+		// Not a body an API server sends: sigs.k8s.io/json says what it is.
+		strict, err := kjson.UnmarshalStrict(data, &m, kjson.DisallowDuplicateFields)
+		if err != nil {
+			return true, err
+		}
+		if len(strict) > 0 {
+			return false, nil
+		}
 	}
 	// client-go reads the kind first with encoding/json, which matches keys whatever their
 	// case, fails on a value that is not a string, and parses the apiVersion.
