@@ -250,3 +250,37 @@ func TestRedactorShortSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestPaddedFormsRedactedAsBefore: with only the unpadded base64 forms held, a padded form
+// is redacted wherever it was when it was held too (all but its '='), whatever the secret's
+// length and the text around it. This holds while substringMinLen is 5 or 6: a 4-byte
+// secret's padded form, 8 bytes, is redacted inside words, and so must its 6 unpadded ones be.
+func TestPaddedFormsRedactedAsBefore(t *testing.T) {
+	t.Parallel()
+	for n := 1; n <= 12; n++ {
+		secret := "s?>~" + strings.Repeat("k", n)
+		secret = secret[len(secret)-n:]
+		s := &Secrets{}
+		s.add(secret)
+		now := newRedactor(s.values)
+		held := map[string]struct{}{}
+		for v := range s.values {
+			held[v] = struct{}{}
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			held[enc.EncodeToString([]byte(secret))] = struct{}{}
+		}
+		before := newRedactor(held)
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			padded := enc.EncodeToString([]byte(secret))
+			bare := strings.TrimRight(padded, "=")
+			for _, around := range [][2]string{{"", ""}, {"x", ""}, {"", "x"}, {"x", "x"}, {" ", " "}, {"_", "-"}, {"é", "é"}} {
+				text := around[0] + padded + around[1]
+				got, was := now.Redact(text), before.Redact(text)
+				if strings.Contains(got, bare) && !strings.Contains(was, bare) {
+					t.Errorf("%d-byte secret %q: Redact(%q) = %q, and %q with the padded forms held", n, secret, text, got, was)
+				}
+			}
+		}
+	}
+}

@@ -245,7 +245,11 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		case <-ctx.Done():
 			return finish(state.stopped(ctx, last, req.Timeout))
 		case <-notify:
-			settleLists(ctx, last, notify, listSettle)
+			if !settleLists(ctx, last, notify, listSettle) {
+				// (The run ended during the wait: the verdict is what the last assessment
+				// waited for, as when it ends at the select.)
+				return finish(state.stopped(ctx, last, req.Timeout))
+			}
 		case <-timer.C:
 		}
 	}
@@ -257,24 +261,27 @@ const listSettle = 100 * time.Millisecond
 // settleLists waits, after a notification, while first lists the last assessment waited for
 // are still on their way, for at most window (listSettle): each list arriving alone would make
 // an assessment of its own, walking every object again to say "waiting for the list of …"
-// once more. The last list to arrive, a list that fails, the end of the window or ctx ends
-// the wait. A failure that a list brings is found at most window later; a verdict of Current,
-// which needs every list, never waits.
-func settleLists(ctx context.Context, last *assessment, notify <-chan struct{}, window time.Duration) {
+// once more. The last list to arrive, a list that fails or the end of the window ends the
+// wait, and the next assessment follows; the end of the run ends it too, and settleLists then
+// returns false. Whatever the notification brought (a failure, or a workload turned Current
+// while the pods the classifier asked for are still being listed) is seen at most window
+// later.
+func settleLists(ctx context.Context, last *assessment, notify <-chan struct{}, window time.Duration) bool {
 	if last == nil || last.fatal != nil || !listsInFlight(last.inFlight) {
-		return
+		return ctx.Err() == nil
 	}
 	timer := time.NewTimer(window)
 	defer timer.Stop()
 	for listsInFlight(last.inFlight) {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-timer.C:
-			return
+			return ctx.Err() == nil
 		case <-notify:
 		}
 	}
+	return ctx.Err() == nil
 }
 
 // listsInFlight reports whether a first list of ws is still on its way (neither arrived nor

@@ -24,124 +24,132 @@ func (l *settleList) err() error {
 	return nil
 }
 
-// settled runs settleLists in the background and reports whether it returned within a
-// minute (a window of an hour never ends in a test).
-func settled(ctx context.Context, last *assessment, notify chan struct{}, window time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		settleLists(ctx, last, notify, window)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(time.Minute):
-		return false
-	}
-}
-
-// lastNotification notifies without waiting: settleLists may have seen the last change and
-// ended already, as it should.
-func lastNotification(notify chan struct{}) {
+// poke notifies as a cluster's watches do: without waiting, into a buffer of one.
+func poke(notify chan struct{}) {
 	select {
 	case notify <- struct{}{}:
 	default:
 	}
 }
 
-// TestSettleLists: a notification while first lists are on their way waits for the last of
-// them or a failed one, never for the window; with none on its way, or a verdict settled, it
-// does not wait at all.
-func TestSettleLists(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		// then happens to the two lists the last assessment waited for, each change
-		// followed by a notification; nil: nothing happens.
-		then    func(a, b *settleList, notify chan struct{})
-		already bool // both lists arrived before the notification
-		fatal   bool // the last assessment had settled the verdict
-	}{
-		{name: "nothing on its way", already: true},
-		{name: "a verdict settled", fatal: true},
-		{
-			name: "the last list arrives",
-			then: func(a, b *settleList, notify chan struct{}) {
-				notify <- struct{}{} // taken once settleLists waits
-				a.arrived.Store(true)
-				notify <- struct{}{} // taken: b is still on its way
-				b.arrived.Store(true)
-				lastNotification(notify)
-			},
-		},
-		{
-			name: "a list fails",
-			then: func(a, b *settleList, notify chan struct{}) {
-				notify <- struct{}{} // taken once settleLists waits
-				a.arrived.Store(true)
-				b.failed.Store(true)
-				lastNotification(notify)
-			},
-		},
+// settling runs settleLists in the background; its result arrives on the channel.
+func settling(ctx context.Context, last *assessment, notify chan struct{}, window time.Duration) <-chan bool {
+	done := make(chan bool, 1)
+	go func() { done <- settleLists(ctx, last, notify, window) }()
+	return done
+}
+
+// ends waits up to a minute for settleLists' result (its windows here are an hour).
+func ends(t *testing.T, done <-chan bool) (running bool) {
+	t.Helper()
+	select {
+	case running = <-done:
+		return running
+	case <-time.After(time.Minute):
+		t.Fatal("settleLists did not end")
+		return false
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			a, b := &settleList{}, &settleList{}
-			a.arrived.Store(tt.already)
-			b.arrived.Store(tt.already)
-			last := &assessment{inFlight: []cachedList{a, b}, listing: true}
-			if tt.fatal {
-				last.fatal = &verdictReason{}
-			}
-			notify := make(chan struct{}) // unbuffered: a send waits for settleLists to take it
-			thenDone := make(chan struct{})
-			go func() {
-				defer close(thenDone)
-				if tt.then != nil {
-					tt.then(a, b, notify)
-				}
-			}()
-			if !settled(context.Background(), last, notify, time.Hour) {
-				t.Fatal("settleLists waited for its window")
-			}
-			// Every notification before the last was taken: settleLists waited while a
-			// list was on its way.
-			select {
-			case <-thenDone:
-			case <-time.After(time.Minute):
-				t.Error("settleLists ended while a list was on its way")
-			}
-		})
+}
+
+// stillWaiting fails t if settleLists ends within 50ms. (A build that ends too early on a
+// slow machine may slip through; a correct one never fails.)
+func stillWaiting(t *testing.T, done <-chan bool, why string) {
+	t.Helper()
+	select {
+	case <-done:
+		t.Fatalf("settleLists ended while %s", why)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func newSettle(arrived bool) (a, b *settleList, last *assessment, notify chan struct{}) {
+	a, b = &settleList{}, &settleList{}
+	a.arrived.Store(arrived)
+	b.arrived.Store(arrived)
+	return a, b, &assessment{inFlight: []cachedList{a, b}, listing: true}, make(chan struct{}, 1)
+}
+
+// TestSettleListsNothingToWaitFor: with no list on its way, or a verdict settled, a
+// notification does not wait.
+func TestSettleListsNothingToWaitFor(t *testing.T) {
+	t.Parallel()
+	_, _, arrived, notify := newSettle(true)
+	if !ends(t, settling(context.Background(), arrived, notify, time.Hour)) {
+		t.Error("settleLists said the run had ended")
+	}
+	_, _, fatal, notify := newSettle(false)
+	fatal.fatal = &verdictReason{}
+	if !ends(t, settling(context.Background(), fatal, notify, time.Hour)) {
+		t.Error("settleLists said the run had ended")
+	}
+	if !ends(t, settling(context.Background(), nil, notify, time.Hour)) {
+		t.Error("settleLists said the run had ended")
+	}
+}
+
+// TestSettleListsLastArrives: the wait goes on while a list is on its way, and ends when the
+// last one arrives, not at the window's end.
+func TestSettleListsLastArrives(t *testing.T) {
+	t.Parallel()
+	a, b, last, notify := newSettle(false)
+	done := settling(context.Background(), last, notify, time.Hour)
+	stillWaiting(t, done, "both lists were on their way")
+	a.arrived.Store(true)
+	poke(notify)
+	stillWaiting(t, done, "one list was on its way")
+	b.arrived.Store(true)
+	poke(notify)
+	if !ends(t, done) {
+		t.Error("settleLists said the run had ended")
+	}
+}
+
+// TestSettleListsListFails: a list that fails ends the wait: its error is for the next
+// assessment to say.
+func TestSettleListsListFails(t *testing.T) {
+	t.Parallel()
+	a, b, last, notify := newSettle(false)
+	done := settling(context.Background(), last, notify, time.Hour)
+	a.arrived.Store(true)
+	poke(notify)
+	stillWaiting(t, done, "one list was on its way")
+	b.failed.Store(true)
+	poke(notify)
+	if !ends(t, done) {
+		t.Error("settleLists said the run had ended")
 	}
 }
 
 // TestSettleListsWindow: a list that never comes is waited for the window alone.
 func TestSettleListsWindow(t *testing.T) {
 	t.Parallel()
-	a, b := &settleList{}, &settleList{}
-	last := &assessment{inFlight: []cachedList{a, b}, listing: true}
-	notify := make(chan struct{})
-	go func() {
-		a.arrived.Store(true)
-		notify <- struct{}{}
-	}()
+	a, _, last, notify := newSettle(false)
+	a.arrived.Store(true)
+	poke(notify)
 	start := time.Now()
-	if !settled(context.Background(), last, notify, 20*time.Millisecond) {
-		t.Fatal("settleLists did not end with its window")
+	if !ends(t, settling(context.Background(), last, notify, 20*time.Millisecond)) {
+		t.Error("settleLists said the run had ended")
 	}
 	if took := time.Since(start); took < 20*time.Millisecond {
 		t.Errorf("settleLists ended after %s, before its window", took)
 	}
 }
 
-// TestSettleListsEndsWithContext: a cancelled run does not wait for the window.
-func TestSettleListsEndsWithContext(t *testing.T) {
+// TestSettleListsEndsWithTheRun: a run that ends ends the wait, and settleLists says so, so
+// that the cluster's loop reports the last assessment rather than making another.
+func TestSettleListsEndsWithTheRun(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
+	_, _, last, notify := newSettle(false)
+	done := settling(ctx, last, notify, time.Hour)
+	stillWaiting(t, done, "both lists were on their way")
 	cancel()
-	last := &assessment{inFlight: []cachedList{&settleList{}}, listing: true}
-	if !settled(ctx, last, make(chan struct{}), time.Hour) {
-		t.Error("settleLists waited for its window after the run was cancelled")
+	if ends(t, done) {
+		t.Error("settleLists did not say the run had ended")
+	}
+	// Ended before: it says so at once, whatever is on its way.
+	_, _, arrived, notify := newSettle(true)
+	if ends(t, settling(ctx, arrived, notify, time.Hour)) {
+		t.Error("settleLists did not say the run had ended")
 	}
 }
