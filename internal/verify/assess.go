@@ -38,7 +38,8 @@ type assessment struct {
 	// listing is true while a first list is on its way (not failed): the work a connect slot
 	// bounds. A list that failed waits for its retry, which costs nothing.
 	listing bool
-	// inFlight are the watches whose first list is on its way (listing), each once.
+	// inFlight are the watches of the inventories' kinds whose first list is on its way, each
+	// once (not the classifier's, nor the Flux objects' own: settleLists).
 	inFlight []cachedList
 	// recheck is the earliest moment a grace period ends.
 	recheck time.Time
@@ -89,6 +90,14 @@ func (e *assessment) fail(v verdictReason) {
 func (e *assessment) wait(v verdictReason) {
 	if e.pending == nil {
 		e.pending = &v
+	}
+}
+
+// listOnItsWay records w, a watch of an inventory's kind with no first list, in inFlight
+// while its first list is on its way (not failed).
+func (e *assessment) listOnItsWay(w cachedList) {
+	if w.err() == nil && !slices.Contains(e.inFlight, w) {
+		e.inFlight = append(e.inFlight, w)
 	}
 }
 
@@ -351,11 +360,13 @@ func (s *clusterState) evalObject(e *assessment, o flux.ObjectRef, id string, ow
 			if !ready {
 				ro.Message = "not listed yet"
 				e.objects = append(e.objects, ro)
+				e.listOnItsWay(w)
 				return
 			}
 		} else if !s.watchReady(e, w, what) {
 			ro.Message = "not listed yet"
 			e.objects = append(e.objects, ro)
+			e.listOnItsWay(w)
 			return
 		}
 	}
@@ -493,9 +504,6 @@ func (s *clusterState) watchReady(e *assessment, w cachedList, what string) bool
 			e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Listing", message: waitingMessage(w, what, s.req.Clock(), s.req.cpu)})
 		}
 		e.listing = true
-		if !slices.Contains(e.inFlight, w) {
-			e.inFlight = append(e.inFlight, w)
-		}
 	}
 	e.syncing = true
 	return false

@@ -258,14 +258,14 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 // listSettle is how long a notification may wait for the first lists still on their way.
 const listSettle = 100 * time.Millisecond
 
-// settleLists waits, after a notification, while first lists the last assessment waited for
-// are still on their way, for at most window (listSettle): each list arriving alone would make
-// an assessment of its own, walking every object again to say "waiting for the list of …"
-// once more. The last list to arrive, a list that fails or the end of the window ends the
-// wait, and the next assessment follows; the end of the run ends it too, and settleLists then
-// returns false. Whatever the notification brought (a failure, or a workload turned Current
-// while the pods the classifier asked for are still being listed) is seen at most window
-// later.
+// settleLists waits, after a notification, while first lists of the inventories' kinds that
+// the last assessment waited for are still on their way, for at most window (listSettle):
+// each list arriving alone would make an assessment of its own, walking every object again to
+// say "not listed yet" once more. The last list to arrive, a list that fails or the end of the
+// window ends the wait, and the next assessment follows; the end of the run ends it too, and
+// settleLists then returns false. What the classifier lists (pods, ReplicaSets…) never makes a
+// notification wait; whatever else a notification brings while an inventory's kind is still
+// being listed (a failure in a kind already listed) is seen at most window later.
 func settleLists(ctx context.Context, last *assessment, notify <-chan struct{}, window time.Duration) bool {
 	if last == nil || last.fatal != nil || !listsInFlight(last.inFlight) {
 		return ctx.Err() == nil

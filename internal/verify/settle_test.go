@@ -3,17 +3,25 @@ package verify
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// settleList is a cachedList whose first list arrives or fails when the test says.
+// settleList is a cachedList whose first list arrives or fails when the test says; it holds
+// nothing.
 type settleList struct {
-	cachedList // (only synced and err are read)
+	cachedList // (what is not defined below is never called)
 	arrived    atomic.Bool
 	failed     atomic.Bool
 }
+
+func (l *settleList) waitingSince() time.Time { return fixtureNow }
 
 func (l *settleList) synced() bool { return l.arrived.Load() }
 
@@ -151,5 +159,73 @@ func TestSettleListsEndsWithTheRun(t *testing.T) {
 	_, _, arrived, notify := newSettle(true)
 	if ends(t, settling(ctx, arrived, notify, time.Hour)) {
 		t.Error("settleLists did not say the run had ended")
+	}
+}
+
+// pendingCache is a cluster's caches where the lists of some kinds have not arrived yet.
+type pendingCache struct {
+	objectCache
+	pending map[schema.GroupVersionResource]bool
+	lists   map[watchKey]cachedList
+}
+
+func (p *pendingCache) get(key watchKey) cachedList {
+	if !p.pending[key.gvr] {
+		return p.objectCache.get(key)
+	}
+	if l, ok := p.lists[key]; ok {
+		return l
+	}
+	l := &settleList{}
+	p.lists[key] = l
+	return l
+}
+
+// TestAssessListsOnTheirWay: what a notification may wait for is the first lists of the
+// inventory's kinds, never the classifier's (a workload that turns Current while its pods are
+// being listed is Current at once).
+func TestAssessListsOnTheirWay(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		docs    string
+		pending []schema.GroupVersionResource
+		want    []schema.GroupVersionResource // the kinds in inFlight
+	}{
+		{name: "an inventory's kind", docs: deploymentCurrent + "\n---\n" + service, pending: []schema.GroupVersionResource{deployGVR}, want: []schema.GroupVersionResource{deployGVR}},
+		{name: "two of them", docs: deploymentCurrent + "\n---\n" + service, pending: []schema.GroupVersionResource{deployGVR, svcGVR}, want: []schema.GroupVersionResource{deployGVR, svcGVR}},
+		{name: "the classifier's lists", docs: deploymentPulling + "\n---\n" + service, pending: []schema.GroupVersionResource{rsGVR, podsGVR}},
+		{name: "nothing on its way", docs: deploymentCurrent + "\n---\n" + service},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+tt.docs)
+			p := &pendingCache{objectCache: s.watches, pending: map[schema.GroupVersionResource]bool{}, lists: map[watchKey]cachedList{}}
+			for _, gvr := range tt.pending {
+				p.pending[gvr] = true
+			}
+			s.watches = p
+			e := s.assess(fixtureNow)
+			var got []schema.GroupVersionResource
+			for key, l := range p.lists {
+				if slices.Contains(e.inFlight, l) {
+					got = append(got, key.gvr)
+				}
+			}
+			if len(e.inFlight) != len(got) {
+				t.Errorf("inFlight holds %d lists, %d of them this cluster's", len(e.inFlight), len(got))
+			}
+			sortGVRs := func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) }
+			slices.SortFunc(got, sortGVRs)
+			want := slices.Clone(tt.want)
+			slices.SortFunc(want, sortGVRs)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("kinds whose lists a notification may wait for (-want +got):\n%s", diff)
+			}
+			if len(tt.pending) > 0 && !e.listing {
+				t.Error("the assessment does not say a first list is on its way")
+			}
+		})
 	}
 }
