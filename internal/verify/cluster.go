@@ -245,7 +245,13 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		case <-ctx.Done():
 			return finish(state.stopped(ctx, last, req.Timeout))
 		case <-notify:
-			if !settleLists(ctx, last, notify, listSettle) {
+			window := listSettle
+			if d, ok := ctx.Deadline(); ok {
+				// Never into the run's last moments: what the notification brought is
+				// judged before the deadline, not turned into a Timeout.
+				window = min(window, time.Until(d)-listSettle)
+			}
+			if window > 0 && !settleLists(ctx, last, notify, window) {
 				// (The run ended during the wait: the verdict is what the last assessment
 				// waited for, as when it ends at the select.)
 				return finish(state.stopped(ctx, last, req.Timeout))
@@ -259,13 +265,15 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 const listSettle = 100 * time.Millisecond
 
 // settleLists waits, after a notification, while first lists of the inventories' kinds that
-// the last assessment waited for are still on their way, for at most window (listSettle):
-// each list arriving alone would make an assessment of its own, walking every object again to
-// say "not listed yet" once more. The last list to arrive, a list that fails or the end of the
-// window ends the wait, and the next assessment follows; the end of the run ends it too, and
-// settleLists then returns false. What the classifier lists (pods, ReplicaSets…) never makes a
-// notification wait; whatever else a notification brings while an inventory's kind is still
-// being listed (a failure in a kind already listed) is seen at most window later.
+// the last assessment waited for are still on their way, for at most window (listSettle, and
+// never into the run's last listSettle): each list arriving alone would make an assessment of
+// its own, walking every object again to say "not listed yet" once more. The last list to
+// arrive, one that fails or the end of the window ends the wait, and the next assessment
+// follows; the end of the run ends it too, and settleLists then returns false. A list only the
+// classifier reads (pods, ReplicaSets…) never makes a notification wait; whatever else a
+// notification brings while an inventory's kind is still being listed (a failure in a kind
+// already listed, or a state that is Current without that kind) is judged at most window
+// later.
 func settleLists(ctx context.Context, last *assessment, notify <-chan struct{}, window time.Duration) bool {
 	if last == nil || last.fatal != nil || !listsInFlight(last.inFlight) {
 		return ctx.Err() == nil
@@ -285,14 +293,19 @@ func settleLists(ctx context.Context, last *assessment, notify <-chan struct{}, 
 }
 
 // listsInFlight reports whether a first list of ws is still on its way (neither arrived nor
-// failed).
+// failed), and none has failed: a list that fails (each had no error when it was recorded)
+// may settle the verdict (401, 403) and is judged at once.
 func listsInFlight(ws []cachedList) bool {
+	inFlight := false
 	for _, w := range ws {
-		if !w.synced() && w.err() == nil {
-			return true
+		switch {
+		case w.err() != nil:
+			return false
+		case !w.synced():
+			inFlight = true
 		}
 	}
-	return false
+	return inFlight
 }
 
 // stopped is the verdict of a cluster whose wait ended before it had one of its own: what it

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -19,6 +20,7 @@ type settleList struct {
 	cachedList // (what is not defined below is never called)
 	arrived    atomic.Bool
 	failed     atomic.Bool
+	listErr    error // how it fails from the start
 }
 
 func (l *settleList) waitingSince() time.Time { return fixtureNow }
@@ -26,6 +28,9 @@ func (l *settleList) waitingSince() time.Time { return fixtureNow }
 func (l *settleList) synced() bool { return l.arrived.Load() }
 
 func (l *settleList) err() error {
+	if l.listErr != nil {
+		return l.listErr
+	}
 	if l.failed.Load() {
 		return errors.New("list failed")
 	}
@@ -112,16 +117,14 @@ func TestSettleListsLastArrives(t *testing.T) {
 	}
 }
 
-// TestSettleListsListFails: a list that fails ends the wait: its error is for the next
-// assessment to say.
+// TestSettleListsListFails: a list that fails ends the wait, even while another is on its
+// way: its error (a 401 or 403 settles the verdict) is for the next assessment to say.
 func TestSettleListsListFails(t *testing.T) {
 	t.Parallel()
-	a, b, last, notify := newSettle(false)
+	a, _, last, notify := newSettle(false)
 	done := settling(context.Background(), last, notify, time.Hour)
-	a.arrived.Store(true)
-	poke(notify)
-	stillWaiting(t, done, "one list was on its way")
-	b.failed.Store(true)
+	stillWaiting(t, done, "both lists were on their way")
+	a.failed.Store(true)
 	poke(notify)
 	if !ends(t, done) {
 		t.Error("settleLists said the run had ended")
@@ -166,17 +169,18 @@ func TestSettleListsEndsWithTheRun(t *testing.T) {
 type pendingCache struct {
 	objectCache
 	pending map[schema.GroupVersionResource]bool
+	failing map[schema.GroupVersionResource]error // lists that fail with this error
 	lists   map[watchKey]cachedList
 }
 
 func (p *pendingCache) get(key watchKey) cachedList {
-	if !p.pending[key.gvr] {
+	if !p.pending[key.gvr] && p.failing[key.gvr] == nil {
 		return p.objectCache.get(key)
 	}
 	if l, ok := p.lists[key]; ok {
 		return l
 	}
-	l := &settleList{}
+	l := &settleList{listErr: p.failing[key.gvr]}
 	p.lists[key] = l
 	return l
 }
@@ -186,22 +190,38 @@ func (p *pendingCache) get(key watchKey) cachedList {
 // being listed is Current at once).
 func TestAssessListsOnTheirWay(t *testing.T) {
 	t.Parallel()
+	withSecret := func(ks string) string {
+		return strings.Replace(ks, "    - {id: shop_web__Service, v: v1}\n", "    - {id: shop_web__Service, v: v1}\n    - {id: shop_creds__Secret, v: v1}\n", 1)
+	}
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: shop}"
+	forbidden := apierrors.NewForbidden(secretGVR.GroupResource(), "", errors.New("no RBAC"))
+	failing := apierrors.NewInternalError(errors.New("etcd is down"))
 	tests := []struct {
 		name    string
+		ks      func(string) string // the Kustomization's document, changed
 		docs    string
 		pending []schema.GroupVersionResource
+		failing map[schema.GroupVersionResource]error
 		want    []schema.GroupVersionResource // the kinds in inFlight
 	}{
 		{name: "an inventory's kind", docs: deploymentCurrent + "\n---\n" + service, pending: []schema.GroupVersionResource{deployGVR}, want: []schema.GroupVersionResource{deployGVR}},
 		{name: "two of them", docs: deploymentCurrent + "\n---\n" + service, pending: []schema.GroupVersionResource{deployGVR, svcGVR}, want: []schema.GroupVersionResource{deployGVR, svcGVR}},
-		{name: "the classifier's lists", docs: deploymentPulling + "\n---\n" + service, pending: []schema.GroupVersionResource{rsGVR, podsGVR}},
+		{name: "a kind without readiness", ks: withSecret, docs: deploymentCurrent + "\n---\n" + service + "\n---\n" + secret, pending: []schema.GroupVersionResource{secretGVR}, want: []schema.GroupVersionResource{secretGVR}},
+		{name: "a kind without readiness, forbidden", ks: withSecret, docs: deploymentCurrent + "\n---\n" + service, failing: map[schema.GroupVersionResource]error{secretGVR: forbidden}},
+		{name: "a kind whose list fails", docs: service, failing: map[schema.GroupVersionResource]error{deployGVR: failing}},
+		{name: "the classifier's lists", docs: deploymentPulling + "\n---\n" + service, pending: []schema.GroupVersionResource{rsGVR}},
+		{name: "the Flux object's own list", docs: deploymentCurrent + "\n---\n" + service, pending: []schema.GroupVersionResource{ksGVR}},
 		{name: "nothing on its way", docs: deploymentCurrent + "\n---\n" + service},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+tt.docs)
-			p := &pendingCache{objectCache: s.watches, pending: map[schema.GroupVersionResource]bool{}, lists: map[watchKey]cachedList{}}
+			ks := kustomization(readyOnB)
+			if tt.ks != nil {
+				ks = tt.ks(ks)
+			}
+			s := newFakeState(t, revB, ks+"\n---\n"+tt.docs)
+			p := &pendingCache{objectCache: s.watches, pending: map[schema.GroupVersionResource]bool{}, failing: tt.failing, lists: map[watchKey]cachedList{}}
 			for _, gvr := range tt.pending {
 				p.pending[gvr] = true
 			}
@@ -225,6 +245,9 @@ func TestAssessListsOnTheirWay(t *testing.T) {
 			}
 			if len(tt.pending) > 0 && !e.listing {
 				t.Error("the assessment does not say a first list is on its way")
+			}
+			if len(p.lists) != len(tt.pending)+len(tt.failing) {
+				t.Errorf("the assessment read %d of the %d lists the test holds back", len(p.lists), len(tt.pending)+len(tt.failing))
 			}
 		})
 	}
