@@ -23,6 +23,7 @@ import (
 
 	"github.com/org/app-status-action/internal/filecommand"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize/runnertest"
 	"github.com/org/app-status-action/internal/testbed"
 	"github.com/org/app-status-action/internal/verify"
 )
@@ -270,20 +271,6 @@ func TestActionOnThreeClusters(t *testing.T) {
 	}
 }
 
-// unpaddedBase64 is a padded base64 text (a kubeconfig's client-key-data) without its '=':
-// the runner masks that wherever it stands, the padded text included, all but the '='. Any
-// other text is returned as it is.
-func unpaddedBase64(s string) string {
-	trimmed := strings.TrimRight(s, "=")
-	if trimmed == s {
-		return s
-	}
-	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
-		return s
-	}
-	return trimmed
-}
-
 // assertMaskedFirst checks that every secret is registered with ::add-mask:: before any other
 // line, and appears nowhere else: not in the log, the outputs or the summary.
 func assertMaskedFirst(t *testing.T, run actionRun, secrets []string) {
@@ -309,7 +296,7 @@ func assertMaskedFirst(t *testing.T, run actionRun, secrets []string) {
 		}
 	}
 	for _, s := range secrets {
-		if !masked[s] && !masked[unpaddedBase64(s)] {
+		if !runnertest.Masked(masked, s) {
 			t.Errorf("secret %.8s… was never masked", s)
 		}
 		for name, v := range run.outputs {

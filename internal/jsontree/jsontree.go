@@ -130,19 +130,10 @@ func (d *decoder) object(depth int) (map[string]any, bool) {
 			return nil, false
 		}
 		m[key] = v
-		d.skipSpace()
-		if d.i >= len(d.data) {
+		if more, ok := d.next('}'); !ok {
 			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-			d.skipSpace()
-		case '}':
-			d.i++
+		} else if !more {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -165,21 +156,31 @@ func (d *decoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.skipSpace()
-		if d.i >= len(d.data) {
+		if more, ok := d.next(']'); !ok {
 			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-			d.skipSpace()
-		case ']':
-			d.i++
+		} else if !more {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// next reads what follows a member of an object or an array, and the space around it: ','
+// (more follows) or end, the closing bracket (none does); ok is false for anything else.
+func (d *decoder) next(end byte) (more, ok bool) {
+	d.skipSpace()
+	if d.i >= len(d.data) {
+		return false, false
+	}
+	switch d.data[d.i] {
+	case ',':
+		d.i++
+		d.skipSpace()
+		return true, true
+	case end:
+		d.i++
+		return false, true
+	}
+	return false, false
 }
 
 // quoted decodes the string whose '"' is at d.i. Strings up to internLen bytes are interned

@@ -281,23 +281,17 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 		if refs, ok = s.installObjects(e, &gate, s.firstInstalling(id, gate.Installing, now)); !ok {
 			return
 		}
-		ids = nil
+		ids = objectIDs(refs)
 	case ref.Kind == flux.KindHelmRelease && !hasInventory(obj):
 		var ok bool
 		if refs, ok = s.releaseObjects(e, id, obj, now); !ok {
 			return
 		}
-		ids = nil
+		ids = objectIDs(refs)
 	}
 	e.objects = slices.Grow(e.objects, len(refs))
 	for i, o := range refs {
-		var oid string
-		if ids != nil {
-			oid = ids[i]
-		} else {
-			oid = o.ID()
-		}
-		s.evalObject(e, o, oid, &gate, want, now, visited, roots)
+		s.evalObject(e, o, ids[i], &gate, want, now, visited, roots)
 	}
 }
 
@@ -664,10 +658,16 @@ func (s *clusterState) inventory(id string, obj *unstructured.Unstructured) ([]f
 		return p.refs, p.ids, p.err
 	}
 	refs, err := flux.Inventory(obj)
+	ids := objectIDs(refs)
+	s.inventories[id] = parsedInventory{resourceVersion: rv, refs: refs, ids: ids, err: err}
+	return refs, ids, err
+}
+
+// objectIDs are the refs' IDs, in their order.
+func objectIDs(refs []flux.ObjectRef) []string {
 	ids := make([]string, len(refs))
 	for i, r := range refs {
 		ids[i] = r.ID()
 	}
-	s.inventories[id] = parsedInventory{resourceVersion: rv, refs: refs, ids: ids, err: err}
-	return refs, ids, err
+	return ids
 }

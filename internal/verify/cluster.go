@@ -245,13 +245,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		case <-ctx.Done():
 			return finish(state.stopped(ctx, last, req.Timeout))
 		case <-notify:
-			window := listSettle
-			if d, ok := ctx.Deadline(); ok {
-				// Never into the run's last moments: what the notification brought is
-				// judged before the deadline, not turned into a Timeout.
-				window = min(window, time.Until(d)-listSettle)
-			}
-			if window > 0 && !settleLists(ctx, last, notify, window) {
+			if !settleLists(ctx, last, notify, listSettle) {
 				// (The run ended during the wait: the verdict is what the last assessment
 				// waited for, as when it ends at the select.)
 				return finish(state.stopped(ctx, last, req.Timeout))
@@ -265,17 +259,19 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 const listSettle = 100 * time.Millisecond
 
 // settleLists waits, after a notification, while first lists of the inventories' kinds that
-// the last assessment waited for are still on their way, for at most window (listSettle, and
-// never into the run's last listSettle): each list arriving alone would make an assessment of
-// its own, walking every object again to say "not listed yet" once more. The last list to
-// arrive, one that fails or the end of the window ends the wait, and the next assessment
-// follows; the end of the run ends it too, and settleLists then returns false. A list only the
+// the last assessment waited for are still on their way, for at most window (listSettle), and
+// never into the run's last window (settleWindow): each list arriving alone would make an
+// assessment of its own, walking every object again to say "not listed yet" once more. The
+// last list to arrive, one that fails or the end of the window ends the wait, and the next
+// assessment follows; the end of the run ends it too, and settleLists then returns false. A list only the
 // classifier reads (pods, ReplicaSets…) never makes a notification wait; whatever else a
 // notification brings while an inventory's kind is still being listed (a failure in a kind
 // already listed, or a state that is Current without that kind) is judged at most window
 // later.
 func settleLists(ctx context.Context, last *assessment, notify <-chan struct{}, window time.Duration) bool {
-	if last == nil || last.fatal != nil || !listsInFlight(last.inFlight) {
+	deadline, hasDeadline := ctx.Deadline()
+	window = settleWindow(window, deadline, hasDeadline, time.Now())
+	if window <= 0 || last == nil || last.fatal != nil || !listsInFlight(last.inFlight) {
 		return ctx.Err() == nil
 	}
 	timer := time.NewTimer(window)
@@ -290,6 +286,16 @@ func settleLists(ctx context.Context, last *assessment, notify <-chan struct{}, 
 		}
 	}
 	return ctx.Err() == nil
+}
+
+// settleWindow is how long a notification may wait at now: at most window, and never into the
+// run's last window before its deadline (what the notification brought is judged before the
+// deadline, not turned into a Timeout); zero or less: not at all.
+func settleWindow(window time.Duration, deadline time.Time, hasDeadline bool, now time.Time) time.Duration {
+	if !hasDeadline {
+		return window
+	}
+	return min(window, deadline.Sub(now)-window)
 }
 
 // listsInFlight reports whether a first list of ws is still on its way (neither arrived nor

@@ -252,3 +252,35 @@ func TestAssessListsOnTheirWay(t *testing.T) {
 		})
 	}
 }
+
+// TestSettleWindow: a notification waits at most the window, and never into the run's last
+// window before its deadline.
+func TestSettleWindow(t *testing.T) {
+	t.Parallel()
+	now := fixtureNow
+	tests := []struct {
+		name       string
+		deadline   time.Duration // from now; 0: none
+		want       time.Duration
+		wantNoWait bool
+	}{
+		{name: "no deadline", want: listSettle},
+		{name: "far from the deadline", deadline: time.Minute, want: listSettle},
+		{name: "the window just fits", deadline: 2 * listSettle, want: listSettle},
+		{name: "a shorter wait", deadline: listSettle + 30*time.Millisecond, want: 30 * time.Millisecond},
+		{name: "in the run's last window", deadline: listSettle - time.Millisecond, wantNoWait: true},
+		{name: "past the deadline", deadline: -time.Second, wantNoWait: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := settleWindow(listSettle, now.Add(tt.deadline), tt.deadline != 0, now)
+			switch {
+			case tt.wantNoWait && got > 0:
+				t.Errorf("settleWindow = %s, want no wait", got)
+			case !tt.wantNoWait && got != tt.want:
+				t.Errorf("settleWindow = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

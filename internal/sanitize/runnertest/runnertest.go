@@ -7,6 +7,7 @@
 package runnertest
 
 import (
+	"encoding/base64"
 	"strings"
 	"unicode"
 )
@@ -89,4 +90,23 @@ var Hostile = []string{
 	"\xff::add-mask::invalid",
 	"ok\r::add-mask::carriage",
 	"progress\r  ::error::after a carriage return",
+}
+
+// Masked reports whether the runner's masks (the values registered with ::add-mask::) hide
+// secret: it is one of them, or it is padded base64 whose unpadded text is one, which the runner
+// masks wherever it stands, the padded text included, all but its '='.
+func Masked(masks map[string]bool, secret string) bool {
+	if masks[secret] {
+		return true
+	}
+	unpadded := strings.TrimRight(secret, "=")
+	if unpadded == secret || !masks[unpadded] {
+		return false
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		if _, err := enc.DecodeString(secret); err == nil {
+			return true
+		}
+	}
+	return false
 }
