@@ -2,12 +2,14 @@ package testbed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,18 +40,48 @@ func (c *Cluster) StartFlux(ctx context.Context) error {
 // artifacts it stores over HTTP on 127.0.0.1, where kustomize-controller and helm-controller
 // fetch them, and waits until it reports healthy.
 func (c *Cluster) StartSourceController(ctx context.Context) error {
-	storage, err := freeAddr()
-	if err != nil {
-		return err
-	}
 	dir := filepath.Join(c.bed.workdir, "sources", c.Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("testbed: make source-controller storage: %w", err)
 	}
-	return c.startController(ctx, "source-controller", "--storage-path="+dir, "--storage-addr="+storage, "--storage-adv-addr="+storage)
+	return c.startControllerWith(ctx, "source-controller", func() ([]string, error) {
+		storage, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		return []string{"--storage-path=" + dir, "--storage-addr=" + storage, "--storage-adv-addr=" + storage}, nil
+	})
 }
 
+// portAttempts is how many times a controller is started on fresh ports when one of the
+// ports picked for it was taken before it could listen on it: freeAddr closes its listener,
+// and any process on the machine may take the port before the controller binds it.
+const portAttempts = 5
+
 func (c *Cluster) startController(ctx context.Context, name string, extra ...string) error {
+	return c.startControllerWith(ctx, name, func() ([]string, error) { return extra, nil })
+}
+
+// startControllerWith starts the controller with the flags that extra gives, asked again at
+// every attempt, and starts it again on fresh ports while it exits because a port was taken.
+func (c *Cluster) startControllerWith(ctx context.Context, name string, extra func() ([]string, error)) error {
+	for attempt := 1; ; attempt++ {
+		flags, err := extra()
+		if err != nil {
+			return err
+		}
+		err = c.startControllerOnce(ctx, name, flags)
+		if err == nil || !errors.Is(err, errPortTaken) || attempt == portAttempts {
+			return err
+		}
+	}
+}
+
+// errPortTaken is the error of a controller that exited because an address it was given
+// was already in use.
+var errPortTaken = errors.New("a port it was given was taken")
+
+func (c *Cluster) startControllerOnce(ctx context.Context, name string, extra []string) error {
 	metrics, err := freeAddr()
 	if err != nil {
 		return err
@@ -115,9 +147,36 @@ func (c *Cluster) startController(ctx context.Context, name string, extra ...str
 	})
 	if err != nil {
 		logs, _ := os.ReadFile(logPath)
+		if exited(ctl) && strings.Contains(string(logs), "address already in use") {
+			c.forget(ctl)
+			err = fmt.Errorf("%w: %w", errPortTaken, err)
+		}
 		return fmt.Errorf("testbed: %s for %s not healthy: %w\n%s", name, c.Name, err, tail(string(logs), 30))
 	}
 	return nil
+}
+
+// exited says whether the controller's process has ended.
+func exited(ctl *controller) bool {
+	select {
+	case <-ctl.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// forget drops an exited controller from the cluster's list, so that the controller started
+// in its place is the one ControllerLog reads.
+func (c *Cluster) forget(ctl *controller) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, other := range c.controllers {
+		if other == ctl {
+			c.controllers = append(c.controllers[:i], c.controllers[i+1:]...)
+			return
+		}
+	}
 }
 
 // ControllerLog returns the log of the named Flux controller of the cluster, for test failures.

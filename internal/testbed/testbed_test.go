@@ -3,6 +3,7 @@ package testbed_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -102,4 +103,35 @@ func waitDeploymentAvailable(ctx context.Context, c *testbed.Cluster, ns, name s
 		return fmt.Errorf("cluster %s: Deployment %s/%s not available with %d replicas: %w", c.Name, ns, name, replicas, err)
 	}
 	return nil
+}
+
+// TestControllerStartsAgainOnFreshPorts proves that a controller whose port is taken between
+// the bed's choice of it and the controller's bind (any process on the machine may take it) is
+// started again on fresh ports, as CI once saw kustomize-controller exit with "address already
+// in use". Its first start is given a health address that a listener holds; the second, not.
+func TestControllerStartsAgainOnFreshPorts(t *testing.T) {
+	b := bed.Get(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var starts int
+	// helm-controller, with nothing to reconcile in the smoke bed, runs beside the bed's own
+	// until the bed closes; the flag given last wins.
+	err = b.Clusters[0].StartControllerWith(ctx, "helm-controller", func() ([]string, error) {
+		starts++
+		if starts == 1 {
+			return []string{"--health-addr=" + taken.Addr().String()}, nil
+		}
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatalf("controller not started again on fresh ports: %v", err)
+	}
+	if starts != 2 {
+		t.Errorf("controller started %d times, want 2 (once on the taken port, once on fresh ones)", starts)
+	}
 }
