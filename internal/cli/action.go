@@ -90,15 +90,15 @@ func runAction(ctx context.Context, env Env) int {
 			return ""
 		})
 	} else {
+		fleet := applyShard(&req, s.shard)
 		pub := startPublisher(ctx, gha, env, s, req)
 		printProgress := progressPrinter(log, secrets.Redact, len(req.Targets))
 		req.Progress = func(p verify.Progress) {
 			printProgress(p)
 			pub.Observe(p.Cluster, p.Verdict, secrets.Redact(p.Message))
 		}
-		fmt.Fprintf(log, "Verifying %s on %d clusters (revision %s, timeout %s)\n",
-			strings.Join(resourceIDs(req), ", "), len(req.Targets), cmp.Or(req.Revision.String(), "any"), req.Timeout)
-		fleet := applyShard(&req, s.shard)
+		fmt.Fprintf(log, "Verifying %s on %s (revision %s, timeout %s)\n",
+			strings.Join(resourceIDs(req), ", "), clusterCount(len(req.Targets), s.shard, fleet), cmp.Or(req.Revision.String(), "any"), req.Timeout)
 		run = stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry), start, env.Clock(), s.shard, fleet)
 		githubNotes = append(githubNotes, finishPublisher(ctx, gha, pub, run, hurry, secrets.Redact)...)
 	}

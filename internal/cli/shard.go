@@ -38,6 +38,15 @@ func applyShard(req *verify.Request, s shard.Shard) []string {
 	return fleet
 }
 
+// clusterCount says how many clusters the run verifies: "3 clusters", or for a shard "48 of
+// the fleet's 1000 clusters (shard 1/20)".
+func clusterCount(n int, s shard.Shard, fleet []string) string {
+	if s.IsZero() {
+		return fmt.Sprintf("%d clusters", n)
+	}
+	return fmt.Sprintf("%d of the fleet's %d clusters (shard %s)", n, len(fleet), s)
+}
+
 // runShard verifies the request; a shard that holds none of the fleet's clusters has nothing
 // to verify, and says so, without failing its leg (the merge judges the fleet).
 func runShard(ctx context.Context, req verify.Request, s shard.Shard, fleet []string) result.Run {

@@ -171,13 +171,13 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 			}
 		}
 	}
+	fleet := applyShard(&req, s.shard)
 	if !quiet {
 		req.Progress = progressPrinter(env.Stderr, secrets.Redact, len(req.Targets))
 	}
 	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
 	defer stopHurry()
 	start := env.Clock()
-	fleet := applyShard(&req, s.shard)
 	run := stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry), start, env.Clock(), s.shard, fleet)
 	if hurry() {
 		run = report.Essentials(run)

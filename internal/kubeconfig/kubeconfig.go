@@ -70,6 +70,14 @@ type Input struct {
 	// after its file (less a .yaml or .yml extension), such as a Secret mounted as a volume or
 	// a Tekton workspace. Names starting with '.' (a volume's ..data) are skipped.
 	KubeconfigDir string
+
+	// Keep, when set, says which clusters this run verifies (a shard's share). The others
+	// are listed, Elsewhere, but their kubeconfigs are neither read nor parsed, nor their
+	// secrets recorded: a shard of a large fleet pays for its own clusters alone. The list
+	// itself is read whole, so a line that does not parse, or a name given twice, is the
+	// same error in every shard; a kubeconfig that cannot be read is the error of the shard
+	// whose cluster it is.
+	Keep func(name string) bool
 }
 
 // Cluster is one cluster to verify: it becomes a verify.Target{Name, Config, Invalid}.
@@ -83,6 +91,9 @@ type Cluster struct {
 	// Config connects to the cluster; nil when Invalid says why it cannot.
 	Config  *rest.Config
 	Invalid string
+	// Elsewhere is set for a cluster Input.Keep did not keep: only its Name and Source are
+	// known, and it is not to be verified here.
+	Elsewhere bool
 }
 
 // Load reads every cluster's kubeconfig and returns the clusters, in the order listed (or
@@ -165,6 +176,10 @@ func (l *loader) load() ([]Cluster, error) {
 	clusters := make([]Cluster, 0, len(entries))
 	var errs []error
 	for _, e := range entries {
+		if !l.keep(e.name) {
+			clusters = append(clusters, Cluster{Name: e.name, Source: e.written(), Elsewhere: true})
+			continue
+		}
 		c, err := l.fromEntry(e, kube, origin, dir)
 		if err != nil {
 			errs = append(errs, err)
@@ -174,6 +189,9 @@ func (l *loader) load() ([]Cluster, error) {
 	}
 	return clusters, errors.Join(errs...)
 }
+
+// keep says whether the cluster is verified by this run (Input.Keep).
+func (l *loader) keep(name string) bool { return l.in.Keep == nil || l.in.Keep(name) }
 
 // check rejects flags of the other mode (a wiring mistake) and flags that cannot combine.
 func (in Input) check() error {
@@ -317,6 +335,10 @@ func (l *loader) fromContexts(kube *doc) ([]Cluster, error) {
 		}
 		if err := checkName(name); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w; %s%s", where, err, rename, name))
+			continue
+		}
+		if !l.keep(name) {
+			clusters = append(clusters, Cluster{Name: name, Source: sourceContext + ":" + name, Context: name, Elsewhere: true})
 			continue
 		}
 		cfg, invalid := l.restConfig(kube, name)

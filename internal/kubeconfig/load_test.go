@@ -206,3 +206,83 @@ func TestLoadRecordsSecrets(t *testing.T) {
 		t.Errorf("Redact() = %q, still holds a secret", got)
 	}
 }
+
+// TestLoadKeep: a shard reads its own clusters' kubeconfigs alone. The others are listed,
+// Elsewhere, with nothing read of them: no variable, no file, no secret recorded, and a
+// kubeconfig that cannot be read is no error of this shard. The list itself is read whole:
+// a line that does not parse is an error in every shard.
+func TestLoadKeep(t *testing.T) {
+	t.Parallel()
+	keepA := func(name string) bool { return name == "a" || name == "ctx-a" }
+	tests := []struct {
+		name       string
+		in         Input
+		env        fakeEnv
+		want       []summary
+		wantErr    string
+		wantSecret string // recorded: the kept cluster's
+		notRead    string // a secret of a cluster not kept, never recorded
+	}{{
+		name:       "env and file sources",
+		in:         Input{Clusters: "a=env:A\nb=env:B\nc=file:missing.yaml", Keep: keepA},
+		env:        fakeEnv{vars: map[string]string{"A": yamlOf(t, newConfig("a")), "B": yamlOf(t, newConfig("b"))}},
+		want:       []summary{ok("a", "env:A", "a"), {Name: "b", Source: "env:B"}, {Name: "c", Source: "file:missing.yaml"}},
+		wantSecret: tokenFor("a"),
+		notRead:    tokenFor("b"),
+	}, {
+		name: "every context of the kubeconfig",
+		in:   Input{Kubeconfig: yamlOf(t, newConfig("ctx-a", "ctx-b")), Keep: keepA},
+		want: []summary{ok("ctx-a", "context:ctx-a", "ctx-a"), {Name: "ctx-b", Source: "context:ctx-b", Context: "ctx-b"}},
+		// The kubeconfig is one document, read for the kept context: its secrets are all
+		// recorded, the other context's too.
+		wantSecret: tokenFor("ctx-b"),
+	}, {
+		name:    "a line that does not parse fails every shard",
+		in:      Input{Clusters: "a=env:A\nb=nope:B", Keep: keepA},
+		env:     fakeEnv{vars: map[string]string{"A": yamlOf(t, newConfig("a"))}},
+		wantErr: "input clusters line 2",
+	}, {
+		name:    "a name given twice fails every shard",
+		in:      Input{Clusters: "a=env:A\nb=env:B\nb=env:C", Keep: keepA},
+		env:     fakeEnv{vars: map[string]string{"A": yamlOf(t, newConfig("a"))}},
+		wantErr: `"b"`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var read []string
+			env := tt.env.env()
+			getenv, readFile := env.Getenv, env.ReadFile
+			env.Getenv = func(k string) string { read = append(read, "env:"+k); return getenv(k) }
+			env.ReadFile = func(p string) ([]byte, error) { read = append(read, "file:"+p); return readFile(p) }
+			clusters, secrets, err := Load(tt.in, env)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Load() error = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load() error = %v", err)
+			}
+			if diff := cmp.Diff(tt.want, summarize(clusters)); diff != "" {
+				t.Errorf("clusters (-want +got):\n%s", diff)
+			}
+			for _, c := range clusters {
+				if c.Elsewhere == keepA(c.Name) || (c.Elsewhere && (c.Config != nil || c.Invalid != "")) {
+					t.Errorf("cluster %s: Elsewhere %v, Config %v, Invalid %q", c.Name, c.Elsewhere, c.Config != nil, c.Invalid)
+				}
+			}
+			for _, r := range read {
+				if r == "env:B" || r == "file:/ws/missing.yaml" {
+					t.Errorf("read %s, a cluster of another shard", r)
+				}
+			}
+			if values := secrets.Values(); !slices.Contains(values, tt.wantSecret) {
+				t.Errorf("Secrets.Values() lacks %q", tt.wantSecret)
+			} else if tt.notRead != "" && slices.Contains(values, tt.notRead) {
+				t.Errorf("Secrets.Values() holds %q, of a cluster not kept", tt.notRead)
+			}
+		})
+	}
+}

@@ -48,6 +48,9 @@ func Parse(path string, data []byte) (Report, error) {
 		return Report{}, fmt.Errorf("%s is a cut document (the report output, cut to GitHub's size limit): merge the file the report-file output names, which is whole", path)
 	case run.Resources == nil || run.Results == nil:
 		return Report{}, fmt.Errorf("%s is not a report of app-status: it has no resources or results", path)
+	case len(run.Resources) == 0:
+		// Every run names at least one resource; a leg that stopped on bad input names none.
+		return Report{}, fmt.Errorf("%s is the report of a leg that stopped on bad input before verifying anything (a kubeconfig it could not read, an input it could not parse): its step's log says what is wrong; fix it and run that leg again", path)
 	}
 	if s := run.Shard; s != nil {
 		if s.Count < 1 || s.Count > shard.MaxCount || s.Index < 1 || s.Index > s.Count {

@@ -169,6 +169,7 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 		{"another schema", `{"schemaVersion": 99, "version": "v9.0.0", "resources": [], "results": []}`, "schema version 99 (app-status v9.0.0)"},
 		{"cut", `{"schemaVersion": 1, "resources": [], "results": [], "truncated": true}`, "cut document"},
 		{"not a report", `{"schemaVersion": 1}`, "no resources or results"},
+		{"a leg's bad input", `{"schemaVersion": 1, "status": "failure", "resources": [], "condition": {"type": "Ready", "status": "False", "reason": "ClustersNotReady", "message": "bad input: the step's log says what is wrong and how to fix it"}, "results": []}`, "stopped on bad input"},
 	} {
 		if _, err := Parse("r.json", []byte(bad.data)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v, want %q", bad.name, err, bad.want)
