@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -472,9 +473,10 @@ func TestActionImage(t *testing.T) {
 		}
 
 		// The full report is in the runner's temporary folder, named by its host path, where
-		// the job's later steps read it; nothing was added to the workspace.
-		if want := filepath.Join(s.temp, "app-status-verify.json"); run.outputs["report-file"] != want {
-			t.Errorf("report-file = %q, want %q (the host's path, for the next steps)", run.outputs["report-file"], want)
+		// the job's later steps read it, after the step's id and its clusters; nothing was
+		// added to the workspace.
+		if want := regexp.MustCompile("^" + regexp.QuoteMeta(filepath.Join(s.temp, "app-status-verify-")) + `[0-9a-f]{12}\.json$`); !want.MatchString(run.outputs["report-file"]) {
+			t.Errorf("report-file = %q, want %s (the host's path, for the next steps)", run.outputs["report-file"], want)
 		}
 		if data, err := os.ReadFile(run.outputs["report-file"]); err != nil {
 			t.Errorf("report-file: %v", err)

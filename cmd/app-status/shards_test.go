@@ -84,13 +84,20 @@ func TestShardsAndMerge(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(reports, fmt.Sprintf("shard-%d.json", i+1)), data, 0o600); err != nil {
+				// Into one folder by its own name, as download-artifact's merge-multiple extracts
+				// every leg's artifact: the legs' names must differ, or one overwrites another.
+				if err := os.WriteFile(filepath.Join(reports, filepath.Base(shards[i].outputs["report-file"])), data, 0o600); err != nil {
 					t.Fatal(err)
 				}
 			})
 		}
 	})
+	// file is the name of shard i's report file, as its leg wrote it.
+	file := func(i int) string { return filepath.Base(shards[i-1].outputs["report-file"]) }
 	for i, s := range shards {
+		if want := fmt.Sprintf("-shard-%d-of-3.json", i+1); !strings.HasSuffix(file(i+1), want) {
+			t.Errorf("shard %d/3's report-file is %s, want a name ending in %s: the legs' files must not share a name", i+1, file(i+1), want)
+		}
 		var got []result.Cluster
 		if err := json.Unmarshal([]byte(s.outputs["results"]), &got); err != nil || len(got) != 1 || got[0].Name != names[i] {
 			t.Errorf("shard %d/3 verified %v (%v), want %s alone", i+1, got, err, names[i])
@@ -170,8 +177,8 @@ func TestShardsAndMerge(t *testing.T) {
 	}
 	missing := t.TempDir()
 	for _, i := range []int{1, 3} {
-		data, _ := os.ReadFile(filepath.Join(reports, fmt.Sprintf("shard-%d.json", i)))
-		_ = os.WriteFile(filepath.Join(missing, fmt.Sprintf("shard-%d.json", i)), data, 0o600)
+		data, _ := os.ReadFile(filepath.Join(reports, file(i)))
+		_ = os.WriteFile(filepath.Join(missing, file(i)), data, 0o600)
 	}
 	workspace = t.TempDir()
 	r := runAction(t, workspace, map[string]string{"merge": filepath.Join(missing, "*.json"), "resource": "ks/x"}, legEnv(workspace, "m2"), "")
@@ -181,10 +188,10 @@ func TestShardsAndMerge(t *testing.T) {
 	}
 
 	twice := filepath.Join(missing, "shard-3-again.json")
-	data, _ := os.ReadFile(filepath.Join(reports, "shard-3.json"))
+	data, _ := os.ReadFile(filepath.Join(reports, file(3)))
 	_ = os.WriteFile(twice, data, 0o600)
-	data, _ = os.ReadFile(filepath.Join(reports, "shard-2.json"))
-	_ = os.WriteFile(filepath.Join(missing, "shard-2.json"), data, 0o600)
+	data, _ = os.ReadFile(filepath.Join(reports, file(2)))
+	_ = os.WriteFile(filepath.Join(missing, file(2)), data, 0o600)
 	workspace = t.TempDir()
 	r = runAction(t, workspace, map[string]string{"merge": filepath.Join(missing, "*.json"), "resource": "ks/x"}, legEnv(workspace, "m3"), "")
 	want = map[string]string{names[0]: "Current", names[1]: "Failed", names[2]: "Unknown ShardDuplicated"}
@@ -197,7 +204,7 @@ func TestShardsAndMerge(t *testing.T) {
 	other := runAction(t, workspace, inputs(map[string]string{"shard": "3/3", "revision": "deadbeefcafe", "timeout": "5s"}), legEnv(workspace, "other"), "")
 	data, _ = os.ReadFile(other.outputs["report-file"])
 	_ = os.Remove(twice)
-	_ = os.WriteFile(filepath.Join(missing, "shard-3.json"), data, 0o600)
+	_ = os.WriteFile(filepath.Join(missing, file(3)), data, 0o600)
 	workspace = t.TempDir()
 	r = runAction(t, workspace, map[string]string{"merge": filepath.Join(missing, "*.json"), "resource": "ks/x"}, legEnv(workspace, "m4"), "")
 	if r.exitCode != 1 || r.outputs["status"] != "failure" || !strings.Contains(r.summary, "different runs") || !strings.Contains(r.stdout, "::error title=app-status bad input::") {

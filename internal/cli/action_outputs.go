@@ -18,6 +18,7 @@ import (
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
+	"github.com/org/app-status-action/internal/shard"
 )
 
 // Limits that keep a job's step outputs under GitHub's 1 MB: the JSON outputs are cut to these
@@ -137,6 +138,28 @@ func writeLogGroups(gha *githubactions.Action, log io.Writer, run result.Run) {
 // notFileName is what a step id may hold that a file name should not.
 var notFileName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
+// legFileBase is the name of the run's files under RUNNER_TEMP, less its extension: after the
+// step's id and the run's share of the fleet, its shard ("app-status-verify-shard-2-of-5") or,
+// unsharded, a hash of its clusters' names ("app-status-verify-3f2a9c1e0b7d"). The legs of a
+// matrix share the step's id, and download-artifact's merge-multiple extracts every leg's
+// artifact into one folder, where files of one name overwrite, even corrupt, each other: a
+// leg by shard and a leg by network (its own clusters) each need a name of their own.
+func legFileBase(env Env, run result.Run) string {
+	base := "app-status-" + notFileName.ReplaceAllString(cmp.Or(env.Getenv("GITHUB_ACTION"), "report"), "_")
+	if s := run.Shard; s != nil {
+		return fmt.Sprintf("%s-shard-%d-of-%d", base, s.Index, s.Count)
+	}
+	if len(run.Results) == 0 {
+		return base
+	}
+	names := make([]string, 0, len(run.Results))
+	for _, c := range run.Results {
+		names = append(names, c.Name)
+	}
+	_, sum, _ := strings.Cut(shard.ListHash(names), ":")
+	return base + "-" + sum[:12]
+}
+
 // writeReportFile writes the whole run, never cut, as indented JSON to a file under the
 // runner's temporary folder, which later steps of the job read and the runner removes at its
 // end (nothing is left in the workspace, where a later git add could pick it up). It returns
@@ -146,8 +169,7 @@ func writeReportFile(env Env, run result.Run) (string, error) {
 	if runnerTemp == "" || env.WriteFile == nil {
 		return "", nil
 	}
-	name := "app-status-" + notFileName.ReplaceAllString(cmp.Or(env.Getenv("GITHUB_ACTION"), "report"), "_") + ".json"
-	local, host := reportFilePaths(env, runnerTemp, name)
+	local, host := reportFilePaths(env, runnerTemp, legFileBase(env, run)+".json")
 	data, err := report.JSON(run)
 	if err != nil {
 		return "", err
@@ -167,8 +189,7 @@ func writeJUnitFile(env Env, run result.Run) (string, error) {
 	if runnerTemp == "" || env.WriteFile == nil {
 		return "", nil
 	}
-	name := "app-status-" + notFileName.ReplaceAllString(cmp.Or(env.Getenv("GITHUB_ACTION"), "report"), "_") + ".junit.xml"
-	local, host := reportFilePaths(env, runnerTemp, name)
+	local, host := reportFilePaths(env, runnerTemp, legFileBase(env, run)+".junit.xml")
 	var b bytes.Buffer
 	if err := report.JUnit(&b, run); err != nil {
 		return "", err

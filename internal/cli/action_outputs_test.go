@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -112,4 +114,44 @@ func TestLogGroups(t *testing.T) {
 	if !strings.Contains(titles[0], "%250A") {
 		t.Errorf("title %q: %% is not escaped for the runner", titles[0])
 	}
+}
+
+// TestLegFileBase: the legs of a matrix share the step's id, and download-artifact's
+// merge-multiple extracts their artifacts into one folder: each leg's files are named after
+// its share, a shard or its clusters (in any order), so that none overwrites another.
+func TestLegFileBase(t *testing.T) {
+	t.Parallel()
+	clusters := func(names ...string) []result.Cluster {
+		var out []result.Cluster
+		for _, n := range names {
+			out = append(out, result.Cluster{Name: n})
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		step string
+		run  result.Run
+		want string
+	}{
+		{"shard", "verify", result.Run{Shard: &result.Shard{Index: 2, Count: 5}, Results: clusters("a")}, "app-status-verify-shard-2-of-5"},
+		{"a leg by network", "verify", result.Run{Results: clusters("eu-1", "eu-2")}, "app-status-verify-" + hashOf("eu-1\neu-2")},
+		{"the same clusters in another order", "verify", result.Run{Results: clusters("eu-2", "eu-1")}, "app-status-verify-" + hashOf("eu-1\neu-2")},
+		{"another network", "verify", result.Run{Results: clusters("us-1")}, "app-status-verify-" + hashOf("us-1")},
+		{"bad input: no clusters", "verify", result.Run{}, "app-status-verify"},
+		{"a step id that is no file name", "../x y", result.Run{Shard: &result.Shard{Index: 1, Count: 2}}, "app-status-.._x_y-shard-1-of-2"},
+		{"no step id", "", result.Run{Shard: &result.Shard{Index: 1, Count: 2}}, "app-status-report-shard-1-of-2"},
+	}
+	for _, tt := range tests {
+		env := Env{Getenv: func(k string) string { return map[string]string{"GITHUB_ACTION": tt.step}[k] }}
+		if got := legFileBase(env, tt.run); got != tt.want {
+			t.Errorf("%s: legFileBase() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// hashOf is the first 12 hex digits of the SHA-256 of s.
+func hashOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:12]
 }

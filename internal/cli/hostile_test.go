@@ -124,7 +124,9 @@ func TestReportFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.Join(f.vars["RUNNER_TEMP"], "app-status-status.json")
+	// Named after the step's id and the run's clusters: the first 12 hex digits of the
+	// SHA-256 of their sorted names, one per line.
+	want := filepath.Join(f.vars["RUNNER_TEMP"], "app-status-status-"+hashOf("c")+".json")
 	if outputs["report-file"] != want {
 		t.Fatalf("report-file = %q, want %q", outputs["report-file"], want)
 	}

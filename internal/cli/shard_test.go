@@ -53,6 +53,7 @@ func TestShardReadsItsOwnKubeconfigs(t *testing.T) {
 		if err := os.WriteFile(list, []byte(mine+"=file:mine.yaml\n"+other+"=file:missing.yaml\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		var reports []string
 		for _, tt := range []struct {
 			shard    string
 			wantCode int
@@ -63,6 +64,7 @@ func TestShardReadsItsOwnKubeconfigs(t *testing.T) {
 		} {
 			f := newFakeEnv(t, nil)
 			report := filepath.Join(dir, "report-"+strings.ReplaceAll(tt.shard, "/", "-")+".json")
+			reports = append(reports, report)
 			code := Run(context.Background(), []string{"verify", "--quiet", "--clusters-file", list, "--shard", tt.shard, "--resource", "ks/app",
 				"--revision", "a1b2c3d4", "--timeout", "20s", "--json-file", report}, f.env())
 			if code != tt.wantCode {
@@ -81,6 +83,11 @@ func TestShardReadsItsOwnKubeconfigs(t *testing.T) {
 			if diff := cmp.Diff(fleet, got.fleet); diff != "" {
 				t.Errorf("shard %s: fleet in its report (-want +got):\n%s", tt.shard, diff)
 			}
+		}
+		// The merge names the leg that stopped on bad input.
+		f := newFakeEnv(t, nil)
+		if code := Run(context.Background(), append([]string{"merge"}, reports...), f.env()); code != 2 || !strings.Contains(f.stderr.String(), reports[1]+" is the report of a leg that stopped on bad input") {
+			t.Errorf("merge of a shard and a leg that stopped on bad input: exit %d, want 2 naming %s\n%s", code, reports[1], f.stderr.String())
 		}
 	})
 

@@ -72,11 +72,14 @@ type Input struct {
 	KubeconfigDir string
 
 	// Keep, when set, says which clusters this run verifies (a shard's share). The others
-	// are listed, Elsewhere, but their kubeconfigs are neither read nor parsed, nor their
-	// secrets recorded: a shard of a large fleet pays for its own clusters alone. The list
-	// itself is read whole, so a line that does not parse, or a name given twice, is the
-	// same error in every shard; a kubeconfig that cannot be read is the error of the shard
-	// whose cluster it is.
+	// are listed, Elsewhere: their env: variables and file: kubeconfigs are not read, nor
+	// their secrets recorded, so a shard of a large fleet pays for its own clusters alone.
+	// What every shard reads all the same: the list itself, whole (a line that does not
+	// parse, or a name given twice, is the same error in every shard, and then every line's
+	// kubeconfig is read, only to mask it); the kubeconfig input or --kubeconfig when given
+	// (one document, parsed whole, all its secrets recorded), and the
+	// default kubeconfig when a context: line of the shard's own needs it. A kubeconfig that
+	// cannot be read is the error of the shard whose cluster needs it.
 	Keep func(name string) bool
 }
 
@@ -154,7 +157,8 @@ func (l *loader) load() ([]Cluster, error) {
 	}
 	needKubeconfig := l.in.Kubeconfig != "" || l.in.KubeconfigPath != "" || (len(entries) == 0 && parseErr == nil)
 	for _, e := range entries {
-		needKubeconfig = needKubeconfig || e.kind == sourceContext
+		// A context of another shard's cluster is not read here: nor is the kubeconfig for it.
+		needKubeconfig = needKubeconfig || (e.kind == sourceContext && l.keep(e.name))
 	}
 	var kube *doc
 	if needKubeconfig {

@@ -1,6 +1,8 @@
 package kubeconfig
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -237,10 +239,26 @@ func TestLoadKeep(t *testing.T) {
 		// recorded, the other context's too.
 		wantSecret: tokenFor("ctx-b"),
 	}, {
-		name:    "a line that does not parse fails every shard",
-		in:      Input{Clusters: "a=env:A\nb=nope:B", Keep: keepA},
-		env:     fakeEnv{vars: map[string]string{"A": yamlOf(t, newConfig("a"))}},
-		wantErr: "input clusters line 2",
+		name: "a context: line of another shard needs no kubeconfig here",
+		in:   Input{CLI: true, ClustersFile: "/ws/clusters", Keep: keepA},
+		env: fakeEnv{files: map[string]string{
+			"/ws/clusters": "a=file:a.yaml\nb=context:b\n", "/ws/a.yaml": yamlOf(t, newConfig("a")),
+		}},
+		want:       []summary{ok("a", "file:a.yaml", "a"), {Name: "b", Source: "context:b"}},
+		wantSecret: tokenFor("a"),
+	}, {
+		name:       "explicit contexts",
+		in:         Input{CLI: true, KubeconfigPath: "/ws/kc.yaml", Contexts: []string{"ctx-b", "ctx-a"}, Keep: keepA},
+		env:        fakeEnv{files: map[string]string{"/ws/kc.yaml": yamlOf(t, newConfig("ctx-a", "ctx-b"))}},
+		want:       []summary{{Name: "ctx-b", Source: "context:ctx-b", Context: "ctx-b"}, ok("ctx-a", "context:ctx-a", "ctx-a")},
+		wantSecret: tokenFor("ctx-a"),
+	}, {
+		name:    "a line that does not parse fails every shard, every kubeconfig read to be masked",
+		in:      Input{Clusters: "a=env:A\nb=env:B\nc=nope:C", Keep: keepA},
+		env:     fakeEnv{vars: map[string]string{"A": yamlOf(t, newConfig("a")), "B": yamlOf(t, newConfig("b"))}},
+		wantErr: "input clusters line 3",
+		// Printed, the error is masked: every kubeconfig it could hold was read.
+		wantSecret: tokenFor("b"),
 	}, {
 		name:    "a name given twice fails every shard",
 		in:      Input{Clusters: "a=env:A\nb=env:B\nb=env:C", Keep: keepA},
@@ -260,6 +278,9 @@ func TestLoadKeep(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Load() error = %v, want one naming %s", err, tt.wantErr)
 				}
+				if tt.wantSecret != "" && !slices.Contains(secrets.Values(), tt.wantSecret) {
+					t.Errorf("Secrets.Values() lacks %q", tt.wantSecret)
+				}
 				return
 			}
 			if err != nil {
@@ -274,7 +295,7 @@ func TestLoadKeep(t *testing.T) {
 				}
 			}
 			for _, r := range read {
-				if r == "env:B" || r == "file:/ws/missing.yaml" {
+				if r == "env:B" || r == "file:/ws/missing.yaml" || r == "file:/home/me/.kube/config" {
 					t.Errorf("read %s, a cluster of another shard", r)
 				}
 			}
@@ -284,5 +305,29 @@ func TestLoadKeep(t *testing.T) {
 				t.Errorf("Secrets.Values() holds %q, of a cluster not kept", tt.notRead)
 			}
 		})
+	}
+}
+
+// TestLoadKeepDir: --kubeconfig-dir's files are read for the shard's own clusters alone.
+func TestLoadKeepDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, doc := range map[string]string{"a.yaml": yamlOf(t, newConfig("a")), "b.yaml": yamlOf(t, newConfig("b"))} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var read []string
+	env := fakeEnv{}.env()
+	env.ReadFile = func(p string) ([]byte, error) { read = append(read, p); return os.ReadFile(p) }
+	clusters, secrets, err := Load(Input{CLI: true, KubeconfigDir: dir, Keep: func(n string) bool { return n == "a" }}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]summary{ok("a", "file:a.yaml", "a"), {Name: "b", Source: "file:b.yaml"}}, summarize(clusters)); diff != "" {
+		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+	if slices.Contains(read, filepath.Join(dir, "b.yaml")) || slices.Contains(secrets.Values(), tokenFor("b")) {
+		t.Errorf("b.yaml, of another shard, was read: %v", read)
 	}
 }

@@ -166,6 +166,7 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 	}
 	for _, bad := range []struct{ name, data, want string }{
 		{"not JSON", "{", "not a report of app-status"},
+		{"empty", " \n", "is empty: the leg that wrote it stopped before its report"},
 		{"another schema", `{"schemaVersion": 99, "version": "v9.0.0", "resources": [], "results": []}`, "schema version 99 (app-status v9.0.0)"},
 		{"cut", `{"schemaVersion": 1, "resources": [], "results": [], "truncated": true}`, "cut document"},
 		{"not a report", `{"schemaVersion": 1}`, "no resources or results"},
