@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +20,6 @@ import (
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
-	"github.com/org/app-status-action/internal/shard"
 )
 
 // Limits that keep a job's step outputs under GitHub's 1 MB: the JSON outputs are cut to these
@@ -80,11 +81,12 @@ func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, ru
 		}
 	}
 	keepToEssentials()
-	reportFile, err := writeReportFile(env, run)
+	base := legFileBase(env, run)
+	reportFile, err := writeReportFile(env, run, base)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	junitFile, err := writeJUnitFile(env, run)
+	junitFile, err := writeJUnitFile(env, run, base)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -139,37 +141,42 @@ func writeLogGroups(gha *githubactions.Action, log io.Writer, run result.Run) {
 var notFileName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // legFileBase is the name of the run's files under RUNNER_TEMP, less its extension: after the
-// step's id and the run's share of the fleet, its shard ("app-status-verify-shard-2-of-5") or,
-// unsharded, a hash of its clusters' names ("app-status-verify-3f2a9c1e0b7d"). The legs of a
+// step's id, the run's shard if any ("app-status-verify-shard-2-of-5-…"), and a hash of what
+// the run was (its resources, revision and clusters) and of when it wrote them. The legs of a
 // matrix share the step's id, and download-artifact's merge-multiple extracts every leg's
-// artifact into one folder, where files of one name overwrite, even corrupt, each other: a
-// leg by shard and a leg by network (its own clusters) each need a name of their own.
+// artifact into one folder, where files of one name overwrite, even corrupt, each other: two
+// legs never share a name, not even two of the same share (a shard run twice, the same
+// clusters for two resources, two legs that stopped on bad input), so that the merge sees
+// them all and judges them, as different runs or duplicates.
 func legFileBase(env Env, run result.Run) string {
 	base := "app-status-" + notFileName.ReplaceAllString(cmp.Or(env.Getenv("GITHUB_ACTION"), "report"), "_")
 	if s := run.Shard; s != nil {
-		return fmt.Sprintf("%s-shard-%d-of-%d", base, s.Index, s.Count)
+		base += fmt.Sprintf("-shard-%d-of-%d", s.Index, s.Count)
 	}
-	if len(run.Results) == 0 {
-		return base
+	h := sha256.New()
+	for _, r := range run.Resources {
+		fmt.Fprintf(h, "%s\n", r)
 	}
-	names := make([]string, 0, len(run.Results))
+	fmt.Fprintf(h, "\x00%s\x00", run.ExpectedRevision)
 	for _, c := range run.Results {
-		names = append(names, c.Name)
+		fmt.Fprintf(h, "%s\n", c.Name)
 	}
-	_, sum, _ := strings.Cut(shard.ListHash(names), ":")
-	return base + "-" + sum[:12]
+	if env.Clock != nil {
+		fmt.Fprintf(h, "\x00%d", env.Clock().UnixNano())
+	}
+	return base + "-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 // writeReportFile writes the whole run, never cut, as indented JSON to a file under the
 // runner's temporary folder, which later steps of the job read and the runner removes at its
 // end (nothing is left in the workspace, where a later git add could pick it up). It returns
 // the file's path as later steps see it, or "" outside a runner.
-func writeReportFile(env Env, run result.Run) (string, error) {
+func writeReportFile(env Env, run result.Run, base string) (string, error) {
 	runnerTemp := env.Getenv("RUNNER_TEMP")
 	if runnerTemp == "" || env.WriteFile == nil {
 		return "", nil
 	}
-	local, host := reportFilePaths(env, runnerTemp, legFileBase(env, run)+".json")
+	local, host := reportFilePaths(env, runnerTemp, base+".json")
 	data, err := report.JSON(run)
 	if err != nil {
 		return "", err
@@ -184,12 +191,12 @@ func writeReportFile(env Env, run result.Run) (string, error) {
 // writeJUnitFile writes the run as a JUnit XML report beside the report file, for a test
 // report step (a JUnit action, or an upload to another CI). It returns the file's path as
 // later steps see it, or "" outside a runner.
-func writeJUnitFile(env Env, run result.Run) (string, error) {
+func writeJUnitFile(env Env, run result.Run, base string) (string, error) {
 	runnerTemp := env.Getenv("RUNNER_TEMP")
 	if runnerTemp == "" || env.WriteFile == nil {
 		return "", nil
 	}
-	local, host := reportFilePaths(env, runnerTemp, legFileBase(env, run)+".junit.xml")
+	local, host := reportFilePaths(env, runnerTemp, base+".junit.xml")
 	var b bytes.Buffer
 	if err := report.JUnit(&b, run); err != nil {
 		return "", err

@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +117,8 @@ func TestLogGroups(t *testing.T) {
 
 // TestLegFileBase: the legs of a matrix share the step's id, and download-artifact's
 // merge-multiple extracts their artifacts into one folder: each leg's files are named after
-// its share, a shard or its clusters (in any order), so that none overwrites another.
+// its shard and a hash of its resources, revision, clusters and moment, so that no two legs
+// share a name, not even two of the same share, and the merge sees every one.
 func TestLegFileBase(t *testing.T) {
 	t.Parallel()
 	clusters := func(names ...string) []result.Cluster {
@@ -128,30 +128,42 @@ func TestLegFileBase(t *testing.T) {
 		}
 		return out
 	}
-	tests := []struct {
+	at := func(sec int64) Env {
+		return Env{Getenv: func(k string) string { return map[string]string{"GITHUB_ACTION": "verify"}[k] }, Clock: func() time.Time { return time.Unix(sec, 0) }}
+	}
+	shard2 := result.Run{Resources: []string{"ks/app"}, ExpectedRevision: "abc", Shard: &result.Shard{Index: 2, Count: 5}, Results: clusters("a")}
+	network := result.Run{Resources: []string{"ks/app"}, ExpectedRevision: "abc", Results: clusters("eu-1", "eu-2")}
+	otherResource := network
+	otherResource.Resources = []string{"ks/other"}
+	badInput := result.Run{}
+	shape := regexp.MustCompile(`^app-status-verify(-shard-2-of-5)?-[0-9a-f]{12}$`)
+	names := map[string]string{}
+	for _, leg := range []struct {
 		name string
-		step string
+		env  Env
 		run  result.Run
-		want string
 	}{
-		{"shard", "verify", result.Run{Shard: &result.Shard{Index: 2, Count: 5}, Results: clusters("a")}, "app-status-verify-shard-2-of-5"},
-		{"a leg by network", "verify", result.Run{Results: clusters("eu-1", "eu-2")}, "app-status-verify-" + hashOf("eu-1\neu-2")},
-		{"the same clusters in another order", "verify", result.Run{Results: clusters("eu-2", "eu-1")}, "app-status-verify-" + hashOf("eu-1\neu-2")},
-		{"another network", "verify", result.Run{Results: clusters("us-1")}, "app-status-verify-" + hashOf("us-1")},
-		{"bad input: no clusters", "verify", result.Run{}, "app-status-verify"},
-		{"a step id that is no file name", "../x y", result.Run{Shard: &result.Shard{Index: 1, Count: 2}}, "app-status-.._x_y-shard-1-of-2"},
-		{"no step id", "", result.Run{Shard: &result.Shard{Index: 1, Count: 2}}, "app-status-report-shard-1-of-2"},
-	}
-	for _, tt := range tests {
-		env := Env{Getenv: func(k string) string { return map[string]string{"GITHUB_ACTION": tt.step}[k] }}
-		if got := legFileBase(env, tt.run); got != tt.want {
-			t.Errorf("%s: legFileBase() = %q, want %q", tt.name, got, tt.want)
+		{"shard 2/5", at(1), shard2},
+		{"shard 2/5 again (a matrix of runners and shards)", at(2), shard2},
+		{"a leg by network", at(1), network},
+		{"the same clusters for another resource", at(1), otherResource},
+		{"a leg that stopped on bad input", at(1), badInput},
+		{"another leg that stopped on bad input", at(3), badInput},
+	} {
+		got := legFileBase(leg.env, leg.run)
+		if !shape.MatchString(got) || (leg.run.Shard != nil) != strings.Contains(got, "-shard-2-of-5-") {
+			t.Errorf("%s: legFileBase() = %q, not of the form %s", leg.name, got, shape)
 		}
+		if other, ok := names[got]; ok {
+			t.Errorf("%s and %s share the name %s", leg.name, other, got)
+		}
+		names[got] = leg.name
 	}
-}
-
-// hashOf is the first 12 hex digits of the SHA-256 of s.
-func hashOf(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])[:12]
+	if a, b := legFileBase(at(1), shard2), legFileBase(at(1), shard2); a != b {
+		t.Errorf("one run, two names: %s and %s", a, b)
+	}
+	odd := Env{Getenv: func(string) string { return "../x y" }}
+	if got := legFileBase(odd, shard2); !strings.HasPrefix(got, "app-status-.._x_y-shard-2-of-5-") {
+		t.Errorf("a step id that is no file name: legFileBase() = %q", got)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -124,11 +125,13 @@ func TestReportFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Named after the step's id and the run's clusters: the first 12 hex digits of the
-	// SHA-256 of their sorted names, one per line.
-	want := filepath.Join(f.vars["RUNNER_TEMP"], "app-status-status-"+hashOf("c")+".json")
-	if outputs["report-file"] != want {
-		t.Fatalf("report-file = %q, want %q", outputs["report-file"], want)
+	// Named after the step's id and a hash of the run (legFileBase).
+	want := outputs["report-file"]
+	if !regexp.MustCompile("^" + regexp.QuoteMeta(filepath.Join(f.vars["RUNNER_TEMP"], "app-status-status-")) + `[0-9a-f]{12}\.json$`).MatchString(want) {
+		t.Fatalf("report-file = %q, want app-status-status-HASH.json in RUNNER_TEMP", want)
+	}
+	if junit := strings.TrimSuffix(want, ".json") + ".junit.xml"; outputs["junit-file"] != junit {
+		t.Errorf("junit-file = %q, want %q, beside report-file", outputs["junit-file"], junit)
 	}
 	data, err := os.ReadFile(want)
 	if err != nil {

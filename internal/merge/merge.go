@@ -36,7 +36,7 @@ func Parse(path string, data []byte) (Report, error) {
 		return Report{}, fmt.Errorf("%s is %d bytes, more than a report's %d: is it a report of app-status?", path, len(data), MaxReportBytes)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return Report{}, fmt.Errorf("%s is empty: the leg that wrote it stopped before its report (its log says why: verify prints no report on bad input)", path)
+		return Report{}, fmt.Errorf("%s is empty: the leg that wrote it stopped before its report (its log says why: verify -o json prints no report on bad input)", path)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var run result.Run
