@@ -172,8 +172,17 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		rep.report(target.Name, req.Clock().Sub(start), result.VerdictInProgress, "asking Flux to reconcile", false)
 	}
 	// The first lists are the part that costs CPU and memory: at most MaxParallel clusters
-	// make them at once. Waiting afterwards costs nothing and holds no slot.
-	if !slots.acquire(ctx) {
+	// make them at once. Waiting afterwards costs nothing and holds no slot. A cluster that
+	// must wait for its turn waits without a connection (park), unless its reconcile
+	// requests are using it.
+	acquired := slots.tryAcquire()
+	if !acquired && trig == nil {
+		state.park()
+		if req.onPark != nil {
+			req.onPark(target.Name)
+		}
+	}
+	if !acquired && !slots.acquire(ctx) {
 		// The API server answered the probe; the wait was this run's own.
 		turn := &assessment{pending: &verdictReason{verdict: result.VerdictInProgress, reason: "WaitingForATurn",
 			message: fmt.Sprintf("the API server answered; the cluster was waiting for its turn to be read (at most %d clusters are read at once: max-parallel)", req.MaxParallel)}}
@@ -396,7 +405,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	cfg.UserAgent = "app-status-action"
 	throttled := &throttleRecorder{clock: req.Clock}
 	cfg.Wrap(throttled.wrap)
-	h, err := newClusterHTTPClient(cfg)
+	h, err := newClusterHTTPClient(cfg, req.onHandshake)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
@@ -475,6 +484,16 @@ func (s *clusterState) close() {
 	s.closeAll()
 	utilnet.CloseIdleConnectionsFor(s.httpClient.Transport)
 	s.dialed.closeAll()
+}
+
+// park closes the cluster's idle connections (the probe's) while it waits for its turn: the
+// first lists open a new one, which resumes the probe's TLS session (newClusterHTTPClient), so
+// no client key signs again and no certificate chain is verified again. Open, each would hold
+// its TLS and HTTP/2 buffers and a reader goroutine, about 30 KB and a stack; a fleet of 1000
+// clusters with 20 read at once held about 1000 of them at its peak, 60 MiB of its 310 MiB.
+// The new connection costs about 0.4 ms of CPU (the key exchange, HTTP/2's set-up).
+func (s *clusterState) park() {
+	utilnet.CloseIdleConnectionsFor(s.httpClient.Transport)
 }
 
 // probe reads the first requested Flux object once, directly, so an unreachable cluster,

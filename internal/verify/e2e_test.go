@@ -2,10 +2,14 @@ package verify_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,6 +157,94 @@ func TestCurrentOnEveryCluster(t *testing.T) {
 	if run.Condition.Status != "True" {
 		t.Errorf("aggregated Ready = %+v, want True", run.Condition)
 	}
+}
+
+// TestWaitingClustersResume: on real API servers, with one cluster read at a time, the
+// clusters that wait for their turn close the probe's connection and resume its TLS session
+// when their turn comes: every cluster makes one full handshake, with its client certificate,
+// and every one is Current. A fake cluster whose lists never answer holds the one turn for
+// slotHold (5s) while the real clusters' probes end, so that they wait.
+func TestWaitingClustersResume(t *testing.T) {
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := b.Namespace(t)
+	for _, c := range b.Clusters {
+		if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, appDir(t, "web"), commitA); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holder := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("watch") == "" && strings.HasSuffix(r.URL.Path, "/kustomizations/"+ns) {
+			// The probe: the object is not there (yet), the kind is served.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"details":{"name":%q,"group":"kustomize.toolkit.fluxcd.io","kind":"kustomizations"}}`, ns)
+			return
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(holder.Close)
+	var (
+		mu                   sync.Mutex
+		full, resumed, parks int
+		done                 = map[string]bool{}
+	)
+	targets := append(targetsOf(b.Clusters...), verify.Target{Name: "holder", Config: &rest.Config{Host: holder.URL}})
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	req := verify.WatchConnections(verify.Request{
+		Targets:     targets,
+		Resources:   []flux.Ref{ks(ns)},
+		Revision:    mustRevision(t, commitA),
+		Timeout:     2 * time.Minute,
+		Workloads:   true,
+		MaxParallel: 1,
+		Progress: func(p verify.Progress) {
+			if !p.Final || p.Cluster == "holder" {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if done[p.Cluster] = true; len(done) == len(b.Clusters) {
+				stop() // the holder's verdict says nothing here
+			}
+		},
+	}, func(cs tls.ConnectionState) {
+		mu.Lock()
+		defer mu.Unlock()
+		if cs.DidResume {
+			resumed++
+		} else {
+			full++
+		}
+	}, func(cluster string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if cluster != "holder" {
+			parks++ // (the holder, plain HTTP, has no session to resume)
+		}
+	})
+	run := verify.Run(runCtx, req)
+	want := map[string]result.Verdict{"holder": result.VerdictCancelled}
+	for _, c := range b.Clusters {
+		want[c.Name] = result.VerdictCurrent
+		if len(c.Config.CertData)+len(c.Config.CertFile) == 0 {
+			t.Errorf("cluster %s's kubeconfig carries no client certificate: the test proves less than it says", c.Name)
+		}
+	}
+	if diff := cmp.Diff(want, verdicts(run)); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if full != len(b.Clusters) {
+		t.Errorf("%d full TLS handshakes, want %d (one per real cluster)", full, len(b.Clusters))
+	}
+	if parks == 0 || resumed < parks {
+		t.Errorf("%d clusters parked and %d sessions were resumed; want some parked, each resuming", parks, resumed)
+	}
+	t.Logf("%d full handshakes, %d resumed, %d clusters parked", full, resumed, parks)
 }
 
 // TestWaitsForTheExpectedRevision: a new revision reaches two of three clusters; the third is

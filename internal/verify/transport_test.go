@@ -180,7 +180,7 @@ func TestHTTP2Pings(t *testing.T) {
 			if tt.proxyURL {
 				cfg.Proxy = http.ProxyURL(proxy)
 			}
-			h, err := newClusterHTTPClient(cfg)
+			h, err := newClusterHTTPClient(cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

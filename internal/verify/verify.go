@@ -7,6 +7,7 @@ package verify
 
 import (
 	"context"
+	"crypto/tls"
 	"sync"
 	"time"
 
@@ -65,6 +66,10 @@ type Request struct {
 
 	// cpu tells the client's own wait for a CPU apart from a server's silence (set by Run).
 	cpu *cpuWatch
+	// onHandshake and onPark, when set, are told of every cluster's TLS handshakes and of
+	// every cluster that waits for its turn without a connection (tests).
+	onHandshake func(tls.ConnectionState)
+	onPark      func(cluster string)
 }
 
 // Progress is a change in one cluster's state.
@@ -163,6 +168,16 @@ func (s *connectSlots) acquire(ctx context.Context) bool {
 	case *s <- struct{}{}:
 		return true
 	case <-ctx.Done():
+		return false
+	}
+}
+
+// tryAcquire takes a slot if one is free, without waiting.
+func (s *connectSlots) tryAcquire() bool {
+	select {
+	case *s <- struct{}{}:
+		return true
+	default:
 		return false
 	}
 }

@@ -1,0 +1,182 @@
+package verify
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/rest"
+
+	"github.com/org/app-status-action/internal/fakeapi"
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// handshakes counts the TLS handshakes a side saw, full and resumed.
+type handshakes struct {
+	mu            sync.Mutex
+	full, resumed int
+}
+
+func (h *handshakes) see(cs tls.ConnectionState) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cs.DidResume {
+		h.resumed++
+	} else {
+		h.full++
+	}
+}
+
+func (h *handshakes) counts() (full, resumed int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.full, h.resumed
+}
+
+// startTLSFleet starts n healthy fake clusters over TLS whose servers count the handshakes
+// they accept.
+func startTLSFleet(t *testing.T, n int) ([]*fakeapi.Server, *handshakes) {
+	t.Helper()
+	seen := &handshakes{}
+	var servers []*fakeapi.Server
+	for range n {
+		resources, objects := fakeapi.App("app", "main@sha1:"+starveCommit, 30)
+		s := fakeapi.Start(fakeapi.Options{Behaviour: fakeapi.Healthy, Resources: resources, Objects: objects,
+			TLS: &tls.Config{MinVersion: tls.VersionTLS12, VerifyConnection: func(cs tls.ConnectionState) error {
+				seen.see(cs)
+				return nil
+			}}})
+		t.Cleanup(s.Close)
+		servers = append(servers, s)
+	}
+	return servers, seen
+}
+
+// TestParkedClusterResumes: a cluster parked after its probe holds no connection, and its
+// first lists reach the server over a resumed TLS session (no second full handshake), then
+// come to the same verdict.
+func TestParkedClusterResumes(t *testing.T) {
+	t.Parallel()
+	servers, serverSeen := startTLSFleet(t, 1)
+	clientSeen := &handshakes{}
+	want, err := flux.ParseRevision(starveCommit[:7])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := fixedCPUWatch(time.Millisecond)
+	cpu.sample()
+	req := Request{
+		Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
+		Revision:  want, Timeout: time.Minute, Workloads: true, cpu: cpu, onHandshake: clientSeen.see,
+	}.withDefaults()
+	ctx := t.Context()
+	state, err := newClusterState(ctx, req, &rest.Config{Host: servers[0].URL(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer state.close()
+	if v, failed := state.probe(ctx); failed {
+		t.Fatalf("probe: %s: %s", v.verdict, v.message)
+	}
+	conns := state.dialed.dialedSoFar()
+	if len(conns) == 0 {
+		t.Fatal("the probe left no connection open: the test proves nothing")
+	}
+	state.park()
+	for _, c := range conns {
+		// A closed connection refuses a deadline.
+		if err := c.SetDeadline(time.Now()); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("the probe's connection to %s is still open once the cluster was parked (SetDeadline: %v)", c.RemoteAddr(), err)
+		}
+	}
+	if left := state.dialed.dialedSoFar(); len(left) != 0 {
+		t.Errorf("%d connections still open once the cluster was parked", len(left))
+	}
+	deadline := time.After(time.Minute)
+	for current := false; !current; {
+		e := state.assess(time.Now())
+		if e.fatal != nil {
+			t.Fatalf("verdict %s: %s", e.fatal.verdict, e.fatal.message)
+		}
+		if current = e.pending == nil && !e.syncing; !current {
+			select {
+			case <-state.notifications():
+			case <-time.After(time.Second):
+			case <-deadline:
+				t.Fatal("the healthy fake cluster was not Current within a minute")
+			}
+		}
+	}
+	full, resumed := serverSeen.counts()
+	if full != 1 || resumed == 0 {
+		t.Errorf("the server saw %d full handshakes and %d resumed ones, want 1 full (the probe's) and the lists' resumed", full, resumed)
+	}
+	if cf, cr := clientSeen.counts(); cf != full || cr != resumed {
+		t.Errorf("the client was told of %d full and %d resumed handshakes, the server saw %d and %d", cf, cr, full, resumed)
+	}
+}
+
+// TestWaitingClustersPark: with one cluster read at a time, the clusters that wait for their
+// turn park (their probes' connections closed) and resume their sessions when their turn
+// comes; every one is Current, as it is when none waits, and no cluster pays a second full
+// handshake.
+func TestWaitingClustersPark(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		maxParallel int
+		wantParks   bool
+	}{
+		{name: "one read at a time", maxParallel: 1, wantParks: true},
+		{name: "all read at once", maxParallel: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			servers, serverSeen := startTLSFleet(t, 4)
+			want, err := flux.ParseRevision(starveCommit[:7])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var targets []Target
+			for i, s := range servers {
+				targets = append(targets, Target{Name: string(rune('a' + i)), Config: &rest.Config{Host: s.URL(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}})
+			}
+			var mu sync.Mutex
+			parks := 0
+			run := Run(t.Context(), Request{
+				Targets:   targets,
+				Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
+				Revision:  want, Timeout: time.Minute, Workloads: true, MaxParallel: tt.maxParallel,
+				onPark: func(string) {
+					mu.Lock()
+					parks++
+					mu.Unlock()
+				},
+			})
+			got := map[string]result.Verdict{}
+			for _, c := range run.Results {
+				got[c.Name] = c.Verdict
+			}
+			wantVerdicts := map[string]result.Verdict{"a": result.VerdictCurrent, "b": result.VerdictCurrent, "c": result.VerdictCurrent, "d": result.VerdictCurrent}
+			if diff := cmp.Diff(wantVerdicts, got); diff != "" {
+				t.Errorf("verdicts (-want +got):\n%s", diff)
+			}
+			full, resumed := serverSeen.counts()
+			if full != len(servers) {
+				t.Errorf("the servers saw %d full handshakes, want %d (one per cluster)", full, len(servers))
+			}
+			if tt.wantParks && (parks == 0 || resumed < parks) {
+				t.Errorf("%d clusters parked and %d sessions were resumed; want some parked, each resuming", parks, resumed)
+			}
+			if !tt.wantParks && parks != 0 {
+				t.Errorf("%d clusters parked with a turn free for each", parks)
+			}
+		})
+	}
+}
