@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -19,6 +20,14 @@ import (
 func TestNoGoroutineOutlivesItsCluster(t *testing.T) {
 	// Not parallel: goleak looks at every goroutine of the test binary. What runs before is
 	// not the run's.
+	for _, maxParallel := range []int{0, 1} {
+		// With one cluster read at a time, the others wait for their turn without a
+		// connection (park) and dial again when it comes.
+		t.Run(fmt.Sprintf("max-parallel %d", maxParallel), func(t *testing.T) { checkNoGoroutineOutlives(t, maxParallel) })
+	}
+}
+
+func checkNoGoroutineOutlives(t *testing.T, maxParallel int) {
 	before := goleak.IgnoreCurrent()
 	var servers []*fakeapi.Server
 	start := func(b fakeapi.Behaviour) verify.Target {
@@ -31,6 +40,7 @@ func TestNoGoroutineOutlivesItsCluster(t *testing.T) {
 		start(fakeapi.HangWatch), start(fakeapi.GoneWatch), refusedTarget(t, "refused")}
 	// A revision no cluster has: the healthy ones keep watching until the run is cancelled.
 	req := fakeRequest(targets, time.Minute)
+	req.MaxParallel = maxParallel
 	req.Revision = mustRevisionOf("0123456")
 	var lines int
 	req.Progress = func(verify.Progress) { lines++ }

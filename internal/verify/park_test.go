@@ -121,49 +121,69 @@ func TestParkedClusterResumes(t *testing.T) {
 	}
 }
 
-// TestWaitingClustersPark: with one cluster read at a time, the clusters that wait for their
-// turn park (their probes' connections closed) and resume their sessions when their turn
-// comes; every one is Current, as it is when none waits, and no cluster pays a second full
-// handshake.
+// TestWaitingClustersPark: clusters that find every turn taken after their probe park (their
+// probes' connections closed) and, when the turn is given back, resume their sessions and are
+// Current, with one full handshake per cluster; a cluster that finds a turn free does not park.
+// The test holds the one turn itself until every waiting cluster has parked.
 func TestWaitingClustersPark(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name        string
-		maxParallel int
-		wantParks   bool
+		name      string
+		turnTaken bool
 	}{
-		{name: "one read at a time", maxParallel: 1, wantParks: true},
-		{name: "all read at once", maxParallel: 4},
+		{name: "turn taken", turnTaken: true},
+		{name: "turn free", turnTaken: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			servers, serverSeen := startTLSFleet(t, 4)
+			servers, serverSeen := startTLSFleet(t, 3)
 			want, err := flux.ParseRevision(starveCommit[:7])
 			if err != nil {
 				t.Fatal(err)
 			}
-			var targets []Target
-			for i, s := range servers {
-				targets = append(targets, Target{Name: string(rune('a' + i)), Config: &rest.Config{Host: s.URL(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}})
-			}
-			var mu sync.Mutex
-			parks := 0
-			run := Run(t.Context(), Request{
-				Targets:   targets,
+			cpu := fixedCPUWatch(time.Millisecond)
+			cpu.sample()
+			parked := make(chan string, len(servers))
+			req := Request{
 				Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
-				Revision:  want, Timeout: time.Minute, Workloads: true, MaxParallel: tt.maxParallel,
-				onPark: func(string) {
-					mu.Lock()
-					parks++
-					mu.Unlock()
-				},
-			})
+				Revision:  want, Timeout: time.Minute, Workloads: true, MaxParallel: len(servers), cpu: cpu,
+				onPark: func(cluster string) { parked <- cluster },
+			}.withDefaults()
+			slots := newConnectSlots(len(servers))
+			if tt.turnTaken {
+				slots = newConnectSlots(1)
+				if !slots.acquire(t.Context()) {
+					t.Fatal("no turn")
+				}
+			}
+			rep := newReporter(nil)
+			results := make(chan result.Cluster, len(servers))
+			for i, s := range servers {
+				target := Target{Name: string(rune('a' + i)), Config: &rest.Config{Host: s.URL(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}}
+				go func() {
+					results <- verifyCluster(t.Context(), req, target, rep, slots, make(requestSlots, 1))
+				}()
+			}
+			var parks []string
+			if tt.turnTaken {
+				for range servers {
+					select {
+					case c := <-parked:
+						parks = append(parks, c)
+					case <-time.After(30 * time.Second):
+						t.Fatalf("only %v parked within 30s while the one turn was taken", parks)
+					}
+				}
+				slots.releaser()()
+			}
 			got := map[string]result.Verdict{}
-			for _, c := range run.Results {
+			for range servers {
+				c := <-results
 				got[c.Name] = c.Verdict
 			}
-			wantVerdicts := map[string]result.Verdict{"a": result.VerdictCurrent, "b": result.VerdictCurrent, "c": result.VerdictCurrent, "d": result.VerdictCurrent}
+			rep.close()
+			wantVerdicts := map[string]result.Verdict{"a": result.VerdictCurrent, "b": result.VerdictCurrent, "c": result.VerdictCurrent}
 			if diff := cmp.Diff(wantVerdicts, got); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
@@ -171,11 +191,11 @@ func TestWaitingClustersPark(t *testing.T) {
 			if full != len(servers) {
 				t.Errorf("the servers saw %d full handshakes, want %d (one per cluster)", full, len(servers))
 			}
-			if tt.wantParks && (parks == 0 || resumed < parks) {
-				t.Errorf("%d clusters parked and %d sessions were resumed; want some parked, each resuming", parks, resumed)
+			if tt.turnTaken && resumed < len(parks) {
+				t.Errorf("%d clusters parked and %d sessions were resumed; want each resuming", len(parks), resumed)
 			}
-			if !tt.wantParks && parks != 0 {
-				t.Errorf("%d clusters parked with a turn free for each", parks)
+			if !tt.turnTaken && len(parked) != 0 {
+				t.Errorf("%d clusters parked with a turn free for each", len(parked))
 			}
 		})
 	}

@@ -88,11 +88,17 @@ func newClusterHTTPClient(cfg *rest.Config, onHandshake func(tls.ConnectionState
 	if tlsConfig != nil {
 		// The cluster's own session cache, never shared: a connection after the first (a
 		// cluster that waited for its turn without one, a connection that broke) resumes the
-		// session, proving the same identity to the same server without a new signature by
-		// the client's key (1 ms of CPU for an RSA 2048 key); two kubeconfigs of one server
-		// never resume each other's sessions. A server that does not resume gets a full
-		// handshake, as before.
-		tlsConfig.ClientSessionCache = tls.NewLRUClientSessionCache(sessionCacheSize)
+		// session where the server allows it (Go's, so Kubernetes' API servers do; one of
+		// several replicas behind a load balancer may not), proving the same identity to the
+		// same server without a new signature by the client's key (1 ms of CPU for an RSA
+		// 2048 key); the server's certificates are checked again for expiry, host name and
+		// root, not their signatures. Two kubeconfigs of one server never resume each other's
+		// sessions. A client certificate that may change (an exec plugin's, files reloaded)
+		// gets no cache: client-go closes the connections when it changes, so that the new
+		// one is presented, and a resumed session would carry the old one.
+		if !tc.HasCertCallback() {
+			tlsConfig.ClientSessionCache = tls.NewLRUClientSessionCache(sessionCacheSize)
+		}
 		if onHandshake != nil {
 			verify := tlsConfig.VerifyConnection
 			tlsConfig.VerifyConnection = func(cs tls.ConnectionState) error {
@@ -143,9 +149,9 @@ func newClusterHTTPClient(cfg *rest.Config, onHandshake func(tls.ConnectionState
 	return h, nil
 }
 
-// sessionCacheSize is how many TLS sessions a cluster keeps: one server, with a spare for the
-// tickets a TLS 1.3 server sends more than one of.
-const sessionCacheSize = 4
+// sessionCacheSize is how many TLS sessions a cluster keeps: one per host name (a later ticket
+// replaces the one before), its server's and an HTTPS proxy's.
+const sessionCacheSize = 2
 
 // clusterHTTP is a cluster's HTTP client, and what ends its connections.
 type clusterHTTP struct {

@@ -14,6 +14,7 @@ import (
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/org/app-status-action/internal/fakeapi"
 	"github.com/org/app-status-action/internal/flux"
@@ -195,5 +196,63 @@ func TestHTTP2Pings(t *testing.T) {
 					h.h2.ReadIdleTimeout, h.h2.PingTimeout, tt.wantIdle, tt.wantPing)
 			}
 		})
+	}
+}
+
+// TestSessionCache: a cluster's TLS sessions are kept for its later connections to resume,
+// in a cache of its own, but not when its client certificate may change (an exec plugin's):
+// a resumed session would present the old one.
+func TestSessionCache(t *testing.T) {
+	// Not parallel, nor its cases: they collect the caches they saw.
+	tests := []struct {
+		name      string
+		cfg       rest.Config
+		wantCache bool
+	}{
+		{name: "CA and token", cfg: rest.Config{Host: "https://127.0.0.1:6443", BearerToken: "t", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, wantCache: true},
+		{name: "exec plugin", cfg: rest.Config{Host: "https://127.0.0.1:6443", TLSClientConfig: rest.TLSClientConfig{Insecure: true},
+			ExecProvider: &clientcmdapi.ExecConfig{Command: "true", APIVersion: "client.authentication.k8s.io/v1", InteractiveMode: clientcmdapi.NeverExecInteractiveMode}}},
+	}
+	var caches []tls.ClientSessionCache
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := newClusterHTTPClient(&tt.cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := baseTransport(t, h.client.Transport)
+			cache := base.TLSClientConfig.ClientSessionCache
+			if got := cache != nil; got != tt.wantCache {
+				t.Fatalf("session cache kept: %v, want %v", got, tt.wantCache)
+			}
+			if cache != nil {
+				caches = append(caches, cache)
+				again, err := newClusterHTTPClient(&tt.cfg, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if baseTransport(t, again.client.Transport).TLSClientConfig.ClientSessionCache == cache {
+					t.Error("two clusters of one kubeconfig share a session cache")
+				}
+			}
+		})
+	}
+	if len(caches) == 0 {
+		t.Error("no case kept a session cache: the test proves nothing")
+	}
+}
+
+// baseTransport is the *http.Transport under client-go's wrappers.
+func baseTransport(t *testing.T, rt http.RoundTripper) *http.Transport {
+	t.Helper()
+	for {
+		if tr, ok := rt.(*http.Transport); ok {
+			return tr
+		}
+		w, ok := rt.(utilnet.RoundTripperWrapper)
+		if !ok {
+			t.Fatalf("the cluster's transport %T wraps no *http.Transport that can be reached", rt)
+		}
+		rt = w.WrappedRoundTripper()
 	}
 }
