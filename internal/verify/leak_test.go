@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"runtime"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"k8s.io/client-go/rest"
 
 	"github.com/org/app-status-action/internal/fakeapi"
 	"github.com/org/app-status-action/internal/verify"
@@ -16,7 +18,8 @@ import (
 
 // TestNoGoroutineOutlivesItsCluster: once Run has returned, every goroutine a cluster started
 // (informers, watches, HTTP connections, the progress printer) is gone, whatever the cluster
-// did: Current, hung, throttled, failing, expired watches, refused, or cancelled mid-wait.
+// did: Current, hung, throttled, failing, expired watches, refused, or cancelled mid-wait, over
+// HTTP/1.1 and over HTTP/2 with TLS.
 func TestNoGoroutineOutlivesItsCluster(t *testing.T) {
 	// Not parallel: goleak looks at every goroutine of the test binary. What runs before is
 	// not the run's.
@@ -36,8 +39,13 @@ func checkNoGoroutineOutlives(t *testing.T, maxParallel int) {
 		servers = append(servers, s)
 		return fakeTarget(b.String(), s)
 	}
+	// And one over TLS (HTTP/2), whose connection a parked cluster closes and dials again.
+	resources, objects := fakeapi.App("app", fakeRevision, 30)
+	overTLS := fakeapi.Start(fakeapi.Options{Behaviour: fakeapi.Healthy, Resources: resources, Objects: objects, TLS: &tls.Config{MinVersion: tls.VersionTLS12}})
+	servers = append(servers, overTLS)
 	targets := []verify.Target{start(fakeapi.Healthy), start(fakeapi.Hang), start(fakeapi.Throttle), start(fakeapi.Fail),
-		start(fakeapi.HangWatch), start(fakeapi.GoneWatch), refusedTarget(t, "refused")}
+		start(fakeapi.HangWatch), start(fakeapi.GoneWatch), refusedTarget(t, "refused"),
+		{Name: "healthy-tls", Config: &rest.Config{Host: overTLS.URL(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}}}
 	// A revision no cluster has: the healthy ones keep watching until the run is cancelled.
 	req := fakeRequest(targets, time.Minute)
 	req.MaxParallel = maxParallel

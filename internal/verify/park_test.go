@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"net"
@@ -145,24 +146,28 @@ func TestWaitingClustersPark(t *testing.T) {
 			cpu := fixedCPUWatch(time.Millisecond)
 			cpu.sample()
 			parked := make(chan string, len(servers))
+			turns := len(servers)
+			if tt.turnTaken {
+				turns = 1
+			}
 			req := Request{
 				Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
-				Revision:  want, Timeout: time.Minute, Workloads: true, MaxParallel: len(servers), cpu: cpu,
+				Revision:  want, Timeout: time.Minute, Workloads: true, MaxParallel: turns, cpu: cpu,
 				onPark: func(cluster string) { parked <- cluster },
 			}.withDefaults()
-			slots := newConnectSlots(len(servers))
-			if tt.turnTaken {
-				slots = newConnectSlots(1)
-				if !slots.acquire(t.Context()) {
-					t.Fatal("no turn")
-				}
+			// Run's deadline, which verifyCluster does not set itself.
+			ctx, cancel := context.WithTimeoutCause(t.Context(), req.Timeout, errTimeout)
+			defer cancel()
+			slots := newConnectSlots(turns)
+			if tt.turnTaken && !slots.acquire(ctx) {
+				t.Fatal("no turn")
 			}
 			rep := newReporter(nil)
 			results := make(chan result.Cluster, len(servers))
 			for i, s := range servers {
 				target := Target{Name: string(rune('a' + i)), Config: &rest.Config{Host: s.URL(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}}
 				go func() {
-					results <- verifyCluster(t.Context(), req, target, rep, slots, make(requestSlots, 1))
+					results <- verifyCluster(ctx, req, target, rep, slots, make(requestSlots, 1))
 				}()
 			}
 			var parks []string

@@ -93,10 +93,12 @@ func newClusterHTTPClient(cfg *rest.Config, onHandshake func(tls.ConnectionState
 		// same server without a new signature by the client's key (1 ms of CPU for an RSA
 		// 2048 key); the server's certificates are checked again for expiry, host name and
 		// root, not their signatures. Two kubeconfigs of one server never resume each other's
-		// sessions. A client certificate that may change (an exec plugin's, files reloaded)
-		// gets no cache: client-go closes the connections when it changes, so that the new
-		// one is presented, and a resumed session would carry the old one.
-		if !tc.HasCertCallback() {
+		// sessions. A client certificate that may change gets no cache, since a resumed
+		// session would carry the old one: an exec plugin's (client-go closes the connections
+		// when it changes, so that the new one is presented) and one read from files at each
+		// handshake (a rest.Config's CertFile and KeyFile; the CLI's kubeconfigs carry theirs
+		// inline).
+		if !tc.HasCertCallback() && !tc.TLS.ReloadTLSFiles {
 			tlsConfig.ClientSessionCache = tls.NewLRUClientSessionCache(sessionCacheSize)
 		}
 		if onHandshake != nil {

@@ -1,13 +1,21 @@
 package verify
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -204,12 +212,23 @@ func TestHTTP2Pings(t *testing.T) {
 // a resumed session would present the old one.
 func TestSessionCache(t *testing.T) {
 	// Not parallel, nor its cases: they collect the caches they saw.
+	certPEM, keyPEM := clientKeyPair(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name      string
 		cfg       rest.Config
 		wantCache bool
 	}{
-		{name: "CA and token", cfg: rest.Config{Host: "https://127.0.0.1:6443", BearerToken: "t", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, wantCache: true},
+		{name: "token", cfg: rest.Config{Host: "https://127.0.0.1:6443", BearerToken: "t", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, wantCache: true},
+		{name: "client certificate inline", cfg: rest.Config{Host: "https://127.0.0.1:6443", TLSClientConfig: rest.TLSClientConfig{Insecure: true, CertData: certPEM, KeyData: keyPEM}}, wantCache: true},
+		{name: "client certificate files, read at each handshake", cfg: rest.Config{Host: "https://127.0.0.1:6443", TLSClientConfig: rest.TLSClientConfig{Insecure: true, CertFile: certFile, KeyFile: keyFile}}},
 		{name: "exec plugin", cfg: rest.Config{Host: "https://127.0.0.1:6443", TLSClientConfig: rest.TLSClientConfig{Insecure: true},
 			ExecProvider: &clientcmdapi.ExecConfig{Command: "true", APIVersion: "client.authentication.k8s.io/v1", InteractiveMode: clientcmdapi.NeverExecInteractiveMode}}},
 	}
@@ -255,4 +274,25 @@ func baseTransport(t *testing.T, rt http.RoundTripper) *http.Transport {
 		}
 		rt = w.WrappedRoundTripper()
 	}
+}
+
+// clientKeyPair is a self-signed client certificate and its key, PEM-encoded.
+func clientKeyPair(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "client"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }
