@@ -76,8 +76,8 @@ type Input struct {
 	// their secrets recorded, so a shard of a large fleet pays for its own clusters alone.
 	// What every shard reads all the same: the list itself, whole (a line that does not
 	// parse, or a name given twice, is the same error in every shard, and then every env:
-	// and file: line's kubeconfig is read, only to mask it); the kubeconfig input or --kubeconfig when given
-	// (one document, parsed whole, all its secrets recorded), and the
+	// and file: line's kubeconfig is read, only to mask it); the kubeconfig input or
+	// --kubeconfig when given (one document, parsed whole, all its secrets recorded), and the
 	// default kubeconfig when a context: line of the shard's own needs it. A kubeconfig that
 	// cannot be read is the error of the shard whose cluster needs it.
 	Keep func(name string) bool

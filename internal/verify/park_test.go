@@ -3,17 +3,13 @@ package verify
 import (
 	"context"
 	"crypto/tls"
-	"errors"
-	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/client-go/rest"
 
 	"github.com/org/app-status-action/internal/fakeapi"
-	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -65,23 +61,9 @@ func TestParkedClusterResumes(t *testing.T) {
 	t.Parallel()
 	servers, serverSeen := startTLSFleet(t, 1)
 	clientSeen := &handshakes{}
-	want, err := flux.ParseRevision(starveCommit[:7])
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpu := fixedCPUWatch(time.Millisecond)
-	cpu.sample()
-	req := Request{
-		Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
-		Revision:  want, Timeout: time.Minute, Workloads: true, cpu: cpu, onHandshake: clientSeen.see,
-	}.withDefaults()
-	ctx := t.Context()
-	state, err := newClusterState(ctx, req, &rest.Config{Host: servers[0].URL(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	state := fakeClusterState(t, servers[0], clientSeen.see)
 	defer state.close()
-	if v, failed := state.probe(ctx); failed {
+	if v, failed := state.probe(t.Context()); failed {
 		t.Fatalf("probe: %s: %s", v.verdict, v.message)
 	}
 	conns := state.dialed.dialedSoFar()
@@ -89,30 +71,11 @@ func TestParkedClusterResumes(t *testing.T) {
 		t.Fatal("the probe left no connection open: the test proves nothing")
 	}
 	state.park()
-	for _, c := range conns {
-		// A closed connection refuses a deadline.
-		if err := c.SetDeadline(time.Now()); !errors.Is(err, net.ErrClosed) {
-			t.Errorf("the probe's connection to %s is still open once the cluster was parked (SetDeadline: %v)", c.RemoteAddr(), err)
-		}
-	}
+	checkClosed(t, conns, "once the cluster was parked")
 	if left := state.dialed.dialedSoFar(); len(left) != 0 {
 		t.Errorf("%d connections still open once the cluster was parked", len(left))
 	}
-	deadline := time.After(time.Minute)
-	for current := false; !current; {
-		e := state.assess(time.Now())
-		if e.fatal != nil {
-			t.Fatalf("verdict %s: %s", e.fatal.verdict, e.fatal.message)
-		}
-		if current = e.pending == nil && !e.syncing; !current {
-			select {
-			case <-state.notifications():
-			case <-time.After(time.Second):
-			case <-deadline:
-				t.Fatal("the healthy fake cluster was not Current within a minute")
-			}
-		}
-	}
+	untilCurrent(t, state)
 	full, resumed := serverSeen.counts()
 	if full != 1 || resumed == 0 {
 		t.Errorf("the server saw %d full handshakes and %d resumed ones, want 1 full (the probe's) and the lists' resumed", full, resumed)
@@ -139,22 +102,14 @@ func TestWaitingClustersPark(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			servers, serverSeen := startTLSFleet(t, 3)
-			want, err := flux.ParseRevision(starveCommit[:7])
-			if err != nil {
-				t.Fatal(err)
-			}
-			cpu := fixedCPUWatch(time.Millisecond)
-			cpu.sample()
 			parked := make(chan string, len(servers))
 			turns := len(servers)
 			if tt.turnTaken {
 				turns = 1
 			}
-			req := Request{
-				Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
-				Revision:  want, Timeout: time.Minute, Workloads: true, MaxParallel: turns, cpu: cpu,
-				onPark: func(cluster string) { parked <- cluster },
-			}.withDefaults()
+			req := fakeClusterRequest(t)
+			req.MaxParallel, req.onPark = turns, func(cluster string) { parked <- cluster }
+			req = req.withDefaults()
 			// Run's deadline, which verifyCluster does not set itself.
 			ctx, cancel := context.WithTimeoutCause(t.Context(), req.Timeout, errTimeout)
 			defer cancel()
@@ -165,7 +120,7 @@ func TestWaitingClustersPark(t *testing.T) {
 			rep := newReporter(nil)
 			results := make(chan result.Cluster, len(servers))
 			for i, s := range servers {
-				target := Target{Name: string(rune('a' + i)), Config: &rest.Config{Host: s.URL(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}}
+				target := Target{Name: string(rune('a' + i)), Config: insecureConfig(s)}
 				go func() {
 					results <- verifyCluster(ctx, req, target, rep, slots, make(requestSlots, 1))
 				}()

@@ -79,21 +79,7 @@ func TestClusterConnectionsEndWithIt(t *testing.T) {
 // it as verifyCluster does, and closes freed when its transport is garbage collected.
 func verifyAndClose(t *testing.T, s *fakeapi.Server, wantProto int, freed chan struct{}) {
 	t.Helper()
-	want, err := flux.ParseRevision(starveCommit[:7])
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpu := fixedCPUWatch(time.Millisecond)
-	cpu.sample()
-	req := Request{
-		Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
-		Revision:  want, Timeout: time.Minute, Workloads: true, cpu: cpu,
-	}.withDefaults()
-	ctx := t.Context()
-	state, err := newClusterState(ctx, req, &rest.Config{Host: s.URL(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	state := fakeClusterState(t, s, nil)
 	resp, err := state.httpClient.Get(s.URL() + "/version")
 	if err != nil {
 		t.Fatal(err)
@@ -103,46 +89,81 @@ func verifyAndClose(t *testing.T, s *fakeapi.Server, wantProto int, freed chan s
 	if resp.ProtoMajor != wantProto {
 		t.Fatalf("the fake API server was read over HTTP/%d, want HTTP/%d", resp.ProtoMajor, wantProto)
 	}
-	if v, failed := state.probe(ctx); failed {
+	if v, failed := state.probe(t.Context()); failed {
 		t.Fatalf("probe: %s: %s", v.verdict, v.message)
 	}
-	deadline := time.After(time.Minute)
-	for current := false; !current; {
-		e := state.assess(time.Now())
-		current = e.fatal == nil && e.pending == nil && !e.syncing
-		if e.fatal != nil {
-			t.Fatalf("verdict %s: %s", e.fatal.verdict, e.fatal.message)
-		}
-		if !current {
-			select {
-			case <-state.notifications():
-			case <-time.After(time.Second):
-			case <-deadline:
-				t.Fatal("the healthy fake cluster was not Current within a minute")
-			}
-		}
-	}
-	rt := state.httpClient.Transport
-	for {
-		if tr, ok := rt.(*http.Transport); ok {
-			runtime.AddCleanup(tr, func(struct{}) { close(freed) }, struct{}{})
-			break
-		}
-		w, ok := rt.(utilnet.RoundTripperWrapper)
-		if !ok {
-			t.Fatalf("the cluster's transport %T wraps no *http.Transport that can be reached", rt)
-		}
-		rt = w.WrappedRoundTripper()
-	}
+	untilCurrent(t, state)
+	runtime.AddCleanup(baseTransport(t, state.httpClient.Transport), func(struct{}) { close(freed) }, struct{}{})
 	conns := state.dialed.dialedSoFar()
 	if len(conns) == 0 {
 		t.Fatal("no connection of the cluster was open before it was closed: the test proves nothing")
 	}
 	state.close()
+	checkClosed(t, conns, "once the cluster was closed")
+}
+
+// fakeClusterRequest is a request for the app the fake API servers hold, at its revision.
+func fakeClusterRequest(t *testing.T) Request {
+	t.Helper()
+	want, err := flux.ParseRevision(starveCommit[:7])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := fixedCPUWatch(time.Millisecond)
+	cpu.sample()
+	return Request{
+		Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
+		Revision:  want, Timeout: time.Minute, Workloads: true, cpu: cpu,
+	}
+}
+
+// fakeClusterState is the state of the fake cluster s, reached without checking its
+// certificate, whose handshakes onHandshake (when set) is told of. The caller closes it.
+func fakeClusterState(t *testing.T, s *fakeapi.Server, onHandshake func(tls.ConnectionState)) *clusterState {
+	t.Helper()
+	req := fakeClusterRequest(t)
+	req.onHandshake = onHandshake
+	state, err := newClusterState(t.Context(), req.withDefaults(), insecureConfig(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
+// insecureConfig reaches the fake cluster s without checking its certificate.
+func insecureConfig(s *fakeapi.Server) *rest.Config {
+	return &rest.Config{Host: s.URL(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+}
+
+// untilCurrent assesses the cluster after every change until it is Current, and fails the
+// test on a fatal verdict or after a minute.
+func untilCurrent(t *testing.T, state *clusterState) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		e := state.assess(time.Now())
+		if e.fatal != nil {
+			t.Fatalf("verdict %s: %s", e.fatal.verdict, e.fatal.message)
+		}
+		if e.pending == nil && !e.syncing {
+			return
+		}
+		select {
+		case <-state.notifications():
+		case <-time.After(time.Second):
+		case <-deadline:
+			t.Fatal("the healthy fake cluster was not Current within a minute")
+		}
+	}
+}
+
+// checkClosed fails the test for every connection of conns still open (when says after what).
+func checkClosed(t *testing.T, conns []net.Conn, when string) {
+	t.Helper()
 	for _, c := range conns {
 		// A closed connection refuses a deadline.
 		if err := c.SetDeadline(time.Now()); !errors.Is(err, net.ErrClosed) {
-			t.Errorf("connection to %s still open once the cluster was closed (SetDeadline: %v)", c.RemoteAddr(), err)
+			t.Errorf("connection to %s still open %s (SetDeadline: %v)", c.RemoteAddr(), when, err)
 		}
 	}
 }
