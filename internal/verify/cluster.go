@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
@@ -87,16 +86,13 @@ type clusterState struct {
 	// retries (flux.Gate.Retried), by object and code; forgotten once the object is Current.
 	retriedSince map[string]time.Time
 
-	// mapperMu serializes discovery (a fetch, off the assessment); it is never held by an
-	// assessment.
-	mapperMu    sync.Mutex
-	mapper      *restmapper.DeferredDiscoveryRESTMapper
-	lastRefresh time.Time
+	// disco asks the API server which resources a group version serves (discover), off the
+	// assessment (fetches).
+	disco discovery.DiscoveryInterface
 	// mappingsMu guards mappings and mappingErrs, which assessments read; it is never held
 	// while discovery runs.
 	mappingsMu sync.Mutex
-	// mappings caches the mapper's answers: every assessment maps every inventory object, and
-	// the mapper's own lookup (a walk over every group and version) costs far more.
+	// mappings caches discovery's answers: every assessment maps every inventory object.
 	mappings map[schema.GroupVersionKind]*meta.RESTMapping
 	// mappingErrs is the last error of discovery for a kind, shown while it is asked again.
 	mappingErrs map[schema.GroupVersionKind]error
@@ -435,7 +431,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	}
 	s := &clusterState{
 		req: req, ctx: ctx, httpClient: httpClient, dialed: h.dialed, core: core, dynamicClient: dyn, metadataClient: md, throttled: throttled,
-		mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
+		disco:       disco,
 		inventories: map[string]parsedInventory{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}
 	if req.Snapshot {
@@ -687,8 +683,10 @@ func (t *throttleRecorder) recent() (time.Duration, bool) {
 	return t.retryAfter, true
 }
 
-// mapping finds the resource of a kind through discovery, refreshing it (at most every two
-// seconds) for kinds the cluster started serving since, such as CRDs the app itself installs.
+// mapping finds the resource of a kind through discovery of its group version alone (the
+// resources one group version serves, never the whole API: see discover), asked again at
+// most every mappingRetry for a kind its group version does not serve yet, such as one whose
+// CRD the app itself installs.
 func (s *clusterState) mapping(gvk schema.GroupVersionKind, now time.Time) (m *meta.RESTMapping, done bool, err error) {
 	s.mappingsMu.Lock()
 	m, ok := s.mappings[gvk]
@@ -697,14 +695,28 @@ func (s *clusterState) mapping(gvk schema.GroupVersionKind, now time.Time) (m *m
 	if ok {
 		return m, true, nil
 	}
-	key := "mapping " + gvk.String()
+	// One read per group version, whatever number of its kinds the inventories list: they
+	// share it, and reads of different group versions run at once.
+	gv := gvk.GroupVersion()
+	key := "discovery " + gv.String()
 	v, done, err := s.fetches.get(key, func(context.Context) (any, error) {
-		m, err := s.discover(gvk)
-		return discovered{mapping: m, at: now}, err
+		mapper, err := s.discover(gv)
+		return discovered{mapper: mapper, at: now}, err
 	})
 	if !done {
 		// Asked again: the last answer stands meanwhile.
 		return nil, lastErr != nil, lastErr
+	}
+	d, _ := v.(discovered)
+	if err == nil {
+		m, err = d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if meta.IsNoMatchError(err) {
+			err = fmt.Errorf("the cluster does not serve %s", gvk.GroupVersion().WithKind(gvk.Kind))
+		} else if err != nil {
+			err = fmt.Errorf("discover %s: %w", gvk.Kind, err)
+		}
+	} else {
+		err = discoveryError(gvk, err)
 	}
 	if err != nil {
 		// Asked again at most every mappingRetry: a kind the cluster does not serve yet (its
@@ -715,50 +727,55 @@ func (s *clusterState) mapping(gvk schema.GroupVersionKind, now time.Time) (m *m
 		}
 		s.mappingErrs[gvk] = err
 		s.mappingsMu.Unlock()
-		if d, _ := v.(discovered); now.Sub(d.at) >= mappingRetry {
+		if now.Sub(d.at) >= mappingRetry {
 			s.fetches.forget(key)
 		}
 		return nil, true, err
-	}
-	return v.(discovered).mapping, true, nil
-}
-
-// mappingRetry is how long a kind that could not be mapped waits before it is asked again.
-const mappingRetry = 2 * time.Second
-
-// discovered is the answer of discovery for a kind, and when it was asked.
-type discovered struct {
-	mapping *meta.RESTMapping
-	at      time.Time
-}
-
-// discover asks the API server's discovery for a kind's resource and scope. It runs off the
-// assessment (fetcher): the discovery client has a deadline of its own and ends with the
-// cluster's verification.
-func (s *clusterState) discover(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
-	s.mapperMu.Lock()
-	defer s.mapperMu.Unlock()
-	s.mappingsMu.Lock()
-	m, ok := s.mappings[gvk]
-	s.mappingsMu.Unlock()
-	if ok {
-		return m, nil
-	}
-	m, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil && meta.IsNoMatchError(err) && time.Since(s.lastRefresh) > 2*time.Second {
-		s.lastRefresh = time.Now()
-		s.mapper.Reset()
-		m, err = s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
-	if err != nil {
-		if meta.IsNoMatchError(err) {
-			return nil, fmt.Errorf("the cluster does not serve %s", gvk.GroupVersion().WithKind(gvk.Kind))
-		}
-		return nil, fmt.Errorf("discover %s: %w", gvk.Kind, err)
 	}
 	s.mappingsMu.Lock()
 	s.mappings[gvk] = m
 	delete(s.mappingErrs, gvk)
 	s.mappingsMu.Unlock()
-	return m, nil
+	return m, true, nil
+}
+
+// mappingRetry is how long a kind that could not be mapped waits before it is asked again.
+const mappingRetry = 2 * time.Second
+
+// discovered is the answer of discovery for a group version, and when it was asked.
+type discovered struct {
+	mapper meta.RESTMapper
+	at     time.Time
+}
+
+// discover asks the API server for the resources of one group version (/apis/GROUP/VERSION,
+// /api/v1) and returns client-go's discovery mapper over them: the same resource and scope
+// for a kind as discovery of the whole API gives, for a few kilobytes. The whole API (what
+// /api and /apis answer, aggregated) lists every resource of every CRD the cluster has, often
+// megabytes to decode and hold per cluster, and fails or lags with any aggregated API server
+// that is down. It runs off the assessment (fetcher): the discovery client has a deadline of
+// its own and ends with the cluster's verification.
+func (s *clusterState) discover(gv schema.GroupVersion) (meta.RESTMapper, error) {
+	list, err := s.disco.ServerResourcesForGroupVersion(gv.String())
+	if err != nil {
+		return nil, err
+	}
+	group := metav1.APIGroup{
+		Name:             gv.Group,
+		Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: gv.String(), Version: gv.Version}},
+		PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version},
+	}
+	return restmapper.NewDiscoveryRESTMapper([]*restmapper.APIGroupResources{{
+		Group:              group,
+		VersionedResources: map[string][]metav1.APIResource{gv.Version: list.APIResources},
+	}}), nil
+}
+
+// discoveryError says why a kind's group version could not be read: not served (404), or
+// what the API server answered.
+func discoveryError(gvk schema.GroupVersionKind, err error) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("the cluster does not serve %s", gvk.GroupVersion().WithKind(gvk.Kind))
+	}
+	return fmt.Errorf("discover %s: %w", gvk.Kind, err)
 }

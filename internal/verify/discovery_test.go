@@ -1,0 +1,179 @@
+package verify
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+)
+
+// groupVersionDiscovery answers discovery of one group version from served, and records each
+// group version asked. Any other discovery (the whole API) panics: the embedded interface is
+// nil.
+type groupVersionDiscovery struct {
+	discovery.DiscoveryInterface
+	mu     sync.Mutex
+	served map[string][]metav1.APIResource
+	fail   map[string]error
+	asked  []string
+}
+
+func (d *groupVersionDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.asked = append(d.asked, gv)
+	if err := d.fail[gv]; err != nil {
+		return nil, err
+	}
+	resources, ok := d.served[gv]
+	if !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{}, "")
+	}
+	return &metav1.APIResourceList{GroupVersion: gv, APIResources: resources}, nil
+}
+
+func (d *groupVersionDiscovery) serve(gv string, resources ...metav1.APIResource) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.served[gv] = append(d.served[gv], resources...)
+}
+
+func (d *groupVersionDiscovery) askedSoFar() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.asked...)
+}
+
+// TestMappingAsksOnlyTheKindsGroupVersion: a kind's resource and scope come from discovery of
+// its group version alone, read once for all its kinds; a kind or group version the cluster
+// does not serve, or discovery that fails, is said and asked again after mappingRetry, not
+// before.
+func TestMappingAsksOnlyTheKindsGroupVersion(t *testing.T) {
+	t.Parallel()
+	disco := &groupVersionDiscovery{
+		served: map[string][]metav1.APIResource{
+			"apps/v1": {
+				{Name: "deployments", SingularName: "deployment", Namespaced: true, Kind: "Deployment"},
+				{Name: "deployments/status", Namespaced: true, Kind: "Deployment"},
+				{Name: "deployments/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale"},
+				{Name: "statefulsets", SingularName: "statefulset", Namespaced: true, Kind: "StatefulSet"},
+			},
+			"v1": {
+				{Name: "configmaps", SingularName: "configmap", Namespaced: true, Kind: "ConfigMap"},
+				{Name: "namespaces", SingularName: "namespace", Kind: "Namespace"},
+			},
+			"example.com/v1": {
+				{Name: "widgets", SingularName: "widget", Namespaced: true, Kind: "Widget"},
+			},
+		},
+		fail: map[string]error{
+			"metrics.k8s.io/v1beta1": apierrors.NewServiceUnavailable("the server is currently unable to handle the request"),
+		},
+	}
+	s := &clusterState{disco: disco, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
+		fetches: newFetcher(context.Background(), func() {}, true)}
+	start := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+
+	type want struct {
+		Resource string
+		Scope    meta.RESTScopeName
+		Err      string
+	}
+	tests := []struct {
+		name string
+		gvk  schema.GroupVersionKind
+		at   time.Duration
+		want want
+	}{
+		{"a namespaced kind", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, 0,
+			want{Resource: "deployments", Scope: meta.RESTScopeNameNamespace}},
+		{"another kind of the same group version", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, 0,
+			want{Resource: "statefulsets", Scope: meta.RESTScopeNameNamespace}},
+		{"a cluster-scoped core kind", schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, 0,
+			want{Resource: "namespaces", Scope: meta.RESTScopeNameRoot}},
+		{"a group version not served", schema.GroupVersionKind{Group: "gadgets.example.com", Version: "v1", Kind: "Gadget"}, 0,
+			want{Err: "the cluster does not serve gadgets.example.com/v1, Kind=Gadget"}},
+		{"a kind its group version does not serve", schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Sprocket"}, 0,
+			want{Err: "the cluster does not serve example.com/v1, Kind=Sprocket"}},
+		{"an aggregated API that is down", schema.GroupVersionKind{Group: "metrics.k8s.io", Version: "v1beta1", Kind: "PodMetrics"}, 0,
+			want{Err: "discover PodMetrics: the server is currently unable to handle the request"}},
+		{"a subresource is no kind's resource", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Scale"}, 0,
+			want{Err: "the cluster does not serve apps/v1, Kind=Scale"}},
+	}
+	for _, tt := range tests {
+		m, done, err := s.mapping(tt.gvk, start.Add(tt.at))
+		if !done {
+			t.Fatalf("%s: not done with an inline fetcher", tt.name)
+		}
+		var got want
+		if err != nil {
+			got.Err = err.Error()
+		} else {
+			got.Resource, got.Scope = m.Resource.Resource, m.Scope.Name()
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	wantAsked := []string{"apps/v1", "v1", "gadgets.example.com/v1", "example.com/v1", "metrics.k8s.io/v1beta1"}
+	if diff := cmp.Diff(wantAsked, disco.askedSoFar()); diff != "" {
+		t.Errorf("group versions asked (-want +got):\n%s", diff)
+	}
+
+	// The app's CRD is applied meanwhile: the kind is found once mappingRetry has passed,
+	// and not asked for before.
+	sprocket := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Sprocket"}
+	disco.serve("example.com/v1", metav1.APIResource{Name: "sprockets", SingularName: "sprocket", Kind: "Sprocket"})
+	if _, _, err := s.mapping(sprocket, start.Add(mappingRetry/2)); err == nil {
+		t.Errorf("the kind was asked again before mappingRetry")
+	}
+	// The answer that stood is the one that saw the time pass: the next asks again.
+	if _, _, err := s.mapping(sprocket, start.Add(mappingRetry)); err == nil {
+		t.Errorf("the kind was found before discovery was asked again")
+	}
+	m, _, err := s.mapping(sprocket, start.Add(mappingRetry+time.Millisecond))
+	if err != nil || m.Resource.Resource != "sprockets" || m.Scope.Name() != meta.RESTScopeNameRoot {
+		t.Errorf("after the CRD was applied: mapping %+v, %v; want sprockets, cluster-scoped", m, err)
+	}
+	if asked := disco.askedSoFar(); len(asked) != len(wantAsked)+1 || asked[len(asked)-1] != "example.com/v1" {
+		t.Errorf("group versions asked: %v; want one more read, of example.com/v1", asked)
+	}
+	// A kind found is never asked again.
+	before := len(disco.askedSoFar())
+	for range 3 {
+		if _, _, err := s.mapping(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, start.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := len(disco.askedSoFar()); after != before {
+		t.Errorf("a mapped kind was discovered again: %d reads, want %d", after, before)
+	}
+}
+
+// TestDiscoveryErrorNamesTheKind: a 404 is a group version the cluster does not serve; any
+// other answer is said as it came, with the kind.
+func TestDiscoveryErrorNamesTheKind(t *testing.T) {
+	t.Parallel()
+	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{apierrors.NewNotFound(schema.GroupResource{}, ""), "the cluster does not serve example.com/v1, Kind=Widget"},
+		{apierrors.NewGenericServerResponse(http.StatusForbidden, "get", schema.GroupResource{}, "", "denied", 0, false),
+			"discover Widget: denied"},
+	}
+	for _, tt := range tests {
+		if got := discoveryError(gvk, tt.err).Error(); got != tt.want {
+			t.Errorf("discoveryError(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
