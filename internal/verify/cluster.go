@@ -172,10 +172,13 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	// must wait for its turn waits without a connection (park), unless its reconcile
 	// requests are using it.
 	acquired := slots.tryAcquire()
-	if !acquired && trig == nil {
-		state.park()
-		if req.onPark != nil {
-			req.onPark(target.Name)
+	if !acquired {
+		parked := trig == nil
+		if parked {
+			state.park()
+		}
+		if req.onTurnWait != nil {
+			req.onTurnWait(target.Name, parked)
 		}
 	}
 	if !acquired && !slots.acquire(ctx) {

@@ -108,7 +108,12 @@ func TestWaitingClustersPark(t *testing.T) {
 				turns = 1
 			}
 			req := fakeClusterRequest(t)
-			req.MaxParallel, req.onPark = turns, func(cluster string) { parked <- cluster }
+			req.MaxParallel = turns
+			req.onTurnWait = func(cluster string, didPark bool) {
+				if didPark {
+					parked <- cluster
+				}
+			}
 			req = req.withDefaults()
 			// Run's deadline, which verifyCluster does not set itself.
 			ctx, cancel := context.WithTimeoutCause(t.Context(), req.Timeout, errTimeout)
@@ -158,5 +163,44 @@ func TestWaitingClustersPark(t *testing.T) {
 				t.Errorf("%d clusters parked with a turn free for each", len(parked))
 			}
 		})
+	}
+}
+
+// TestReconcilingClusterKeepsItsConnection: a cluster whose reconcile requests run while it
+// waits for its turn does not park: the requests use its connection.
+func TestReconcilingClusterKeepsItsConnection(t *testing.T) {
+	t.Parallel()
+	servers, serverSeen := startTLSFleet(t, 1)
+	waits := make(chan bool, 1)
+	req := fakeClusterRequest(t)
+	req.Reconcile, req.MaxParallel = ReconcileOn, 1
+	req.onTurnWait = func(_ string, parked bool) { waits <- parked }
+	req = req.withDefaults()
+	ctx, cancel := context.WithTimeoutCause(t.Context(), req.Timeout, errTimeout)
+	defer cancel()
+	slots := newConnectSlots(1)
+	if !slots.acquire(ctx) {
+		t.Fatal("no turn")
+	}
+	rep := newReporter(nil)
+	done := make(chan result.Cluster, 1)
+	go func() {
+		done <- verifyCluster(ctx, req, Target{Name: "a", Config: insecureConfig(servers[0])}, rep, slots, make(requestSlots, 1))
+	}()
+	select {
+	case parked := <-waits:
+		if parked {
+			t.Error("a cluster with reconcile requests parked while it waited for its turn")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cluster did not wait for its turn within 30s")
+	}
+	// The verdict is not this test's: the fake API server does not handle the requests.
+	cancel()
+	slots.releaser()()
+	<-done
+	rep.close()
+	if full, resumed := serverSeen.counts(); full != 1 || resumed != 0 {
+		t.Errorf("the server saw %d full and %d resumed handshakes; want the one connection kept", full, resumed)
 	}
 }

@@ -66,10 +66,10 @@ type Request struct {
 
 	// cpu tells the client's own wait for a CPU apart from a server's silence (set by Run).
 	cpu *cpuWatch
-	// onHandshake and onPark, when set, are told of every cluster's TLS handshakes and of
-	// every cluster that waits for its turn without a connection (tests).
+	// onHandshake and onTurnWait, when set, are told of every cluster's TLS handshakes and of
+	// every cluster that must wait for its turn, once it has parked or chosen not to (tests).
 	onHandshake func(tls.ConnectionState)
-	onPark      func(cluster string)
+	onTurnWait  func(cluster string, parked bool)
 }
 
 // Progress is a change in one cluster's state.
