@@ -167,6 +167,9 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 	for _, bad := range []struct{ name, data, want string }{
 		{"not JSON", "{", "not a report of app-status"},
 		{"empty", " \n", "is empty: the leg that wrote it stopped before its report"},
+		{"a byte order mark alone", "\xef\xbb\xbf\r\n", "is empty: the leg that wrote it stopped before its report"},
+		{"UTF-16", "\xff\xfe{\x00\"\x00", "is UTF-16 text (as Windows PowerShell's > writes it)"},
+		{"UTF-16, big-endian", "\xfe\xff\x00{", "is UTF-16 text"},
 		{"another schema", `{"schemaVersion": 99, "version": "v9.0.0", "resources": [], "results": []}`, "schema version 99 (app-status v9.0.0)"},
 		{"cut", `{"schemaVersion": 1, "resources": [], "results": [], "truncated": true}`, "cut document"},
 		{"not a report", `{"schemaVersion": 1}`, "no resources or results"},
@@ -227,4 +230,21 @@ func FuzzParse(f *testing.F) {
 		}
 		_, _ = Merge([]Report{r, r})
 	})
+}
+
+// TestParseByteOrderMark: a report behind a UTF-8 byte order mark reads as the report.
+func TestParseByteOrderMark(t *testing.T) {
+	t.Parallel()
+	doc := `{"schemaVersion":1,"resources":["Kustomization/flux-system/app"],"results":[{"cluster":"a","verdict":"Current"}]}`
+	plain, err := Parse("r.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked, err := Parse("r.json", []byte("\xef\xbb\xbf"+doc))
+	if err != nil {
+		t.Fatalf("with a byte order mark: %v", err)
+	}
+	if diff := cmp.Diff(plain, marked); diff != "" {
+		t.Errorf("with a byte order mark (-without +with):\n%s", diff)
+	}
 }
