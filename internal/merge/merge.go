@@ -38,7 +38,7 @@ func Parse(path string, data []byte) (Report, error) {
 	// A UTF-8 byte order mark, as some editors and shells write one, is no content.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if bytes.HasPrefix(data, []byte("\xff\xfe")) || bytes.HasPrefix(data, []byte("\xfe\xff")) {
-		return Report{}, fmt.Errorf("%s is UTF-16 text (as Windows PowerShell's > writes it), and a report is UTF-8 JSON: write it with verify --json-file FILE, or pipe it through Out-File -Encoding utf8", path)
+		return Report{}, fmt.Errorf("%s is UTF-16 text, and a report is UTF-8 JSON (Windows PowerShell's > writes UTF-16): write it with verify --json-file FILE, or pipe it through Out-File -Encoding utf8", path)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Report{}, fmt.Errorf("%s is empty: the leg that wrote it stopped before its report (its log says why: verify -o json prints no report on bad input)", path)

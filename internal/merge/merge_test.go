@@ -168,7 +168,7 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 		{"not JSON", "{", "not a report of app-status"},
 		{"empty", " \n", "is empty: the leg that wrote it stopped before its report"},
 		{"a byte order mark alone", "\xef\xbb\xbf\r\n", "is empty: the leg that wrote it stopped before its report"},
-		{"UTF-16", "\xff\xfe{\x00\"\x00", "is UTF-16 text (as Windows PowerShell's > writes it)"},
+		{"UTF-16", "\xff\xfe{\x00\"\x00", "is UTF-16 text, and a report is UTF-8 JSON (Windows PowerShell's > writes UTF-16)"},
 		{"UTF-16, big-endian", "\xfe\xff\x00{", "is UTF-16 text"},
 		{"another schema", `{"schemaVersion": 99, "version": "v9.0.0", "resources": [], "results": []}`, "schema version 99 (app-status v9.0.0)"},
 		{"cut", `{"schemaVersion": 1, "resources": [], "results": [], "truncated": true}`, "cut document"},

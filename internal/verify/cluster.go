@@ -687,9 +687,10 @@ func (t *throttleRecorder) recent() (time.Duration, bool) {
 }
 
 // mapping finds the resource of a kind through discovery of its group version alone (the
-// resources one group version serves, never the whole API: see discover), asked again at
-// most every mappingRetry for a kind its group version does not serve yet, such as one whose
-// CRD the app itself installs.
+// resources one group version serves, never the whole API: see discover). A kind the read
+// does not find, or a read that failed, is read again once the read is mappingRetry old: a
+// kind the cluster starts serving since, such as one whose CRD the app itself installs, is
+// found then, and a kind first asked of an old read is never told "not served" from it.
 func (s *clusterState) mapping(gvk schema.GroupVersionKind, now time.Time) (m *meta.RESTMapping, done bool, err error) {
 	s.mappingsMu.Lock()
 	m, ok := s.mappings[gvk]
@@ -698,48 +699,63 @@ func (s *clusterState) mapping(gvk schema.GroupVersionKind, now time.Time) (m *m
 	if ok {
 		return m, true, nil
 	}
+	if gvk.Version == "" {
+		// Flux's inventories and Helm's manifests name every object's version; this one
+		// names none, and a kind is served per version.
+		return nil, true, fmt.Errorf("the inventory gives %s no API version", schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind})
+	}
 	// One read per group version, whatever number of its kinds the inventories list: they
 	// share it, and reads of different group versions run at once.
 	gv := gvk.GroupVersion()
 	key := "discovery " + gv.String()
-	v, done, err := s.fetches.get(key, func(context.Context) (any, error) {
+	read := func(context.Context) (any, error) {
 		mapper, err := s.discover(gv)
 		return discovered{mapper: mapper, at: now}, err
-	})
+	}
+	v, done, err := s.fetches.get(key, read)
+	if done {
+		m, err = mappingFrom(gvk, v, err)
+		if d, _ := v.(discovered); err != nil && now.Sub(d.at) >= mappingRetry {
+			s.fetches.forget(key)
+			v, done, err = s.fetches.get(key, read)
+			if done {
+				m, err = mappingFrom(gvk, v, err)
+			}
+		}
+	}
 	if !done {
 		// Asked again: the last answer stands meanwhile.
 		return nil, lastErr != nil, lastErr
 	}
-	d, _ := v.(discovered)
-	if err == nil {
-		m, err = d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if meta.IsNoMatchError(err) {
-			err = fmt.Errorf("the cluster does not serve %s", gvk.GroupVersion().WithKind(gvk.Kind))
-		} else if err != nil {
-			err = fmt.Errorf("discover %s: %w", gvk.Kind, err)
-		}
-	} else {
-		err = discoveryError(gvk, err)
-	}
+	s.mappingsMu.Lock()
+	defer s.mappingsMu.Unlock()
 	if err != nil {
-		// Asked again at most every mappingRetry: a kind the cluster does not serve yet (its
-		// CRD is applied by the same rollout) or discovery that failed.
-		s.mappingsMu.Lock()
 		if s.mappingErrs == nil {
 			s.mappingErrs = map[schema.GroupVersionKind]error{}
 		}
 		s.mappingErrs[gvk] = err
-		s.mappingsMu.Unlock()
-		if now.Sub(d.at) >= mappingRetry {
-			s.fetches.forget(key)
-		}
 		return nil, true, err
 	}
-	s.mappingsMu.Lock()
 	s.mappings[gvk] = m
 	delete(s.mappingErrs, gvk)
-	s.mappingsMu.Unlock()
 	return m, true, nil
+}
+
+// mappingFrom is a kind's mapping in the read of its group version (a discovered, and the
+// read's error).
+func mappingFrom(gvk schema.GroupVersionKind, v any, readErr error) (*meta.RESTMapping, error) {
+	if readErr != nil {
+		return nil, discoveryError(gvk, readErr)
+	}
+	d, _ := v.(discovered)
+	m, err := d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		return nil, fmt.Errorf("the cluster does not serve %s", gvk.GroupVersion().WithKind(gvk.Kind))
+	case err != nil:
+		return nil, fmt.Errorf("discover %s: %w", gvk.Kind, err)
+	}
+	return m, nil
 }
 
 // mappingRetry is how long a kind that could not be mapped waits before it is asked again.

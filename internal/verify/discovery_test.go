@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,23 +129,34 @@ func TestMappingAsksOnlyTheKindsGroupVersion(t *testing.T) {
 		t.Errorf("group versions asked (-want +got):\n%s", diff)
 	}
 
-	// The app's CRD is applied meanwhile: the kind is found once mappingRetry has passed,
-	// and not asked for before.
+	// The app's CRD is applied meanwhile: the kind is found once its group version's read is
+	// mappingRetry old, and not read again before.
 	sprocket := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Sprocket"}
 	disco.serve("example.com/v1", metav1.APIResource{Name: "sprockets", SingularName: "sprocket", Kind: "Sprocket"})
 	if _, _, err := s.mapping(sprocket, start.Add(mappingRetry/2)); err == nil {
-		t.Errorf("the kind was asked again before mappingRetry")
+		t.Errorf("the kind was read again before mappingRetry")
 	}
-	// The answer that stood is the one that saw the time pass: the next asks again.
-	if _, _, err := s.mapping(sprocket, start.Add(mappingRetry)); err == nil {
-		t.Errorf("the kind was found before discovery was asked again")
+	if got := len(disco.askedSoFar()); got != len(wantAsked) {
+		t.Errorf("%d reads before mappingRetry, want %d", got, len(wantAsked))
 	}
-	m, _, err := s.mapping(sprocket, start.Add(mappingRetry+time.Millisecond))
+	m, _, err := s.mapping(sprocket, start.Add(mappingRetry))
 	if err != nil || m.Resource.Resource != "sprockets" || m.Scope.Name() != meta.RESTScopeNameRoot {
 		t.Errorf("after the CRD was applied: mapping %+v, %v; want sprockets, cluster-scoped", m, err)
 	}
 	if asked := disco.askedSoFar(); len(asked) != len(wantAsked)+1 || asked[len(asked)-1] != "example.com/v1" {
 		t.Errorf("group versions asked: %v; want one more read, of example.com/v1", asked)
+	}
+	// A kind first asked long after its group version was read is read again, never told
+	// "not served" by the old read.
+	disco.serve("apps/v1", metav1.APIResource{Name: "rollouts", SingularName: "rollout", Namespaced: true, Kind: "Rollout"})
+	m, _, err = s.mapping(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Rollout"}, start.Add(time.Hour))
+	if err != nil || m.Resource.Resource != "rollouts" {
+		t.Errorf("a kind first asked of an hour-old read: mapping %+v, %v; want rollouts", m, err)
+	}
+	// A kind with no version is no kind discovery can answer for.
+	if _, _, err := s.mapping(schema.GroupVersionKind{Group: "apps", Kind: "Deployment"}, start); err == nil ||
+		err.Error() != "the inventory gives Deployment.apps no API version" {
+		t.Errorf("a kind with no version: %v", err)
 	}
 	// A kind found is never asked again.
 	before := len(disco.askedSoFar())
@@ -174,6 +186,69 @@ func TestDiscoveryErrorNamesTheKind(t *testing.T) {
 	for _, tt := range tests {
 		if got := discoveryError(gvk, tt.err).Error(); got != tt.want {
 			t.Errorf("discoveryError(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestMappingWhileDiscoveryRuns: off the assessment (a fetcher of its own goroutines), a kind
+// is "discovering" until its group version's first read ends; when the read is asked again,
+// the kind's last answer stands until the new one comes; a kind first asked of an old read is
+// "discovering", never "not served".
+func TestMappingWhileDiscoveryRuns(t *testing.T) {
+	t.Parallel()
+	disco := &groupVersionDiscovery{served: map[string][]metav1.APIResource{
+		"example.com/v1": {{Name: "widgets", SingularName: "widget", Namespaced: true, Kind: "Widget"}},
+	}}
+	read := make(chan struct{}, 1)
+	s := &clusterState{disco: disco, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
+		fetches: newFetcher(t.Context(), func() { read <- struct{}{} }, false)}
+	t.Cleanup(s.fetches.wait)
+	start := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	type answer struct {
+		Done bool
+		Err  string
+	}
+	ask := func(kind string, at time.Duration) answer {
+		_, done, err := s.mapping(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: kind}, start.Add(at))
+		a := answer{Done: done}
+		if err != nil {
+			a.Err = err.Error()
+		}
+		return a
+	}
+	awaitRead := func() {
+		t.Helper()
+		select {
+		case <-read:
+		case <-time.After(10 * time.Second):
+			t.Fatal("discovery's read did not end within 10s")
+		}
+	}
+	notServed := "the cluster does not serve example.com/v1, Kind=Sprocket"
+	steps := []struct {
+		name  string
+		serve string // a kind the cluster starts serving before the step
+		kind  string
+		at    time.Duration
+		read  bool // a read ends before the next step
+		want  answer
+	}{
+		{name: "first asked", kind: "Sprocket", read: true, want: answer{}},
+		{name: "the read ended", kind: "Sprocket", want: answer{Done: true, Err: notServed}},
+		{name: "read again: the last answer stands", serve: "Sprocket", kind: "Sprocket", at: mappingRetry, read: true, want: answer{Done: true, Err: notServed}},
+		{name: "the new read ended", kind: "Sprocket", at: mappingRetry, want: answer{Done: true}},
+		{name: "a kind first asked of an old read", serve: "Gadget", kind: "Gadget", at: time.Hour, read: true, want: answer{}},
+		{name: "its own read ended", kind: "Gadget", at: time.Hour, want: answer{Done: true}},
+	}
+	for _, st := range steps {
+		if st.serve != "" {
+			disco.serve("example.com/v1", metav1.APIResource{Name: strings.ToLower(st.serve) + "s", Namespaced: true, Kind: st.serve})
+		}
+		if diff := cmp.Diff(st.want, ask(st.kind, st.at)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", st.name, diff)
+		}
+		if st.read {
+			awaitRead()
 		}
 	}
 }

@@ -7,7 +7,7 @@ import "crypto/tls"
 func WatchConnections(req Request, onHandshake func(tls.ConnectionState), onPark func(cluster string)) Request {
 	req.onHandshake = onHandshake
 	req.onTurnWait = func(cluster string, parked bool) {
-		if parked {
+		if parked && onPark != nil {
 			onPark(cluster)
 		}
 	}

@@ -195,9 +195,17 @@ func TestReconcilingClusterKeepsItsConnection(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the cluster did not wait for its turn within 30s")
 	}
-	// The verdict is not this test's: the fake API server does not handle the requests.
-	cancel()
+	// With the turn, the cluster's lists go over the connection it kept: the server sees no
+	// second handshake. The verdict is not this test's: the fake API server does not handle
+	// the reconcile requests.
 	slots.releaser()()
+	for deadline := time.Now().Add(30 * time.Second); servers[0].Requests() < 8; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server saw %d requests in 30s; want the probe, the reconcile request and the lists", servers[0].Requests())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
 	<-done
 	rep.close()
 	if full, resumed := serverSeen.counts(); full != 1 || resumed != 0 {
