@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -103,7 +105,8 @@ func TestWriteJSONIsTheWholeEncoding(t *testing.T) {
 	t.Parallel()
 	cut, _ := Fit(bigRun(5), 8<<10)
 	for name, run := range map[string]result.Run{"mixed": mixedRun(), "hostile": hostileRun(), "big": bigRun(3), "cut": cut,
-		"empty": result.NewRun(nil, "", nil, 0), "zero": {}} {
+		"a fleet, in batches on every CPU": bigRun(5*clusterBatch + 3),
+		"empty":                            result.NewRun(nil, "", nil, 0), "zero": {}} {
 		want, err := encodeJSON(normalise(run), "  ")
 		if err != nil {
 			t.Fatal(err)
@@ -114,6 +117,36 @@ func TestWriteJSONIsTheWholeEncoding(t *testing.T) {
 		}
 		if diff := cmp.Diff(string(want), string(got)); diff != "" {
 			t.Errorf("%s: (-whole +written):\n%s", name, diff)
+		}
+	}
+}
+
+// TestWriteClustersInBatches: however many encode at once, the clusters are written in their
+// order, byte for byte as one encoder writes them.
+func TestWriteClustersInBatches(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, clusterBatch, clusterBatch + 1, 7*clusterBatch + 5} {
+		clusters := normalise(bigRun(n)).Results
+		for i := range clusters {
+			// Clusters of different sizes, so that batches end out of order.
+			clusters[i].Objects = clusters[i].Objects[:(i*37)%len(clusters[i].Objects)]
+		}
+		var want bytes.Buffer
+		bw := bufio.NewWriter(&want)
+		if err := writeClusters(bw, clusters, 1); err != nil {
+			t.Fatal(err)
+		}
+		_ = bw.Flush()
+		for _, cpus := range []int{2, 3, 8} {
+			var got bytes.Buffer
+			bw := bufio.NewWriter(&got)
+			if err := writeClusters(bw, clusters, cpus); err != nil {
+				t.Fatal(err)
+			}
+			_ = bw.Flush()
+			if !bytes.Equal(want.Bytes(), got.Bytes()) {
+				t.Errorf("%d clusters on %d CPUs: %d bytes, want the %d one encoder writes", n, cpus, got.Len(), want.Len())
+			}
 		}
 	}
 }
