@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,8 +25,8 @@ func JSON(run result.Run) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// WriteJSON writes what JSON renders to w, a cluster at a time: a fleet's document (tens of
-// megabytes) is never held whole, nor re-indented whole.
+// WriteJSON writes what JSON renders to w, a cluster at a time: a fleet's document (tens to
+// hundreds of megabytes) is never held whole, nor re-indented whole.
 func WriteJSON(w io.Writer, run result.Run) error {
 	run = normalise(run)
 	clusters := run.Results
@@ -49,7 +50,7 @@ func WriteJSON(w io.Writer, run result.Run) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	_, _ = bw.Write(head[:at])
 	if err := writeClusters(bw, clusters, runtime.GOMAXPROCS(0)); err != nil {
-		return fmt.Errorf("render run as json: %w", err)
+		return err
 	}
 	_, _ = bw.WriteString("\n  ")
 	_, _ = bw.Write(head[at:])
@@ -130,25 +131,30 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// clusterBatch is how many clusters one encoding takes at a time (writeClusters).
-const clusterBatch = 16
+// clusterBatch is how many clusters one encoding takes at a time, and maxEncoders how many
+// encodings run at once at most (writeClusters).
+const (
+	clusterBatch = 4
+	maxEncoders  = 8
+)
 
 // writeClusters writes the clusters as the elements of the document's results array, each
 // encoded compact, then indented by appendIndented, which costs far less than the encoder's
 // own indenting. Batches of clusters are encoded on cpus at once and written in their
 // order, so the bytes are those of one encoder: a fleet's document (10,000 clusters are
 // hundreds of megabytes) is encoded in a fraction of the time once the verdicts are in, with
-// only the batches in flight held.
+// only the batches in flight held (at most 2*maxEncoders+1 of clusterBatch clusters). It stops
+// at the first error: an encoding's, or the writer's.
 func writeClusters(bw *bufio.Writer, clusters []result.Cluster, cpus int) error {
-	workers := min(cpus, (len(clusters)+clusterBatch-1)/clusterBatch)
+	workers := min(cpus, maxEncoders, (len(clusters)+clusterBatch-1)/clusterBatch)
 	if workers <= 1 {
 		var e clusterEncoder
 		var buf []byte
 		for from := 0; from < len(clusters); from += clusterBatch {
-			var err error
-			buf, err = e.encode(buf[:0], clusters[from:min(from+clusterBatch, len(clusters))], from)
-			_, _ = bw.Write(buf)
-			if err != nil {
+			var encErr error
+			buf, encErr = e.encode(buf[:0], clusters[from:min(from+clusterBatch, len(clusters))], from)
+			_, err := bw.Write(buf)
+			if err := cmp.Or(encErr, err); err != nil {
 				return err
 			}
 		}
@@ -160,7 +166,8 @@ func writeClusters(bw *bufio.Writer, clusters []result.Cluster, cpus int) error 
 	}
 	stop := make(chan struct{})
 	todo := make(chan batch)
-	// inOrder holds the batches handed out, in their order: its room bounds those in flight.
+	// inOrder holds the batches handed out, in their order: its room, and the batch being
+	// written, bound those in flight.
 	inOrder := make(chan batch, 2*workers)
 	go func() {
 		defer close(inOrder)
@@ -180,7 +187,7 @@ func writeClusters(bw *bufio.Writer, clusters []result.Cluster, cpus int) error 
 		}
 	}()
 	var wg sync.WaitGroup
-	free := make(chan []byte, 2*workers+workers)
+	free := make(chan []byte, 2*workers+1)
 	for range workers {
 		wg.Go(func() {
 			var e clusterEncoder
@@ -203,8 +210,8 @@ func writeClusters(bw *bufio.Writer, clusters []result.Cluster, cpus int) error 
 			continue
 		}
 		e := <-b.out
-		_, _ = bw.Write(e.b)
-		if err = e.err; err != nil {
+		_, writeErr := bw.Write(e.b)
+		if err = cmp.Or(e.err, writeErr); err != nil {
 			close(stop)
 		}
 		select {
@@ -243,7 +250,7 @@ func (e *clusterEncoder) encode(dst []byte, clusters []result.Cluster, first int
 		dst = append(dst, "\n    "...)
 		e.buf.Reset()
 		if err := e.enc.Encode(c); err != nil {
-			return dst, err
+			return dst, fmt.Errorf("render run as json: %w", err)
 		}
 		// Without the newline the encoder ends each value with.
 		dst = appendIndented(dst, e.buf.Bytes()[:e.buf.Len()-1], "    ", "  ")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -122,31 +123,46 @@ func TestWriteJSONIsTheWholeEncoding(t *testing.T) {
 }
 
 // TestWriteClustersInBatches: however many encode at once, the clusters are written in their
-// order, byte for byte as one encoder writes them.
+// order, byte for byte as one encoder writes the elements of the document's results array.
 func TestWriteClustersInBatches(t *testing.T) {
 	t.Parallel()
-	for _, n := range []int{0, 1, clusterBatch, clusterBatch + 1, 7*clusterBatch + 5} {
+	for _, n := range []int{1, clusterBatch, clusterBatch + 1, 7*clusterBatch + 5} {
 		clusters := normalise(bigRun(n)).Results
 		for i := range clusters {
 			// Clusters of different sizes, so that batches end out of order.
 			clusters[i].Objects = clusters[i].Objects[:(i*37)%len(clusters[i].Objects)]
 		}
-		var want bytes.Buffer
-		bw := bufio.NewWriter(&want)
-		if err := writeClusters(bw, clusters, 1); err != nil {
+		// One encoder's document, whose array's elements sit where the report's do.
+		whole, err := encodeJSON(struct{ Results []result.Cluster }{clusters}, "  ")
+		if err != nil {
 			t.Fatal(err)
 		}
-		_ = bw.Flush()
-		for _, cpus := range []int{2, 3, 8} {
+		start := bytes.Index(whole, []byte("[")) + 1
+		want := whole[start:bytes.LastIndex(whole, []byte("\n  ]"))]
+		for _, cpus := range []int{1, 2, 3, maxEncoders + 4} {
 			var got bytes.Buffer
 			bw := bufio.NewWriter(&got)
 			if err := writeClusters(bw, clusters, cpus); err != nil {
 				t.Fatal(err)
 			}
 			_ = bw.Flush()
-			if !bytes.Equal(want.Bytes(), got.Bytes()) {
-				t.Errorf("%d clusters on %d CPUs: %d bytes, want the %d one encoder writes", n, cpus, got.Len(), want.Len())
+			if diff := cmp.Diff(string(want), got.String()); diff != "" {
+				t.Errorf("%d clusters on %d CPUs (-one encoder +written):\n%s", n, cpus, diff)
 			}
+		}
+	}
+}
+
+// TestWriteClustersStopsAtAWriteError: a writer that fails ends the encoding, and its error is
+// the one returned, on one CPU or several.
+func TestWriteClustersStopsAtAWriteError(t *testing.T) {
+	t.Parallel()
+	clusters := normalise(bigRun(20 * clusterBatch)).Results
+	errDiskFull := errors.New("no space left on device")
+	for _, cpus := range []int{1, 2, maxEncoders} {
+		err := writeClusters(bufio.NewWriterSize(failingWriter{err: errDiskFull}, 1024), clusters, cpus)
+		if !errors.Is(err, errDiskFull) {
+			t.Errorf("on %d CPUs: %v, want the writer's error", cpus, err)
 		}
 	}
 }
