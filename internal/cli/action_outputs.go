@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/org/app-status-action/internal/filecommand"
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/safefile"
 	"github.com/org/app-status-action/internal/sanitize"
 )
 
@@ -177,15 +179,32 @@ func writeReportFile(env Env, run result.Run, base string) (string, error) {
 		return "", nil
 	}
 	local, host := reportFilePaths(env, runnerTemp, base+".json")
-	data, err := report.JSON(run)
-	if err != nil {
-		return "", err
-	}
-	// Later steps may print it: its runner commands broken, the JSON meaning the same.
-	if err := env.WriteFile(local, []byte(sanitize.CommandsJSONText(string(data)))); err != nil {
+	if err := writeReportJSON(local, run); err != nil {
 		return "", fmt.Errorf("write the full report (report-file): %w", err)
 	}
 	return host, nil
+}
+
+// writeReportJSON writes the run's JSON document to path, creating its folder, streamed (a
+// fleet's document is hundreds of megabytes, which a buffer would hold, and copies of it, when
+// memory peaks) and whole or not at all (safefile.Write). Later steps may print it: its runner
+// commands are broken, the JSON meaning the same (sanitize.NewJSONCommandsWriter), and then
+// cleaned as every file written for them is (writeWhole's sanitize.CommandsText).
+func writeReportJSON(path string, run result.Run) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return safefile.Write(path, 0o644, func(w io.Writer) error {
+		text := sanitize.NewCommandsWriter(w)
+		jw := sanitize.NewJSONCommandsWriter(text)
+		if err := report.WriteJSON(jw, run); err != nil {
+			return err
+		}
+		if err := jw.Flush(); err != nil {
+			return err
+		}
+		return text.Flush()
+	})
 }
 
 // writeJUnitFile writes the run as a JUnit XML report beside the report file, for a test

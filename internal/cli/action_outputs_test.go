@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/sanitize/runnertest"
@@ -165,5 +169,46 @@ func TestLegFileBase(t *testing.T) {
 	odd := Env{Getenv: func(string) string { return "../x y" }}
 	if got := legFileBase(odd, shard2); !strings.HasPrefix(got, "app-status-.._x_y-shard-2-of-5-") {
 		t.Errorf("a step id that is no file name: legFileBase() = %q", got)
+	}
+}
+
+// TestReportJSONStreamed: the report file, streamed, holds byte for byte what the whole
+// document, cleaned for the runner as JSON and as text, holds: runner commands inside strings
+// broken, the JSON decoding to the same values.
+func TestReportJSONStreamed(t *testing.T) {
+	t.Parallel()
+	var clusters []result.Cluster
+	for i := range 40 {
+		c := result.Cluster{Name: fmt.Sprintf("c%02d", i), Verdict: result.VerdictFailed,
+			Message: "##[error]a cluster's text\n::warning::and more ::add-mask::x"}
+		for j := range 30 {
+			c.Objects = append(c.Objects, result.Object{ID: fmt.Sprintf("Deployment/app/w-%02d", j), Kind: "Deployment",
+				Status: result.ObjectFailed, Message: "##[group]" + strings.Repeat("x", j*50)})
+		}
+		clusters = append(clusters, c)
+	}
+	run := result.NewRun([]string{"Kustomization/flux-system/app"}, "main@sha1:abc", clusters, time.Second)
+	doc, err := report.JSON(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sanitize.CommandsText(sanitize.CommandsJSONText(string(doc)))
+	path := filepath.Join(t.TempDir(), "a", "report.json")
+	if err := writeReportJSON(path, run); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("the streamed report file (%d bytes) is not the cleaned document (%d bytes)", len(got), len(want))
+	}
+	if strings.Contains(string(got), "##[") {
+		t.Error("the report file holds a runner command")
+	}
+	var decoded result.Run
+	if err := json.Unmarshal(got, &decoded); err != nil || decoded.Results[3].Message != clusters[3].Message {
+		t.Errorf("the report file decodes to %v (%v); want the cluster's message as it was", decoded.Results[3].Message, err)
 	}
 }
