@@ -26,7 +26,9 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	ReadFile       func(string) ([]byte, error)
-	// WriteFile writes a file, creating its folder; nil writes no file.
+	// WriteFile writes a file, creating its folder; nil writes no file. The report file,
+	// hundreds of megabytes for a large fleet, is streamed to disk (writeReportJSON) when
+	// WriteFile is set, not given to it.
 	WriteFile func(name string, data []byte) error
 	Clock     func() time.Time
 }
