@@ -3,6 +3,8 @@ package sanitize
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -141,5 +143,23 @@ func TestMayHoldCommand(t *testing.T) {
 		if Commands(line) != line && !mayHoldCommand([]byte(line)) {
 			t.Errorf("mayHoldCommand(%q) = false, but Commands changes it", line)
 		}
+	}
+}
+
+// BenchmarkJSONCommandsWriter: a report's worth of indented JSON lines through the cleaning
+// every printed byte goes through (go test ./internal/sanitize -run '^$' -bench JSONCommandsWriter).
+func BenchmarkJSONCommandsWriter(b *testing.B) {
+	var doc strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&doc, "        {\n          \"id\": \"Deployment/app/web-%05d\",\n          \"status\": \"Current\",\n          \"message\": \"Deployment is available. Replicas: 1\"\n        },\n", i)
+	}
+	data := []byte(doc.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		w := NewJSONCommandsWriter(io.Discard)
+		for chunk := range slices.Chunk(data, 64<<10) {
+			_, _ = w.Write(chunk)
+		}
+		_ = w.Flush()
 	}
 }
