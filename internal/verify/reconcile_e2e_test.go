@@ -276,6 +276,14 @@ func TestReconcileRun(t *testing.T) {
 		!slices.ContainsFunc(got.Reconcile.Notes, func(n string) bool { return strings.Contains(n, "may not patch GitRepository/flux-system/"+name) }) {
 		t.Errorf("read-only credentials: verdict %s, reconcile %+v; want Current and a note that it may not patch", got.Verdict, got.Reconcile)
 	}
+	// The same credentials, and a revision the cluster does not have: the refusal is a note,
+	// and the cluster is not Current for it.
+	req.Revision, req.Timeout = mustRevision(t, "0123456789abcdef0123456789abcdef01234567"), 8*time.Second
+	got = verify.Run(ctx, req).Results[0]
+	if got.Verdict != result.VerdictTimeout || got.Reconcile == nil ||
+		!slices.ContainsFunc(got.Reconcile.Notes, func(n string) bool { return strings.Contains(n, "may not patch GitRepository/flux-system/"+name) }) {
+		t.Errorf("read-only credentials, a revision not there: verdict %s, reconcile %+v; want Timeout and a note that it may not patch", got.Verdict, got.Reconcile)
+	}
 }
 
 // leastPrivilegeRules are the rules of deploy/rbac/app-status.yaml's read-only ClusterRole.
