@@ -186,25 +186,13 @@ func writeReportFile(env Env, run result.Run, base string) (string, error) {
 }
 
 // writeReportJSON writes the run's JSON document to path, creating its folder, streamed (a
-// fleet's document is hundreds of megabytes, which a buffer would hold, and copies of it, when
-// memory peaks) and whole or not at all (safefile.Write). Later steps may print it: its runner
-// commands are broken, the JSON meaning the same (sanitize.NewJSONCommandsWriter), and then
-// cleaned as every file written for them is (writeWhole's sanitize.CommandsText).
+// fleet's document is hundreds of megabytes) and whole or not at all, as --json-file is
+// (writeCleanJSON).
 func writeReportJSON(path string, run result.Run) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return safefile.Write(path, 0o644, func(w io.Writer) error {
-		text := sanitize.NewCommandsWriter(w)
-		jw := sanitize.NewJSONCommandsWriter(text)
-		if err := report.WriteJSON(jw, run); err != nil {
-			return err
-		}
-		if err := jw.Flush(); err != nil {
-			return err
-		}
-		return text.Flush()
-	})
+	return safefile.Write(path, 0o644, func(w io.Writer) error { return writeCleanJSON(w, run) })
 }
 
 // writeJUnitFile writes the run as a JUnit XML report beside the report file, for a test

@@ -274,20 +274,24 @@ func (f reconcileFlag) Set(v string) error {
 // IsBoolFlag lets --reconcile stand alone.
 func (reconcileFlag) IsBoolFlag() bool { return true }
 
+// writeCleanJSON writes the run's JSON document to w streamed (a fleet's report is tens to
+// hundreds of MiB, which a buffer would hold at the run's end, when memory peaks), with
+// runner commands broken as on stdout (sanitize.NewJSONCommandsWriter: the JSON reads the
+// same, and no line of it holds a command that sanitize.CommandsText would break), for a
+// file that later steps, or the job's log, may print.
+func writeCleanJSON(w io.Writer, run result.Run) error {
+	jw := sanitize.NewJSONCommandsWriter(w)
+	if err := report.WriteJSON(jw, run); err != nil {
+		return err
+	}
+	return jw.Flush()
+}
+
 // writeJSONFile writes the whole report, as -o json prints it, to path (--json-file), and
 // copies it to also's writer when set (-o json with it).
 func writeJSONFile(path string, run result.Run, also *fileCopy) error {
-	// Streamed: a fleet's report is tens of MiB, which a buffer would hold at the run's end,
-	// when memory peaks.
-	// Whole or not at all (safefile.Write), and with runner commands broken as on stdout
-	// (the JSON reads the same): the file may be the job's log (/dev/stdout).
-	encode := func(w io.Writer) error {
-		jw := sanitize.NewJSONCommandsWriter(w)
-		if err := report.WriteJSON(jw, run); err != nil {
-			return err
-		}
-		return jw.Flush()
-	}
+	// Whole or not at all (safefile.Write); the file may be the job's log (/dev/stdout).
+	encode := func(w io.Writer) error { return writeCleanJSON(w, run) }
 	var err error
 	if also == nil {
 		err = safefile.Write(path, 0o644, encode)
