@@ -2,7 +2,8 @@
 // faults a real server does not produce on demand (hanging, throttling, failing, expiring its
 // watches) and for scale tests with many clusters. It serves discovery, get, list and watch of
 // a fixed set of objects, the way client-go's discovery, dynamic, metadata and typed clients
-// read them. It is no proof that the product works with Kubernetes: the test bed's real API
+// read them (the metadata client's gets and lists in protobuf, as kube-apiserver answers it;
+// its watches, which stay quiet, in JSON). It is no proof that the product works with Kubernetes: the test bed's real API
 // servers are.
 package fakeapi
 
@@ -20,6 +21,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 )
 
 // Behaviour is how a server answers.
@@ -243,22 +248,27 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, parts []s
 		return
 	}
 	objects := s.inNamespace(res, namespace)
+	metadataOnly := strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata")
 	if len(rest) == 2 {
 		for _, o := range objects {
-			if name(o) == rest[1] {
-				writeJSON(w, o)
+			if name(o) != rest[1] {
+				continue
+			}
+			if metadataOnly {
+				writeMetadata(w, r, partial(o))
 				return
 			}
+			writeJSON(w, o)
+			return
 		}
 		writeStatusDetails(w, http.StatusNotFound, "NotFound", fmt.Sprintf("%s %q not found", res.Plural, rest[1]), rest[1], res)
 		return
 	}
-	metadataOnly := strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata")
 	if r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1" {
 		s.watch(w, r, res, objects, metadataOnly)
 		return
 	}
-	s.writeList(w, res, objects, metadataOnly)
+	s.writeList(w, r, res, objects, metadataOnly)
 }
 
 func (s *Server) resource(group, version, plural string) (Resource, bool) {
@@ -306,7 +316,7 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 	writeJSON(w, map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list})
 }
 
-func (s *Server) writeList(w http.ResponseWriter, r Resource, objects []map[string]any, metadataOnly bool) {
+func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r Resource, objects []map[string]any, metadataOnly bool) {
 	items := make([]any, 0, len(objects))
 	kind, apiVersion := r.Kind+"List", r.groupVersion()
 	for _, o := range objects {
@@ -316,10 +326,33 @@ func (s *Server) writeList(w http.ResponseWriter, r Resource, objects []map[stri
 			items = append(items, o)
 		}
 	}
+	list := map[string]any{"kind": kind, "apiVersion": apiVersion, "metadata": map[string]any{"resourceVersion": "1"}, "items": items}
 	if metadataOnly {
-		kind, apiVersion = "PartialObjectMetadataList", "meta.k8s.io/v1"
+		list["kind"], list["apiVersion"] = "PartialObjectMetadataList", "meta.k8s.io/v1"
+		writeMetadata(w, req, list)
+		return
 	}
-	writeJSON(w, map[string]any{"kind": kind, "apiVersion": apiVersion, "metadata": map[string]any{"resourceVersion": "1"}, "items": items})
+	writeJSON(w, list)
+}
+
+// writeMetadata writes a PartialObjectMetadata or PartialObjectMetadataList (in its JSON
+// form) as a real API server answers client-go's metadata client: in protobuf when the
+// request accepts it, in JSON otherwise.
+func writeMetadata(w http.ResponseWriter, r *http.Request, v map[string]any) {
+	if !strings.Contains(r.Header.Get("Accept"), runtime.ContentTypeProtobuf) {
+		writeJSON(w, v)
+		return
+	}
+	var obj runtime.Object = &metav1.PartialObjectMetadata{}
+	if v["kind"] == "PartialObjectMetadataList" {
+		obj = &metav1.PartialObjectMetadataList{}
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(v, obj); err != nil {
+		writeStatus(w, http.StatusInternalServerError, "InternalError", "fakeapi: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
+	_ = protobuf.NewSerializer(nil, nil).Encode(obj, w)
 }
 
 func partial(o map[string]any) map[string]any {

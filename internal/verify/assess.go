@@ -41,6 +41,10 @@ type assessment struct {
 	// inFlight are the watches of the inventories' kinds whose first list is on its way, each
 	// once (not the classifier's, nor the Flux objects' own: settleLists).
 	inFlight []cachedList
+	// reading is true while a read the assessment needs is on its way: a first list,
+	// discovery, a Helm storage Secret. The watches wait for an assessment without one
+	// (settled).
+	reading bool
 	// recheck is the earliest moment a grace period ends.
 	recheck time.Time
 	// skippedSuspended are the nested objects reported suspended and not judged.
@@ -52,6 +56,11 @@ type assessment struct {
 	// mappings are the answers of discovery this assessment got, one question per kind.
 	mappings map[schema.GroupVersionKind]mappingAnswer
 }
+
+// settled reports whether the assessment had everything it read once: no first list,
+// discovery or Helm storage read on its way. A cluster still waiting after a settled
+// assessment needs its watches; one whose reads are on their way may yet end with them.
+func (e *assessment) settled() bool { return !e.reading }
 
 type mappingAnswer struct {
 	mapping *meta.RESTMapping
@@ -66,6 +75,9 @@ func (s *clusterState) assessMapping(e *assessment, gvk schema.GroupVersionKind,
 		return a.mapping, a.done, a.err
 	}
 	m, done, err := s.mapping(gvk, now)
+	if !done {
+		e.reading = true
+	}
 	if e.mappings == nil {
 		e.mappings = map[schema.GroupVersionKind]mappingAnswer{}
 	}
@@ -112,7 +124,7 @@ func (e *assessment) recheckAt(t time.Time) {
 func (s *clusterState) assess(now time.Time) *assessment {
 	e := &assessment{objects: make([]result.Object, 0, s.lastObjects)}
 	defer func() { s.lastObjects = len(e.objects) }()
-	s.statuses.turn()
+	s.statuses.turn(s.lastObjects)
 	// Every requested resource is a root, judged on the run's revision, whatever the order
 	// they were given in and whether another one's inventory lists it too: met as a nested
 	// object, it is left for its own turn as a root (judged "at whatever it last applied"
@@ -497,7 +509,7 @@ func (s *clusterState) watchReady(e *assessment, w cachedList, what string) bool
 		if e.pending == nil {
 			e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Listing", message: waitingMessage(w, what, s.req.Clock(), s.req.cpu)})
 		}
-		e.listing = true
+		e.listing, e.reading = true, true
 	}
 	e.syncing = true
 	return false

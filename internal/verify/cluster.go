@@ -239,6 +239,9 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		if e.pending != nil {
 			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.pending.message, false)
 		}
+		if e.settled() {
+			state.assessed()
+		}
 		wake := e.recheck
 		if e.listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {
 			wake = holdUntil
@@ -449,6 +452,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 			default:
 			}
 		})
+		ws.hold = cmp.Or(req.watchHold, watchHold)
 		ws.notifyCh = notify
 		s.watches = ws
 		s.fetches = newFetcher(ctx, ws.notify, false)
@@ -459,6 +463,14 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		}
 	}
 	return s, nil
+}
+
+// assessed opens the watches held back until an assessment that did not end the cluster's wait
+// (watchSet.assessed).
+func (s *clusterState) assessed() {
+	if ws, ok := s.watches.(*watchSet); ok {
+		ws.assessed()
+	}
 }
 
 // poke wakes the cluster's loop, as a change of a watched object does.

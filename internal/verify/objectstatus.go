@@ -69,12 +69,13 @@ type memoStatus struct {
 	notFromGitKeys  string
 }
 
-// turn starts an assessment.
-func (m *statusMemo) turn() {
+// turn starts an assessment that will look at about objects objects (the last one's count).
+func (m *statusMemo) turn(objects int) {
 	// The map of two turns ago is emptied and used again: its room is the size one turn needs.
 	m.prev, m.cur = m.cur, m.prev
 	if m.cur == nil {
-		m.cur = make(map[any]memoStatus, len(m.prev))
+		// Made at its size, not grown to it a doubling at a time.
+		m.cur = make(map[any]memoStatus, max(len(m.prev), objects))
 	}
 	clear(m.cur)
 }

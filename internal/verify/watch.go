@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -77,6 +78,54 @@ type watchSet struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	watches map[watchKey]*watch
+
+	// gate holds back the watches whose lists have arrived until the cluster's loop has
+	// assessed what they brought (assessed): a cluster whose lists settle its verdict, as
+	// a healthy one's do, ends without opening a watch it would cancel at once. nil while no
+	// watch waits. hold is the longest wait (watchHold).
+	gateMu sync.Mutex
+	gate   chan struct{}
+	hold   time.Duration
+}
+
+// assessed tells the watches waiting for an assessment (awaitAssessment) that one has been
+// made and did not end the cluster's wait: they open now.
+func (s *watchSet) assessed() {
+	s.gateMu.Lock()
+	defer s.gateMu.Unlock()
+	if s.gate != nil {
+		close(s.gate)
+		s.gate = nil
+	}
+}
+
+// watchHold is the longest a watch waits for a settled assessment (awaitAssessment): while
+// another of the cluster's reads is slow, the changes of what was listed are seen this late
+// at most.
+const watchHold = time.Second
+
+// awaitAssessment waits until the cluster's loop has made a settled assessment after this
+// call that did not end its wait (assessed), for at most watchHold, or until ctx ends. The
+// reflector calls its watch just after its list has filled the store and notified the loop;
+// the watch then starts from the list's resourceVersion, so a change made meanwhile is seen
+// when it opens.
+func (s *watchSet) awaitAssessment(ctx context.Context) error {
+	s.gateMu.Lock()
+	if s.gate == nil {
+		s.gate = make(chan struct{})
+	}
+	gate := s.gate
+	s.gateMu.Unlock()
+	hold := time.NewTimer(cmp.Or(s.hold, watchHold))
+	defer hold.Stop()
+	select {
+	case <-gate:
+		return nil
+	case <-hold.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // watch is one reflector (a list, then a watch, listing again when the watch ends), the store
@@ -344,6 +393,10 @@ func (s *watchSet) listWatch(key watchKey, w *watch) (*plainListWatch, runtime.O
 			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
+			if err := s.awaitAssessment(ctx); err != nil {
+				// The cluster's wait ended: the reflector stops.
+				return nil, err
+			}
 			wi, err := ri.Watch(ctx, opts)
 			if err != nil {
 				w.setErr(err)

@@ -1,0 +1,68 @@
+package fakeapi_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/org/app-status-action/internal/fakeapi"
+)
+
+// contentTypes records the Content-Type of every answer.
+type contentTypes struct {
+	rt  http.RoundTripper
+	got []string
+}
+
+func (c *contentTypes) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(r)
+	if err == nil {
+		c.got = append(c.got, resp.Header.Get("Content-Type"))
+	}
+	return resp, err
+}
+
+// The metadata client's gets and lists are answered in protobuf, as kube-apiserver answers
+// them, with the objects' metadata only.
+func TestMetadataInProtobuf(t *testing.T) {
+	resources, objects := fakeapi.App("app", "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", 6)
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects})
+	t.Cleanup(s.Close)
+	types := &contentTypes{}
+	md, err := metadata.NewForConfig(&rest.Config{Host: s.URL(), WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+		types.rt = rt
+		return types
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	kustomizations := schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	app, err := md.Resource(kustomizations).Namespace("flux-system").Get(ctx, "app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app.Name != "app" || app.Namespace != "flux-system" || app.Generation == 0 {
+		t.Errorf("got %s/%s generation %d, want flux-system/app with its generation", app.Namespace, app.Name, app.Generation)
+	}
+	list, err := md.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("app").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, item := range list.Items {
+		names = append(names, item.Namespace+"/"+item.Name)
+	}
+	if len(names) == 0 || list.ResourceVersion != "1" {
+		t.Errorf("configmaps %q at resourceVersion %q, want some at 1", names, list.ResourceVersion)
+	}
+	if diff := cmp.Diff([]string{"application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf"}, types.got); diff != "" {
+		t.Errorf("content types (-want +got):\n%s", diff)
+	}
+}

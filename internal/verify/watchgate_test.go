@@ -1,0 +1,119 @@
+package verify_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/client-go/rest"
+
+	"github.com/org/app-status-action/internal/fakeapi"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/verify"
+)
+
+// requestLog records the lists and watches one cluster's client sends, in order.
+type requestLog struct {
+	mu       sync.Mutex
+	requests []string // "list PATH" or "watch PATH"
+}
+
+func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		q := r.URL.Query()
+		what := ""
+		switch {
+		case q.Get("watch") == "true":
+			what = "watch "
+		case q.Has("limit"):
+			what = "list "
+		}
+		if what != "" {
+			l.mu.Lock()
+			l.requests = append(l.requests, what+r.URL.Path)
+			l.mu.Unlock()
+		}
+		return rt.RoundTrip(r)
+	})
+}
+
+// watched returns the paths watched, each once, in the order of their first watch, and fails
+// the test for a watch sent before its path was listed.
+func (l *requestLog) watched(t *testing.T) []string {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	listed, seen := map[string]bool{}, map[string]bool{}
+	var out []string
+	for _, r := range l.requests {
+		switch path := r[len("watch "):]; {
+		case r[:5] == "list ":
+			listed[r[len("list "):]] = true
+		case !listed[path]:
+			t.Errorf("%s was watched before it was listed (requests %q)", path, l.requests)
+		case !seen[path]:
+			seen[path] = true
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// A reflector's watch waits until the cluster's loop has assessed, with every read it needed
+// in (a settled assessment), and is still waiting: a cluster its lists settle, as a healthy
+// one's do, never opens a watch it would cancel at once. One still waiting watches every kind
+// it listed; a slow read (here discovery that never answers) holds the watches of what was
+// listed for the watch hold at most.
+func TestWatchesWaitForASettledAssessment(t *testing.T) {
+	t.Parallel()
+	const (
+		kustomizations = "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/kustomizations"
+		deployments    = "/apis/apps/v1/namespaces/app/deployments"
+		services       = "/api/v1/namespaces/app/services"
+		configmaps     = "/api/v1/namespaces/app/configmaps"
+	)
+	tests := []struct {
+		name        string
+		behaviour   fakeapi.Behaviour
+		revision    string // the expected revision
+		hold        time.Duration
+		timeout     time.Duration
+		wantVerdict result.Verdict
+		wantWatched []string // in any order
+	}{
+		{name: "a cluster its lists settle opens no watch", behaviour: fakeapi.Healthy, revision: commitA[:7],
+			hold: time.Hour, timeout: time.Minute, wantVerdict: result.VerdictCurrent},
+		{name: "a cluster still waiting watches every kind it listed", behaviour: fakeapi.Healthy, revision: "b2c3d4e",
+			hold: time.Hour, timeout: 3 * time.Second, wantVerdict: result.VerdictTimeout,
+			wantWatched: []string{services, configmaps, deployments, kustomizations}},
+		{name: "a read that never ends holds the watches", behaviour: fakeapi.HangDiscovery, revision: commitA[:7],
+			hold: time.Hour, timeout: 3 * time.Second, wantVerdict: result.VerdictTimeout},
+		{name: "for the watch hold at most", behaviour: fakeapi.HangDiscovery, revision: commitA[:7],
+			hold: 200 * time.Millisecond, timeout: 3 * time.Second, wantVerdict: result.VerdictTimeout,
+			wantWatched: []string{kustomizations}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resources, objects := fakeapi.App("app", fakeRevision, 30)
+			s := fakeapi.Start(fakeapi.Options{Behaviour: tt.behaviour, Resources: resources, Objects: objects})
+			t.Cleanup(s.Close)
+			var log requestLog
+			target := verify.Target{Name: "c", Config: &rest.Config{Host: s.URL(), WrapTransport: log.wrap}}
+			req := fakeRequest([]verify.Target{target}, tt.timeout)
+			req.Revision = mustRevisionOf(tt.revision)
+			run := verify.Run(context.Background(), verify.WithWatchHold(req, tt.hold))
+			if got := resultOf(run, "c"); got.Verdict != tt.wantVerdict {
+				t.Fatalf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.wantVerdict)
+			}
+			got := log.watched(t)
+			if diff := cmp.Diff(tt.wantWatched, got, cmpopts.SortSlices(func(a, b string) bool { return a < b }), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("paths watched (-want +got):\n%s\nrequests: %q", diff, log.requests)
+			}
+		})
+	}
+}
