@@ -124,7 +124,7 @@ func (e *assessment) recheckAt(t time.Time) {
 func (s *clusterState) assess(now time.Time) *assessment {
 	e := &assessment{objects: make([]result.Object, 0, s.lastObjects)}
 	defer func() { s.lastObjects = len(e.objects) }()
-	s.statuses.turn(s.lastObjects)
+	s.statuses.turn()
 	// Every requested resource is a root, judged on the run's revision, whatever the order
 	// they were given in and whether another one's inventory lists it too: met as a nested
 	// object, it is left for its own turn as a root (judged "at whatever it last applied"
@@ -302,6 +302,7 @@ func (s *clusterState) evalFlux(e *assessment, ref flux.Ref, parent *flux.Gate, 
 		ids = objectIDs(refs)
 	}
 	e.objects = slices.Grow(e.objects, len(refs))
+	s.statuses.reserve(len(refs))
 	for i, o := range refs {
 		s.evalObject(e, o, ids[i], &gate, want, now, visited, roots)
 	}

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,8 @@ func objectStatus(u *unstructured.Unstructured) (result.ObjectStatus, string, er
 // states seen in the last two assessments, so what left the cache is forgotten.
 type statusMemo struct {
 	prev, cur map[any]memoStatus
+	// prevRoom and curRoom are the sizes the maps were made for (reserve).
+	prevRoom, curRoom int
 }
 
 type memoStatus struct {
@@ -69,15 +72,26 @@ type memoStatus struct {
 	notFromGitKeys  string
 }
 
-// turn starts an assessment that will look at about objects objects (the last one's count).
-func (m *statusMemo) turn(objects int) {
+// turn starts an assessment.
+func (m *statusMemo) turn() {
 	// The map of two turns ago is emptied and used again: its room is the size one turn needs.
 	m.prev, m.cur = m.cur, m.prev
-	if m.cur == nil {
-		// Made at its size, not grown to it a doubling at a time.
-		m.cur = make(map[any]memoStatus, max(len(m.prev), objects))
-	}
+	m.prevRoom, m.curRoom = m.curRoom, m.prevRoom
 	clear(m.cur)
+}
+
+// reserve makes room for n more objects in this turn's map before they are looked up: a map
+// made at its size, not grown to it a doubling at a time (an inventory of 200 objects grew
+// through six maps).
+func (m *statusMemo) reserve(n int) {
+	if need := len(m.cur) + n; need > m.curRoom {
+		// At least doubled: many small nested inventories copy each object a few times at
+		// most.
+		room := max(need, 2*m.curRoom)
+		grown := make(map[any]memoStatus, room)
+		maps.Copy(grown, m.cur)
+		m.cur, m.curRoom = grown, room
+	}
 }
 
 // status returns the cached state as unstructured (ok false when it cannot be; nil for a

@@ -101,19 +101,23 @@ func TestStatusMemo(t *testing.T) {
 	var m statusMemo
 	rolling, done := deployment(1), deployment(2)
 
-	m.turn(1)
+	m.turn()
 	if got := m.status(rolling, gvk); !got.ok || got.status != result.ObjectInProgress || got.u != rolling {
 		t.Fatalf("rolling: %+v, want InProgress read from the cached object itself", got)
 	}
-	m.turn(1)
+	m.reserve(300) // room made mid-turn keeps what the turn has looked at
+	if _, kept := m.cur[rolling]; !kept || m.curRoom < 301 {
+		t.Fatalf("after reserve: rolling kept %t, room %d; want kept, room for 301", kept, m.curRoom)
+	}
+	m.turn()
 	if got := m.status(done, gvk); got.status != result.ObjectCurrent {
 		t.Errorf("the next state: %s, want Current (never the previous state's status)", got.status)
 	}
 	if got := m.status(rolling, gvk); got.status != result.ObjectInProgress {
 		t.Errorf("the previous state, seen again: %s, want InProgress", got.status)
 	}
-	m.turn(1)
-	m.turn(1)
+	m.turn()
+	m.turn()
 	if len(m.prev) != 0 || len(m.cur) != 0 {
 		t.Errorf("after two assessments without them the memo holds %d and %d states, want none", len(m.prev), len(m.cur))
 	}
@@ -121,7 +125,7 @@ func TestStatusMemo(t *testing.T) {
 	cm := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "shop", UID: "u1", Annotations: map[string]string{"a": "b"}}}
 	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	for turn := range 2 {
-		m.turn(1)
+		m.turn()
 		got := m.status(cm, cmGVK)
 		if !got.ok || got.status != result.ObjectCurrent || got.u != nil {
 			t.Fatalf("turn %d, metadata only: %+v, want Current and no unstructured copy", turn, got)
@@ -133,7 +137,7 @@ func TestStatusMemo(t *testing.T) {
 
 	annotated := deployment(1)
 	annotated.SetAnnotations(map[string]string{classify.AnnotationIgnoreReadiness: "true", notFromGit: "example.com/owner"})
-	m.turn(1)
+	m.turn()
 	got := m.status(annotated, gvk)
 	if diff := cmp.Diff([]any{true, "example.com/owner"}, []any{got.ignoreReadiness, got.notFromGitKeys}); diff != "" {
 		t.Errorf("annotations read once (-want +got):\n%s", diff)
