@@ -196,6 +196,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	notify := state.notifications()
 	var last *assessment
 	for {
+		turn := state.assessing()
 		now := req.Clock()
 		e := state.assess(now)
 		last = e
@@ -240,7 +241,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.pending.message, false)
 		}
 		if e.settled() {
-			state.assessed()
+			state.assessed(turn)
 		}
 		wake := e.recheck
 		if e.listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {
@@ -465,11 +466,19 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	return s, nil
 }
 
-// assessed opens the watches held back until an assessment that did not end the cluster's wait
-// (watchSet.assessed).
-func (s *clusterState) assessed() {
+// assessing numbers an assessment about to begin, for assessed (watchSet.assessing).
+func (s *clusterState) assessing() uint64 {
 	if ws, ok := s.watches.(*watchSet); ok {
-		ws.assessed()
+		return ws.assessing()
+	}
+	return 0
+}
+
+// assessed opens the watches held back until a settled assessment, n, that did not end the
+// cluster's wait (watchSet.assessed).
+func (s *clusterState) assessed(n uint64) {
+	if ws, ok := s.watches.(*watchSet); ok {
+		ws.assessed(n)
 	}
 }
 

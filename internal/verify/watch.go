@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -79,24 +80,45 @@ type watchSet struct {
 	mu      sync.Mutex
 	watches map[watchKey]*watch
 
-	// gate holds back the watches whose lists have arrived until the cluster's loop has
-	// assessed what they brought (assessed): a cluster whose lists settle its verdict, as
-	// a healthy one's do, ends without opening a watch it would cancel at once. nil while no
-	// watch waits. hold is the longest wait (watchHold).
-	gateMu sync.Mutex
-	gate   chan struct{}
-	hold   time.Duration
+	// The gate holds back the watch that follows each list until the cluster's loop has
+	// assessed what the list brought, with every read it needed in (a settled assessment),
+	// and is still waiting: a cluster whose lists settle its verdict, as a healthy one's do,
+	// ends without opening a watch it would cancel at once. begun counts the assessments
+	// begun, settled is the number of the last settled one, gate is closed at each settled
+	// one (nil while no watch waits), hold is the longest wait (watchHold).
+	gateMu  sync.Mutex
+	begun   uint64
+	settled uint64
+	gate    chan struct{}
+	hold    time.Duration
 }
 
-// assessed tells the watches waiting for an assessment (awaitAssessment) that one has been
-// made and did not end the cluster's wait: they open now.
-func (s *watchSet) assessed() {
+// assessing numbers an assessment about to begin.
+func (s *watchSet) assessing() uint64 {
 	s.gateMu.Lock()
 	defer s.gateMu.Unlock()
+	s.begun++
+	return s.begun
+}
+
+// assessed records that assessment n was settled and did not end the cluster's wait: the
+// watches whose lists it saw open.
+func (s *watchSet) assessed(n uint64) {
+	s.gateMu.Lock()
+	defer s.gateMu.Unlock()
+	s.settled = max(s.settled, n)
 	if s.gate != nil {
 		close(s.gate)
 		s.gate = nil
 	}
+}
+
+// listed records that w's list has filled its store: its next watch waits for a settled
+// assessment begun after now (awaitAssessment).
+func (s *watchSet) listed(w *watch) {
+	s.gateMu.Lock()
+	defer s.gateMu.Unlock()
+	w.gated, w.listedAt = true, s.begun
 }
 
 // watchHold is the longest a watch waits for a settled assessment (awaitAssessment): while
@@ -104,27 +126,39 @@ func (s *watchSet) assessed() {
 // at most.
 const watchHold = time.Second
 
-// awaitAssessment waits until the cluster's loop has made a settled assessment after this
-// call that did not end its wait (assessed), for at most watchHold, or until ctx ends. The
-// reflector calls its watch just after its list has filled the store and notified the loop;
-// the watch then starts from the list's resourceVersion, so a change made meanwhile is seen
-// when it opens.
-func (s *watchSet) awaitAssessment(ctx context.Context) error {
-	s.gateMu.Lock()
-	if s.gate == nil {
-		s.gate = make(chan struct{})
-	}
-	gate := s.gate
-	s.gateMu.Unlock()
-	hold := time.NewTimer(cmp.Or(s.hold, watchHold))
-	defer hold.Stop()
-	select {
-	case <-gate:
-		return nil
-	case <-hold.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+// awaitAssessment returns when w's watch may open: at once when no list came before it (the
+// reflector watching again after a watch ended), else once a settled assessment begun after
+// the list has not ended the cluster's wait, or watchHold after the call. The watch then
+// starts from the list's resourceVersion, so a change made meanwhile is seen when it opens.
+// It returns ctx's error when the cluster's wait ends first.
+func (s *watchSet) awaitAssessment(ctx context.Context, w *watch) error {
+	var hold *time.Timer
+	for {
+		s.gateMu.Lock()
+		if !w.gated || s.settled > w.listedAt {
+			w.gated = false
+			s.gateMu.Unlock()
+			return nil
+		}
+		if s.gate == nil {
+			s.gate = make(chan struct{})
+		}
+		gate := s.gate
+		s.gateMu.Unlock()
+		if hold == nil {
+			hold = time.NewTimer(cmp.Or(s.hold, watchHold))
+			defer hold.Stop()
+		}
+		select {
+		case <-gate:
+		case <-hold.C:
+			s.gateMu.Lock()
+			w.gated = false
+			s.gateMu.Unlock()
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -133,6 +167,10 @@ func (s *watchSet) awaitAssessment(ctx context.Context) error {
 type watch struct {
 	store *notifyingStore
 	since time.Time
+	// gated is set by each list: the watch after it waits for a settled assessment begun
+	// after listedAt (watchSet.awaitAssessment). Both are guarded by the watchSet's gateMu.
+	gated    bool
+	listedAt uint64
 	// onErr is called when a list or watch fails: the cluster re-assesses (a failed first
 	// list gives its connect slot back).
 	onErr func()
@@ -146,6 +184,8 @@ type notifyingStore struct {
 	cache.Store
 	transform cache.TransformFunc
 	onChange  func()
+	// onReplace, when set, is called when a list has filled the store, before onChange.
+	onReplace func()
 	isSynced  atomic.Bool
 	// keepGone keeps the last state of deleted objects in deleted: a Job deleted after it
 	// finished (ttlSecondsAfterFinished) is still listed by its Flux inventory.
@@ -271,6 +311,9 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 	}
 	defer n.onChange()
 	defer n.isSynced.Store(true)
+	if n.onReplace != nil {
+		defer n.onReplace()
+	}
 	return n.Store.Replace(converted, resourceVersion)
 }
 
@@ -393,9 +436,11 @@ func (s *watchSet) listWatch(key watchKey, w *watch) (*plainListWatch, runtime.O
 			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
-			if err := s.awaitAssessment(ctx); err != nil {
-				// The cluster's wait ended: the reflector stops.
-				return nil, err
+			if s.awaitAssessment(ctx, w) != nil {
+				// The cluster's wait ended. io.EOF is a watch that ended as it should:
+				// the reflector says nothing (its error handler would log and pace a
+				// cancellation) and stops, its context being done.
+				return nil, io.EOF
 			}
 			wi, err := ri.Watch(ctx, opts)
 			if err != nil {
@@ -443,6 +488,7 @@ func (s *watchSet) get(key watchKey) cachedList {
 	case flux.KindHelmRelease.GroupVersionResource():
 		w.store.note = reconcileStarted
 	}
+	w.store.onReplace = func() { s.listed(w) }
 	lw, example := s.listWatch(key, w)
 	backoff := reconnectBackoff
 	r := cache.NewReflectorWithOptions(lw, example, w.store, cache.ReflectorOptions{
