@@ -443,6 +443,10 @@ func (s *watchSet) listWatch(key watchKey, w *watch) (*plainListWatch, runtime.O
 				return nil, io.EOF
 			}
 			wi, err := ri.Watch(ctx, opts)
+			if err != nil && ctx.Err() != nil {
+				// Cut short by the cluster's end: as above, no error.
+				return nil, io.EOF
+			}
 			if err != nil {
 				w.setErr(err)
 			}
