@@ -36,6 +36,15 @@ func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	})
 }
 
+// loggedFakeCluster is a fake cluster of 30 objects whose client's requests go to log.
+func loggedFakeCluster(t *testing.T, name string, behaviour fakeapi.Behaviour, log *requestLog) verify.Target {
+	t.Helper()
+	resources, objects := fakeapi.App("app", fakeRevision, 30)
+	s := fakeapi.Start(fakeapi.Options{Behaviour: behaviour, Resources: resources, Objects: objects})
+	t.Cleanup(s.Close)
+	return verify.Target{Name: name, Config: &rest.Config{Host: s.URL(), WrapTransport: log.wrap}}
+}
+
 // watched returns the paths watched, each once, in the order of their first watch, and fails
 // the test for a watch sent before its path was listed.
 func (l *requestLog) watched(t *testing.T) []string {
@@ -94,12 +103,8 @@ func TestWatchesWaitForASettledAssessment(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			resources, objects := fakeapi.App("app", fakeRevision, 30)
-			s := fakeapi.Start(fakeapi.Options{Behaviour: tt.behaviour, Resources: resources, Objects: objects})
-			t.Cleanup(s.Close)
-			var log requestLog
-			target := verify.Target{Name: "c", Config: &rest.Config{Host: s.URL(), WrapTransport: log.wrap}}
-			req := fakeRequest([]verify.Target{target}, tt.timeout)
+			log := &requestLog{}
+			req := fakeRequest([]verify.Target{loggedFakeCluster(t, "c", tt.behaviour, log)}, tt.timeout)
 			req.Revision = mustRevisionOf(tt.revision)
 			run := verify.Run(context.Background(), verify.WithWatchHold(req, tt.hold))
 			if got := resultOf(run, "c"); got.Verdict != tt.wantVerdict {
@@ -130,12 +135,8 @@ func TestWatchFaultsWhileWaiting(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.behaviour.String(), func(t *testing.T) {
 			t.Parallel()
-			resources, objects := fakeapi.App("app", fakeRevision, 30)
-			s := fakeapi.Start(fakeapi.Options{Behaviour: tt.behaviour, Resources: resources, Objects: objects})
-			t.Cleanup(s.Close)
-			var log requestLog
-			target := verify.Target{Name: "c", Config: &rest.Config{Host: s.URL(), WrapTransport: log.wrap}}
-			req := fakeRequest([]verify.Target{target}, 4*time.Second)
+			log := &requestLog{}
+			req := fakeRequest([]verify.Target{loggedFakeCluster(t, "c", tt.behaviour, log)}, 4*time.Second)
 			req.Revision = mustRevisionOf("b2c3d4e")
 			run := verify.Run(context.Background(), req)
 			c := resultOf(run, "c")
