@@ -3,8 +3,8 @@
 // watches) and for scale tests with many clusters. It serves discovery, get, list and watch of
 // a fixed set of objects, the way client-go's discovery, dynamic, metadata and typed clients
 // read them (the metadata client's gets and lists in protobuf, as kube-apiserver answers it;
-// its watches, which stay quiet, in JSON). It is no proof that the product works with Kubernetes: the test bed's real API
-// servers are.
+// its watches, which stay quiet, in JSON). It is no proof that the product works with
+// Kubernetes: the test bed's real API servers are.
 package fakeapi
 
 import (

@@ -453,7 +453,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 			default:
 			}
 		})
-		ws.hold = cmp.Or(req.watchHold, watchHold)
+		ws.hold = req.watchHold // zero: watchHold
 		ws.notifyCh = notify
 		s.watches = ws
 		s.fetches = newFetcher(ctx, ws.notify, false)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,12 +81,13 @@ type watchSet struct {
 	mu      sync.Mutex
 	watches map[watchKey]*watch
 
-	// The gate holds back the watch that follows each list until the cluster's loop has
-	// assessed what the list brought, with every read it needed in (a settled assessment),
-	// and is still waiting: a cluster whose lists settle its verdict, as a healthy one's do,
-	// ends without opening a watch it would cancel at once. begun counts the assessments
-	// begun, settled is the number of the last settled one, gate is closed at each settled
-	// one (nil while no watch waits), hold is the longest wait (watchHold).
+	// The gate holds back the watch that follows each list of an inventory's kind (never of
+	// Flux's own kinds: get) until the cluster's loop has assessed what the list brought,
+	// with every read it needed in (a settled assessment), and is still waiting: a cluster
+	// whose lists settle its verdict, as a healthy one's do, ends without opening a watch
+	// it would cancel at once. begun counts the assessments begun, settled is the number of
+	// the last settled one, gate is closed at each settled one (nil while no watch waits),
+	// hold is the longest wait (watchHold when zero).
 	gateMu  sync.Mutex
 	begun   uint64
 	settled uint64
@@ -492,7 +494,13 @@ func (s *watchSet) get(key watchKey) cachedList {
 	case flux.KindHelmRelease.GroupVersionResource():
 		w.store.note = reconcileStarted
 	}
-	w.store.onReplace = func() { s.listed(w) }
+	if !strings.HasSuffix(key.gvr.Group, ".toolkit.fluxcd.io") {
+		// Flux's own objects and their sources are watched at once: they say which
+		// revision is applied, and a verdict must never rest on an older state of them
+		// than it did before watches waited (a revision applied after the list, unseen
+		// while another read is slow, would be called running).
+		w.store.onReplace = func() { s.listed(w) }
+	}
 	lw, example := s.listWatch(key, w)
 	backoff := reconnectBackoff
 	r := cache.NewReflectorWithOptions(lw, example, w.store, cache.ReflectorOptions{

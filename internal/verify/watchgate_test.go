@@ -17,8 +17,10 @@ import (
 	"github.com/org/app-status-action/internal/verify"
 )
 
-// requestLog records the lists and watches one cluster's client sends, in order.
+// requestLog records the lists and watches one cluster's client sends, in order. A request
+// for the path hang, if set, gets no answer until the client gives up on it: a slow read.
 type requestLog struct {
+	hang     string
 	mu       sync.Mutex
 	requests []string // "watch PATH", or "list PATH" for any other request
 }
@@ -32,6 +34,10 @@ func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 		l.mu.Lock()
 		l.requests = append(l.requests, what+r.URL.Path)
 		l.mu.Unlock()
+		if l.hang != "" && r.URL.Path == l.hang {
+			<-r.Context().Done()
+			return nil, r.Context().Err()
+		}
 		return rt.RoundTrip(r)
 	})
 }
@@ -67,11 +73,13 @@ func (l *requestLog) watched(t *testing.T) []string {
 	return out
 }
 
-// A reflector's watch waits until the cluster's loop has assessed, with every read it needed
-// in (a settled assessment), and is still waiting: a cluster its lists settle, as a healthy
-// one's do, never opens a watch it would cancel at once. One still waiting watches every kind
-// it listed; a slow read (here discovery that never answers) holds the watches of what was
-// listed for the watch hold at most.
+// A reflector's watch of an inventory's kind waits until the cluster's loop has assessed,
+// with every read it needed in (a settled assessment), and is still waiting: a cluster its
+// lists settle, as a healthy one's do, never opens such a watch to cancel it at once. One still
+// waiting watches every kind it listed; a slow read (here discovery of apps/v1 that never
+// answers) holds the watches of what was listed for the watch hold at most. The watch of
+// Flux's own objects opens at once, whatever else is read: a revision applied after their list
+// must never go unseen.
 func TestWatchesWaitForASettledAssessment(t *testing.T) {
 	t.Parallel()
 	const (
@@ -79,40 +87,55 @@ func TestWatchesWaitForASettledAssessment(t *testing.T) {
 		deployments    = "/apis/apps/v1/namespaces/app/deployments"
 		services       = "/api/v1/namespaces/app/services"
 		configmaps     = "/api/v1/namespaces/app/configmaps"
+		appsDiscovery  = "/apis/apps/v1"
 	)
 	tests := []struct {
 		name        string
-		behaviour   fakeapi.Behaviour
+		hang        string // a path that never answers
 		revision    string // the expected revision
 		hold        time.Duration
 		timeout     time.Duration
 		wantVerdict result.Verdict
-		wantWatched []string // in any order
+		// wantWatched are the inventory's kinds watched, in any order; the Kustomizations
+		// are watched too, but for a cluster whose verdict comes at once, which may end
+		// before that watch is sent.
+		wantWatched []string
 	}{
-		{name: "a cluster its lists settle opens no watch", behaviour: fakeapi.Healthy, revision: commitA[:7],
+		{name: "a cluster its lists settle watches none of its inventory's kinds", revision: commitA[:7],
 			hold: time.Hour, timeout: time.Minute, wantVerdict: result.VerdictCurrent},
-		{name: "a cluster still waiting watches every kind it listed", behaviour: fakeapi.Healthy, revision: "b2c3d4e",
+		{name: "a cluster still waiting watches every kind it listed", revision: "b2c3d4e",
 			hold: time.Hour, timeout: 3 * time.Second, wantVerdict: result.VerdictTimeout,
-			wantWatched: []string{services, configmaps, deployments, kustomizations}},
-		{name: "a read that never ends holds the watches", behaviour: fakeapi.HangDiscovery, revision: commitA[:7],
+			wantWatched: []string{services, configmaps, deployments}},
+		{name: "a read that never ends holds the watches", hang: appsDiscovery, revision: commitA[:7],
 			hold: time.Hour, timeout: 3 * time.Second, wantVerdict: result.VerdictTimeout},
-		{name: "for the watch hold at most", behaviour: fakeapi.HangDiscovery, revision: commitA[:7],
+		{name: "for the watch hold at most", hang: appsDiscovery, revision: commitA[:7],
 			hold: 200 * time.Millisecond, timeout: 3 * time.Second, wantVerdict: result.VerdictTimeout,
-			wantWatched: []string{kustomizations}},
+			wantWatched: []string{services, configmaps}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			log := &requestLog{}
-			req := fakeRequest([]verify.Target{loggedFakeCluster(t, "c", tt.behaviour, log)}, tt.timeout)
+			log := &requestLog{hang: tt.hang}
+			req := fakeRequest([]verify.Target{loggedFakeCluster(t, "c", fakeapi.Healthy, log)}, tt.timeout)
 			req.Revision = mustRevisionOf(tt.revision)
 			run := verify.Run(context.Background(), verify.WithWatchHold(req, tt.hold))
 			if got := resultOf(run, "c"); got.Verdict != tt.wantVerdict {
 				t.Fatalf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.wantVerdict)
 			}
-			got := log.watched(t)
-			if diff := cmp.Diff(tt.wantWatched, got, cmpopts.SortSlices(func(a, b string) bool { return a < b }), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("paths watched (-want +got):\n%s\nrequests: %q", diff, log.requests)
+			var inventory []string
+			fluxWatched := false
+			for _, path := range log.watched(t) {
+				if path == kustomizations {
+					fluxWatched = true
+					continue
+				}
+				inventory = append(inventory, path)
+			}
+			if diff := cmp.Diff(tt.wantWatched, inventory, cmpopts.SortSlices(func(a, b string) bool { return a < b }), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("inventory paths watched (-want +got):\n%s\nrequests: %q", diff, log.requests)
+			}
+			if tt.wantVerdict != result.VerdictCurrent && !fluxWatched {
+				t.Errorf("the Kustomizations were not watched (requests %q)", log.requests)
 			}
 		})
 	}
