@@ -41,10 +41,6 @@ type assessment struct {
 	// inFlight are the watches of the inventories' kinds whose first list is on its way, each
 	// once (not the classifier's, nor the Flux objects' own: settleLists).
 	inFlight []cachedList
-	// reading is true while a read the assessment needs is on its way: a first list,
-	// discovery, a Helm storage Secret. The watches wait for an assessment without one
-	// (settled).
-	reading bool
 	// recheck is the earliest moment a grace period ends.
 	recheck time.Time
 	// skippedSuspended are the nested objects reported suspended and not judged.
@@ -56,11 +52,6 @@ type assessment struct {
 	// mappings are the answers of discovery this assessment got, one question per kind.
 	mappings map[schema.GroupVersionKind]mappingAnswer
 }
-
-// settled reports whether the assessment had everything it read once: no first list,
-// discovery or Helm storage read on its way. A cluster still waiting after a settled
-// assessment needs its watches; one whose reads are on their way may yet end with them.
-func (e *assessment) settled() bool { return !e.reading }
 
 type mappingAnswer struct {
 	mapping *meta.RESTMapping
@@ -75,9 +66,6 @@ func (s *clusterState) assessMapping(e *assessment, gvk schema.GroupVersionKind,
 		return a.mapping, a.done, a.err
 	}
 	m, done, err := s.mapping(gvk, now)
-	if !done {
-		e.reading = true
-	}
 	if e.mappings == nil {
 		e.mappings = map[schema.GroupVersionKind]mappingAnswer{}
 	}
@@ -510,7 +498,7 @@ func (s *clusterState) watchReady(e *assessment, w cachedList, what string) bool
 		if e.pending == nil {
 			e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Listing", message: waitingMessage(w, what, s.req.Clock(), s.req.cpu)})
 		}
-		e.listing, e.reading = true, true
+		e.listing = true
 	}
 	e.syncing = true
 	return false

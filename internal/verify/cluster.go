@@ -196,7 +196,6 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	notify := state.notifications()
 	var last *assessment
 	for {
-		turn := state.assessing()
 		now := req.Clock()
 		e := state.assess(now)
 		last = e
@@ -239,9 +238,6 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		}
 		if e.pending != nil {
 			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.pending.message, false)
-		}
-		if e.settled() {
-			state.assessed(turn)
 		}
 		wake := e.recheck
 		if e.listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {
@@ -453,7 +449,6 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 			default:
 			}
 		})
-		ws.hold = req.watchHold // zero: watchHold
 		ws.notifyCh = notify
 		s.watches = ws
 		s.fetches = newFetcher(ctx, ws.notify, false)
@@ -464,22 +459,6 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		}
 	}
 	return s, nil
-}
-
-// assessing numbers an assessment about to begin, for assessed (watchSet.assessing).
-func (s *clusterState) assessing() uint64 {
-	if ws, ok := s.watches.(*watchSet); ok {
-		return ws.assessing()
-	}
-	return 0
-}
-
-// assessed opens the watches held back until a settled assessment, n, that did not end the
-// cluster's wait (watchSet.assessed).
-func (s *clusterState) assessed(n uint64) {
-	if ws, ok := s.watches.(*watchSet); ok {
-		ws.assessed(n)
-	}
 }
 
 // poke wakes the cluster's loop, as a change of a watched object does.

@@ -1,9 +1,6 @@
 package verify
 
-import (
-	"crypto/tls"
-	"time"
-)
+import "crypto/tls"
 
 // WatchConnections returns req with onHandshake told of every cluster's TLS handshakes and
 // onPark of every cluster that waits for its turn without a connection.
@@ -14,11 +11,5 @@ func WatchConnections(req Request, onHandshake func(tls.ConnectionState), onPark
 			onPark(cluster)
 		}
 	}
-	return req
-}
-
-// WithWatchHold returns req with the watches' longest wait for a settled assessment set to d.
-func WithWatchHold(req Request, d time.Duration) Request {
-	req.watchHold = d
 	return req
 }

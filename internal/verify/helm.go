@@ -65,7 +65,6 @@ func (s *clusterState) releaseObjects(e *assessment, id string, obj *unstructure
 			return s.readRelease(ctx, id, storageNS, name, now), nil
 		})
 		if !done {
-			e.reading = true
 			e.wait(verdictReason{verdict: result.VerdictInProgress, reason: "Reading",
 				message: fmt.Sprintf("%s: reading the Helm storage secret %s/%s, which lists what it deployed", id, storageNS, name)})
 			return nil, false

@@ -70,9 +70,6 @@ type Request struct {
 	// every cluster that must wait for its turn, once it has parked or chosen not to (tests).
 	onHandshake func(tls.ConnectionState)
 	onTurnWait  func(cluster string, parked bool)
-	// watchHold, when set, replaces the watches' longest wait for a settled assessment
-	// (tests).
-	watchHold time.Duration
 }
 
 // Progress is a change in one cluster's state.

@@ -1,12 +1,9 @@
 package verify
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,88 +77,6 @@ type watchSet struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	watches map[watchKey]*watch
-
-	// The gate holds back the watch that follows each list of an inventory's kind (never of
-	// Flux's own kinds: get) until the cluster's loop has assessed what the list brought,
-	// with every read it needed in (a settled assessment), and is still waiting: a cluster
-	// whose lists settle its verdict, as a healthy one's do, ends without opening a watch
-	// it would cancel at once. begun counts the assessments begun, settled is the number of
-	// the last settled one, gate is closed at each settled one (nil while no watch waits),
-	// hold is the longest wait (watchHold when zero).
-	gateMu  sync.Mutex
-	begun   uint64
-	settled uint64
-	gate    chan struct{}
-	hold    time.Duration
-}
-
-// assessing numbers an assessment about to begin.
-func (s *watchSet) assessing() uint64 {
-	s.gateMu.Lock()
-	defer s.gateMu.Unlock()
-	s.begun++
-	return s.begun
-}
-
-// assessed records that assessment n was settled and did not end the cluster's wait: the
-// watches whose lists it saw open.
-func (s *watchSet) assessed(n uint64) {
-	s.gateMu.Lock()
-	defer s.gateMu.Unlock()
-	s.settled = max(s.settled, n)
-	if s.gate != nil {
-		close(s.gate)
-		s.gate = nil
-	}
-}
-
-// listed records that w's list has filled its store: its next watch waits for a settled
-// assessment begun after now (awaitAssessment).
-func (s *watchSet) listed(w *watch) {
-	s.gateMu.Lock()
-	defer s.gateMu.Unlock()
-	w.gated, w.listedAt = true, s.begun
-}
-
-// watchHold is the longest a watch waits for a settled assessment (awaitAssessment): while
-// another of the cluster's reads is slow, the changes of what was listed are seen this late
-// at most.
-const watchHold = time.Second
-
-// awaitAssessment returns when w's watch may open: at once when no list came before it (the
-// reflector watching again after a watch ended), else once a settled assessment begun after
-// the list has not ended the cluster's wait, or watchHold after the call. The watch then
-// starts from the list's resourceVersion, so a change made meanwhile is seen when it opens.
-// It returns ctx's error when the cluster's wait ends first.
-func (s *watchSet) awaitAssessment(ctx context.Context, w *watch) error {
-	var hold *time.Timer
-	for {
-		s.gateMu.Lock()
-		if !w.gated || s.settled > w.listedAt {
-			w.gated = false
-			s.gateMu.Unlock()
-			return nil
-		}
-		if s.gate == nil {
-			s.gate = make(chan struct{})
-		}
-		gate := s.gate
-		s.gateMu.Unlock()
-		if hold == nil {
-			hold = time.NewTimer(cmp.Or(s.hold, watchHold))
-			defer hold.Stop()
-		}
-		select {
-		case <-gate:
-		case <-hold.C:
-			s.gateMu.Lock()
-			w.gated = false
-			s.gateMu.Unlock()
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 }
 
 // watch is one reflector (a list, then a watch, listing again when the watch ends), the store
@@ -169,10 +84,6 @@ func (s *watchSet) awaitAssessment(ctx context.Context, w *watch) error {
 type watch struct {
 	store *notifyingStore
 	since time.Time
-	// gated is set by each list: the watch after it waits for a settled assessment begun
-	// after listedAt (watchSet.awaitAssessment). Both are guarded by the watchSet's gateMu.
-	gated    bool
-	listedAt uint64
 	// onErr is called when a list or watch fails: the cluster re-assesses (a failed first
 	// list gives its connect slot back).
 	onErr func()
@@ -186,8 +97,6 @@ type notifyingStore struct {
 	cache.Store
 	transform cache.TransformFunc
 	onChange  func()
-	// onReplace, when set, is called when a list has filled the store, before onChange.
-	onReplace func()
 	isSynced  atomic.Bool
 	// keepGone keeps the last state of deleted objects in deleted: a Job deleted after it
 	// finished (ttlSecondsAfterFinished) is still listed by its Flux inventory.
@@ -313,9 +222,6 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 	}
 	defer n.onChange()
 	defer n.isSynced.Store(true)
-	if n.onReplace != nil {
-		defer n.onReplace()
-	}
 	return n.Store.Replace(converted, resourceVersion)
 }
 
@@ -438,17 +344,7 @@ func (s *watchSet) listWatch(key watchKey, w *watch) (*plainListWatch, runtime.O
 			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
-			if s.awaitAssessment(ctx, w) != nil {
-				// The cluster's wait ended. io.EOF is a watch that ended as it should:
-				// the reflector says nothing (its error handler would log and pace a
-				// cancellation) and stops, its context being done.
-				return nil, io.EOF
-			}
 			wi, err := ri.Watch(ctx, opts)
-			if err != nil && ctx.Err() != nil {
-				// Cut short by the cluster's end: as above, no error.
-				return nil, io.EOF
-			}
 			if err != nil {
 				w.setErr(err)
 			}
@@ -493,13 +389,6 @@ func (s *watchSet) get(key watchKey) cachedList {
 		w.store.carry = keepPullErrors
 	case flux.KindHelmRelease.GroupVersionResource():
 		w.store.note = reconcileStarted
-	}
-	if !strings.HasSuffix(key.gvr.Group, ".toolkit.fluxcd.io") {
-		// Flux's own objects and their sources are watched at once: they say which
-		// revision is applied, and a verdict must never rest on an older state of them
-		// than it did before watches waited (a revision applied after the list, unseen
-		// while another read is slow, would be called running).
-		w.store.onReplace = func() { s.listed(w) }
 	}
 	lw, example := s.listWatch(key, w)
 	backoff := reconnectBackoff
