@@ -52,7 +52,10 @@ type fleetConfig struct {
 	// busy is how many busy processes run beside a second series of verify runs on the
 	// largest fleet (0: none).
 	busy int
-	args []string
+	// compareCredentials are other credentials the largest fleet is verified with too, each
+	// on its own fleet of servers (issue 24's targets were set on shared-token).
+	compareCredentials []string
+	args               []string
 }
 
 func parseFleetConfig(args []string) (fleetConfig, error) {
@@ -69,6 +72,7 @@ func parseFleetConfig(args []string) (fleetConfig, error) {
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Second, "the verify timeout: when hung clusters get their Timeout verdict (TLS handshakes with RSA client keys cost about 4 ms of CPU per cluster)")
 	fs.StringVar(&c.credentials, "credentials", credsCert, "what each kubeconfig carries: cert (its own client certificate and RSA 2048 key), token (its own token) or shared-token (one token for all, plain HTTP)")
 	fs.IntVar(&c.busy, "busy", 0, "also verify the largest fleet with this many busy processes beside it (a runner shared with other jobs): how many healthy clusters are Current, and whether the others blame their servers or say the runner was short of CPU")
+	compare := fs.String("compare-credentials", "", "also verify the largest fleet with these credentials, comma-separated (each on its own fleet), and report them side by side with --credentials")
 	fs.DurationVar(&c.runCap, "run-cap", 3*time.Minute, "how long one run may take before it is stopped with SIGTERM (then SIGKILL 10 s later)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -88,6 +92,17 @@ func parseFleetConfig(args []string) (fleetConfig, error) {
 				return c, fmt.Errorf("--peer-clusters: %q is not one of --clusters", f)
 			}
 			c.peerCounts[n] = true
+		}
+	}
+	for f := range strings.SplitSeq(*compare, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "":
+		case credsCert, credsToken, credsSharedToken:
+			if f != c.credentials && !slices.Contains(c.compareCredentials, f) {
+				c.compareCredentials = append(c.compareCredentials, f)
+			}
+		default:
+			return c, fmt.Errorf("--compare-credentials: %q is not %s, %s or %s", f, credsCert, credsToken, credsSharedToken)
 		}
 	}
 	if c.runs < 1 || c.objects < 1 {
@@ -279,7 +294,8 @@ type fleetRow struct {
 	tool, command string
 	clusters      int
 	healthy       int
-	busy          int // busy processes beside it
+	busy          int    // busy processes beside it
+	credentials   string // what the kubeconfigs carry when not --credentials (compareCredentials)
 	samples       []fleetSample
 }
 
@@ -349,7 +365,15 @@ func fleet(ctx context.Context, args []string) error {
 		}
 		f.close()
 	}
-	doc := fleetReport(cfg, rows, mixes, began, time.Since(began))
+	credRows, err := credentialRuns(ctx, cfg, rusage, dir)
+	if err != nil {
+		return err
+	}
+	rsaSign, err := rsaSignTime()
+	if err != nil {
+		return err
+	}
+	doc := fleetReport(cfg, rows, mixes, began, time.Since(began)) + credentialsReport(cfg, rows, credRows, rsaSign)
 	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
 		return err
 	}

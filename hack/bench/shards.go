@@ -102,16 +102,13 @@ func fleetServers(ctx context.Context, args []string) error {
 	to := fs.Int("to", 0, "cluster after the last served")
 	objects := fs.Int("objects", 200, "objects in each cluster's app")
 	dir := fs.String("dir", "", "folder for the kubeconfigs")
-	credentials := fs.String("credentials", credsToken, "what each kubeconfig carries: "+credsCert+" or "+credsToken)
+	credentials := fs.String("credentials", credsToken, "what each kubeconfig carries: "+credsCert+", "+credsToken+" or "+credsSharedToken)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	plan := fleetPlan(*n)
 	if *from < 0 || *to > len(plan) || *from >= *to || *dir == "" {
 		return fmt.Errorf("bad range [%d, %d) of %d clusters, or no --dir", *from, *to, len(plan))
-	}
-	if *credentials != credsToken && *credentials != credsCert {
-		return fmt.Errorf("--credentials must be %s or %s, not %q", credsCert, credsToken, *credentials)
 	}
 	creds, err := newFleetCredentials(*credentials, *to-*from)
 	if err != nil {

@@ -28,48 +28,55 @@ func (o ObjectRef) ID() string { return result.ObjectID(o.Kind, o.Namespace, o.N
 // .status.inventory.entries, sorted by ID (then group). An object without an inventory, such
 // as one not reconciled yet, lists nothing.
 func Inventory(obj *unstructured.Unstructured) ([]ObjectRef, error) {
-	refs := []ObjectRef{}
+	refs, _, err := InventoryIDs(obj)
+	return refs, err
+}
+
+// InventoryIDs is Inventory with each object's ID (ObjectRef.ID), in the same order: made
+// once here, for the sort, rather than again by every caller that needs them.
+func InventoryIDs(obj *unstructured.Unstructured) ([]ObjectRef, []string, error) {
 	if obj == nil {
-		return refs, nil
+		return []ObjectRef{}, []string{}, nil
 	}
 	entries, found, err := NestedSlice(obj.Object, "status", "inventory", "entries")
 	if err != nil {
-		return nil, fmt.Errorf("read the inventory of %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+		return nil, nil, fmt.Errorf("read the inventory of %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 	}
 	if !found {
-		return refs, nil
+		return []ObjectRef{}, []string{}, nil
 	}
-	refs = make([]ObjectRef, 0, len(entries))
+	refs := make([]ObjectRef, 0, len(entries))
 	for i, e := range entries {
 		m, ok := e.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("inventory of %s/%s: entry %d is a %T, not an object with id and v", obj.GetNamespace(), obj.GetName(), i, e)
+			return nil, nil, fmt.Errorf("inventory of %s/%s: entry %d is a %T, not an object with id and v", obj.GetNamespace(), obj.GetName(), i, e)
 		}
 		id, _ := m["id"].(string)
 		ref, err := parseInventoryID(id)
 		if err != nil {
-			return nil, fmt.Errorf("inventory of %s/%s: entry %d: %w", obj.GetNamespace(), obj.GetName(), i, err)
+			return nil, nil, fmt.Errorf("inventory of %s/%s: entry %d: %w", obj.GetNamespace(), obj.GetName(), i, err)
 		}
 		ref.Version, _ = m["v"].(string)
 		refs = append(refs, ref)
 	}
-	// Sorted by ID, each made once: the comparisons would otherwise build it n log n times.
-	sorted := make([]keyedRef, len(refs))
+	ids := make([]string, len(refs))
 	for i, r := range refs {
-		sorted[i] = keyedRef{id: r.ID(), ref: r}
+		ids[i] = r.ID()
 	}
-	slices.SortStableFunc(sorted, func(a, b keyedRef) int {
-		return cmp.Or(strings.Compare(a.id, b.id), strings.Compare(a.ref.Group, b.ref.Group))
+	// Sorted by ID, then group, then the order Flux listed them in (what a stable sort
+	// gives): the entries' indexes are sorted, not the entries, which are five strings each.
+	order := make([]int, len(refs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(ids[a], ids[b]), strings.Compare(refs[a].Group, refs[b].Group), cmp.Compare(a, b))
 	})
-	for i := range sorted {
-		refs[i] = sorted[i].ref
+	sortedRefs, sortedIDs := make([]ObjectRef, len(refs)), make([]string, len(refs))
+	for i, j := range order {
+		sortedRefs[i], sortedIDs[i] = refs[j], ids[j]
 	}
-	return refs, nil
-}
-
-type keyedRef struct {
-	id  string
-	ref ObjectRef
+	return sortedRefs, sortedIDs, nil
 }
 
 // parseInventoryID reads an inventory id, <namespace>_<name>_<group>_<kind>, as Flux writes

@@ -81,6 +81,19 @@ func TestInventoryEntries(t *testing.T) {
 				{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress", Namespace: "apps", Name: "web"},
 			},
 		},
+		{
+			name: "one object listed twice keeps Flux's order",
+			obj: inventoryOf(
+				entry("apps_web_apps_Deployment", "v1beta2"),
+				entry("apps_api_apps_Deployment", "v1"),
+				entry("apps_web_apps_Deployment", "v1"),
+			),
+			want: []ObjectRef{
+				{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "apps", Name: "api"},
+				{Group: "apps", Version: "v1beta2", Kind: "Deployment", Namespace: "apps", Name: "web"},
+				{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "apps", Name: "web"},
+			},
+		},
 		{name: "no entries", obj: inventoryOf(), want: []ObjectRef{}},
 		{name: "nil object", obj: nil, want: []ObjectRef{}},
 		{
@@ -110,6 +123,20 @@ func TestInventoryEntries(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Inventory() mismatch (-want +got):\n%s", diff)
+			}
+			refs, ids, err := InventoryIDs(tt.obj)
+			if err != nil {
+				t.Fatalf("InventoryIDs() error: %v", err)
+			}
+			wantIDs := make([]string, len(tt.want))
+			for i, r := range tt.want {
+				wantIDs[i] = r.ID()
+			}
+			if diff := cmp.Diff(tt.want, refs); diff != "" {
+				t.Errorf("InventoryIDs() refs mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantIDs, ids); diff != "" {
+				t.Errorf("InventoryIDs() ids mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -658,8 +658,7 @@ func (s *clusterState) inventory(id string, obj *unstructured.Unstructured) ([]f
 	if p, ok := s.inventories[id]; ok && rv != "" && p.resourceVersion == rv {
 		return p.refs, p.ids, p.err
 	}
-	refs, err := flux.Inventory(obj)
-	ids := objectIDs(refs)
+	refs, ids, err := flux.InventoryIDs(obj)
 	s.inventories[id] = parsedInventory{resourceVersion: rv, refs: refs, ids: ids, err: err}
 	return refs, ids, err
 }
