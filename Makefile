@@ -95,7 +95,7 @@ bench-shards: build
 ## kubeconfig with its own client certificate and key, against the engine as it was before
 ## issue 26 (PEER, a commit) on the fleets it finishes in minutes, in one run (see
 ## docs/fleet-benchmark.md); the largest fleet again with 2 busy processes beside it, and with
-## each cluster's own token and with one shared token over plain HTTP (issue 24's setup)
+## each cluster's own token and with one shared token over plain HTTP (the benchmark before issue 26)
 PEER ?= 593a5fc
 bench-fleet: build
 	@peer=$$(mktemp -d) && trap 'rm -rf "$$peer"' EXIT && \

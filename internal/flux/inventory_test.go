@@ -1,9 +1,14 @@
 package flux
 
 import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -28,7 +33,7 @@ func TestInventory(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Inventory(%s) error: %v", tt.fixture, err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := gocmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Inventory(%s) mismatch (-want +got):\n%s", tt.fixture, diff)
 			}
 		})
@@ -121,7 +126,7 @@ func TestInventoryEntries(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Inventory() error: %v", err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := gocmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Inventory() mismatch (-want +got):\n%s", diff)
 			}
 			refs, ids, err := InventoryIDs(tt.obj)
@@ -132,13 +137,44 @@ func TestInventoryEntries(t *testing.T) {
 			for i, r := range tt.want {
 				wantIDs[i] = r.ID()
 			}
-			if diff := cmp.Diff(tt.want, refs); diff != "" {
+			if diff := gocmp.Diff(tt.want, refs); diff != "" {
 				t.Errorf("InventoryIDs() refs mismatch (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(wantIDs, ids); diff != "" {
+			if diff := gocmp.Diff(wantIDs, ids); diff != "" {
 				t.Errorf("InventoryIDs() ids mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestInventoryOrderOfEqualEntries: entries with the same ID and group (one object listed
+// twice, under two versions) keep the order Flux listed them in, as a stable sort keeps it,
+// in an inventory long enough (more than 12 entries) for the sort not to be an insertion sort.
+func TestInventoryOrderOfEqualEntries(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(24, 26))
+	var entries []any
+	var want []ObjectRef
+	for i := range 200 {
+		name, group := fmt.Sprintf("web-%d", r.IntN(6)), []string{"apps", "example.com"}[r.IntN(2)]
+		version := fmt.Sprintf("v%d", i)
+		entries = append(entries, entry("apps_"+name+"_"+group+"_Deployment", version))
+		want = append(want, ObjectRef{Group: group, Version: version, Kind: "Deployment", Namespace: "apps", Name: name})
+	}
+	slices.SortStableFunc(want, func(a, b ObjectRef) int {
+		return cmp.Or(strings.Compare(a.ID(), b.ID()), strings.Compare(a.Group, b.Group))
+	})
+	refs, ids, err := InventoryIDs(inventoryOf(entries...))
+	if err != nil {
+		t.Fatalf("InventoryIDs() error: %v", err)
+	}
+	if diff := gocmp.Diff(want, refs); diff != "" {
+		t.Errorf("InventoryIDs() refs mismatch (-want +got):\n%s", diff)
+	}
+	for i, r := range refs {
+		if ids[i] != r.ID() {
+			t.Errorf("InventoryIDs() ids[%d] = %q, want %q", i, ids[i], r.ID())
+		}
 	}
 }
 
@@ -179,7 +215,7 @@ func TestParseInventoryID(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parseInventoryID(%q) error: %v", tt.id, err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := gocmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parseInventoryID(%q) mismatch (-want +got):\n%s", tt.id, diff)
 			}
 		})
