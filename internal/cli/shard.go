@@ -92,7 +92,7 @@ func readReports(patterns []string) ([]merge.Report, error) {
 	reports := make([]merge.Report, 0, len(paths))
 	for _, p := range paths {
 		// Not env.ReadFile, which is for kubeconfigs and credentials (a few MiB at most): a
-		// shard's report of 500 clusters is about 16 MiB.
+		// shard's report of 500 clusters of 200 objects is about 30 MB.
 		data, err := safefile.ReadReport(p, merge.MaxReportBytes)
 		if err != nil {
 			return nil, fmt.Errorf("read report %s: %w", p, err)
@@ -127,6 +127,9 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 		run.Condition.Message = badInput
 	} else {
 		fmt.Fprintf(log, "Merged %d reports: %d clusters (%s)\n", len(reports), len(run.Results), strings.Join(run.Merged, ", "))
+		if note := merge.VersionsNote(reports); note != "" {
+			gha.WithFieldsMap(map[string]string{"title": "app-status legs of several versions"}).Warningf("%s", sanitize.Commands(sanitize.Line(note)))
+		}
 		run.Version = Version
 		notes = publishMerged(ctx, gha, env, s, run, hurry)
 	}
@@ -171,6 +174,9 @@ func runMerge(args []string, env Env) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "app-status merge: %s\n", sanitize.Line(err.Error()))
 		return 2
+	}
+	if note := merge.VersionsNote(reports); note != "" {
+		fmt.Fprintf(env.Stderr, "app-status merge: warning: %s\n", sanitize.Line(note))
 	}
 	run.Version = Version
 	stdout := sanitize.NewCommandsWriter(env.Stdout)

@@ -15,13 +15,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/shard"
 )
 
-// MaxReportBytes bounds one report file (a shard of 10,000 clusters with their evidence is a
-// few tens of MiB).
-const MaxReportBytes = 512 << 20
+// MaxReportBytes bounds one report file. A cluster of 200 objects takes about 59 KB of a
+// report (590 MB for 10,000 of them in one process, make bench-shards), so this is room for
+// a leg of about 35,000 such clusters, more than one runner verifies; the merge holds about
+// twice its reports' size in memory.
+const MaxReportBytes int64 = 2 << 30
 
 // Report is one leg's report file.
 type Report struct {
@@ -32,8 +35,8 @@ type Report struct {
 // Parse reads a report file's content: the JSON document of `app-status verify -o json` or of
 // the action's report-file.
 func Parse(path string, data []byte) (Report, error) {
-	if len(data) > MaxReportBytes {
-		return Report{}, fmt.Errorf("%s is %d bytes, more than a report's %d: is it a report of app-status?", path, len(data), MaxReportBytes)
+	if int64(len(data)) > MaxReportBytes {
+		return Report{}, fmt.Errorf("%s is %d bytes, more than the %d MiB a report may have (about 35,000 clusters of 200 objects): is it a report of app-status? A leg that large is better split into shards", path, len(data), MaxReportBytes>>20)
 	}
 	// A UTF-8 byte order mark, as some editors and shells write one, is no content.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
@@ -52,8 +55,12 @@ func Parse(path string, data []byte) (Report, error) {
 	case run.SchemaVersion != result.SchemaVersion:
 		return Report{}, fmt.Errorf("%s has schema version %d (app-status %s); this app-status reads version %d: run the legs and the merge with the same app-status",
 			path, run.SchemaVersion, orUnknown(run.Version), result.SchemaVersion)
-	case run.Truncated:
-		return Report{}, fmt.Errorf("%s is a cut document (the report output, cut to GitHub's size limit): merge the file the report-file output names, which is whole", path)
+	case run.Truncated && slices.ContainsFunc(run.Results, func(c result.Cluster) bool { return c.Name == report.LeftOutName }):
+		// A report output cut to GitHub's size limit can leave whole clusters out; a report
+		// cut without leaving a cluster out (the report-file of a leg whose job was
+		// cancelled, written at once with each cluster's verdict and without its objects)
+		// merges, and the merged run says what was cut.
+		return Report{}, fmt.Errorf("%s is a cut document with clusters left out (the report output, cut to GitHub's size limit): merge the file the report-file output names, which is whole", path)
 	case run.Resources == nil || run.Results == nil:
 		return Report{}, fmt.Errorf("%s is not a report of app-status: it has no resources or results", path)
 	case len(run.Resources) == 0:
@@ -131,9 +138,29 @@ func Covering(reports []Report, expected []string) (result.Run, error) {
 	}
 	for _, r := range reports {
 		run.Merged = append(run.Merged, r.Path)
+		run.Truncated = run.Truncated || r.Run.Truncated
 	}
 	slices.Sort(run.Merged)
 	return run, nil
+}
+
+// VersionsNote says which versions of app-status wrote the reports when they are more than
+// one ("" when they are one, or do not say). Reports of one schema merge whatever their
+// versions, but a leg run by another version may judge a layout otherwise: worth a warning.
+// The versions are the reports' own text: the caller escapes them.
+func VersionsNote(reports []Report) string {
+	byVersion := map[string][]string{}
+	for _, r := range reports {
+		byVersion[orUnknown(r.Run.Version)] = append(byVersion[orUnknown(r.Run.Version)], r.Path)
+	}
+	if len(byVersion) < 2 {
+		return ""
+	}
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(byVersion)) {
+		parts = append(parts, fmt.Sprintf("%s (%s)", v, strings.Join(byVersion[v], ", ")))
+	}
+	return "the reports were written by different versions of app-status: " + strings.Join(parts, "; ") + ": run every leg and the merge with one version (pin the action to a commit or a full version tag)"
 }
 
 func short(hash string) string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/shard"
 )
@@ -115,6 +116,52 @@ func TestMergeShards(t *testing.T) {
 	}
 }
 
+// TestMergeCancelledLeg: the report-file of a leg whose job was cancelled is written at once,
+// each cluster with its verdict and without its objects (report.Essentials, truncated): it
+// merges, its clusters keep their verdicts, and the merged run says it was cut.
+func TestMergeCancelledLeg(t *testing.T) {
+	t.Parallel()
+	names := fleet(12)
+	var clusters []result.Cluster
+	for _, n := range names {
+		if shard.Of(n, 3) == 2 {
+			clusters = append(clusters, result.Cluster{Name: n, Verdict: verdictOf(n), DurationMs: 1000,
+				Objects: []result.Object{{ID: "Deployment/apps/web", Kind: "Deployment", Namespace: "apps", Name: "web", Status: result.ObjectCurrent}}})
+		}
+	}
+	hurried := result.NewRun(resources, rev, clusters, time.Second)
+	start := time.Date(2026, 11, 24, 9, 0, 2, 0, time.UTC)
+	hurried.StartedAt, hurried.EndedAt = start.Format(time.RFC3339Nano), start.Add(2*time.Second).Format(time.RFC3339Nano)
+	hurried.Shard = &result.Shard{Index: 2, Count: 3, Clusters: names, ClustersHash: shard.ListHash(names)}
+	data, err := json.Marshal(report.Essentials(hurried))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, err := Parse("shard-2.json", data)
+	if err != nil {
+		t.Fatalf("the cancelled leg's report: %v", err)
+	}
+	run, err := Merge([]Report{shardReport(t, names, 1, 3, rev), cut, shardReport(t, names, 3, 3, rev)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, n := range names {
+		want[n] = string(verdictOf(n)) + " "
+	}
+	if diff := cmp.Diff(want, verdicts(run)); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	if !run.Truncated {
+		t.Error("the merged run does not say it was cut")
+	}
+	for _, c := range run.Results {
+		if cutHere := shard.Of(c.Name, 3) == 2; c.Truncated != cutHere || (cutHere && len(c.Objects) != 0) {
+			t.Errorf("%s: truncated %v with %d objects; want truncated (and no objects) only in shard 2", c.Name, c.Truncated, len(c.Objects))
+		}
+	}
+}
+
 // TestMergeEqualsOneRun: the merge of every shard is the run one job over every cluster
 // makes, but for the merge's own fields.
 func TestMergeEqualsOneRun(t *testing.T) {
@@ -171,7 +218,9 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 		{"UTF-16", "\xff\xfe{\x00\"\x00", "is UTF-16 text, and a report is UTF-8 JSON (Windows PowerShell's > writes UTF-16)"},
 		{"UTF-16, big-endian", "\xfe\xff\x00{", "is UTF-16 text"},
 		{"another schema", `{"schemaVersion": 99, "version": "v9.0.0", "resources": [], "results": []}`, "schema version 99 (app-status v9.0.0)"},
-		{"cut", `{"schemaVersion": 1, "resources": [], "results": [], "truncated": true}`, "cut document"},
+		{"cut, with clusters left out", `{"schemaVersion": 1, "resources": ["Kustomization/flux-system/app"], "results": [{"cluster": "a", "verdict": "Current"}, {"cluster": "(clusters left out)", "verdict": "Timeout"}], "truncated": true}`, "cut document with clusters left out"},
+		{"no shard", `{"schemaVersion": 1, "resources": ["Kustomization/flux-system/app"], "results": [], "shard": {"index": 3, "count": 2, "clusters": [], "clustersHash": ""}}`, "says it is shard 3/2, which is no shard"},
+		{"a fleet list changed", fmt.Sprintf(`{"schemaVersion": 1, "resources": ["Kustomization/flux-system/app"], "results": [], "shard": {"index": 1, "count": 2, "clusters": ["a", "b", "c"], "clustersHash": %q}}`, shard.ListHash([]string{"a", "b"})), "does not match its clustersHash"},
 		{"not a report", `{"schemaVersion": 1}`, "no resources or results"},
 		{"a leg's bad input", `{"schemaVersion": 1, "status": "failure", "resources": [], "condition": {"type": "Ready", "status": "False", "reason": "ClustersNotReady", "message": "bad input: the step's log says what is wrong and how to fix it"}, "results": []}`, "stopped on bad input"},
 	} {
@@ -217,14 +266,32 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"schemaVersion":1,"resources":["Kustomization/flux-system/app"],"results":[{"cluster":"a","verdict":"Current"}],"shard":{"index":1,"count":2,"clusters":["a","b"],"clustersHash":"x"}}`))
 	f.Add([]byte(`{"schemaVersion":1,"resources":[],"results":[],"shard":{"index":0,"count":0}}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(fmt.Sprintf(`{"schemaVersion":1,"resources":["Kustomization/flux-system/app"],"results":[{"cluster":"a","verdict":"Current"},{"cluster":"z","verdict":"Current"}],"truncated":true,"shard":{"index":2,"count":2,"clusters":["a","b","c"],"clustersHash":%q}}`, shard.ListHash([]string{"a", "b", "c"}))))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Parse("f.json", data)
 		if err != nil {
 			return
 		}
-		if r.Run.Shard != nil && (r.Run.Shard.Count < 1 || r.Run.Shard.Count > shard.MaxCount) {
-			if _, err := Merge([]Report{r}); err == nil {
-				t.Errorf("a shard count of %d merged", r.Run.Shard.Count)
+		if s := r.Run.Shard; s != nil {
+			// What Parse promises of a shard, and a merge of it alone: exactly the fleet's
+			// clusters, whatever its results say.
+			if s.Count < 1 || s.Count > shard.MaxCount || s.Index < 1 || s.Index > s.Count || shard.ListHash(s.Clusters) != s.ClustersHash {
+				t.Fatalf("Parse accepted shard %d/%d with a fleet list of hash %q", s.Index, s.Count, s.ClustersHash)
+			}
+			run, err := Merge([]Report{r})
+			if err != nil {
+				t.Fatalf("Merge of one parsed shard: %v", err)
+			}
+			got := map[string]bool{}
+			for _, c := range run.Results {
+				got[c.Name] = true
+			}
+			want := map[string]bool{}
+			for _, name := range s.Clusters {
+				want[name] = true
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("merged clusters against the fleet's (-fleet +merged):\n%s", diff)
 			}
 			return
 		}
@@ -246,5 +313,30 @@ func TestParseByteOrderMark(t *testing.T) {
 	}
 	if diff := cmp.Diff(plain, marked); diff != "" {
 		t.Errorf("with a byte order mark (-without +with):\n%s", diff)
+	}
+}
+
+// TestVersionsNote: reports of one schema merge whatever version wrote them, with a note when
+// the versions are several.
+func TestVersionsNote(t *testing.T) {
+	t.Parallel()
+	leg := func(path, version string) Report {
+		r := Report{Path: path, Run: result.NewRun(resources, rev, nil, time.Second)}
+		r.Run.Version = version
+		return r
+	}
+	for _, tt := range []struct {
+		name    string
+		reports []Report
+		want    string
+	}{
+		{"one version", []Report{leg("a.json", "v1.2.0"), leg("b.json", "v1.2.0")}, ""},
+		{"one report", []Report{leg("a.json", "")}, ""},
+		{"two versions, one unsaid", []Report{leg("b.json", "v1.2.0"), leg("a.json", ""), leg("c.json", "v1.2.0")},
+			"the reports were written by different versions of app-status: of unknown version (a.json); v1.2.0 (b.json, c.json): run every leg and the merge with one version (pin the action to a commit or a full version tag)"},
+	} {
+		if got := VersionsNote(tt.reports); got != tt.want {
+			t.Errorf("%s: VersionsNote() = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -116,10 +116,13 @@ func TestSchemaFields(t *testing.T) {
 		{def: "failure", typ: reflect.TypeFor[result.Failure]()},
 		{def: "event", typ: reflect.TypeFor[result.Event]()},
 		{def: "condition", typ: reflect.TypeFor[result.Condition]()},
+		{def: "properties/shard", typ: reflect.TypeFor[result.Shard]()}, // defined in place
 	}
 	for _, tt := range tests {
 		var def any = schema
-		if tt.def != "" {
+		if path := strings.Split(tt.def, "/"); len(path) > 1 {
+			def = lookup(t, schema, path...)
+		} else if tt.def != "" {
 			def = lookup(t, schema, "$defs", tt.def)
 		}
 		var wantProps, wantRequired []string

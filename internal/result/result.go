@@ -255,7 +255,9 @@ type Run struct {
 	DurationMs       int64     `json:"durationMs"`
 	Results          []Cluster `json:"results"`
 	// Truncated is set when the document was cut to stay under a size limit (GitHub's for
-	// step outputs); the full document is elsewhere (the report-file output).
+	// step outputs; the full document is elsewhere, the report-file output), or written at
+	// once, each cluster with its verdict and without its objects, because the job was
+	// cancelled; a merge of reports one of which was cut is cut too.
 	Truncated bool `json:"truncated,omitempty"`
 	// What a merge of several runs' reports needs: when the run started and ended (RFC 3339),
 	// the tool's version and, for a shard, which one it is.

@@ -35,7 +35,9 @@ func TestParse(t *testing.T) {
 }
 
 // TestEveryClusterInOneShardStable: each cluster is in exactly one shard, the shards are
-// balanced, and adding clusters moves none of the others.
+// balanced, and a cluster's shard is a function of its name and the count alone: adding
+// clusters moves none of the others, and it never changes between versions (legs of one run
+// built from two versions of app-status must agree on it: TestShardOfIsPinned).
 func TestEveryClusterInOneShardStable(t *testing.T) {
 	t.Parallel()
 	const n = 5
@@ -60,12 +62,35 @@ func TestEveryClusterInOneShardStable(t *testing.T) {
 			t.Errorf("shard %d/%d has %d of 10000 clusters, want about 2000", s, n, counts[s])
 		}
 	}
-	for name, s := range before {
-		if Of(name, n) != s {
+	// A fleet twice as large, with the first fleet's names among the new ones: none moves.
+	for i := range 20000 {
+		name := fmt.Sprintf("prod-%05d", 20000-1-i)
+		if s, ok := before[name]; ok && Of(name, n) != s {
 			t.Errorf("%s moved from shard %d", name, s)
 		}
 	}
 	if ListHash([]string{"b", "a"}) != ListHash([]string{"a", "b"}) || ListHash([]string{"a"}) == ListHash([]string{"a", "b"}) {
 		t.Error("ListHash depends on the order, or not on the names")
+	}
+}
+
+// TestShardOfIsPinned: the assignment is part of the report format. A leg of another version
+// of app-status that hashed differently would verify other clusters than the merge expects of
+// its shard (they would be ClusterMissing, never a silent pass, but a needless failure).
+func TestShardOfIsPinned(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		of5, of3 int
+	}{
+		{"prod-eu", 4, 1},
+		{"prod-us", 4, 1},
+		{"staging", 3, 3},
+		{"prod-00042", 2, 1},
+		{"a", 2, 2},
+	} {
+		if got5, got3 := Of(tt.name, 5), Of(tt.name, 3); got5 != tt.of5 || got3 != tt.of3 {
+			t.Errorf("Of(%q): shard %d of 5 and %d of 3, want %d and %d (a changed hash moves every fleet's clusters between versions)", tt.name, got5, got3, tt.of5, tt.of3)
+		}
 	}
 }

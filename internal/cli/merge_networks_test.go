@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/filecommand"
+	"github.com/org/app-status-action/internal/report"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// TestMergeActionNetworks: the action's merge mode over the reports of legs split by network
+// (no shard), with the whole fleet's clusters lines, as the README's example writes them
+// (env: variables that are not set: only the names are read). A cluster no report covers is
+// Unknown (ClusterMissing) and fails the run; the report-file of a leg whose job was
+// cancelled (its clusters' verdicts without their objects) merges, and the merged report
+// says it was cut.
+func TestMergeActionNetworks(t *testing.T) {
+	t.Parallel()
+	const rev = "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	resources := []string{"Kustomization/flux-system/app"}
+	dir := t.TempDir()
+	write := func(name string, run result.Run) {
+		t.Helper()
+		data, err := json.Marshal(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	current := func(name string) result.Cluster {
+		return result.Cluster{Name: name, Verdict: result.VerdictCurrent, Flux: []result.FluxObject{},
+			Objects: []result.Object{{ID: "Deployment/apps/web", Kind: "Deployment", Namespace: "apps", Name: "web", Status: result.ObjectCurrent}}}
+	}
+	eu := result.NewRun(resources, rev, []result.Cluster{current("prod-eu-1"), current("prod-eu-2")}, time.Second)
+	eu.Version = "v1.2.0"
+	write("app-status-eu.json", eu)
+	// The US leg's job was cancelled while prod-us-2 was still waiting.
+	cancelled := current("prod-us-2")
+	cancelled.Verdict, cancelled.Reason, cancelled.Message = result.VerdictCancelled, "Cancelled", "the job was cancelled"
+	us := result.NewRun(resources, rev, []result.Cluster{current("prod-us-1"), cancelled}, time.Second)
+	us.Version = "v1.3.0 ##[error]forged\n::error::forged" // a report's text is untrusted
+	write("app-status-us.json", report.Essentials(us))
+
+	f := newFakeEnv(t, map[string]string{
+		"INPUT_RESOURCE": "Kustomization/app",
+		"INPUT_MERGE":    filepath.Join(dir, "*.json"),
+		"INPUT_CLUSTERS": "prod-eu-1=env:UNUSED\nprod-eu-2=env:UNUSED\nprod-us-1=env:UNUSED\nprod-us-2=env:UNUSED\nprod-ap-1=env:UNUSED",
+		"RUNNER_TEMP":    t.TempDir(),
+	})
+	if code := Run(context.Background(), []string{"action"}, f.env()); code != 1 {
+		t.Errorf("Run() = %d, want 1 (a cluster no report covers, one cancelled)\n%s", code, f.stdout.String())
+	}
+	outputs, err := filecommand.ParseOutputs(f.file(t, f.output))
+	if err != nil {
+		t.Fatalf("the runner could not read the outputs: %v", err)
+	}
+	var got []result.Cluster
+	if err := json.Unmarshal([]byte(outputs["results"]), &got); err != nil {
+		t.Fatalf("results: %v\n%s", err, outputs["results"])
+	}
+	verdicts := map[string]string{}
+	for _, c := range got {
+		verdicts[c.Name] = strings.TrimSpace(string(c.Verdict) + " " + c.Reason)
+	}
+	want := map[string]string{
+		"prod-ap-1": "Unknown ClusterMissing", "prod-eu-1": "Current", "prod-eu-2": "Current",
+		"prod-us-1": "Current", "prod-us-2": "Cancelled Cancelled",
+	}
+	if diff := cmp.Diff(want, verdicts); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	if outputs["status"] != "failure" || outputs["ready-clusters"] != `["prod-eu-1","prod-eu-2","prod-us-1"]` {
+		t.Errorf("status %q, ready %q; want failure and the three Current clusters", outputs["status"], outputs["ready-clusters"])
+	}
+	log := f.stdout.String()
+	if !strings.Contains(log, "::warning title=app-status legs of several versions::the reports were written by different versions of app-status: v1.2.0 (") {
+		t.Errorf("no warning that the legs ran two versions:\n%s", log)
+	}
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "##[error]") || strings.HasPrefix(line, "::error::forged") {
+			t.Errorf("a report's version became a runner command: %q", line)
+		}
+	}
+	var merged result.Run
+	data, err := os.ReadFile(outputs["report-file"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &merged); err != nil {
+		t.Fatal(err)
+	}
+	if !merged.Truncated || len(merged.Merged) != 2 {
+		t.Errorf("the merged report-file: truncated %v, merged %v; want cut (a leg was cancelled) and both reports named", merged.Truncated, merged.Merged)
+	}
+}
+
+// TestMergeNoReport: a merge whose pattern matches no file (no leg uploaded, or the download
+// went elsewhere) is bad input that says so, never a pass over no clusters.
+func TestMergeNoReport(t *testing.T) {
+	t.Parallel()
+	pattern := filepath.Join(t.TempDir(), "reports", "*.json")
+	f := newFakeEnv(t, map[string]string{"INPUT_RESOURCE": "Kustomization/app", "INPUT_MERGE": pattern, "RUNNER_TEMP": t.TempDir()})
+	if code := Run(context.Background(), []string{"action"}, f.env()); code != 1 {
+		t.Errorf("action: Run() = %d, want 1", code)
+	}
+	outputs, err := filecommand.ParseOutputs(f.file(t, f.output))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log := f.stdout.String(); outputs["status"] != "failure" || !strings.Contains(log, "::error title=app-status bad input::") || !strings.Contains(log, "matches no file") {
+		t.Errorf("action: status %q; want a failure and the bad input named:\n%s", outputs["status"], log)
+	}
+	cli := newFakeEnv(t, nil)
+	if code := Run(context.Background(), []string{"merge", pattern}, cli.env()); code != 2 || !strings.Contains(cli.stderr.String(), "matches no file") {
+		t.Errorf("merge: Run() = %d, want 2 saying the pattern matches no file\n%s", code, cli.stderr.String())
+	}
+}
