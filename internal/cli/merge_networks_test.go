@@ -16,6 +16,18 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
+// writeReport writes run as a leg's report file at path.
+func writeReport(t *testing.T, path string, run result.Run) {
+	t.Helper()
+	data, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestMergeActionNetworks: the action's merge mode over the reports of legs split by network
 // (no shard), with the whole fleet's clusters lines, as the README's example writes them
 // (env: variables that are not set: only the names are read). A cluster no report covers is
@@ -27,16 +39,7 @@ func TestMergeActionNetworks(t *testing.T) {
 	const rev = "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	resources := []string{"Kustomization/flux-system/app"}
 	dir := t.TempDir()
-	write := func(name string, run result.Run) {
-		t.Helper()
-		data, err := json.Marshal(run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name string, run result.Run) { writeReport(t, filepath.Join(dir, name), run) }
 	current := func(name string) result.Cluster {
 		return result.Cluster{Name: name, Verdict: result.VerdictCurrent, Flux: []result.FluxObject{},
 			Objects: []result.Object{{ID: "Deployment/apps/web", Kind: "Deployment", Namespace: "apps", Name: "web", Status: result.ObjectCurrent}}}
@@ -123,5 +126,46 @@ func TestMergeNoReport(t *testing.T) {
 	cli := newFakeEnv(t, nil)
 	if code := Run(context.Background(), []string{"merge", pattern}, cli.env()); code != 2 || !strings.Contains(cli.stderr.String(), "matches no file") {
 		t.Errorf("merge: Run() = %d, want 2 saying the pattern matches no file\n%s", code, cli.stderr.String())
+	}
+}
+
+// TestMergeBadFleetLine: in merge mode the clusters lines are read as verify reads them (only
+// their names are used): a line that is not name=source is bad input, not a cluster dropped
+// from the coverage check without a word.
+func TestMergeBadFleetLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeReport(t, filepath.Join(dir, "eu.json"), result.NewRun([]string{"Kustomization/flux-system/app"}, "main@sha1:a1b2c3d4", []result.Cluster{{Name: "prod-eu-1", Verdict: result.VerdictCurrent}}, time.Second))
+	f := newFakeEnv(t, map[string]string{
+		"INPUT_RESOURCE": "Kustomization/app", "INPUT_MERGE": filepath.Join(dir, "*.json"), "RUNNER_TEMP": t.TempDir(),
+		"INPUT_CLUSTERS": "prod-eu-1=env:UNUSED\nprod-us-1: env:UNUSED",
+	})
+	if code := Run(context.Background(), []string{"action"}, f.env()); code != 1 {
+		t.Errorf("Run() = %d, want 1", code)
+	}
+	if log := f.stdout.String(); !strings.Contains(log, "::error title=app-status bad input::") || !strings.Contains(log, "write prod-us-1=env:UNUSED, with '=' between the cluster name and the source") {
+		t.Errorf("the bad clusters line is not named as bad input:\n%s", log)
+	}
+}
+
+// TestMergeCLIVersionsWarning: the CLI merge warns on stderr when the reports were written by
+// several versions of app-status, and still merges them.
+func TestMergeCLIVersionsWarning(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var paths []string
+	for _, leg := range []struct{ cluster, version string }{{"prod-eu-1", "v1.2.0"}, {"prod-us-1", "v1.3.0"}} {
+		run := result.NewRun([]string{"Kustomization/flux-system/app"}, "main@sha1:a1b2c3d4", []result.Cluster{{Name: leg.cluster, Verdict: result.VerdictCurrent}}, time.Second)
+		run.Version = leg.version
+		path := filepath.Join(dir, leg.cluster+".json")
+		writeReport(t, path, run)
+		paths = append(paths, path)
+	}
+	f := newFakeEnv(t, nil)
+	if code := Run(context.Background(), append([]string{"merge"}, paths...), f.env()); code != 0 {
+		t.Errorf("Run() = %d, want 0 (both Current)\n%s", code, f.stderr.String())
+	}
+	if !strings.Contains(f.stderr.String(), "app-status merge: warning: the reports were written by different versions of app-status: v1.2.0 (") {
+		t.Errorf("no warning on stderr:\n%s", f.stderr.String())
 	}
 }

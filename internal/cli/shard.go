@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/merge"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/safefile"
@@ -93,6 +95,9 @@ func readReports(patterns []string) ([]merge.Report, error) {
 	for _, p := range paths {
 		// Not env.ReadFile, which is for kubeconfigs and credentials (a few MiB at most): a
 		// shard's report of 500 clusters of 200 objects is about 30 MB.
+		if info, err := os.Stat(p); err == nil && info.Size() > merge.MaxReportBytes {
+			return nil, fmt.Errorf("read report %s: %d bytes is more than the %d MiB a report may have: %s", p, info.Size(), merge.MaxReportBytes>>20, merge.TooLargeHint)
+		}
 		data, err := safefile.ReadReport(p, merge.MaxReportBytes)
 		if err != nil {
 			return nil, fmt.Errorf("read report %s: %w", p, err)
@@ -116,9 +121,13 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 	var run result.Run
 	var badInput string
 	var notes []string
-	reports, err := readReports(s.merge)
+	fleet, err := kubeconfig.Names(s.clusters.Clusters, "input clusters")
+	var reports []merge.Report
 	if err == nil {
-		run, err = merge.Covering(reports, clusterNames(s.clusters.Clusters))
+		reports, err = readReports(s.merge)
+	}
+	if err == nil {
+		run, err = merge.Covering(reports, fleet)
 	}
 	if err != nil {
 		badInput = sanitize.Line(err.Error())
@@ -199,18 +208,6 @@ func runMerge(args []string, env Env) int {
 		return 0
 	}
 	return 1
-}
-
-// clusterNames are the names of a clusters input (name=source lines): in merge mode, the
-// fleet the legs' reports must cover.
-func clusterNames(input string) []string {
-	var names []string
-	for _, l := range lines(input) {
-		if name, _, ok := strings.Cut(l, "="); ok && strings.TrimSpace(name) != "" {
-			names = append(names, strings.TrimSpace(name))
-		}
-	}
-	return names
 }
 
 func newMergeFlags() *flag.FlagSet { return flag.NewFlagSet("app-status merge", flag.ContinueOnError) }

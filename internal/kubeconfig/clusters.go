@@ -83,6 +83,20 @@ func parseClusters(text, origin string) ([]entry, error) {
 	return entries, errors.Join(errs...)
 }
 
+// Names are the cluster names of a clusters list, as parseClusters reads it (every bad line is
+// an error), without reading any source: what a merge needs of the fleet.
+func Names(text, origin string) ([]string, error) {
+	entries, err := parseClusters(text, origin)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.name
+	}
+	return names, nil
+}
+
 func (e *entry) parse() error {
 	name, src, ok := strings.Cut(e.text, "=")
 	if !ok {

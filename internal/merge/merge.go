@@ -15,16 +15,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/shard"
 )
 
 // MaxReportBytes bounds one report file. A cluster of 200 objects takes about 59 KB of a
 // report (590 MB for 10,000 of them in one process, make bench-shards), so this is room for
-// a leg of about 35,000 such clusters, more than one runner verifies; the merge holds about
-// twice its reports' size in memory.
-const MaxReportBytes int64 = 2 << 30
+// a leg of about 18,000 such clusters, more than one runner verifies in a job; a merge takes
+// about twice its reports' size in memory (the files and what they decode to: 1088 MiB for
+// 590 MB in make bench-shards on 5ca7757).
+const MaxReportBytes int64 = 1 << 30
+
+// TooLargeHint is what to do about a report larger than MaxReportBytes.
+const TooLargeHint = "is it a report of app-status? A leg that large is better split into shards (input shard)"
 
 // Report is one leg's report file.
 type Report struct {
@@ -36,7 +40,7 @@ type Report struct {
 // the action's report-file.
 func Parse(path string, data []byte) (Report, error) {
 	if int64(len(data)) > MaxReportBytes {
-		return Report{}, fmt.Errorf("%s is %d bytes, more than the %d MiB a report may have (about 35,000 clusters of 200 objects): is it a report of app-status? A leg that large is better split into shards", path, len(data), MaxReportBytes>>20)
+		return Report{}, fmt.Errorf("%s is %d bytes, more than the %d MiB a report may have: %s", path, len(data), MaxReportBytes>>20, TooLargeHint)
 	}
 	// A UTF-8 byte order mark, as some editors and shells write one, is no content.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
@@ -46,21 +50,26 @@ func Parse(path string, data []byte) (Report, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Report{}, fmt.Errorf("%s is empty: the leg that wrote it stopped before its report (its log says why: verify -o json prints no report on bad input)", path)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
 	var run result.Run
-	if err := dec.Decode(&run); err != nil {
+	// Unmarshal, not a Decoder, which would copy the whole document into a buffer of its own.
+	if err := json.Unmarshal(data, &run); err != nil {
 		return Report{}, fmt.Errorf("%s is not a report of app-status (the JSON of report-file or verify -o json): %w", path, err)
 	}
 	switch {
 	case run.SchemaVersion != result.SchemaVersion:
 		return Report{}, fmt.Errorf("%s has schema version %d (app-status %s); this app-status reads version %d: run the legs and the merge with the same app-status",
 			path, run.SchemaVersion, orUnknown(run.Version), result.SchemaVersion)
-	case run.Truncated && slices.ContainsFunc(run.Results, func(c result.Cluster) bool { return c.Name == report.LeftOutName }):
-		// A report output cut to GitHub's size limit can leave whole clusters out; a report
-		// cut without leaving a cluster out (the report-file of a leg whose job was
-		// cancelled, written at once with each cluster's verdict and without its objects)
-		// merges, and the merged run says what was cut.
-		return Report{}, fmt.Errorf("%s is a cut document with clusters left out (the report output, cut to GitHub's size limit): merge the file the report-file output names, which is whole", path)
+	case !sameClusters(run):
+		// A report output cut to GitHub's size limit can leave whole clusters out of its
+		// results (with an entry that says how many, or none when even that does not fit)
+		// while its readyClusters and failedClusters still name them all. A report cut
+		// without leaving a cluster out (the report-file of a leg whose job was cancelled,
+		// written at once with each cluster's verdict and without its objects) merges, and
+		// the merged run says what was cut.
+		if run.Truncated {
+			return Report{}, fmt.Errorf("%s is a cut document with clusters left out (the report output, cut to GitHub's size limit): merge the file the report-file output names, which is whole", path)
+		}
+		return Report{}, fmt.Errorf("%s: its results do not name the clusters its readyClusters and failedClusters name: the report was changed after it was written", path)
 	case run.Resources == nil || run.Results == nil:
 		return Report{}, fmt.Errorf("%s is not a report of app-status: it has no resources or results", path)
 	case len(run.Resources) == 0:
@@ -76,6 +85,28 @@ func Parse(path string, data []byte) (Report, error) {
 		}
 	}
 	return Report{Path: path, Run: run}, nil
+}
+
+// sameClusters reports whether the run's results are exactly the clusters its ready and
+// failed lists name, each once.
+func sameClusters(run result.Run) bool {
+	listed := map[string]bool{}
+	for _, name := range slices.Concat(run.ReadyClusters, run.FailedClusters) {
+		if listed[name] {
+			return false
+		}
+		listed[name] = true
+	}
+	if len(listed) != len(run.Results) {
+		return false
+	}
+	for _, c := range run.Results {
+		if !listed[c.Name] {
+			return false
+		}
+		delete(listed, c.Name) // a cluster twice in the results
+	}
+	return true
 }
 
 func orUnknown(s string) string {
@@ -151,7 +182,11 @@ func Covering(reports []Report, expected []string) (result.Run, error) {
 func VersionsNote(reports []Report) string {
 	byVersion := map[string][]string{}
 	for _, r := range reports {
-		byVersion[orUnknown(r.Run.Version)] = append(byVersion[orUnknown(r.Run.Version)], r.Path)
+		v := "an unknown version"
+		if r.Run.Version != "" {
+			v = sanitize.Truncate(r.Run.Version, 80)
+		}
+		byVersion[v] = append(byVersion[v], r.Path)
 	}
 	if len(byVersion) < 2 {
 		return ""

@@ -3,6 +3,7 @@ package merge
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,10 +264,10 @@ func TestMergeNetworks(t *testing.T) {
 
 // FuzzParse: any bytes are a report or a clear error, never a panic; what parses merges.
 func FuzzParse(f *testing.F) {
-	f.Add([]byte(`{"schemaVersion":1,"resources":["Kustomization/flux-system/app"],"results":[{"cluster":"a","verdict":"Current"}],"shard":{"index":1,"count":2,"clusters":["a","b"],"clustersHash":"x"}}`))
+	f.Add([]byte(`{"schemaVersion":1,"resources":["Kustomization/flux-system/app"],"readyClusters":["a"],"failedClusters":[],"results":[{"cluster":"a","verdict":"Current"}],"shard":{"index":1,"count":2,"clusters":["a","b"],"clustersHash":"x"}}`))
 	f.Add([]byte(`{"schemaVersion":1,"resources":[],"results":[],"shard":{"index":0,"count":0}}`))
 	f.Add([]byte(`[]`))
-	f.Add([]byte(fmt.Sprintf(`{"schemaVersion":1,"resources":["Kustomization/flux-system/app"],"results":[{"cluster":"a","verdict":"Current"},{"cluster":"z","verdict":"Current"}],"truncated":true,"shard":{"index":2,"count":2,"clusters":["a","b","c"],"clustersHash":%q}}`, shard.ListHash([]string{"a", "b", "c"}))))
+	f.Add([]byte(fmt.Sprintf(`{"schemaVersion":1,"resources":["Kustomization/flux-system/app"],"readyClusters":["a","z"],"failedClusters":[],"results":[{"cluster":"a","verdict":"Current"},{"cluster":"z","verdict":"Current"}],"truncated":true,"shard":{"index":2,"count":2,"clusters":["a","b","c"],"clustersHash":%q}}`, shard.ListHash([]string{"a", "b", "c"}))))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Parse("f.json", data)
 		if err != nil {
@@ -302,7 +303,7 @@ func FuzzParse(f *testing.F) {
 // TestParseByteOrderMark: a report behind a UTF-8 byte order mark reads as the report.
 func TestParseByteOrderMark(t *testing.T) {
 	t.Parallel()
-	doc := `{"schemaVersion":1,"resources":["Kustomization/flux-system/app"],"results":[{"cluster":"a","verdict":"Current"}]}`
+	doc := `{"schemaVersion":1,"resources":["Kustomization/flux-system/app"],"readyClusters":["a"],"failedClusters":[],"results":[{"cluster":"a","verdict":"Current"}]}`
 	plain, err := Parse("r.json", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
@@ -333,10 +334,58 @@ func TestVersionsNote(t *testing.T) {
 		{"one version", []Report{leg("a.json", "v1.2.0"), leg("b.json", "v1.2.0")}, ""},
 		{"one report", []Report{leg("a.json", "")}, ""},
 		{"two versions, one unsaid", []Report{leg("b.json", "v1.2.0"), leg("a.json", ""), leg("c.json", "v1.2.0")},
-			"the reports were written by different versions of app-status: of unknown version (a.json); v1.2.0 (b.json, c.json): run every leg and the merge with one version (pin the action to a commit or a full version tag)"},
+			"the reports were written by different versions of app-status: an unknown version (a.json); v1.2.0 (b.json, c.json): run every leg and the merge with one version (pin the action to a commit or a full version tag)"},
 	} {
 		if got := VersionsNote(tt.reports); got != tt.want {
 			t.Errorf("%s: VersionsNote() = %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestParseRefusesCutOutputs: a report output cut by report.Fit to GitHub's size limit that
+// left clusters out of its results (with the entry that says how many, or with no entry at
+// all when even that did not fit) is refused, whatever else it holds: merged, its clusters
+// would be missing, and an unsharded merge cannot tell. A report whose results and lists
+// disagree without a cut was changed after it was written.
+func TestParseRefusesCutOutputs(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name            string
+		clusters, limit int
+	}{
+		{"clusters left out, with the entry saying so", 400, 64 << 10},
+		{"every cluster left out, no entry", 16000, 440 << 10},
+	} {
+		var clusters []result.Cluster
+		for i := range tt.clusters {
+			c := result.Cluster{Name: fmt.Sprintf("prod-eu-west-1-cluster-%05d", i), Verdict: result.VerdictCurrent, Message: strings.Repeat("m", 200)}
+			if i == tt.clusters/2 {
+				c.Verdict, c.Reason = result.VerdictFailed, "ImagePullBackOff"
+			}
+			clusters = append(clusters, c)
+		}
+		cut, truncated := report.Fit(result.NewRun(resources, rev, clusters, time.Second), tt.limit)
+		if !truncated || len(cut.Results) >= tt.clusters {
+			t.Fatalf("%s: Fit kept %d of %d clusters (truncated %v): the test needs clusters left out", tt.name, len(cut.Results), tt.clusters, truncated)
+		}
+		if marked := slices.ContainsFunc(cut.Results, func(c result.Cluster) bool { return c.Name == report.LeftOutName }); marked != (tt.clusters == 400) {
+			t.Fatalf("%s: the entry for the clusters left out is there: %v; the test wants it in the first case alone", tt.name, marked)
+		}
+		data, err := json.Marshal(cut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse("report-output.json", data); err == nil || !strings.Contains(err.Error(), "cut document with clusters left out") {
+			t.Errorf("%s (%d of %d clusters kept): Parse() error %v, want it refused as a cut document", tt.name, len(cut.Results), tt.clusters, err)
+		}
+	}
+	edited := result.NewRun(resources, rev, []result.Cluster{{Name: "a", Verdict: result.VerdictCurrent}, {Name: "b", Verdict: result.VerdictFailed}}, time.Second)
+	edited.Results = edited.Results[:1]
+	data, err := json.Marshal(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse("edited.json", data); err == nil || !strings.Contains(err.Error(), "changed after it was written") {
+		t.Errorf("a report without its failed cluster's result: Parse() error %v, want it refused", err)
 	}
 }

@@ -7,6 +7,7 @@
 package safefile
 
 import (
+	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -73,10 +74,13 @@ func read(name string, limit int64, what string) ([]byte, error) {
 	if info.Size() > limit {
 		return nil, fmt.Errorf("read %s: %d bytes is more than the %d MiB %s may have", name, info.Size(), limit>>20, what)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// Read into room for the size the file has, not into a buffer grown by doubling to it
+	// (a report of a large fleet is hundreds of MB).
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("read %s: more than the %d MiB %s may have", name, limit>>20, what)
 	}

@@ -34,15 +34,13 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// TestEveryClusterInOneShardStable: each cluster is in exactly one shard, the shards are
-// balanced, and a cluster's shard is a function of its name and the count alone: adding
-// clusters moves none of the others, and it never changes between versions (legs of one run
-// built from two versions of app-status must agree on it: TestShardOfIsPinned).
+// TestEveryClusterInOneShardStable: each cluster is in exactly one shard and the shards are
+// balanced. A cluster's shard is a function of its name and the count alone (Of), so adding
+// clusters moves none of the others; TestShardOfIsPinned holds it across versions.
 func TestEveryClusterInOneShardStable(t *testing.T) {
 	t.Parallel()
 	const n = 5
 	counts := make([]int, n+1)
-	before := map[string]int{}
 	for i := range 10000 {
 		name := fmt.Sprintf("prod-%05d", i)
 		in := 0
@@ -50,7 +48,6 @@ func TestEveryClusterInOneShardStable(t *testing.T) {
 			if (Shard{s, n}).Has(name) {
 				in++
 				counts[s]++
-				before[name] = s
 			}
 		}
 		if in != 1 {
@@ -60,13 +57,6 @@ func TestEveryClusterInOneShardStable(t *testing.T) {
 	for s := 1; s <= n; s++ {
 		if counts[s] < 1800 || counts[s] > 2200 {
 			t.Errorf("shard %d/%d has %d of 10000 clusters, want about 2000", s, n, counts[s])
-		}
-	}
-	// A fleet twice as large, with the first fleet's names among the new ones: none moves.
-	for i := range 20000 {
-		name := fmt.Sprintf("prod-%05d", 20000-1-i)
-		if s, ok := before[name]; ok && Of(name, n) != s {
-			t.Errorf("%s moved from shard %d", name, s)
 		}
 	}
 	if ListHash([]string{"b", "a"}) != ListHash([]string{"a", "b"}) || ListHash([]string{"a"}) == ListHash([]string{"a", "b"}) {
