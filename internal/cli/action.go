@@ -45,7 +45,7 @@ func runAction(ctx context.Context, env Env) int {
 
 	s, err := actionSettings(gha)
 	if err == nil && len(s.merge) > 0 {
-		return runMergeAction(ctx, gha, log, env, s)
+		return runMergeAction(ctx, gha, log, env, s, typed)
 	}
 	var req verify.Request
 	var secrets *kubeconfig.Secrets
@@ -83,12 +83,7 @@ func runAction(ctx context.Context, env Env) int {
 		// in both); the report file, the JUnit report and the outputs, which an artifact upload
 		// carries further, only what holds no input's value, and no resource or revision.
 		run = result.NewRun(nil, "", nil, env.Clock().Sub(start))
-		run.Condition.Message = reportedText(badInput, typed, func(m string) string {
-			if name := regexp.MustCompile(`^input ([a-z][a-z-]*)`).FindStringSubmatch(m); name != nil {
-				return "input " + name[1]
-			}
-			return ""
-		})
+		run.Condition.Message = reportedText(badInput, typed, inputNamed)
 	} else {
 		fleet := applyShard(&req, s.shard)
 		pub := startPublisher(ctx, gha, env, s, req)
@@ -183,6 +178,14 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// inputNamed is the input an error message starts by naming ("input clusters"), or "".
+func inputNamed(message string) string {
+	if name := regexp.MustCompile(`^input ([a-z][a-z-]*)`).FindStringSubmatch(message); name != nil {
+		return "input " + name[1]
+	}
+	return ""
 }
 
 func lines(s string) []string {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/org/app-status-action/internal/filecommand"
+	"github.com/org/app-status-action/internal/merge"
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 )
@@ -131,20 +132,45 @@ func TestMergeNoReport(t *testing.T) {
 
 // TestMergeBadFleetLine: in merge mode the clusters lines are read as verify reads them (only
 // their names are used): a line that is not name=source is bad input, not a cluster dropped
-// from the coverage check without a word.
+// from the coverage check without a word. As in verify mode, the log names the line, but the
+// report file, the JUnit report and the outputs, which an artifact carries further, hold
+// nothing typed into an input.
 func TestMergeBadFleetLine(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	writeReport(t, filepath.Join(dir, "eu.json"), result.NewRun([]string{"Kustomization/flux-system/app"}, "main@sha1:a1b2c3d4", []result.Cluster{{Name: "prod-eu-1", Verdict: result.VerdictCurrent}}, time.Second))
-	f := newFakeEnv(t, map[string]string{
-		"INPUT_RESOURCE": "Kustomization/app", "INPUT_MERGE": filepath.Join(dir, "*.json"), "RUNNER_TEMP": t.TempDir(),
-		"INPUT_CLUSTERS": "prod-eu-1=env:UNUSED\nprod-us-1: env:UNUSED",
-	})
-	if code := Run(context.Background(), []string{"action"}, f.env()); code != 1 {
-		t.Errorf("Run() = %d, want 1", code)
-	}
-	if log := f.stdout.String(); !strings.Contains(log, "::error title=app-status bad input::") || !strings.Contains(log, "write prod-us-1=env:UNUSED, with '=' between the cluster name and the source") {
-		t.Errorf("the bad clusters line is not named as bad input:\n%s", log)
+	for _, tt := range []struct{ name, line, wantLog, secret string }{
+		{"colon for equals", "prod-us-1: env:UNUSED", "write prod-us-1=env:UNUSED, with '=' between the cluster name and the source", ""},
+		{"a password where a variable belongs", "prod-us-1=env:KC hunter2!Pw", "env: needs an environment variable name", "hunter2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			writeReport(t, filepath.Join(dir, "eu.json"), result.NewRun([]string{"Kustomization/flux-system/app"}, "main@sha1:a1b2c3d4", []result.Cluster{{Name: "prod-eu-1", Verdict: result.VerdictCurrent}}, time.Second))
+			temp := t.TempDir()
+			f := newFakeEnv(t, map[string]string{
+				"INPUT_RESOURCE": "Kustomization/app", "INPUT_MERGE": filepath.Join(dir, "*.json"), "RUNNER_TEMP": temp,
+				"INPUT_CLUSTERS": "prod-eu-1=env:UNUSED\n" + tt.line,
+			})
+			if code := Run(context.Background(), []string{"action"}, f.env()); code != 1 {
+				t.Errorf("Run() = %d, want 1", code)
+			}
+			if log := f.stdout.String(); !strings.Contains(log, "::error title=app-status bad input::") || !strings.Contains(log, tt.wantLog) {
+				t.Errorf("the bad clusters line is not named as bad input:\n%s", log)
+			}
+			if tt.secret == "" {
+				return
+			}
+			carried := f.file(t, f.output)
+			files, err := filepath.Glob(filepath.Join(temp, "*"))
+			if err != nil || len(files) == 0 {
+				t.Fatalf("no report file under RUNNER_TEMP (%v)", err)
+			}
+			for _, name := range files {
+				carried += f.file(t, name)
+			}
+			if strings.Contains(carried, tt.secret) {
+				t.Errorf("the outputs or a report file hold what was typed into the input (%q)", tt.secret)
+			}
+		})
 	}
 }
 
@@ -167,5 +193,26 @@ func TestMergeCLIVersionsWarning(t *testing.T) {
 	}
 	if !strings.Contains(f.stderr.String(), "app-status merge: warning: the reports were written by different versions of app-status: v1.2.0 (") {
 		t.Errorf("no warning on stderr:\n%s", f.stderr.String())
+	}
+}
+
+// TestMergeReportTooLarge: a report above merge.MaxReportBytes (a sparse file: no disk) is
+// refused before it is read, with what to do about it.
+func TestMergeReportTooLarge(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "huge.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(merge.MaxReportBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cli := newFakeEnv(t, nil)
+	if code := Run(context.Background(), []string{"merge", path}, cli.env()); code != 2 || !strings.Contains(cli.stderr.String(), "more than the 1024 MiB a report may have: "+merge.TooLargeHint) {
+		t.Errorf("Run() = %d, want 2 with the bound and the hint\n%s", code, cli.stderr.String())
 	}
 }

@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -95,10 +95,10 @@ func readReports(patterns []string) ([]merge.Report, error) {
 	for _, p := range paths {
 		// Not env.ReadFile, which is for kubeconfigs and credentials (a few MiB at most): a
 		// shard's report of 500 clusters of 200 objects is about 30 MB.
-		if info, err := os.Stat(p); err == nil && info.Size() > merge.MaxReportBytes {
-			return nil, fmt.Errorf("read report %s: %d bytes is more than the %d MiB a report may have: %s", p, info.Size(), merge.MaxReportBytes>>20, merge.TooLargeHint)
-		}
 		data, err := safefile.ReadReport(p, merge.MaxReportBytes)
+		if tooLarge := (*safefile.TooLargeError)(nil); errors.As(err, &tooLarge) {
+			return nil, fmt.Errorf("%w: %s", err, merge.TooLargeHint)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read report %s: %w", p, err)
 		}
@@ -114,7 +114,9 @@ func readReports(patterns []string) ([]merge.Report, error) {
 // runMergeAction is the action's merge mode: the reports of the legs become the job summary,
 // the outputs, the annotations and the exit code of one run over every cluster; deployments
 // and the pull-request comment, when asked, are posted here, once.
-func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitize.CommandsWriter, env Env, s actionConfig) int {
+// typed are the inputs' values as read: the report file, the JUnit report and the outputs of
+// a bad input hold none of them (reportedText), as in verify mode.
+func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitize.CommandsWriter, env Env, s actionConfig, typed []string) int {
 	start := env.Clock()
 	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
 	defer stopHurry()
@@ -133,7 +135,7 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 		badInput = sanitize.Line(err.Error())
 		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.Commands(badInput))
 		run = result.NewRun(nil, "", nil, env.Clock().Sub(start))
-		run.Condition.Message = badInput
+		run.Condition.Message = reportedText(badInput, typed, inputNamed)
 	} else {
 		fmt.Fprintf(log, "Merged %d reports: %d clusters (%s)\n", len(reports), len(run.Results), strings.Join(run.Merged, ", "))
 		if note := merge.VersionsNote(reports); note != "" {

@@ -59,6 +59,8 @@ func Parse(path string, data []byte) (Report, error) {
 	case run.SchemaVersion != result.SchemaVersion:
 		return Report{}, fmt.Errorf("%s has schema version %d (app-status %s); this app-status reads version %d: run the legs and the merge with the same app-status",
 			path, run.SchemaVersion, orUnknown(run.Version), result.SchemaVersion)
+	case run.Resources == nil || run.Results == nil || run.ReadyClusters == nil || run.FailedClusters == nil:
+		return Report{}, fmt.Errorf("%s is not a report of app-status: it has no resources, results, readyClusters or failedClusters", path)
 	case !sameClusters(run):
 		// A report output cut to GitHub's size limit can leave whole clusters out of its
 		// results (with an entry that says how many, or none when even that does not fit)
@@ -69,9 +71,7 @@ func Parse(path string, data []byte) (Report, error) {
 		if run.Truncated {
 			return Report{}, fmt.Errorf("%s is a cut document with clusters left out (the report output, cut to GitHub's size limit): merge the file the report-file output names, which is whole", path)
 		}
-		return Report{}, fmt.Errorf("%s: its results do not name the clusters its readyClusters and failedClusters name: the report was changed after it was written", path)
-	case run.Resources == nil || run.Results == nil:
-		return Report{}, fmt.Errorf("%s is not a report of app-status: it has no resources or results", path)
+		return Report{}, fmt.Errorf("%s: its results do not match its readyClusters and failedClusters (each cluster once, Current in the one, not in the other): the report was changed after it was written", path)
 	case len(run.Resources) == 0:
 		// Every run names at least one resource; a leg that stopped on bad input names none.
 		return Report{}, fmt.Errorf("%s is the report of a leg that stopped on bad input before verifying anything (a kubeconfig it could not read, an input it could not parse): its step's log says what is wrong; fix it and run that leg again", path)
@@ -88,23 +88,30 @@ func Parse(path string, data []byte) (Report, error) {
 }
 
 // sameClusters reports whether the run's results are exactly the clusters its ready and
-// failed lists name, each once.
+// failed lists name, each once, the ready ones Current and the failed ones not: what
+// result.NewRun makes them, and nothing after it changes.
 func sameClusters(run result.Run) bool {
-	listed := map[string]bool{}
-	for _, name := range slices.Concat(run.ReadyClusters, run.FailedClusters) {
-		if listed[name] {
-			return false
+	ready := map[string]bool{} // name -> listed as ready (else as failed)
+	for _, list := range []struct {
+		names []string
+		ready bool
+	}{{run.ReadyClusters, true}, {run.FailedClusters, false}} {
+		for _, name := range list.names {
+			if _, twice := ready[name]; twice {
+				return false
+			}
+			ready[name] = list.ready
 		}
-		listed[name] = true
 	}
-	if len(listed) != len(run.Results) {
+	if len(ready) != len(run.Results) {
 		return false
 	}
 	for _, c := range run.Results {
-		if !listed[c.Name] {
+		isReady, listed := ready[c.Name]
+		if !listed || isReady != (c.Verdict == result.VerdictCurrent) {
 			return false
 		}
-		delete(listed, c.Name) // a cluster twice in the results
+		delete(ready, c.Name) // a cluster twice in the results
 	}
 	return true
 }

@@ -219,11 +219,12 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 		{"UTF-16", "\xff\xfe{\x00\"\x00", "is UTF-16 text, and a report is UTF-8 JSON (Windows PowerShell's > writes UTF-16)"},
 		{"UTF-16, big-endian", "\xfe\xff\x00{", "is UTF-16 text"},
 		{"another schema", `{"schemaVersion": 99, "version": "v9.0.0", "resources": [], "results": []}`, "schema version 99 (app-status v9.0.0)"},
-		{"cut, with clusters left out", `{"schemaVersion": 1, "resources": ["Kustomization/flux-system/app"], "results": [{"cluster": "a", "verdict": "Current"}, {"cluster": "(clusters left out)", "verdict": "Timeout"}], "truncated": true}`, "cut document with clusters left out"},
-		{"no shard", `{"schemaVersion": 1, "resources": ["Kustomization/flux-system/app"], "results": [], "shard": {"index": 3, "count": 2, "clusters": [], "clustersHash": ""}}`, "says it is shard 3/2, which is no shard"},
-		{"a fleet list changed", fmt.Sprintf(`{"schemaVersion": 1, "resources": ["Kustomization/flux-system/app"], "results": [], "shard": {"index": 1, "count": 2, "clusters": ["a", "b", "c"], "clustersHash": %q}}`, shard.ListHash([]string{"a", "b"})), "does not match its clustersHash"},
-		{"not a report", `{"schemaVersion": 1}`, "no resources or results"},
-		{"a leg's bad input", `{"schemaVersion": 1, "status": "failure", "resources": [], "condition": {"type": "Ready", "status": "False", "reason": "ClustersNotReady", "message": "bad input: the step's log says what is wrong and how to fix it"}, "results": []}`, "stopped on bad input"},
+		{"cut, with clusters left out", `{"schemaVersion": 1, "resources": ["Kustomization/flux-system/app"], "readyClusters": ["a", "b"], "failedClusters": ["c"], "results": [{"cluster": "a", "verdict": "Current"}, {"cluster": "(clusters left out)", "verdict": "Timeout"}], "truncated": true}`, "cut document with clusters left out"},
+		{"no shard", `{"schemaVersion": 1, "resources": ["Kustomization/flux-system/app"], "readyClusters": [], "failedClusters": [], "results": [], "shard": {"index": 3, "count": 2, "clusters": [], "clustersHash": ""}}`, "says it is shard 3/2, which is no shard"},
+		{"a fleet list changed", fmt.Sprintf(`{"schemaVersion": 1, "resources": ["Kustomization/flux-system/app"], "readyClusters": [], "failedClusters": [], "results": [], "shard": {"index": 1, "count": 2, "clusters": ["a", "b", "c"], "clustersHash": %q}}`, shard.ListHash([]string{"a", "b"})), "does not match its clustersHash"},
+		{"not a report", `{"schemaVersion": 1}`, "is not a report of app-status: it has no resources, results"},
+		{"a JSON document with results alone", `{"schemaVersion": 1, "resources": ["Kustomization/flux-system/app"], "results": [{"cluster": "a", "verdict": "Current"}]}`, "is not a report of app-status"},
+		{"a leg's bad input", `{"schemaVersion": 1, "status": "failure", "resources": [], "readyClusters": [], "failedClusters": [], "condition": {"type": "Ready", "status": "False", "reason": "ClustersNotReady", "message": "bad input: the step's log says what is wrong and how to fix it"}, "results": []}`, "stopped on bad input"},
 	} {
 		if _, err := Parse("r.json", []byte(bad.data)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v, want %q", bad.name, err, bad.want)
@@ -340,6 +341,10 @@ func TestVersionsNote(t *testing.T) {
 			t.Errorf("%s: VersionsNote() = %q, want %q", tt.name, got, tt.want)
 		}
 	}
+	long := strings.Repeat("v", 5000)
+	if got := VersionsNote([]Report{leg("a.json", long), leg("b.json", "v1.2.0")}); strings.Contains(got, long[:81]) || !strings.Contains(got, long[:70]) {
+		t.Errorf("a version of 5000 runes is not cut to 80 in the note (%d bytes)", len(got))
+	}
 }
 
 // TestParseRefusesCutOutputs: a report output cut by report.Fit to GitHub's size limit that
@@ -387,5 +392,13 @@ func TestParseRefusesCutOutputs(t *testing.T) {
 	}
 	if _, err := Parse("edited.json", data); err == nil || !strings.Contains(err.Error(), "changed after it was written") {
 		t.Errorf("a report without its failed cluster's result: Parse() error %v, want it refused", err)
+	}
+	flipped := result.NewRun(resources, rev, []result.Cluster{{Name: "a", Verdict: result.VerdictCurrent}, {Name: "b", Verdict: result.VerdictFailed}}, time.Second)
+	flipped.Results[1].Verdict = result.VerdictCurrent
+	if data, err = json.Marshal(flipped); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse("flipped.json", data); err == nil || !strings.Contains(err.Error(), "changed after it was written") {
+		t.Errorf("a failed cluster's result made Current: Parse() error %v, want it refused", err)
 	}
 }

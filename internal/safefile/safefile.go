@@ -72,7 +72,7 @@ func read(name string, limit int64, what string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w (%s)", name, ErrNotRegular, kind(info.Mode()))
 	}
 	if info.Size() > limit {
-		return nil, fmt.Errorf("read %s: %d bytes is more than the %d MiB %s may have", name, info.Size(), limit>>20, what)
+		return nil, &TooLargeError{Name: name, Size: info.Size(), Limit: limit, What: what}
 	}
 	// Read into room for the size the file has, not into a buffer grown by doubling to it
 	// (a report of a large fleet is hundreds of MB).
@@ -82,9 +82,23 @@ func read(name string, limit int64, what string) ([]byte, error) {
 	}
 	data := buf.Bytes()
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("read %s: more than the %d MiB %s may have", name, limit>>20, what)
+		return nil, &TooLargeError{Name: name, Size: -1, Limit: limit, What: what}
 	}
 	return data, nil
+}
+
+// TooLargeError is a file larger than a read allows.
+type TooLargeError struct {
+	Name        string
+	Size, Limit int64 // Size -1: it grew past Limit while it was read
+	What        string
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Size < 0 {
+		return fmt.Sprintf("read %s: more than the %d MiB %s may have", e.Name, e.Limit>>20, e.What)
+	}
+	return fmt.Sprintf("read %s: %d bytes is more than the %d MiB %s may have", e.Name, e.Size, e.Limit>>20, e.What)
 }
 
 func kind(m os.FileMode) string {

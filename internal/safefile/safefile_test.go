@@ -94,7 +94,8 @@ func TestReadReport(t *testing.T) {
 	if data, err := ReadReport(path, 512<<20); err != nil || len(data) != 5<<20 {
 		t.Errorf("a 5 MiB report: %d bytes, %v", len(data), err)
 	}
-	if _, err := ReadReport(path, 1<<20); err == nil || !strings.Contains(err.Error(), "more than the 1 MiB a report may have") {
+	var tooLarge *TooLargeError
+	if _, err := ReadReport(path, 1<<20); !errors.As(err, &tooLarge) || !strings.Contains(err.Error(), "more than the 1 MiB a report may have") {
 		t.Errorf("a report above its bound: %v", err)
 	}
 	if _, err := ReadReport("/proc/self/environ", 512<<20); err == nil {
