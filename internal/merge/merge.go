@@ -28,7 +28,7 @@ import (
 const MaxReportBytes int64 = 1 << 30
 
 // TooLargeHint is what to do about a report larger than MaxReportBytes.
-const TooLargeHint = "is it a report of app-status? A leg that large is better split into shards (input shard)"
+const TooLargeHint = "is it a report of app-status? A leg that large is better split into shards (input shard, or verify --shard I/N)"
 
 // Report is one leg's report file.
 type Report struct {
