@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # podman as this repository runs it: `make image`, the container end-to-end test, the start-up
-# measurement and the README's commands all go through here, so the flags live in one place.
+# measurement and the documented commands all go through here, so the flags live in one place.
 # Usage: hack/podman.sh PODMAN-ARGS...   e.g. hack/podman.sh run --rm app-status-action:dev version
 #
 # The flags make podman work as root on a machine without systemd, overlay mounts or

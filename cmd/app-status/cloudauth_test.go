@@ -297,7 +297,7 @@ func TestActionManagedClusters(t *testing.T) {
 		"GOOGLE_APPLICATION_CREDENTIALS": filepath.Join("/home/runner/work/app/app", filepath.Base(creds)),
 		// the runner, for a job with id-token: write
 		"ACTIONS_ID_TOKEN_REQUEST_URL": clouds.oidc.RequestURL, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": clouds.oidc.RequestToken,
-		// the workflow's env, as the README shows
+		// the workflow's env, as docs/credentials.md shows
 		"AZURE_CLIENT_ID": clouds.entra.ClientID, "AZURE_TENANT_ID": clouds.entra.TenantID,
 		// the test's Entra ID instead of login.microsoftonline.com, and its CA
 		"AZURE_AUTHORITY_HOST": clouds.entra.URL, "SSL_CERT_FILE": ca,

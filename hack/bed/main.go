@@ -1,5 +1,5 @@
 // Command bed runs the test bed by hand: `bed up` keeps clusters with Flux running for manual
-// poking, `bed measure` reports start-up time and memory, `bed demo` is the README's first command (make demo): three clusters, a sample app
+// poking, `bed measure` reports start-up time and memory, `bed demo` is the first command of CONTRIBUTING.md (make demo): three clusters, a sample app
 // delivered by the real kustomize-controller (one cluster gets a broken image), and
 // `app-status verify` against all three with live progress and the final table.
 package main

@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"sigs.k8s.io/yaml"
 )
@@ -142,5 +144,92 @@ func TestDocsWorkflowExamples(t *testing.T) {
 	cmd.Dir = filepath.Dir(filepath.Dir(dir))
 	if report, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("actionlint found problems in the documentation's workflows (%v):\n%s", err, report)
+	}
+}
+
+// mdLink is a markdown link's target: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// anchor is GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes.
+func anchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// anchors returns the anchors of a markdown file's headings (outside code blocks).
+func anchors(t *testing.T, name string) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	code := false
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, "```") {
+			code = !code
+		}
+		if !code && strings.HasPrefix(line, "#") {
+			out[anchor(strings.TrimLeft(line, "#"))] = true
+		}
+	}
+	return out
+}
+
+// TestDocsLinks: every relative link of README.md, CONTRIBUTING.md, RELEASING.md and docs/*.md
+// names a file that exists and, in a markdown file, a heading it has.
+func TestDocsLinks(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"README.md", "CONTRIBUTING.md", "RELEASING.md", "CHANGELOG.md"} {
+		if _, err := os.Stat(filepath.Join(root, name)); err == nil {
+			files = append(files, filepath.Join(root, name))
+		}
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := false
+		for n, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "```") {
+				code = !code
+			}
+			if code {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				path, frag, _ := strings.Cut(target, "#")
+				file := name
+				if path != "" {
+					file = filepath.Join(filepath.Dir(name), path)
+				}
+				where := fmt.Sprintf("%s:%d", strings.TrimPrefix(name, root+string(filepath.Separator)), n+1)
+				if _, err := os.Stat(file); err != nil {
+					t.Errorf("%s: link %q: %v", where, target, err)
+					continue
+				}
+				if frag != "" && strings.HasSuffix(file, ".md") && !anchors(t, file)[frag] {
+					t.Errorf("%s: link %q: %s has no heading with that anchor", where, target, filepath.Base(file))
+				}
+			}
+		}
 	}
 }

@@ -30,7 +30,7 @@ func writeReport(t *testing.T, path string, run result.Run) {
 }
 
 // TestMergeActionNetworks: the action's merge mode over the reports of legs split by network
-// (no shard), with the whole fleet's clusters lines, as the README's example writes them
+// (no shard), with the whole fleet's clusters lines, as docs/shards.md's example writes them
 // (env: variables that are not set: only the names are read). A cluster no report covers is
 // Unknown (ClusterMissing) and fails the run; the report-file of a leg whose job was
 // cancelled (its clusters' verdicts without their objects) merges, and the merged report

@@ -26,8 +26,8 @@ import (
 	"github.com/org/app-status-action/internal/sanitize"
 )
 
-// ReadmeURL is the README section that shows the workflows of the built-in providers.
-const ReadmeURL = "https://github.com/org/app-status-action#credentials-for-managed-clusters"
+// DocsURL is the documentation section that shows the workflows of the built-in providers.
+const DocsURL = "https://github.com/org/app-status-action/blob/main/docs/credentials.md#credentials-for-managed-clusters"
 
 // The defaults of Options.
 const (

@@ -118,12 +118,12 @@ func (p *Plugin) describe() string {
 // NewSource checks that the environment holds what the plugin's built-in provider needs and
 // returns the source of its tokens; nothing is contacted yet. The error is an *Error
 // (InvalidConfig) that names the provider and the variable that is missing, or the argument
-// that is not supported, and links the README's section.
+// that is not supported, and links the credentials page.
 func (p *Plugin) NewSource(opts Options) (*Source, error) {
 	opts = opts.withDefaults()
 	s := &secrets{onSecret: opts.OnSecret}
 	fail := func(e *Error) error {
-		return &Error{Verdict: e.Verdict, Message: fmt.Sprintf("%s: %s; see %s", p.describe(), e.Message, ReadmeURL), err: e.err}
+		return &Error{Verdict: e.Verdict, Message: fmt.Sprintf("%s: %s; see %s", p.describe(), e.Message, DocsURL), err: e.err}
 	}
 	if p.err != nil {
 		return nil, fail(invalid("%s", p.err.Error()))

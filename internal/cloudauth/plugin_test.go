@@ -50,10 +50,10 @@ func TestRecognise(t *testing.T) {
 
 // TestNewSourceInvalid: what the environment lacks, or an argument the provider does not
 // support, is an InvalidConfig message that names the provider and the variable, and links the
-// README; nothing is contacted, and no secret is quoted.
+// credentials page; nothing is contacted, and no secret is quoted.
 func TestNewSourceInvalid(t *testing.T) {
 	t.Parallel()
-	const see = "; see " + cloudauth.ReadmeURL
+	const see = "; see " + cloudauth.DocsURL
 	tests := []struct {
 		name string
 		exec *clientcmdapi.ExecConfig

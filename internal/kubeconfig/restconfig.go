@@ -207,7 +207,7 @@ func execProblem(userName string, exec *clientcmdapi.ExecConfig, lookPath bool) 
 		what += " (" + summary + ")"
 	}
 	return fmt.Sprintf("the kubeconfig's user %q needs the exec credential plugin %s, %s and no built-in provider replaces (see %s): %s (%s)",
-		userName, what, where, cloudauth.ReadmeURL, tokenAdvice, execHint(name, exec.Args))
+		userName, what, where, cloudauth.DocsURL, tokenAdvice, execHint(name, exec.Args))
 }
 
 // execSummary is the command and its subcommands ("aws eks get-token"), as far as they are

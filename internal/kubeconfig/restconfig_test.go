@@ -39,7 +39,7 @@ func TestRestConfig(t *testing.T) {
 	}, {
 		name:        "EKS plugin in the action without AWS credentials",
 		change:      func(c *clientcmdapi.Config) { c.AuthInfos["a"] = execUser() },
-		wantInvalid: `the kubeconfig's user "a": EKS credentials (aws eks get-token, built in): AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not: set both (aws-actions/configure-aws-credentials does); see https://github.com/org/app-status-action#credentials-for-managed-clusters`,
+		wantInvalid: `the kubeconfig's user "a": EKS credentials (aws eks get-token, built in): AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not: set both (aws-actions/configure-aws-credentials does); see https://github.com/org/app-status-action/blob/main/docs/credentials.md#credentials-for-managed-clusters`,
 		wantSecret:  "aws-" + marker + "-wJalrXUtnFEMI",
 	}, {
 		name:        "EKS plugin in the action with the keys the login action exported",
@@ -52,27 +52,27 @@ func TestRestConfig(t *testing.T) {
 		change: func(c *clientcmdapi.Config) {
 			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "/usr/lib/google-cloud-sdk/bin/gke-gcloud-auth-plugin"}}
 		},
-		wantInvalid: `the kubeconfig's user "a": GKE credentials (gke-gcloud-auth-plugin, built in): no Google credentials in the environment: set GOOGLE_APPLICATION_CREDENTIALS to a credentials file (google-github-actions/auth writes one, for workload identity federation or a service account key); see https://github.com/org/app-status-action#credentials-for-managed-clusters`,
+		wantInvalid: `the kubeconfig's user "a": GKE credentials (gke-gcloud-auth-plugin, built in): no Google credentials in the environment: set GOOGLE_APPLICATION_CREDENTIALS to a credentials file (google-github-actions/auth writes one, for workload identity federation or a service account key); see https://github.com/org/app-status-action/blob/main/docs/credentials.md#credentials-for-managed-clusters`,
 	}, {
 		name: "kubelogin on a workstation without it, interactive login",
 		change: func(c *clientcmdapi.Config) {
 			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "kubelogin", Args: []string{"get-token", "--login", "azurecli", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"}}}
 		},
 		path:        []string{"aws"},
-		wantInvalid: `the kubeconfig's user "a": AKS credentials (kubelogin get-token, built in): kubelogin --login azurecli needs a person or the Azure CLI's login, which a workflow step in a container does not have: set AZURE_CLIENT_ID and AZURE_TENANT_ID to the app registration or managed identity with a federated credential for the workflow, and give the job ` + "`permissions: id-token: write`" + ` (the app azure/login signs in with; the kubeconfig then needs no change), or convert the kubeconfig with kubelogin convert-kubeconfig -l workloadidentity; or use a service principal (AAD_LOGIN_METHOD=spn with AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET); see https://github.com/org/app-status-action#credentials-for-managed-clusters`,
+		wantInvalid: `the kubeconfig's user "a": AKS credentials (kubelogin get-token, built in): kubelogin --login azurecli needs a person or the Azure CLI's login, which a workflow step in a container does not have: set AZURE_CLIENT_ID and AZURE_TENANT_ID to the app registration or managed identity with a federated credential for the workflow, and give the job ` + "`permissions: id-token: write`" + ` (the app azure/login signs in with; the kubeconfig then needs no change), or convert the kubeconfig with kubelogin convert-kubeconfig -l workloadidentity; or use a service principal (AAD_LOGIN_METHOD=spn with AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET); see https://github.com/org/app-status-action/blob/main/docs/credentials.md#credentials-for-managed-clusters`,
 	}, {
 		name: "unknown plugin in the action",
 		change: func(c *clientcmdapi.Config) {
 			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "kubectl", Args: []string{"oidc-login", "get-token", "--oidc-issuer-url=https://issuer.example.com"}}}
 		},
-		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "kubectl", which this container does not have and no built-in provider replaces (see https://github.com/org/app-status-action#credentials-for-managed-clusters): pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (kubectl ... | jq -r .status.token)`,
+		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "kubectl", which this container does not have and no built-in provider replaces (see https://github.com/org/app-status-action/blob/main/docs/credentials.md#credentials-for-managed-clusters): pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (kubectl ... | jq -r .status.token)`,
 	}, {
 		name: "unknown plugin on a workstation without it",
 		change: func(c *clientcmdapi.Config) {
 			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "doctl", Args: []string{"kubernetes", "cluster", "kubeconfig", "exec-credential", "--version=v1beta1", "0f3ab26c-2a19-4e43-8a1f-2bd1e3fa4b58"}}}
 		},
 		path:        []string{"aws"},
-		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "doctl" (doctl kubernetes cluster), which is not installed here (not found in PATH) and no built-in provider replaces (see https://github.com/org/app-status-action#credentials-for-managed-clusters): pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (doctl kubernetes cluster kubeconfig exec-credential --version=v1beta1 CLUSTER_ID | jq -r .status.token)`,
+		wantInvalid: `the kubeconfig's user "a" needs the exec credential plugin "doctl" (doctl kubernetes cluster), which is not installed here (not found in PATH) and no built-in provider replaces (see https://github.com/org/app-status-action/blob/main/docs/credentials.md#credentials-for-managed-clusters): pass a kubeconfig with a token instead, e.g. a ServiceAccount token (kubectl create token ...) or a short-lived token your workflow fetched in an earlier step (doctl kubernetes cluster kubeconfig exec-credential --version=v1beta1 CLUSTER_ID | jq -r .status.token)`,
 	}, {
 		name:        "EKS plugin on a workstation without aws",
 		change:      func(c *clientcmdapi.Config) { c.AuthInfos["a"] = execUser() },

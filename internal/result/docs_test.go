@@ -12,14 +12,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// codeCell finds the codes in the first cell of a README table row: "| `a` / `b` | ...".
+// codeCell finds the codes in the first cell of a table row: "| `a` / `b` | ...".
 var codeCell = regexp.MustCompile("`([a-z0-9-]+)`")
 
-// readmeCodes returns the codes of the README's failure-code table (the table under the
-// "### Failure codes" heading), in the order of its rows.
-func readmeCodes(t *testing.T) []string {
+// docCodes returns the codes of a document's failure-code table (the table under its
+// "Failure codes" heading), in the order of its rows.
+func docCodes(t *testing.T, name string) []string {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func readmeCodes(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	if !inTable {
-		t.Fatal(`README.md has no table under a "Failure codes" heading`)
+		t.Fatalf(`%s has no table under a "Failure codes" heading`, name)
 	}
 	return codes
 }
@@ -74,8 +74,8 @@ func schemaCodes(t *testing.T) []string {
 	return doc.Defs.Code.Enum
 }
 
-// TestCodesDocumented checks that every failure code is explained in the README's failure-code
-// table and allowed by the JSON Schema, in the order of Codes, and that neither documents a code
+// TestCodesDocumented checks that every failure code is in the README's failure-code table,
+// explained in docs/verdicts.md and allowed by the JSON Schema, in the order of Codes, and that neither documents a code
 // the engine never reports.
 func TestCodesDocumented(t *testing.T) {
 	t.Parallel()
@@ -90,7 +90,8 @@ func TestCodesDocumented(t *testing.T) {
 		name string
 		got  []string
 	}{
-		{name: "README.md failure-code table", got: readmeCodes(t)},
+		{name: "README.md failure-code table", got: docCodes(t, "../../README.md")},
+		{name: "docs/verdicts.md failure-code table", got: docCodes(t, "../../docs/verdicts.md")},
 		{name: "schema/results.schema.json $defs.code.enum", got: schemaCodes(t)},
 	}
 	for _, d := range docs {

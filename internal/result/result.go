@@ -77,7 +77,7 @@ const (
 	CodeFluxRolledBack           Code = "flux-rolled-back"
 )
 
-// Codes lists every failure code, in the order the README documents them.
+// Codes lists every failure code, in the order the README and docs/verdicts.md document them.
 var Codes = []Code{
 	CodeImagePull, CodeConfig, CodeCrashLoop, CodeOOM, CodeUnschedulable, CodeQuota, CodeAdmissionDenied,
 	CodeNotProgressing, CodeJobFailed, CodeNeverReady, CodeStatefulSetBlocked,

@@ -418,7 +418,7 @@ func leastPrivilegeRole(t *testing.T) ([]byte, rbacv1.ClusterRole) {
 	return nil, rbacv1.ClusterRole{}
 }
 
-// TestLeastPrivilege: deploy/rbac/app-status.yaml, applied as the README says, is all the
+// TestLeastPrivilege: deploy/rbac/app-status.yaml, applied as docs/credentials.md says, is all the
 // action needs: with a token of its ServiceAccount, a healthy app (with a Secret it may not
 // read) is Current, and a broken one fails with its precise code and its evidence.
 func TestLeastPrivilege(t *testing.T) {

@@ -26,7 +26,7 @@ import (
 	"github.com/org/app-status-action/internal/verify"
 )
 
-// applyRBAC applies the files of deploy/rbac, as the README says.
+// applyRBAC applies the files of deploy/rbac, as docs/credentials.md and docs/reconcile.md say.
 func applyRBAC(ctx context.Context, t *testing.T, c *testbed.Cluster, files ...string) {
 	t.Helper()
 	for _, f := range files {
