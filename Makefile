@@ -93,16 +93,16 @@ bench-shards: build
 
 ## bench-fleet: 1, 20, 100 and 1000 fake clusters, some hung, throttled or failing, each
 ## kubeconfig with its own client certificate and key, against the engine as it was before
-## issue 26 (PEER, a commit) on the fleets it finishes in minutes, in one run (see
-## docs/fleet-benchmark.md); the largest fleet again with 2 busy processes beside it, and with
-## each cluster's own token and with one shared token over plain HTTP (the benchmark before issue 26)
+## redaction was built once (PEER, a commit) on the fleets it finishes in minutes, in one run
+## (see docs/fleet-benchmark.md); the largest fleet again with 2 busy processes beside it, and
+## with each cluster's own token and with one shared token over plain HTTP (the engine's own cost)
 PEER ?= 593a5fc
 bench-fleet: build
 	@peer=$$(mktemp -d) && trap 'rm -rf "$$peer"' EXIT && \
 	git archive $(PEER) | tar -x -C $$peer && \
 	(cd $$peer && CGO_ENABLED=0 go build -trimpath -o app-status ./cmd/app-status) && \
 	go -C hack run ./bench fleet --app-status $(CURDIR)/bin/app-status --peer $$peer/app-status \
-		--peer-name "app-status $(PEER) (before issue 26)" --clusters 1,20,100,1000 --peer-clusters 1,20 --busy 2 \
+		--peer-name "app-status before one-pass redaction" --clusters 1,20,100,1000 --peer-clusters 1,20 --busy 2 \
 		--compare-credentials token,shared-token --out $(CURDIR)/docs
 
 ## image: the action's image as a release builds it (hack/image/Containerfile: the static

@@ -1,18 +1,18 @@
 package main
 
 // bench fleet: the fleet-and-faults benchmark behind `make bench-fleet`, also run by `make
-// bench` (issue 11). It starts 1, 100 and 1000 fake API servers (internal/fakeapi, in this
+// bench`. It starts 1, 100 and 1000 fake API servers (internal/fakeapi, in this
 // process, on 127.0.0.1), each holding an app of 200 objects, a tenth of them hung, a
 // twentieth throttling (429) and a twentieth failing (500), and times `app-status verify` and
 // `app-status get` over the whole fleet: when the last healthy cluster's verdict is printed,
 // when the process exits, its peak RSS and its CPU time per cluster. With --peer it runs
-// another build (the engine before issue 11) on the same fleets in the same run, and reports
+// another build (an earlier engine) on the same fleets in the same run, and reports
 // both side by side. It writes docs/fleet-benchmark.md and docs/fleet-benchmark.png.
 //
 // Every cluster's kubeconfig carries its own credentials, as real fleets' do (--credentials:
 // a client certificate and RSA 2048 key by default, served over TLS that verifies them), so
 // the time from the last verdict to the exit includes redacting a fleet's worth of secrets
-// from the result (issue 26: with one shared token the benchmark never saw that cost).
+// from the result (with one shared token the benchmark would never see that cost).
 
 import (
 	"bufio"
@@ -53,8 +53,8 @@ type fleetConfig struct {
 	// largest fleet (0: none).
 	busy int
 	// compareCredentials are other credentials the largest fleet is verified with too, each
-	// on its own fleet of servers (shared-token: the benchmark before issue 26, when issue 24
-	// set its targets).
+	// on its own fleet of servers (shared-token: one token over plain HTTP, the engine's own
+	// cost, on which its targets were set).
 	compareCredentials []string
 	args               []string
 }

@@ -24,7 +24,7 @@ import (
 const (
 	credsCert        = "cert"         // each its own client certificate and RSA 2048 key, over TLS (kubeadm, kind)
 	credsToken       = "token"        // each its own bearer token, over TLS
-	credsSharedToken = "shared-token" // one token for every cluster, plain HTTP (the benchmark before issue 26)
+	credsSharedToken = "shared-token" // one token for every cluster, plain HTTP (the engine's own cost)
 )
 
 // fleetCredentials are the credentials of a fleet of fake clusters: a CA, the servers' TLS

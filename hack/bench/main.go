@@ -1,4 +1,4 @@
-// Command bench is the side-by-side benchmark behind `make bench` (issue 6). On real test-bed
+// Command bench is the side-by-side benchmark behind `make bench`. On real test-bed
 // clusters it times app-status against what users would otherwise script, on the same events:
 // `kubectl wait` and `kubectl rollout status` in a loop over clusters, and a kstatus
 // StatusPoller at the flux CLI's 2 s interval (`bench poller`, run as its own process). It

@@ -17,7 +17,7 @@ import (
 	"github.com/org/app-status-action/internal/testbed"
 )
 
-// merge is `bench merge` (issue 21): merge to verdict on clusters whose sources fetch every
+// merge is `bench merge`: merge to verdict on clusters whose sources fetch every
 // 10 minutes, with the real source-controller and an OCI registry: a new revision is pushed
 // (as `flux push artifact` does), then each tool is timed until every cluster has it:
 // app-status with --reconcile; what `flux reconcile kustomization --with-source` does,

@@ -31,7 +31,7 @@ const (
 	toolPoller    = "kstatus poller"
 )
 
-// Targets of issue 6.
+// Targets the engine was built to meet.
 const (
 	targetP50       = 100 * time.Millisecond
 	targetP95       = 500 * time.Millisecond
@@ -162,7 +162,7 @@ func writeTargets(b *strings.Builder, res *results) {
 	if len(rows) == 0 {
 		return
 	}
-	b.WriteString("## Targets (issue 6)\n\n| Target | Measured | |\n|---|---|---|\n")
+	b.WriteString("## Targets\n\n| Target | Measured | |\n|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(b, "| %s | %s | %s |\n", r.target, r.measured, r.met)
 	}

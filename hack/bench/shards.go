@@ -1,7 +1,7 @@
 package main
 
 // bench shards: the sharded-fleet benchmark behind `make bench-shards`, also run by `make
-// bench` (issue 24). 10,000 fake API servers (internal/fakeapi, the fleet benchmark's mix: a
+// bench`. 10,000 fake API servers (internal/fakeapi, the fleet benchmark's mix: a
 // tenth hung, a twentieth throttling, a twentieth failing, 200 objects each) are verified
 // twice: in 20 shards (`--shard i/20`) run as concurrent processes, as the legs of a matrix
 // would be, then joined by `app-status merge`; and in one process. It reports the wall time,
