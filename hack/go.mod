@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/fluxcd/pkg/apis/meta v1.20.0
+	github.com/google/go-cmp v0.7.0
 	github.com/org/app-status-action v0.0.0
 	golang.org/x/image v0.30.0
 	golang.org/x/sync v0.19.0
