@@ -62,10 +62,11 @@ func runShard(ctx context.Context, req verify.Request, s shard.Shard, fleet []st
 	return run
 }
 
-// stampRun adds what a merge needs to the run's report: when it ran, the tool's version and,
-// for a shard, which one it is of which fleet.
-func stampRun(run result.Run, start, end time.Time, s shard.Shard, fleet []string) result.Run {
+// stampRun adds what a merge needs to the run's report: when it ran, the tool's version, the
+// CI run it ran in (origin) and, for a shard, which one it is of which fleet.
+func stampRun(run result.Run, start, end time.Time, origin *result.Origin, s shard.Shard, fleet []string) result.Run {
 	run.StartedAt, run.EndedAt, run.Version = start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano), Version
+	run.Origin = origin
 	if !s.IsZero() {
 		run.Shard = &result.Shard{Index: s.Index, Count: s.Count, Clusters: fleet, ClustersHash: shard.ListHash(fleet)}
 	}

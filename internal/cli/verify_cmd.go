@@ -178,7 +178,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
 	defer stopHurry()
 	start := env.Clock()
-	run := stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry), start, env.Clock(), s.shard, fleet)
+	run := stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry), start, env.Clock(), runOrigin(env), s.shard, fleet)
 	if hurry() {
 		run = report.Essentials(run)
 	}

@@ -117,6 +117,7 @@ func TestSchemaFields(t *testing.T) {
 		{def: "event", typ: reflect.TypeFor[result.Event]()},
 		{def: "condition", typ: reflect.TypeFor[result.Condition]()},
 		{def: "properties/shard", typ: reflect.TypeFor[result.Shard]()}, // defined in place
+		{def: "properties/origin", typ: reflect.TypeFor[result.Origin]()},
 	}
 	for _, tt := range tests {
 		var def any = schema
@@ -197,6 +198,9 @@ func TestSchemaValidates(t *testing.T) {
 	runSchema, resultsSchema := compileSchemas(t)
 	runs := fixtures()
 	runs = append(runs, fixture{name: "fleet", run: fleetRun(3, 2)})
+	stamped := fleetRun(3, 2)
+	stamped.Origin = &result.Origin{CI: "github", Repository: "org/app", RunID: "7001", Attempt: 2}
+	runs = append(runs, fixture{name: "fleet of a CI run", run: stamped})
 	for _, f := range runs {
 		doc, err := JSON(f.run)
 		if err != nil {

@@ -265,8 +265,37 @@ type Run struct {
 	EndedAt   string `json:"endedAt,omitempty"`
 	Version   string `json:"version,omitempty"`
 	Shard     *Shard `json:"shard,omitempty"`
+	// Origin is the CI run that wrote the document, which a merge ties the reports to; nil
+	// outside a CI that names its runs.
+	Origin *Origin `json:"origin,omitempty"`
 	// Merged names the reports a merge read, when the run is a merge.
 	Merged []string `json:"merged,omitempty"`
+}
+
+// Origin is the CI run a report was written in: the repository and the run of its CI, and
+// the attempt of that run (a re-run of its jobs), so that a merge takes the reports of its own
+// run alone, and of a shard verified twice the newest.
+type Origin struct {
+	// CI is the system that ran it: github, gitlab or azure.
+	CI string `json:"ci"`
+	// Repository is the repository the run belongs to (GITHUB_REPOSITORY, CI_PROJECT_PATH,
+	// BUILD_REPOSITORY_NAME).
+	Repository string `json:"repository"`
+	// RunID is the CI's run (GITHUB_RUN_ID, CI_PIPELINE_ID, BUILD_BUILDID), the same for every
+	// job of the run and for its re-runs.
+	RunID string `json:"runId"`
+	// Attempt counts the run's re-runs (GITHUB_RUN_ATTEMPT, SYSTEM_JOBATTEMPT), from 1; 0
+	// when the CI does not say.
+	Attempt int `json:"attempt,omitempty"`
+}
+
+// SameRun reports whether o and other are the same CI run, whatever their attempts: both
+// nil (no CI), or the same CI, repository and run.
+func (o *Origin) SameRun(other *Origin) bool {
+	if o == nil || other == nil {
+		return o == nil && other == nil
+	}
+	return o.CI == other.CI && o.Repository == other.Repository && o.RunID == other.RunID
 }
 
 // Shard says which share of a fleet a run verified.
