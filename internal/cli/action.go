@@ -117,6 +117,9 @@ type actionConfig struct {
 	// merge are the patterns of the report files to merge (input merge): no cluster is
 	// contacted.
 	merge []string
+	// mergeForeign lets a merge take reports written in another CI run (input
+	// merge-foreign-reports).
+	mergeForeign bool
 }
 
 func actionSettings(gha *githubactions.Action) (actionConfig, error) {
@@ -174,6 +177,9 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 		return c, fmt.Errorf("input shard: %w", err)
 	}
 	c.merge = lines(gha.GetInput("merge"))
+	if c.mergeForeign, err = boolInput(gha, "merge-foreign-reports", false); err != nil {
+		return c, err
+	}
 	if c.publish, err = publishInputs(gha); err != nil {
 		return c, err
 	}

@@ -58,17 +58,20 @@ func startPublisher(ctx context.Context, gha *githubactions.Action, env Env, s a
 	return newPublisher(ctx, gha, env, s, resourceIDs(req), req.Revision, names, false)
 }
 
-// publishMerged posts a merged run's deployments (straight to their final status) and comment.
-func publishMerged(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, run result.Run, hurry func() bool) []string {
-	rev, err := flux.ParseRevision(run.ExpectedRevision)
-	if err != nil {
-		rev = flux.Revision{}
+// publishMerged posts a merged run's deployments (straight to their final status) and
+// comment, for the merge step's own resources and revision (its own commit when it names
+// none), never a report's: a merge step given no resource posts nothing, and says so.
+func publishMerged(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, resources []string, rev flux.Revision, run result.Run, hurry func() bool) []string {
+	if (s.publish.Deployments || s.publish.PRComment) && len(resources) == 0 {
+		gha.WithFieldsMap(map[string]string{"title": "app-status: nothing posted to GitHub"}).Warningf("%s",
+			"a merge step posts deployments and the pull-request comment for its own resource and revision inputs, never for what a report says: set resource (and revision) on the merge step")
+		return nil
 	}
 	names := make([]string, len(run.Results))
 	for i, c := range run.Results {
 		names[i] = c.Name
 	}
-	pub := newPublisher(ctx, gha, env, s, run.Resources, rev, names, true)
+	pub := newPublisher(ctx, gha, env, s, resources, rev, names, true)
 	return finishPublisher(ctx, gha, pub, run, hurry, func(s string) string { return s })
 }
 

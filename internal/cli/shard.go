@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/merge"
 	"github.com/org/app-status-action/internal/result"
@@ -112,6 +114,42 @@ func readReports(patterns []string) ([]merge.Report, error) {
 	return reports, nil
 }
 
+// mergeSettings are what a merge step is told of the run whose reports it merges: the
+// resources and the revision its legs verify (none: whatever the reports agree on), the fleet
+// by name, and whether reports of other runs may be merged on purpose.
+type mergeSettings struct {
+	resources    []string
+	namespace    string
+	revision     string
+	allowForeign bool
+}
+
+// expect reads the settings into what the merge checks each report against, with the
+// revision the deployments and the comment are posted for: the merge step's own, never a
+// report's. names says which input (or flag) is at fault.
+func (m mergeSettings) expect(env Env, names inputNames) (merge.Expect, flux.Revision, error) {
+	want := merge.Expect{Origin: runOrigin(env), AllowForeign: m.allowForeign}
+	ns := cmp.Or(m.namespace, defaultSettings().namespace)
+	for i, r := range m.resources {
+		ref, err := flux.ParseResource(r, ns)
+		if err != nil {
+			if len(m.resources) == 1 {
+				return want, flux.Revision{}, fmt.Errorf("%s: %w", names.resource, err)
+			}
+			return want, flux.Revision{}, fmt.Errorf("%s (%s %d): %w", names.resource, names.resourceItem, i+1, err)
+		}
+		if !slices.Contains(want.Resources, ref.ID()) {
+			want.Resources = append(want.Resources, ref.ID())
+		}
+	}
+	rev, err := flux.ParseRevision(m.revision)
+	if err != nil {
+		return want, flux.Revision{}, fmt.Errorf("%s: %w", names.revision, err)
+	}
+	want.Revision = rev.String()
+	return want, rev, nil
+}
+
 // runMergeAction is the action's merge mode: the reports of the legs become the job summary,
 // the outputs, the annotations and the exit code of one run over every cluster; deployments
 // and the pull-request comment, when asked, are posted here, once.
@@ -124,13 +162,17 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 	var run result.Run
 	var badInput string
 	var notes []string
-	fleet, err := kubeconfig.Names(s.clusters.Clusters, "input clusters")
+	ms := mergeSettings{resources: s.resources, namespace: s.namespace, revision: s.revision, allowForeign: s.mergeForeign}
+	want, rev, err := ms.expect(env, inputNames{resource: "input resource", resourceItem: "line", revision: "input revision"})
+	if err == nil {
+		want.Clusters, err = kubeconfig.Names(s.clusters.Clusters, "input clusters")
+	}
 	var reports []merge.Report
 	if err == nil {
 		reports, err = readReports(s.merge)
 	}
 	if err == nil {
-		run, err = merge.Covering(reports, fleet)
+		run, err = merge.Merge(reports, want)
 	}
 	if err != nil {
 		badInput = sanitize.Line(err.Error())
@@ -143,7 +185,7 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 			gha.WithFieldsMap(map[string]string{"title": "app-status legs of several versions"}).Warningf("%s", sanitize.Commands(sanitize.Line(note)))
 		}
 		run.Version = Version
-		notes = publishMerged(ctx, gha, env, s, run, hurry)
+		notes = publishMerged(ctx, gha, env, s, want.Resources, rev, run, hurry)
 	}
 	if err := writeActionResults(gha, log, env, run, s.summary, badInput, notes, hurry); err != nil {
 		gha.WithFieldsMap(map[string]string{"title": "app-status could not write its results"}).Errorf("%s", sanitize.Commands(sanitize.Line(err.Error())))
@@ -164,6 +206,14 @@ func runMerge(args []string, env Env) int {
 	fs.SetOutput(env.Stderr)
 	var output, summaryFile string
 	var onlyFailed bool
+	var ms mergeSettings
+	fs.Func("resource", "the Flux object the legs verify, as verify's --resource (repeat for several): a report of others is refused", func(v string) error {
+		ms.resources = append(ms.resources, v)
+		return nil
+	})
+	fs.StringVar(&ms.namespace, "namespace", defaultSettings().namespace, "namespace of the Flux objects of --resource")
+	fs.StringVar(&ms.revision, "revision", "", "the revision the legs verify, as verify's --revision: a report of another is refused")
+	fs.BoolVar(&ms.allowForeign, "allow-foreign-reports", false, "merge reports written in another CI run (another repository, workflow run or pipeline, or none) on purpose")
 	fs.StringVar(&output, "o", "text", "output format: text, json, markdown or junit")
 	fs.StringVar(&summaryFile, "summary-file", "", "also write the markdown summary to this file")
 	fs.BoolVar(&onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current")
@@ -178,10 +228,14 @@ func runMerge(args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "app-status merge: name the report files, e.g. app-status merge reports/*.json")
 		return 2
 	}
-	reports, err := readReports(fs.Args())
+	want, _, err := ms.expect(env, inputNames{resource: "--resource", resourceItem: "#", revision: "--revision"})
+	var reports []merge.Report
+	if err == nil {
+		reports, err = readReports(fs.Args())
+	}
 	var run result.Run
 	if err == nil {
-		run, err = merge.Merge(reports)
+		run, err = merge.Merge(reports, want)
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "app-status merge: %s\n", sanitize.Line(err.Error()))

@@ -123,18 +123,77 @@ func orUnknown(s string) string {
 	return s
 }
 
-// Merge joins the reports into one run. Reports of different runs (other resources, another
-// revision, another fleet or number of shards, sharded and not) are an error. Within one run,
-// a shard with no report, or with two, makes its clusters Unknown with the reason; so does a
-// cluster that two unsharded reports both verified.
-func Merge(reports []Report) (result.Run, error) { return Covering(reports, nil) }
+// Expect is what the merge step itself knows of the run whose reports it merges: a report
+// that disagrees is refused, named, with the reason.
+type Expect struct {
+	// Origin is the merge's own CI run (nil outside one): a report written in another run, or
+	// outside any, is refused unless AllowForeign is set.
+	Origin       *result.Origin
+	AllowForeign bool
+	// Resources are the merge step's own (Kind/namespace/name), nil when it was given none;
+	// Revision likewise, "" when it was given none. A report of others is refused.
+	Resources []string
+	Revision  string
+	// Clusters is the fleet by name, nil when not given (the legs split by network, where no
+	// shard says what is missing): a cluster no report has a verdict for is Unknown, and one
+	// no leg was asked for is added as the reports have it.
+	Clusters []string
+}
 
-// Covering is Merge for a fleet whose clusters are known by name (the legs split by
-// network, where no shard says what is missing): a cluster no report has a verdict for is
-// Unknown, and one no leg was asked for is added as the reports have it.
-func Covering(reports []Report, expected []string) (result.Run, error) {
+// ForeignHint says how to merge reports of other runs on purpose.
+const ForeignHint = "set merge-foreign-reports: true on the merge step (app-status merge --allow-foreign-reports) to merge reports of other runs on purpose"
+
+// check refuses a report of another run, other resources or another revision than the merge
+// step's own.
+func (e Expect) check(r Report) error {
+	if !e.AllowForeign && !e.Origin.SameRun(r.Run.Origin) {
+		return fmt.Errorf("%s is a report of another run: it was written %s, and this merge runs %s. A merge takes the reports of its own run alone (not an old folder a self-hosted runner kept, nor the artifacts of another run): download them into an empty folder, or %s",
+			r.Path, describe(r.Run.Origin), describe(e.Origin), ForeignHint)
+	}
+	if e.Resources != nil {
+		got, want := slices.Sorted(slices.Values(r.Run.Resources)), slices.Sorted(slices.Values(e.Resources))
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("%s is a report of other resources: it verifies %s, and this merge step's resource input names %s: give the merge step the resources its legs verify",
+				r.Path, reported(strings.Join(got, ", ")), strings.Join(want, ", "))
+		}
+	}
+	if e.Revision != "" && r.Run.ExpectedRevision != e.Revision {
+		return fmt.Errorf("%s is a report of another revision: it verifies %q, and this merge step's revision input is %q: give the merge step the revision its legs were given",
+			r.Path, reported(r.Run.ExpectedRevision), e.Revision)
+	}
+	return nil
+}
+
+// reported is a report's own text in an error: cut, as a report may hold anything.
+func reported(s string) string { return sanitize.Truncate(s, 200) }
+
+// describe says which CI run an origin is, for an error.
+func describe(o *result.Origin) string {
+	if o == nil {
+		return "outside a CI run that names itself (on a workstation, in Tekton, or by a version of app-status whose reports did not name their run)"
+	}
+	attempt := ""
+	if o.Attempt > 0 {
+		attempt = fmt.Sprintf(" (attempt %d)", o.Attempt)
+	}
+	return fmt.Sprintf("in %s run %s%s of %s", reported(o.CI), reported(o.RunID), attempt, reported(o.Repository))
+}
+
+// Merge joins the reports into one run, the run a single job over every cluster would have
+// made. A report the merge step's own run, resources or revision refuse is an error (Expect),
+// and so are reports of different runs among themselves (other resources, another revision,
+// another fleet or number of shards, sharded and not). Within one run, a shard with no report,
+// or with two of one attempt, makes its clusters Unknown with the reason; so does a cluster
+// that two unsharded reports of one attempt both verified. Of reports of different attempts
+// of one CI run (a leg run again), the newest attempt's is taken.
+func Merge(reports []Report, want Expect) (result.Run, error) {
 	if len(reports) == 0 {
 		return result.Run{}, errors.New("no report to merge: check that every leg uploaded its report-file and that the merge downloaded them (actions/download-artifact with pattern and merge-multiple: true)")
+	}
+	for _, r := range reports {
+		if err := want.check(r); err != nil {
+			return result.Run{}, err
+		}
 	}
 	first := reports[0]
 	resources := slices.Sorted(slices.Values(first.Run.Resources))
@@ -142,7 +201,7 @@ func Covering(reports []Report, expected []string) (result.Run, error) {
 	for _, r := range reports[1:] {
 		if got := slices.Sorted(slices.Values(r.Run.Resources)); !slices.Equal(got, resources) || r.Run.ExpectedRevision != first.Run.ExpectedRevision {
 			return result.Run{}, fmt.Errorf("the reports are of different runs: %s verifies %s at revision %q, %s verifies %s at revision %q",
-				first.Path, strings.Join(resources, ", "), first.Run.ExpectedRevision, r.Path, strings.Join(got, ", "), r.Run.ExpectedRevision)
+				first.Path, reported(strings.Join(resources, ", ")), reported(first.Run.ExpectedRevision), r.Path, reported(strings.Join(got, ", ")), reported(r.Run.ExpectedRevision))
 		}
 		if (r.Run.Shard != nil) != sharded {
 			return result.Run{}, fmt.Errorf("%s and %s: one is a shard and the other is not; merge the shards of one run (or the reports of one job per network) alone", first.Path, r.Path)
@@ -154,31 +213,38 @@ func Covering(reports []Report, expected []string) (result.Run, error) {
 		}
 	}
 	var clusters []result.Cluster
+	var used []Report // the reports a verdict was taken from
 	if sharded {
-		clusters = mergeShards(reports)
+		clusters, used = mergeShards(reports)
 	} else {
-		clusters = mergeLegs(reports)
+		clusters, used = mergeLegs(reports)
 	}
 	have := map[string]bool{}
 	for _, c := range clusters {
 		have[c.Name] = true
 	}
-	for _, name := range slices.Sorted(slices.Values(expected)) {
+	for _, name := range slices.Sorted(slices.Values(want.Clusters)) {
 		if !have[name] {
 			have[name] = true
 			clusters = append(clusters, unknown(name, "ClusterMissing", "no report has a verdict for it: its leg may have failed before it uploaded its report, or it was not given this cluster"))
 		}
 	}
-	run := result.NewRun(first.Run.Resources, first.Run.ExpectedRevision, clusters, span(reports))
-	started, ended := bounds(reports)
+	if len(used) == 0 {
+		used = reports // every shard missing or duplicated: the run's span is still theirs
+	}
+	run := result.NewRun(first.Run.Resources, first.Run.ExpectedRevision, clusters, span(used))
+	started, ended := bounds(used)
 	if !started.IsZero() {
 		run.StartedAt, run.EndedAt = started.Format(time.RFC3339Nano), ended.Format(time.RFC3339Nano)
 	}
-	for _, r := range reports {
-		run.Merged = append(run.Merged, r.Path)
+	for _, r := range used {
 		run.Truncated = run.Truncated || r.Run.Truncated
 	}
+	for _, r := range reports {
+		run.Merged = append(run.Merged, r.Path)
+	}
 	slices.Sort(run.Merged)
+	run.Origin = want.Origin
 	return run, nil
 }
 
@@ -217,15 +283,17 @@ func unknown(name, reason, message string) result.Cluster {
 		Flux: []result.FluxObject{}, Objects: []result.Object{}}
 }
 
-// mergeShards takes each shard's clusters from its one report; a shard with no report or
-// with two has its clusters Unknown.
-func mergeShards(reports []Report) []result.Cluster {
+// mergeShards takes each shard's clusters from its one report, or from its newest attempt's;
+// a shard with no report, or with two of one attempt, has its clusters Unknown. It returns
+// the reports it took verdicts from too.
+func mergeShards(reports []Report) ([]result.Cluster, []Report) {
 	s := reports[0].Run.Shard
 	byIndex := map[int][]Report{}
 	for _, r := range reports {
 		byIndex[r.Run.Shard.Index] = append(byIndex[r.Run.Shard.Index], r)
 	}
 	var clusters []result.Cluster
+	var used []Report
 	for index := 1; index <= s.Count; index++ {
 		legs := byIndex[index]
 		want := map[string]bool{}
@@ -235,6 +303,9 @@ func mergeShards(reports []Report) []result.Cluster {
 			}
 		}
 		label := fmt.Sprintf("%d/%d", index, s.Count)
+		if latest, ok := newest(legs); ok {
+			legs = []Report{latest}
+		}
 		switch len(legs) {
 		case 0:
 			for _, name := range slices.Sorted(mapKeys(want)) {
@@ -250,10 +321,11 @@ func mergeShards(reports []Report) []result.Cluster {
 			}
 			for _, name := range slices.Sorted(mapKeys(want)) {
 				clusters = append(clusters, unknown(name, "ShardDuplicated",
-					fmt.Sprintf("shard %s has %d reports (%s): which one holds its verdicts cannot be told", label, len(legs), strings.Join(paths, ", "))))
+					fmt.Sprintf("shard %s has %d reports of one attempt (%s): which one holds its verdicts cannot be told", label, len(legs), strings.Join(paths, ", "))))
 			}
 			continue
 		}
+		used = append(used, legs[0])
 		seen := map[string]bool{}
 		for _, c := range legs[0].Run.Results {
 			if !want[c.Name] || seen[c.Name] {
@@ -268,32 +340,78 @@ func mergeShards(reports []Report) []result.Cluster {
 			}
 		}
 	}
-	return clusters
+	return clusters, used
+}
+
+// newest is the report of the latest attempt of reports of one CI run (a leg run again), and
+// whether there is one: not for reports of different runs, or outside a CI, nor when two
+// have that attempt (or the CI numbers none), whose verdicts cannot be told apart.
+func newest(legs []Report) (Report, bool) {
+	if len(legs) < 2 || legs[0].Run.Origin == nil {
+		return Report{}, false
+	}
+	latest, tie := legs[0], false
+	for _, l := range legs[1:] {
+		if !l.Run.Origin.SameRun(legs[0].Run.Origin) {
+			return Report{}, false
+		}
+		switch a, b := l.Run.Origin.Attempt, latest.Run.Origin.Attempt; {
+		case a > b:
+			latest, tie = l, false
+		case a == b:
+			tie = true
+		}
+	}
+	return latest, !tie
 }
 
 // mergeLegs joins the reports of jobs that each verified their own clusters; a cluster two
-// of them verified is Unknown.
-func mergeLegs(reports []Report) []result.Cluster {
-	from := map[string][]string{}
-	byName := map[string]result.Cluster{}
-	for _, r := range reports {
-		for _, c := range r.Run.Results {
-			if !slices.Contains(from[c.Name], r.Path) {
-				from[c.Name] = append(from[c.Name], r.Path)
+// reports verified is the newest attempt's (a leg run again), or Unknown. It returns the
+// reports it took verdicts from too.
+func mergeLegs(reports []Report) ([]result.Cluster, []Report) {
+	from := map[string][]int{}                 // cluster -> the reports (index) with a verdict for it
+	at := make([]map[string]int, len(reports)) // report -> cluster -> its place in the results
+	for i, r := range reports {
+		at[i] = make(map[string]int, len(r.Run.Results))
+		for j, c := range r.Run.Results {
+			if _, twice := at[i][c.Name]; !twice {
+				from[c.Name] = append(from[c.Name], i)
 			}
-			byName[c.Name] = c
+			at[i][c.Name] = j
 		}
 	}
 	var clusters []result.Cluster
-	for _, name := range slices.Sorted(mapKeys(byName)) {
-		if paths := from[name]; len(paths) > 1 {
+	usedAt := map[int]bool{}
+	for _, name := range slices.Sorted(mapKeys(from)) {
+		legs := make([]Report, len(from[name]))
+		for j, i := range from[name] {
+			legs[j] = reports[i]
+		}
+		pick := -1
+		if len(legs) == 1 {
+			pick = from[name][0]
+		} else if latest, ok := newest(legs); ok {
+			pick = from[name][slices.IndexFunc(legs, func(r Report) bool { return r.Path == latest.Path })]
+		}
+		if pick < 0 {
+			var paths []string
+			for _, l := range legs {
+				paths = append(paths, l.Path)
+			}
 			clusters = append(clusters, unknown(name, "ClusterDuplicated",
-				fmt.Sprintf("%d reports verified it (%s): which one holds its verdict cannot be told", len(paths), strings.Join(paths, ", "))))
+				fmt.Sprintf("%d reports of one attempt verified it (%s): which one holds its verdict cannot be told", len(paths), strings.Join(paths, ", "))))
 			continue
 		}
-		clusters = append(clusters, byName[name])
+		usedAt[pick] = true
+		clusters = append(clusters, reports[pick].Run.Results[at[pick][name]])
 	}
-	return clusters
+	var used []Report
+	for i, r := range reports {
+		if usedAt[i] {
+			used = append(used, r)
+		}
+	}
+	return clusters, used
 }
 
 func mapKeys[V any](m map[string]V) iter.Seq[string] { return maps.Keys(m) }

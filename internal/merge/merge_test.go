@@ -103,7 +103,7 @@ func TestMergeShards(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			run, err := Merge(tt.reports(t))
+			run, err := Merge(tt.reports(t), Expect{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +142,7 @@ func TestMergeCancelledLeg(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the cancelled leg's report: %v", err)
 	}
-	run, err := Merge([]Report{shardReport(t, names, 1, 3, rev), cut, shardReport(t, names, 3, 3, rev)})
+	run, err := Merge([]Report{shardReport(t, names, 1, 3, rev), cut, shardReport(t, names, 3, 3, rev)}, Expect{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		reports = append(reports, shardReport(t, names, i, 4, rev))
 	}
-	merged, err := Merge(reports)
+	merged, err := Merge(reports, Expect{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 		{"sharded and not", []Report{shardReport(t, names, 1, 2, rev), unsharded}, "one is a shard and the other is not"},
 	}
 	for _, tt := range tests {
-		if _, err := Merge(tt.reports); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := Merge(tt.reports, Expect{}); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want an error saying %q", tt.name, err, tt.want)
 		}
 	}
@@ -243,7 +243,7 @@ func TestMergeNetworks(t *testing.T) {
 		}
 		return Report{Path: path, Run: result.NewRun(resources, rev, clusters, time.Second)}
 	}
-	run, err := Merge([]Report{leg("eu.json", "eu-1", "eu-2"), leg("us.json", "us-1", "eu-2")})
+	run, err := Merge([]Report{leg("eu.json", "eu-1", "eu-2"), leg("us.json", "us-1", "eu-2")}, Expect{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestMergeNetworks(t *testing.T) {
 	}
 
 	// The fleet named: the leg of a network that uploaded nothing is not a silent pass.
-	run, err = Covering([]Report{leg("eu.json", "eu-1", "eu-2")}, []string{"eu-1", "eu-2", "ap-1"})
+	run, err = Merge([]Report{leg("eu.json", "eu-1", "eu-2")}, Expect{Clusters: []string{"eu-1", "eu-2", "ap-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func FuzzParse(f *testing.F) {
 			if s.Count < 1 || s.Count > shard.MaxCount || s.Index < 1 || s.Index > s.Count || shard.ListHash(s.Clusters) != s.ClustersHash {
 				t.Fatalf("Parse accepted shard %d/%d with a fleet list of hash %q", s.Index, s.Count, s.ClustersHash)
 			}
-			run, err := Merge([]Report{r})
+			run, err := Merge([]Report{r}, Expect{})
 			if err != nil {
 				t.Fatalf("Merge of one parsed shard: %v", err)
 			}
@@ -297,7 +297,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		_, _ = Merge([]Report{r, r})
+		_, _ = Merge([]Report{r, r}, Expect{})
 	})
 }
 
