@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +60,41 @@ func TestMergeLargeReports(t *testing.T) {
 	var merged result.Run
 	if err := json.Unmarshal(stdout.Bytes(), &merged); err != nil || code != 1 || len(merged.Results) != len(names) {
 		t.Fatalf("exit %d, %d clusters merged (%v), want 1 and %d\n%s", code, len(merged.Results), err, len(names), stderr.String())
+	}
+}
+
+// TestMergeWeightyReport: a merge of a report built to weigh once decoded (9 MB of {} in its
+// results decoded into 1.5 GiB of heap) fails at once, naming the bound, and takes about the
+// file's size in memory.
+func TestMergeWeightyReport(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(`{"schemaVersion":1,"resources":["Kustomization/flux-system/app"],"readyClusters":[],"failedClusters":[],"results":[{}`)
+	for b.Len() < 9<<20 {
+		b.WriteString(",{}")
+	}
+	b.WriteString("]}")
+	path := filepath.Join(t.TempDir(), "weighty.json")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	size := b.Len()
+	b = bytes.Buffer{}
+	cli := newFakeEnv(t, nil)
+	env := OSEnv()
+	env.Stdout, env.Stderr, env.Getenv = &cli.stdout, &cli.stderr, func(string) string { return "" }
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	code := Run(context.Background(), []string{"merge", path}, env)
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("a report of %d bytes refused in %s, %d MiB allocated", size, took.Round(time.Millisecond), allocated>>20)
+	if code != 2 || !strings.Contains(cli.stderr.String(), "weighty.json is not a report of app-status: it holds 3145691 JSON objects") {
+		t.Errorf("Run() = %d, want 2 naming the bound\n%s", code, cli.stderr.String())
+	}
+	if allocated > 2*uint64(size) {
+		t.Errorf("%d MiB allocated for a report of %d MiB, want no more than twice its size", allocated>>20, size>>20)
 	}
 }

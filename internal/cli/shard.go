@@ -95,17 +95,23 @@ func readReports(patterns []string) ([]merge.Report, error) {
 	}
 	slices.Sort(paths)
 	reports := make([]merge.Report, 0, len(paths))
+	// The reports' bytes and JSON values, in all: what a merge decodes, and so its memory.
+	limits := merge.NewLimits()
 	for _, p := range paths {
 		// Not env.ReadFile, which is for kubeconfigs and credentials (a few MiB at most): a
 		// shard's report of 500 clusters of 200 objects is about 30 MB.
-		data, err := safefile.ReadReport(p, merge.MaxReportBytes)
+		limit := limits.ReadLimit()
+		data, err := safefile.ReadReport(p, limit)
 		if tooLarge := (*safefile.TooLargeError)(nil); errors.As(err, &tooLarge) {
+			if limit < merge.MaxReportBytes {
+				return nil, fmt.Errorf("%s: the reports hold more than the %d MiB a merge reads in all: %s", p, merge.MaxTotalBytes>>20, merge.TotalHint)
+			}
 			return nil, fmt.Errorf("%w: %s", err, merge.TooLargeHint)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read report %s: %w", p, err)
 		}
-		r, err := merge.Parse(p, data)
+		r, err := limits.Parse(p, data)
 		if err != nil {
 			return nil, err
 		}

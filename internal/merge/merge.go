@@ -37,8 +37,11 @@ type Report struct {
 }
 
 // Parse reads a report file's content: the JSON document of `app-status verify -o json` or of
-// the action's report-file.
-func Parse(path string, data []byte) (Report, error) {
+// the action's report-file, within the limits of a merge of this report alone (Limits).
+func Parse(path string, data []byte) (Report, error) { return NewLimits().Parse(path, data) }
+
+// parse is Parse once the document's size and shape are known to be within bounds.
+func parse(path string, data []byte) (Report, error) {
 	if int64(len(data)) > MaxReportBytes {
 		return Report{}, fmt.Errorf("%s is %d bytes, more than the %d MiB a report may have: %s", path, len(data), MaxReportBytes>>20, TooLargeHint)
 	}
