@@ -187,12 +187,13 @@ func writeReportFile(env Env, run result.Run, base string) (string, error) {
 
 // writeReportJSON writes the run's JSON document to path, creating its folder, streamed (a
 // fleet's document is hundreds of megabytes) and whole or not at all, as --json-file is
-// (writeCleanJSON).
+// (writeCleanJSON); the program chose the path, so as a new file of its own, never through a
+// link (safefile.Create).
 func writeReportJSON(path string, run result.Run) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return safefile.Write(path, 0o644, func(w io.Writer) error { return writeCleanJSON(w, run) })
+	return safefile.Create(path, 0o644, func(w io.Writer) error { return writeCleanJSON(w, run) })
 }
 
 // writeJUnitFile writes the run as a JUnit XML report beside the report file, for a test

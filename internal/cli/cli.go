@@ -38,12 +38,14 @@ func OSEnv() Env {
 	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, ReadFile: safefile.Read, WriteFile: writeFile, Clock: time.Now}
 }
 
-// writeFile writes data to name, readable by the job's later steps, creating its folder.
+// writeFile writes data to name, a file whose path the program chose (the action's
+// junit-file), readable by the job's later steps, creating its folder: as a new file of its
+// own, never through a link (safefile.Create).
 func writeFile(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	return writeWhole(name, data)
+	return writeWhole(safefile.Create, name, data)
 }
 
 const usage = `app-status verifies that a Flux app is rolled out on many Kubernetes clusters at once.

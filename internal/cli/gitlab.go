@@ -118,8 +118,8 @@ func gitlabDefaults(o *cliOptions) map[string]bool {
 }
 
 // writeDotenv writes the dotenv report to path (--dotenv-file).
-func writeDotenv(path string, run result.Run) error {
-	if err := writeWhole(path, []byte(dotenvReport(run))); err != nil {
+func writeDotenv(put putFile, path string, run result.Run) error {
+	if err := writeWhole(put, path, []byte(dotenvReport(run))); err != nil {
 		return fmt.Errorf("write --dotenv-file: %w", err)
 	}
 	return nil

@@ -330,3 +330,55 @@ func TestGitLabDefaultFileIsAWarning(t *testing.T) {
 		t.Errorf("a named file that cannot be written: %v, want an error", err)
 	}
 }
+
+// TestGitLabDefaultFilesFollowNoLink: the default report files of a GitLab job are written in
+// the project's clone, where a repository can commit anything. A committed symbolic link in
+// place of the summary, to an executable of the repository, is not written through: a
+// warning says why, and the executable is unchanged. An executable file committed in place of
+// the JUnit report is replaced by the report, which does not keep its mode.
+func TestGitLabDefaultFilesFollowNoLink(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n" +
+		"users: [{name: u, user: {token: gitlab-token-0123456789}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
+	const script = "#!/bin/sh\necho deploying\n"
+	for name, data := range map[string]string{"kubeconfig": kubeconfig, "deploy.sh": script, gitlabJUnitFile: script} {
+		if err := os.WriteFile(name, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"deploy.sh", gitlabJUnitFile} {
+		if err := os.Chmod(name, 0o755); err != nil { //nolint:gosec // an executable, as a repository commits one
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("deploy.sh", gitlabSummaryFile); err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeEnv(t, map[string]string{"GITLAB_CI": "true"})
+	delete(f.vars, "GITHUB_ACTIONS")
+	code := Run(context.Background(), []string{"verify", "--kubeconfig", "kubeconfig", "--resource", "ks/app", "--timeout", "5s", "--quiet"}, f.env())
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (the cluster is unreachable; a default file is a warning)\n%s", code, f.stderr.String())
+	}
+	if !strings.Contains(f.stderr.String(), "warning: write --summary-file: write "+gitlabSummaryFile+": it is a symbolic link, and a report file the program names itself is never written through one") {
+		t.Errorf("no warning that the summary's path is a link:\n%s", f.stderr.String())
+	}
+	fi, err := os.Stat("deploy.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.file(t, "deploy.sh"); got != script || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the link's target is now %q, mode %v; want it unchanged", got, fi.Mode().Perm())
+	}
+	fi, err = os.Lstat(gitlabJUnitFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if junit := f.file(t, gitlabJUnitFile); !strings.Contains(junit, "<testsuites") || fi.Mode().Perm()&0o111 != 0 {
+		t.Errorf("%s: mode %v, holding %q; want the JUnit report, not executable", gitlabJUnitFile, fi.Mode().Perm(), junit)
+	}
+	if vars := parseDotenv(t, f.file(t, gitlabDotenvFile)); vars["APP_STATUS"] != "failure" {
+		t.Errorf("dotenv report: %v", vars)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
@@ -21,6 +22,10 @@ type reportFiles struct {
 	// gitlabDefaults are the files chosen for a GitLab job because the command line named
 	// none: failing to write one is a warning (a read-only folder), not a failed step.
 	gitlabDefaults map[string]bool
+	// chosen are the other files whose path the program chose (Azure's summary): like the
+	// GitLab ones, they are written as new files of their own, never through a link
+	// (safefile.Create).
+	chosen map[string]bool
 	// jsonCopy, when set, is given the --json-file document once the file is written whole:
 	// -o json prints the very same document, which is then encoded once (a fleet's is tens of
 	// MiB).
@@ -49,9 +54,9 @@ func (f reportFiles) write(run result.Run, badInput string, warn io.Writer) erro
 		write func(string, result.Run) error
 	}
 	files := []file{
-		{f.summary, func(p string, r result.Run) error { return writeSummaryFile(p, r, badInput) }},
-		{f.junit, writeJUnit},
-		{f.dotenv, writeDotenv},
+		{f.summary, func(p string, r result.Run) error { return writeSummaryFile(f.put(p), p, r, badInput) }},
+		{f.junit, func(p string, r result.Run) error { return writeJUnit(f.put(p), p, r) }},
+		{f.dotenv, func(p string, r result.Run) error { return writeDotenv(f.put(p), p, r) }},
 		{f.json, func(p string, r result.Run) error { return writeJSONFile(p, r, f.jsonCopy) }},
 		{f.tekton, writeTektonResults},
 	}
@@ -72,23 +77,38 @@ func (f reportFiles) write(run result.Run, badInput string, warn io.Writer) erro
 	return errors.Join(errs...)
 }
 
-// writeWhole writes a report file (markdown, XML, dotenv, JSON) whole or not at all
-// (safefile.Write): a run killed midway leaves no cut file for a later step to read. The
-// report quotes clusters, and a later step may print it (or the file may be /dev/stdout): its
-// runner commands are broken as on stdout (sanitize.CommandsText; a no-op on JSON already
-// broken by sanitize.CommandsJSONText, which keeps its meaning).
-func writeWhole(path string, data []byte) error {
+// putFile writes a file whole or not at all: safefile.Write for a path the user named (which
+// may be a device such as /dev/stdout, or a link on purpose), safefile.Create for one the
+// program chose in a folder a repository's files can occupy (never through a link, never
+// keeping a file's mode).
+type putFile func(name string, perm os.FileMode, write func(io.Writer) error) error
+
+// put is how the file at path is written: as a new file of its own when the program chose
+// its path.
+func (f reportFiles) put(path string) putFile {
+	if f.gitlabDefaults[path] || f.chosen[path] {
+		return safefile.Create
+	}
+	return safefile.Write
+}
+
+// writeWhole writes a report file (markdown, XML, dotenv, JSON) whole or not at all (put): a
+// run killed midway leaves no cut file for a later step to read. The report quotes clusters,
+// and a later step may print it (or the file may be /dev/stdout): its runner commands are
+// broken as on stdout (sanitize.CommandsText; a no-op on JSON already broken by
+// sanitize.CommandsJSONText, which keeps its meaning).
+func writeWhole(put putFile, path string, data []byte) error {
 	text := sanitize.CommandsText(string(data))
-	return safefile.Write(path, 0o644, func(w io.Writer) error {
+	return put(path, 0o644, func(w io.Writer) error {
 		_, err := io.WriteString(w, text)
 		return err
 	})
 }
 
 // writeSummaryFile writes the markdown summary to path (--summary-file).
-func writeSummaryFile(path string, run result.Run, badInput string) error {
+func writeSummaryFile(put putFile, path string, run result.Run, badInput string) error {
 	md := report.Markdown(run, report.MarkdownOptions{BadInput: badInput})
-	if err := writeWhole(path, []byte(md)); err != nil {
+	if err := writeWhole(put, path, []byte(md)); err != nil {
 		return fmt.Errorf("write --summary-file: %w", err)
 	}
 	return nil

@@ -258,7 +258,7 @@ func runMerge(args []string, env Env) int {
 	env.Stdout = stdout
 	err = writeCLIOutput(env, output, onlyFailed, run)
 	if err == nil && summaryFile != "" {
-		err = writeSummaryFile(summaryFile, run, "")
+		err = writeSummaryFile(safefile.Write, summaryFile, run, "")
 	}
 	if flushErr := stdout.Flush(); err == nil && flushErr != nil {
 		err = fmt.Errorf("write output: %w", flushErr)

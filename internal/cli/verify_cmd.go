@@ -158,6 +158,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		return badInput(redactText(err.Error(), secrets))
 	}
 	var azure *azureCommands
+	var chosen map[string]bool // the files whose path the program chose, besides GitLab's
 	if inAzurePipelines(env) {
 		// The agent masks each secret from here on, a token a provider mints later too.
 		azure = &azureCommands{w: env.Stdout}
@@ -168,6 +169,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		if summaryFile == "" {
 			if dir := env.Getenv("AGENT_TEMPDIRECTORY"); dir != "" {
 				summaryFile = filepath.Join(dir, "app-status-summary.md")
+				chosen = map[string]bool{summaryFile: true}
 			}
 		}
 	}
@@ -188,7 +190,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	}
 	env.Stdout = stdout
 	files := newReportFiles(o, summaryFile)
-	files.gitlabDefaults = defaults
+	files.gitlabDefaults, files.chosen = defaults, chosen
 	if output == "json" && files.json != "" {
 		// The same document twice: encoded once, into the file, then copied from it through
 		// stdout's own cleaning, as every byte printed (a no-op on what the file's cleaning
@@ -309,12 +311,12 @@ func writeJSONFile(path string, run result.Run, also *fileCopy) error {
 }
 
 // writeJUnit writes the run's JUnit XML report to path (--junit-file).
-func writeJUnit(path string, run result.Run) error {
+func writeJUnit(put putFile, path string, run result.Run) error {
 	var b bytes.Buffer
 	if err := report.JUnit(&b, run); err != nil {
 		return err
 	}
-	if err := writeWhole(path, b.Bytes()); err != nil {
+	if err := writeWhole(put, path, b.Bytes()); err != nil {
 		return fmt.Errorf("write --junit-file: %w", err)
 	}
 	return nil

@@ -154,6 +154,46 @@ func WriteAndRead(name string, perm os.FileMode, write func(io.Writer) error, re
 	return true, read(f)
 }
 
+// ErrLink is wrapped by the error for a file the program names itself found to be a symbolic
+// link (Create).
+var ErrLink = errors.New("a symbolic link")
+
+// Create writes a file whose path the program chose itself (a default report file in a
+// workspace, which a repository's files can occupy) whole or not at all, and always as a new
+// file of its own: never through a symbolic link, and never taking over what is there. A link
+// at name (committed in a repository, it could lead to any file the job may write) is refused,
+// wrapping ErrLink, and so is anything else that is not a regular file (a folder, a pipe, a
+// device); the file the link leads to is left as it is. A regular file at name is replaced by
+// a new one of perm less the umask: its mode (an executable bit), its owner and its other
+// names (hard links) are not kept. A link put at name meanwhile is replaced, not followed.
+func Create(name string, perm os.FileMode, write func(io.Writer) error) error {
+	if fi, err := os.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("write %s: it is %w, and a report file the program names itself is never written through one (a link in a repository could lead anywhere): remove it, or name the file", name, ErrLink)
+		}
+		return fmt.Errorf("write %s: %w (%s)", name, ErrNotRegular, kind(fi.Mode()))
+	}
+	tmp, err := createBeside(name, perm)
+	if err != nil {
+		return err
+	}
+	if err := write(tmp); err != nil {
+		_ = tmp.Close()
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	// rename(2) replaces the name itself, whatever it is by now: it follows no link.
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
 // writeFile is Write; it returns the file written when it was renamed over name (nil when it
 // was written in place).
 func writeFile(name string, perm os.FileMode, write func(io.Writer) error) (os.FileInfo, error) {
