@@ -128,7 +128,8 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	c.resources = lines(gha.GetInput("resource"))
 	c.namespace = cmp.Or(gha.GetInput("namespace"), d.namespace)
 	c.revision = gha.GetInput("revision")
-	c.clusters = kubeconfig.Input{Clusters: gha.GetInput("clusters"), Kubeconfig: gha.GetInput("kubeconfig")}
+	c.clusters = kubeconfig.Input{Clusters: gha.GetInput("clusters"), Kubeconfig: gha.GetInput("kubeconfig"),
+		AllowedServers: lines(gha.GetInput("allowed-servers"))}
 	var err error
 	if c.timeout, err = durationInput(gha, "timeout", d.timeout); err != nil {
 		return c, err

@@ -34,6 +34,7 @@ func (l *stringList) Set(v string) error {
 type cliOptions struct {
 	settings
 	resources, contexts stringList
+	allowedServers      stringList
 	output, summaryFile string
 	kubeconfigPath      string
 	clustersFile        string
@@ -58,6 +59,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.StringVar(&o.kubeconfigPath, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of kubeconfig files, each a cluster named after its file (a mounted Secret, a Tekton workspace)")
 	fs.Var(&o.contexts, "context", "kubeconfig context to verify, named after it; repeat for several (default: every context)")
+	fs.Var(&o.allowedServers, "allowed-server", "an API server (https://HOST[:PORT]) a kubeconfig of a file: source may have an EKS, GKE or AKS token of the built-in providers sent to, besides the cloud's own endpoints; repeat for several")
 	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
 	fs.DurationVar(&o.timeout, "timeout", d.timeout, "how long to wait for every cluster")
 	fs.IntVar(&o.maxParallel, "max-parallel", d.maxParallel, "clusters connecting and making their first lists at once (a waiting cluster holds no slot)")
@@ -148,7 +150,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	s := o.settings
 	s.snapshot = snapshot
 	s.resources = o.resources
-	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, KubeconfigDir: o.kubeconfigDir}
+	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers}
 	req, secrets, err := s.request(env, inputNames{
 		resource: "--resource", resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
 		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace", retryGrace: "--retry-grace", neverReadyGrace: "--never-ready-grace",

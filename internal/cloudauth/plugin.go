@@ -146,7 +146,7 @@ func (p *Plugin) NewSource(opts Options) (*Source, error) {
 		}
 		return nil, fail(e)
 	}
-	return &Source{what: p.describe(), refused: p.refused, fetch: fetch, opts: opts, secrets: s}, nil
+	return &Source{cloud: p.Cloud, what: p.describe(), refused: p.refused, fetch: fetch, opts: opts, secrets: s}, nil
 }
 
 // provider is what a built-in provider works with.

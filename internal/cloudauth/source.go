@@ -34,6 +34,7 @@ type fetcher func(ctx context.Context) (token, error)
 // old one serves until then), and replaced at once when the API server rejects it. A failure
 // is reported to the requests as an *Error and reused for a few seconds.
 type Source struct {
+	cloud   string // "EKS", "GKE" or "AKS"
 	what    string // "EKS credentials (aws eks get-token, built in)", for messages
 	refused string // what to check when the API server refuses the token
 	fetch   fetcher
@@ -53,6 +54,9 @@ type fetchCall struct {
 	value string
 	err   *Error
 }
+
+// Cloud is the cloud whose token the source obtains: "EKS", "GKE" or "AKS".
+func (s *Source) Cloud() string { return s.cloud }
 
 // Name names the provider in messages: "EKS credentials (aws eks get-token, built in)".
 func (s *Source) Name() string { return s.what }

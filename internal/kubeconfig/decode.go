@@ -20,7 +20,11 @@ type doc struct {
 	origin string
 	// dir is the folder its relative file references (certificate-authority: ca.crt) start at.
 	dir string
-	cfg *clientcmdapi.Config
+	// repo is set for a file: source, which can come from the repository, so from a pull
+	// request: it may refer only to files in dir, and never route a built-in provider's token
+	// (see confine and checkRoute).
+	repo bool
+	cfg  *clientcmdapi.Config
 }
 
 var errNotKubeconfig = errors.New("not a kubeconfig (neither YAML nor base64 of one)")

@@ -30,6 +30,9 @@ func tokenFor(user string) string {
 // hostFor is the fixture API server of a cluster.
 func hostFor(cluster string) string { return "https://" + cluster + ".example.com:6443" }
 
+// eksServer is an EKS cluster's API server, as aws eks update-kubeconfig writes it.
+const eksServer = "https://0123456789ABCDEF0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com"
+
 // newConfig builds a kubeconfig with one context per name, each with its own cluster (with
 // certificate-authority-data) and token user of the same name, and no current-context.
 func newConfig(contexts ...string) *clientcmdapi.Config {

@@ -81,6 +81,12 @@ type Input struct {
 	// default kubeconfig when a context: line of the shard's own needs it. A kubeconfig that
 	// cannot be read is the error of the shard whose cluster needs it.
 	Keep func(name string) bool
+
+	// AllowedServers are API servers, besides the cloud's own endpoints, that a kubeconfig of a
+	// file: source (from the repository) may have a built-in provider's token sent to: https://
+	// URLs or HOST[:PORT], compared by host and port (the allowed-servers input, the CLI's
+	// --allowed-server). See checkRoute.
+	AllowedServers []string
 }
 
 // Cluster is one cluster to verify: it becomes a verify.Target{Name, Config, Invalid}.
@@ -136,6 +142,7 @@ type loader struct {
 	env     Env
 	secrets *Secrets
 	docs    map[string]loaded // by source, so a kubeconfig used by several lines is read once
+	allowed servers           // Input.AllowedServers
 }
 
 type loaded struct {
@@ -147,6 +154,15 @@ func (l *loader) load() ([]Cluster, error) {
 	if err := l.in.check(); err != nil {
 		return nil, err
 	}
+	origin := "input allowed-servers"
+	if l.in.CLI {
+		origin = "--allowed-server"
+	}
+	allowed, err := parseServers(l.in.AllowedServers, origin)
+	if err != nil {
+		return nil, err
+	}
+	l.allowed = allowed
 	list, origin, dir, err := l.list()
 	if err != nil {
 		return nil, err

@@ -56,6 +56,11 @@ func (l *loader) restConfig(d *doc, contextName string) (*rest.Config, string) {
 		}
 		if builtin != nil {
 			user.Exec = nil // the built-in provider's transport sets the bearer token
+			if d.repo {
+				if msg := l.checkRoute(d, kctx.Cluster, cluster, builtin); msg != "" {
+					return nil, msg
+				}
+			}
 		}
 	}
 	if msg := l.inlineFiles(d, kctx.Cluster, cluster, kctx.AuthInfo, user); msg != "" {
@@ -124,14 +129,36 @@ func (l *loader) inlineFiles(d *doc, clusterName string, c *clientcmdapi.Cluster
 		return fmt.Sprintf("the kubeconfig's user %q has an empty tokenFile %s: put the token in it, or set token: instead", userName, u.TokenFile)
 	}
 	// Kept so that client-go rereads a rotated token; clientcmd does not read it again since
-	// the token is set.
+	// the token is set. Not for a repository kubeconfig: its file is read once, where it was
+	// checked, and a file of the repository is not rotated.
 	u.TokenFile = l.resolve(d.dir, u.TokenFile)
+	if d.repo {
+		u.TokenFile = ""
+	}
 	return ""
 }
 
-// readReferenced reads a file a kubeconfig refers to, relative to the kubeconfig's folder.
+// readReferenced reads a file a kubeconfig refers to, relative to the kubeconfig's folder. A
+// repository kubeconfig's file must be in its folder (confine): one that is not is never read.
 func (l *loader) readReferenced(d *doc, owner, field, dataField, path string) ([]byte, string) {
-	data, err := l.env.ReadFile(l.resolve(d.dir, path))
+	fix := fmt.Sprintf("embed the data instead (%s), e.g. with kubectl config view --minify --flatten --raw, or --embed-certs when setting it", dataField)
+	if field == "tokenFile" {
+		fix = "put the token itself in the kubeconfig instead (token:)"
+	}
+	shown, looksSecret := path, hasCredentialRun(path) || strings.ContainsAny(path, "\n\r")
+	if looksSecret {
+		shown = "(not shown)" // a token pasted where a path belongs: never quote it
+	}
+	file := l.resolve(d.dir, path)
+	if d.repo {
+		var refused string
+		if file, refused = confine(d.dir, path, file); refused != "" {
+			return nil, fmt.Sprintf("the kubeconfig's %s refers to the file %s: %s, which is not read: %s, and a kubeconfig from the repository (%s) may refer "+
+				"only to files in its own folder, so that a pull request cannot send another file as a credential: move the file next to the kubeconfig, or %s",
+				owner, field, shown, refused, d.origin, fix)
+		}
+	}
+	data, err := l.env.ReadFile(file)
 	if err == nil {
 		return data, ""
 	}
@@ -139,14 +166,8 @@ func (l *loader) readReferenced(d *doc, owner, field, dataField, path string) ([
 	if errors.Is(err, fs.ErrNotExist) {
 		why = "does not exist here"
 	}
-	fix := fmt.Sprintf("embed the data instead (%s), e.g. with kubectl config view --minify --flatten --raw, or --embed-certs when setting it", dataField)
-	if field == "tokenFile" {
-		fix = "put the token itself in the kubeconfig instead (token:)"
-	}
-	shown := path
-	if hasCredentialRun(path) || strings.ContainsAny(path, "\n\r") {
-		// A token pasted where a path belongs: say so, never quote it.
-		shown, why = "(not shown)", "looks like a credential rather than a path, and "+why
+	if looksSecret {
+		why = "looks like a credential rather than a path, and " + why
 	}
 	return nil, fmt.Sprintf("the kubeconfig's %s refers to the file %s: %s, which %s: %s", owner, field, shown, why, fix)
 }

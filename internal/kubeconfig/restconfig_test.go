@@ -1,6 +1,7 @@
 package kubeconfig
 
 import (
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -24,6 +25,11 @@ func TestRestConfig(t *testing.T) {
 		path        []string // commands LookPath finds; nil: no LookPath (the action)
 		vars        map[string]string
 		builtinAuth bool
+		// env loads the kubeconfig from an env: source, the workflow's own; the others from
+		// file:kc/config.yaml, which may come from the repository.
+		env bool
+		// allowed is Input.AllowedServers.
+		allowed     []string
 		wantInvalid string
 		// wantBuiltin: a built-in provider sets the token (WrapTransport), not the plugin.
 		wantBuiltin bool
@@ -45,6 +51,7 @@ func TestRestConfig(t *testing.T) {
 		name:        "EKS plugin in the action with the keys the login action exported",
 		change:      func(c *clientcmdapi.Config) { c.AuthInfos["a"] = execUser() },
 		vars:        map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"},
+		allowed:     []string{hostFor("a")},
 		wantBuiltin: true,
 		want:        &rest.Config{BearerToken: "-", TLSClientConfig: rest.TLSClientConfig{CAData: []byte(fakeCA)}},
 	}, {
@@ -78,6 +85,7 @@ func TestRestConfig(t *testing.T) {
 		change:      func(c *clientcmdapi.Config) { c.AuthInfos["a"] = execUser() },
 		path:        []string{"kubelogin"},
 		vars:        map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"},
+		allowed:     []string{hostFor("a")},
 		wantBuiltin: true,
 		want:        &rest.Config{BearerToken: "-", TLSClientConfig: rest.TLSClientConfig{CAData: []byte(fakeCA)}},
 	}, {
@@ -86,6 +94,7 @@ func TestRestConfig(t *testing.T) {
 		path:        []string{"aws"},
 		builtinAuth: true,
 		vars:        map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"},
+		allowed:     []string{hostFor("a")},
 		wantBuiltin: true,
 		want:        &rest.Config{BearerToken: "-", TLSClientConfig: rest.TLSClientConfig{CAData: []byte(fakeCA)}},
 	}, {
@@ -120,15 +129,16 @@ func TestRestConfig(t *testing.T) {
 			c.Clusters["a"].CertificateAuthorityData = nil
 			c.Clusters["a"].CertificateAuthority = "/home/me/.minikube/ca.crt"
 		},
+		env:         true,
 		wantInvalid: `the kubeconfig's cluster "a" refers to the file certificate-authority: /home/me/.minikube/ca.crt, which does not exist here: embed the data instead (certificate-authority-data), e.g. with kubectl config view --minify --flatten --raw, or --embed-certs when setting it`,
 	}, {
 		name: "CA, client certificate and key files next to the kubeconfig",
 		change: func(c *clientcmdapi.Config) {
 			c.Clusters["a"].CertificateAuthorityData = nil
 			c.Clusters["a"].CertificateAuthority = "ca.crt"
-			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{ClientCertificate: "certs/client.crt", ClientKey: "/keys/client.key"}
+			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{ClientCertificate: "certs/client.crt", ClientKey: "keys/client.key"}
 		},
-		files: map[string]string{"/ws/kc/ca.crt": fakeCA, "/ws/kc/certs/client.crt": fakeCert, "/keys/client.key": fakeKey},
+		files: map[string]string{"/ws/kc/ca.crt": fakeCA, "/ws/kc/certs/client.crt": fakeCert, "/ws/kc/keys/client.key": fakeKey},
 		want: &rest.Config{
 			BearerToken:     "-",
 			TLSClientConfig: rest.TLSClientConfig{CAData: []byte(fakeCA), CertData: []byte(fakeCert), KeyData: []byte(fakeKey)},
@@ -138,11 +148,12 @@ func TestRestConfig(t *testing.T) {
 		name:       "tokenFile",
 		change:     func(c *clientcmdapi.Config) { c.AuthInfos["a"] = &clientcmdapi.AuthInfo{TokenFile: "token"} },
 		files:      map[string]string{"/ws/kc/token": tokenFor("a") + "\n"},
-		want:       &rest.Config{BearerTokenFile: "/ws/kc/token", TLSClientConfig: rest.TLSClientConfig{CAData: []byte(fakeCA)}},
+		want:       &rest.Config{TLSClientConfig: rest.TLSClientConfig{CAData: []byte(fakeCA)}},
 		wantSecret: tokenFor("a"),
 	}, {
 		name:        "missing tokenFile",
 		change:      func(c *clientcmdapi.Config) { c.AuthInfos["a"] = &clientcmdapi.AuthInfo{TokenFile: "/var/run/token"} },
+		env:         true,
 		wantInvalid: `the kubeconfig's user "a" refers to the file tokenFile: /var/run/token, which does not exist here: put the token itself in the kubeconfig instead (token:)`,
 	}, {
 		name:        "no server, which client-go would default to localhost or KUBERNETES_MASTER",
@@ -172,9 +183,18 @@ func TestRestConfig(t *testing.T) {
 			for k, v := range tt.files {
 				files[k] = v
 			}
-			env := fakeEnv{files: files, path: tt.path, vars: tt.vars}.env()
+			in := Input{Clusters: "c=file:kc/config.yaml", AllowedServers: tt.allowed}
+			vars := maps.Clone(tt.vars)
+			if tt.env {
+				in.Clusters = "c=env:KC"
+				if vars == nil {
+					vars = map[string]string{}
+				}
+				vars["KC"] = files["/ws/kc/config.yaml"]
+			}
+			env := fakeEnv{files: files, path: tt.path, vars: vars}.env()
 			env.BuiltinAuth = tt.builtinAuth
-			clusters, secrets, err := Load(Input{Clusters: "c=file:kc/config.yaml"}, env)
+			clusters, secrets, err := Load(in, env)
 			if err != nil {
 				t.Fatalf("Load() error = %v", err)
 			}
@@ -247,6 +267,7 @@ func TestBuiltinTokensAreSecrets(t *testing.T) {
 	t.Parallel()
 	cfg := newConfig("a")
 	cfg.AuthInfos["a"] = execUser()
+	cfg.Clusters["a"].Server = eksServer
 	env := fakeEnv{files: map[string]string{"/ws/kc/config.yaml": yamlOf(t, cfg)}, vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"}}.env()
 	clusters, secrets, err := Load(Input{Clusters: "c=file:kc/config.yaml"}, env)
 	if err != nil || clusters[0].Config == nil {
@@ -269,7 +290,7 @@ func TestBuiltinTokensAreSecrets(t *testing.T) {
 		}
 		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
 	}))
-	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, hostFor("a")+"/version", nil)
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, eksServer+"/version", nil)
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		t.Fatalf("RoundTrip() error = %v", err)

@@ -39,7 +39,11 @@ func (l *loader) fileDoc(e entry, dir string) (*doc, error) {
 			}
 			return nil, fmt.Errorf("cannot read %s (relative paths start at %s): %w", path, where, err)
 		}
-		return l.decodeDoc(data, e.source(), filepath.Dir(path))
+		d, err := l.decodeDoc(data, e.source(), filepath.Dir(path))
+		if d != nil {
+			d.repo = true
+		}
+		return d, err
 	})
 }
 

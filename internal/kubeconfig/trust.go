@@ -1,0 +1,129 @@
+package kubeconfig
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/org/app-status-action/internal/cloudauth"
+)
+
+// A kubeconfig of a file: source can come from the repository, so from a pull request. It may
+// use the credentials it holds (a token, a client key, a file next to it) however it likes, but
+// it never chooses where the run's own credentials are read from or sent to:
+//
+//   - every file it refers to (certificate-authority, client-certificate, client-key,
+//     tokenFile) is in its own folder: a path with "..", or one that is or links outside the
+//     folder, is refused before anything is read (confine);
+//   - a built-in provider's token (EKS, GKE, AKS, from the job's cloud credentials) goes only
+//     over verified TLS, to the cloud's own API endpoints or a server the workflow allows,
+//     never through a proxy the kubeconfig names (checkRoute);
+//   - its exec env may choose only an account, a role and a region (see cloudauth).
+//
+// The kubeconfig input, env: sources and the CLI's --kubeconfig are the workflow's own (a
+// secret, a variable, the user's file): they keep kubectl's rules. So does an exec plugin the
+// CLI runs itself: it is the program kubectl would run.
+
+// confine returns the file that path, from a repository kubeconfig in dir, names, with its
+// links resolved, or why it is refused: a ".." in it, or a file outside dir. file is path made
+// absolute. A file that does not exist is returned as named: reading it fails.
+func confine(dir, path, file string) (string, string) {
+	for _, elem := range strings.Split(filepath.ToSlash(path), "/") {
+		if elem == ".." {
+			return "", `it goes up with ".."`
+		}
+	}
+	base, target := dir, filepath.Clean(file)
+	resolved, err := filepath.EvalSymlinks(file)
+	switch {
+	case err == nil:
+		target = resolved
+		if b, err := filepath.EvalSymlinks(dir); err == nil {
+			base = b
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", "its links cannot be followed"
+	}
+	rel, err := filepath.Rel(base, target)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		if target != filepath.Clean(file) {
+			return "", "it links to a file outside the kubeconfig's folder"
+		}
+		return "", "it is outside the kubeconfig's folder"
+	}
+	return target, ""
+}
+
+// servers is the set of API servers the workflow allows a repository kubeconfig to send a
+// built-in provider's token to (Input.AllowedServers), as host:port.
+type servers map[string]bool
+
+// parseServers reads Input.AllowedServers: https:// URLs, or host[:port], one per entry.
+func parseServers(list []string, origin string) (servers, error) {
+	out := servers{}
+	for i, raw := range list {
+		s := strings.TrimSpace(raw)
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" {
+			u, err = url.Parse("https://" + s)
+		}
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+			return nil, fmt.Errorf("%s entry %d is not an API server: give its https:// URL (https://HOST or https://HOST:PORT), as the kubeconfig's server says", origin, i+1)
+		}
+		out[hostPort(u)] = true
+	}
+	return out, nil
+}
+
+// hostPort is the URL's host, in lower case, and its port (443 when none is given).
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	return net.JoinHostPort(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), port)
+}
+
+// checkRoute says why a built-in provider's token may not go to the cluster of a repository
+// kubeconfig: without TLS verification, through a proxy the kubeconfig names, or to a server
+// that is neither the cloud's API endpoint nor one the workflow allows. Empty means it may.
+func (l *loader) checkRoute(d *doc, clusterName string, c *clientcmdapi.Cluster, src *cloudauth.Source) string {
+	why := fmt.Sprintf("a kubeconfig from the repository (%s) never chooses where the job's %s token goes, so that a pull request cannot take it",
+		d.origin, src.Cloud())
+	switch {
+	case c.InsecureSkipTLSVerify:
+		return fmt.Sprintf("the kubeconfig's cluster %q sets insecure-skip-tls-verify, and %s: remove it and give the cluster's certificate-authority-data", clusterName, why)
+	case c.ProxyURL != "":
+		return fmt.Sprintf("the kubeconfig's cluster %q sets proxy-url, and %s: remove it (a proxy the runner needs goes in the step's env: HTTPS_PROXY)", clusterName, why)
+	}
+	u, err := url.Parse(c.Server)
+	if err != nil || u.Host == "" {
+		return fmt.Sprintf("the kubeconfig's cluster %q has a server that is not a URL: set server: https://HOST", clusterName)
+	}
+	shown := u.Scheme + "://" + u.Host
+	if u.Scheme != "https" {
+		return fmt.Sprintf("the kubeconfig's cluster %q has the server %s, not https, and %s: use its https:// URL", clusterName, shown, why)
+	}
+	if l.allowed[hostPort(u)] {
+		return ""
+	}
+	endpoints, ok := cloudauth.APIEndpoint(src.Cloud(), u.Hostname())
+	if ok {
+		return ""
+	}
+	allow := "the allowed-servers input"
+	if l.in.CLI {
+		allow = "--allowed-server"
+	}
+	return fmt.Sprintf("the kubeconfig's cluster %q has the server %s, which is not an %s API endpoint (%s), and %s: if the server is yours, list it in %s",
+		clusterName, shown, src.Cloud(), endpoints, why, allow)
+}

@@ -1,0 +1,356 @@
+package kubeconfig
+
+import (
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/org/app-status-action/internal/safefile"
+)
+
+// readLog is a ReadFile over the real file system that records every path it is asked for.
+type readLog struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (r *readLog) read(name string) ([]byte, error) {
+	r.mu.Lock()
+	r.paths = append(r.paths, name)
+	r.mu.Unlock()
+	return safefile.Read(name)
+}
+
+func (r *readLog) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.paths...)
+}
+
+// writeFile writes a file, and its folder, for a test.
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRepositoryFilesStayInFolder (attacker): a kubeconfig of a file: source names files
+// outside its folder (with "..", an absolute path, a ~/ path, a link out of it, a pipe) as its
+// token, key or certificates: the cluster is refused with the field and the fix, and the file
+// is never read; a file in the folder, also through a link that stays in it, is read. The
+// same kubeconfig from an env: source (the workflow's own) keeps kubectl's rules.
+func TestRepositoryFilesStayInFolder(t *testing.T) {
+	t.Parallel()
+	// Each case lays out its own folders (the links must point into them): root holds the
+	// runner's files, ws the workspace.
+	layout := func(t *testing.T) (root, ws string) {
+		t.Helper()
+		root = t.TempDir()
+		ws = filepath.Join(root, "ws")
+		writeFile(t, filepath.Join(root, "gha-creds-1234.json"), "outside-"+marker+"-credential")
+		if err := syscall.Mkfifo(filepath.Join(root, "pipe"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(ws, "kc", "token"), tokenFor("a")+"\n")
+		writeFile(t, filepath.Join(ws, "kc", "certs", "ca.crt"), fakeCA)
+		for link, target := range map[string]string{
+			"out": filepath.Join(root, "gha-creds-1234.json"), "in": filepath.Join(ws, "kc", "token"),
+			"pipe": filepath.Join(root, "pipe"), "up": root,
+		} {
+			if err := os.Symlink(target, filepath.Join(ws, "kc", link)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return root, ws
+	}
+	// The absolute paths are the runner's: "ROOT" stands for root in the cases.
+	token := func(path string) func(*clientcmdapi.Config) {
+		return func(c *clientcmdapi.Config) { c.AuthInfos["a"] = &clientcmdapi.AuthInfo{TokenFile: path} }
+	}
+	refused := func(owner, field, path, why, fix string) string {
+		return "the kubeconfig's " + owner + " refers to the file " + field + ": " + path + ", which is not read: " + why +
+			", and a kubeconfig from the repository (file:kc/config.yaml) may refer only to files in its own folder, so that a pull request " +
+			"cannot send another file as a credential: move the file next to the kubeconfig, or " + fix
+	}
+	const tokenFix = "put the token itself in the kubeconfig instead (token:)"
+	tests := []struct {
+		name        string
+		change      func(*clientcmdapi.Config)
+		env         bool // an env: source
+		wantInvalid string
+	}{{
+		name:        "tokenFile with ..",
+		change:      token("../../gha-creds-1234.json"),
+		wantInvalid: refused(`user "a"`, "tokenFile", "../../gha-creds-1234.json", `it goes up with ".."`, tokenFix),
+	}, {
+		name:        "tokenFile with .. that comes back in",
+		change:      token("../kc/token"),
+		wantInvalid: refused(`user "a"`, "tokenFile", "../kc/token", `it goes up with ".."`, tokenFix),
+	}, {
+		name:        "absolute tokenFile",
+		change:      token("ROOT/gha-creds-1234.json"),
+		wantInvalid: refused(`user "a"`, "tokenFile", "ROOT/gha-creds-1234.json", "it is outside the kubeconfig's folder", tokenFix),
+	}, {
+		name:        "tokenFile in the home folder",
+		change:      token("~/gha-creds-1234.json"),
+		wantInvalid: refused(`user "a"`, "tokenFile", "~/gha-creds-1234.json", "it is outside the kubeconfig's folder", tokenFix),
+	}, {
+		name:        "tokenFile linked out of the folder",
+		change:      token("out"),
+		wantInvalid: refused(`user "a"`, "tokenFile", "out", "it links to a file outside the kubeconfig's folder", tokenFix),
+	}, {
+		name:        "tokenFile through a linked folder",
+		change:      token("up/gha-creds-1234.json"),
+		wantInvalid: refused(`user "a"`, "tokenFile", "up/gha-creds-1234.json", "it links to a file outside the kubeconfig's folder", tokenFix),
+	}, {
+		name: "client-key linked to a pipe outside",
+		change: func(c *clientcmdapi.Config) {
+			c.AuthInfos["a"] = &clientcmdapi.AuthInfo{ClientCertificate: "certs/ca.crt", ClientKey: "pipe"}
+		},
+		wantInvalid: refused(`user "a"`, "client-key", "pipe", "it links to a file outside the kubeconfig's folder",
+			"embed the data instead (client-key-data), e.g. with kubectl config view --minify --flatten --raw, or --embed-certs when setting it"),
+	}, {
+		name: "certificate-authority outside",
+		change: func(c *clientcmdapi.Config) {
+			c.Clusters["a"].CertificateAuthorityData = nil
+			c.Clusters["a"].CertificateAuthority = "ROOT/gha-creds-1234.json"
+		},
+		wantInvalid: refused(`cluster "a"`, "certificate-authority", "ROOT/gha-creds-1234.json", "it is outside the kubeconfig's folder",
+			"embed the data instead (certificate-authority-data), e.g. with kubectl config view --minify --flatten --raw, or --embed-certs when setting it"),
+	}, {
+		name:   "tokenFile in the folder",
+		change: token("token"),
+	}, {
+		name:   "tokenFile linked within the folder",
+		change: token("in"),
+	}, {
+		name: "CA in a subfolder, by its absolute path",
+		change: func(c *clientcmdapi.Config) {
+			c.Clusters["a"].CertificateAuthorityData = nil
+			c.Clusters["a"].CertificateAuthority = "ROOT/ws/kc/certs/ca.crt"
+		},
+	}, {
+		name:   "the workflow's own kubeconfig (env:) may name any file",
+		change: token("ROOT/gha-creds-1234.json"),
+		env:    true,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root, ws := layout(t)
+			cfg := newConfig("a")
+			tt.change(cfg)
+			kubeconfig := strings.ReplaceAll(yamlOf(t, cfg), "ROOT", root)
+			writeFile(t, filepath.Join(ws, "kc", "config.yaml"), kubeconfig)
+			in := Input{Clusters: "c=file:kc/config.yaml"}
+			vars := map[string]string{}
+			if tt.env {
+				in.Clusters, vars["KC"] = "c=env:KC", kubeconfig
+			}
+			reads := &readLog{}
+			env := Env{Getenv: func(k string) string { return vars[k] }, ReadFile: reads.read, Workspace: ws, Home: root}
+			clusters, _, err := Load(in, env)
+			if err != nil {
+				t.Fatalf("Load() error = %v", err)
+			}
+			got := clusters[0]
+			wantInvalid := strings.ReplaceAll(tt.wantInvalid, "ROOT", root)
+			if hasCredentialRun(root) { // a temporary folder's digits: never quoted
+				wantInvalid = strings.ReplaceAll(wantInvalid, root+"/gha-creds-1234.json", "(not shown)")
+			}
+			if diff := cmp.Diff(wantInvalid, got.Invalid); diff != "" {
+				t.Errorf("Invalid (-want +got):\n%s", diff)
+			}
+			noSecret(t, "Invalid", got.Invalid)
+			folder, err := filepath.EvalSymlinks(filepath.Join(ws, "kc"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range reads.list() {
+				if resolved, err := filepath.EvalSymlinks(p); err == nil {
+					p = resolved // where a read through a link lands
+				}
+				inFolder := strings.HasPrefix(p, folder+string(filepath.Separator))
+				if !tt.env && !inFolder {
+					t.Errorf("read %s, outside the kubeconfig's folder", p)
+				}
+			}
+			if tt.wantInvalid != "" {
+				return
+			}
+			if got.Config == nil {
+				t.Fatal("Config = nil")
+			}
+			if tt.env {
+				if got.Config.BearerToken != "outside-"+marker+"-credential" {
+					t.Errorf("BearerToken = %q, want the file's", got.Config.BearerToken)
+				}
+				return
+			}
+			if got.Config.BearerTokenFile != "" {
+				t.Errorf("BearerTokenFile = %q, want none: client-go would read it again, unchecked", got.Config.BearerTokenFile)
+			}
+		})
+	}
+}
+
+// TestRepositoryKubeconfigRoutesNoCloudToken (attacker): a repository kubeconfig whose context
+// has the job's EKS credentials (the built-in provider) and points at a server of its own,
+// without TLS verification, through a proxy of its own, or over a CA of its own: the cluster
+// is refused naming the field, and no EKS token reaches the server or the proxy. The same
+// kubeconfig from an env: source sends it (the servers would see one), and allowed-servers
+// lets a repository kubeconfig reach a server the workflow names.
+func TestRepositoryKubeconfigRoutesNoCloudToken(t *testing.T) {
+	t.Parallel()
+	// In the cases, SERVER stands for the test server's URL, PROXY for the proxy's, and
+	// HOSTPORT for the server's host and port.
+	const why = `, and a kubeconfig from the repository (file:kc/config.yaml) never chooses where the job's EKS token goes, so that a pull request cannot take it`
+	tests := []struct {
+		name        string
+		server      string
+		insecure    bool // insecure-skip-tls-verify
+		ca          bool // the test server's CA as certificate-authority-data
+		proxy       bool // proxy-url: PROXY
+		env         bool
+		allowed     []string
+		wantInvalid string
+		wantSeen    string // who sees the token when the cluster is used
+	}{{
+		name:        "insecure-skip-tls-verify",
+		server:      "SERVER",
+		insecure:    true,
+		allowed:     []string{"SERVER"},
+		wantInvalid: `the kubeconfig's cluster "a" sets insecure-skip-tls-verify` + why + `: remove it and give the cluster's certificate-authority-data`,
+	}, {
+		name:        "proxy-url",
+		server:      eksServer,
+		proxy:       true,
+		wantInvalid: `the kubeconfig's cluster "a" sets proxy-url` + why + `: remove it (a proxy the runner needs goes in the step's env: HTTPS_PROXY)`,
+	}, {
+		name:   "a server of its own, with its CA",
+		server: "SERVER",
+		ca:     true,
+		wantInvalid: `the kubeconfig's cluster "a" has the server SERVER, which is not an EKS API endpoint (*.eks.amazonaws.com, *.eks.amazonaws.com.cn)` +
+			why + `: if the server is yours, list it in the allowed-servers input`,
+	}, {
+		name:        "an EKS name over http",
+		server:      "http://0123.gr7.eu-west-1.eks.amazonaws.com",
+		wantInvalid: `the kubeconfig's cluster "a" has the server http://0123.gr7.eu-west-1.eks.amazonaws.com, not https` + why + `: use its https:// URL`,
+	}, {
+		name:     "a server the workflow allows",
+		server:   "SERVER",
+		ca:       true,
+		allowed:  []string{"HOSTPORT"},
+		wantSeen: "server",
+	}, {
+		name:     "insecure-skip-tls-verify in the workflow's own kubeconfig",
+		server:   "SERVER",
+		insecure: true,
+		env:      true,
+		wantSeen: "server",
+	}, {
+		name:     "proxy-url in the workflow's own kubeconfig",
+		server:   "SERVER",
+		ca:       true,
+		proxy:    true,
+		env:      true,
+		wantSeen: "proxy",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			seen := map[string]int{} // who saw an EKS token
+			record := func(who string) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if strings.HasPrefix(r.Header.Get("Authorization"), "Bearer k8s-aws-v1.") || r.Method == http.MethodConnect {
+						mu.Lock()
+						seen[who]++
+						mu.Unlock()
+					}
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write([]byte(`{"major":"1","minor":"33"}`))
+				})
+			}
+			server := httptest.NewTLSServer(record("server"))
+			t.Cleanup(server.Close)
+			proxy := httptest.NewServer(record("proxy"))
+			t.Cleanup(proxy.Close)
+			placeholders := strings.NewReplacer("SERVER", server.URL, "HOSTPORT", strings.TrimPrefix(server.URL, "https://"))
+
+			cfg := newConfig("a")
+			cfg.AuthInfos["a"] = execUser()
+			cluster := &clientcmdapi.Cluster{Server: placeholders.Replace(tt.server), InsecureSkipTLSVerify: tt.insecure}
+			if tt.ca {
+				cluster.CertificateAuthorityData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw})
+			}
+			if tt.proxy {
+				cluster.ProxyURL = proxy.URL
+			}
+			cfg.Clusters["a"] = cluster
+			allowed := make([]string, len(tt.allowed))
+			for i, a := range tt.allowed {
+				allowed[i] = placeholders.Replace(a)
+			}
+			vars := map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "KC": yamlOf(t, cfg)}
+			in := Input{Clusters: "c=file:kc/config.yaml", AllowedServers: allowed}
+			if tt.env {
+				in.Clusters = "c=env:KC"
+			}
+			env := fakeEnv{files: map[string]string{"/ws/kc/config.yaml": vars["KC"]}, vars: vars}.env()
+			clusters, _, err := Load(in, env)
+			if err != nil {
+				t.Fatalf("Load() error = %v", err)
+			}
+			got := clusters[0]
+			if diff := cmp.Diff(placeholders.Replace(tt.wantInvalid), got.Invalid); diff != "" {
+				t.Errorf("Invalid (-want +got):\n%s", diff)
+			}
+			if got.Config != nil {
+				client, err := rest.HTTPClientFor(got.Config)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, got.Config.Host+"/version", nil)
+				if resp, err := client.Do(req); err == nil {
+					_ = resp.Body.Close()
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			want := map[string]int{}
+			if tt.wantSeen != "" {
+				want[tt.wantSeen] = 1
+			}
+			if diff := cmp.Diff(want, seen); diff != "" {
+				t.Errorf("who saw an EKS token (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAllowedServersInput: an entry that is not an https API server is bad input, named.
+func TestAllowedServersInput(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"http://10.0.0.1", "https://user:pw@10.0.0.1", "ftp://x"} {
+		_, _, err := Load(Input{Clusters: "c=file:kc/config.yaml", AllowedServers: []string{"https://ok.example.com", bad}}, fakeEnv{}.env())
+		want := "input allowed-servers entry 2 is not an API server: give its https:// URL (https://HOST or https://HOST:PORT), as the kubeconfig's server says"
+		if got := errString(err); got != want {
+			t.Errorf("Load(%q) error = %q, want %q", bad, got, want)
+		}
+	}
+}
