@@ -8,6 +8,10 @@ package runnertest
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"maps"
+	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -109,4 +113,48 @@ func Masked(masks map[string]bool, secret string) bool {
 		}
 	}
 	return false
+}
+
+// Masks returns the values log registers with the runner's ::add-mask:: command, as the runner
+// reads them: the command's data, unescaped (%25, %0D, %0A), none that is only white space.
+func Masks(log string) map[string]bool {
+	masks := map[string]bool{}
+	unescape := strings.NewReplacer("%0D", "\r", "%0A", "\n", "%25", "%")
+	for _, c := range Commands(log) {
+		if c.Form != "::" || c.Name != "add-mask" {
+			continue
+		}
+		_, data, ok := strings.Cut(strings.TrimLeftFunc(c.Line, unicode.IsSpace)[2:], "::")
+		if v := unescape.Replace(data); ok && strings.TrimSpace(v) != "" {
+			masks[v] = true
+		}
+	}
+	return masks
+}
+
+// Hidden returns a mask the runner would hide in text, and so a reason to drop text when it
+// is a job output ("Skip output ... since it may contain secret"): a value of masks, as it is
+// or in one of the runner's encodings of it (JSON string escaping, URI data escaping, base64),
+// anywhere in text. Empty means text reaches the job's outputs intact.
+func Hidden(masks map[string]bool, text string) string {
+	for _, m := range slices.Sorted(maps.Keys(masks)) {
+		for _, form := range maskForms(m) {
+			if form != "" && strings.Contains(text, form) {
+				return m
+			}
+		}
+	}
+	return ""
+}
+
+// maskForms are the texts the runner hides for a mask: itself, and its encodings (the runner's
+// JsonStringEscape, UriDataEscape and Base64StringEscape value encoders).
+func maskForms(m string) []string {
+	quoted, _ := json.Marshal(m)
+	return []string{
+		m,
+		strings.Trim(string(quoted), `"`),
+		url.PathEscape(m),
+		strings.TrimRight(base64.StdEncoding.EncodeToString([]byte(m)), "="),
+	}
 }
