@@ -21,6 +21,14 @@ import (
 // (TestPaddedFormsRedactedAsBefore).
 const substringMinLen = 6
 
+// MinMaskLen is the length from which a secret is registered with the runner (Values,
+// OnAdd). The runner masks a value wherever it appears, in every later line of the job, and
+// drops a job output that holds one: a short value ("admin", "1", a four-letter password) would
+// blank common words and cluster names. A shorter secret is redacted here all the same, in
+// everything this program prints (Redact); its longer forms (user:password, base64) are
+// registered.
+const MinMaskLen = 8
+
 // Secrets holds every secret value seen while loading the kubeconfigs, and those obtained
 // later (tokens a credential provider mints): tokens, passwords and their basic-auth forms,
 // client keys, the values of exec plugins and auth providers, the base64 kubeconfigs
@@ -40,7 +48,8 @@ type Secrets struct {
 
 // OnAdd registers fn to be called, with each secret added from now on, as soon as it is added:
 // the action registers it with ::add-mask:: before the value can reach any output. Secrets
-// already held are not passed: mask them from Values first.
+// already held are not passed: mask them from Values first. Like Values, it is given no value
+// shorter than MinMaskLen.
 func (s *Secrets) OnAdd(fn func(string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,7 +110,7 @@ func (s *Secrets) record(forms ...string) {
 		if _, ok := s.values[f]; !ok {
 			s.values[f] = struct{}{}
 			s.added = append(s.added, f)
-			if !strings.Contains(f, "\n") {
+			if maskable(f) {
 				added = append(added, f)
 			}
 		}
@@ -121,9 +130,15 @@ func pemArmor(line string) bool {
 	return strings.HasPrefix(line, "-----BEGIN ") || strings.HasPrefix(line, "-----END ")
 }
 
+// maskable reports a form to register with the runner: one line, of MinMaskLen bytes or more.
+func maskable(v string) bool {
+	return len(v) >= MinMaskLen && !strings.Contains(v, "\n")
+}
+
 // Values returns the secrets to register with ::add-mask:: before anything is printed,
-// sorted and unique, whatever their length. The runner masks line by line, so a multi-line
-// secret (a PEM key, a wrapped base64 kubeconfig) is given as its lines, not as one value.
+// sorted and unique, none shorter than MinMaskLen (Redact hides those). The runner masks line
+// by line, so a multi-line secret (a PEM key, a wrapped base64 kubeconfig) is given as its
+// lines, not as one value.
 func (s *Secrets) Values() []string {
 	if s == nil {
 		return nil
@@ -132,7 +147,7 @@ func (s *Secrets) Values() []string {
 	defer s.mu.Unlock()
 	var out []string
 	for v := range s.values {
-		if !strings.Contains(v, "\n") {
+		if maskable(v) {
 			out = append(out, v)
 		}
 	}
@@ -296,10 +311,10 @@ func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config) {
 			s.add(string(u.ClientKeyData))
 		}
 		if u.AuthProvider != nil {
-			// Every value, not only those whose key says it is a token: a provider's keys are
-			// its own to name.
-			for _, v := range u.AuthProvider.Config {
-				s.add(v)
+			for k, v := range u.AuthProvider.Config {
+				if providerSecret(k) {
+					s.add(v)
+				}
 			}
 		}
 		if u.Exec != nil {
@@ -317,15 +332,34 @@ func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config) {
 	}
 }
 
+// providerSecret reports an auth-provider setting that holds a credential: a key named for a
+// token, secret, password or key (oidc's id-token, refresh-token and client-secret, azure's and
+// gcp's access-token...), and none of the settings that name things or say how to get a token
+// (client-id, idp-issuer-url, config-mode, apiserver-id, tenant-id, gcp's cmd-path and its
+// JSONPath token-key...). Masking those would blank a client ID such as "kubernetes" from the
+// whole job's log and outputs.
+func providerSecret(key string) bool {
+	return !publicProviderKeys[strings.ToLower(key)] && secretName(key)
+}
+
+var publicProviderKeys = map[string]bool{
+	"client-id": true, "idp-issuer-url": true, "idp-certificate-authority": true, "idp-certificate-authority-data": true,
+	"extra-scopes": true, "config-mode": true, "apiserver-id": true, "tenant-id": true, "environment": true,
+	"cmd-path": true, "cmd-args": true, "token-key": true, "expiry-key": true, "expiry": true, "expires-in": true, "expires-on": true,
+	"scopes": true,
+}
+
 // execSecrets returns what an exec plugin's arguments and env hold that is a credential: a
 // value whose name says so (an env variable or a flag named for a secret, token, password, key
-// or credential), or whose shape does (secretShaped), wherever it stands. Regions, cluster,
-// profile and account names, flags and the plugins' own words are not: registering them with
-// ::add-mask:: would blank them from every later line of the job, inside words too.
+// or credential), or whose shape does (secretShaped), wherever it stands, except the value of a
+// known public option or variable (publicFlags, publicEnv). Regions, cluster, profile and
+// account names, flags and the plugins' own words are not secrets: registering them with
+// ::add-mask:: would blank them from every later line of the job, inside words too, and make
+// the runner drop every job output that names the cluster.
 func execSecrets(exec *clientcmdapi.ExecConfig) []string {
 	var out []string
 	for _, e := range exec.Env {
-		if secretName(e.Name) || secretShaped(e.Value) {
+		if !publicEnv[e.Name] && (secretName(e.Name) || secretShaped(e.Value)) {
 			out = append(out, e.Value)
 		}
 	}
@@ -336,18 +370,41 @@ func execSecrets(exec *clientcmdapi.ExecConfig) []string {
 			flag = name
 			if hasValue {
 				flag = ""
-				if secretName(name) || secretShaped(value) {
+				if !publicFlags[name] && (secretName(name) || secretShaped(value)) {
 					out = append(out, value)
 				}
 			}
 			continue
 		}
-		if (flag != "" && secretName(flag)) || secretShaped(a) {
+		if !publicFlags[flag] && ((flag != "" && secretName(flag)) || secretShaped(a)) {
 			out = append(out, a)
 		}
 		flag = ""
 	}
 	return out
+}
+
+// publicFlags are the exec plugins' options whose values name things, never credentials: the
+// cluster (aws --cluster-name platform-prod-us-east-1 is also its name in every output), the
+// region, zone or project, the AWS profile, role and session names (an ARN names, it does not
+// authenticate), Entra's tenant, client and server application IDs and cloud, the login mode
+// and output format. Left out, so masked when they look like a key: aws-iam-authenticator's
+// --external-id, which guards a role against confused deputies and is better not printed.
+var publicFlags = map[string]bool{
+	"--cluster-name": true, "--cluster-id": true, "-i": true, "--cluster": true, "--region": true, "--profile": true,
+	"--role-arn": true, "-r": true, "--role": true, "--session-name": true, "--output": true,
+	"--project": true, "--zone": true, "--location": true, "--context": true,
+	"--server-id": true, "--client-id": true, "--tenant-id": true, "-t": true, "--environment": true, "-e": true,
+	"--login": true, "-l": true, "--authority-host": true,
+}
+
+// publicEnv are the exec env variables that name an account, a role, a region or a login mode
+// (see cloudauth's kubeconfigEnv): never masked.
+var publicEnv = map[string]bool{
+	"AWS_PROFILE": true, "AWS_DEFAULT_PROFILE": true, "AWS_REGION": true, "AWS_DEFAULT_REGION": true,
+	"AWS_ROLE_ARN": true, "AWS_ROLE_SESSION_NAME": true, "AWS_STS_REGIONAL_ENDPOINTS": true, "DEFAULT_ROLE": true,
+	"AAD_LOGIN_METHOD": true, "AZURE_CLIENT_ID": true, "AZURE_TENANT_ID": true, "AAD_SERVICE_PRINCIPAL_CLIENT_ID": true,
+	"USE_GKE_GCLOUD_AUTH_PLUGIN": true, "CLOUDSDK_CORE_PROJECT": true,
 }
 
 // secretName reports a variable or flag name that says its value is a credential.

@@ -2,6 +2,7 @@ package kubeconfig
 
 import (
 	"encoding/base64"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,13 +31,14 @@ func TestSecretsValues(t *testing.T) {
 	}{
 		{name: "none"},
 		{name: "sorted, unique, trimmed", added: []string{"zz-token-1", " aa-token-2\n", "zz-token-1"}, want: []string{"aa-token-2", "zz-token-1"}},
-		{name: "short values too", added: []string{"admin", "abc", ""}, want: []string{"abc", "admin"}},
+		{name: "no value under 8 bytes, nor its base64", added: []string{"admin", "abc", "", "1234567"}},
+		{name: "8 bytes", added: []string{"pw-12345"}, want: []string{"pw-12345"}},
 		{
 			name:  "multi-line: each line, not the armor, not the whole",
 			added: []string{fakeKey},
 			want:  []string{"AwEHoUQD" + marker + "keyLineTwo0123456789QrStUv", "MHcCAQEEI" + marker + "keyLineOneAbCdEfGhIjKlMnOp"},
 		},
-		{name: "wrapped base64", added: []string{"QUJDREVG\r\nR0hJSktM\r\nTU4=\r\n"}, want: []string{"QUJDREVG", "R0hJSktM", "TU4="}},
+		{name: "wrapped base64", added: []string{"QUJDREVG\r\nR0hJSktM\r\nTU4=\r\n"}, want: []string{"QUJDREVG", "R0hJSktM"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,13 +49,14 @@ func TestSecretsValues(t *testing.T) {
 				s.add(v)
 				if trimmed := strings.TrimSpace(v); trimmed != "" {
 					for _, e := range append(encoded(trimmed)[1:], encoded(v)[1:]...) {
-						want[e] = true
+						want[e] = len(e) >= MinMaskLen
 					}
 				}
 			}
 			for _, v := range tt.want {
 				want[v] = true
 			}
+			maps.DeleteFunc(want, func(_ string, masked bool) bool { return !masked })
 			got := map[string]bool{}
 			for _, v := range s.Values() {
 				got[v] = true
@@ -65,7 +68,9 @@ func TestSecretsValues(t *testing.T) {
 	}
 }
 
-// TestSecretsForms: what a kubeconfig holds is masked in every form it can be echoed in.
+// TestSecretsForms: what a kubeconfig holds that is a credential is masked in every form it
+// can be echoed in, from 8 bytes; a shorter one is redacted here alone. What names things (a
+// cluster, a region, a client ID, an issuer, a login mode) is neither.
 func TestSecretsForms(t *testing.T) {
 	t.Parallel()
 	cfg := clientcmdapi.NewConfig()
@@ -76,28 +81,48 @@ func TestSecretsForms(t *testing.T) {
 		Env: []clientcmdapi.ExecEnvVar{{Name: "AZURE_CLIENT_SECRET", Value: "env-v"}, {Name: "AZURE_TENANT_ID", Value: "tenant-a"}, {Name: "ANY_NAME", Value: "a1B2c3D4e5F6g7H8i9J0kLmN"}},
 	}}
 	cfg.AuthInfos["eks"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
-		Command: "aws", Args: []string{"--region", "eu-west-1", "eks", "get-token", "--cluster-name", "prod", "--output", "json"},
+		Command: "aws", Args: []string{"--region", "eu-west-1", "eks", "get-token", "--cluster-name", "platform-prod-us-east-1", "--output", "json",
+			"--profile=platform-prod-admin-2024", "--role-arn", "arn:aws:iam::111122223333:role/platform-prod-us-east-1"},
+		Env:        []clientcmdapi.ExecEnvVar{{Name: "AWS_PROFILE", Value: "platform-prod-us-east-1-ro"}, {Name: "AWS_SECRET_ACCESS_KEY", Value: "aws-secret-wJalrXUtnFEMI"}},
 		APIVersion: "client.authentication.k8s.io/v1beta1",
 	}}
-	cfg.AuthInfos["provider"] = &clientcmdapi.AuthInfo{AuthProvider: &clientcmdapi.AuthProviderConfig{Name: "oidc", Config: map[string]string{"whatever": "pv"}}}
+	cfg.AuthInfos["provider"] = &clientcmdapi.AuthInfo{AuthProvider: &clientcmdapi.AuthProviderConfig{Name: "oidc", Config: map[string]string{
+		"client-id": "kubernetes", "idp-issuer-url": "https://issuer.example.com/realms/platform-prod-us-east-1", "config-mode": "1",
+		"extra-scopes": "groups,offline_access", "id-token": "idt-eyJhbGciOiJSUzI1NiJ9", "refresh-token": "rt-0123456789abcdef",
+		"client-secret": "cs-oidc-Zk3Pq9", "access-token": "ya29.a0AfB_byC0123",
+	}}}
 	s := &Secrets{}
 	s.addKubeconfig(cfg)
 	masked := map[string]bool{}
 	for _, v := range s.Values() {
 		masked[v] = true
 	}
-	for _, v := range [][]string{encoded("pw"), encoded("deploy:pw"), encoded("cs-Value"), encoded("tk-v"), encoded("Zx9Qp3Lm7Vb2Kk4Rr8Tt6Yy1"),
-		encoded("env-v"), encoded("a1B2c3D4e5F6g7H8i9J0kLmN"), encoded("pv")} {
+	for _, v := range [][]string{encoded("deploy:pw"), encoded("cs-Value"), encoded("Zx9Qp3Lm7Vb2Kk4Rr8Tt6Yy1"),
+		encoded("a1B2c3D4e5F6g7H8i9J0kLmN"), encoded("aws-secret-wJalrXUtnFEMI"), encoded("idt-eyJhbGciOiJSUzI1NiJ9"),
+		encoded("rt-0123456789abcdef"), encoded("cs-oidc-Zk3Pq9"), encoded("ya29.a0AfB_byC0123")} {
 		for _, form := range v {
 			if !masked[form] {
 				t.Errorf("%q is not masked", form)
 			}
 		}
 	}
+	for _, short := range []string{"pw", "tk-v", "env-v"} {
+		if masked[short] {
+			t.Errorf("%q is masked: it is shorter than %d bytes", short, MinMaskLen)
+		}
+		if got := s.Redact("x " + short + " y"); got != "x *** y" {
+			t.Errorf("Redact(%q) = %q: a short secret must still be redacted here", short, got)
+		}
+	}
 	for _, word := range []string{"get-token", "spn", "--login", "--client-secret", "deploy", "eks", "json", "aws", "v1beta1",
-		"eu-west-1", "prod", "tnt", "tenant-a", "positional", "AzurePublicCloud", "6dae42f8-4368-4678-94ff-3960e28e3630"} {
+		"eu-west-1", "platform-prod-us-east-1", "platform-prod-admin-2024", "platform-prod-us-east-1-ro", "tnt", "tenant-a", "positional",
+		"AzurePublicCloud", "6dae42f8-4368-4678-94ff-3960e28e3630", "kubernetes", "https://issuer.example.com/realms/platform-prod-us-east-1",
+		"groups,offline_access"} {
 		if masked[word] {
 			t.Errorf("%q is masked: it is the plugin's own word, a region, a name or an ID, and masking it would blank it from every log line", word)
+		}
+		if got := s.Redact(word); got != word {
+			t.Errorf("Redact(%q) = %q, want it kept", word, got)
 		}
 	}
 	if got := s.Redact("Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("deploy:pw"))); got != "Authorization: Basic ***" {
