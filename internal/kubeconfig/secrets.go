@@ -15,8 +15,8 @@ import (
 
 // substringMinLen is the length from which a secret is redacted wherever it appears, even
 // inside a longer word. A shorter one (a four-letter password) is redacted only where it
-// stands as a word of its own, so that the rest of a message stays readable; the runner masks
-// it everywhere all the same, since every secret is registered with ::add-mask::. At 7 or 8,
+// stands as a word of its own, so that the rest of a message stays readable; its longer forms
+// (user:password, base64) are hidden everywhere, here and by the runner's masks. At 7 or 8,
 // the padded base64 forms, which are not held (add), would be redacted in fewer places
 // (TestPaddedFormsRedactedAsBefore).
 const substringMinLen = 6
