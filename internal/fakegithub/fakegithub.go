@@ -1,11 +1,12 @@
-// Package fakegithub is a fake of the part of GitHub's REST API that app-status posts to
-// (deployments, deployment statuses, the pull requests of a commit, issue comments), served
-// on 127.0.0.1 for tests. It checks what GitHub checks (the token, the API version, required
+// Package fakegithub is a fake of the part of GitHub's API that app-status posts to
+// (deployments, deployment statuses, the pull requests of a commit, issue comments, and the
+// GraphQL viewer), served on 127.0.0.1 for tests. It checks what GitHub checks (the token, the API version, required
 // fields and their limits, the permissions, rate limits), answers as GitHub answers, and
 // records every call so that tests can assert the exact sequence.
 package fakegithub
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -39,9 +40,14 @@ type Options struct {
 	Token string
 	// Owner and Repo name the one repository served.
 	Owner, Repo string
-	// Login is the identity GET /user returns; empty, GET /user answers 403 as it does to an
-	// installation token (the job's GITHUB_TOKEN), and comments are github-actions[bot]'s.
+	// Login is the identity of a personal token: GET /user and the GraphQL viewer name it, and
+	// it writes the comments. Empty, the token is an installation token: GET /user answers
+	// 403 "Resource not accessible by integration", and the viewer and the comments' author
+	// are the App's bot, "<App>[bot]".
 	Login string
+	// App is the slug of the GitHub App whose installation token is used (when Login is
+	// empty); "github-actions" (the job's GITHUB_TOKEN) when empty.
+	App string
 	// DenyDeployments and DenyPullRequests refuse writes to deployments and to comments
 	// with 403, as GitHub does when the token lacks the permission.
 	DenyDeployments  bool
@@ -72,10 +78,13 @@ type Call struct {
 type Deployment struct {
 	ID                                       int64
 	Ref, SHA, Environment, Task, Description string
-	AutoMerge                                bool
-	RequiredContexts                         []string
-	Payload                                  any
-	Statuses                                 []Status
+	// Creator is the login of who created it.
+	Creator                                     string
+	AutoMerge                                   bool
+	ProductionEnvironment, TransientEnvironment bool
+	RequiredContexts                            []string
+	Payload                                     any
+	Statuses                                    []Status
 }
 
 // Status is one deployment status.
@@ -85,9 +94,12 @@ type Status struct {
 
 // Comment is an issue or pull-request comment.
 type Comment struct {
-	ID      int64
-	Issue   int
-	Author  string
+	ID     int64
+	Issue  int
+	Author string
+	// App is the slug of the GitHub App whose installation token wrote it
+	// (performed_via_github_app), empty for a person's.
+	App     string
 	Body    string
 	Updated int // how many times it was edited
 }
@@ -172,6 +184,19 @@ func (s *Server) SeedComment(issue int, author, body string) int64 {
 	s.nextID++
 	s.coms = append(s.coms, &Comment{ID: s.nextID, Issue: issue, Author: author, Body: body})
 	return s.nextID
+}
+
+// SeedDeployment adds a deployment as another tool (or GitHub itself, for a job with an
+// environment:) created it, and returns its ID. Its Ref is its SHA when empty.
+func (s *Server) SeedDeployment(d Deployment) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	d.ID = s.nextID
+	d.Ref = cmp.Or(d.Ref, d.SHA)
+	d.Statuses = slices.Clone(d.Statuses)
+	s.deps = append(s.deps, &d)
+	return d.ID
 }
 
 // answer is a response: a status and a JSON body, plus headers.
@@ -263,6 +288,9 @@ func (s *Server) route(r *http.Request, body map[string]any) answer {
 		}
 		return answer{status: http.StatusOK, body: map[string]any{"login": s.opts.Login, "id": 1, "type": "User"}}
 	}
+	if p == "/graphql" && r.Method == http.MethodPost {
+		return s.graphQL(body)
+	}
 	for _, re := range []*regexp.Regexp{deploymentsPath, statusesPath, commitPullsPath, issueComments, commentPath} {
 		if m := re.FindStringSubmatch(p); m != nil && (m[1] != s.opts.Owner || m[2] != s.opts.Repo) {
 			return msg(http.StatusNotFound, "Not Found")
@@ -327,8 +355,14 @@ func (s *Server) page(r *http.Request, items []any) answer {
 
 func (s *Server) deploymentJSON(d *Deployment) map[string]any {
 	u := fmt.Sprintf("%srepos/%s/%s/deployments/%d", s.URL, s.opts.Owner, s.opts.Repo, d.ID)
+	payload := d.Payload
+	if payload == nil {
+		payload = map[string]any{} // GitHub answers {} for a deployment created without one
+	}
 	return map[string]any{"id": d.ID, "node_id": fmt.Sprintf("DE_%d", d.ID), "url": u, "statuses_url": u + "/statuses",
-		"sha": d.SHA, "ref": d.Ref, "task": d.Task, "environment": d.Environment, "description": d.Description, "payload": d.Payload}
+		"sha": d.SHA, "ref": d.Ref, "task": d.Task, "environment": d.Environment, "description": d.Description, "payload": payload,
+		"creator":                map[string]any{"login": d.Creator, "type": userType(d.Creator)},
+		"production_environment": d.ProductionEnvironment, "transient_environment": d.TransientEnvironment}
 }
 
 func (s *Server) createDeployment(body map[string]any) answer {
@@ -363,12 +397,20 @@ func (s *Server) createDeployment(body map[string]any) answer {
 			d.RequiredContexts = append(d.RequiredContexts, cs)
 		}
 	}
-	for _, e := range s.deps {
-		if e.SHA == d.SHA && e.Environment == d.Environment && e.Task == d.Task {
-			return answer{status: http.StatusUnprocessableEntity, body: map[string]any{"message": "Validation Failed",
-				"errors": []any{map[string]any{"resource": "Deployment", "code": "custom", "message": "duplicate deployment"}}}}
+	// GitHub's defaults: production for the environment named production, never transient.
+	d.ProductionEnvironment = d.Environment == "production"
+	for field, to := range map[string]*bool{"production_environment": &d.ProductionEnvironment, "transient_environment": &d.TransientEnvironment} {
+		switch v := body[field].(type) {
+		case nil:
+		case bool:
+			*to = v
+		default:
+			return validation("Deployment", field, fmt.Sprintf("%s is not a boolean", field))
 		}
 	}
+	d.Creator = s.author()
+	// A deployment of the same commit, environment and task is not refused: GitHub creates one
+	// each time a job with that environment: runs, re-runs included.
 	s.nextID++
 	d.ID = s.nextID
 	s.deps = append(s.deps, d)
@@ -423,22 +465,49 @@ func (s *Server) commitPulls(sha string) answer {
 	return answer{status: http.StatusOK, body: append([]any{}, out...)}
 }
 
-// author is who the token writes comments as.
+// app is the GitHub App whose installation token is used, empty for a personal token.
+func (s *Server) app() string {
+	if s.opts.Login != "" {
+		return ""
+	}
+	return cmp.Or(s.opts.App, "github-actions")
+}
+
+// author is who the token writes as: the person, or the App's bot.
 func (s *Server) author() string {
 	if s.opts.Login != "" {
 		return s.opts.Login
 	}
-	return "github-actions[bot]"
+	return s.app() + "[bot]"
+}
+
+func userType(login string) string {
+	if strings.HasSuffix(login, "[bot]") {
+		return "Bot"
+	}
+	return "User"
+}
+
+// graphQL answers the one query app-status makes, the token's own login; GitHub answers any
+// other it cannot run with 200 and errors.
+func (s *Server) graphQL(body map[string]any) answer {
+	q, _ := body["query"].(string)
+	q = strings.Join(strings.Fields(q), "")
+	if q != "query{viewer{login}}" && q != "{viewer{login}}" {
+		return answer{status: http.StatusOK, body: map[string]any{"errors": []any{map[string]any{"message": "this fake answers only query { viewer { login } }"}}}}
+	}
+	return answer{status: http.StatusOK, body: map[string]any{"data": map[string]any{"viewer": map[string]any{"login": s.author()}}}}
 }
 
 func (s *Server) commentJSON(c *Comment) map[string]any {
-	kind := "User"
-	if strings.HasSuffix(c.Author, "[bot]") {
-		kind = "Bot"
+	out := map[string]any{"id": c.ID, "node_id": fmt.Sprintf("IC_%d", c.ID), "body": c.Body,
+		"html_url":                 fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", s.opts.Owner, s.opts.Repo, c.Issue, c.ID),
+		"user":                     map[string]any{"login": c.Author, "type": userType(c.Author)},
+		"performed_via_github_app": nil}
+	if c.App != "" {
+		out["performed_via_github_app"] = map[string]any{"slug": c.App}
 	}
-	return map[string]any{"id": c.ID, "node_id": fmt.Sprintf("IC_%d", c.ID), "body": c.Body,
-		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", s.opts.Owner, s.opts.Repo, c.Issue, c.ID),
-		"user":     map[string]any{"login": c.Author, "type": kind}}
+	return out
 }
 
 func (s *Server) issueComments(r *http.Request, issue int, body map[string]any) answer {
@@ -460,7 +529,7 @@ func (s *Server) issueComments(r *http.Request, issue int, body map[string]any) 
 			return a
 		}
 		s.nextID++
-		c := &Comment{ID: s.nextID, Issue: issue, Author: s.author(), Body: text}
+		c := &Comment{ID: s.nextID, Issue: issue, Author: s.author(), App: s.app(), Body: text}
 		s.coms = append(s.coms, c)
 		return answer{status: http.StatusCreated, body: s.commentJSON(c)}
 	}

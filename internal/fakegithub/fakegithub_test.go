@@ -113,15 +113,17 @@ func TestDuplicateAndList(t *testing.T) {
 			t.Fatalf("create %s: %d %s", env, r.status, r.body)
 		}
 	}
-	if r := do(t, s, "POST", "/repos/o/r/deployments", deployment("b")); r.status != 422 || !strings.Contains(r.body, "duplicate") {
-		t.Errorf("duplicate: %d %s, want 422", r.status, r.body)
+	// GitHub creates a deployment of the same commit, environment and task again (a re-run
+	// of a job with environment: does).
+	if r := do(t, s, "POST", "/repos/o/r/deployments", deployment("b")); r.status != 201 {
+		t.Errorf("second deployment of b: %d %s, want 201", r.status, r.body)
 	}
 	first := do(t, s, "GET", "/repos/o/r/deployments?sha="+sha+"&per_page=2", nil)
 	var page []struct{ Environment string }
 	if err := json.Unmarshal([]byte(first.body), &page); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]struct{ Environment string }{{"c"}, {"b"}}, page); diff != "" {
+	if diff := cmp.Diff([]struct{ Environment string }{{"b"}, {"c"}}, page); diff != "" {
 		t.Errorf("first page, newest first (-want +got):\n%s", diff)
 	}
 	if link := first.header.Get("Link"); !strings.Contains(link, "page=2") || !strings.Contains(link, `rel="next"`) {
@@ -179,8 +181,91 @@ func TestCommentsAndPulls(t *testing.T) {
 	if r := do(t, s, "PATCH", "/repos/o/r/issues/comments/"+jsonNumber(c.ID), map[string]any{"body": "edited"}); r.status != 200 {
 		t.Errorf("edit: %d %s", r.status, r.body)
 	}
-	want := []Comment{{ID: other, Issue: 9, Author: "mallory", Body: "<!-- marker -->"}, {ID: c.ID, Issue: 9, Author: "github-actions[bot]", Body: "edited", Updated: 1}}
+	want := []Comment{{ID: other, Issue: 9, Author: "mallory", Body: "<!-- marker -->"}, {ID: c.ID, Issue: 9, Author: "github-actions[bot]", App: "github-actions", Body: "edited", Updated: 1}}
 	if diff := cmp.Diff(want, s.Comments(9)); diff != "" {
 		t.Errorf("comments (-want +got):\n%s", diff)
+	}
+}
+
+// TestTokenKinds: GET /user, the GraphQL viewer and the author of a new comment, for the
+// job's token, an App's installation token and a personal token.
+func TestTokenKinds(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name                 string
+		opts                 Options
+		userStatus           int
+		viewer, author, slug string
+	}{
+		{"job token", Options{}, 403, "github-actions[bot]", "github-actions[bot]", `"slug":"github-actions"`},
+		{"App installation token", Options{App: "deployer"}, 403, "deployer[bot]", "deployer[bot]", `"slug":"deployer"`},
+		{"personal token", Options{Login: "octocat"}, 200, "octocat", "octocat", `"performed_via_github_app":null`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.opts.Token, tt.opts.Owner, tt.opts.Repo = token, "o", "r"
+			s := Start(t, tt.opts)
+			if r := do(t, s, "GET", "/user", nil); r.status != tt.userStatus {
+				t.Errorf("GET /user: %d %s, want %d", r.status, r.body, tt.userStatus)
+			}
+			r := do(t, s, "POST", "/graphql", map[string]any{"query": "query { viewer { login } }"})
+			if want := `{"data":{"viewer":{"login":"` + tt.viewer + `"}}}`; r.status != 200 || strings.TrimSpace(r.body) != want {
+				t.Errorf("viewer: %d %s, want %s", r.status, r.body, want)
+			}
+			if r := do(t, s, "POST", "/graphql", map[string]any{"query": "query { repository(owner: \"o\", name: \"r\") { id } }"}); r.status != 200 || !strings.Contains(r.body, `"errors"`) {
+				t.Errorf("another query: %d %s, want 200 with errors", r.status, r.body)
+			}
+			c := do(t, s, "POST", "/repos/o/r/issues/1/comments", map[string]any{"body": "hello"})
+			if !strings.Contains(c.body, `"login":"`+tt.author+`"`) || !strings.Contains(c.body, tt.slug) {
+				t.Errorf("comment: %s, want by %s with %s", c.body, tt.author, tt.slug)
+			}
+		})
+	}
+}
+
+// TestDeploymentFlags: production_environment and transient_environment as GitHub defaults
+// and takes them, and a deployment seeded as another tool's.
+func TestDeploymentFlags(t *testing.T) {
+	t.Parallel()
+	s := Start(t, Options{Token: token, Owner: "o", Repo: "r"})
+	seeded := s.SeedDeployment(Deployment{SHA: sha, Environment: "eu", Task: "deploy", Creator: "github-actions[bot]"})
+	for _, body := range []map[string]any{
+		deployment("production"),
+		deployment("eu"),
+		func() map[string]any {
+			d := deployment("preview-7")
+			d["production_environment"], d["transient_environment"] = false, true
+			return d
+		}(),
+	} {
+		if r := do(t, s, "POST", "/repos/o/r/deployments", body); r.status != 201 {
+			t.Fatalf("create %v: %d %s", body["environment"], r.status, r.body)
+		}
+	}
+	bad := deployment("eu")
+	bad["transient_environment"] = "yes"
+	if r := do(t, s, "POST", "/repos/o/r/deployments", bad); r.status != 422 || !strings.Contains(r.body, "transient_environment") {
+		t.Errorf("a string flag: %d %s, want 422", r.status, r.body)
+	}
+	type flags struct {
+		ID                       int64
+		Environment, Task, Login string
+		Production, Transient    bool
+	}
+	var got []flags
+	for _, d := range s.Deployments() {
+		got = append(got, flags{d.ID, d.Environment, d.Task, d.Creator, d.ProductionEnvironment, d.TransientEnvironment})
+	}
+	want := []flags{
+		{seeded, "eu", "deploy", "github-actions[bot]", false, false},
+		{seeded + 1, "production", "deploy", "github-actions[bot]", true, false},
+		{seeded + 2, "eu", "deploy", "github-actions[bot]", false, false},
+		{seeded + 3, "preview-7", "deploy", "github-actions[bot]", false, true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("deployments (-want +got):\n%s", diff)
+	}
+	if r := do(t, s, "GET", "/repos/o/r/deployments?environment=eu&task=deploy", nil); !strings.Contains(r.body, `"payload":{}`) || !strings.Contains(r.body, `"production_environment":false`) {
+		t.Errorf("list: %s, want the seeded deployment with an empty payload", r.body)
 	}
 }
