@@ -84,6 +84,7 @@ func newPublisher(ctx context.Context, gha *githubactions.Action, env Env, s act
 		gha.AddMask(cfg.Token)
 	}
 	cfg.APIURL = env.Getenv("GITHUB_API_URL")
+	cfg.GraphQLURL = env.Getenv("GITHUB_GRAPHQL_URL")
 	cfg.Repository = env.Getenv("GITHUB_REPOSITORY")
 	cfg.SHA = env.Getenv("GITHUB_SHA")
 	cfg.EventName = env.Getenv("GITHUB_EVENT_NAME")

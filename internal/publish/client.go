@@ -31,6 +31,7 @@ const (
 // api is the part of GitHub's REST API the publisher calls, through go-github.
 type api struct {
 	gh          *github.Client
+	graphQL     string // the GraphQL endpoint's URL
 	owner, repo string
 	writes      *rate.Limiter
 	clock       func() time.Time
@@ -50,6 +51,13 @@ func newAPI(cfg Config) (*api, error) {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL", base)
 	}
+	graphQL := cfg.GraphQLURL
+	if graphQL == "" {
+		graphQL = graphQLURL(u)
+	}
+	if g, err := url.Parse(graphQL); err != nil || (g.Scheme != "https" && g.Scheme != "http") || g.Host == "" {
+		return nil, fmt.Errorf("GITHUB_GRAPHQL_URL %q is not an http(s) URL", graphQL)
+	}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
@@ -61,8 +69,21 @@ func newAPI(cfg Config) (*api, error) {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &api{gh: gh, owner: owner, repo: repo, clock: clock, sleep: sleepCtx,
+	return &api{gh: gh, graphQL: graphQL, owner: owner, repo: repo, clock: clock, sleep: sleepCtx,
 		writes: rate.NewLimiter(rate.Every(time.Minute/writesPerMinute), writeBurst)}, nil
+}
+
+// graphQLURL is the GraphQL endpoint beside a REST API's base URL (with its trailing slash):
+// https://api.github.com/graphql, or HOST/api/graphql beside GitHub Enterprise Server's
+// HOST/api/v3/.
+func graphQLURL(rest *url.URL) string {
+	g := *rest
+	if base, ok := strings.CutSuffix(g.Path, "/api/v3/"); ok {
+		g.Path = base + "/api/graphql"
+	} else {
+		g.Path += "graphql"
+	}
+	return g.String()
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

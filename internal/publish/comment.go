@@ -3,7 +3,9 @@ package publish
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 
@@ -14,9 +16,6 @@ import (
 )
 
 const (
-	// defaultIdentity is who comments with the workflow's GITHUB_TOKEN, which may not read
-	// GET /user.
-	defaultIdentity = "github-actions[bot]"
 	// maxCommentPages bounds the search for the sticky comment (100 comments a page).
 	maxCommentPages = 30
 	// maxEventBytes bounds the event file read for the pull request's number.
@@ -57,8 +56,8 @@ func (p *Publisher) Finish(ctx context.Context, run result.Run) []string {
 }
 
 // comment writes the fleet's verdict on the pull request, editing the comment an earlier run
-// for the same workflow and resources left (found by its marker and written by the token's
-// own identity: anyone may paste a marker), or creating it.
+// for the same workflow and resources left (found by its marker and written by the
+// token's own identity: anyone may paste a marker), or creating it.
 func (p *Publisher) comment(ctx context.Context, run result.Run) error {
 	number, err := p.pullRequest(ctx)
 	if err != nil || number == 0 {
@@ -66,9 +65,11 @@ func (p *Publisher) comment(ctx context.Context, run result.Run) error {
 	}
 	marker := report.CommentMarker(p.cfg.Workflow, p.cfg.Resources)
 	body := report.Comment(run, report.CommentOptions{Marker: marker, RunURL: p.cfg.RunURL, Now: p.clock()})
-	identity := p.identity(ctx)
-	existing, err := p.findComment(ctx, number, marker, identity)
-	if err != nil {
+	var existing int64
+	if identity, err := p.identity(ctx); err != nil {
+		// Never edit a comment that may be another author's: write a new one.
+		p.note("the earlier pull-request comment was not looked for, a new one is written: the token's identity is unknown (GraphQL viewer: %s)", brief(err))
+	} else if existing, err = p.findComment(ctx, number, marker, identity); err != nil {
 		return err
 	}
 	if existing != 0 {
@@ -167,20 +168,57 @@ func (l *limitedReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// identity is the login the token comments as: GET /user for a personal or app user token,
-// github-actions[bot] for the workflow's token (which may not read it).
-func (p *Publisher) identity(ctx context.Context) string {
+// viewerQuery asks GitHub's GraphQL API who the token is: it answers every kind of token,
+// the job's (github-actions[bot]), an App installation's (<slug>[bot]) and a person's.
+const viewerQuery = "query { viewer { login } }"
+
+// identity is the login the token writes comments as: GraphQL's viewer, else GET /user (a
+// personal token, where the GraphQL API is out of reach).
+func (p *Publisher) identity(ctx context.Context) (string, error) {
+	login, err := p.viewer(ctx)
+	if err == nil {
+		return login, nil
+	}
 	var user *github.User
-	err := p.api.call(ctx, false, func() (*github.Response, error) {
+	if uerr := p.api.call(ctx, false, func() (*github.Response, error) {
 		var resp *github.Response
 		var err error
 		user, resp, err = p.api.gh.Users.Get(ctx, "")
 		return resp, err
-	})
-	if err != nil || user.GetLogin() == "" {
-		return defaultIdentity
+	}); uerr == nil && user.GetLogin() != "" {
+		return user.GetLogin(), nil
 	}
-	return user.GetLogin()
+	return "", err
+}
+
+func (p *Publisher) viewer(ctx context.Context) (string, error) {
+	var out struct {
+		Data struct {
+			Viewer struct {
+				Login string `json:"login"`
+			} `json:"viewer"`
+		} `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	err := p.api.call(ctx, false, func() (*github.Response, error) {
+		// A new request each time: a retry sends the body again.
+		req, err := p.api.gh.NewRequest(http.MethodPost, p.api.graphQL, map[string]string{"query": viewerQuery})
+		if err != nil {
+			return nil, err
+		}
+		return p.api.gh.Do(ctx, req, &out)
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case len(out.Errors) > 0:
+		return "", fmt.Errorf("%s", out.Errors[0].Message)
+	case out.Data.Viewer.Login == "":
+		return "", errors.New("no login in the answer")
+	}
+	return out.Data.Viewer.Login, nil
 }
 
 func (p *Publisher) findComment(ctx context.Context, number int, marker, identity string) (int64, error) {

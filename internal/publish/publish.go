@@ -36,9 +36,11 @@ type Config struct {
 	PRComment   bool
 
 	// Token authenticates to GitHub's REST API at APIURL (https://api.github.com when empty,
-	// or GITHUB_API_URL on GitHub Enterprise Server), for the repository owner/name.
+	// or GITHUB_API_URL on GitHub Enterprise Server), for the repository owner/name, and to
+	// its GraphQL API at GraphQLURL (GITHUB_GRAPHQL_URL; beside APIURL when empty).
 	Token      string
 	APIURL     string
+	GraphQLURL string
 	Repository string
 	// SHA is the commit the workflow runs for (GITHUB_SHA); the expected revision's commit
 	// takes its place when the revision names one.
