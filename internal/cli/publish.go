@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
@@ -34,11 +35,28 @@ func publishInputs(gha *githubactions.Action) (publish.Config, error) {
 	if c.GroupAbove, err = intInput(gha, "deployments-group-above", publish.DefaultGroupAbove); err != nil {
 		return c, err
 	}
+	if c.PullRequest, err = intInput(gha, "pull-request", 0); err != nil {
+		return c, err
+	}
+	if c.PullRequest < 0 {
+		return c, fmt.Errorf("input pull-request: %d is not a pull request's number", c.PullRequest)
+	}
 	c.Token = gha.GetInput("github-token")
 	c.Environment = cmp.Or(gha.GetInput("environment"), publish.DefaultEnvironment)
 	c.EnvironmentURL = gha.GetInput("environment-url")
 	c.GroupEnvironment = cmp.Or(gha.GetInput("environment-group"), publish.DefaultGroupEnvironment)
+	c.CommentKey = gha.GetInput("comment-key")
 	return c, nil
+}
+
+// defaultCommentKey tells apart the comments of the jobs and steps of one workflow: the
+// job's id and the step's (GITHUB_JOB, GITHUB_ACTION), the same on every re-run.
+func defaultCommentKey(env Env) string {
+	job, step := env.Getenv("GITHUB_JOB"), env.Getenv("GITHUB_ACTION")
+	if job == "" && step == "" {
+		return ""
+	}
+	return job + "/" + step
 }
 
 // startPublisher starts posting the run's deployments, when asked. A configuration GitHub
@@ -85,6 +103,7 @@ func newPublisher(ctx context.Context, gha *githubactions.Action, env Env, s act
 	}
 	cfg.APIURL = env.Getenv("GITHUB_API_URL")
 	cfg.GraphQLURL = env.Getenv("GITHUB_GRAPHQL_URL")
+	cfg.CommentKey = cmp.Or(cfg.CommentKey, defaultCommentKey(env))
 	cfg.Repository = env.Getenv("GITHUB_REPOSITORY")
 	cfg.SHA = env.Getenv("GITHUB_SHA")
 	cfg.EventName = env.Getenv("GITHUB_EVENT_NAME")

@@ -2,11 +2,9 @@ package publish
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/google/go-github/v75/github"
@@ -15,12 +13,8 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
-const (
-	// maxCommentPages bounds the search for the sticky comment (100 comments a page).
-	maxCommentPages = 30
-	// maxEventBytes bounds the event file read for the pull request's number.
-	maxEventBytes = 25 << 20
-)
+// maxCommentPages bounds the search for the sticky comment (100 comments a page).
+const maxCommentPages = 30
 
 // Finish posts the final deployment statuses and the pull-request comment, within ctx, and
 // returns what could not be posted, one note each. The verdict is the run's whatever these
@@ -56,14 +50,14 @@ func (p *Publisher) Finish(ctx context.Context, run result.Run) []string {
 }
 
 // comment writes the fleet's verdict on the pull request, editing the comment an earlier run
-// for the same workflow and resources left (found by its marker and written by the
+// of the same workflow, key and resources left (found by its marker and written by the
 // token's own identity: anyone may paste a marker), or creating it.
 func (p *Publisher) comment(ctx context.Context, run result.Run) error {
 	number, err := p.pullRequest(ctx)
 	if err != nil || number == 0 {
 		return err
 	}
-	marker := report.CommentMarker(p.cfg.Workflow, p.cfg.Resources)
+	marker := report.CommentMarker(p.cfg.Workflow, p.cfg.CommentKey, p.cfg.Resources)
 	body := report.Comment(run, report.CommentOptions{Marker: marker, RunURL: p.cfg.RunURL, Now: p.clock()})
 	var existing int64
 	if identity, err := p.identity(ctx); err != nil {
@@ -84,19 +78,21 @@ func (p *Publisher) comment(ctx context.Context, run result.Run) error {
 	})
 }
 
-// pullRequest is the pull request to comment on: a pull_request event's own, or the pull
-// request merged as the workflow's commit (0 with a note when there is none).
+// pullRequest is the pull request to comment on: the pull-request input's, the event's own
+// (a pull_request event's, or the first of this repository a workflow_run lists), or the
+// pull request merged as the event's commit (0 with a note when there is none).
 func (p *Publisher) pullRequest(ctx context.Context) (int, error) {
-	if strings.HasPrefix(p.cfg.EventName, "pull_request") {
-		n, err := eventPullRequest(p.cfg.EventPath)
-		if err != nil {
-			return 0, err
-		}
-		if n > 0 {
-			return n, nil
-		}
-	}
-	if p.cfg.SHA == "" {
+	switch {
+	case p.cfg.PullRequest > 0:
+		return p.cfg.PullRequest, nil
+	case p.event.pullRequest > 0:
+		return p.event.pullRequest, nil
+	case p.eventErr != nil:
+		return 0, p.eventErr
+	case p.event.fork:
+		p.note("pull-request comment not posted: the workflow_run is of a pull request from a fork, which GitHub does not list in its event: give its number in the pull-request input")
+		return 0, nil
+	case p.eventSHA == "":
 		p.note("pull-request comment not posted: GITHUB_SHA is not set, so there is no commit to find the pull request by")
 		return 0, nil
 	}
@@ -104,18 +100,18 @@ func (p *Publisher) pullRequest(ctx context.Context) (int, error) {
 	err := p.api.call(ctx, false, func() (*github.Response, error) {
 		var resp *github.Response
 		var err error
-		pulls, resp, err = p.api.gh.PullRequests.ListPullRequestsWithCommit(ctx, p.api.owner, p.api.repo, p.cfg.SHA, &github.ListOptions{PerPage: 100})
+		pulls, resp, err = p.api.gh.PullRequests.ListPullRequestsWithCommit(ctx, p.api.owner, p.api.repo, p.eventSHA, &github.ListOptions{PerPage: 100})
 		return resp, err
 	})
 	if err != nil {
 		return 0, err
 	}
 	for _, pr := range pulls {
-		if pr.MergedAt != nil && strings.EqualFold(pr.GetMergeCommitSHA(), p.cfg.SHA) {
+		if pr.MergedAt != nil && strings.EqualFold(pr.GetMergeCommitSHA(), p.eventSHA) {
 			return pr.GetNumber(), nil
 		}
 	}
-	p.note("pull-request comment not posted: commit %s is not the merge commit of a pull request (a direct push, or a merge GitHub has not indexed yet)", shortSHA(p.cfg.SHA))
+	p.note("pull-request comment not posted: commit %s is not the merge commit of a pull request (a direct push, or a merge GitHub has not indexed yet): give the number in the pull-request input", shortSHA(p.eventSHA))
 	return 0, nil
 }
 
@@ -124,48 +120,6 @@ func shortSHA(s string) string {
 		return s[:12]
 	}
 	return s
-}
-
-// eventPullRequest reads the pull request's number from a pull_request event's payload.
-func eventPullRequest(path string) (int, error) {
-	if path == "" {
-		return 0, nil
-	}
-	f, err := os.Open(path) //nolint:gosec // the runner's event file
-	if err != nil {
-		return 0, fmt.Errorf("read the event (GITHUB_EVENT_PATH): %w", err)
-	}
-	defer f.Close()
-	var event struct {
-		Number      int `json:"number"`
-		PullRequest struct {
-			Number int `json:"number"`
-		} `json:"pull_request"`
-	}
-	if err := json.NewDecoder(&limitedReader{f, maxEventBytes}).Decode(&event); err != nil {
-		return 0, fmt.Errorf("read the event (GITHUB_EVENT_PATH): %w", err)
-	}
-	if event.PullRequest.Number > 0 {
-		return event.PullRequest.Number, nil
-	}
-	return event.Number, nil
-}
-
-type limitedReader struct {
-	f interface{ Read([]byte) (int, error) }
-	n int64
-}
-
-func (l *limitedReader) Read(b []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, fmt.Errorf("larger than %d bytes", maxEventBytes)
-	}
-	if int64(len(b)) > l.n {
-		b = b[:l.n]
-	}
-	n, err := l.f.Read(b)
-	l.n -= int64(n)
-	return n, err
 }
 
 // viewerQuery asks GitHub's GraphQL API who the token is: it answers every kind of token,

@@ -61,6 +61,11 @@ func (p *Publisher) createAll(ctx context.Context) {
 	if !p.cfg.Deployments || len(p.targets) == 0 {
 		return
 	}
+	if p.ref == "" && p.eventErr != nil {
+		p.note("no deployment was created: there is no commit to name (%v): expect a full commit SHA as the revision", p.eventErr)
+		p.targets = nil
+		return
+	}
 	if p.ref == "" {
 		p.note("no deployment was created: there is no commit to name (set GITHUB_SHA, or expect a commit SHA as the revision)")
 		p.targets = nil

@@ -42,16 +42,22 @@ type Config struct {
 	APIURL     string
 	GraphQLURL string
 	Repository string
-	// SHA is the commit the workflow runs for (GITHUB_SHA); the expected revision's commit
-	// takes its place when the revision names one.
+	// SHA is the commit the workflow runs for (GITHUB_SHA); a workflow_run event's head_sha
+	// takes its place, and the expected revision's commit takes theirs when the revision
+	// names one.
 	SHA string
 	// EventName and EventPath are GITHUB_EVENT_NAME and GITHUB_EVENT_PATH: a pull_request
-	// event names its pull request.
+	// event names its pull request, a workflow_run event its pull request and commit.
 	EventName string
 	EventPath string
-	// Workflow names the workflow in the comment's marker; RunURL links to the run.
-	Workflow string
-	RunURL   string
+	// PullRequest is the pull request to comment on (the event's, or the one merged as the
+	// commit, when 0).
+	PullRequest int
+	// Workflow and CommentKey name the comment in its marker, with the resources: a run
+	// edits the comment of the same three. RunURL links to the run.
+	Workflow   string
+	CommentKey string
+	RunURL     string
 
 	// Environment names a cluster's environment: a template where {cluster} is the cluster's
 	// name. EnvironmentURL is the environment's link, a template likewise (none when empty).
@@ -75,12 +81,17 @@ type Config struct {
 
 // Publisher posts one run's deployments and comment.
 type Publisher struct {
-	cfg     Config
-	api     *api
-	clock   func() time.Time
-	ref     string
-	targets []*target
-	byName  map[string]*target // cluster → its deployment
+	cfg   Config
+	api   *api
+	clock func() time.Time
+	// event is what the event says, or eventErr why it could not be read; eventSHA is the
+	// event's commit (GITHUB_SHA, or a workflow_run's head_sha) and ref the deployments'.
+	event    event
+	eventErr error
+	eventSHA string
+	ref      string
+	targets  []*target
+	byName   map[string]*target // cluster → its deployment
 
 	mu       sync.Mutex
 	notes    []string
@@ -126,7 +137,17 @@ func New(cfg Config, clusters []string) (*Publisher, error) {
 	}
 	p := &Publisher{cfg: cfg, api: a, clock: a.clock, byName: map[string]*target{},
 		verdicts: map[string]result.Verdict{}, messages: map[string]string{}, started: make(chan struct{}), liveDone: make(chan struct{})}
-	p.ref = commitOf(cfg.Revision, cfg.SHA)
+	if cfg.PullRequest < 0 {
+		return nil, fmt.Errorf("pull request %d is not a pull request's number", cfg.PullRequest)
+	}
+	p.event, p.eventErr = readEvent(cfg.EventName, cfg.EventPath, cfg.Repository)
+	p.eventSHA = cfg.SHA
+	if cfg.EventName == "workflow_run" {
+		// GITHUB_SHA is the default branch's head: the run verified the commit of the run
+		// that triggered it, and an unreadable event names no commit.
+		p.eventSHA = p.event.headSHA
+	}
+	p.ref = commitOf(cfg.Revision, p.eventSHA)
 	if !cfg.Deployments {
 		return p, nil
 	}

@@ -109,7 +109,7 @@ func TestFleetGolden(t *testing.T) {
 			"md":  func(r result.Run) []byte { return []byte(Markdown(r, MarkdownOptions{})) },
 			"txt": func(r result.Run) []byte { var b strings.Builder; _ = Text(&b, r); return []byte(b.String()) },
 			"comment.md": func(r result.Run) []byte {
-				return []byte(Comment(r, CommentOptions{Marker: CommentMarker("deploy", r.Resources)}))
+				return []byte(Comment(r, CommentOptions{Marker: CommentMarker("deploy", "", r.Resources)}))
 			},
 		} {
 			t.Run(f.name+"."+ext, func(t *testing.T) {

@@ -146,13 +146,17 @@ type CommentOptions struct {
 const MaxCommentBytes = 60 << 10
 
 // CommentMarker is the hidden HTML comment that names what a sticky comment is about (the
-// workflow and the resources): text that cannot close the HTML comment early.
-func CommentMarker(workflow string, resources []string) string {
+// workflow, the key that tells its jobs and steps apart, none when empty, and the
+// resources): text that cannot close the HTML comment early.
+func CommentMarker(workflow, key string, resources []string) string {
 	clean := func(s string) string {
 		s = sanitize.Line(s)
 		return strings.NewReplacer("--", "- -", ">", "&gt;", "<", "&lt;").Replace(s)
 	}
-	return fmt.Sprintf("<!-- app-status: workflow=%s resources=%s -->", clean(workflow), clean(strings.Join(resources, ",")))
+	if key != "" {
+		key = " key=" + clean(key)
+	}
+	return fmt.Sprintf("<!-- app-status: workflow=%s%s resources=%s -->", clean(workflow), key, clean(strings.Join(resources, ",")))
 }
 
 // Comment renders the fleet's verdict as a pull-request comment: the marker, the headline,

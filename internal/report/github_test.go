@@ -71,10 +71,15 @@ func TestFleetDescription(t *testing.T) {
 
 func TestCommentMarkerCannotCloseEarly(t *testing.T) {
 	t.Parallel()
-	got := CommentMarker("deploy --> <b>", []string{"Kustomization/flux-system/app"})
-	want := "<!-- app-status: workflow=deploy - -&gt; &lt;b&gt; resources=Kustomization/flux-system/app -->"
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("marker (-want +got):\n%s", diff)
+	ks := []string{"Kustomization/flux-system/app"}
+	for _, tt := range []struct{ workflow, key, want string }{
+		{"deploy --> <b>", "", "<!-- app-status: workflow=deploy - -&gt; &lt;b&gt; resources=Kustomization/flux-system/app -->"},
+		{"deploy", "verify/status", "<!-- app-status: workflow=deploy key=verify/status resources=Kustomization/flux-system/app -->"},
+		{"deploy", "x -->\n<b>", "<!-- app-status: workflow=deploy key=x - -&gt; &lt;b&gt; resources=Kustomization/flux-system/app -->"},
+	} {
+		if diff := cmp.Diff(tt.want, CommentMarker(tt.workflow, tt.key, ks)); diff != "" {
+			t.Errorf("CommentMarker(%q, %q) (-want +got):\n%s", tt.workflow, tt.key, diff)
+		}
 	}
 }
 

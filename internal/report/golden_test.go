@@ -38,7 +38,7 @@ func TestGolden(t *testing.T) {
 		}},
 		{ext: "comment.md", render: func(r result.Run) ([]byte, error) {
 			return []byte(Comment(r, CommentOptions{
-				Marker: CommentMarker("deploy", r.Resources), RunURL: "https://github.com/org/app/actions/runs/7/attempts/1",
+				Marker: CommentMarker("deploy", "", r.Resources), RunURL: "https://github.com/org/app/actions/runs/7/attempts/1",
 				Now: time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC),
 			})), nil
 		}},

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/org/app-status-action/internal/fakegithub"
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+func TestPublishInputs(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		inputs  map[string]string
+		check   func(t *testing.T, got actionConfig)
+		wantErr string
+	}{
+		{name: "unset", inputs: map[string]string{}, check: func(t *testing.T, got actionConfig) {
+			t.Helper()
+			if got.publish.PullRequest != 0 || got.publish.CommentKey != "" {
+				t.Errorf("unset inputs: %+v, want GitHub's defaults and no key", got.publish)
+			}
+		}},
+		{name: "set", inputs: map[string]string{"pull-request": "12", "comment-key": "staging"},
+			check: func(t *testing.T, got actionConfig) {
+				t.Helper()
+				p := got.publish
+				if p.PullRequest != 12 || p.CommentKey != "staging" {
+					t.Errorf("inputs: %+v", p)
+				}
+			}},
+		{name: "negative pull request", inputs: map[string]string{"pull-request": "-3"}, wantErr: "input pull-request: -3 is not a pull request's number"},
+		{name: "pull request not a number", inputs: map[string]string{"pull-request": "#12"}, wantErr: `input pull-request: "#12" is not a whole number`},
+	} {
+		getenv := func(k string) string {
+			name, ok := strings.CutPrefix(k, "INPUT_")
+			if !ok {
+				return ""
+			}
+			if name == "RESOURCE" {
+				return "ks/app"
+			}
+			return tt.inputs[strings.ToLower(name)]
+		}
+		got, err := actionSettings(githubactions.New(githubactions.WithGetenv(getenv)))
+		switch {
+		case tt.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: error %v, want %q", tt.name, err, tt.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		default:
+			tt.check(t, got)
+		}
+	}
+}
+
+// TestCommentPerJob: the merge steps of two jobs of one workflow keep a comment each on the
+// pull request, under an App installation token; a re-run of one job edits its own.
+func TestCommentPerJob(t *testing.T) {
+	t.Parallel()
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	gh := fakegithub.Start(t, fakegithub.Options{Token: "ghs_app", Owner: "org", Repo: "app", App: "deployer", Pulls: map[string][]int{sha: {12}}})
+	run := result.NewRun([]string{"Kustomization/flux-system/app"}, sha, []result.Cluster{{Name: "eu", Verdict: result.VerdictCurrent}}, time.Second)
+	for _, job := range []string{"staging", "production", "staging"} {
+		vars := map[string]string{
+			"INPUT_PR-COMMENT": "true", "INPUT_GITHUB-TOKEN": "ghs_app", "INPUT_RESOURCE": "ks/app",
+			"GITHUB_API_URL": gh.URL, "GITHUB_REPOSITORY": "org/app", "GITHUB_SHA": sha, "GITHUB_EVENT_NAME": "push",
+			"GITHUB_WORKFLOW": "deploy", "GITHUB_JOB": job, "GITHUB_ACTION": "verify",
+		}
+		getenv := func(k string) string { return vars[k] }
+		var log strings.Builder
+		gha := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(&log))
+		s, err := actionSettings(gha)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if notes := publishMerged(context.Background(), gha, Env{Getenv: getenv, Clock: time.Now}, s, run.Resources, flux.Revision{}, run, func() bool { return false }); len(notes) != 0 {
+			t.Fatalf("job %s: notes %q\n%s", job, notes, log.String())
+		}
+	}
+	var got []string
+	for _, c := range gh.Comments(12) {
+		marker, _, _ := strings.Cut(c.Body, "\n")
+		got = append(got, c.Author+" "+marker+" edited "+strings.Repeat("x", c.Updated))
+	}
+	want := []string{
+		"deployer[bot] <!-- app-status: workflow=deploy key=staging/verify resources=Kustomization/flux-system/app --> edited x",
+		"deployer[bot] <!-- app-status: workflow=deploy key=production/verify resources=Kustomization/flux-system/app --> edited ",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("comments (-want +got):\n%s", diff)
+	}
+}
