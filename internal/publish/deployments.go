@@ -2,7 +2,9 @@ package publish
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,8 +15,13 @@ import (
 )
 
 const (
-	// deploymentTask names the deployments app-status creates, so that a re-run finds its own.
-	deploymentTask = "deploy"
+	// deploymentTask names the deployments app-status creates, apart from GitHub's default
+	// task "deploy" (the task of the deployments of jobs with an environment:, and of most
+	// deployment tools), so that a re-run finds its own and never writes onto another's. It
+	// is a deploy task in GitHub's own form (deploy:migrations), for tools that count them.
+	deploymentTask = "deploy:app-status"
+	// payloadKey holds, in a deployment's payload, what app-status verifies there.
+	payloadKey = "app-status"
 	// concurrentRequests bounds the requests on their way to GitHub at once.
 	concurrentRequests = 4
 	livePoll           = 2 * time.Second
@@ -105,23 +112,23 @@ func each(ctx context.Context, targets []*target, f func(*target)) {
 	wg.Wait()
 }
 
-// create finds the deployment of this commit and environment (a re-run reuses it) or creates
-// it, then marks it in_progress.
+// create finds the deployment app-status made of this commit, environment and resources (a
+// re-run reuses it) or creates it, then marks it in_progress.
 func (p *Publisher) create(ctx context.Context, t *target) error {
 	var found []*github.Deployment
 	err := p.api.call(ctx, false, func() (*github.Response, error) {
 		var resp *github.Response
 		var err error
 		found, resp, err = p.api.gh.Repositories.ListDeployments(ctx, p.api.owner, p.api.repo, &github.DeploymentsListOptions{
-			SHA: p.ref, Environment: t.environment, Task: deploymentTask, ListOptions: github.ListOptions{PerPage: 1},
+			SHA: p.ref, Environment: t.environment, Task: deploymentTask, ListOptions: github.ListOptions{PerPage: 100},
 		})
 		return resp, err
 	})
 	if err != nil {
 		return err
 	}
-	if len(found) > 0 && found[0].GetID() != 0 {
-		t.id = found[0].GetID()
+	if i := slices.IndexFunc(found, p.ours); i >= 0 {
+		t.id = found[i].GetID()
 	} else {
 		var d *github.Deployment
 		err := p.write(ctx, func() (*github.Response, error) {
@@ -134,7 +141,7 @@ func (p *Publisher) create(ctx context.Context, t *target) error {
 				AutoMerge:        github.Ptr(false),
 				RequiredContexts: &[]string{},
 				Description:      github.Ptr(deploymentDescription(p.cfg.Resources)),
-				Payload:          map[string]any{"app-status": map[string]any{"resources": p.cfg.Resources, "clusters": t.clusters}},
+				Payload:          map[string]any{payloadKey: map[string]any{"resources": p.cfg.Resources, "clusters": t.clusters}},
 			})
 			return resp, err
 		})
@@ -149,6 +156,23 @@ func (p *Publisher) create(ctx context.Context, t *target) error {
 		return nil
 	}
 	return p.status(ctx, t, "in_progress", p.liveDescription(t))
+}
+
+// ours reports whether d is a deployment app-status created for this run's resources, by
+// its task (the list's filter, checked again) and its payload: another tool's, or one of
+// another step that verifies other resources, is never written.
+func (p *Publisher) ours(d *github.Deployment) bool {
+	if d.GetID() == 0 || d.GetTask() != deploymentTask {
+		return false
+	}
+	var payload map[string]struct {
+		Resources []string `json:"resources"`
+	}
+	if err := json.Unmarshal(d.Payload, &payload); err != nil {
+		return false
+	}
+	mine, ok := payload[payloadKey]
+	return ok && slices.Equal(mine.Resources, p.cfg.Resources)
 }
 
 func deploymentDescription(resources []string) string {

@@ -1,0 +1,53 @@
+package publish
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/fakegithub"
+)
+
+// TestOthersDeploymentsUntouched: the deployment GitHub created for a job with an
+// environment: (task deploy), another tool's with app-status's task, and app-status's own for
+// other resources, all of the same commit and environment, never get a status; the run
+// creates its own with its task and finds it again on a re-run.
+func TestOthersDeploymentsUntouched(t *testing.T) {
+	t.Parallel()
+	s := fakegithub.Start(t, fakegithub.Options{Token: token, Owner: "org", Repo: "app"})
+	seeded := map[int64]int{} // ID → its statuses
+	for _, d := range []fakegithub.Deployment{
+		{SHA: commit, Environment: "eu", Task: "deploy", Creator: "github-actions[bot]",
+			Statuses: []fakegithub.Status{{State: "success", LogURL: "https://github.com/org/app/actions/runs/6/job/1"}}},
+		{SHA: commit, Environment: "eu", Task: "deploy:app-status", Creator: "another-tool[bot]", Payload: map[string]any{"version": "1.2.3"}},
+		{SHA: commit, Environment: "eu", Task: "deploy:app-status", Creator: "github-actions[bot]",
+			Payload: map[string]any{"app-status": map[string]any{"resources": []any{"HelmRelease/apps/other"}, "clusters": []any{"eu"}}}},
+	} {
+		seeded[s.SeedDeployment(d)] = len(d.Statuses)
+	}
+	cfg := config(s)
+	for i := range 2 {
+		if notes := publishRun(t, cfg, run(eu)); len(notes) != 0 {
+			t.Fatalf("run %d: notes %q", i+1, notes)
+		}
+	}
+	deps := s.Deployments()
+	if len(deps) != len(seeded)+1 {
+		t.Fatalf("%d deployments, want the %d seeded and one of ours: %+v", len(deps), len(seeded), deps)
+	}
+	for _, d := range deps {
+		if before, ok := seeded[d.ID]; ok {
+			if len(d.Statuses) != before {
+				t.Errorf("%s's deployment (task %s) was written: %+v", d.Creator, d.Task, d.Statuses)
+			}
+			continue
+		}
+		var states []string
+		for _, st := range d.Statuses {
+			states = append(states, st.State)
+		}
+		if d.Task != "deploy:app-status" || d.SHA != commit || !cmp.Equal(states, []string{"in_progress", "success", "in_progress", "success"}) {
+			t.Errorf("our deployment: task %s sha %s states %q, want deploy:app-status, %s, two runs' statuses", d.Task, d.SHA, states, commit)
+		}
+	}
+}
