@@ -41,12 +41,30 @@ func publishInputs(gha *githubactions.Action) (publish.Config, error) {
 	if c.PullRequest < 0 {
 		return c, fmt.Errorf("input pull-request: %d is not a pull request's number", c.PullRequest)
 	}
+	if c.ProductionEnvironment, err = optionalBool(gha, "production-environment"); err != nil {
+		return c, err
+	}
+	if c.TransientEnvironment, err = optionalBool(gha, "transient-environment"); err != nil {
+		return c, err
+	}
 	c.Token = gha.GetInput("github-token")
 	c.Environment = cmp.Or(gha.GetInput("environment"), publish.DefaultEnvironment)
 	c.EnvironmentURL = gha.GetInput("environment-url")
 	c.GroupEnvironment = cmp.Or(gha.GetInput("environment-group"), publish.DefaultGroupEnvironment)
 	c.CommentKey = gha.GetInput("comment-key")
 	return c, nil
+}
+
+// optionalBool reads a boolean input that is unset (nil: GitHub's default) when empty.
+func optionalBool(gha *githubactions.Action, name string) (*bool, error) {
+	if gha.GetInput(name) == "" {
+		return nil, nil //nolint:nilnil // unset: GitHub's default
+	}
+	v, err := boolInput(gha, name, false)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 // defaultCommentKey tells apart the comments of the jobs and steps of one workflow: the

@@ -16,6 +16,7 @@ import (
 
 func TestPublishInputs(t *testing.T) {
 	t.Parallel()
+	yes, no := true, false
 	for _, tt := range []struct {
 		name    string
 		inputs  map[string]string
@@ -24,20 +25,22 @@ func TestPublishInputs(t *testing.T) {
 	}{
 		{name: "unset", inputs: map[string]string{}, check: func(t *testing.T, got actionConfig) {
 			t.Helper()
-			if got.publish.PullRequest != 0 || got.publish.CommentKey != "" {
+			if got.publish.PullRequest != 0 || got.publish.ProductionEnvironment != nil || got.publish.TransientEnvironment != nil || got.publish.CommentKey != "" {
 				t.Errorf("unset inputs: %+v, want GitHub's defaults and no key", got.publish)
 			}
 		}},
-		{name: "set", inputs: map[string]string{"pull-request": "12", "comment-key": "staging"},
+		{name: "set", inputs: map[string]string{"pull-request": "12", "production-environment": "true", "transient-environment": "false", "comment-key": "staging"},
 			check: func(t *testing.T, got actionConfig) {
 				t.Helper()
 				p := got.publish
-				if p.PullRequest != 12 || p.CommentKey != "staging" {
+				if p.PullRequest != 12 || !cmp.Equal(p.ProductionEnvironment, &yes) || !cmp.Equal(p.TransientEnvironment, &no) || p.CommentKey != "staging" {
 					t.Errorf("inputs: %+v", p)
 				}
 			}},
 		{name: "negative pull request", inputs: map[string]string{"pull-request": "-3"}, wantErr: "input pull-request: -3 is not a pull request's number"},
 		{name: "pull request not a number", inputs: map[string]string{"pull-request": "#12"}, wantErr: `input pull-request: "#12" is not a whole number`},
+		{name: "production not a boolean", inputs: map[string]string{"production-environment": "prod"}, wantErr: `input production-environment: "prod" is not a boolean`},
+		{name: "transient not a boolean", inputs: map[string]string{"transient-environment": "maybe"}, wantErr: `input transient-environment: "maybe" is not a boolean`},
 	} {
 		getenv := func(k string) string {
 			name, ok := strings.CutPrefix(k, "INPUT_")

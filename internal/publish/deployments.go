@@ -142,6 +142,9 @@ func (p *Publisher) create(ctx context.Context, t *target) error {
 				RequiredContexts: &[]string{},
 				Description:      github.Ptr(deploymentDescription(p.cfg.Resources)),
 				Payload:          map[string]any{payloadKey: map[string]any{"resources": p.cfg.Resources, "clusters": t.clusters}},
+
+				ProductionEnvironment: p.cfg.ProductionEnvironment,
+				TransientEnvironment:  p.cfg.TransientEnvironment,
 			})
 			return resp, err
 		})

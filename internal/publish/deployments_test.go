@@ -8,6 +8,51 @@ import (
 	"github.com/org/app-status-action/internal/fakegithub"
 )
 
+// TestDeploymentEnvironmentFlags: production_environment and transient_environment are sent
+// as given, and left out (GitHub's defaults) when unset.
+func TestDeploymentEnvironmentFlags(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	for _, tt := range []struct {
+		name                  string
+		production, transient *bool
+		want                  map[string]any
+	}{
+		{"unset", nil, nil, map[string]any{}},
+		{"production", &yes, &no, map[string]any{"production_environment": true, "transient_environment": false}},
+		{"preview", &no, &yes, map[string]any{"production_environment": false, "transient_environment": true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := fakegithub.Start(t, fakegithub.Options{Token: token, Owner: "org", Repo: "app"})
+			cfg := config(s)
+			cfg.ProductionEnvironment, cfg.TransientEnvironment = tt.production, tt.transient
+			if notes := publishRun(t, cfg, run(eu)); len(notes) != 0 {
+				t.Fatalf("notes %q", notes)
+			}
+			var bodies []map[string]any
+			for _, c := range s.Calls() {
+				if c.Method == "POST" && c.Path == "/repos/org/app/deployments" {
+					got := map[string]any{}
+					for _, k := range []string{"production_environment", "transient_environment"} {
+						if v, ok := c.Body[k]; ok {
+							got[k] = v
+						}
+					}
+					bodies = append(bodies, got)
+				}
+			}
+			if diff := cmp.Diff([]map[string]any{tt.want}, bodies); diff != "" {
+				t.Errorf("the flags of the deployment's request (-want +got):\n%s", diff)
+			}
+			d := s.Deployments()
+			if len(d) != 1 || d[0].ProductionEnvironment != (tt.production != nil && *tt.production) || d[0].TransientEnvironment != (tt.transient != nil && *tt.transient) {
+				t.Errorf("deployment %+v, want production %v transient %v", d, tt.production, tt.transient)
+			}
+		})
+	}
+}
+
 // TestOthersDeploymentsUntouched: the deployment GitHub created for a job with an
 // environment: (task deploy), another tool's with app-status's task, and app-status's own for
 // other resources, all of the same commit and environment, never get a status; the run

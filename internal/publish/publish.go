@@ -67,6 +67,10 @@ type Config struct {
 	// cluster's group, a template likewise ("production" puts them all in one).
 	GroupAbove       int
 	GroupEnvironment string
+	// ProductionEnvironment and TransientEnvironment are the deployments'
+	// production_environment and transient_environment; GitHub's defaults when nil (true
+	// for the environment named production only, and false).
+	ProductionEnvironment, TransientEnvironment *bool
 
 	// Resources and Revision are what the run verifies.
 	Resources []string
