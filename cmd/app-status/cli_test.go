@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/org/app-status-action/internal/result"
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/testbed"
 )
 
 // runCLI runs the built binary as a person would at a terminal.

@@ -21,11 +21,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/org/app-status-action/internal/cloudauth"
-	"github.com/org/app-status-action/internal/cloudauth/cloudauthtest"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/result"
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/cloudauthtest"
+	"github.com/org/app-status-action/internal/testing/testbed"
 	"github.com/org/app-status-action/internal/verify"
 )
 

@@ -21,9 +21,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/org/app-status-action/internal/fakegithub"
 	"github.com/org/app-status-action/internal/result"
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/fakegithub"
+	"github.com/org/app-status-action/internal/testing/testbed"
 )
 
 // The action's image, run the way the GitHub runner runs a container action

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/org/app-status-action/internal/fakeapi"
-	"github.com/org/app-status-action/internal/sanitize/runnertest"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
+	"github.com/org/app-status-action/internal/testing/runnertest"
 )
 
 // TestActionFleetStopsAtOnceAfterItsVerdicts (issue 26): a fleet of 300 clusters, each

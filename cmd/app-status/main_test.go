@@ -23,8 +23,8 @@ import (
 
 	"github.com/org/app-status-action/internal/filecommand"
 	"github.com/org/app-status-action/internal/result"
-	"github.com/org/app-status-action/internal/sanitize/runnertest"
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/runnertest"
+	"github.com/org/app-status-action/internal/testing/testbed"
 	"github.com/org/app-status-action/internal/verify"
 )
 

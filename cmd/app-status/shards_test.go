@@ -15,7 +15,7 @@ import (
 
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/shard"
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/testbed"
 )
 
 // shardNames names the bed's three clusters so that each of three shards holds one.

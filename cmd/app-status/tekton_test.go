@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/testbed"
 )
 
 // TestTektonTaskAgainstItsCRD creates deploy/tekton/task.yaml on a real API server that serves

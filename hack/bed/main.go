@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/testbed"
 )
 
 func main() {

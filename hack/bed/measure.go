@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/testbed"
 )
 
 // measure starts N clusters with Flux, reports how long that took and the memory the bed's

@@ -1,7 +1,7 @@
 package main
 
 // bench fleet: the fleet-and-faults benchmark behind `make bench-fleet`, also run by `make
-// bench`. It starts 1, 100 and 1000 fake API servers (internal/fakeapi, in this
+// bench`. It starts 1, 100 and 1000 fake API servers (internal/testing/fakeapi, in this
 // process, on 127.0.0.1), each holding an app of 200 objects, a tenth of them hung, a
 // twentieth throttling (429) and a twentieth failing (500), and times `app-status verify` and
 // `app-status get` over the whole fleet: when the last healthy cluster's verdict is printed,
@@ -34,7 +34,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/org/app-status-action/internal/fakeapi"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
 const fleetRevision = "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
@@ -437,7 +437,7 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 	fmt.Fprintf(&b, "Written by `make bench-fleet` (`hack/bench fleet`) on %s, in %s.\n\n", began.UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
 	fmt.Fprintf(&b, "- **Machine:** %d CPUs, %s, %s.\n", runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(&b, "- **Command:** `make bench-fleet`: `go -C hack run ./bench fleet %s` (paths shortened)\n", fleetArgs(cfg.args))
-	fmt.Fprintf(&b, "- **Clusters:** fake API servers (`internal/fakeapi`) in the benchmark's process on 127.0.0.1, each holding a Kustomization Ready at the revision and an inventory of %d Current objects (Deployments, Services, ConfigMaps), answering the metadata client (the probe, ConfigMaps) in protobuf as kube-apiserver does, everything else in JSON. Hung servers accept connections and never answer; throttled ones answer 429 with `Retry-After: 30`; failing ones answer 500 to everything. The unhealthy clusters come first in the clusters-file.\n", cfg.objects)
+	fmt.Fprintf(&b, "- **Clusters:** fake API servers (`internal/testing/fakeapi`) in the benchmark's process on 127.0.0.1, each holding a Kustomization Ready at the revision and an inventory of %d Current objects (Deployments, Services, ConfigMaps), answering the metadata client (the probe, ConfigMaps) in protobuf as kube-apiserver does, everything else in JSON. Hung servers accept connections and never answer; throttled ones answer 429 with `Retry-After: 30`; failing ones answer 500 to everything. The unhealthy clusters come first in the clusters-file.\n", cfg.objects)
 	fmt.Fprintf(&b, "- **Runs:** `app-status verify --clusters-file F --resource kustomization/app --revision a1b2c3d --timeout %s -o json --json-file R` and `app-status get` with the same clusters and timeout (without it, a `get` that waits on hung servers runs for the default 10 minutes), default `max-parallel`; a peer gets no `--json-file` (it may not have the flag), so it writes one document where app-status writes the file and copies it to stdout; medians of %d runs each. *Last healthy* is when the last healthy cluster's Current verdict was printed (from the progress on stderr), *exit* when the process exited; peak RSS and CPU (user + system) are the process's own (rusage).\n", cfg.timeout, cfg.runs)
 	fmt.Fprintf(&b, "- **Credentials:** %s. *Last verdict to exit* is the time from the last cluster's verdict (the hung ones' Timeout) to the process's exit: redacting every secret from the result, fitting and writing it, and the teardown.\n", credentialsText(cfg.credentials))
 	if cfg.peer != "" {

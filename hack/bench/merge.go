@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/testbed"
 )
 
 // merge is `bench merge`: merge to verdict on clusters whose sources fetch every

@@ -50,7 +50,7 @@ func markdown(res *results) string {
 	fmt.Fprintf(&b, "- **Machine:** %d CPUs (%s), %s memory, Linux %s, %s; load average %s at the start, %s at the end. The machine is shared with other work, so the numbers carry noise.\n",
 		m.CPUs, orUnknown(m.CPUModel), gib(m.MemTotal), orUnknown(m.Kernel), m.GoVersion, m.LoadStart, m.LoadEnd)
 	fmt.Fprintf(&b, "- **Command:** `%s`\n", strings.TrimSpace(res.Command))
-	fmt.Fprintf(&b, "- **Clusters:** real kube-apiservers and etcds (v1.36.3) started by `internal/testbed` with kwokctl; kwok simulates the nodes and pods.\n")
+	fmt.Fprintf(&b, "- **Clusters:** real kube-apiservers and etcds (v1.36.3) started by `internal/testing/testbed` with kwokctl; kwok simulates the nodes and pods.\n")
 	fmt.Fprintf(&b, "- Every figure is a median of %d runs unless it says otherwise; ratios compare tools measured in the same runs, on the same events.\n\n", res.Config.runs)
 	fmt.Fprintf(&b, "![Benchmark chart](benchmark.png)\n\n")
 	writeTargets(&b, res)

@@ -1,7 +1,7 @@
 package main
 
 // bench shards: the sharded-fleet benchmark behind `make bench-shards`, also run by `make
-// bench`. 10,000 fake API servers (internal/fakeapi, the fleet benchmark's mix: a
+// bench`. 10,000 fake API servers (internal/testing/fakeapi, the fleet benchmark's mix: a
 // tenth hung, a twentieth throttling, a twentieth failing, 200 objects each) are verified
 // twice: in 20 shards (`--shard i/20`) run as concurrent processes, as the legs of a matrix
 // would be, then joined by `app-status merge`; and in one process. It reports the wall time,
@@ -34,7 +34,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/org/app-status-action/internal/fakeapi"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
 type shardsConfig struct {
@@ -443,7 +443,7 @@ func shardsReport(cfg shardsConfig, plan []plannedCluster, r shardsResult, began
 	fmt.Fprintf(&b, "Written by `make bench-shards` (`hack/bench shards`) on %s UTC, in %s.\n\n", began.UTC().Format("2006-01-02 15:04"), took.Round(time.Second))
 	fmt.Fprintf(&b, "- **Machine:** %d CPUs, %s/%s, %s.\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(&b, "- **Command:** `go -C hack run ./bench shards %s` (paths shortened)\n", fleetArgs(cfg.args))
-	fmt.Fprintf(&b, "- **Clusters:** %d fake API servers (`internal/fakeapi`) on 127.0.0.1, in %d helper processes beside the runs, each holding a Kustomization Ready at the revision and an inventory of %d Current objects (metadata answered in protobuf as kube-apiserver does, the rest in JSON): %d healthy, %d hung (accept connections, never answer), %d throttled (429, `Retry-After: 30`), %d failing (500). Every kubeconfig carries its own token, over TLS.\n",
+	fmt.Fprintf(&b, "- **Clusters:** %d fake API servers (`internal/testing/fakeapi`) on 127.0.0.1, in %d helper processes beside the runs, each holding a Kustomization Ready at the revision and an inventory of %d Current objects (metadata answered in protobuf as kube-apiserver does, the rest in JSON): %d healthy, %d hung (accept connections, never answer), %d throttled (429, `Retry-After: 30`), %d failing (500). Every kubeconfig carries its own token, over TLS.\n",
 		cfg.clusters, (cfg.clusters+cfg.perHost-1)/cfg.perHost, cfg.objects, healthy, cfg.clusters/10, cfg.clusters/20, cfg.clusters/20)
 	fmt.Fprintf(&b, "- **Runs:** one of each, on this machine, beside the servers: the %d shards at once (`app-status verify --clusters-file F --shard I/%d --resource kustomization/app --revision a1b2c3d --timeout %s --json-file shard-I.json`), sharing its %d cores where a matrix would give each leg a runner of its own (so their wall time and CPU wait here are an upper bound), then `app-status merge -o json shard-*.json`; then the whole fleet in one process. The failing (500) clusters keep every run to its timeout (the hung ones are Unreachable after three tries).\n\n",
 		cfg.shards, cfg.shards, cfg.timeout, runtime.NumCPU())

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/org/app-status-action/internal/flux"
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/testbed"
 )
 
 // watcher is the bench's own view of the truth: per cluster, one informer per kind the apps

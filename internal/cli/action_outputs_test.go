@@ -16,7 +16,7 @@ import (
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
-	"github.com/org/app-status-action/internal/sanitize/runnertest"
+	"github.com/org/app-status-action/internal/testing/runnertest"
 )
 
 // TestReportFilePaths: the report file is written where the action can write it and named by

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/org/app-status-action/internal/sanitize/runnertest"
+	"github.com/org/app-status-action/internal/testing/runnertest"
 	"github.com/org/app-status-action/internal/verify"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/org/app-status-action/internal/fakeapi"
-	"github.com/org/app-status-action/internal/sanitize/runnertest"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
+	"github.com/org/app-status-action/internal/testing/runnertest"
 )
 
 // commandText is every runner command the tests know, in every disguise, on lines of its own

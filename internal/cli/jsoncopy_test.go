@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/org/app-status-action/internal/fakeapi"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
 // failingWriter accepts limit bytes, then fails every write.

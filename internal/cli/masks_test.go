@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/org/app-status-action/internal/cloudauth/cloudauthtest"
-	"github.com/org/app-status-action/internal/fakeapi"
 	"github.com/org/app-status-action/internal/filecommand"
-	"github.com/org/app-status-action/internal/sanitize/runnertest"
+	"github.com/org/app-status-action/internal/testing/cloudauthtest"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
+	"github.com/org/app-status-action/internal/testing/runnertest"
 )
 
 // maskFleetKubeconfig is a kubeconfig of one cluster at server whose user is given as YAML.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/org/app-status-action/internal/fakegithub"
 	"github.com/org/app-status-action/internal/filecommand"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testing/fakegithub"
 )
 
 // TestMergeActionRefusesForeignReports: the merge step of one workflow run, for its own

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/org/app-status-action/internal/fakeapi"
 	"github.com/org/app-status-action/internal/shard"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
 // TestShardReadsItsOwnKubeconfigs: a shard reads the kubeconfigs of its own clusters alone.

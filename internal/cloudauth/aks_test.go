@@ -9,8 +9,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/org/app-status-action/internal/cloudauth"
-	"github.com/org/app-status-action/internal/cloudauth/cloudauthtest"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testing/cloudauthtest"
 )
 
 // aksExec is the exec of a user as az aks get-credentials writes it for a cluster with

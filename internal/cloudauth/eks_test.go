@@ -16,8 +16,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/org/app-status-action/internal/cloudauth"
-	"github.com/org/app-status-action/internal/cloudauth/cloudauthtest"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testing/cloudauthtest"
 )
 
 // eksExec is the exec of a user as aws eks update-kubeconfig writes it, for the cluster prod.

@@ -13,8 +13,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/org/app-status-action/internal/cloudauth"
-	"github.com/org/app-status-action/internal/cloudauth/cloudauthtest"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testing/cloudauthtest"
 )
 
 // hangingServer accepts connections and never answers; it is closed when the test ends.

@@ -11,9 +11,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/org/app-status-action/internal/cloudauth"
-	"github.com/org/app-status-action/internal/cloudauth/cloudauthtest"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/safefile"
+	"github.com/org/app-status-action/internal/testing/cloudauthtest"
 )
 
 // gkeExec is the exec of a user as gcloud container clusters get-credentials writes it.

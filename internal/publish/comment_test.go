@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/org/app-status-action/internal/fakegithub"
 	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/testing/fakegithub"
 )
 
 // commentConfig comments on pull request 12, merged as the workflow's commit.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/org/app-status-action/internal/fakegithub"
+	"github.com/org/app-status-action/internal/testing/fakegithub"
 )
 
 // TestDeploymentEnvironmentFlags: production_environment and transient_environment are sent

@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/org/app-status-action/internal/fakegithub"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testing/fakegithub"
 )
 
 const (

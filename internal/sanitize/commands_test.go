@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/org/app-status-action/internal/sanitize/runnertest"
+	"github.com/org/app-status-action/internal/testing/runnertest"
 )
 
 var hostileLines = runnertest.Hostile

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/org/app-status-action/internal/fakeapi"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 	"github.com/org/app-status-action/internal/verify"
 )
 

@@ -15,9 +15,9 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/org/app-status-action/internal/fakeapi"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 	"github.com/org/app-status-action/internal/verify"
 )
 

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 	"k8s.io/client-go/rest"
 
-	"github.com/org/app-status-action/internal/fakeapi"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 	"github.com/org/app-status-action/internal/verify"
 )
 

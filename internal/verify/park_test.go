@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/org/app-status-action/internal/fakeapi"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
 // handshakes counts the TLS handshakes a side saw, full and resumed.

@@ -22,7 +22,7 @@ import (
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
-	"github.com/org/app-status-action/internal/testbed"
+	"github.com/org/app-status-action/internal/testing/testbed"
 	"github.com/org/app-status-action/internal/verify"
 )
 

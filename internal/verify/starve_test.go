@@ -9,9 +9,9 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/org/app-status-action/internal/fakeapi"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
 // The verdicts on a runner that is, or is not, short of CPU, with the scheduler's measure

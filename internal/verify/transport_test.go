@@ -24,8 +24,8 @@ import (
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/org/app-status-action/internal/fakeapi"
 	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
 // TestClusterConnectionsEndWithIt: once a cluster is done (close), none of its connections is

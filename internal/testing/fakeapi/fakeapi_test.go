@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/org/app-status-action/internal/fakeapi"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
 // contentTypes records the Content-Type of every answer.
