@@ -19,8 +19,10 @@ build:
 bins:
 	@hack/build-bins.sh
 
-## lint: gofmt, go vet and golangci-lint (the three modules, pinned by hack/tools.sh), and actionlint
-## on .github/workflows with shellcheck (hack/install-packages.sh installs it)
+## lint: gofmt, go vet and golangci-lint (the three modules, pinned by hack/tools.sh), actionlint
+## on .github/workflows with shellcheck (hack/install-packages.sh installs it), and the message of
+## the commit LINT_COMMIT (default: the latest) against the convention (hack/commitlint)
+LINT_COMMIT ?= HEAD
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
@@ -34,6 +36,7 @@ lint:
 	@actionlint=$$(hack/tools.sh actionlint) && shellcheck=$$(command -v shellcheck || true) && \
 	if [ -z "$$shellcheck" ]; then echo "lint: shellcheck is not installed: actionlint does not check the run: scripts"; fi && \
 	echo "actionlint .github/workflows" && "$$actionlint" -shellcheck="$$shellcheck"
+	go -C hack run ./commitlint -rev "$(LINT_COMMIT)"
 
 ## test: the whole suite with the race detector, in random order: cluster tests included (they
 ## fail, never skip, without binaries), the action's image run as the runner runs it (podman),
