@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -60,7 +61,9 @@ const (
 
 // requestSlots bounds how many reconcile requests the clusters of a run send at once, so a
 // fleet does not send a Git host a thousand fetches in the same second.
-type requestSlots chan struct{}
+type requestSlots = *semaphore.Weighted
+
+func newRequestSlots(n int) requestSlots { return semaphore.NewWeighted(int64(n)) }
 
 // trigger is what a cluster's reconcile requests did, for its result.
 type trigger struct {
@@ -404,12 +407,10 @@ func (s *clusterState) patchRequest(ctx context.Context, t *trigger, slots reque
 	if err != nil {
 		return false, false
 	}
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
+	if slots.Acquire(ctx, 1) != nil {
 		return false, false
 	}
-	defer func() { <-slots }()
+	defer slots.Release(1)
 	rctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	_, err = s.dynamicClient.Resource(gvr).Namespace(ns).Patch(rctx, name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 	"k8s.io/client-go/rest"
 
 	"github.com/org/app-status-action/internal/classify"
@@ -131,20 +131,19 @@ func Run(ctx context.Context, req Request) result.Run {
 	}
 	report := newReporter(req.Progress)
 	slots := newConnectSlots(req.MaxParallel)
-	requests := make(requestSlots, req.MaxParallel)
+	requests := newRequestSlots(req.MaxParallel)
 	results := make([]result.Cluster, len(req.Targets))
-	g := errgroup.Group{}
+	var wg sync.WaitGroup
 	for i, target := range req.Targets {
-		g.Go(func() error {
+		wg.Go(func() {
 			c := verifyCluster(failFast, req, target, report, slots, requests)
 			results[i] = c
 			if req.FailFast && !c.Ready() && c.Verdict != result.VerdictCancelled {
 				stopOthers(errFailFast)
 			}
-			return nil
 		})
 	}
-	_ = g.Wait()
+	wg.Wait()
 	report.close()
 
 	resources := make([]string, len(req.Resources))
@@ -154,36 +153,23 @@ func Run(ctx context.Context, req Request) result.Run {
 	return result.NewRun(resources, req.Revision.String(), results, req.Clock().Sub(start))
 }
 
-// connectSlots bounds how many clusters connect and list at once.
-type connectSlots chan struct{}
+// connectSlots bounds how many clusters connect and list at once: a semaphore, whose waiters
+// take their turns in the order they came.
+type connectSlots struct{ sem *semaphore.Weighted }
 
 func newConnectSlots(n int) *connectSlots {
-	s := make(connectSlots, n)
-	return &s
+	return &connectSlots{sem: semaphore.NewWeighted(int64(n))}
 }
 
 // acquire takes a slot, or reports false when ctx ends first.
 func (s *connectSlots) acquire(ctx context.Context) bool {
-	select {
-	case *s <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return s.sem.Acquire(ctx, 1) == nil
 }
 
 // tryAcquire takes a slot if one is free, without waiting.
-func (s *connectSlots) tryAcquire() bool {
-	select {
-	case *s <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
+func (s *connectSlots) tryAcquire() bool { return s.sem.TryAcquire(1) }
 
 // releaser returns a function that gives the slot back, once however often it is called.
 func (s *connectSlots) releaser() func() {
-	var once sync.Once
-	return func() { once.Do(func() { <-*s }) }
+	return sync.OnceFunc(func() { s.sem.Release(1) })
 }
