@@ -15,6 +15,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/org/app-status-action/internal/result"
 )
@@ -155,18 +156,19 @@ func ipStrings(ips []net.IP) []string {
 func isNetworkError(err error) bool {
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
-	var netErr net.Error
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded) && !isTimeoutError(err):
 		return false
 	case errors.As(err, &dnsErr), errors.As(err, &opErr):
 		return true
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EHOSTUNREACH),
-		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.ETIMEDOUT), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return true
-	case errors.As(err, &netErr) && netErr.Timeout():
+	case utilnet.IsConnectionRefused(err), utilnet.IsConnectionReset(err), utilnet.IsTimeout(err),
+		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.ETIMEDOUT),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return true
 	}
+	// An error that reaches here as text only (its type lost on the way): apimachinery's
+	// predicates read the types, or only "connection reset by peer" of the text (IsProbableEOF,
+	// which also takes an HTTP/2 GOAWAY for a network error, which this does not).
 	msg := err.Error()
 	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such host") || strings.Contains(msg, "i/o timeout") ||
 		strings.Contains(msg, "connection reset")

@@ -1,9 +1,13 @@
 package verify
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
+	"os"
 	"syscall"
 	"testing"
 
@@ -75,6 +79,58 @@ func TestConnectionVerdict(t *testing.T) {
 			v, msg, ok := connectionVerdict(tt.err, "Kustomization/flux-system/app")
 			if diff := cmp.Diff(tt.want, got{v, msg, ok}); diff != "" {
 				t.Errorf("connectionVerdict() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// timeoutError is a net.Error that timed out, as a dial or read deadline returns it.
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o deadline reached" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+// TestIsNetworkError: the errors of the network between here and the API server, typed or as
+// text only, and those that are not (the run's own deadline or cancellation, an answer).
+func TestIsNetworkError(t *testing.T) {
+	t.Parallel()
+	asClientGo := func(err error) error {
+		return fmt.Errorf("get kustomization: %w", &url.Error{Op: "Get", URL: "https://10.0.0.1/apis", Err: err})
+	}
+	dial := func(err error) error { return &net.OpError{Op: "dial", Net: "tcp", Err: err} }
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"name does not resolve", asClientGo(&net.DNSError{Err: "no such host", Name: "api.example", IsNotFound: true}), true},
+		{"refused, dial", asClientGo(dial(os.NewSyscallError("connect", syscall.ECONNREFUSED))), true},
+		{"refused, errno alone", asClientGo(syscall.ECONNREFUSED), true},
+		{"reset, errno", fmt.Errorf("read: %w", syscall.ECONNRESET), true},
+		{"host unreachable", fmt.Errorf("connect: %w", syscall.EHOSTUNREACH), true},
+		{"network unreachable", fmt.Errorf("connect: %w", syscall.ENETUNREACH), true},
+		{"timed out, errno", fmt.Errorf("connect: %w", syscall.ETIMEDOUT), true},
+		{"unexpected EOF", asClientGo(io.ErrUnexpectedEOF), true},
+		{"EOF, wrapped twice", asClientGo(fmt.Errorf("read body: %w", io.EOF)), true},
+		{"net.Error timeout", asClientGo(timeoutError{}), true},
+		{"deadline of a connection", asClientGo(os.ErrDeadlineExceeded), true},
+		{"refused, text only", errors.New(`Get "https://10.0.0.1/apis": dial tcp 10.0.0.1:443: connect: connection refused`), true},
+		{"no such host, text only", errors.New("dial tcp: lookup api.example on 127.0.0.53:53: no such host"), true},
+		{"i/o timeout, text only", errors.New("dial tcp 10.0.0.1:443: i/o timeout"), true},
+		{"reset, text only", errors.New("read tcp 10.0.0.2:5000->10.0.0.1:443: read: connection reset by peer"), true},
+
+		{"the run's cancellation", asClientGo(context.Canceled), false},
+		{"the run's deadline", asClientGo(context.DeadlineExceeded), false},
+		{"an answer", apierrors.NewNotFound(schema.GroupResource{Resource: "kustomizations"}, "app"), false},
+		{"decoding", errors.New("decode: unexpected EOF"), false},
+		{"throttled", apierrors.NewTooManyRequests("slow down", 30), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := isNetworkError(tt.err); got != tt.want {
+				t.Errorf("isNetworkError(%v) = %t, want %t", tt.err, got, tt.want)
 			}
 		})
 	}
