@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // Revision is the revision a user expects a Flux object to have applied, in whatever form
@@ -66,7 +68,7 @@ func ParseRevision(s string) (Revision, error) {
 		case isHex(after) && len(after) >= minHex && len(after) <= 128:
 			// REF@SHA without the algorithm: the commit of a branch or tag, as people write it.
 			r.form, r.ref, r.digest = formFull, s[:i], strings.ToLower(after)
-		case fullVersion.MatchString(after) || strings.HasPrefix(s, "refs/tags/"):
+		case isReleaseVersion(after) || strings.HasPrefix(s, "refs/tags/"):
 			// A tag with an @ and no digest, as monorepos name them: mylib@1.2.3.
 			r.form, r.ref = formRef, s
 		default:
@@ -95,7 +97,7 @@ func ParseRevision(s string) (Revision, error) {
 	// stay put, so only a full version MAJOR.MINOR.PATCH (a release tag or a chart version,
 	// with build metadata too: 6.5.0+501967ad514d) or an explicit refs/tags/NAME is taken. A
 	// short version (v1, 1.2) is as often a branch or a tag moved at every release.
-	if !strings.HasPrefix(s, "refs/tags/") && !fullVersion.MatchString(s) {
+	if !strings.HasPrefix(s, "refs/tags/") && !isReleaseVersion(s) {
 		return Revision{}, fmt.Errorf("revision %q: %s", s, movingRefUsage)
 	}
 	r.form, r.ref = formRef, s
@@ -160,7 +162,7 @@ func (r Revision) match(c revisionParts) bool {
 	case formDigest:
 		return c.hasDigest(r.algo, r.digest)
 	case formRef:
-		if sameRef(r.ref, c.ref) || (versionLike.MatchString(r.ref) && strings.HasPrefix(c.ref, r.ref+"+")) {
+		if sameRef(r.ref, c.ref) || (extendable(r.ref) && strings.HasPrefix(c.ref, r.ref+"+")) {
 			return true
 		}
 		// A chart version with its digest, VERSION+<12 hex>, also matches that version and
@@ -191,11 +193,25 @@ func (r Revision) MentionedIn(message string) bool {
 	return false
 }
 
-// versionLike matches a version that a chart version may extend with +build metadata.
-var versionLike = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+)*(-[0-9A-Za-z.-]+)?$`)
+// extendable reports whether a chart version may extend ref with +build metadata: ref is a
+// version as Helm reads a chart's (semver.NewVersion: 1, v1.2, 1.2.3-rc.1), without build
+// metadata of its own.
+func extendable(ref string) bool {
+	v, err := semver.NewVersion(ref)
+	return err == nil && v.Metadata() == ""
+}
 
-// fullVersion is a release version MAJOR.MINOR.PATCH, with a pre-release and build metadata.
-var fullVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+// isReleaseVersion reports whether s is a release version MAJOR.MINOR.PATCH, with a
+// pre-release and build metadata: a version as Helm reads a chart's (semver.NewVersion, which
+// also takes a leading v and leading zeros) that gives all three numbers.
+func isReleaseVersion(s string) bool {
+	if _, err := semver.NewVersion(s); err != nil {
+		return false
+	}
+	core, _, _ := strings.Cut(s, "-")
+	core, _, _ = strings.Cut(core, "+")
+	return strings.Count(core, ".") == 2
+}
 
 // revisionParts is a recorded revision taken apart.
 type revisionParts struct {
