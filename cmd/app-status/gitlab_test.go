@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/testing/testbed"
@@ -61,24 +63,12 @@ func TestGitLabComponent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
-	project := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(project, "templates"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	template, err := os.ReadFile(repoFile("templates", "app-status.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ns := b.Namespace(t)
 	names := []string{"alpha", "beta", "gamma"}
 	variables := map[string]any{
 		"KC_ALPHA": map[string]any{"type": "file", "values": map[string]string{"*": string(b.Clusters[0].Kubeconfig)}},
 		"KC_BETA":  map[string]any{"type": "variable", "values": map[string]string{"*": string(b.Clusters[1].Kubeconfig)}},
 		"KC_GAMMA": map[string]any{"type": "file", "values": map[string]string{"*": string(b.Clusters[2].Kubeconfig)}},
-	}
-	variablesYAML, err := json.Marshal(variables) // YAML is a superset of JSON
-	if err != nil {
-		t.Fatal(err)
 	}
 	pipeline := `stages: [deploy, report]
 include:
@@ -98,30 +88,7 @@ report:
   script:
     - echo "status=$APP_STATUS failed=$APP_STATUS_FAILED ready=$APP_STATUS_READY counts=$APP_STATUS_READY_COUNT/$APP_STATUS_FAILED_COUNT truncated=$APP_STATUS_TRUNCATED"
 `
-	for name, data := range map[string][]byte{
-		"templates/app-status.yml":       template,
-		".gitlab-ci.yml":                 []byte(pipeline),
-		".gitlab-ci-local-variables.yml": variablesYAML,
-		".gitignore":                     []byte(".gitlab-ci-local*\n"),
-	} {
-		if err := os.WriteFile(filepath.Join(project, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	git := func(args ...string) string {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = project
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	git("add", "templates", ".gitlab-ci.yml", ".gitignore")
-	git("commit", "-q", "-m", "pipeline")
-	sha := git("rev-parse", "HEAD")
+	project, sha := newGitLabProject(ctx, t, pipeline, variables)
 
 	// The pipeline's commit is what Flux applied: the input's default revision must match it.
 	for i, c := range b.Clusters {
@@ -134,11 +101,7 @@ report:
 		}
 	}
 
-	cmd := exec.CommandContext(ctx, glcl, "--force-shell-executor", "--no-color")
-	cmd.Dir = project
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	out, err := cmd.CombinedOutput()
-	log := string(out)
+	log, err := runGitLabCILocal(ctx, glcl, project)
 	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() == 0 {
 		t.Fatalf("gitlab-ci-local: %v, want the pipeline to fail\n%s", err, log)
 	}
@@ -200,6 +163,151 @@ report:
 	if err != nil || !strings.Contains(string(summary), "2 of 3 clusters ready") {
 		t.Errorf("summary artifact (%v):\n%s", err, summary)
 	}
+}
+
+// TestGitLabAgentContexts runs the component with its default clusters input (empty) in a
+// pipeline whose $KUBECONFIG is the GitLab agent's: a File variable holding one context per
+// agent, named PROJECT:AGENT, and no current-context. Each of the test bed's three clusters is
+// an agent's; every context is verified, each cluster named after its agent, and the job passes.
+func TestGitLabAgentContexts(t *testing.T) {
+	glcl := gitlabCILocal(t)
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	contexts := []string{"mygroup/agent-config:alpha", "mygroup/agent-config:beta", "platform/fleet/agents:gamma"}
+	agents := clientcmdapi.NewConfig()
+	for i, c := range b.Clusters {
+		kc, err := clientcmd.Load(c.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		current := kc.Contexts[kc.CurrentContext]
+		if current == nil {
+			t.Fatalf("the test bed's kubeconfig %d has no current-context", i)
+		}
+		user := fmt.Sprintf("agent:%d", i+1)
+		agents.Clusters[user] = kc.Clusters[current.Cluster]
+		agents.AuthInfos[user] = kc.AuthInfos[current.AuthInfo]
+		agents.Contexts[contexts[i]] = &clientcmdapi.Context{Cluster: user, AuthInfo: user}
+	}
+	kubeconfig, err := clientcmd.Write(*agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := b.Namespace(t)
+	pipeline := `stages: [deploy, report]
+include:
+  - local: templates/app-status.yml
+    inputs:
+      image: app-status@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+      resource: kustomization/` + ns + `
+      timeout: 2m
+report:
+  stage: report
+  needs: [{job: app-status, artifacts: true}]
+  script:
+    - echo "status=$APP_STATUS failed=$APP_STATUS_FAILED ready=$APP_STATUS_READY"
+`
+	project, sha := newGitLabProject(ctx, t, pipeline, map[string]any{
+		"KUBECONFIG": map[string]any{"type": "file", "values": map[string]string{"*": string(kubeconfig)}},
+	})
+	for _, c := range b.Clusters {
+		if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", "web"), sha); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	log, err := runGitLabCILocal(ctx, glcl, project)
+	if err != nil {
+		t.Fatalf("gitlab-ci-local: %v, want the pipeline to pass\n%s", err, log)
+	}
+	for _, want := range []string{
+		" PASS  app-status",
+		" PASS  report",
+		`status=success failed=[] ready=["alpha","beta","gamma"]`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("no %q in the pipeline's log:\n%s", want, log)
+		}
+	}
+	for _, secret := range kubeconfigSecrets(t, kubeconfig) {
+		if strings.Contains(log, secret) {
+			t.Error("the log shows a secret of the agent's kubeconfig")
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(project, ".gitlab-ci-local", "artifacts", "app-status", "app-status-junit.xml"))
+	if err != nil {
+		t.Fatalf("no JUnit report among the artifacts: %v", err)
+	}
+	var junit junitReport
+	if err := xml.Unmarshal(data, &junit); err != nil {
+		t.Fatalf("JUnit report: %v\n%s", err, data)
+	}
+	var got []string
+	for _, s := range junit.Suites {
+		for _, c := range s.Cases {
+			got = append(got, c.Classname)
+		}
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{"alpha", "beta", "gamma"}, got); diff != "" {
+		t.Errorf("JUnit test cases' clusters (-want +got):\n%s", diff)
+	}
+}
+
+// newGitLabProject is a GitLab project for gitlab-ci-local in a temporary folder, committed: the
+// component's template as templates/app-status.yml, the pipeline as .gitlab-ci.yml and the
+// CI/CD variables (gitlab-ci-local's format: name to {type, values}). It returns the folder
+// and the commit, the pipeline's CI_COMMIT_SHA.
+func newGitLabProject(ctx context.Context, t *testing.T, pipeline string, variables map[string]any) (project, sha string) {
+	t.Helper()
+	project = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(project, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	template, err := os.ReadFile(repoFile("templates", "app-status.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	variablesYAML, err := json.Marshal(variables) // YAML is a superset of JSON
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"templates/app-status.yml":       template,
+		".gitlab-ci.yml":                 []byte(pipeline),
+		".gitlab-ci-local-variables.yml": variablesYAML,
+		".gitignore":                     []byte(".gitlab-ci-local*\n"),
+	} {
+		if err := os.WriteFile(filepath.Join(project, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = project
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	git("add", "templates", ".gitlab-ci.yml", ".gitignore")
+	git("commit", "-q", "-m", "pipeline")
+	return project, git("rev-parse", "HEAD")
+}
+
+// runGitLabCILocal runs the project's pipeline with gitlab-ci-local's shell executor, the
+// binary under test on PATH as the image has it, and returns its log.
+func runGitLabCILocal(ctx context.Context, glcl, project string) (string, error) {
+	cmd := exec.CommandContext(ctx, glcl, "--force-shell-executor", "--no-color")
+	cmd.Dir = project
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // gitlabShellDetect is what GitLab Runner's Docker executor runs in the job's image to find a

@@ -382,3 +382,37 @@ func TestGitLabDefaultFilesFollowNoLink(t *testing.T) {
 		t.Errorf("dotenv report: %v", vars)
 	}
 }
+
+// TestGitLabAgentContextsNamedTwice: in a GitLab job whose $KUBECONFIG holds two agents of one
+// name, the run is bad input whose message in the log says how to name them in the component's
+// clusters input; no cluster is contacted.
+func TestGitLabAgentContextsNamedTwice(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: gitlab, cluster: {server: \"https://127.0.0.1:1\"}}]\n" +
+		"users: [{name: \"agent:1\", user: {token: \"ci:1:job-token-0123456789\"}}, {name: \"agent:2\", user: {token: \"ci:2:job-token-0123456789\"}}]\n" +
+		"contexts: [{name: \"mygroup/agent-config:prod\", context: {cluster: gitlab, user: \"agent:1\"}}, {name: \"other/agents:prod\", context: {cluster: gitlab, user: \"agent:2\"}}]\n"
+	if err := os.WriteFile("KUBECONFIG", []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeEnv(t, map[string]string{"GITLAB_CI": "true", "KUBECONFIG": filepath.Join(dir, "KUBECONFIG")})
+	delete(f.vars, "GITHUB_ACTIONS")
+	code := Run(context.Background(), []string{"verify", "--resource", "ks/app", "--timeout", "5s", "--quiet"}, f.env())
+	if code != 2 {
+		t.Errorf("exit %d, want 2 (bad input)\n%s", code, f.stderr.String())
+	}
+	const want = `both name the cluster "prod" (a GitLab agent's context, PROJECT:AGENT, is named after its agent): name them in the clusters input of the GitLab component, a NAME=context:CONTEXT line each, e.g. prod-1=context:mygroup/agent-config:prod and prod-2=context:other/agents:prod`
+	if !strings.Contains(f.stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, f.stderr.String())
+	}
+	// The message quotes the contexts, so the summary only points at the log; it blames no flag.
+	if summary := f.file(t, filepath.Join(dir, gitlabSummaryFile)); !strings.Contains(summary, "**Bad input:** bad input: the step's log says") {
+		t.Errorf("the summary does not point at the log, or blames a flag:\n%s", summary)
+	}
+	if vars := parseDotenv(t, f.file(t, filepath.Join(dir, gitlabDotenvFile))); vars["APP_STATUS"] != "failure" || vars["APP_STATUS_READY_COUNT"] != "0" {
+		t.Errorf("dotenv report: %v", vars)
+	}
+	if strings.Contains(f.stderr.String(), "job-token") {
+		t.Errorf("the token was printed:\n%s", f.stderr.String())
+	}
+}

@@ -151,6 +151,11 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	s.snapshot = snapshot
 	s.resources = o.resources
 	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers}
+	if inGitLabCI(env) {
+		// The component's input, which it hands over as a --clusters-file: naming the flag
+		// would have the report files blame it for what $KUBECONFIG holds.
+		s.clusters.NamesClusters = "the clusters input of the GitLab component"
+	}
 	req, secrets, err := s.request(env, inputNames{
 		resource: "--resource", resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
 		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace", retryGrace: "--retry-grace", neverReadyGrace: "--never-ready-grace",

@@ -46,6 +46,10 @@ var (
 	credentialRun = regexp.MustCompile(`[A-Za-z0-9+/_=-]{24,}`)
 	// kubeconfigKey starts a line of kubeconfig YAML.
 	kubeconfigKey = regexp.MustCompile(`^-?\s*(apiVersion|kind|clusters|contexts|users|current-context|preferences|name|cluster|user|context|server|token|tokenFile|username|password|certificate-authority(-data)?|client-certificate(-data)?|client-key(-data)?|insecure-skip-tls-verify|tls-server-name|proxy-url|namespace|exec|auth-provider|command|args|env|value|config|extensions|interactiveMode|provideClusterInfo):(\s|$)`)
+	// gitlabAgentContext is a context the GitLab agent for Kubernetes writes into a job's
+	// KUBECONFIG: the path of the agent's configuration project, ':' and the agent's name
+	// (GitLab's rule for that name: lower-case letters, digits and '-', at most 63).
+	gitlabAgentContext = regexp.MustCompile(`^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+:([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)$`)
 	// colonInsteadOfEquals is "prod: env:KC", a name=source written as YAML.
 	colonInsteadOfEquals = regexp.MustCompile(`^([A-Za-z0-9._-]+)\s*:\s*((env|file|context):.*)$`)
 )
@@ -155,6 +159,16 @@ func checkName(name string) error {
 		return fmt.Errorf("invalid cluster name %q: use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil
+}
+
+// contextClusterName is the name of the cluster a context is, when no clusters list names it:
+// the context's own name, or the agent's for a GitLab agent's context
+// ("mygroup/agent-config:prod-eu" is prod-eu).
+func contextClusterName(context string) string {
+	if m := gitlabAgentContext.FindStringSubmatch(context); m != nil {
+		return m[1]
+	}
+	return context
 }
 
 // envName suggests an environment variable name for a cluster name.

@@ -70,6 +70,10 @@ type Input struct {
 	// after its file (less a .yaml or .yml extension), such as a Secret mounted as a volume or
 	// a Tekton workspace. Names starting with '.' (a volume's ..data) are skipped.
 	KubeconfigDir string
+	// NamesClusters says, in the messages about a context that cannot name its cluster, where
+	// clusters are named explicitly. Empty: "the clusters input", or "a --clusters-file" in CLI
+	// mode.
+	NamesClusters string
 
 	// Keep, when set, says which clusters this run verifies (a shard's share). The others
 	// are listed, Elsewhere: their env: variables and file: kubeconfigs are not read, nor
@@ -321,7 +325,8 @@ func (l *loader) fromEntry(e entry, kube *doc, origin, dir string) (Cluster, err
 	return Cluster{Name: e.name, Source: e.written(), Context: name, Config: cfg, Invalid: invalid}, nil
 }
 
-// fromContexts makes a cluster of each --context, or of every context, named by it.
+// fromContexts makes a cluster of each --context, or of every context, named by it, or by its
+// agent for a context the GitLab agent for Kubernetes wrote (contextClusterName).
 func (l *loader) fromContexts(kube *doc) ([]Cluster, error) {
 	if kube == nil {
 		return nil, errors.New("no clusters: set the clusters input (one name=source per line, e.g. prod=env:PROD_KUBECONFIG) or the kubeconfig input")
@@ -332,13 +337,18 @@ func (l *loader) fromContexts(kube *doc) ([]Cluster, error) {
 			return nil, fmt.Errorf("%s has no contexts; add one (kubectl config set-context NAME --cluster=CLUSTER --user=USER)", kube.origin)
 		}
 	}
-	rename := "name it in the clusters input: NAME=context:"
-	if l.in.CLI {
-		rename = "name it in a --clusters-file: NAME=context:"
+	namesClusters := l.in.NamesClusters
+	switch {
+	case namesClusters != "":
+	case l.in.CLI:
+		namesClusters = "a --clusters-file"
+	default:
+		namesClusters = "the clusters input"
 	}
 	var clusters []Cluster
 	var errs []error
 	seen := map[string]bool{}
+	contextOf := map[string]string{} // cluster name -> the context that named it first
 	for _, name := range names {
 		where := fmt.Sprintf("context %q of %s", name, kube.origin)
 		if explicit {
@@ -353,16 +363,23 @@ func (l *loader) fromContexts(kube *doc) ([]Cluster, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			continue
 		}
-		if err := checkName(name); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w; %s%s", where, err, rename, name))
+		cluster := contextClusterName(name)
+		if err := checkName(cluster); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w; name it in %s: NAME=context:%s", where, err, namesClusters, name))
 			continue
 		}
-		if !l.keep(name) {
-			clusters = append(clusters, Cluster{Name: name, Source: sourceContext + ":" + name, Context: name, Elsewhere: true})
+		if first, dup := contextOf[cluster]; dup {
+			errs = append(errs, fmt.Errorf("the contexts %q and %q of %s both name the cluster %q (a GitLab agent's context, PROJECT:AGENT, is named after its agent): name them in %s, a NAME=context:CONTEXT line each, e.g. %s-1=context:%s and %s-2=context:%s",
+				first, name, kube.origin, cluster, namesClusters, cluster, first, cluster, name))
+			continue
+		}
+		contextOf[cluster] = name
+		if !l.keep(cluster) {
+			clusters = append(clusters, Cluster{Name: cluster, Source: sourceContext + ":" + name, Context: name, Elsewhere: true})
 			continue
 		}
 		cfg, invalid := l.restConfig(kube, name)
-		clusters = append(clusters, Cluster{Name: name, Source: sourceContext + ":" + name, Context: name, Config: cfg, Invalid: invalid})
+		clusters = append(clusters, Cluster{Name: cluster, Source: sourceContext + ":" + name, Context: name, Config: cfg, Invalid: invalid})
 	}
 	return clusters, errors.Join(errs...)
 }
