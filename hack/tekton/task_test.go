@@ -6,7 +6,6 @@ package tekton
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,23 +15,26 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func readTask(t *testing.T) v1.Task {
+// source is the repository's Task; a release pins it (hack/release/pin-tekton.sh).
+const source = "../../deploy/tekton/task.yaml"
+
+func readTask(t *testing.T, path string) v1.Task {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "tekton", "task.yaml"))
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var task v1.Task
 	// Strict: a misspelt field is an error, as the API server's strict field validation says.
 	if err := yaml.UnmarshalStrict(data, &task); err != nil {
-		t.Fatalf("deploy/tekton/task.yaml is not a tekton.dev/v1 Task: %v", err)
+		t.Fatalf("%s is not a tekton.dev/v1 Task: %v", path, err)
 	}
 	return task
 }
 
-// TestTaskValidates: the webhook would admit the Task.
-func TestTaskValidates(t *testing.T) {
-	task := readTask(t)
+// validate fails unless the webhook would admit the Task.
+func validate(t *testing.T, task v1.Task) {
+	t.Helper()
 	if task.APIVersion != "tekton.dev/v1" || task.Kind != "Task" {
 		t.Errorf("apiVersion %s kind %s, want tekton.dev/v1 Task", task.APIVersion, task.Kind)
 	}
@@ -43,12 +45,43 @@ func TestTaskValidates(t *testing.T) {
 	}
 }
 
-// TestTaskRunsTheBinaryWithoutAShell: the step runs the image's binary (no shell in it), hands
-// it the results folder, and every workspace, param and result is used.
+// TestTaskValidates: the webhook would admit the Task.
+func TestTaskValidates(t *testing.T) {
+	validate(t, readTask(t, source))
+}
+
+// TestTaskFailsAfterItsResults: the catalog's pattern for results on failure. The verify step
+// continues on error, so that Tekton records its exit code and goes on; the last step, and
+// only it, stops on error: it runs `app-status exit` on verify's exit code file, which fails
+// the TaskRun with that code.
+func TestTaskFailsAfterItsResults(t *testing.T) {
+	task := readTask(t, source)
+	validate(t, task)
+	if len(task.Spec.Steps) != 2 {
+		t.Fatalf("%d steps, want 2: verify, then exit", len(task.Spec.Steps))
+	}
+	verify, exit := task.Spec.Steps[0], task.Spec.Steps[1]
+	if verify.Name != "verify" || verify.OnError != v1.Continue {
+		t.Errorf("the first step is %q with onError %q, want verify with onError %q", verify.Name, verify.OnError, v1.Continue)
+	}
+	if exit.OnError != "" && exit.OnError != v1.StopAndFail {
+		t.Errorf("the last step has onError %q: it must fail the TaskRun", exit.OnError)
+	}
+	want := []string{"exit", "$(steps.step-" + verify.Name + ".exitCode.path)"}
+	if exit.Script != "" || !cmp.Equal(exit.Command, []string{"/app-status"}) || !cmp.Equal(exit.Args, want) {
+		t.Errorf("the last step runs %v %v (script %q), want /app-status %v", exit.Command, exit.Args, exit.Script, want)
+	}
+	if exit.Image != verify.Image {
+		t.Errorf("the last step runs the image %s, want verify's, %s (no other image to pull)", exit.Image, verify.Image)
+	}
+}
+
+// TestTaskRunsTheBinaryWithoutAShell: the verify step runs the image's binary (no shell in it),
+// hands it the results folder, and every workspace, param and result is used.
 func TestTaskRunsTheBinaryWithoutAShell(t *testing.T) {
-	task := readTask(t)
-	if len(task.Spec.Steps) != 1 {
-		t.Fatalf("%d steps, want 1", len(task.Spec.Steps))
+	task := readTask(t, source)
+	if len(task.Spec.Steps) == 0 {
+		t.Fatal("no steps")
 	}
 	step := task.Spec.Steps[0]
 	if step.Script != "" || !cmp.Equal(step.Command, []string{"/app-status"}) {

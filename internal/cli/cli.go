@@ -55,6 +55,7 @@ Usage:
   app-status get    --resource kustomization/NAME [flags]   print the state now, without waiting
   app-status merge  [flags] REPORT...                        the reports of a run's shards (or legs) as one run
   app-status action                                         run as a GitHub Action (reads INPUT_*)
+  app-status exit   FILE                                     exit with the code FILE holds (the Tekton Task's last step)
   app-status version
 
 Run "app-status verify -h" for the flags.
@@ -81,6 +82,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return runMerge(args[1:], env)
 	case "action":
 		return runAction(ctx, env)
+	case "exit":
+		return runExit(args[1:], env)
 	case "version", "--version":
 		fmt.Fprintf(env.Stdout, "app-status %s\n", Version)
 		return 0

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 )
 
 // maxTektonFailedBytes bounds the failed-clusters result as Tekton carries it: the step's
@@ -55,4 +57,31 @@ func writeTektonResults(dir string, run result.Run) error {
 		return fmt.Errorf("write --tekton-results: %w", err)
 	}
 	return nil
+}
+
+// runExit is `app-status exit FILE`, the Tekton Task's last step: it ends with the exit code
+// FILE holds. The verify step runs with onError: continue, so that Tekton keeps it a success and
+// its results whatever the verdict, and writes its exit code to a file
+// ($(steps.step-verify.exitCode.path)); this step then fails the TaskRun as verify would have,
+// with verify's exit code. A file that cannot be read or holds no exit code (a step ended by a
+// signal: -1) fails it too.
+func runExit(args []string, env Env) int {
+	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(env.Stderr, "usage: app-status exit FILE (the exit code file of the Tekton Task's verify step)\n")
+		return 2
+	}
+	data, err := env.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "app-status exit: the verify step's exit code: %s\n", sanitize.Line(err.Error()))
+		return 1
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	switch {
+	case err != nil || code < 0 || code > 255:
+		fmt.Fprintf(env.Stderr, "app-status exit: %s holds no exit code: the verify step did not end by itself; its log says why\n", sanitize.Line(args[0]))
+		return 1
+	case code != 0:
+		fmt.Fprintf(env.Stderr, "app-status exit: the verify step exited with %d; its log and the results say why\n", code)
+	}
+	return code
 }

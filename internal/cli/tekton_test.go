@@ -89,7 +89,8 @@ func TestTektonResultsFit(t *testing.T) {
 // TestTektonRun: the arguments deploy/tekton/task.yaml gives, with a Secret's volume as the
 // kubeconfigs workspace (one file per cluster, and the ..data entries Kubernetes adds): each
 // result is a file, the report files are in the report workspace, written also when the args
-// param holds a bad input or a report file cannot be written (a Pipeline's finally reads them).
+// param holds a bad input or a report file cannot be written; the Task's last step then ends
+// with verify's exit code.
 func TestTektonRun(t *testing.T) {
 	t.Parallel()
 	kubeconfigs := t.TempDir()
@@ -176,8 +177,25 @@ func TestTektonRun(t *testing.T) {
 			}
 			f := newFakeEnv(t, nil)
 			delete(f.vars, "GITHUB_ACTIONS")
-			if code := Run(context.Background(), args, f.env()); code != tt.wantCode {
+			code := Run(context.Background(), args, f.env())
+			if code != tt.wantCode {
 				t.Errorf("exit %d, want %d\n%s\n%s", code, tt.wantCode, f.stdout.String(), f.stderr.String())
+			}
+			// The last step, as Tekton runs it once verify, which continues on error, has
+			// ended: its exit code in a file (as Tekton's entrypoint writes it), and the
+			// TaskRun's end is that code.
+			exitCodeFile := filepath.Join(t.TempDir(), "exitCode")
+			if err := os.WriteFile(exitCodeFile, []byte(strconv.Itoa(code)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			last := task.Spec.Steps[len(task.Spec.Steps)-1]
+			var lastArgs []string
+			for _, a := range last.Args {
+				lastArgs = append(lastArgs, strings.ReplaceAll(a, "$(steps.step-verify.exitCode.path)", exitCodeFile))
+			}
+			lastEnv := newFakeEnv(t, nil)
+			if got := Run(context.Background(), lastArgs, lastEnv.env()); got != tt.wantCode {
+				t.Errorf("the Task's last step (%s) exits %d, want verify's %d\n%s", last.Name, got, tt.wantCode, lastEnv.stderr.String())
 			}
 			if !strings.Contains(f.stderr.String(), tt.wantStderr) {
 				t.Errorf("stderr lacks %q:\n%s", tt.wantStderr, f.stderr.String())
@@ -256,6 +274,7 @@ type tektonTask struct {
 			Name string `json:"name"`
 		} `json:"results"`
 		Steps []struct {
+			Name string   `json:"name"`
 			Args []string `json:"args"`
 		} `json:"steps"`
 	} `json:"spec"`
@@ -268,7 +287,7 @@ func readTektonTask(t *testing.T) tektonTask {
 		t.Fatal(err)
 	}
 	var task tektonTask
-	if err := yaml.Unmarshal(data, &task); err != nil || len(task.Spec.Steps) != 1 {
+	if err := yaml.Unmarshal(data, &task); err != nil || len(task.Spec.Steps) != 2 {
 		t.Fatalf("deploy/tekton/task.yaml: %v", err)
 	}
 	return task
@@ -399,3 +418,53 @@ func TestActionBadInputKeepsInputsOutOfReports(t *testing.T) {
 		t.Errorf("the summary does not name the input:\n%s", f.file(t, f.summary))
 	}
 }
+
+// TestTektonExit: `app-status exit FILE`, the Task's last step, ends with the exit code the
+// file holds; a file that holds none (a step ended by a signal: -1) or cannot be read fails.
+func TestTektonExit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		content  *string // nil: no file
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{name: "success", content: ptr("0"), wantCode: 0},
+		{name: "failure", content: ptr("1"), wantCode: 1, wantErr: "the verify step exited with 1"},
+		{name: "bad input, a newline after it", content: ptr("2\n"), wantCode: 2, wantErr: "exited with 2"},
+		{name: "ended by a signal", content: ptr("-1"), wantCode: 1, wantErr: "holds no exit code"},
+		{name: "not a number", content: ptr("::error::x"), wantCode: 1, wantErr: "holds no exit code"},
+		{name: "out of range", content: ptr("256"), wantCode: 1, wantErr: "holds no exit code"},
+		{name: "no file", wantCode: 1, wantErr: "the verify step's exit code"},
+		{name: "no argument", args: []string{}, wantCode: 2, wantErr: "usage: app-status exit FILE"},
+		{name: "two arguments", args: []string{"a", "b"}, wantCode: 2, wantErr: "usage: app-status exit FILE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join(t.TempDir(), "exitCode")
+			if tt.content != nil {
+				if err := os.WriteFile(file, []byte(*tt.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := tt.args
+			if args == nil {
+				args = []string{file}
+			}
+			f := newFakeEnv(t, nil)
+			if got := Run(context.Background(), append([]string{"exit"}, args...), f.env()); got != tt.wantCode {
+				t.Errorf("app-status exit = %d, want %d\n%s", got, tt.wantCode, f.stderr.String())
+			}
+			if tt.wantErr == "" && f.stderr.Len() > 0 || !strings.Contains(f.stderr.String(), tt.wantErr) {
+				t.Errorf("stderr %q, want %q", f.stderr.String(), tt.wantErr)
+			}
+			if strings.Contains(f.stderr.String(), "::error") {
+				t.Errorf("the file's content reached the log: %q", f.stderr.String())
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }
