@@ -3,6 +3,8 @@
 # action.yml runs the released image by digest instead of building the Dockerfile, committed on
 # top of the tagged commit; the version tag and, for a release that is not a pre-release, the
 # major tag (v1 for v1.4.2) are moved to that commit, here and on origin.
+# The Tekton Task (deploy/tekton/task.yaml) runs the same image by digest in that commit, with
+# the release's version as its app.kubernetes.io/version label (hack/release/pin-tekton.sh).
 # With a third argument, the release's image with a shell becomes the default image of the GitLab
 # CI/CD component (templates/app-status.yml) in the same commit.
 # Usage: hack/release/pin-action.sh TAG IMAGE@sha256:DIGEST [SHELL_IMAGE@sha256:DIGEST]
@@ -37,8 +39,10 @@ if ! grep -qx '  image: Dockerfile' action.yml; then
   fail "action.yml has no '  image: Dockerfile' line under runs: was $tag released already? ($(grep -m1 '^  image:' action.yml || echo 'no image line'))"
 fi
 
+# The Task first: it refuses a Task without its markers before anything changes.
+hack/release/pin-tekton.sh "$tag" "$ref" deploy/tekton/task.yaml deploy/tekton/task.yaml
 sed -i "s|^  image: Dockerfile\$|  image: docker://$ref|" action.yml
-files=(action.yml)
+files=(action.yml deploy/tekton/task.yaml)
 if [ -n "$shell_ref" ]; then
   marker='      # default: set by a release (hack/release/pin-action.sh) to its image with a shell, by digest'
   grep -qxF "$marker" templates/app-status.yml || fail "templates/app-status.yml has no line '$marker'"
@@ -50,7 +54,7 @@ fi
 export GIT_AUTHOR_NAME='github-actions[bot]' GIT_COMMITTER_NAME='github-actions[bot]'
 export GIT_AUTHOR_EMAIL='41898282+github-actions[bot]@users.noreply.github.com' GIT_COMMITTER_EMAIL='41898282+github-actions[bot]@users.noreply.github.com'
 git commit --quiet --message "Release $tag: the action runs $ref" \
-  --message "The commit $source_commit with action.yml pointing at the image the release built from it, so that \`uses: ...@$tag\` pulls that image instead of building the Dockerfile." \
+  --message "The commit $source_commit with action.yml and the Tekton Task pointing at the image the release built from it, so that \`uses: ...@$tag\` pulls that image instead of building the Dockerfile." \
   "${files[@]}"
 release_commit=$(git rev-parse HEAD)
 

@@ -15,7 +15,8 @@ import (
 const image = "ghcr.io/org/app-status-action@sha256:" +
 	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-// repo is a clone of a bare origin holding the repository's action.yml.
+// repo is a clone of a bare origin holding the repository's action.yml, GitLab template, Tekton
+// Task and release scripts.
 type repo struct {
 	t            *testing.T
 	work, origin string
@@ -34,25 +35,25 @@ func newRepo(t *testing.T) *repo {
 	if err := os.WriteFile(filepath.Join(r.work, "action.yml"), action, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	template, err := os.ReadFile(filepath.Join("..", "..", "templates", "app-status.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(r.work, "templates"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(r.work, "templates", "app-status.yml"), template, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script, err := os.ReadFile("pin-action.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(r.work, "hack", "release"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(r.work, "hack", "release", "pin-action.sh"), script, 0o755); err != nil {
-		t.Fatal(err)
+	for _, f := range []struct {
+		path string
+		mode os.FileMode
+	}{
+		{"templates/app-status.yml", 0o644},
+		{"deploy/tekton/task.yaml", 0o644},
+		{"hack/release/pin-action.sh", 0o755},
+		{"hack/release/pin-tekton.sh", 0o755},
+	} {
+		data, err := os.ReadFile(filepath.Join("..", "..", f.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(r.work, filepath.Dir(f.path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(r.work, f.path), data, f.mode); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r.git(r.work, "add", ".")
 	r.git(r.work, "commit", "--quiet", "-m", "the action")
@@ -117,10 +118,10 @@ func TestPinAction(t *testing.T) {
 	if parent := r.git(r.origin, "rev-parse", released+"^"); parent != source {
 		t.Errorf("the released commit's parent = %s, want the tagged commit %s", parent, source)
 	}
-	if files := r.git(r.origin, "diff", "--name-only", source, released); files != "action.yml" {
-		t.Errorf("the released commit changes %q, want only action.yml", files)
+	if files := r.git(r.origin, "diff", "--name-only", source, released); files != "action.yml\ndeploy/tekton/task.yaml" {
+		t.Errorf("the released commit changes %q, want action.yml and deploy/tekton/task.yaml", files)
 	}
-	diff := r.git(r.origin, "diff", "--unified=0", source, released)
+	diff := r.git(r.origin, "diff", "--unified=0", source, released, "--", "action.yml")
 	for _, want := range []string{"\n-  image: Dockerfile\n", "\n+  image: docker://" + image + "\n"} {
 		if !strings.Contains(diff+"\n", want) {
 			t.Errorf("the released commit's diff lacks %q:\n%s", strings.TrimSpace(want), diff)
@@ -128,6 +129,12 @@ func TestPinAction(t *testing.T) {
 	}
 	if n := strings.Count(diff, "\n+") + strings.Count(diff, "\n-"); n != 4 { // ---/+++ headers and the two lines
 		t.Errorf("the released commit changes more than the image line:\n%s", diff)
+	}
+
+	checkPinnedTask(t, r.git(r.origin, "show", released+":deploy/tekton/task.yaml"), image, "1.4.2")
+	taskDiff := r.git(r.origin, "diff", "--unified=0", source, released, "--", "deploy/tekton/task.yaml")
+	if n := strings.Count(taskDiff, "\n+") + strings.Count(taskDiff, "\n-"); n != 6 { // headers, the two markers and their lines
+		t.Errorf("the released commit changes more of the Task than its image and version:\n%s", taskDiff)
 	}
 
 	// A re-run of the workflow checks out the released commit: nothing to pin, a clear error.
@@ -154,8 +161,8 @@ func TestPinActionShellImage(t *testing.T) {
 		t.Fatalf("pin-action.sh v1.5.0: %v\n%s", err, out)
 	}
 	released := r.originTag("v1.5.0")
-	if files := r.git(r.origin, "diff", "--name-only", source, released); files != "action.yml\ntemplates/app-status.yml" {
-		t.Errorf("the released commit changes %q, want action.yml and templates/app-status.yml", files)
+	if files := r.git(r.origin, "diff", "--name-only", source, released); files != "action.yml\ndeploy/tekton/task.yaml\ntemplates/app-status.yml" {
+		t.Errorf("the released commit changes %q, want action.yml, deploy/tekton/task.yaml and templates/app-status.yml", files)
 	}
 	diff := r.git(r.origin, "diff", "--unified=0", source, released, "--", "templates/app-status.yml")
 	for _, want := range []string{
@@ -194,8 +201,11 @@ func TestPinActionPrerelease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pin-action.sh v1.5.0-rc.1: %v\n%s", err, out)
 	}
-	if got := r.originTag("v1.5.0-rc.1"); got == "" || got == source {
-		t.Errorf("origin's v1.5.0-rc.1 = %q, want a released commit on top of %s", got, source)
+	released := r.originTag("v1.5.0-rc.1")
+	if released == "" || released == source {
+		t.Errorf("origin's v1.5.0-rc.1 = %q, want a released commit on top of %s", released, source)
+	} else {
+		checkPinnedTask(t, r.git(r.origin, "show", released+":deploy/tekton/task.yaml"), image, "1.5.0-rc.1")
 	}
 	if got := r.originTag("v1"); got != v1 {
 		t.Errorf("a pre-release moved v1 from %s to %s", v1, got)

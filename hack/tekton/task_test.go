@@ -6,6 +6,8 @@ package tekton
 import (
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -48,6 +50,35 @@ func validate(t *testing.T, task v1.Task) {
 // TestTaskValidates: the webhook would admit the Task.
 func TestTaskValidates(t *testing.T) {
 	validate(t, readTask(t, source))
+}
+
+// TestReleasedTaskValidates: the Task a release attaches, in the Tekton catalog's layout
+// (hack/release/tekton-catalog.sh: task/app-status/<version>/app-status.yaml and README.md),
+// pinned to the image by digest and labelled with its version, is admitted too.
+func TestReleasedTaskValidates(t *testing.T) {
+	const image = "ghcr.io/org/app-status-action@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	dir := t.TempDir()
+	out, err := exec.Command(filepath.Join("..", "release", "tekton-catalog.sh"), "v1.4.2", image, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("hack/release/tekton-catalog.sh: %v\n%s", err, out)
+	}
+	folder := filepath.Join(dir, "task", "app-status", "1.4.2")
+	task := readTask(t, filepath.Join(folder, "app-status.yaml"))
+	validate(t, task)
+	if got := task.Labels["app.kubernetes.io/version"]; got != "1.4.2" {
+		t.Errorf("the released Task's app.kubernetes.io/version label = %q, want its folder's version, 1.4.2", got)
+	}
+	if task.Name != "app-status" {
+		t.Errorf("the released Task is named %q, want app-status, as its folder and file", task.Name)
+	}
+	for _, p := range task.Spec.Params {
+		if p.Name == "image" && (p.Default == nil || p.Default.StringVal != image) {
+			t.Errorf("the released Task's image param defaults to %v, want %s", p.Default, image)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(folder, "README.md")); err != nil {
+		t.Errorf("the catalog folder has no README.md: %v", err)
+	}
 }
 
 // TestTaskFailsAfterItsResults: the catalog's pattern for results on failure. The verify step
