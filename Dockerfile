@@ -20,5 +20,6 @@ RUN mkdir -p /rootfs/etc/ssl/certs /rootfs/tmp && \
 
 FROM scratch
 COPY --from=build /rootfs/ /
+LABEL org.opencontainers.image.licenses=Apache-2.0
 USER 0:0
 ENTRYPOINT ["/app-status"]
