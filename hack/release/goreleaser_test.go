@@ -200,6 +200,10 @@ func TestImagesLicensed(t *testing.T) {
 // is there, holds the binary, the LICENSE and the README, and checksums.txt holds its SHA-256;
 // checksums.txt.sigstore.json is the signature.
 func TestReleaseSnapshot(t *testing.T) {
+	if testing.Short() {
+		// Building goreleaser takes minutes once, the six cross-compiles about as long cold.
+		t.Skip("goreleaser is built and run without -short (make test)")
+	}
 	out, err := exec.Command(filepath.Join("..", "tools.sh"), "goreleaser").Output()
 	if err != nil {
 		t.Fatalf("hack/tools.sh goreleaser: %v", err)
