@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -82,11 +83,17 @@ type trigger struct {
 	poke     func()
 }
 
-// rootRequest is a request sent to a requested object: its token, and whether it forced a
-// Helm release.
+// rootRequest is a request sent to a requested object: its token, whether it forced a Helm
+// release, and the object as the request left it (its resourceVersion, and the handled values
+// of its status then), against which Flux's handling of the request is proven.
 type rootRequest struct {
-	token  time.Time
+	token  string
 	forced bool
+	// resourceVersion is the object's version that holds the request.
+	resourceVersion string
+	// before holds the handled values (status.lastHandledReconcileAt, lastHandledForceAt) of
+	// the object at the request, "" for none.
+	before map[string]string
 }
 
 // maxNotes bounds the notes of a cluster; the same note is kept once.
@@ -236,8 +243,8 @@ func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots r
 		if forced {
 			body[forceAtAnnotation] = body[requestedAtAnnotation]
 		}
-		if s.request(ctx, t, slots, p.ref.Kind.GroupVersionResource(), p.ref.ID(), p.ref.Namespace, p.ref.Name, body) {
-			t.sentRoot(p.ref.ID(), rootRequest{token: now, forced: forced})
+		if obj := s.request(ctx, t, slots, p.ref.Kind.GroupVersionResource(), p.ref.ID(), p.ref.Namespace, p.ref.Name, body); obj != nil {
+			t.sentRoot(p.ref.ID(), newRootRequest(obj, body[requestedAtAnnotation], forced))
 		}
 	}
 }
@@ -248,27 +255,28 @@ const conflictRetries = 5
 
 // request reads an object and, unless it is suspended, sends it the request annotations,
 // patched with the resourceVersion read: one suspended in between is refused (409) and read
-// again, so a suspended object is never asked. It reports whether the request was accepted.
-func (s *clusterState) request(ctx context.Context, t *trigger, slots requestSlots, gvr schema.GroupVersionResource, id, ns, name string, annotations map[string]string) bool {
+// again, so a suspended object is never asked. It returns the object as the accepted request
+// left it, nil when the request was not accepted.
+func (s *clusterState) request(ctx context.Context, t *trigger, slots requestSlots, gvr schema.GroupVersionResource, id, ns, name string, annotations map[string]string) *unstructured.Unstructured {
 	for range conflictRetries {
 		obj, err := s.getFlux(ctx, gvr, ns, name)
 		switch {
 		case ctx.Err() != nil:
-			return false
+			return nil
 		case err != nil:
 			t.note("reconciliation not requested: reading %s: %s", id, apiMessage(err))
-			return false
+			return nil
 		case suspended(obj):
 			t.note("reconciliation not requested: %s is suspended", id)
-			return false
+			return nil
 		}
-		ok, conflict := s.patchRequest(ctx, t, slots, gvr, id, ns, name, obj.GetResourceVersion(), annotations)
+		patched, conflict := s.patchRequest(ctx, t, slots, gvr, id, ns, name, obj.GetResourceVersion(), annotations)
 		if !conflict {
-			return ok
+			return patched
 		}
 	}
 	t.note("reconciliation not requested: %s changed each time it was read (409)", id)
-	return false
+	return nil
 }
 
 // reconcilePlan is a requested object and its sources, upstream first.
@@ -401,33 +409,34 @@ func (s *clusterState) requestSource(ctx context.Context, t *trigger, slots requ
 // patchRequest sends one request: a merge patch of the object's annotations alone, with the
 // run's field manager and the resourceVersion the run read (a version changed since, say
 // suspended, is refused with 409), within a request slot. A refusal is a note, never the
-// verdict. It reports whether the request was accepted, and whether the object had changed.
-func (s *clusterState) patchRequest(ctx context.Context, t *trigger, slots requestSlots, gvr schema.GroupVersionResource, id, ns, name, resourceVersion string, annotations map[string]string) (ok, conflict bool) {
+// verdict. It returns the object as the accepted request left it (nil if not accepted), and
+// whether the object had changed.
+func (s *clusterState) patchRequest(ctx context.Context, t *trigger, slots requestSlots, gvr schema.GroupVersionResource, id, ns, name, resourceVersion string, annotations map[string]string) (patched *unstructured.Unstructured, conflict bool) {
 	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations, "resourceVersion": resourceVersion}})
 	if err != nil {
-		return false, false
+		return nil, false
 	}
 	if slots.Acquire(ctx, 1) != nil {
-		return false, false
+		return nil, false
 	}
 	defer slots.Release(1)
 	rctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	_, err = s.dynamicClient.Resource(gvr).Namespace(ns).Patch(rctx, name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
+	patched, err = s.dynamicClient.Resource(gvr).Namespace(ns).Patch(rctx, name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
 	switch {
 	case err == nil:
 		t.sent(id, s.req.Clock())
-		return true, false
+		return patched, false
 	case ctx.Err() != nil:
 		t.note("reconciliation request for %s may have been sent as the cluster's verdict came", id)
 	case apierrors.IsConflict(err):
-		return false, true
+		return nil, true
 	case apierrors.IsForbidden(err):
 		t.note("reconciliation not requested: the credentials may not patch %s (403): %s", id, apiMessage(err))
 	default:
 		t.note("reconciliation request for %s failed: %s", id, apiMessage(err))
 	}
-	return false, false
+	return nil, false
 }
 
 // getFlux reads one object with a deadline of its own.
@@ -456,11 +465,53 @@ func (s *clusterState) awaitsHandling() bool {
 	return s.req.Reconcile == ReconcileForce || s.req.Revision.IsZero()
 }
 
+// The status fields that say which request a controller handled last (fluxcd/pkg/apis/meta
+// ReconcileRequestStatus, helm-controller's lastHandledForceAt), and the annotation each
+// handles.
+var handledFields = []struct{ status, annotation string }{
+	{"lastHandledReconcileAt", requestedAtAnnotation},
+	{"lastHandledForceAt", forceAtAnnotation},
+}
+
+// newRootRequest is the request of token sent to a requested object, from the object as the
+// request left it.
+func newRootRequest(patched *unstructured.Unstructured, token string, forced bool) rootRequest {
+	r := rootRequest{token: token, forced: forced, resourceVersion: patched.GetResourceVersion(), before: map[string]string{}}
+	for _, f := range handledFields {
+		r.before[f.status], _, _ = unstructured.NestedString(patched.Object, "status", f.status)
+	}
+	return r
+}
+
+// handled reports whether Flux has handled the request r, or one sent after it, by the object
+// obj as the run last saw it; field is what it waits for otherwise. A token is a value, not a
+// time, and is never compared with a clock: a token "in the future" already on the object
+// (a runner's clock behind the one that wrote it, or a `2099-…` set by hand) must not pass
+// for a handled request. The proof is the handled value moving from what it was at the
+// request to the request's own token; or, in a version of the object later than the
+// request's, to the token now requested, which was then written after the run's (another
+// run's request, that Flux handles in its place).
+func (r rootRequest) handled(obj *unstructured.Unstructured) (ok bool, field string) {
+	for _, f := range handledFields {
+		if f.annotation == forceAtAnnotation && !r.forced {
+			continue
+		}
+		v, _, _ := unstructured.NestedString(obj.Object, "status", f.status)
+		if v == r.token {
+			continue
+		}
+		later, err := resourceversion.CompareResourceVersion(obj.GetResourceVersion(), r.resourceVersion)
+		if v != "" && v != r.before[f.status] && err == nil && later > 0 && v == obj.GetAnnotations()[f.annotation] {
+			continue
+		}
+		return false, f.status
+	}
+	return true, ""
+}
+
 // unhandled says what the run still waits for when its verdict waits for its own requests:
-// the requests not sent yet, or a requested object whose controller has not handled a request
-// as recent as the run's (status.lastHandledReconcileAt, and lastHandledForceAt for a forced
-// HelmRelease, hold the token handled; a later token, another run's, counts too). "" when
-// nothing.
+// the requests not sent yet, or a requested object whose controller has not handled the run's
+// request, or one sent after it (rootRequest.handled). "" when nothing.
 func (s *clusterState) unhandled(t *trigger) string {
 	finished, roots := t.state()
 	if !finished {
@@ -483,16 +534,8 @@ func (s *clusterState) unhandled(t *trigger) string {
 		if !ok {
 			continue
 		}
-		fields := []string{"lastHandledReconcileAt"}
-		if r.forced {
-			fields = append(fields, "lastHandledForceAt")
-		}
-		for _, f := range fields {
-			v, _, _ := unstructured.NestedString(obj.Object, "status", f)
-			handled, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil || handled.Before(r.token) {
-				return fmt.Sprintf("%s: waiting for Flux to handle the reconcile request sent at %s (status.%s)", id, token(r.token), f)
-			}
+		if ok, field := r.handled(obj); !ok {
+			return fmt.Sprintf("%s: waiting for Flux to handle the reconcile request %s (status.%s)", id, r.token, field)
 		}
 	}
 	return ""

@@ -6,41 +6,86 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/org/app-status-action/internal/flux"
 )
 
 // TestUnhandled: without a revision to gate on (or with force), the verdict waits until the
-// requests are sent and Flux has handled one at least as recent as the run's; a later token
-// (another run's) counts too.
+// requests are sent and Flux has handled the run's own request, proven by the handled value
+// moving to its token, or, in a later version of the object, to the token requested after it
+// (another run's). A token is never compared with a clock: one "in the future" already there
+// must not pass, nor the late handling of a request sent before the run's.
 func TestUnhandled(t *testing.T) {
 	t.Parallel()
-	root := func(handled string) string {
-		return kustomization(`  lastHandledReconcileAt: "` + handled + `"
-` + readyOnB)
+	const (
+		ours   = "2026-11-01T11:59:59Z"
+		before = "2026-11-01T11:00:00Z"
+		future = "2099-01-01T00:00:00Z"
+		theirs = "2026-11-01T11:59:58Z" // another run's, written after ours by a clock behind
+	)
+	// root is the Kustomization at resourceVersion rv, with the request annotations and the
+	// handled values of its status ("" for none).
+	root := func(rv, requested, handled, forceRequested, forceHandled string) string {
+		meta := `resourceVersion: "` + rv + `", annotations: {"reconcile.fluxcd.io/requestedAt": "` + requested + `", "reconcile.fluxcd.io/forceAt": "` + forceRequested + `"}`
+		status := ""
+		if handled != "" {
+			status += `  lastHandledReconcileAt: "` + handled + "\"\n"
+		}
+		if forceHandled != "" {
+			status += `  lastHandledForceAt: "` + forceHandled + "\"\n"
+		}
+		return strings.Replace(kustomization(status+readyOnB), `resourceVersion: "7"`, meta, 1)
 	}
-	sent := fixtureNow.Add(-time.Second)
+	// The run's request was accepted at resourceVersion 10.
+	sent := func(handledBefore, forceBefore string, forced bool) rootRequest {
+		return rootRequest{token: ours, forced: forced, resourceVersion: "10",
+			before: map[string]string{"lastHandledReconcileAt": handledBefore, "lastHandledForceAt": forceBefore}}
+	}
 	tests := []struct {
 		name     string
-		handled  string
+		obj      string
+		req      rootRequest
 		finished bool
 		want     string // a part of the message, "" for none
 	}{
-		{name: "requests not sent yet", handled: "2026-11-01T11:00:00Z", want: "sending the reconcile requests"},
-		{name: "an older request handled", handled: "2026-11-01T11:00:00Z", finished: true, want: "waiting for Flux to handle the reconcile request sent at 2026-11-01T11:59:59Z"},
-		{name: "the run's own request handled", handled: sent.Format(time.RFC3339Nano), finished: true},
-		{name: "a later request handled (another run's)", handled: fixtureNow.Format(time.RFC3339Nano), finished: true},
-		{name: "a token that is not a time", handled: "by-hand", finished: true, want: "waiting for Flux"},
+		{name: "requests not sent yet", obj: root("10", ours, before, "", ""), req: sent(before, "", false),
+			want: "sending the reconcile requests"},
+		{name: "not handled yet", obj: root("10", ours, before, "", ""), req: sent(before, "", false), finished: true,
+			want: "waiting for Flux to handle the reconcile request " + ours + " (status.lastHandledReconcileAt)"},
+		{name: "the run's own request handled", obj: root("11", ours, ours, "", ""), req: sent(before, "", false), finished: true},
+		{name: "a token in the future already handled before the request", obj: root("10", ours, future, "", ""), req: sent(future, "", false), finished: true,
+			want: "waiting for Flux"},
+		{name: "a token in the future, the watch behind the request", obj: root("9", future, future, "", ""), req: sent(future, "", false), finished: true,
+			want: "waiting for Flux"},
+		{name: "a token in the future, then the run's handled", obj: root("11", ours, ours, "", ""), req: sent(future, "", false), finished: true},
+		{name: "a request sent before the run's, handled after it", obj: root("11", ours, "earlier", "", ""), req: sent(before, "", false), finished: true,
+			want: "waiting for Flux"},
+		{name: "the watch behind the request, an earlier request handled", obj: root("9", "earlier", "earlier", "", ""), req: sent(before, "", false), finished: true,
+			want: "waiting for Flux"},
+		{name: "a later request handled (another run's)", obj: root("12", theirs, theirs, "", ""), req: sent(before, "", false), finished: true},
+		{name: "a later request not handled yet", obj: root("12", theirs, ours, "", ""), req: sent(before, "", false), finished: true},
+		{name: "a later request, an earlier one handled", obj: root("12", theirs, "earlier", "", ""), req: sent(before, "", false), finished: true,
+			want: "waiting for Flux"},
+		{name: "resource versions that are not numbers", obj: strings.Replace(root("12", theirs, theirs, "", ""), `"12"`, `"b"`, 1), req: sent(before, "", false), finished: true,
+			want: "waiting for Flux"},
+		{name: "a token that is not a time, handled", obj: root("11", "by-hand", "by-hand", "", ""), req: rootRequest{token: "by-hand", resourceVersion: "10"}, finished: true},
+		{name: "forced: the reconcile handled, not the force", obj: root("11", ours, ours, ours, future), req: sent(before, future, true), finished: true,
+			want: "(status.lastHandledForceAt)"},
+		{name: "forced: both handled", obj: root("11", ours, ours, ours, ours), req: sent(before, future, true), finished: true},
+		{name: "not forced: the force is not waited for", obj: root("11", ours, ours, "", future), req: sent(before, future, false), finished: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := newFakeState(t, "", root(tt.handled))
+			s := newFakeState(t, "", tt.obj)
 			s.req.Reconcile = ReconcileOn
 			if !s.awaitsHandling() {
 				t.Fatal("no revision: the verdict must wait for the request to be handled")
 			}
 			trig := &trigger{}
-			trig.sentRoot(flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}.ID(), rootRequest{token: sent})
+			trig.sentRoot(flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}.ID(), tt.req)
 			if tt.finished {
 				trig.finish()
 			}
@@ -50,7 +95,7 @@ func TestUnhandled(t *testing.T) {
 			}
 		})
 	}
-	s := newFakeState(t, revB, root("x"))
+	s := newFakeState(t, revB, root("7", "", "x", "", ""))
 	s.req.Reconcile = ReconcileOn
 	if s.awaitsHandling() {
 		t.Error("with a revision, the revision gate decides: the run must not wait for its own token")
@@ -58,6 +103,22 @@ func TestUnhandled(t *testing.T) {
 	s.req.Reconcile = ReconcileForce
 	if !s.awaitsHandling() {
 		t.Error("force reruns Helm releases: the verdict must wait for them")
+	}
+}
+
+// TestNewRootRequest: the request remembers the object's version and handled values as the
+// request left it.
+func TestNewRootRequest(t *testing.T) {
+	t.Parallel()
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"resourceVersion": "42"},
+		"status":   map[string]any{"lastHandledReconcileAt": "2099-01-01T00:00:00Z"},
+	}}
+	got := newRootRequest(obj, "t", true)
+	want := rootRequest{token: "t", forced: true, resourceVersion: "42",
+		before: map[string]string{"lastHandledReconcileAt": "2099-01-01T00:00:00Z", "lastHandledForceAt": ""}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(rootRequest{})); diff != "" {
+		t.Errorf("newRootRequest (-want +got):\n%s", diff)
 	}
 }
 
