@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/org/app-status-action/internal/flux"
@@ -80,74 +82,242 @@ func requestedAt(ctx context.Context, t *testing.T, c *testbed.Cluster, gvr sche
 	return obj.GetAnnotations()["reconcile.fluxcd.io/requestedAt"], manager
 }
 
-const policyRefusal = "app-status may only request a reconciliation"
+const policyRefusal = "may only request a reconciliation"
 
-// TestReconcilePolicy (issue 21): deploy/rbac/app-status-reconcile.yaml on top of the read-only
-// role lets app-status's ServiceAccount set the reconcile request annotation and nothing else:
-// changing spec.path, spec.suspend, a source's spec.url, a label or another annotation is
-// refused with the admission policy's message; the request itself passes.
+// impersonated is a dynamic client of the cluster's admin impersonating user: a second
+// identity, of another name than app-status's ServiceAccount, as an EKS access entry's
+// session, a GKE e-mail or an Entra object id would be.
+func impersonated(t *testing.T, c *testbed.Cluster, user string) (*rest.Config, dynamic.Interface) {
+	t.Helper()
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, dyn
+}
+
+// bindUser binds the ClusterRole role to user, until the test ends.
+func bindUser(ctx context.Context, t *testing.T, c *testbed.Cluster, user, role string) {
+	t.Helper()
+	name := "test-" + strings.NewReplacer("@", "-", ".", "-").Replace(user) + "-" + role
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}},
+	}
+	if _, err := c.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
+// heldRelease is a HelmRelease flux-system/name that helm-controller leaves alone
+// (suspended): a target for the force request.
+func heldRelease(ctx context.Context, t *testing.T, c *testbed.Cluster, name string) {
+	t.Helper()
+	hr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": name, "namespace": "flux-system"},
+		"spec": map[string]any{"interval": "10m", "suspend": true,
+			"chart": map[string]any{"spec": map[string]any{"chart": "none", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "none"}}}},
+	}}
+	if err := c.ApplyObject(ctx, "flux-system", hr); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Dynamic.Resource(testbed.HelmReleaseGVR).Namespace("flux-system").Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
+// coOwning is a merge patch that sets the reconcile request and hands the run's field
+// manager the ownership of spec.path besides, in the managed fields of the object as read
+// (in its entry when it has one, as the old policy let through).
+func coOwning(ctx context.Context, t *testing.T, c *testbed.Cluster, name string) string {
+	t.Helper()
+	obj, err := c.Dynamic.Resource(testbed.KustomizationGVR).Namespace("flux-system").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := []any{}
+	if mf, ok := obj.Object["metadata"].(map[string]any)["managedFields"].([]any); ok {
+		entries = mf
+	}
+	path := map[string]any{"f:path": map[string]any{}}
+	owned := false
+	for _, e := range entries {
+		if e, ok := e.(map[string]any); ok && e["manager"] == verify.FieldManager && e["operation"] == "Update" {
+			if fields, ok := e["fieldsV1"].(map[string]any); ok {
+				fields["f:spec"], owned = path, true
+			}
+		}
+	}
+	if !owned {
+		entries = append(entries, map[string]any{"manager": verify.FieldManager, "operation": "Update", "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "fieldsType": "FieldsV1",
+			"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:annotations": map[string]any{"f:reconcile.fluxcd.io/requestedAt": map[string]any{}}}, "f:spec": path}})
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"managedFields": entries,
+		"annotations": map[string]any{"reconcile.fluxcd.io/requestedAt": time.Now().UTC().Format(time.RFC3339Nano)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
+}
+
+// TestReconcilePolicy: deploy/rbac/app-status-reconcile.yaml limits every identity that may
+// patch Flux objects but not update them, whatever its name: app-status's ServiceAccount
+// (bound by app-status-reconcile-binding.yaml) and a second identity, a user of another name
+// bound to the same role, may each set the reconcile request annotation and nothing else:
+// spec.path, spec.suspend, a source's spec.url, a label, another annotation, the ownership of
+// a spec field and reconcile.fluxcd.io/forceAt are refused with the policy's message;
+// forceAt passes on a HelmRelease once app-status-reconcile-force.yaml's verb is held, and
+// still nowhere else. A run as the second identity reconciles, and waits for Flux to handle
+// its own request although a token of 2099 was handled before.
 func TestReconcilePolicy(t *testing.T) {
 	b := bed.Get(t)
 	c := b.Clusters[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	applyRBAC(ctx, t, c, "app-status.yaml", "app-status-reconcile.yaml")
-	_, dyn := saTarget(ctx, t, c, "flux-system", "app-status")
+	applyRBAC(ctx, t, c, "app-status.yaml", "app-status-reconcile.yaml", "app-status-reconcile-binding.yaml")
+	_, sa := saTarget(ctx, t, c, "flux-system", "app-status")
 	ns := c.Namespace(t)
+	user := ns + "@example.com"
+	bindUser(ctx, t, c, user, "app-status-reconciler")
+	userCfg, other := impersonated(t, c, user)
 	name := ns + "-policy"
 	cleanUpFlux(t, c, name)
 	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: name, TargetNamespace: ns}, appDir(t, "web"), commitA); err != nil {
 		t.Fatal(err)
 	}
-	patch := func(gvr schema.GroupVersionResource, body string) error {
+	heldRelease(ctx, t, c, name)
+	patch := func(dyn dynamic.Interface, gvr schema.GroupVersionResource, body string) error {
 		_, err := dyn.Resource(gvr).Namespace("flux-system").Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{FieldManager: verify.FieldManager})
 		return err
 	}
+	request := func(annotation string) string {
+		return `{"metadata":{"annotations":{"` + annotation + `":"` + time.Now().UTC().Format(time.RFC3339Nano) + `"}}}`
+	}
 	// The policy takes effect once the API server has loaded it. (Each probe changes the
-	// path anew: one that passed before it did would make the next a no-op, which the policy
-	// rightly lets through.)
+	// label anew: one that passed before it did would make the next a no-op, which the policy
+	// rightly lets through. A label of the suspended HelmRelease, so one that passed changes
+	// nothing Flux does.)
 	var last error
 	probe := 0
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		probe++
-		last = patch(testbed.KustomizationGVR, fmt.Sprintf(`{"spec":{"path":"./probe-%d"}}`, probe))
+		last = patch(sa, testbed.HelmReleaseGVR, fmt.Sprintf(`{"metadata":{"labels":{"probe":"%d"}}}`, probe))
 		return last != nil && strings.Contains(last.Error(), policyRefusal), nil
 	}); err != nil {
-		t.Fatalf("the admission policy never refused a change of spec.path: %v (last answer: %v)", err, last)
+		t.Fatalf("the admission policy never refused a change of a label: %v (last answer: %v)", err, last)
 	}
+	fixed := func(body string) func() string { return func() string { return body } }
 	refused := []struct {
 		what string
 		gvr  schema.GroupVersionResource
-		body string
+		body func() string
 	}{
-		{"spec.path", testbed.KustomizationGVR, `{"spec":{"path":"./other"}}`},
-		{"spec.suspend", testbed.KustomizationGVR, `{"spec":{"suspend":true}}`},
-		{"a source's spec.url", testbed.GitRepositoryGVR, `{"spec":{"url":"https://example.invalid/other.git"}}`},
-		{"a label", testbed.KustomizationGVR, `{"metadata":{"labels":{"team":"other"}}}`},
-		{"another annotation", testbed.KustomizationGVR, `{"metadata":{"annotations":{"kustomize.toolkit.fluxcd.io/reconcile":"disabled"}}}`},
-		{"the request and another annotation", testbed.GitRepositoryGVR, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"x","other":"y"}}}`},
-		{"the other field managers (stripped)", testbed.KustomizationGVR, `{"metadata":{"managedFields":[{}],"annotations":{"reconcile.fluxcd.io/requestedAt":"y"}}}`},
+		{"spec.path", testbed.KustomizationGVR, fixed(`{"spec":{"path":"./other"}}`)},
+		{"spec.suspend", testbed.KustomizationGVR, fixed(`{"spec":{"suspend":true}}`)},
+		{"a HelmRelease's spec", testbed.HelmReleaseGVR, fixed(`{"spec":{"suspend":false}}`)},
+		{"a source's spec.url", testbed.GitRepositoryGVR, fixed(`{"spec":{"url":"https://example.invalid/other.git"}}`)},
+		{"a label", testbed.KustomizationGVR, fixed(`{"metadata":{"labels":{"team":"other"}}}`)},
+		{"a finalizer", testbed.KustomizationGVR, fixed(`{"metadata":{"finalizers":["example.com/hold"]}}`)},
+		{"another annotation", testbed.KustomizationGVR, fixed(`{"metadata":{"annotations":{"kustomize.toolkit.fluxcd.io/reconcile":"disabled"}}}`)},
+		{"the request and another annotation", testbed.GitRepositoryGVR, fixed(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"x","other":"y"}}}`)},
+		{"the other field managers (stripped)", testbed.KustomizationGVR, fixed(`{"metadata":{"managedFields":[{}],"annotations":{"reconcile.fluxcd.io/requestedAt":"y"}}}`)},
+		{"the ownership of spec.path", testbed.KustomizationGVR, func() string { return coOwning(ctx, t, c, name) }},
+		{"forceAt on a HelmRelease (without the force file)", testbed.HelmReleaseGVR, fixed(request("reconcile.fluxcd.io/forceAt"))},
+		{"forceAt on a Kustomization", testbed.KustomizationGVR, fixed(request("reconcile.fluxcd.io/forceAt"))},
 	}
-	for _, r := range refused {
-		err := patch(r.gvr, r.body)
-		if err == nil || !strings.Contains(err.Error(), policyRefusal) {
-			t.Errorf("changing %s: %v, want the policy's refusal", r.what, err)
+	identities := []struct {
+		name string
+		dyn  dynamic.Interface
+	}{{"app-status's ServiceAccount", sa}, {"a user of another name (" + user + ")", other}}
+	for _, id := range identities {
+		for _, r := range refused {
+			err := patch(id.dyn, r.gvr, r.body())
+			if err == nil || !strings.Contains(err.Error(), policyRefusal) {
+				t.Errorf("%s changing %s: %v, want the policy's refusal", id.name, r.what, err)
+			}
+		}
+		for _, gvr := range []schema.GroupVersionResource{testbed.GitRepositoryGVR, testbed.KustomizationGVR, testbed.HelmReleaseGVR} {
+			if err := patch(id.dyn, gvr, request("reconcile.fluxcd.io/requestedAt")); err != nil {
+				t.Errorf("%s: the reconcile request on %s: %v, want it to pass", id.name, gvr.Resource, err)
+			}
+		}
+		// And nothing else: the role gives no delete.
+		if err := id.dyn.Resource(testbed.KustomizationGVR).Namespace("flux-system").Delete(ctx, name, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("%s: delete: %v, want forbidden", id.name, err)
 		}
 	}
 	for _, gvr := range []schema.GroupVersionResource{testbed.GitRepositoryGVR, testbed.KustomizationGVR} {
 		// Someone ran `flux reconcile` before (field manager flux, an update): app-status
 		// takes the annotation over, and that entry goes with it.
-		byHand := `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + time.Now().UTC().Format(time.RFC3339Nano) + `"}}}`
-		if _, err := c.Dynamic.Resource(gvr).Namespace("flux-system").Patch(ctx, name, types.MergePatchType, []byte(byHand), metav1.PatchOptions{FieldManager: "flux"}); err != nil {
+		if _, err := c.Dynamic.Resource(gvr).Namespace("flux-system").Patch(ctx, name, types.MergePatchType, []byte(request("reconcile.fluxcd.io/requestedAt")), metav1.PatchOptions{FieldManager: "flux"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := patch(gvr, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"`+time.Now().UTC().Format(time.RFC3339Nano)+`"}}}`); err != nil {
+		if err := patch(other, gvr, request("reconcile.fluxcd.io/requestedAt")); err != nil {
 			t.Errorf("the reconcile request on %s after a flux reconcile: %v, want it to pass", gvr.Resource, err)
 		}
 	}
-	// And nothing else: the read-only role and this one give no delete.
-	if err := dyn.Resource(testbed.KustomizationGVR).Namespace("flux-system").Delete(ctx, name, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("delete: %v, want forbidden", err)
+
+	// The force file: forceAt on HelmReleases, for who holds its verb.
+	applyRBAC(ctx, t, c, "app-status-reconcile-force.yaml")
+	t.Cleanup(func() {
+		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), "app-status-reconciler-force", metav1.DeleteOptions{})
+	})
+	bindUser(ctx, t, c, user, "app-status-reconciler-force")
+	for _, id := range identities {
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			last = patch(id.dyn, testbed.HelmReleaseGVR, request("reconcile.fluxcd.io/forceAt"))
+			return last == nil, nil
+		}); err != nil {
+			t.Errorf("%s with the force file: forceAt on a HelmRelease: %v, want it to pass", id.name, last)
+		}
+		for _, r := range refused[:len(refused)-2] {
+			if err := patch(id.dyn, r.gvr, r.body()); err == nil || !strings.Contains(err.Error(), policyRefusal) {
+				t.Errorf("%s with the force file, changing %s: %v, want the policy's refusal", id.name, r.what, err)
+			}
+		}
+		if err := patch(id.dyn, testbed.KustomizationGVR, request("reconcile.fluxcd.io/forceAt")); err == nil || !strings.Contains(err.Error(), policyRefusal) {
+			t.Errorf("%s with the force file: forceAt on a Kustomization: %v, want the policy's refusal", id.name, err)
+		}
+	}
+
+	// A run as the second identity, with no revision: its verdict waits until Flux has handled
+	// its own request. A token of 2099 was handled before: it must not end the wait at once.
+	const future = "2099-01-01T00:00:00Z"
+	if _, err := c.Dynamic.Resource(testbed.KustomizationGVR).Namespace("flux-system").Patch(ctx, name, types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"`+future+`"}}}`), metav1.PatchOptions{FieldManager: "flux"}); err != nil {
+		t.Fatal(err)
+	}
+	handled := func() string {
+		obj, err := c.Dynamic.Resource(testbed.KustomizationGVR).Namespace("flux-system").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt")
+		return v
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return handled() == future, nil
+	}); err != nil {
+		t.Fatalf("kustomize-controller never handled the token %s: %v", future, err)
+	}
+	bindUser(ctx, t, c, user, "app-status-reader")
+	req := verify.Request{Targets: []verify.Target{{Name: c.Name, Config: userCfg}}, Resources: []flux.Ref{ks(name)},
+		Timeout: time.Minute, Workloads: true, Reconcile: verify.ReconcileOn}
+	got := verify.Run(ctx, req).Results[0]
+	after := handled()
+	if got.Verdict != result.VerdictCurrent || got.Reconcile == nil || len(got.Reconcile.Notes) != 0 ||
+		!slices.Contains(got.Reconcile.Requested, "Kustomization/flux-system/"+name) {
+		t.Errorf("a run as %s: verdict %s (%s), reconcile %+v; want Current, the Kustomization requested, no notes", user, got.Verdict, got.Message, got.Reconcile)
+	}
+	if v, manager := requestedAt(ctx, t, c, testbed.KustomizationGVR, name); after == future || after != v || manager != verify.FieldManager {
+		t.Errorf("after the run: handled %q, requested %q by %q; want the run's own token handled before its verdict", after, v, manager)
 	}
 }
 
@@ -162,7 +332,7 @@ func TestReconcileRun(t *testing.T) {
 	c := b.Clusters[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	applyRBAC(ctx, t, c, "app-status.yaml", "app-status-reconcile.yaml")
+	applyRBAC(ctx, t, c, "app-status.yaml", "app-status-reconcile.yaml", "app-status-reconcile-binding.yaml")
 	target, _ := saTarget(ctx, t, c, "flux-system", "app-status")
 	ns := c.Namespace(t)
 	name := ns + "-rec"
