@@ -14,6 +14,7 @@ import (
 
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/publish"
+	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/shard"
@@ -94,7 +95,7 @@ func runAction(ctx context.Context, env Env) int {
 		}
 		fmt.Fprintf(log, "Verifying %s on %s (revision %s, timeout %s)\n",
 			strings.Join(resourceIDs(req), ", "), clusterCount(len(req.Targets), s.shard, fleet), cmp.Or(req.Revision.String(), "any"), req.Timeout)
-		run = stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry), start, env.Clock(), runOrigin(env), s.shard, fleet)
+		run = stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
 		githubNotes = append(githubNotes, finishPublisher(ctx, gha, pub, run, hurry, secrets.Redact)...)
 	}
 	if err := writeActionResults(gha, log, env, run, s.summary, badInput, githubNotes, hurry); err != nil {
@@ -163,6 +164,9 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	}
 	if c.reconcile, err = parseReconcile(gha.GetInput("reconcile")); err != nil {
 		return c, fmt.Errorf("input reconcile: %w", err)
+	}
+	if c.evidence, err = report.ParseEvidence(gha.GetInput("evidence")); err != nil {
+		return c, fmt.Errorf("input evidence: %w", err)
 	}
 	switch v := strings.ToLower(gha.GetInput("summary")); v {
 	case "", "true", "yes", "on", "1":

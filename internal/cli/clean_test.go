@@ -13,6 +13,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
+	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/shard"
@@ -132,7 +133,7 @@ func fleetResult(creds fleetCredentials, objects int, plant bool) result.Run {
 func TestCleanRunMasksEveryCredentialOfAFleet(t *testing.T) {
 	t.Parallel()
 	creds := newFleetCredentials(t, 300)
-	run := cleanRun(fleetResult(creds, 20, true), creds.secrets, never)
+	run := cleanRun(fleetResult(creds, 20, true), creds.secrets, never, report.EvidenceFull)
 	var all strings.Builder
 	result.RewriteStrings(&run, func(_, s string) string {
 		all.WriteString(s)
@@ -170,7 +171,7 @@ func BenchmarkCleanRun(b *testing.B) {
 				b.StopTimer()
 				run := fleetResult(creds, 200, true)
 				b.StartTimer()
-				cleanRun(run, creds.secrets, never)
+				cleanRun(run, creds.secrets, never, report.EvidenceFull)
 			}
 		})
 	}
@@ -188,7 +189,7 @@ func TestCleanRunInAHurry(t *testing.T) {
 	in.Results[15].Flux = append(in.Results[15].Flux, result.FluxObject{ID: "HelmRelease/apps/db", Owner: "Kustomization/flux-system/app"})
 	calls := 0
 	hurryFromTheTenth := func() bool { calls++; return calls > 10 }
-	run := cleanRun(in, creds.secrets, hurryFromTheTenth)
+	run := cleanRun(in, creds.secrets, hurryFromTheTenth, report.EvidenceFull)
 	if len(run.Results) != 20 || !run.Truncated {
 		t.Fatalf("%d clusters, truncated %t; want 20, true", len(run.Results), run.Truncated)
 	}
@@ -244,7 +245,7 @@ func TestCleanRunJoinsNoSecret(t *testing.T) {
 	for _, split := range []string{"sk-abcdefg\x1b[0mhij123456", "sk-abcdefg\u200ehij123456", "sk-abc\u202adefghij123456"} {
 		run := result.NewRun(nil, "", []result.Cluster{{Name: "prod", Verdict: result.VerdictFailed, Message: "leak " + split,
 			Objects: []result.Object{{ID: "Deployment/a/b", Failure: &result.Failure{Logs: "line one\nkey=" + split + "\r\nline three\n"}}}}}, 0)
-		got := cleanRun(run, secrets, never)
+		got := cleanRun(run, secrets, never, report.EvidenceFull)
 		c := got.Results[0]
 		for what, text := range map[string]string{"message": c.Message, "logs": c.Objects[0].Failure.Logs, "condition": got.Condition.Message} {
 			if strings.Contains(sanitizeAll(text), secret) {

@@ -43,6 +43,7 @@ func defaultSettings() settings {
 		crashRestarts:      int(classify.DefaultCrashRestarts),
 		unschedulableGrace: classify.DefaultUnschedulableGrace,
 		retryGrace:         classify.DefaultRetryGrace,
+		evidence:           report.EvidenceFull,
 	}
 }
 
@@ -70,6 +71,9 @@ type settings struct {
 	builtinAuth bool
 	// shard is the share of the clusters to verify (input shard, --shard I/N); zero: all.
 	shard shard.Shard
+	// evidence is how much of a failure's logs and events the published results keep (input
+	// evidence, --evidence).
+	evidence report.Evidence
 }
 
 // request validates the settings and loads the kubeconfigs into a verification request. The
@@ -203,7 +207,11 @@ const (
 // namespaces, names and messages in every cluster). Once hurry reports true (the job was
 // cancelled a while ago), the clusters not yet cleaned keep only what their verdicts need
 // (report.EssentialCluster), so a fleet's result is safe to write within moments.
-func cleanRun(run result.Run, secrets *kubeconfig.Secrets, hurry func() bool) result.Run {
+//
+// The failures' logs and events that evidence leaves out are gone first: every output of a
+// verify run is written from what cleanRun returns.
+func cleanRun(run result.Run, secrets *kubeconfig.Secrets, hurry func() bool, evidence report.Evidence) result.Run {
+	run = report.KeepEvidence(run, evidence)
 	names := make([]string, len(run.Results))
 	for i, c := range run.Results {
 		names[i] = c.Name

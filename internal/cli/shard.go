@@ -16,6 +16,7 @@ import (
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/merge"
+	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/safefile"
 	"github.com/org/app-status-action/internal/sanitize"
@@ -191,6 +192,7 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 			gha.WithFieldsMap(map[string]string{"title": "app-status legs of several versions"}).Warningf("%s", sanitize.Commands(sanitize.Line(note)))
 		}
 		run.Version = Version
+		run = report.KeepEvidence(run, s.evidence)
 		notes = publishMerged(ctx, gha, env, s, want.Resources, rev, run, hurry)
 	}
 	if err := writeActionResults(gha, log, env, run, s.summary, badInput, notes, hurry); err != nil {
@@ -223,6 +225,8 @@ func runMerge(args []string, env Env) int {
 	fs.StringVar(&output, "o", "text", "output format: text, json, markdown or junit")
 	fs.StringVar(&summaryFile, "summary-file", "", "also write the markdown summary to this file")
 	fs.BoolVar(&onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current")
+	evidence := report.EvidenceFull
+	fs.Var(evidenceFlag{&evidence}, "evidence", "how much of a failure's evidence the outputs keep: full, no-logs (no container logs) or none (no logs, no events)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -251,6 +255,7 @@ func runMerge(args []string, env Env) int {
 		fmt.Fprintf(env.Stderr, "app-status merge: warning: %s\n", sanitize.Line(note))
 	}
 	run.Version = Version
+	run = report.KeepEvidence(run, evidence)
 	stdout := sanitize.NewCommandsWriter(env.Stdout)
 	if output == "json" {
 		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)

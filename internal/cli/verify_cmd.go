@@ -78,6 +78,8 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	})
 	fs.DurationVar(&o.retryGrace, "retry-grace", d.retryGrace, "how long an error the kubelet or a controller retries may last before the rollout fails (a transient pull error, a missing Secret or ConfigMap, a quota or webhook refusing pods)")
 	fs.Var(reconcileFlag{&o.reconcile}, "reconcile", "ask Flux to reconcile the sources and the objects before verifying (--reconcile, or --reconcile=force to also rerun Helm releases); the only writes a run makes")
+	o.evidence = d.evidence
+	fs.Var(evidenceFlag{&o.evidence}, "evidence", "how much of a failure's evidence the outputs keep: full, no-logs (no container logs) or none (no logs, no events)")
 	fs.StringVar(&o.output, "o", "text", "output format: text, json, markdown or junit")
 	fs.StringVar(&o.junitFile, "junit-file", "", "also write the JUnit XML report to this file")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
@@ -187,7 +189,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
 	defer stopHurry()
 	start := env.Clock()
-	run := stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry), start, env.Clock(), runOrigin(env), s.shard, fleet)
+	run := stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
 	if hurry() {
 		run = report.Essentials(run)
 	}
@@ -395,4 +397,22 @@ func reportedText(message string, typed []string, name func(string) string) stri
 		return "bad input in " + n + ": the step's log says what is wrong and how to fix it"
 	}
 	return "bad input: the step's log says what is wrong and how to fix it"
+}
+
+// evidenceFlag is --evidence: full, no-logs or none.
+type evidenceFlag struct{ evidence *report.Evidence }
+
+func (f evidenceFlag) String() string {
+	if f.evidence == nil {
+		return ""
+	}
+	return string(*f.evidence)
+}
+
+func (f evidenceFlag) Set(v string) error {
+	e, err := report.ParseEvidence(v)
+	if err == nil {
+		*f.evidence = e
+	}
+	return err
 }

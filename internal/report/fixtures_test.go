@@ -25,6 +25,8 @@ func fixtures() []fixture {
 	return []fixture{
 		{name: "all-current", run: allCurrentRun()},
 		{name: "mixed", run: mixedRun()},
+		{name: "mixed-evidence-no-logs", run: KeepEvidence(mixedRun(), EvidenceNoLogs)},
+		{name: "mixed-evidence-none", run: KeepEvidence(mixedRun(), EvidenceNone)},
 		{name: "nested", run: nestedRun()},
 		{name: "hostile", run: hostileRun()},
 		{name: "empty", run: result.NewRun([]string{"HelmRelease/app/web"}, "1.4.0", nil, 1500*time.Millisecond)},
