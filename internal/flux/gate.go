@@ -505,3 +505,9 @@ func (v *view) chartVersion() string {
 	}
 	return v.history[0].chartVersion
 }
+
+// IsRemote reports whether a Flux object applies to another cluster (spec.kubeConfig).
+func IsRemote(obj *unstructured.Unstructured) bool {
+	_, remote, _ := unstructured.NestedMap(obj.Object, "spec", "kubeConfig")
+	return remote
+}

@@ -7,13 +7,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/classify"
 )
 
-// notFromGit is the annotation the informers' transforms put on a cached workload in place of
+// assess.NotFromGit is the annotation the informers' transforms put on a cached workload in place of
 // the app-status.io annotations that Flux did not apply: their keys, comma-separated. It
 // exists only in this process's cache.
-const notFromGit = "app-status.internal/not-from-git"
 
 // gitManagers are the field managers that write what a Git repository (or a chart) says.
 var gitManagers = map[string]bool{"kustomize-controller": true, "helm-controller": true}
@@ -22,14 +22,14 @@ var gitManagers = map[string]bool{"kustomize-controller": true, "helm-controller
 // (kustomize-controller's server-side apply, or helm-controller, owns the field in
 // metadata.managedFields): they are settings a team writes in Git. One added in the cluster
 // (kubectl annotate, a mutating policy, an operator) survives Flux's reconciliations, and
-// would turn a verdict green by accident. It is dropped, and its key listed in notFromGit for
+// would turn a verdict green by accident. It is dropped, and its key listed in assess.NotFromGit for
 // the object's message; so are they all when the object has no managedFields (they can be
 // stripped). Field manager names are the client's word: this guards against accidents, not
 // against someone who may patch the workload, who can change what runs anyway.
 func vetAnnotations(acc metav1.Object) {
 	annotations := acc.GetAnnotations()
-	_, forged := annotations[notFromGit]
-	delete(annotations, notFromGit) // never taken from the cluster
+	_, forged := annotations[assess.NotFromGit]
+	delete(annotations, assess.NotFromGit) // never taken from the cluster
 	var ours []string
 	for k := range annotations {
 		if strings.HasPrefix(k, classify.AnnotationPrefix) {
@@ -48,7 +48,7 @@ func vetAnnotations(acc metav1.Object) {
 	}
 	if len(dropped) > 0 {
 		sort.Strings(dropped)
-		annotations[notFromGit] = strings.Join(dropped, ",")
+		annotations[assess.NotFromGit] = strings.Join(dropped, ",")
 	}
 	if forged || len(dropped) > 0 {
 		acc.SetAnnotations(annotations)

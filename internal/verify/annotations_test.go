@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/org/app-status-action/internal/assess"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -34,25 +35,25 @@ func TestVetAnnotations(t *testing.T) {
 			name:        "added in the cluster: dropped and listed",
 			annotations: map[string]string{"app-status.io/retry-grace": "5m", "app-status.io/ignore-readiness": "true", "app-status.io/failure-grace": "1h"},
 			fields:      []metav1.ManagedFieldsEntry{fluxApplied, kubectl, statusByFlux},
-			want:        map[string]string{"app-status.io/retry-grace": "5m", notFromGit: "app-status.io/failure-grace,app-status.io/ignore-readiness"},
+			want:        map[string]string{"app-status.io/retry-grace": "5m", assess.NotFromGit: "app-status.io/failure-grace,app-status.io/ignore-readiness"},
 		},
 		{
 			name:        "a forged list from the cluster is dropped",
-			annotations: map[string]string{notFromGit: "x", "team": "a"},
+			annotations: map[string]string{assess.NotFromGit: "x", "team": "a"},
 			fields:      []metav1.ManagedFieldsEntry{kubectl},
 			want:        map[string]string{"team": "a"},
 		},
 		{
 			name:        "no managedFields (stripped): not from Git",
 			annotations: map[string]string{"app-status.io/ignore-readiness": "true"},
-			want:        map[string]string{notFromGit: "app-status.io/ignore-readiness"},
+			want:        map[string]string{assess.NotFromGit: "app-status.io/ignore-readiness"},
 		},
 		{
 			name:        "kustomize-controller's name on an update (kubectl --field-manager): not its apply",
 			annotations: map[string]string{"app-status.io/retry-grace": "5m"},
 			fields: []metav1.ManagedFieldsEntry{{Manager: "kustomize-controller", Operation: metav1.ManagedFieldsOperationUpdate,
 				FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:app-status.io/retry-grace":{}}}}`)}},
-			want: map[string]string{notFromGit: "app-status.io/retry-grace"},
+			want: map[string]string{assess.NotFromGit: "app-status.io/retry-grace"},
 		},
 	}
 	for _, tt := range tests {

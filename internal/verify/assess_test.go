@@ -14,23 +14,24 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
+	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
 
 // fakeCache is an objectCache over fixtures: every kind listed, none watched.
 type fakeCache struct {
-	lists     map[watchKey]*staticList
+	lists     map[assess.ListKey]*staticList
 	forbidden map[schema.GroupResource]bool
 }
 
-func (f *fakeCache) get(key watchKey) cachedList {
+func (f *fakeCache) get(key assess.ListKey) assess.List {
 	if l, ok := f.lists[key]; ok {
 		return l
 	}
 	l := &staticList{store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
-	if f.forbidden[key.gvr.GroupResource()] {
-		l.listErr = apierrors.NewForbidden(key.gvr.GroupResource(), "", errors.New("no RBAC"))
+	if f.forbidden[key.GVR.GroupResource()] {
+		l.listErr = apierrors.NewForbidden(key.GVR.GroupResource(), "", errors.New("no RBAC"))
 	}
 	f.lists[key] = l
 	return l
@@ -49,7 +50,7 @@ var (
 func fakeMappings() map[schema.GroupVersionKind]*meta.RESTMapping {
 	m := map[schema.GroupVersionKind]*meta.RESTMapping{}
 	for gvr, kind := range map[schema.GroupVersionResource]string{deployGVR: "Deployment", svcGVR: "Service", secretGVR: "Secret",
-		ksGVR: "Kustomization", rsGVR: "ReplicaSet", podsGVR: "Pod", roleGVR: "Role", gitGVR: "GitRepository", jobsGVR: "Job"} {
+		ksGVR: "Kustomization", assess.RSGVR: "ReplicaSet", assess.PodsGVR: "Pod", roleGVR: "Role", gitGVR: "GitRepository", assess.JobsGVR: "Job"} {
 		gvk := gvr.GroupVersion().WithKind(kind)
 		m[gvk] = &meta.RESTMapping{Resource: gvr, GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}
 	}
@@ -59,7 +60,7 @@ func fakeMappings() map[schema.GroupVersionKind]*meta.RESTMapping {
 // newFakeState is a cluster whose objects are the YAML documents, as informers hold them.
 func newFakeState(t *testing.T, want string, docs string, forbidden ...schema.GroupResource) *clusterState {
 	t.Helper()
-	f := &fakeCache{lists: map[watchKey]*staticList{}, forbidden: map[schema.GroupResource]bool{}}
+	f := &fakeCache{lists: map[assess.ListKey]*staticList{}, forbidden: map[schema.GroupResource]bool{}}
 	for _, gr := range forbidden {
 		f.forbidden[gr] = true
 	}
@@ -78,7 +79,7 @@ func newFakeState(t *testing.T, want string, docs string, forbidden ...schema.Gr
 				gvr = m.Resource
 			}
 		}
-		l := f.get(watchKey{gvr: gvr, namespace: u.GetNamespace()}).(*staticList)
+		l := f.get(assess.ListKey{GVR: gvr, Namespace: u.GetNamespace()}).(*staticList)
 		obj, err := transformFor(gvr)(u)
 		if err != nil {
 			t.Fatal(err)
@@ -96,7 +97,7 @@ func newFakeState(t *testing.T, want string, docs string, forbidden ...schema.Gr
 			Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
 			Revision:  rev, Workloads: true, Clock: func() time.Time { return fixtureNow },
 		},
-		watches: f, inventories: map[string]parsedInventory{}, mappings: fakeMappings(),
+		watches: f, mem: assess.NewMemory(), mappings: fakeMappings(),
 	}
 }
 
@@ -277,15 +278,15 @@ func TestAssess(t *testing.T) {
 			t.Parallel()
 			e := newFakeState(t, tt.revision, tt.docs, tt.forbidden...).assess(fixtureNow)
 			got := want{Objects: map[string]result.ObjectStatus{}}
-			if e.fatal != nil {
-				got.Fatal, got.Code = e.fatal.verdict, e.fatal.code
+			if e.Fatal != nil {
+				got.Fatal, got.Code = e.Fatal.Verdict, e.Fatal.Code
 			}
-			if e.pending != nil && tt.want.Pending != "" && strings.Contains(e.pending.message+" "+objectMessages(e), tt.want.Pending) {
+			if e.Pending != nil && tt.want.Pending != "" && strings.Contains(e.Pending.Message+" "+objectMessages(e), tt.want.Pending) {
 				got.Pending = tt.want.Pending
-			} else if e.pending != nil {
-				got.Pending = e.pending.message
+			} else if e.Pending != nil {
+				got.Pending = e.Pending.Message
 			}
-			for _, o := range e.objects {
+			for _, o := range e.Objects {
 				got.Objects[o.ID] = o.Status
 			}
 			if tt.want.Fatal != "" || got.Fatal != "" {
@@ -298,9 +299,9 @@ func TestAssess(t *testing.T) {
 	}
 }
 
-func objectMessages(e *assessment) string {
+func objectMessages(e *assess.Assessment) string {
 	var parts []string
-	for _, o := range e.objects {
+	for _, o := range e.Objects {
 		parts = append(parts, o.Message)
 	}
 	return strings.Join(parts, " ")
@@ -327,13 +328,13 @@ func TestAssessEveryRequestedResourceIsARoot(t *testing.T) {
 			s := newFakeState(t, revB, root+"\n---\n"+nested)
 			s.req.Resources = order
 			e := s.assess(fixtureNow)
-			if e.fatal != nil || e.pending == nil {
-				t.Fatalf("fatal %+v, pending %+v: want the run waiting for infra to apply %s", e.fatal, e.pending, revB)
+			if e.Fatal != nil || e.Pending == nil {
+				t.Fatalf("fatal %+v, pending %+v: want the run waiting for infra to apply %s", e.Fatal, e.Pending, revB)
 			}
-			if !strings.Contains(e.pending.message, "infra") {
-				t.Errorf("waiting for %q, want infra named", e.pending.message)
+			if !strings.Contains(e.Pending.Message, "infra") {
+				t.Errorf("waiting for %q, want infra named", e.Pending.Message)
 			}
-			for _, f := range e.flux {
+			for _, f := range e.Flux {
 				if f.ID == "Kustomization/flux-system/infra" && f.Owner != "" {
 					t.Errorf("infra judged as nested in %s, want it a root", f.Owner)
 				}
@@ -352,11 +353,11 @@ func TestAssessWithoutWorkloadsStillJudgesNestedFluxObjects(t *testing.T) {
 	s := newFakeState(t, revB, root+"\n---\n"+nested+"\n---\n"+deploymentPulling)
 	s.req.Workloads = false
 	e := s.assess(fixtureNow)
-	if e.fatal == nil || e.fatal.verdict != result.VerdictFailed || !strings.Contains(e.fatal.message, "infra") {
-		t.Fatalf("fatal %+v, pending %+v: want the nested Kustomization's failure", e.fatal, e.pending)
+	if e.Fatal == nil || e.Fatal.Verdict != result.VerdictFailed || !strings.Contains(e.Fatal.Message, "infra") {
+		t.Fatalf("fatal %+v, pending %+v: want the nested Kustomization's failure", e.Fatal, e.Pending)
 	}
-	if len(e.objects) != 0 {
-		t.Errorf("objects %v: without workloads none is judged", e.objects)
+	if len(e.Objects) != 0 {
+		t.Errorf("objects %v: without workloads none is judged", e.Objects)
 	}
 }
 
@@ -370,13 +371,13 @@ func TestAssessNestedFailureBeforeItsOwnerApplied(t *testing.T) {
 	for _, workloads := range []bool{true, false} {
 		s := newFakeState(t, revB, root(buildingB)+"\n---\n"+nested)
 		s.req.Workloads = workloads
-		if e := s.assess(fixtureNow); e.fatal != nil || e.pending == nil {
-			t.Errorf("workloads %t, owner still building B: fatal %+v, pending %+v; want the run waiting", workloads, e.fatal, e.pending)
+		if e := s.assess(fixtureNow); e.Fatal != nil || e.Pending == nil {
+			t.Errorf("workloads %t, owner still building B: fatal %+v, pending %+v; want the run waiting", workloads, e.Fatal, e.Pending)
 		}
 		s = newFakeState(t, revB, root(readyOnB)+"\n---\n"+nested)
 		s.req.Workloads = workloads
-		if e := s.assess(fixtureNow); e.fatal == nil || e.fatal.verdict != result.VerdictFailed {
-			t.Errorf("workloads %t, owner applied B: fatal %+v, pending %+v; want the nested failure", workloads, e.fatal, e.pending)
+		if e := s.assess(fixtureNow); e.Fatal == nil || e.Fatal.Verdict != result.VerdictFailed {
+			t.Errorf("workloads %t, owner applied B: fatal %+v, pending %+v; want the nested failure", workloads, e.Fatal, e.Pending)
 		}
 	}
 }
@@ -430,17 +431,17 @@ status:
 ` + readyOnB
 	s := newFakeState(t, revB, root+"\n---\n"+deploymentCurrent, roleGVR.GroupResource(), gitGVR.GroupResource())
 	e := s.assess(fixtureNow)
-	if e.fatal != nil || e.pending != nil {
-		t.Fatalf("fatal %+v, pending %+v: want Current, the Role and the GitRepository not verified", e.fatal, e.pending)
+	if e.Fatal != nil || e.Pending != nil {
+		t.Fatalf("fatal %+v, pending %+v: want Current, the Role and the GitRepository not verified", e.Fatal, e.Pending)
 	}
 	unverified := 0
-	for _, o := range e.objects {
+	for _, o := range e.Objects {
 		if strings.HasPrefix(o.Message, "not verified: the credentials may not list") {
 			unverified++
 		}
 	}
 	if unverified != 2 {
-		t.Errorf("objects %+v: want the Role and the GitRepository not verified", e.objects)
+		t.Errorf("objects %+v: want the Role and the GitRepository not verified", e.Objects)
 	}
 }
 
@@ -459,8 +460,8 @@ func TestAssessWorkloadAnnotations(t *testing.T) {
 		return strings.Replace(d, `message: "web:nope: not found"`, `message: "`+pullError+`"`, 1)
 	}
 	const timeout = "dial tcp 10.0.0.1:443: i/o timeout"
-	objectMessage := func(e *assessment) string {
-		for _, o := range e.objects {
+	objectMessage := func(e *assess.Assessment) string {
+		for _, o := range e.Objects {
 			if o.Kind == "Deployment" {
 				return o.Message
 			}
@@ -470,8 +471,8 @@ func TestAssessWorkloadAnnotations(t *testing.T) {
 
 	s := newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+annotated(`app-status.io/ignore-readiness: "true"`, "web:nope: not found")+"\n---\n"+service)
 	e := s.assess(fixtureNow)
-	if e.fatal != nil || e.pending != nil {
-		t.Fatalf("ignore-readiness: fatal %+v, pending %+v; want Current", e.fatal, e.pending)
+	if e.Fatal != nil || e.Pending != nil {
+		t.Fatalf("ignore-readiness: fatal %+v, pending %+v; want Current", e.Fatal, e.Pending)
 	}
 	if m := objectMessage(e); !strings.Contains(m, "not verified (app-status.io/ignore-readiness)") {
 		t.Errorf("ignore-readiness: object message %q, want it to say it is not verified", m)
@@ -481,8 +482,8 @@ func TestAssessWorkloadAnnotations(t *testing.T) {
 	byKubectl := strings.Replace(annotated(`app-status.io/ignore-readiness: "true"`, "web:nope: not found"), "manager: kustomize-controller, operation: Apply", "manager: kubectl-annotate, operation: Update", 1)
 	s = newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+byKubectl+"\n---\n"+service)
 	e = s.assess(fixtureNow)
-	if e.fatal == nil || e.fatal.code != result.CodeImagePull {
-		t.Fatalf("ignore-readiness added by kubectl: fatal %+v, pending %+v; want image-pull", e.fatal, e.pending)
+	if e.Fatal == nil || e.Fatal.Code != result.CodeImagePull {
+		t.Fatalf("ignore-readiness added by kubectl: fatal %+v, pending %+v; want image-pull", e.Fatal, e.Pending)
 	}
 	if m := objectMessage(e); !strings.Contains(m, "annotations app-status.io/ignore-readiness ignored: not applied by Flux (set them in Git)") {
 		t.Errorf("object message %q, want the annotation said ignored", m)
@@ -492,8 +493,8 @@ func TestAssessWorkloadAnnotations(t *testing.T) {
 	// the zero time, so only a grace of the workload's own far from it holds it back.
 	s = newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+annotated(`app-status.io/retry-grace: "876000h"`, timeout)+"\n---\n"+service)
 	e = s.assess(fixtureNow)
-	if e.fatal == nil {
-		t.Fatalf("a grace above 24h is refused: pending %+v; want the run's grace, and a failure", e.pending)
+	if e.Fatal == nil {
+		t.Fatalf("a grace above 24h is refused: pending %+v; want the run's grace, and a failure", e.Pending)
 	}
 	if m := objectMessage(e); !strings.Contains(m, "annotation app-status.io/retry-grace=\"876000h\" ignored") {
 		t.Errorf("object message %q, want the refused annotation said", m)
@@ -501,11 +502,16 @@ func TestAssessWorkloadAnnotations(t *testing.T) {
 
 	withStart := strings.Replace(annotated(`app-status.io/retry-grace: "10m"`, timeout), "  name: web-3-x\n", "  name: web-3-x\n  creationTimestamp: \"2026-11-01T11:58:00Z\"\n", 1)
 	s = newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+withStart+"\n---\n"+service)
-	if e := s.assess(fixtureNow); e.fatal != nil || e.pending == nil || !strings.Contains(e.pending.message, "fails at 2026-11-01T12:08:00Z") {
-		t.Fatalf("retry-grace 10m, failing for 2m: fatal %+v, pending %+v; want waiting until 12:08", e.fatal, e.pending)
+	if e := s.assess(fixtureNow); e.Fatal != nil || e.Pending == nil || !strings.Contains(e.Pending.Message, "fails at 2026-11-01T12:08:00Z") {
+		t.Fatalf("retry-grace 10m, failing for 2m: fatal %+v, pending %+v; want waiting until 12:08", e.Fatal, e.Pending)
 	}
 	s = newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+strings.Replace(withStart, `retry-grace: "10m"`, `retry-grace: "1m"`, 1)+"\n---\n"+service)
-	if e := s.assess(fixtureNow); e.fatal == nil || e.fatal.code != result.CodeImagePull {
-		t.Fatalf("retry-grace 1m, failing for 2m: fatal %+v, pending %+v; want image-pull", e.fatal, e.pending)
+	if e := s.assess(fixtureNow); e.Fatal == nil || e.Fatal.Code != result.CodeImagePull {
+		t.Fatalf("retry-grace 1m, failing for 2m: fatal %+v, pending %+v; want image-pull", e.Fatal, e.Pending)
 	}
+}
+
+func (f *fakeCache) peek(key assess.ListKey) (assess.List, bool) {
+	l, ok := f.lists[key]
+	return l, ok
 }

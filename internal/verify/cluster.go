@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/result"
 )
@@ -42,7 +43,11 @@ const (
 	slotHold              = 5 * time.Second
 )
 
-// clusterState is what verifying one cluster keeps between assessments.
+// verdictReason explains a verdict.
+type verdictReason = assess.Finding
+
+// clusterState is what verifying one cluster keeps between assessments: its clients, its
+// watches (or lists), the reads off the assessment (fetcher) and the run's memory.
 type clusterState struct {
 	req      Request
 	ctx      context.Context // the cluster's own: cancelled when its verdict is given
@@ -55,36 +60,12 @@ type clusterState struct {
 	dynamicClient  dynamic.Interface
 	metadataClient metadata.Interface
 	throttled      *throttleRecorder
-	// releases caches what the Helm storage secrets read list (see releaseObjects).
-	releases map[string]storedRelease
+	// releasesMu guards releases, what the Helm storage secrets read list (assess.ReleaseNeed).
+	releasesMu sync.Mutex
+	releases   map[string]assess.StoredRelease
 
-	// inventories caches each Flux object's parsed inventory by resourceVersion: assessments
-	// run after every change of any watched object, the inventory changes only with its owner.
-	inventories map[string]parsedInventory
-	// statuses memoizes the kstatus status of each cached object state (statusMemo).
-	statuses statusMemo
-	// lastObjects is how many objects the last assessment listed: the next one's list is made
-	// that size at once, so the verdict's list, kept to the end of the run, has no spare room
-	// when the count has not changed (as it has not, mostly, by the verdict).
-	lastObjects int
-	// firstArtifacts is the artifact revision the run first saw for each source a requested
-	// object applies from: a move away from it to another revision supersedes the expected one.
-	firstArtifacts map[string]string
-	// firstWorkedOn is when the run first saw each Flux object working on the expected
-	// revision: a Job deleted before that was of a previous revision.
-	firstWorkedOn map[string]time.Time
-	// upgradeBaselines and lastRevisions are the rollout revisions of a HelmRelease's
-	// workloads when an upgrade attempt started, and the last seen outside one: a workload
-	// Helm rolled out since, during the upgrade to the expected chart, is the new chart's
-	// (updatedByUpgrade).
-	upgradeBaselines map[string]string
-	lastRevisions    map[string]string
-	// installSeen is when the run first saw each HelmRelease installing a chart: the
-	// workloads created since are that install's (installObjects).
-	installSeen map[string]time.Time
-	// retriedSince is when the run first saw each Flux object fail in a way its controller
-	// retries (flux.Gate.Retried), by object and code; forgotten once the object is Current.
-	retriedSince map[string]time.Time
+	// mem is the run's own memory, which only assess.Assess changes.
+	mem *assess.Memory
 
 	// disco asks the API server which resources a group version serves (discover), off the
 	// assessment (fetches).
@@ -114,7 +95,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	)
 	finish := func(v verdictReason) result.Cluster {
 		stopTrigger()
-		if applied.IsZero() && v.verdict == result.VerdictCurrent {
+		if applied.IsZero() && v.Verdict == result.VerdictCurrent {
 			// Current before an assessment marked the roots applied (a verdict from the
 			// first look): they had applied the revision by now, at the latest.
 			applied = req.Clock()
@@ -122,7 +103,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		if trig != nil {
 			out.Reconcile = trig.report(applied)
 		}
-		out.Verdict, out.Code, out.Reason, out.Message = v.verdict, v.code, v.reason, v.message
+		out.Verdict, out.Code, out.Reason, out.Message = v.Verdict, v.Code, v.Reason, v.Message
 		out.DurationMs = req.Clock().Sub(start).Milliseconds()
 		if !applied.IsZero() {
 			out.AppliedMs = millis(applied.Sub(start))
@@ -138,11 +119,11 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		return out
 	}
 	if target.Config == nil {
-		return finish(verdictReason{verdict: result.VerdictInvalidConfig, reason: "InvalidConfig", message: target.Invalid})
+		return finish(verdictReason{Verdict: result.VerdictInvalidConfig, Reason: "InvalidConfig", Message: target.Invalid})
 	}
 	state, err := newClusterState(ctx, req, target.Config)
 	if err != nil {
-		return finish(verdictReason{verdict: result.VerdictInvalidConfig, reason: "InvalidConfig", message: err.Error()})
+		return finish(verdictReason{Verdict: result.VerdictInvalidConfig, Reason: "InvalidConfig", Message: err.Error()})
 	}
 	defer state.close()
 	rep.report(target.Name, 0, result.VerdictInProgress, "connecting", false)
@@ -183,8 +164,8 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	}
 	if !acquired && !slots.acquire(ctx) {
 		// The API server answered the probe; the wait was this run's own.
-		turn := &assessment{pending: &verdictReason{verdict: result.VerdictInProgress, reason: "WaitingForATurn",
-			message: fmt.Sprintf("the API server answered; the cluster was waiting for its turn to be read (at most %d clusters are read at once: max-parallel)", req.MaxParallel)}}
+		turn := &assess.Assessment{Pending: &verdictReason{Verdict: result.VerdictInProgress, Reason: "WaitingForATurn",
+			Message: fmt.Sprintf("the API server answered; the cluster was waiting for its turn to be read (at most %d clusters are read at once: max-parallel)", req.MaxParallel)}}
 		return finish(state.stopped(ctx, turn, req.Timeout))
 	}
 	release := slots.releaser()
@@ -194,56 +175,73 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	notify := state.notifications()
-	var last *assessment
+	var last *assess.Assessment
+	confirmMisses := 0
 	for {
 		now := req.Clock()
 		e := state.assess(now)
-		last = e
 		since.note(e, now.Sub(start))
-		if applied.IsZero() && e.rootsApplied {
+		if applied.IsZero() && e.RootsApplied {
 			applied = now
 		}
-		if trig != nil && state.awaitsHandling() && e.fatal == nil && e.pending == nil {
+		if trig != nil && state.awaitsHandling() && e.Fatal == nil && e.Pending == nil {
 			// The state before the run's own request would pass: wait for Flux to handle it.
 			if msg := state.unhandled(trig); msg != "" {
-				e.pending = &verdictReason{verdict: result.VerdictInProgress, reason: "ReconcileRequested", message: msg}
+				e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: "ReconcileRequested", Message: msg}
 			}
 		}
-		out.Flux, out.Objects = e.flux, e.objects
+		if e.Current() {
+			// Said only on a consistent read (confirm): the watches' view may mix moments.
+			c := state.confirm(ctx, e, now)
+			if !c.Current() {
+				if req.Snapshot {
+					e = c
+				} else {
+					confirmMisses++
+					e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: "Confirming",
+						Message: "confirming on a consistent read: " + cmp.Or(pendingMessage(c), "the watches are behind the cluster")}
+					e.RecheckAt(now.Add(confirmBackoff(confirmMisses)))
+				}
+			} else {
+				e = c
+			}
+		}
+		last = e
+		out.Flux, out.Objects = e.Flux, e.Objects
 		// The slot goes back once no first list is on its way: all arrived, or the ones
 		// left failed and wait for their retry (a server answering 500 or 429 costs nothing
 		// to wait on), or after slotHold, for a server that is slow to answer.
-		if !e.listing || !now.Before(holdUntil) {
+		if !e.Listing || !now.Before(holdUntil) {
 			release()
 		}
 		switch {
-		case e.fatal != nil:
-			if e.fatal.verdict == result.VerdictFailed {
+		case e.Fatal != nil:
+			if e.Fatal.Verdict == result.VerdictFailed {
 				state.gatherEvidence(ctx, out.Objects)
 			}
-			return finish(*e.fatal)
-		case e.pending == nil && !e.syncing:
-			return finish(verdictReason{verdict: result.VerdictCurrent, message: currentMessage(out)})
+			return finish(*e.Fatal)
+		case e.Pending == nil && !e.Syncing:
+			return finish(verdictReason{Verdict: result.VerdictCurrent, Message: currentMessage(out)})
 		case req.Snapshot:
-			p := verdictReason{verdict: result.VerdictInProgress, message: "waiting"}
-			if e.pending != nil {
-				p = *e.pending
+			p := verdictReason{Verdict: result.VerdictInProgress, Message: "waiting"}
+			if e.Pending != nil {
+				p = *e.Pending
 			}
-			if e.notFound {
-				p.verdict = result.VerdictNotFound
+			if e.NotFound {
+				p.Verdict = result.VerdictNotFound
 			} else {
-				p.verdict = result.VerdictInProgress
+				p.Verdict = result.VerdictInProgress
 			}
 			return finish(p)
 		}
-		if e.pending != nil {
-			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.pending.message, false)
+		if e.Pending != nil {
+			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.Pending.Message, false)
 		}
-		wake := e.recheck
-		if e.listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {
+		wake := e.Recheck
+		if e.Listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {
 			wake = holdUntil
 		}
-		if e.syncing && (wake.IsZero() || now.Add(time.Second).Before(wake)) {
+		if e.Syncing && (wake.IsZero() || now.Add(time.Second).Before(wake)) {
 			wake = now.Add(time.Second) // refresh "has not answered for Ns"
 		}
 		if !wake.IsZero() {
@@ -276,15 +274,15 @@ const listSettle = 100 * time.Millisecond
 // notification brings while an inventory's kind is still being listed (a failure in a kind
 // already listed, or a state that is Current without that kind) is judged at most window
 // later.
-func settleLists(ctx context.Context, last *assessment, notify <-chan struct{}, window time.Duration) bool {
+func settleLists(ctx context.Context, last *assess.Assessment, notify <-chan struct{}, window time.Duration) bool {
 	deadline, hasDeadline := ctx.Deadline()
 	window = settleWindow(window, deadline, hasDeadline, time.Now())
-	if window <= 0 || last == nil || last.fatal != nil || !listsInFlight(last.inFlight) {
+	if window <= 0 || last == nil || last.Fatal != nil || !listsInFlight(last.InFlight) {
 		return ctx.Err() == nil
 	}
 	timer := time.NewTimer(window)
 	defer timer.Stop()
-	for listsInFlight(last.inFlight) {
+	for listsInFlight(last.InFlight) {
 		select {
 		case <-ctx.Done():
 			return false
@@ -309,13 +307,13 @@ func settleWindow(window time.Duration, deadline time.Time, hasDeadline bool, no
 // listsInFlight reports whether a first list of ws is still on its way (neither arrived nor
 // failed), and none has failed: a list that fails (each had no error when it was recorded)
 // may settle the verdict (401, 403) and is judged at once.
-func listsInFlight(ws []cachedList) bool {
+func listsInFlight(ws []assess.List) bool {
 	inFlight := false
 	for _, w := range ws {
 		switch {
-		case w.err() != nil:
+		case w.Err() != nil:
 			return false
-		case !w.synced():
+		case !w.Synced():
 			inFlight = true
 		}
 	}
@@ -324,24 +322,24 @@ func listsInFlight(ws []cachedList) bool {
 
 // stopped is the verdict of a cluster whose wait ended before it had one of its own: what it
 // was waiting for, and the API server's 429 if that is why.
-func (s *clusterState) stopped(ctx context.Context, last *assessment, timeout time.Duration) verdictReason {
+func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, timeout time.Duration) verdictReason {
 	v, msg := stopVerdict(ctx)
-	pending := verdictReason{message: "no answer from the API server yet"}
-	if last != nil && last.pending != nil {
-		pending = *last.pending
+	pending := verdictReason{Message: "no answer from the API server yet"}
+	if last != nil && last.Pending != nil {
+		pending = *last.Pending
 	}
 	if v == result.VerdictTimeout {
-		if wait, ok := s.throttled.recent(); ok && last != nil && last.syncing {
-			return verdictReason{verdict: result.VerdictThrottled, reason: string(result.VerdictThrottled),
-				message: fmt.Sprintf("timed out after %s: %s", timeout, throttledMessage(wait, "the app's objects"))}
+		if wait, ok := s.throttled.recent(); ok && last != nil && last.Syncing {
+			return verdictReason{Verdict: result.VerdictThrottled, Reason: string(result.VerdictThrottled),
+				Message: fmt.Sprintf("timed out after %s: %s", timeout, throttledMessage(wait, "the app's objects"))}
 		}
-		if last != nil && last.notFound {
+		if last != nil && last.NotFound {
 			v = result.VerdictNotFound
 		}
-		return verdictReason{verdict: v, code: pending.code, reason: cmp.Or(pending.reason, "Timeout"),
-			message: fmt.Sprintf("timed out after %s: %s", timeout, pending.message)}
+		return verdictReason{Verdict: v, Code: pending.Code, Reason: cmp.Or(pending.Reason, "Timeout"),
+			Message: fmt.Sprintf("timed out after %s: %s", timeout, pending.Message)}
 	}
-	return verdictReason{verdict: v, code: pending.code, reason: "Cancelled", message: msg + "; was " + pending.message}
+	return verdictReason{Verdict: v, Code: pending.Code, Reason: "Cancelled", Message: msg + "; was " + pending.Message}
 }
 
 // currentMessage says what was verified; the applied revision has a column of its own. It
@@ -354,7 +352,7 @@ func currentMessage(c result.Cluster) string {
 		for _, o := range c.Objects {
 			switch {
 			case o.Status == result.ObjectCurrent:
-			case strings.Contains(o.Message, ignoredReadiness):
+			case strings.Contains(o.Message, assess.IgnoredReadiness):
 				ignored++
 			default:
 				unverified++
@@ -434,8 +432,8 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	}
 	s := &clusterState{
 		req: req, ctx: ctx, httpClient: httpClient, dialed: h.dialed, core: core, dynamicClient: dyn, metadataClient: md, throttled: throttled,
-		disco:       disco,
-		inventories: map[string]parsedInventory{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
+		disco: disco,
+		mem:   assess.NewMemory(), mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}
 	if req.Snapshot {
 		s.watches = newListSet(ctx, dyn, md, req.Clock)
@@ -512,7 +510,7 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 	if s.req.Snapshot {
 		attempts, timeout = snapshotProbeAttempts, snapshotProbeTimeout
 	}
-	unreachable := verdictReason{verdict: result.VerdictUnreachable, reason: string(result.VerdictUnreachable)}
+	unreachable := verdictReason{Verdict: result.VerdictUnreachable, Reason: string(result.VerdictUnreachable)}
 	// An attempt that ran out of time while this client was short of CPU (for at least half of
 	// the attempt) says nothing about the server: it is not counted, and the next one follows
 	// a pause with jitter, so that a starved fleet's tries do not line up. In `verify` such
@@ -545,7 +543,7 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		} else {
 			message += connectingMessage(err, timedOut)
 		}
-		return verdictReason{verdict: v, reason: string(v), message: message}, true
+		return verdictReason{Verdict: v, Reason: string(v), Message: message}, true
 	}
 	for attempt := 0; attempt < attempts; {
 		began := time.Now()
@@ -562,7 +560,7 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		v, msg, ok := connectionVerdict(err, ref.ID())
 		if ok && v != result.VerdictUnreachable {
 			// An answer (refused credentials, a bad certificate...), even at the deadline.
-			return verdictReason{verdict: v, reason: string(v), message: msg}, true
+			return verdictReason{Verdict: v, Reason: string(v), Message: msg}, true
 		}
 		starvedNow := false
 		if isClientTimeout(err) || timedOut && !ok {
@@ -582,7 +580,7 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		// (An answer, a refusal included, says the runner could read it.)
 		lastFullStarved = timedOut && starvedNow
 		if wait, ok := s.throttled.recent(); ok {
-			return verdictReason{verdict: result.VerdictThrottled, reason: string(result.VerdictThrottled), message: throttledMessage(wait, ref.ID())}, true
+			return verdictReason{Verdict: result.VerdictThrottled, Reason: string(result.VerdictThrottled), Message: throttledMessage(wait, ref.ID())}, true
 		}
 		if starvedNow && uncounted < maxUncounted {
 			uncounted++
@@ -596,16 +594,16 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		}
 		switch {
 		case ok:
-			unreachable.message = msg
+			unreachable.Message = msg
 		case timedOut && starvedNow:
 			// get, past its bound: every try ran out of time, this one starved too.
-			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%s); %s", timeout, tries(silent+uncounted+1), starvedNote(starvedFor))
+			unreachable.Message = fmt.Sprintf("the API server did not answer within %s (%s); %s", timeout, tries(silent+uncounted+1), starvedNote(starvedFor))
 			return unreachable, true
 		case timedOut:
 			silent++
-			unreachable.message = fmt.Sprintf("the API server did not answer within %s (%s)", timeout, tries(silent))
+			unreachable.Message = fmt.Sprintf("the API server did not answer within %s (%s)", timeout, tries(silent))
 			if uncounted > 0 {
-				unreachable.message += fmt.Sprintf("; not counted: %s while this runner was short of CPU", tries(uncounted))
+				unreachable.Message += fmt.Sprintf("; not counted: %s while this runner was short of CPU", tries(uncounted))
 			}
 		default:
 			return verdictReason{}, false // the informers will meet it again and say more

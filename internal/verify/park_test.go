@@ -64,7 +64,7 @@ func TestParkedClusterResumes(t *testing.T) {
 	state := fakeClusterState(t, servers[0], clientSeen.see)
 	defer state.close()
 	if v, failed := state.probe(t.Context()); failed {
-		t.Fatalf("probe: %s: %s", v.verdict, v.message)
+		t.Fatalf("probe: %s: %s", v.Verdict, v.Message)
 	}
 	conns := state.dialed.dialedSoFar()
 	if len(conns) == 0 {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
+	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
@@ -348,8 +349,8 @@ func (s *clusterState) sourceHas(ctx context.Context, src flux.SourceRef) bool {
 	// The assessment watches the source of a requested object that is not Current yet: its
 	// cache answers once listed, without a request every half second.
 	var obj *unstructured.Unstructured
-	if w := s.watches.get(watchKey{gvr: gvr, namespace: src.Namespace}); w.synced() {
-		cached, _ := w.object(src.Namespace, src.Name)
+	if w := s.watches.get(assess.ListKey{GVR: gvr, Namespace: src.Namespace}); w.Synced() {
+		cached, _ := w.Object(src.Namespace, src.Name)
 		obj, _ = cached.(*unstructured.Unstructured)
 	} else {
 		var err error
@@ -529,7 +530,7 @@ func (s *clusterState) unhandled(t *trigger) string {
 		if ref.Name == "" {
 			continue
 		}
-		cached, _ := s.watches.get(watchKey{gvr: ref.Kind.GroupVersionResource(), namespace: ref.Namespace}).object(ref.Namespace, ref.Name)
+		cached, _ := s.watches.get(assess.ListKey{GVR: ref.Kind.GroupVersionResource(), Namespace: ref.Namespace}).Object(ref.Namespace, ref.Name)
 		obj, ok := cached.(*unstructured.Unstructured)
 		if !ok {
 			continue

@@ -10,24 +10,25 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/org/app-status-action/internal/assess"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// settleList is a cachedList whose first list arrives or fails when the test says; it holds
+// settleList is an assess.List whose first list arrives or fails when the test says; it holds
 // nothing.
 type settleList struct {
-	cachedList // (what is not defined below is never called)
-	arrived    atomic.Bool
-	failed     atomic.Bool
-	listErr    error // how it fails from the start
+	assess.List // (what is not defined below is never called)
+	arrived     atomic.Bool
+	failed      atomic.Bool
+	listErr     error // how it fails from the start
 }
 
-func (l *settleList) waitingSince() time.Time { return fixtureNow }
+func (l *settleList) WaitingSince() time.Time { return fixtureNow }
 
-func (l *settleList) synced() bool { return l.arrived.Load() }
+func (l *settleList) Synced() bool { return l.arrived.Load() }
 
-func (l *settleList) err() error {
+func (l *settleList) Err() error {
 	if l.listErr != nil {
 		return l.listErr
 	}
@@ -46,7 +47,7 @@ func poke(notify chan struct{}) {
 }
 
 // settling runs settleLists in the background; its result arrives on the channel.
-func settling(ctx context.Context, last *assessment, notify chan struct{}, window time.Duration) <-chan bool {
+func settling(ctx context.Context, last *assess.Assessment, notify chan struct{}, window time.Duration) <-chan bool {
 	done := make(chan bool, 1)
 	go func() { done <- settleLists(ctx, last, notify, window) }()
 	return done
@@ -75,11 +76,11 @@ func stillWaiting(t *testing.T, done <-chan bool, why string) {
 	}
 }
 
-func newSettle(arrived bool) (a, b *settleList, last *assessment, notify chan struct{}) {
+func newSettle(arrived bool) (a, b *settleList, last *assess.Assessment, notify chan struct{}) {
 	a, b = &settleList{}, &settleList{}
 	a.arrived.Store(arrived)
 	b.arrived.Store(arrived)
-	return a, b, &assessment{inFlight: []cachedList{a, b}, listing: true}, make(chan struct{}, 1)
+	return a, b, &assess.Assessment{InFlight: []assess.List{a, b}, Listing: true}, make(chan struct{}, 1)
 }
 
 // TestSettleListsNothingToWaitFor: with no list on its way, or a verdict settled, a
@@ -91,7 +92,7 @@ func TestSettleListsNothingToWaitFor(t *testing.T) {
 		t.Error("settleLists said the run had ended")
 	}
 	_, _, fatal, notify := newSettle(false)
-	fatal.fatal = &verdictReason{}
+	fatal.Fatal = &verdictReason{}
 	if !ends(t, settling(context.Background(), fatal, notify, time.Hour)) {
 		t.Error("settleLists said the run had ended")
 	}
@@ -170,19 +171,27 @@ type pendingCache struct {
 	objectCache
 	pending map[schema.GroupVersionResource]bool
 	failing map[schema.GroupVersionResource]error // lists that fail with this error
-	lists   map[watchKey]cachedList
+	lists   map[assess.ListKey]assess.List
 }
 
-func (p *pendingCache) get(key watchKey) cachedList {
-	if !p.pending[key.gvr] && p.failing[key.gvr] == nil {
+func (p *pendingCache) get(key assess.ListKey) assess.List {
+	if !p.pending[key.GVR] && p.failing[key.GVR] == nil {
 		return p.objectCache.get(key)
 	}
 	if l, ok := p.lists[key]; ok {
 		return l
 	}
-	l := &settleList{listErr: p.failing[key.gvr]}
+	l := &settleList{listErr: p.failing[key.GVR]}
 	p.lists[key] = l
 	return l
+}
+
+func (p *pendingCache) peek(key assess.ListKey) (assess.List, bool) {
+	if !p.pending[key.GVR] && p.failing[key.GVR] == nil {
+		return p.objectCache.peek(key)
+	}
+	l, ok := p.lists[key]
+	return l, ok
 }
 
 // TestAssessListsOnTheirWay: what a notification may wait for is the first lists of the
@@ -209,7 +218,7 @@ func TestAssessListsOnTheirWay(t *testing.T) {
 		{name: "a kind without readiness", ks: withSecret, docs: deploymentCurrent + "\n---\n" + service + "\n---\n" + secret, pending: []schema.GroupVersionResource{secretGVR}, want: []schema.GroupVersionResource{secretGVR}},
 		{name: "a kind without readiness, forbidden", ks: withSecret, docs: deploymentCurrent + "\n---\n" + service, failing: map[schema.GroupVersionResource]error{secretGVR: forbidden}},
 		{name: "a kind whose list fails", docs: service, failing: map[schema.GroupVersionResource]error{deployGVR: failing}},
-		{name: "the classifier's lists", docs: deploymentPulling + "\n---\n" + service, pending: []schema.GroupVersionResource{rsGVR}},
+		{name: "the classifier's lists", docs: deploymentPulling + "\n---\n" + service, pending: []schema.GroupVersionResource{assess.RSGVR}},
 		{name: "the Flux object's own list", docs: deploymentCurrent + "\n---\n" + service, pending: []schema.GroupVersionResource{ksGVR}},
 		{name: "nothing on its way", docs: deploymentCurrent + "\n---\n" + service},
 	}
@@ -221,7 +230,7 @@ func TestAssessListsOnTheirWay(t *testing.T) {
 				ks = tt.ks(ks)
 			}
 			s := newFakeState(t, revB, ks+"\n---\n"+tt.docs)
-			p := &pendingCache{objectCache: s.watches, pending: map[schema.GroupVersionResource]bool{}, failing: tt.failing, lists: map[watchKey]cachedList{}}
+			p := &pendingCache{objectCache: s.watches, pending: map[schema.GroupVersionResource]bool{}, failing: tt.failing, lists: map[assess.ListKey]assess.List{}}
 			for _, gvr := range tt.pending {
 				p.pending[gvr] = true
 			}
@@ -229,12 +238,12 @@ func TestAssessListsOnTheirWay(t *testing.T) {
 			e := s.assess(fixtureNow)
 			var got []schema.GroupVersionResource
 			for key, l := range p.lists {
-				if slices.Contains(e.inFlight, l) {
-					got = append(got, key.gvr)
+				if slices.Contains(e.InFlight, l) {
+					got = append(got, key.GVR)
 				}
 			}
-			if len(e.inFlight) != len(got) {
-				t.Errorf("inFlight holds %d lists, %d of them this cluster's", len(e.inFlight), len(got))
+			if len(e.InFlight) != len(got) {
+				t.Errorf("inFlight holds %d lists, %d of them this cluster's", len(e.InFlight), len(got))
 			}
 			sortGVRs := func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) }
 			slices.SortFunc(got, sortGVRs)
@@ -243,7 +252,7 @@ func TestAssessListsOnTheirWay(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("kinds whose lists a notification may wait for (-want +got):\n%s", diff)
 			}
-			if len(tt.pending) > 0 && !e.listing {
+			if len(tt.pending) > 0 && !e.Listing {
 				t.Error("the assessment does not say a first list is on its way")
 			}
 			if len(p.lists) != len(tt.pending)+len(tt.failing) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/org/app-status-action/internal/assess"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,7 +24,7 @@ type listSet struct {
 	dynamic  dynamic.Interface
 	metadata metadata.Interface
 	clock    func() time.Time
-	lists    map[watchKey]*staticList
+	lists    map[assess.ListKey]*staticList
 }
 
 // staticList is one kind in one namespace as one list found it.
@@ -34,11 +35,11 @@ type staticList struct {
 }
 
 func newListSet(ctx context.Context, dyn dynamic.Interface, md metadata.Interface, clock func() time.Time) *listSet {
-	return &listSet{ctx: ctx, dynamic: dyn, metadata: md, clock: clock, lists: map[watchKey]*staticList{}}
+	return &listSet{ctx: ctx, dynamic: dyn, metadata: md, clock: clock, lists: map[assess.ListKey]*staticList{}}
 }
 
 // get lists key now, the first time it is asked for, within snapshotListTimeout.
-func (s *listSet) get(key watchKey) cachedList {
+func (s *listSet) get(key assess.ListKey) assess.List {
 	if l, ok := s.lists[key]; ok {
 		return l
 	}
@@ -47,8 +48,8 @@ func (s *listSet) get(key watchKey) cachedList {
 	ctx, cancel := context.WithTimeout(s.ctx, snapshotListTimeout)
 	defer cancel()
 	var items []runtime.Object
-	if metadataOnly[key.gvr.GroupResource()] {
-		list, err := s.metadata.Resource(key.gvr).Namespace(key.namespace).List(ctx, metav1.ListOptions{})
+	if assess.MetadataOnly[key.GVR.GroupResource()] {
+		list, err := s.metadata.Resource(key.GVR).Namespace(key.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			l.listErr = err
 			return l
@@ -57,7 +58,7 @@ func (s *listSet) get(key watchKey) cachedList {
 			items = append(items, &list.Items[i])
 		}
 	} else {
-		list, err := s.dynamic.Resource(key.gvr).Namespace(key.namespace).List(ctx, metav1.ListOptions{})
+		list, err := s.dynamic.Resource(key.GVR).Namespace(key.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			l.listErr = err
 			return l
@@ -66,7 +67,7 @@ func (s *listSet) get(key watchKey) cachedList {
 			items = append(items, &list.Items[i])
 		}
 	}
-	transform := transformFor(key.gvr)
+	transform := transformFor(key.GVR)
 	for _, it := range items {
 		obj, err := transform(it)
 		if err != nil {
@@ -79,17 +80,26 @@ func (s *listSet) get(key watchKey) cachedList {
 	return l
 }
 
-func (l *staticList) synced() bool            { return l.listErr == nil }
-func (l *staticList) err() error              { return l.listErr }
-func (l *staticList) waitingSince() time.Time { return l.since }
-func (l *staticList) list() []any             { return l.store.List() }
+func (l *staticList) Synced() bool            { return l.listErr == nil }
+func (l *staticList) Err() error              { return l.listErr }
+func (l *staticList) WaitingSince() time.Time { return l.since }
+func (l *staticList) Items() []any            { return l.store.List() }
 
-func (l *staticList) gone(string, string) (any, time.Time, bool) { return nil, time.Time{}, false }
+func (l *staticList) Gone(string, string) (any, time.Time, bool) { return nil, time.Time{}, false }
 
 // noted is zero: a list is one moment, not a history.
-func (l *staticList) noted(string, string) time.Time { return time.Time{} }
+func (l *staticList) Noted(string, string) time.Time { return time.Time{} }
 
-func (l *staticList) object(namespace, name string) (any, bool) {
+func (l *staticList) Object(namespace, name string) (any, bool) {
 	obj, ok, err := l.store.GetByKey(storeKey(namespace, name))
 	return obj, ok && err == nil
+}
+
+// peek returns the list of key when it was read; it reads nothing.
+func (s *listSet) peek(key assess.ListKey) (assess.List, bool) {
+	l, ok := s.lists[key]
+	if !ok {
+		return nil, false
+	}
+	return l, true
 }

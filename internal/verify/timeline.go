@@ -3,6 +3,7 @@ package verify
 import (
 	"time"
 
+	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -23,11 +24,11 @@ type sinceEntry struct {
 }
 
 // note records one assessment made at (from the cluster's start).
-func (t sinceTracker) note(e *assessment, at time.Duration) {
-	for _, f := range e.flux {
+func (t sinceTracker) note(e *assess.Assessment, at time.Duration) {
+	for _, f := range e.Flux {
 		t.update(sinceKey{flux: true, id: f.ID}, string(f.Verdict), at)
 	}
-	for _, o := range e.objects {
+	for _, o := range e.Objects {
 		t.update(sinceKey{owner: o.Owner, id: o.ID}, string(o.Status), at)
 	}
 }

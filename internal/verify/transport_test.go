@@ -90,7 +90,7 @@ func verifyAndClose(t *testing.T, s *fakeapi.Server, wantProto int, freed chan s
 		t.Fatalf("the fake API server was read over HTTP/%d, want HTTP/%d", resp.ProtoMajor, wantProto)
 	}
 	if v, failed := state.probe(t.Context()); failed {
-		t.Fatalf("probe: %s: %s", v.verdict, v.message)
+		t.Fatalf("probe: %s: %s", v.Verdict, v.Message)
 	}
 	untilCurrent(t, state)
 	runtime.AddCleanup(baseTransport(t, state.httpClient.Transport), func(struct{}) { close(freed) }, struct{}{})
@@ -142,10 +142,10 @@ func untilCurrent(t *testing.T, state *clusterState) {
 	deadline := time.After(time.Minute)
 	for {
 		e := state.assess(time.Now())
-		if e.fatal != nil {
-			t.Fatalf("verdict %s: %s", e.fatal.verdict, e.fatal.message)
+		if e.Fatal != nil {
+			t.Fatalf("verdict %s: %s", e.Fatal.Verdict, e.Fatal.Message)
 		}
-		if e.pending == nil && !e.syncing {
+		if e.Pending == nil && !e.Syncing {
 			return
 		}
 		select {

@@ -19,43 +19,19 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/flux"
 )
 
-// watchKey names one list+watch: a resource type in a namespace ("" for cluster-scoped).
-type watchKey struct {
-	gvr       schema.GroupVersionResource
-	namespace string
-}
-
-// objectCache is where an assessment reads a cluster's objects, one kind in one namespace at a
-// time: the informers' caches while the engine waits (watchSet), one list per kind for a
-// snapshot (listSet), or fixtures in unit tests.
+// objectCache is where a cluster's objects are read, one kind in one namespace at a time: the
+// informers' caches while the engine waits (watchSet), one list per kind for a snapshot
+// (listSet), or fixtures in unit tests.
 type objectCache interface {
-	// get returns the objects of key, starting to read them on first use.
-	get(key watchKey) cachedList
-}
-
-// cachedList is what an objectCache holds of one kind in one namespace.
-type cachedList interface {
-	// synced reports whether the first list has arrived.
-	synced() bool
-	// err is the last error of a list or a watch, if any.
-	err() error
-	// waitingSince is when the first list was asked for.
-	waitingSince() time.Time
-	// object returns the object namespace/name.
-	object(namespace, name string) (any, bool)
-	// list returns every object.
-	list() []any
-	// gone returns the last state of an object the cache saw deleted (Jobs only: the other
-	// kinds are not kept), and when it saw it deleted; an object created again since is not
-	// gone.
-	gone(namespace, name string) (last any, at time.Time, ok bool)
-	// noted is the latest moment the store's note function read from any state of the object
-	// the cache saw, even one replaced before an assessment read it (HelmReleases: the start
-	// of a reconcile, flux.ReconcileStarted); zero when none.
-	noted(namespace, name string) time.Time
+	// get returns the objects of key, starting to read them on first use (the fetching side).
+	get(key assess.ListKey) assess.List
+	// peek returns the objects of key when they were asked for, and starts nothing (the
+	// view an assessment reads).
+	peek(key assess.ListKey) (assess.List, bool)
 }
 
 // Read bounds: a list that takes longer is abandoned and retried by the informer; watches are
@@ -76,7 +52,7 @@ type watchSet struct {
 
 	wg      sync.WaitGroup
 	mu      sync.Mutex
-	watches map[watchKey]*watch
+	watches map[assess.ListKey]*watch
 }
 
 // watch is one reflector (a list, then a watch, listing again when the watch ends), the store
@@ -275,36 +251,13 @@ var reconnectBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2,
 
 func newWatchSet(ctx context.Context, dyn dynamic.Interface, md metadata.Interface, clock func() time.Time, notify func()) *watchSet {
 	ctx, cancel := context.WithCancel(ctx)
-	return &watchSet{ctx: ctx, cancel: cancel, dynamic: dyn, metadata: md, notify: notify, clock: clock, watches: map[watchKey]*watch{}}
+	return &watchSet{ctx: ctx, cancel: cancel, dynamic: dyn, metadata: md, notify: notify, clock: clock, watches: map[assess.ListKey]*watch{}}
 }
 
 // close stops every informer and waits for their goroutines.
 func (s *watchSet) close() {
 	s.cancel()
 	s.wg.Wait()
-}
-
-// metadataOnly lists the kinds whose status is their existence: they are watched as metadata,
-// so a Secret's data or a large ConfigMap never crosses the wire or sits in memory.
-var metadataOnly = map[schema.GroupResource]bool{
-	{Group: "", Resource: "secrets"}:    true,
-	{Group: "", Resource: "configmaps"}: true,
-}
-
-// noReadiness are kinds an inventory often holds that have no rollout of their own to wait
-// for: configuration, RBAC, CRDs, quotas, an app's own Flux sources. Credentials that may not
-// list one leave its objects "not verified", never the cluster Forbidden; when they may, the
-// objects are verified as any other.
-var noReadiness = map[schema.GroupResource]bool{
-	{Group: "", Resource: "namespaces"}: true, {Group: "", Resource: "serviceaccounts"}: true,
-	{Group: "", Resource: "limitranges"}: true, {Group: "", Resource: "resourcequotas"}: true,
-	{Group: "rbac.authorization.k8s.io", Resource: "roles"}: true, {Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}: true,
-	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}: true, {Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: true,
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
-	{Group: "networking.k8s.io", Resource: "networkpolicies"}:              true,
-	{Group: "source.toolkit.fluxcd.io", Resource: "gitrepositories"}:       true, {Group: "source.toolkit.fluxcd.io", Resource: "ocirepositories"}: true,
-	{Group: "source.toolkit.fluxcd.io", Resource: "helmrepositories"}: true, {Group: "source.toolkit.fluxcd.io", Resource: "helmcharts"}: true,
-	{Group: "source.toolkit.fluxcd.io", Resource: "buckets"}: true,
 }
 
 // plainListWatch is a list+watch with a deadline on every list, which tells the reflector to
@@ -321,7 +274,7 @@ func (plainListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 // listWatch returns the list and watch functions of key and an example object. Each call
 // records its outcome on w: an error while the reflector retries, nil once a list or a watch
 // succeeds again.
-func (s *watchSet) listWatch(key watchKey, w *watch) (*plainListWatch, runtime.Object) {
+func (s *watchSet) listWatch(key assess.ListKey, w *watch) (*plainListWatch, runtime.Object) {
 	type lister interface {
 		List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)
 		Watch(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error)
@@ -330,10 +283,10 @@ func (s *watchSet) listWatch(key watchKey, w *watch) (*plainListWatch, runtime.O
 		ri      lister
 		example runtime.Object
 	)
-	if metadataOnly[key.gvr.GroupResource()] {
-		ri, example = metadataLister{s.metadata.Resource(key.gvr).Namespace(key.namespace)}, &metav1.PartialObjectMetadata{}
+	if assess.MetadataOnly[key.GVR.GroupResource()] {
+		ri, example = metadataLister{s.metadata.Resource(key.GVR).Namespace(key.Namespace)}, &metav1.PartialObjectMetadata{}
 	} else {
-		ri, example = dynamicLister{s.dynamic.Resource(key.gvr).Namespace(key.namespace)}, &unstructured.Unstructured{}
+		ri, example = dynamicLister{s.dynamic.Resource(key.GVR).Namespace(key.Namespace)}, &unstructured.Unstructured{}
 	}
 	return &plainListWatch{cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -375,17 +328,17 @@ func (l dynamicLister) Watch(ctx context.Context, opts metav1.ListOptions) (apiw
 }
 
 // get returns the watch for key, starting it on first use.
-func (s *watchSet) get(key watchKey) cachedList {
+func (s *watchSet) get(key assess.ListKey) assess.List {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w, ok := s.watches[key]; ok {
 		return w
 	}
 	w := &watch{since: s.clock(), onErr: s.notify}
-	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key.gvr), onChange: s.notify,
-		keepGone: key.gvr == jobsGVR, clock: s.clock}
-	switch key.gvr {
-	case podsGVR:
+	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key.GVR), onChange: s.notify,
+		keepGone: key.GVR == assess.JobsGVR, clock: s.clock}
+	switch key.GVR {
+	case assess.PodsGVR:
 		w.store.carry = keepPullErrors
 	case flux.KindHelmRelease.GroupVersionResource():
 		w.store.note = reconcileStarted
@@ -393,7 +346,7 @@ func (s *watchSet) get(key watchKey) cachedList {
 	lw, example := s.listWatch(key, w)
 	backoff := reconnectBackoff
 	r := cache.NewReflectorWithOptions(lw, example, w.store, cache.ReflectorOptions{
-		Name: key.gvr.String() + " in " + key.namespace, TypeDescription: key.gvr.String(), Backoff: &backoff,
+		Name: key.GVR.String() + " in " + key.Namespace, TypeDescription: key.GVR.String(), Backoff: &backoff,
 	})
 	s.wg.Add(1)
 	go func() {
@@ -410,7 +363,7 @@ func transformFor(gvr schema.GroupVersionResource) cache.TransformFunc {
 	if t := typedKinds[gvr]; t != nil {
 		return t
 	}
-	if metadataOnly[gvr.GroupResource()] {
+	if assess.MetadataOnly[gvr.GroupResource()] {
 		return keepFieldManagers
 	}
 	return stripManagedFields
@@ -425,28 +378,28 @@ func (w *watch) setErr(err error) {
 	}
 }
 
-func (w *watch) synced() bool { return w.store.isSynced.Load() }
+func (w *watch) Synced() bool { return w.store.isSynced.Load() }
 
-func (w *watch) err() error {
+func (w *watch) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.last
 }
 
-func (w *watch) waitingSince() time.Time { return w.since }
+func (w *watch) WaitingSince() time.Time { return w.since }
 
-func (w *watch) object(namespace, name string) (any, bool) {
+func (w *watch) Object(namespace, name string) (any, bool) {
 	obj, ok, err := w.store.GetByKey(storeKey(namespace, name))
 	return obj, ok && err == nil
 }
 
-func (w *watch) list() []any { return w.store.List() }
+func (w *watch) Items() []any { return w.store.List() }
 
-func (w *watch) noted(namespace, name string) time.Time {
+func (w *watch) Noted(namespace, name string) time.Time {
 	return w.store.notedAt(storeKey(namespace, name))
 }
 
-func (w *watch) gone(namespace, name string) (any, time.Time, bool) {
+func (w *watch) Gone(namespace, name string) (any, time.Time, bool) {
 	return w.store.gone(storeKey(namespace, name))
 }
 
@@ -489,39 +442,10 @@ func keepFieldManagers(obj any) (any, error) {
 	return obj, nil
 }
 
-// asUnstructured returns a cached object as unstructured; metadata-only objects become an
-// unstructured holding their metadata, which kstatus reads as an object without status.
-func asUnstructured(obj any, gvk schema.GroupVersionKind) (*unstructured.Unstructured, bool) {
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
-		return o, true
-	case *metav1.PartialObjectMetadata:
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		u.SetGroupVersionKind(gvk)
-		u.SetName(o.Name)
-		u.SetNamespace(o.Namespace)
-		u.SetGeneration(o.Generation)
-		u.SetUID(o.UID)
-		if o.DeletionTimestamp != nil {
-			u.SetDeletionTimestamp(o.DeletionTimestamp)
-		}
-		return u, true
-	case runtime.Object:
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-		if err != nil {
-			return nil, false
-		}
-		u := &unstructured.Unstructured{Object: m}
-		u.SetGroupVersionKind(gvk)
-		return u, true
-	}
-	return nil, false
-}
-
 // waitingMessage says what a cache that has no first list yet waits for: a server that has
 // not answered, unless this client was short of CPU meanwhile (then it cannot tell).
-func waitingMessage(w cachedList, what string, now time.Time, cpu *cpuWatch) string {
-	if waited := now.Sub(w.waitingSince()); waited >= 5*time.Second {
+func waitingMessage(w assess.List, what string, now time.Time, cpu *cpuWatch) string {
+	if waited := now.Sub(w.WaitingSince()); waited >= 5*time.Second {
 		// The scheduler's latencies are by the wall clock: the wait began that long ago.
 		if worst, starved := cpu.starvedSince(time.Now().Add(-waited)); starved {
 			return fmt.Sprintf("the list of %s has not been read for %s: %s", what, waited.Round(time.Second), starvedNote(worst))
@@ -529,4 +453,15 @@ func waitingMessage(w cachedList, what string, now time.Time, cpu *cpuWatch) str
 		return fmt.Sprintf("the API server has not answered the list of %s for %s", what, waited.Round(time.Second))
 	}
 	return "waiting for the list of " + what
+}
+
+// peek returns the watch of key when one was started; it starts none.
+func (s *watchSet) peek(key assess.ListKey) (assess.List, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.watches[key]
+	if !ok {
+		return nil, false
+	}
+	return w, true
 }

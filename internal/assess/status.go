@@ -1,4 +1,4 @@
-package verify
+package assess
 
 import (
 	"fmt"
@@ -103,12 +103,12 @@ func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind) memoStatus 
 		return v
 	}
 	if v, ok = m.prev[cached]; !ok {
-		v.u, v.ok = asUnstructured(cached, gvk)
+		v.u, v.ok = AsUnstructured(cached, gvk)
 		if v.ok {
 			v.status, v.msg, v.err = objectStatus(v.u)
 			annotations := v.u.GetAnnotations()
 			v.ignoreReadiness, v.ignoreNote = classify.IgnoreReadiness(annotations)
-			v.notFromGitKeys = annotations[notFromGit]
+			v.notFromGitKeys = annotations[NotFromGit]
 		}
 		if _, metadataOnly := cached.(*metav1.PartialObjectMetadata); metadataOnly {
 			v.u = nil

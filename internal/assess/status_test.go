@@ -1,4 +1,4 @@
-package verify
+package assess
 
 import (
 	"fmt"
@@ -136,7 +136,7 @@ func TestStatusMemo(t *testing.T) {
 	}
 
 	annotated := deployment(1)
-	annotated.SetAnnotations(map[string]string{classify.AnnotationIgnoreReadiness: "true", notFromGit: "example.com/owner"})
+	annotated.SetAnnotations(map[string]string{classify.AnnotationIgnoreReadiness: "true", NotFromGit: "example.com/owner"})
 	m.turn()
 	got := m.status(annotated, gvk)
 	if diff := cmp.Diff([]any{true, "example.com/owner"}, []any{got.ignoreReadiness, got.notFromGitKeys}); diff != "" {

@@ -1,4 +1,4 @@
-package verify
+package assess
 
 import (
 	"cmp"
@@ -25,23 +25,23 @@ import (
 // list is on its way (the assessment then waits for it), when the credentials may not read it
 // (note says so: the object is then judged without it) and for kinds that are not sources.
 // A source that does not exist reads as one with no artifact.
-func (s *clusterState) source(e *assessment, ref flux.SourceRef) (src *flux.Source, note string) {
+func (a *assessor) source(e *Assessment, ref flux.SourceRef) (src *flux.Source, note string) {
 	gvr, ok := ref.GroupVersionResource()
 	if !ok || ref.Name == "" {
 		return nil, ""
 	}
-	w := s.watches.get(watchKey{gvr: gvr, namespace: ref.Namespace})
-	if err := w.err(); err != nil && !w.synced() && apierrors.IsNotFound(err) {
+	w := a.list(ListKey{GVR: gvr, Namespace: ref.Namespace})
+	if err := w.Err(); err != nil && !w.Synced() && apierrors.IsNotFound(err) {
 		return nil, "not compared with its source " + ref.ID() + ": the cluster does not serve " + gvr.Resource
 	}
-	ready, forbidden := s.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(ref.Namespace))
+	ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(ref.Namespace))
 	if forbidden != "" {
 		return nil, "not compared with its source " + ref.ID() + ": " + forbidden
 	}
 	if !ready {
 		return nil, ""
 	}
-	cached, _ := w.object(ref.Namespace, ref.Name)
+	cached, _ := w.Object(ref.Namespace, ref.Name)
 	obj, ok := cached.(*unstructured.Unstructured)
 	if !ok {
 		// Flux reports a missing source itself (Ready=False), which the gate reads.
@@ -53,15 +53,15 @@ func (s *clusterState) source(e *assessment, ref flux.SourceRef) (src *flux.Sour
 
 // firstArtifact returns the artifact revision the run first saw for a source, recording rev
 // when it is the first.
-func (s *clusterState) firstArtifact(id, rev string) string {
-	if s.firstArtifacts == nil {
-		s.firstArtifacts = map[string]string{}
+func (a *assessor) firstArtifact(id, rev string) string {
+	if a.mem.firstArtifacts == nil {
+		a.mem.firstArtifacts = map[string]string{}
 	}
-	if first, ok := s.firstArtifacts[id]; ok {
+	if first, ok := a.mem.firstArtifacts[id]; ok {
 		return first
 	}
 	if rev != "" {
-		s.firstArtifacts[id] = rev
+		a.mem.firstArtifacts[id] = rev
 	}
 	return rev
 }
@@ -69,10 +69,10 @@ func (s *clusterState) firstArtifact(id, rev string) string {
 // settleSource holds a nested object's gate back while its own source is not settled
 // (flux.SourceWait): Current waits; a source source-controller stalled on fails. It returns a
 // note when a HelmChart's own source cannot be read.
-func (s *clusterState) settleSource(e *assessment, gate *flux.Gate, src flux.Source, ownerSource string, ownerWant flux.Revision) (note string) {
+func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source, ownerSource string, ownerWant flux.Revision) (note string) {
 	var upstream *flux.Source
 	if src.Upstream.Name != "" {
-		upstream, note = s.source(e, src.Upstream)
+		upstream, note = a.source(e, src.Upstream)
 	}
 	verdict, code, message := flux.SourceWait(src, upstream, ownerSource, ownerWant)
 	if verdict == result.VerdictCurrent && src.Message != "" {
@@ -105,26 +105,26 @@ func override(g *flux.Gate, v result.Verdict, code result.Code, reason, message 
 // object back for good, and so fails the cluster (flux-dependency-failed). A dependency of the
 // same source as its dependent must apply the same revision; of another, what its source
 // offers now. One that does not exist yet, or cannot be read, is left to Flux's own wait.
-func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
+func (a *assessor) evalDependencies(e *Assessment, id string, gate flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
 	for _, dep := range gate.DependsOn {
-		if roots[dep.ID()] || (visited[dep.ID()] && !slices.Contains(e.skippedSuspended, dep.ID())) {
+		if roots[dep.ID()] || (visited[dep.ID()] && !slices.Contains(e.SkippedSuspended, dep.ID())) {
 			continue // judged in the tree, or on its own as a requested resource
 		}
-		w := s.watches.get(watchKey{gvr: dep.Kind.GroupVersionResource(), namespace: dep.Namespace})
-		ready, forbidden := s.optionalWatchReady(e, w, dep.Kind.GroupVersionResource().Resource+namespaceSuffix(dep.Namespace))
+		w := a.list(ListKey{GVR: dep.Kind.GroupVersionResource(), Namespace: dep.Namespace})
+		ready, forbidden := a.optionalWatchReady(e, w, dep.Kind.GroupVersionResource().Resource+namespaceSuffix(dep.Namespace))
 		if !ready || forbidden != "" {
 			continue
 		}
-		cached, _ := w.object(dep.Namespace, dep.Name)
+		cached, _ := w.Object(dep.Namespace, dep.Name)
 		obj, ok := cached.(*unstructured.Unstructured)
 		if !ok {
 			continue
 		}
 		srcRef := flux.SourceOf(dep.Kind, obj)
-		src, _ := s.source(e, srcRef)
+		src, _ := a.source(e, srcRef)
 		depWant := flux.NestedWant(gate.Source, want, srcRef, src)
 		g := flux.Evaluate(dep, obj, depWant, src)
-		s.graceRetried(e, &g, obj, now)
+		a.graceRetried(e, &g, obj, now)
 		what := "failed"
 		switch g.Verdict {
 		case result.VerdictSuspended:
@@ -139,11 +139,11 @@ func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate
 			continue
 		}
 		message := fmt.Sprintf("waits for %s (dependsOn), which %s: %s", dep.ID(), what, g.Message)
-		e.fail(verdictReason{verdict: result.VerdictFailed, code: result.CodeFluxDependencyFailed, reason: g.Object.Reason, message: id + ": " + message})
+		e.fail(Finding{Verdict: result.VerdictFailed, Code: result.CodeFluxDependencyFailed, Reason: g.Object.Reason, Message: id + ": " + message})
 		// The dependent's own state says so too: it will not go on.
-		for i := range e.flux {
-			if e.flux[i].ID == id {
-				e.flux[i].Verdict, e.flux[i].Code, e.flux[i].Message = result.VerdictFailed, result.CodeFluxDependencyFailed, message
+		for i := range e.Flux {
+			if e.Flux[i].ID == id {
+				e.Flux[i].Verdict, e.Flux[i].Code, e.Flux[i].Message = result.VerdictFailed, result.CodeFluxDependencyFailed, message
 			}
 		}
 		return
@@ -161,14 +161,14 @@ func (s *clusterState) evalDependencies(e *assessment, id string, gate flux.Gate
 // (helm-controller retries with a back-off). The Ready condition's lastTransitionTime cannot
 // time the window itself: kustomize-controller marks Ready Unknown at the start of every
 // attempt, so it is the end of the latest one (flux.Gate.FailedAt).
-func (s *clusterState) graceRetried(e *assessment, g *flux.Gate, obj *unstructured.Unstructured, now time.Time) {
+func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.Unstructured, now time.Time) {
 	id := g.Object.ID
 	if g.Verdict == result.VerdictCurrent {
 		// Done with the failure: a later one starts a new window. (Not on a mere pause:
 		// kustomize-controller marks Ready Unknown at every attempt.)
-		for k := range s.retriedSince {
+		for k := range a.mem.retriedSince {
 			if strings.HasPrefix(k, id+"|") {
-				delete(s.retriedSince, k)
+				delete(a.mem.retriedSince, k)
 			}
 		}
 		return
@@ -176,16 +176,16 @@ func (s *clusterState) graceRetried(e *assessment, g *flux.Gate, obj *unstructur
 	if g.Verdict != result.VerdictFailed || !g.Retried {
 		return
 	}
-	if s.retriedSince == nil {
-		s.retriedSince = map[string]time.Time{}
+	if a.mem.retriedSince == nil {
+		a.mem.retriedSince = map[string]time.Time{}
 	}
 	// A failure of another revision is another failure.
 	key := id + "|" + string(g.Code) + "|" + g.Object.LastAttemptedRevision
-	since, ok := s.retriedSince[key]
+	since, ok := a.mem.retriedSince[key]
 	if !ok {
-		since, s.retriedSince[key] = now, now
+		since, a.mem.retriedSince[key] = now, now
 	}
-	grace := s.req.Classify.RetryGrace
+	grace := a.spec.Classify.RetryGrace
 	if grace <= 0 {
 		grace = classify.DefaultRetryGrace
 	}
@@ -215,7 +215,7 @@ func (s *clusterState) graceRetried(e *assessment, g *flux.Gate, obj *unstructur
 		// helm-controller keeps Ready=False ValuesError across its retries (no new transition):
 		// an object of valuesFrom changed after the failure gets one more window, from its
 		// change, for helm-controller's back-off to try it.
-		if changed, at := s.valuesChangedSince(e, obj, g.FailedAt); changed != "" && now.Before(at.Add(grace)) {
+		if changed, at := a.valuesChangedSince(e, obj, g.FailedAt); changed != "" && now.Before(at.Add(grace)) {
 			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
 				"failing since %s; %s changed at %s, after the failure, and helm-controller tries again with a back-off; fails at %s: %s",
 				stamp(since), changed, stamp(at), stamp(at.Add(grace)), g.Message))
@@ -230,7 +230,7 @@ func (s *clusterState) graceRetried(e *assessment, g *flux.Gate, obj *unstructur
 // valuesChangedSince names a ConfigMap or Secret of a HelmRelease's valuesFrom that was
 // created or written after failed (its creationTimestamp or a managedFields time), when the
 // credentials may list them.
-func (s *clusterState) valuesChangedSince(e *assessment, obj *unstructured.Unstructured, failed time.Time) (string, time.Time) {
+func (a *assessor) valuesChangedSince(e *Assessment, obj *unstructured.Unstructured, failed time.Time) (string, time.Time) {
 	if failed.IsZero() {
 		return "", time.Time{}
 	}
@@ -239,11 +239,11 @@ func (s *clusterState) valuesChangedSince(e *assessment, obj *unstructured.Unstr
 		if r.Kind == "Secret" {
 			gvr.Resource = "secrets"
 		}
-		w := s.watches.get(watchKey{gvr: gvr, namespace: obj.GetNamespace()})
-		if ready, forbidden := s.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace())); !ready || forbidden != "" {
+		w := a.list(ListKey{GVR: gvr, Namespace: obj.GetNamespace()})
+		if ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace())); !ready || forbidden != "" {
 			continue
 		}
-		cached, ok := w.object(obj.GetNamespace(), r.Name)
+		cached, ok := w.Object(obj.GetNamespace(), r.Name)
 		if !ok {
 			continue
 		}
@@ -266,15 +266,15 @@ func (s *clusterState) valuesChangedSince(e *assessment, obj *unstructured.Unstr
 
 // noteAttempt records when the run first saw a Flux object working on the expected revision
 // (attempting it, or applied on it): a Job deleted before was of another revision (jobGone).
-func (s *clusterState) noteAttempt(g *flux.Gate, want flux.Revision, now time.Time) {
+func (a *assessor) noteAttempt(g *flux.Gate, want flux.Revision, now time.Time) {
 	if !g.Applied && (want.IsZero() || !want.Matches(g.Attempting...)) {
 		return
 	}
-	if s.firstWorkedOn == nil {
-		s.firstWorkedOn = map[string]time.Time{}
+	if a.mem.firstWorkedOn == nil {
+		a.mem.firstWorkedOn = map[string]time.Time{}
 	}
-	if _, ok := s.firstWorkedOn[g.Object.ID]; !ok {
-		s.firstWorkedOn[g.Object.ID] = now
+	if _, ok := a.mem.firstWorkedOn[g.Object.ID]; !ok {
+		a.mem.firstWorkedOn[g.Object.ID] = now
 	}
 }
 
@@ -285,7 +285,7 @@ func (s *clusterState) noteAttempt(g *flux.Gate, want flux.Revision, now time.Ti
 // before it or, for a run that starts during it, the first. A change of replicas alone (an
 // autoscaler, kubectl scale) is no new revision; a rollback then a retry is a new attempt.
 // A workload first seen already updated waits for Helm: whose it is, nothing here tells.
-func (s *clusterState) updatedByUpgrade(owner *flux.Gate, id string, u *unstructured.Unstructured) bool {
+func (a *assessor) updatedByUpgrade(owner *flux.Gate, id string, u *unstructured.Unstructured) bool {
 	if u == nil || owner.Object.Kind != string(flux.KindHelmRelease) {
 		return false
 	}
@@ -293,18 +293,18 @@ func (s *clusterState) updatedByUpgrade(owner *flux.Gate, id string, u *unstruct
 	if marker == "" {
 		return false
 	}
-	if s.upgradeBaselines == nil {
-		s.upgradeBaselines, s.lastRevisions = map[string]string{}, map[string]string{}
+	if a.mem.upgradeBaselines == nil {
+		a.mem.upgradeBaselines, a.mem.lastRevisions = map[string]string{}, map[string]string{}
 	}
 	if owner.Upgrading == "" {
-		s.lastRevisions[id] = marker
+		a.mem.lastRevisions[id] = marker
 		return false
 	}
 	key := owner.Object.ID + " " + owner.UpgradeAttempt + " " + id
-	base, ok := s.upgradeBaselines[key]
+	base, ok := a.mem.upgradeBaselines[key]
 	if !ok {
-		base = cmp.Or(s.lastRevisions[id], marker)
-		s.upgradeBaselines[key] = base
+		base = cmp.Or(a.mem.lastRevisions[id], marker)
+		a.mem.upgradeBaselines[key] = base
 	}
 	return marker != base
 }
@@ -343,11 +343,11 @@ func sameSourceWant(dependentSource string, depSource flux.SourceRef, want flux.
 // counts a Job with a TTL that is gone as finished, so one a Kustomization with spec.wait
 // counted healthy was too. done is false when neither says so. since is when the run first
 // saw the owner working on the expected revision.
-func jobGone(w cachedList, ns string, o flux.ObjectRef, owner *flux.Gate, since time.Time) (done bool, failed *batchv1.Job, message string) {
+func jobGone(w List, ns string, o flux.ObjectRef, owner *flux.Gate, since time.Time) (done bool, failed *batchv1.Job, message string) {
 	if o.Group != "batch" || o.Kind != "Job" || !owner.Applied {
 		return false, nil, ""
 	}
-	if last, at, ok := w.gone(ns, o.Name); ok && !since.IsZero() && !at.Before(since) {
+	if last, at, ok := w.Gone(ns, o.Name); ok && !since.IsZero() && !at.Before(since) {
 		job, _ := last.(*batchv1.Job)
 		switch {
 		case job == nil || job.Spec.TTLSecondsAfterFinished == nil:

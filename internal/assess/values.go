@@ -1,4 +1,4 @@
-package verify
+package assess
 
 import (
 	"time"
@@ -16,7 +16,7 @@ import (
 // changed after helm-controller last composed the values (flux.StaleValues). Objects of its
 // valuesFrom that the tree does not apply (made by an operator, or by hand) are not this
 // rollout's, and are not compared.
-func (s *clusterState) settleValues(e *assessment, gate *flux.Gate, obj *unstructured.Unstructured, parent *flux.Gate, now time.Time) (note string) {
+func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructured.Unstructured, parent *flux.Gate, now time.Time) (note string) {
 	if gate.Verdict != result.VerdictCurrent || parent == nil || parent.Object.Kind != string(flux.KindKustomization) {
 		return ""
 	}
@@ -24,11 +24,11 @@ func (s *clusterState) settleValues(e *assessment, gate *flux.Gate, obj *unstruc
 	if len(refs) == 0 {
 		return ""
 	}
-	// Applied by the tree: listed by any inventory the run read (a sibling "config"
+	// Applied by the tree: listed by any inventory of the tree (treeInventories) (a sibling "config"
 	// Kustomization's too), not only the owner's.
 	listed := map[flux.ValuesRef]bool{}
-	for _, inv := range s.inventories {
-		for _, o := range inv.refs {
+	for _, refs := range a.tree {
+		for _, o := range refs {
 			if o.Group == "" && o.Namespace == obj.GetNamespace() {
 				listed[flux.ValuesRef{Kind: o.Kind, Name: o.Name}] = true
 			}
@@ -43,8 +43,8 @@ func (s *clusterState) settleValues(e *assessment, gate *flux.Gate, obj *unstruc
 		if r.Kind == "Secret" {
 			gvr.Resource = "secrets"
 		}
-		w := s.watches.get(watchKey{gvr: gvr, namespace: obj.GetNamespace()})
-		ready, forbidden := s.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace()))
+		w := a.list(ListKey{GVR: gvr, Namespace: obj.GetNamespace()})
+		ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace()))
 		switch {
 		case forbidden != "":
 			note = joinMessage(note, "values from "+r.String()+" not compared with the release: "+forbidden)
@@ -54,7 +54,7 @@ func (s *clusterState) settleValues(e *assessment, gate *flux.Gate, obj *unstruc
 			gate.Applied = false
 			return note
 		}
-		cached, ok := w.object(obj.GetNamespace(), r.Name)
+		cached, ok := w.Object(obj.GetNamespace(), r.Name)
 		if !ok {
 			continue // the inventory's own check says it is missing
 		}
@@ -69,8 +69,8 @@ func (s *clusterState) settleValues(e *assessment, gate *flux.Gate, obj *unstruc
 	if len(changed) == 0 {
 		return note
 	}
-	hr := s.watches.get(watchKey{gvr: flux.KindHelmRelease.GroupVersionResource(), namespace: obj.GetNamespace()})
-	ev := flux.ValuesEvidence{ReconcileStarted: hr.noted(obj.GetNamespace(), obj.GetName()), WatchingSince: hr.waitingSince(), Now: now}
+	hr := a.list(ListKey{GVR: flux.KindHelmRelease.GroupVersionResource(), Namespace: obj.GetNamespace()})
+	ev := flux.ValuesEvidence{ReconcileStarted: hr.Noted(obj.GetNamespace(), obj.GetName()), WatchingSince: hr.WaitingSince(), Now: now}
 	if msg, stale, recheck := flux.StaleValues(obj, changed, ev); stale {
 		override(gate, result.VerdictInProgress, "", "ValuesNotApplied", msg)
 		gate.Applied = false

@@ -1,0 +1,269 @@
+// Package assess decides, purely, whether a Flux app is rolled out on one cluster: Assess takes
+// a view of what was read (the Flux objects, their sources, the inventories' objects, Helm's
+// release records), the run's own memory and what is verified, and returns the cluster's state
+// at that moment, with what it could not judge for want of a read (lists to open, kinds to map,
+// Helm releases to read) as data. It imports no Kubernetes client, reads no clock, starts no
+// goroutine and no watch: internal/verify fetches what an assessment needs and assesses again.
+// `verify` and `get` run this same decision, so they agree on the same view.
+package assess
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/classify"
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// Spec is what is verified on a cluster.
+type Spec struct {
+	Resources []flux.Ref
+	// Revision is the revision every resource must have applied; zero accepts any.
+	Revision flux.Revision
+	// Workloads also judges every object of the inventories, not only the Flux objects.
+	Workloads bool
+	// FailOnSuspended fails a suspended nested Flux object.
+	FailOnSuspended bool
+	// Classify holds the rollout-failure classifier's thresholds.
+	Classify classify.Options
+	// Snapshot is set when every list is read once (app-status get): a list that failed is
+	// not waited for.
+	Snapshot bool
+}
+
+// ListKey names one list: a resource type in a namespace ("" for cluster-scoped).
+type ListKey struct {
+	GVR       schema.GroupVersionResource
+	Namespace string
+}
+
+// List is what the view holds of one kind in one namespace.
+type List interface {
+	// Synced reports whether the first list has arrived.
+	Synced() bool
+	// Err is the last error of a list or a watch, if any.
+	Err() error
+	// WaitingSince is when the first list was asked for.
+	WaitingSince() time.Time
+	// Object returns the object namespace/name.
+	Object(namespace, name string) (any, bool)
+	// Items returns every object.
+	Items() []any
+	// Gone returns the last state of an object the view saw deleted (Jobs only), and when;
+	// an object created again since is not gone.
+	Gone(namespace, name string) (last any, at time.Time, ok bool)
+	// Noted is the latest moment read from any state of the object the view saw (a
+	// HelmRelease's start of a reconcile, flux.ReconcileStarted); zero when none.
+	Noted(namespace, name string) time.Time
+}
+
+// Mapping is what discovery answered for a kind: Done once it answered, Err when it could
+// not map the kind.
+type Mapping struct {
+	Mapping *meta.RESTMapping
+	Err     error
+	Done    bool
+}
+
+// Explanation is what an error of a read means for the cluster: Known is false for an error
+// that is not about reaching the API server or being allowed to read; Detail is the API
+// server's own message.
+type Explanation struct {
+	Verdict result.Verdict
+	Message string
+	Known   bool
+	Detail  string
+}
+
+// View is what was read of a cluster. Its methods only read.
+type View interface {
+	// List returns the list of key; ok is false when it was never asked for (a need).
+	List(key ListKey) (l List, ok bool)
+	// Mapping returns what discovery answered for gvk so far.
+	Mapping(gvk schema.GroupVersionKind) Mapping
+	// Release returns the Helm release record read under key (a ReleaseNeed's Key).
+	Release(key string) (StoredRelease, bool)
+	// Explain says what an error of a read means.
+	Explain(err error, what string) Explanation
+	// WaitingMessage says what a list with no first list yet waits for at now.
+	WaitingMessage(l List, what string, now time.Time) string
+}
+
+// StoredRelease is what the Helm storage secret of one release version lists, or why it could
+// not be read (Finding set). It never holds the secret's content.
+type StoredRelease struct {
+	Objects []flux.ObjectRef
+	Finding Finding
+	// RetryAt is when to read again; zero when reading again cannot help.
+	RetryAt time.Time
+}
+
+// ReleaseNeed names a Helm storage secret to read.
+type ReleaseNeed struct {
+	// Key is what View.Release finds its answer under.
+	Key string
+	// Owner is the HelmRelease's ID.
+	Owner           string
+	Namespace, Name string
+}
+
+// Needs is what an assessment could not judge for want of a read.
+type Needs struct {
+	Lists    []ListKey
+	Mappings []schema.GroupVersionKind
+	Releases []ReleaseNeed
+}
+
+// Empty reports whether nothing is needed.
+func (n Needs) Empty() bool { return len(n.Lists) == 0 && len(n.Mappings) == 0 && len(n.Releases) == 0 }
+
+// Finding explains a verdict.
+type Finding struct {
+	Verdict result.Verdict
+	Code    result.Code
+	Reason  string
+	Message string
+}
+
+// Assessment is the state of one cluster at one moment.
+type Assessment struct {
+	Flux    []result.FluxObject
+	Objects []result.Object
+
+	// Fatal is set by the first thing that settles the cluster's verdict on its own: a
+	// failure, a suspension, or credentials that may not read what is needed.
+	Fatal *Finding
+	// Pending is the first reason the cluster is not done yet; nil when everything is Current.
+	Pending *Finding
+	// NotFound is set when a requested Flux object does not exist (yet).
+	NotFound bool
+	// Syncing is true while a list is still loading (or was never asked for).
+	Syncing bool
+	// Listing is true while a first list is on its way (not failed).
+	Listing bool
+	// InFlight are the lists of the inventories' kinds whose first list is on its way, each
+	// once (not the classifier's, nor the Flux objects' own).
+	InFlight []List
+	// Recheck is the earliest moment a grace period ends.
+	Recheck time.Time
+	// SkippedSuspended are the nested objects reported suspended and not judged.
+	SkippedSuspended []string
+	// RootsApplied is set when every requested object has applied the expected revision.
+	RootsApplied bool
+	// Keys are the lists the decision read, in the order it first read them: what a
+	// consistent read must cover (see verify's confirmation).
+	Keys []ListKey
+	// Needs is what the decision lacked.
+	Needs Needs
+
+	appliedRoots int
+	mappings     map[schema.GroupVersionKind]Mapping
+	needed       map[any]bool
+	read         map[ListKey]bool
+}
+
+// Current reports whether the assessment is a Current verdict: nothing failed, nothing
+// pending, nothing missing.
+func (e *Assessment) Current() bool {
+	return e.Fatal == nil && e.Pending == nil && !e.Syncing && e.Needs.Empty()
+}
+
+func (e *Assessment) fail(v Finding) {
+	if e.Fatal == nil {
+		e.Fatal = &v
+	}
+}
+
+func (e *Assessment) wait(v Finding) {
+	if e.Pending == nil {
+		e.Pending = &v
+	}
+}
+
+// RecheckAt asks for another assessment at t at the latest.
+func (e *Assessment) RecheckAt(t time.Time) { e.recheckAt(t) }
+
+func (e *Assessment) recheckAt(t time.Time) {
+	if !t.IsZero() && (e.Recheck.IsZero() || t.Before(e.Recheck)) {
+		e.Recheck = t
+	}
+}
+
+// need records a read the decision lacks, once.
+func (e *Assessment) need(what any) {
+	if e.needed == nil {
+		e.needed = map[any]bool{}
+	}
+	if e.needed[what] {
+		return
+	}
+	e.needed[what] = true
+	switch n := what.(type) {
+	case ListKey:
+		e.Needs.Lists = append(e.Needs.Lists, n)
+	case schema.GroupVersionKind:
+		e.Needs.Mappings = append(e.Needs.Mappings, n)
+	case ReleaseNeed:
+		e.Needs.Releases = append(e.Needs.Releases, n)
+	}
+}
+
+// Memory is the run's own state between assessments of one cluster: what the run saw first
+// (artifacts, attempts, installs, failures) and caches of what it parsed. Only Assess changes
+// it.
+type Memory struct {
+	// inventories caches each Flux object's parsed inventory by resourceVersion.
+	inventories map[string]parsedInventory
+	// statuses memoizes the kstatus status of each cached object state.
+	statuses statusMemo
+	// lastObjects is how many objects the last assessment listed.
+	lastObjects int
+	// firstArtifacts is the artifact revision the run first saw for each source a requested
+	// object applies from: a move away from it supersedes the expected one.
+	firstArtifacts map[string]string
+	// firstWorkedOn is when the run first saw each Flux object working on the expected
+	// revision: a Job deleted before that was of a previous revision.
+	firstWorkedOn map[string]time.Time
+	// upgradeBaselines and lastRevisions are the rollout revisions of a HelmRelease's
+	// workloads when an upgrade attempt started, and the last seen outside one.
+	upgradeBaselines map[string]string
+	lastRevisions    map[string]string
+	// installSeen is when the run first saw each HelmRelease installing a chart.
+	installSeen map[string]time.Time
+	// retriedSince is when the run first saw each Flux object fail in a way its controller
+	// retries, by object and code; forgotten once the object is Current.
+	retriedSince map[string]time.Time
+}
+
+// NewMemory is the memory of a run that has seen nothing yet.
+func NewMemory() *Memory {
+	return &Memory{inventories: map[string]parsedInventory{}}
+}
+
+// assessor is one assessment under way.
+type assessor struct {
+	view View
+	mem  *Memory
+	spec Spec
+	now  time.Time
+	e    *Assessment
+	// tree is every inventory of the tree, by its Flux object's ID (treeInventories).
+	tree map[string][]flux.ObjectRef
+}
+
+// MappingRetry is how long a kind that could not be mapped waits before it is asked again.
+const MappingRetry = 2 * time.Second
+
+// Assess decides the cluster's state from view at now. Its only effect is on mem, the run's
+// memory (what it saw first, parse caches); it reads nothing but view and starts nothing: what
+// it lacked is in the assessment's Needs.
+func Assess(view View, mem *Memory, spec Spec, now time.Time) *Assessment {
+	if mem.inventories == nil {
+		mem.inventories = map[string]parsedInventory{}
+	}
+	a := &assessor{view: view, mem: mem, spec: spec, now: now}
+	return a.assess()
+}
