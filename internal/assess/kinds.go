@@ -41,7 +41,7 @@ var NoReadiness = map[schema.GroupResource]bool{
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}:              true,
 	{Group: "source.toolkit.fluxcd.io", Resource: "gitrepositories"}:       true, {Group: "source.toolkit.fluxcd.io", Resource: "ocirepositories"}: true,
 	{Group: "source.toolkit.fluxcd.io", Resource: "helmrepositories"}: true, {Group: "source.toolkit.fluxcd.io", Resource: "helmcharts"}: true,
-	{Group: "source.toolkit.fluxcd.io", Resource: "buckets"}: true,
+	{Group: "source.toolkit.fluxcd.io", Resource: "buckets"}: true, {Group: "source.toolkit.fluxcd.io", Resource: "externalartifacts"}: true,
 }
 
 // AsUnstructured returns a cached object as unstructured; metadata-only objects become an

@@ -144,7 +144,18 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 			}
 		}
 		if v.remote && d.verdict == result.VerdictCurrent {
-			d.message = joinSentences(d.message, remoteNote(v))
+			if waited, how := remoteWaited(ref.Kind, obj); waited {
+				d.message = joinSentences(d.message, remoteNote(v)+"; "+how)
+			} else {
+				d = decision{verdict: result.VerdictFailed, code: result.CodeFluxRemoteUnverified, reason: "RemoteNotVerified",
+					message: joinSentences(d.message, remoteNote(v)+", and Flux did not wait for them ("+how+
+						"): their rollout is verified nowhere; set spec.wait (a HelmRelease: leave Helm's wait on), or verify the remote cluster's objects there")}
+			}
+		}
+		if ref.Kind == KindHelmRelease && d.verdict == result.VerdictCurrent {
+			if c := v.cond(driftedCondition); c.status == string(metav1.ConditionTrue) {
+				d.message = joinSentences(d.message, "helm-controller detected drift (Drifted=True, drift detection in warn mode): the cluster differs from the release: "+c.message)
+			}
 		}
 		if c := v.cond(meta.ReadyCondition); c.status != "" {
 			fo.Ready = c.status
@@ -186,6 +197,34 @@ func retryInterval(obj *unstructured.Unstructured, message string) time.Duration
 		}
 	}
 	return 0
+}
+
+// driftedCondition is helm-controller's condition for a release whose objects differ from the
+// cluster (spec.driftDetection.mode: warn; helm-controller v1.6 api/v2 DriftedCondition).
+const driftedCondition = "Drifted"
+
+// remoteWaited reports whether Flux itself waited for the objects an object applies to a
+// remote cluster before it said Ready: a Kustomization with spec.wait or health checks, a
+// HelmRelease with Helm's wait (on unless disableWait); how says which, or what is missing.
+func remoteWaited(kind Kind, obj *unstructured.Unstructured) (bool, string) {
+	switch kind {
+	case KindKustomization:
+		if wait, _, _ := unstructured.NestedBool(obj.Object, "spec", "wait"); wait {
+			return true, "kustomize-controller waited for them (spec.wait)"
+		}
+		if checks, _, _ := NestedSlice(obj.Object, "spec", "healthChecks"); len(checks) > 0 {
+			return true, fmt.Sprintf("kustomize-controller checked %d of them (spec.healthChecks)", len(checks))
+		}
+		return false, "no spec.wait, no spec.healthChecks"
+	case KindHelmRelease:
+		for _, action := range []string{"install", "upgrade"} {
+			if off, _, _ := unstructured.NestedBool(obj.Object, "spec", action, "disableWait"); off {
+				return false, "spec." + action + ".disableWait"
+			}
+		}
+		return true, "Helm waited for them"
+	}
+	return false, "no wait"
 }
 
 // remoteNote says that the objects of an object applying to another cluster are not verified.

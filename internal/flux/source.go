@@ -21,7 +21,14 @@ var sourceResources = map[string]string{
 	"Bucket":         "buckets",
 	"HelmChart":      "helmcharts",
 	"HelmRepository": "helmrepositories",
+	// An ExternalArtifact (Flux 2.7) is written by another controller (source-watcher's
+	// ArtifactGenerator); kustomize-controller and helm-controller accept it as a sourceRef
+	// and a chartRef.
+	KindExternalArtifact: "externalartifacts",
 }
+
+// KindExternalArtifact is the source kind another controller writes an artifact to.
+const KindExternalArtifact = "ExternalArtifact"
 
 const sourceGroup = "source.toolkit.fluxcd.io"
 
@@ -153,10 +160,15 @@ func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
 		}
 	}
 	s.Done = observed == generation
+	if ref.Kind == KindExternalArtifact {
+		// Its producer writes its status whole (no observedGeneration, no Reconciling): the
+		// artifact it holds is the one it offers, unless its producer says it is not Ready.
+		s.Done = s.Revision != "" && ready.status != string(metav1.ConditionFalse)
+	}
 	if ref.Kind == "HelmChart" {
 		s.Done = s.Done && ready.status == string(metav1.ConditionTrue) && reconciling.status != string(metav1.ConditionTrue)
 	}
-	if stalled.status == string(metav1.ConditionTrue) && observed == generation {
+	if stalled.status == string(metav1.ConditionTrue) && (observed == generation || ref.Kind == KindExternalArtifact) {
 		s.Stalled, s.Message = true, stalled.message
 	} else if ready.status == string(metav1.ConditionFalse) {
 		s.Message = ready.message

@@ -101,6 +101,22 @@ status:
   - {type: Reconciling, status: "True", reason: Progressing, message: building artifact}
   - {type: Ready, status: Unknown, reason: Progressing}`,
 			Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}},
+		{"external artifact written by its generator", SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, `
+metadata: {generation: 1}
+spec: {sourceRef: {apiVersion: source.extensions.fluxcd.io/v1beta1, kind: ArtifactGenerator, name: web}}
+status:
+  artifact: {revision: latest@sha256:` + shaA + `}
+  conditions: [{type: Ready, status: "True", reason: Succeeded}]`,
+			Source{Ref: SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, Revision: "latest@sha256:" + shaA, Done: true}},
+		{"external artifact its generator failed to refresh", SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, `
+metadata: {generation: 1}
+status:
+  artifact: {revision: latest@sha256:` + shaA + `}
+  conditions: [{type: Ready, status: "False", reason: BuildFailed, message: no such path}]`,
+			Source{Ref: SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, Revision: "latest@sha256:" + shaA, Message: "no such path"}},
+		{"external artifact not written yet", SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, `
+metadata: {generation: 1}`,
+			Source{Ref: SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}}},
 		{"chart still building", SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}, `
 metadata: {generation: 1}
 spec: {sourceRef: {kind: GitRepository, name: repo}}

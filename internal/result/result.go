@@ -75,6 +75,7 @@ const (
 	CodeFluxUpgradeFailed        Code = "flux-upgrade-failed"
 	CodeFluxTestFailed           Code = "flux-test-failed"
 	CodeFluxRolledBack           Code = "flux-rolled-back"
+	CodeFluxRemoteUnverified     Code = "flux-remote-unverified"
 )
 
 // Codes lists every failure code, in the order the README and docs/verdicts.md document them.
@@ -85,7 +86,7 @@ var Codes = []Code{
 	CodeFluxChartFailed, CodeFluxValuesFailed,
 	CodeFluxReconciliationFailed, CodeFluxPruneFailed, CodeFluxDependencyNotReady, CodeFluxDependencyFailed,
 	CodeFluxRevisionSuperseded, CodeFluxSuspended,
-	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack,
+	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack, CodeFluxRemoteUnverified,
 }
 
 // ObjectStatus is the status of one object of an inventory, as kstatus computes it

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -398,10 +400,33 @@ func (s *clusterState) chartUpstream(ctx context.Context, chart flux.SourceRef) 
 	return up, true
 }
 
-// requestSource asks source-controller to reconcile a source now, unless it is suspended.
+// artifactGeneratorGVR is the resource of source-watcher's ArtifactGenerator, the controller
+// that writes ExternalArtifacts in Flux 2.7.
+var artifactGeneratorGVR = schema.GroupVersionResource{Group: "source.extensions.fluxcd.io", Version: "v1beta1", Resource: "artifactgenerators"}
+
+// requestSource asks source-controller to reconcile a source now, unless it is suspended. An
+// ExternalArtifact has no controller of its own to ask: its producer is asked when it is an
+// ArtifactGenerator (spec.sourceRef), and a note says so when it is not.
 func (s *clusterState) requestSource(ctx context.Context, t *trigger, slots requestSlots, src flux.SourceRef) {
 	gvr, ok := src.GroupVersionResource()
 	if !ok {
+		return
+	}
+	if src.Kind == flux.KindExternalArtifact {
+		obj, err := s.getFlux(ctx, gvr, src.Namespace, src.Name)
+		if err != nil {
+			t.note("reconciliation not requested: reading %s: %s", src.ID(), apiMessage(err))
+			return
+		}
+		producer, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "sourceRef")
+		apiVersion, kind, name := producer["apiVersion"], producer["kind"], producer["name"]
+		ns := cmp.Or(producer["namespace"], src.Namespace)
+		if kind != "ArtifactGenerator" || name == "" || !strings.HasPrefix(apiVersion, artifactGeneratorGVR.Group+"/") {
+			t.note("reconciliation not requested: %s is written by %s, which app-status cannot ask to reconcile; its artifact is verified as it is",
+				src.ID(), cmp.Or(strings.TrimSpace(kind+" "+name), "an unnamed producer"))
+			return
+		}
+		s.request(ctx, t, slots, artifactGeneratorGVR, result.ObjectID(kind, ns, name), ns, name, map[string]string{requestedAtAnnotation: token(s.req.Clock())})
 		return
 	}
 	s.request(ctx, t, slots, gvr, src.ID(), src.Namespace, src.Name, map[string]string{requestedAtAnnotation: token(s.req.Clock())})

@@ -204,18 +204,40 @@ status:
 }
 
 // TestAssessRemoteCluster: a Kustomization with spec.kubeConfig applies to another cluster:
-// its objects are never looked up here (a namesake would pass, none would wait forever).
+// its objects are never looked up here (a namesake would pass, none would wait forever). It is
+// Current only when Flux itself waited for them (spec.wait, health checks); without, Ready
+// says only that they were applied, and the verdict is flux-remote-unverified.
 func TestAssessRemoteCluster(t *testing.T) {
 	t.Parallel()
-	remote := strings.Replace(kustomization(readyOnB), "spec: {sourceRef: {kind: GitRepository, name: app}}",
-		"spec: {sourceRef: {kind: GitRepository, name: app}, kubeConfig: {secretRef: {name: prod}}}", 1)
-	s := newFakeState(t, revB, remote+"\n---\n"+deploymentPulling)
-	e := s.assess(fixtureNow)
-	if e.Fatal != nil || e.Pending != nil || len(e.Objects) != 0 {
-		t.Fatalf("fatal %+v, pending %+v, objects %v; want Current, no object looked up", e.Fatal, e.Pending, e.Objects)
+	remote := func(extra string) string {
+		return strings.Replace(kustomization(readyOnB), "spec: {sourceRef: {kind: GitRepository, name: app}}",
+			"spec: {sourceRef: {kind: GitRepository, name: app}, kubeConfig: {secretRef: {name: prod}}"+extra+"}", 1)
 	}
-	if !e.Flux[0].Remote || !strings.Contains(e.Flux[0].Message, "applied to a remote cluster") {
-		t.Errorf("flux object %+v, want it remote, saying its objects are not verified here", e.Flux[0])
+	for _, tt := range []struct {
+		name  string
+		extra string
+		code  result.Code
+	}{
+		{name: "without wait", code: result.CodeFluxRemoteUnverified},
+		{name: "with spec.wait", extra: ", wait: true"},
+		{name: "with health checks", extra: ", healthChecks: [{apiVersion: apps/v1, kind: Deployment, name: web, namespace: shop}]"},
+	} {
+		s := newFakeState(t, revB, remote(tt.extra)+"\n---\n"+deploymentPulling)
+		e := s.assess(fixtureNow)
+		if len(e.Objects) != 0 {
+			t.Errorf("%s: objects %v; want none looked up", tt.name, e.Objects)
+		}
+		switch {
+		case tt.code != "":
+			if e.Fatal == nil || e.Fatal.Code != tt.code || !strings.Contains(e.Fatal.Message, "set spec.wait") {
+				t.Errorf("%s: fatal %+v, pending %+v; want %s saying how to verify it", tt.name, e.Fatal, e.Pending, tt.code)
+			}
+		case e.Fatal != nil || e.Pending != nil:
+			t.Errorf("%s: fatal %+v, pending %+v; want Current", tt.name, e.Fatal, e.Pending)
+		}
+		if !e.Flux[0].Remote || !strings.Contains(e.Flux[0].Message, "applied to a remote cluster") {
+			t.Errorf("%s: flux object %+v, want it remote, saying its objects are not verified here", tt.name, e.Flux[0])
+		}
 	}
 }
 
