@@ -60,6 +60,15 @@ type List interface {
 	Noted(namespace, name string) time.Time
 }
 
+// Ordered is a List that knows when it was read, among the reads of one cluster: it was
+// requested once Sent reads had returned, and its own answer was the Done-th. A list is a
+// quorum read (no resourceVersion), so it holds every object as of a moment after it was
+// requested: a list whose Sent is at least another's Done holds objects no older than what
+// that other list said. Watches are not Ordered: their streams are delivered in any order.
+type Ordered interface {
+	ReadOrder() (sent, done uint64)
+}
+
 // Mapping is what discovery answered for a kind: Done once it answered, Err when it could
 // not map the kind.
 type Mapping struct {
@@ -158,6 +167,12 @@ type Assessment struct {
 	Keys []ListKey
 	// Needs is what the decision lacked.
 	Needs Needs
+	// Unconfirmed are the lists whose objects the verdict would rest on without their having
+	// been read after the Flux status that says applied (see consistency); when only they
+	// stand between the assessment and Current, Pending says so and AwaitsConsistentRead is
+	// set: the fetching side reads them again, after the Flux objects, and assesses again.
+	Unconfirmed          []ListKey
+	AwaitsConsistentRead bool
 
 	appliedRoots int
 	mappings     map[schema.GroupVersionKind]Mapping
@@ -250,6 +265,8 @@ type assessor struct {
 	spec Spec
 	now  time.Time
 	e    *Assessment
+	// fluxLists is the list each Flux object was read from, by its ID (consistency).
+	fluxLists map[string]List
 	// tree is every inventory of the tree, by its Flux object's ID (treeInventories).
 	tree map[string][]flux.ObjectRef
 }

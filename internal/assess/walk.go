@@ -104,6 +104,12 @@ func (a *assessor) assess() *Assessment {
 		a.evalFlux(e, ref, nil, a.spec.Revision, now, visited, roots)
 	}
 	e.RootsApplied = !a.spec.Revision.IsZero() && e.appliedRoots == len(a.spec.Resources)
+	if e.Fatal == nil && e.Pending == nil && e.Needs.Empty() && !e.Syncing && len(e.Unconfirmed) > 0 {
+		// Current on what was read, but not on a consistent read: said once it is.
+		e.AwaitsConsistentRead = true
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Confirming",
+			Message: fmt.Sprintf("confirming on a consistent read of %s", fewKeys(e.Unconfirmed))})
+	}
 	if !e.Needs.Empty() {
 		// What was never asked for is not listed yet: nothing is Current without it.
 		e.Syncing = true
@@ -113,6 +119,50 @@ func (a *assessor) assess() *Assessment {
 		return cmp.Or(strings.Compare(a.Owner, b.Owner), strings.Compare(a.ID, b.ID))
 	})
 	return e
+}
+
+// consistency: a Current verdict rests on objects read no earlier than the Flux status that
+// says applied. A Kustomization without wait is Ready on revision B a few milliseconds after
+// kustomize-controller's server-side apply returns; a view whose Deployment was read before
+// that status (a watch stream delivered later than the Kustomization's, or a list made
+// before) may hold its previous generation, rolled out, and would pass. So every object
+// judged, and every nested Flux object, must come from a list requested after the list of its
+// owner's status returned (Ordered), or from that very list (one list is one moment). By
+// induction down the tree, every object judged was read after every Flux status above it said
+// applied. Lists that do not know their order (watches) never confirm: the fetching side then
+// reads the Flux objects anew, a level at a time, and the other kinds after them.
+func (a *assessor) consistent(key ListKey, l List, ownerID string) {
+	owner := a.fluxLists[ownerID]
+	if owner == nil || owner == l {
+		return
+	}
+	lo, ok := l.(Ordered)
+	oo, ownerOK := owner.(Ordered)
+	if ok && ownerOK {
+		sent, _ := lo.ReadOrder()
+		if _, done := oo.ReadOrder(); sent >= done {
+			return
+		}
+	}
+	if !slices.Contains(a.e.Unconfirmed, key) {
+		a.e.Unconfirmed = append(a.e.Unconfirmed, key)
+	}
+}
+
+// fewKeys names up to three lists, and how many more.
+func fewKeys(keys []ListKey) string {
+	var names []string
+	for _, k := range keys {
+		n := k.GVR.Resource
+		if k.Namespace != "" {
+			n += " in " + k.Namespace
+		}
+		names = append(names, n)
+	}
+	if len(names) > 3 {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+	}
+	return strings.Join(names, ", ")
 }
 
 // treeInventories reads, before anything is judged, every inventory of the tree under the
@@ -169,11 +219,19 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	visited[id] = true
 	fo := result.FluxObject{ID: id, Kind: string(ref.Kind), Namespace: ref.Namespace, Name: ref.Name, Owner: owner, Ready: "Unknown", Verdict: result.VerdictInProgress}
 
-	w := a.list(ListKey{GVR: ref.Kind.GroupVersionResource(), Namespace: ref.Namespace})
+	fluxKey := ListKey{GVR: ref.Kind.GroupVersionResource(), Namespace: ref.Namespace}
+	w := a.list(fluxKey)
 	if !a.watchReady(e, w, string(ref.Kind)+" in namespace "+ref.Namespace) {
 		fo.Message = "not listed yet"
 		e.Flux = append(e.Flux, fo)
 		return
+	}
+	if a.fluxLists == nil {
+		a.fluxLists = map[string]List{}
+	}
+	a.fluxLists[id] = w
+	if parent != nil {
+		a.consistent(fluxKey, w, parent.Object.ID)
 	}
 	cached, ok := w.Object(ref.Namespace, ref.Name)
 	obj, isU := cached.(*unstructured.Unstructured)
@@ -359,8 +417,11 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 		// namespace; a cluster-scoped one has none.
 		ns, ro.Namespace, ro.ID = "", "", result.ObjectID(o.Kind, "", o.Name)
 	}
-	w := a.list(ListKey{GVR: mapping.Resource, Namespace: ns})
-	if !w.Synced() {
+	objKey := ListKey{GVR: mapping.Resource, Namespace: ns}
+	w := a.list(objKey)
+	if w.Synced() {
+		a.consistent(objKey, w, owner.Object.ID)
+	} else {
 		// (What the watch is, said only while it has no first list: a synced watch is ready
 		// either way.)
 		what := mapping.Resource.Resource + namespaceSuffix(ns)

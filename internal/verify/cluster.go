@@ -66,6 +66,8 @@ type clusterState struct {
 
 	// mem is the run's own memory, which only assess.Assess changes.
 	mem *assess.Memory
+	// readOrder numbers the cluster's list reads (assess.Ordered).
+	readOrder *readOrder
 
 	// disco asks the API server which resources a group version serves (discover), off the
 	// assessment (fetches).
@@ -190,20 +192,22 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 				e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: "ReconcileRequested", Message: msg}
 			}
 		}
-		if e.Current() {
-			// Said only on a consistent read (confirm): the watches' view may mix moments.
+		if e.AwaitsConsistentRead {
+			// Current on what the watches hold, which may mix moments: said only on a
+			// consistent read (assess's consistency rule; confirm).
 			c := state.confirm(ctx, e, now)
-			if !c.Current() {
-				if req.Snapshot {
-					e = c
-				} else {
-					confirmMisses++
-					e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: "Confirming",
-						Message: "confirming on a consistent read: " + cmp.Or(pendingMessage(c), "the watches are behind the cluster")}
-					e.RecheckAt(now.Add(confirmBackoff(confirmMisses)))
-				}
-			} else {
+			switch {
+			case c.Current():
+				confirmMisses = 0
 				e = c
+			case req.Snapshot:
+				e = c
+			default:
+				// The read disagrees: the watches are behind the cluster, and catch up.
+				confirmMisses++
+				e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: "Confirming",
+					Message: "the consistent read is not Current yet: " + cmp.Or(pendingMessage(c), "waiting for the watches")}
+				e.RecheckAt(now.Add(confirmBackoff(confirmMisses)))
 			}
 		}
 		last = e
@@ -436,7 +440,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		mem:   assess.NewMemory(), mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}
 	if req.Snapshot {
-		s.watches = newListSet(ctx, dyn, md, req.Clock)
+		s.watches = newListSet(ctx, dyn, md, req.Clock, s.readOrder)
 		s.fetches = newFetcher(ctx, func() {}, true)
 		s.closeAll = cancel
 	} else {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/org/app-status-action/internal/assess"
@@ -24,6 +25,7 @@ type listSet struct {
 	dynamic  dynamic.Interface
 	metadata metadata.Interface
 	clock    func() time.Time
+	order    *readOrder
 	lists    map[assess.ListKey]*staticList
 }
 
@@ -32,11 +34,17 @@ type staticList struct {
 	store   cache.Store
 	listErr error
 	since   time.Time
+	// sent and done place the read among the cluster's others (assess.Ordered).
+	sent, done uint64
 }
 
-func newListSet(ctx context.Context, dyn dynamic.Interface, md metadata.Interface, clock func() time.Time) *listSet {
-	return &listSet{ctx: ctx, dynamic: dyn, metadata: md, clock: clock, lists: map[assess.ListKey]*staticList{}}
+func newListSet(ctx context.Context, dyn dynamic.Interface, md metadata.Interface, clock func() time.Time, order *readOrder) *listSet {
+	return &listSet{ctx: ctx, dynamic: dyn, metadata: md, clock: clock, order: order, lists: map[assess.ListKey]*staticList{}}
 }
+
+// readOrder numbers the list reads of one cluster (assess.Ordered): how many had returned when
+// each was requested, and the rank of each answer.
+type readOrder struct{ returned atomic.Uint64 }
 
 // get lists key now, the first time it is asked for, within snapshotListTimeout.
 func (s *listSet) get(key assess.ListKey) assess.List {
@@ -47,6 +55,10 @@ func (s *listSet) get(key assess.ListKey) assess.List {
 	s.lists[key] = l
 	ctx, cancel := context.WithTimeout(s.ctx, snapshotListTimeout)
 	defer cancel()
+	if s.order != nil {
+		l.sent = s.order.returned.Load()
+		defer func() { l.done = s.order.returned.Add(1) }()
+	}
 	var items []runtime.Object
 	if assess.MetadataOnly[key.GVR.GroupResource()] {
 		list, err := s.metadata.Resource(key.GVR).Namespace(key.Namespace).List(ctx, metav1.ListOptions{})
@@ -103,3 +115,6 @@ func (s *listSet) peek(key assess.ListKey) (assess.List, bool) {
 	}
 	return l, true
 }
+
+// ReadOrder places the list among the cluster's reads (assess.Ordered).
+func (l *staticList) ReadOrder() (sent, done uint64) { return l.sent, l.done }

@@ -142,6 +142,10 @@ func untilCurrent(t *testing.T, state *clusterState) {
 	deadline := time.After(time.Minute)
 	for {
 		e := state.assess(time.Now())
+		if e.AwaitsConsistentRead {
+			// As the cluster's loop does: Current is said on a consistent read.
+			e = state.confirm(t.Context(), e, time.Now())
+		}
 		if e.Fatal != nil {
 			t.Fatalf("verdict %s: %s", e.Fatal.Verdict, e.Fatal.Message)
 		}

@@ -127,35 +127,31 @@ func (s *clusterState) peekMapping(gvk schema.GroupVersionKind) assess.Mapping {
 	return assess.Mapping{}
 }
 
-// confirm reads the app again, consistently, after a view said Current (e), and returns the
-// decision over that read: Current is said only when it agrees.
-//
-// The rule: a Current verdict rests on objects read no earlier than the Flux status that says
-// applied. Each kind has its own watch stream, delivered in any order: a Kustomization without
-// wait is Ready on revision B a few milliseconds after kustomize-controller's apply returns,
-// and its event may be delivered before the Deployment's, while the Deployment's cache still
-// holds its previous generation, rolled out. A list with no resourceVersion is a quorum read
-// (the API server answers from etcd, or from a watch cache it has first brought up to date):
-// it returns every object as of a moment after the request was sent. So the Flux objects are
-// read first, the tree a level a round (a nested object's list is read after its owner's, and
-// only Flux kinds are read before the tree is whole), then every other kind the decision
-// reads is listed once more, after the last Flux list: every object judged was read after
-// every Flux status that said applied, at any depth. With watches the whole read is anew
-// (a snapshot's lists); a snapshot (get) lists the other kinds once more over its own lists.
-// It costs one list per kind and namespace of the app, once per Current verdict.
+// confirm reads the cluster consistently after an assessment was Current but for the order of
+// its reads (assess's consistency rule: every object judged read after the Flux status above
+// it said applied), and returns the decision over that read. Lists are quorum reads (no
+// resourceVersion: the API server answers from etcd, or from a watch cache it first brought up
+// to date), so a list requested after another returned holds objects no older than it. With
+// watches, whose streams are delivered in any order, everything is read anew as a snapshot
+// reads it: the Flux objects a level of the tree a round, each list requested after the one
+// of its owner's status returned; a snapshot (get) keeps its own lists. Then the lists still
+// read too early (a Deployment listed in the same round as the nested Kustomization that owns
+// it) are read once more, after every Flux list. It costs one list per kind and namespace of
+// the app, once per Current verdict.
 func (s *clusterState) confirm(ctx context.Context, e *assess.Assessment, now time.Time) *assess.Assessment {
 	base := s.watches
 	if !s.req.Snapshot {
-		base = newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock)
-		if e = s.assessFrom(base, now); !e.Current() {
+		// Watches know no order: the Flux objects are read anew, a level of the tree a
+		// round, with every other kind the decision reads.
+		base = newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder)
+		if e = s.assessFrom(base, now); !e.AwaitsConsistentRead {
 			return e
 		}
 	}
-	again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock)
-	for _, key := range e.Keys {
-		if !isFluxResource(key.GVR) {
-			again.get(key)
-		}
+	// The lists read before a Flux status above them returned, read again after every one.
+	again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder)
+	for _, key := range e.Unconfirmed {
+		again.get(key)
 	}
 	return s.assessFrom(&layeredLists{top: again, base: base}, now)
 }

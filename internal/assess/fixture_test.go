@@ -1,0 +1,185 @@
+package assess
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// fixtureNow is the moment every fixture is assessed at.
+var fixtureNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// fixtureKinds are the kinds the fixtures hold, with their resources and scope.
+var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
+	{Group: "apps", Version: "v1", Resource: "deployments"}:  "Deployment",
+	{Group: "apps", Version: "v1", Resource: "statefulsets"}: "StatefulSet",
+	{Version: "v1", Resource: "services"}:                    "Service",
+	{Version: "v1", Resource: "configmaps"}:                  "ConfigMap",
+	{Version: "v1", Resource: "secrets"}:                     "Secret",
+	PodsGVR:                                                  "Pod",
+	RSGVR:                                                    "ReplicaSet",
+	JobsGVR:                                                  "Job",
+	{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}: "Kustomization",
+	{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}:        "HelmRelease",
+	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}:   "GitRepository",
+	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}:   "OCIRepository",
+	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "externalartifacts"}: "ExternalArtifact",
+	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}:        "HelmChart",
+})
+
+func kindsOf(resources map[schema.GroupVersionResource]string) map[schema.GroupVersionKind]schema.GroupVersionResource {
+	kinds := map[schema.GroupVersionKind]schema.GroupVersionResource{}
+	for gvr, kind := range resources {
+		kinds[gvr.GroupVersion().WithKind(kind)] = gvr
+	}
+	return kinds
+}
+
+// fixtureList is one kind in one namespace of a fixture view.
+type fixtureList struct {
+	objects map[string]any
+	err     error
+	// ordered lists know when they were read (Ordered): sent and done.
+	ordered    bool
+	sent, done uint64
+}
+
+func (l *fixtureList) Synced() bool            { return l.err == nil }
+func (l *fixtureList) Err() error              { return l.err }
+func (l *fixtureList) WaitingSince() time.Time { return fixtureNow.Add(-time.Hour) }
+func (l *fixtureList) Object(namespace, name string) (any, bool) {
+	o, ok := l.objects[namespace+"/"+name]
+	return o, ok
+}
+
+func (l *fixtureList) Items() []any {
+	out := make([]any, 0, len(l.objects))
+	for _, o := range l.objects {
+		out = append(out, o)
+	}
+	return out
+}
+func (l *fixtureList) Gone(string, string) (any, time.Time, bool) { return nil, time.Time{}, false }
+func (l *fixtureList) Noted(string, string) time.Time             { return time.Time{} }
+
+// orderedList is a fixtureList that knows when it was read.
+type orderedList struct{ *fixtureList }
+
+func (l orderedList) ReadOrder() (sent, done uint64) { return l.sent, l.done }
+
+// fixtureView is a cluster made of YAML documents: every kind of fixtureKinds is listed (empty
+// when no document has it), discovery knows them all, and no Helm storage is read.
+type fixtureView struct {
+	lists     map[ListKey]*fixtureList
+	forbidden map[schema.GroupResource]bool
+}
+
+// newFixtureView reads docs (YAML documents separated by ---). order, when set, lists the
+// resources in the order they were read: each list of such a resource was requested once
+// the lists before it had returned (Ordered); the others are watches, which know no order.
+func newFixtureView(t *testing.T, docs string, order ...string) *fixtureView {
+	t.Helper()
+	v := &fixtureView{lists: map[ListKey]*fixtureList{}, forbidden: map[schema.GroupResource]bool{}}
+	for _, doc := range strings.Split(docs, "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		data, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			t.Fatal(err)
+		}
+		gvr, ok := fixtureKinds[u.GroupVersionKind()]
+		if !ok {
+			t.Fatalf("fixture kind %s unknown", u.GroupVersionKind())
+		}
+		key := ListKey{GVR: gvr, Namespace: u.GetNamespace()}
+		l := v.list(key)
+		l.objects[u.GetNamespace()+"/"+u.GetName()] = typed(t, gvr, u)
+	}
+	for i, resource := range order {
+		for key, l := range v.lists {
+			if key.GVR.Resource == resource {
+				l.ordered, l.sent, l.done = true, uint64(i), uint64(i+1)
+			}
+		}
+	}
+	return v
+}
+
+// typed converts the classifier's kinds as the view holds them.
+func typed(t *testing.T, gvr schema.GroupVersionResource, u *unstructured.Unstructured) any {
+	t.Helper()
+	var out runtime.Object
+	switch gvr {
+	case PodsGVR:
+		out = &corev1.Pod{}
+	case RSGVR:
+		out = &appsv1.ReplicaSet{}
+	case JobsGVR:
+		out = &batchv1.Job{}
+	default:
+		return u
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (v *fixtureView) list(key ListKey) *fixtureList {
+	l, ok := v.lists[key]
+	if !ok {
+		l = &fixtureList{objects: map[string]any{}}
+		if v.forbidden[key.GVR.GroupResource()] {
+			l.err = apierrors.NewForbidden(key.GVR.GroupResource(), "", errors.New("no RBAC"))
+		}
+		v.lists[key] = l
+	}
+	return l
+}
+
+func (v *fixtureView) List(key ListKey) (List, bool) {
+	l := v.list(key)
+	if l.ordered {
+		return orderedList{l}, true
+	}
+	return l, true
+}
+
+func (v *fixtureView) Mapping(gvk schema.GroupVersionKind) Mapping {
+	gvr, ok := fixtureKinds[gvk]
+	if !ok {
+		return Mapping{Done: true, Err: errors.New("the cluster does not serve " + gvk.String())}
+	}
+	return Mapping{Done: true, Mapping: &meta.RESTMapping{Resource: gvr, GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}}
+}
+
+func (v *fixtureView) Release(string) (StoredRelease, bool) { return StoredRelease{}, false }
+
+func (v *fixtureView) Explain(err error, what string) Explanation {
+	if apierrors.IsForbidden(err) {
+		return Explanation{Verdict: result.VerdictForbidden, Message: "forbidden: " + what, Known: true, Detail: err.Error()}
+	}
+	return Explanation{Detail: err.Error()}
+}
+
+func (v *fixtureView) WaitingMessage(_ List, what string, _ time.Time) string {
+	return "waiting for the list of " + what
+}

@@ -1,0 +1,335 @@
+package assess
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+const (
+	shaA = "aaaaaaa1111111111111111111111111111111aa"
+	shaB = "bbbbbbb2222222222222222222222222222222bb"
+	revA = "main@sha1:" + shaA
+	revB = "main@sha1:" + shaB
+	dig1 = "1111111111111111111111111111111111111111111111111111111111111111"
+	dig2 = "2222222222222222222222222222222222222222222222222222222222222222"
+)
+
+// ks is a Kustomization of flux-system applying from source (a GitRepository app unless set)
+// with extra spec fields, its inventory the given entries ("ns_name_group_Kind", "@v2" for
+// another version than v1), Ready on rev.
+func ks(name, sourceKind, sourceName, spec, rev string, entries ...string) string {
+	var inv strings.Builder
+	for _, e := range entries {
+		id, v, ok := strings.Cut(e, "@")
+		if !ok {
+			v = "v1"
+		}
+		fmt.Fprintf(&inv, "    - {id: %s, v: %s}\n", id, v)
+	}
+	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ` + name + `, namespace: flux-system, generation: 2}
+spec: {sourceRef: {kind: ` + sourceKind + `, name: ` + sourceName + `}` + spec + `}
+status:
+  observedGeneration: 2
+  lastAppliedRevision: "` + rev + `"
+  lastAttemptedRevision: "` + rev + `"
+  conditions:
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + rev + `", observedGeneration: 2}
+  inventory:
+    entries:` + entryList(inv.String())
+}
+
+// entryList is an inventory's YAML list of entries: [] when there are none.
+func entryList(entries string) string {
+	if entries == "" {
+		return " []\n"
+	}
+	return "\n" + entries
+}
+
+func gitRepo(rev string) string {
+	return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: flux-system, generation: 1}
+status:
+  observedGeneration: 1
+  artifact: {revision: "` + rev + `"}
+  conditions: [{type: Ready, status: "True", reason: Succeeded}]`
+}
+
+// deployment is Deployment shop/web at generation gen, its controller at observed, rolled out
+// when ready.
+func deployment(kind string, gen, observed int, ready bool) string {
+	readyReplicas := 0
+	if ready {
+		readyReplicas = 1
+	}
+	status := fmt.Sprintf("  observedGeneration: %d\n  replicas: 1\n  updatedReplicas: %d\n  readyReplicas: %d\n  availableReplicas: %d\n",
+		observed, readyReplicas, readyReplicas, readyReplicas)
+	if kind == "StatefulSet" {
+		status = fmt.Sprintf("  observedGeneration: %d\n  replicas: 1\n  readyReplicas: %d\n  currentReplicas: %d\n  updatedReplicas: %d\n  currentRevision: web-1\n  updateRevision: web-1\n",
+			observed, readyReplicas, readyReplicas, readyReplicas)
+	} else if ready {
+		status += "  conditions:\n  - {type: Available, status: \"True\"}\n  - {type: Progressing, status: \"True\", reason: NewReplicaSetAvailable}\n"
+	}
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: %s
+metadata: {name: web, namespace: shop, generation: %d}
+spec: {replicas: 1}
+status:
+%s`, kind, gen, status)
+}
+
+// helmRelease is HelmRelease shop/web from chartRef (kind/name), at generation gen, Ready on
+// chart version (an OCI chart's digest after +) at observed, valuesFrom ConfigMap web-values.
+func helmRelease(chartKind, chartName string, gen, observed int, version, digest string) string {
+	return fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: shop, generation: %d}
+spec:
+  interval: 10m
+  chartRef: {kind: %s, name: %s}
+  valuesFrom: [{kind: ConfigMap, name: web-values}]
+status:
+  observedGeneration: %d
+  lastAttemptedGeneration: %d
+  lastAttemptedRevision: "%s"
+  lastAttemptedReleaseAction: upgrade
+  storageNamespace: shop
+  conditions:
+  - {type: Ready, status: "True", reason: UpgradeSucceeded, message: "Helm upgrade succeeded", observedGeneration: %d}
+  - {type: Released, status: "True", reason: UpgradeSucceeded, message: "Helm upgrade succeeded", observedGeneration: %d}
+  history:
+  - {name: web, namespace: shop, version: 2, status: deployed, chartName: web, chartVersion: "%s", ociDigest: "sha256:%s", digest: "sha256:%s", lastDeployed: "2026-11-01T11:30:00Z"}
+  inventory:
+    entries: []`, gen, chartKind, chartName, observed, observed, version, observed, observed, version, digest, digest)
+}
+
+func ociRepo(version, digest string) string {
+	return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: web, namespace: shop, generation: 1}
+status:
+  observedGeneration: 1
+  artifact: {revision: "` + version + `@sha256:` + digest + `"}
+  conditions: [{type: Ready, status: "True", reason: Succeeded}]`
+}
+
+func externalArtifact(name, ns, rev string) string {
+	return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: ExternalArtifact
+metadata: {name: ` + name + `, namespace: ` + ns + `, generation: 1}
+spec: {sourceRef: {apiVersion: source.extensions.fluxcd.io/v1beta1, kind: ArtifactGenerator, name: ` + name + `}}
+status:
+  artifact: {revision: "` + rev + `"}
+  conditions: [{type: Ready, status: "True", reason: Succeeded}]`
+}
+
+// valuesConfigMap is ConfigMap shop/web-values, last applied by kustomize-controller at at.
+func valuesConfigMap(at string) string {
+	return `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-values
+  namespace: shop
+  creationTimestamp: "2026-10-01T00:00:00Z"
+  managedFields:
+  - {manager: kustomize-controller, operation: Apply, apiVersion: v1, time: "` + at + `", fieldsType: FieldsV1, fieldsV1: {"f:data": {}}}
+data: {values.yaml: "replicas: 2"}`
+}
+
+const service = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {type: ClusterIP}`
+
+// outcome is what a table test compares: the verdict, its code and reason.
+type outcome struct {
+	Verdict result.Verdict
+	Code    result.Code
+	Reason  string
+}
+
+func outcomeOf(e *Assessment) outcome {
+	switch {
+	case e.Fatal != nil:
+		return outcome{Verdict: e.Fatal.Verdict, Code: e.Fatal.Code, Reason: e.Fatal.Reason}
+	case e.Pending != nil:
+		return outcome{Verdict: result.VerdictInProgress, Code: e.Pending.Code, Reason: e.Pending.Reason}
+	case !e.Needs.Empty() || e.Syncing:
+		return outcome{Verdict: result.VerdictInProgress, Reason: "Listing"}
+	}
+	return outcome{Verdict: result.VerdictCurrent}
+}
+
+var (
+	current    = outcome{Verdict: result.VerdictCurrent}
+	confirming = outcome{Verdict: result.VerdictInProgress, Reason: "Confirming"}
+)
+
+// TestAssessTrees: whole trees as YAML, each decided the same way by `get` (Spec.Snapshot) and
+// `verify` from the same view, whatever the order the requested resources are given in. The
+// race: each kind has its own watch stream, so a Kustomization Ready on B may be seen with its
+// Deployment still at the previous generation, rolled out; only a read of the Deployment made
+// after the Kustomization's status returned can say Current.
+func TestAssessTrees(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	appWith := func(entries ...string) string { return ks("app", "GitRepository", "app", "", revB, entries...) }
+	web := []string{"shop_web_apps_Deployment", "shop_web__Service"}
+	sts := []string{"shop_web_apps_StatefulSet", "shop_web__Service"}
+	tests := []struct {
+		name      string
+		resources []flux.Ref
+		docs      []string
+		order     []string // the resources in the order they were read; none: watches
+		want      outcome
+	}{
+		// The race, for a Deployment, a StatefulSet and a nested HelmRelease.
+		{name: "Kustomization without wait Ready on B, its Deployment as the watch holds it: previous generation, rolled out",
+			docs: []string{appWith(web...), gitRepo(revB), deployment("Deployment", 2, 2, true), service}, want: confirming},
+		{name: "the same state read as lists, the Deployment's before the Kustomization's",
+			docs:  []string{appWith(web...), gitRepo(revB), deployment("Deployment", 2, 2, true), service},
+			order: []string{"deployments", "services", "gitrepositories", "kustomizations"}, want: confirming},
+		{name: "read consistently: the Deployment's new generation is not rolled out yet",
+			docs:  []string{appWith(web...), gitRepo(revB), deployment("Deployment", 3, 2, true), service},
+			order: []string{"kustomizations", "gitrepositories", "deployments", "services"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}},
+		{name: "read consistently, rolled out",
+			docs:  []string{appWith(web...), gitRepo(revB), deployment("Deployment", 3, 3, true), service},
+			order: []string{"kustomizations", "gitrepositories", "deployments", "services"}, want: current},
+		{name: "a StatefulSet as the watch holds it",
+			docs: []string{appWith(sts...), gitRepo(revB), deployment("StatefulSet", 2, 2, true), service}, want: confirming},
+		{name: "a StatefulSet read consistently, its new generation not rolled out",
+			docs:  []string{appWith(sts...), gitRepo(revB), deployment("StatefulSet", 3, 2, true), service},
+			order: []string{"kustomizations", "gitrepositories", "statefulsets", "services"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}},
+		{name: "a nested HelmRelease as the watch holds it: Ready at its previous generation",
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "shop_web-values__ConfigMap"), gitRepo(revB),
+				helmRelease("OCIRepository", "web", 1, 1, "1.0.0+"+dig1[:12], dig1), ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:00:00Z")},
+			want: confirming},
+		{name: "a nested HelmRelease read consistently: the new generation not reconciled yet",
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "shop_web-values__ConfigMap"), gitRepo(revB),
+				helmRelease("OCIRepository", "web", 2, 1, "1.0.0+"+dig1[:12], dig1), ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:00:00Z")},
+			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: outcome{Verdict: result.VerdictInProgress}},
+
+		// Values in a sibling Kustomization: the HelmRelease waits for helm-controller to
+		// compose values applied after its last deploy, whatever the order of the walk.
+		{name: "values applied by a sibling Kustomization after the last deploy",
+			resources: []flux.Ref{root, {Kind: flux.KindKustomization, Namespace: "flux-system", Name: "config"}},
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(revB),
+				helmRelease("OCIRepository", "web", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:45:00Z")},
+			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "ValuesNotApplied"}},
+		{name: "values applied by a nested sibling Kustomization after the last deploy",
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "flux-system_config_kustomize.toolkit.fluxcd.io_Kustomization"),
+				ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(revB),
+				helmRelease("OCIRepository", "web", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:45:00Z")},
+			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "ValuesNotApplied"}},
+		{name: "values applied by a sibling before the last deploy",
+			resources: []flux.Ref{root, {Kind: flux.KindKustomization, Namespace: "flux-system", Name: "config"}},
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(revB),
+				helmRelease("OCIRepository", "web", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:00:00Z")},
+			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: current},
+
+		// ExternalArtifact sources: a nested object must apply what its artifact offers.
+		{name: "a nested Kustomization of an ExternalArtifact behind its artifact",
+			docs: []string{appWith("flux-system_gen_kustomize.toolkit.fluxcd.io_Kustomization"), gitRepo(revB),
+				ks("gen", "ExternalArtifact", "gen", "", "latest@sha256:"+dig1), externalArtifact("gen", "flux-system", "latest@sha256:"+dig2)},
+			order: []string{"kustomizations", "gitrepositories", "externalartifacts"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}},
+		{name: "a nested Kustomization of an ExternalArtifact on its artifact",
+			docs: []string{appWith("flux-system_gen_kustomize.toolkit.fluxcd.io_Kustomization"), gitRepo(revB),
+				ks("gen", "ExternalArtifact", "gen", "", "latest@sha256:"+dig2), externalArtifact("gen", "flux-system", "latest@sha256:"+dig2)},
+			order: []string{"kustomizations", "gitrepositories", "externalartifacts"}, want: current},
+		{name: "a nested HelmRelease whose chartRef is an ExternalArtifact, behind it",
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), gitRepo(revB),
+				helmRelease("ExternalArtifact", "web", 2, 2, "1.0.0+"+dig1[:12], dig1), externalArtifact("web", "shop", "1.1.0@sha256:"+dig2)},
+			order: []string{"kustomizations", "gitrepositories", "helmreleases", "externalartifacts"}, want: outcome{Verdict: result.VerdictInProgress}},
+		{name: "a nested HelmRelease whose chartRef is an ExternalArtifact, on it",
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), gitRepo(revB),
+				helmRelease("ExternalArtifact", "web", 2, 2, "1.1.0+"+dig2[:12], dig2), externalArtifact("web", "shop", "1.1.0@sha256:"+dig2)},
+			order: []string{"kustomizations", "gitrepositories", "helmreleases", "externalartifacts"}, want: current},
+
+		// Remote objects (spec.kubeConfig): Current only when Flux itself waited.
+		{name: "remote, without wait",
+			docs: []string{ks("app", "GitRepository", "app", ", kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo(revB)},
+			want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRemoteUnverified, Reason: "RemoteNotVerified"}},
+		{name: "remote, with wait",
+			docs: []string{ks("app", "GitRepository", "app", ", wait: true, kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo(revB)},
+			want: current},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resources := tt.resources
+			if resources == nil {
+				resources = []flux.Ref{root}
+			}
+			rev, err := flux.ParseRevision(revB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs := strings.Join(tt.docs, "\n---\n")
+			// Every order of the requested resources, by get and by verify: one verdict.
+			for _, order := range permutations(resources) {
+				for _, snapshot := range []bool{true, false} {
+					spec := Spec{Resources: order, Revision: rev, Workloads: true, Snapshot: snapshot}
+					e := Assess(newFixtureView(t, docs, tt.order...), NewMemory(), spec, fixtureNow)
+					got := outcomeOf(e)
+					if tt.want.Reason == "" && tt.want.Verdict == result.VerdictInProgress {
+						got.Reason = "" // any reason to wait
+					}
+					if diff := cmp.Diff(tt.want, got); diff != "" {
+						t.Errorf("resources %v, snapshot %t (-want +got):\n%s\npending %+v fatal %+v", order, snapshot, diff, e.Pending, e.Fatal)
+					}
+				}
+			}
+		})
+	}
+}
+
+// permutations lists every order of refs.
+func permutations(refs []flux.Ref) [][]flux.Ref {
+	if len(refs) <= 1 {
+		return [][]flux.Ref{refs}
+	}
+	var out [][]flux.Ref
+	for i := range refs {
+		rest := slices.Concat(refs[:i:i], refs[i+1:])
+		for _, p := range permutations(rest) {
+			out = append(out, append([]flux.Ref{refs[i]}, p...))
+		}
+	}
+	return out
+}
+
+// TestAssessIsDeterministic: the same view and memory give the same assessment, whatever the
+// order of the requested resources.
+func TestAssessIsDeterministic(t *testing.T) {
+	t.Parallel()
+	docs := strings.Join([]string{ks("app", "GitRepository", "app", "", revB, "shop_web_apps_Deployment", "shop_web__Service"),
+		ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(revB), deployment("Deployment", 3, 2, true), service,
+		valuesConfigMap("2026-11-01T11:00:00Z")}, "\n---\n")
+	rev, _ := flux.ParseRevision(revB)
+	refs := []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}, {Kind: flux.KindKustomization, Namespace: "flux-system", Name: "config"}}
+	var first *Assessment
+	for _, order := range permutations(refs) {
+		e := Assess(newFixtureView(t, docs, "kustomizations", "gitrepositories", "deployments", "services", "configmaps"), NewMemory(),
+			Spec{Resources: order, Revision: rev, Workloads: true}, fixtureNow)
+		if first == nil {
+			first = e
+			continue
+		}
+		if diff := cmp.Diff(outcomeOf(first), outcomeOf(e)); diff != "" {
+			t.Errorf("order %v (-first +got):\n%s", order, diff)
+		}
+		if diff := cmp.Diff(first.Objects, e.Objects); diff != "" {
+			t.Errorf("order %v objects (-first +got):\n%s", order, diff)
+		}
+	}
+}
