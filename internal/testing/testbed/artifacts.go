@@ -30,6 +30,8 @@ var (
 	GitRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
 	OCIRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
 	HelmChartGVR     = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
+	// ExternalArtifactGVR is written by source-watcher's ArtifactGenerator, which the bed plays too.
+	ExternalArtifactGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "externalartifacts"}
 )
 
 // ArtifactServer serves tarballs over HTTP on 127.0.0.1, the way source-controller serves
@@ -206,6 +208,18 @@ func (c *Cluster) publish(ctx context.Context, gvr schema.GroupVersionResource, 
 		return Artifact{}, fmt.Errorf("testbed: publish %s to %s %s/%s in %s: %w", revision, kind, ns, name, c.Name, err)
 	}
 	return art, nil
+}
+
+// PublishExternalArtifact writes the files of dir as the artifact of ExternalArtifact ns/name
+// at revision, as source-watcher's ArtifactGenerator of the same name would (its spec names
+// the generator; the status holds the artifact and Ready).
+func (c *Cluster) PublishExternalArtifact(ctx context.Context, ns, name, dir, revision string) (Artifact, error) {
+	tarball, err := TarGz(dir, "")
+	if err != nil {
+		return Artifact{}, err
+	}
+	spec := map[string]any{"sourceRef": map[string]any{"apiVersion": "source.extensions.fluxcd.io/v1beta1", "kind": "ArtifactGenerator", "name": name, "namespace": ns}}
+	return c.publish(ctx, ExternalArtifactGVR, "ExternalArtifact", ns, name, spec, revision, tarball, nil)
 }
 
 // TarGz packs the regular files under dir into a deterministic gzipped tarball, their paths

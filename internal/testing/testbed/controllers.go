@@ -26,10 +26,10 @@ type controller struct {
 }
 
 // StartFlux starts a real kustomize-controller and helm-controller for the cluster and waits
-// until both report healthy.
+// until both report healthy. Both accept ExternalArtifact sources (Flux 2.7's feature gate).
 func (c *Cluster) StartFlux(ctx context.Context) error {
 	for _, name := range []string{"kustomize-controller", "helm-controller"} {
-		if err := c.startController(ctx, name, "--http-retry=3"); err != nil {
+		if err := c.startController(ctx, name, "--http-retry=3", "--feature-gates=ExternalArtifact=true"); err != nil {
 			return err
 		}
 	}
