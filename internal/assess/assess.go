@@ -135,6 +135,9 @@ type Finding struct {
 	Code    result.Code
 	Reason  string
 	Message string
+	// Step marks a reason to wait that is an internal step of the run (a list, discovery, a
+	// read), not the cluster's state: its progress is shown only on request.
+	Step bool
 }
 
 // Assessment is the state of one cluster at one moment.

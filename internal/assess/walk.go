@@ -113,7 +113,7 @@ func (a *assessor) assess() *Assessment {
 	if !e.Needs.Empty() {
 		// What was never asked for is not listed yet: nothing is Current without it.
 		e.Syncing = true
-		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: "reading the app's objects"})
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: "reading the app's objects", Step: true})
 	}
 	slices.SortStableFunc(e.Objects, func(a, b result.Object) int {
 		return cmp.Or(strings.Compare(a.Owner, b.Owner), strings.Compare(a.ID, b.ID))
@@ -400,7 +400,7 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 		ro.Message = "discovering the API of " + gvk.Kind
 		e.Objects = append(e.Objects, ro)
 		if e.Pending == nil {
-			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Discovering", Message: ro.ID + ": " + ro.Message})
+			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Discovering", Message: ro.ID + ": " + ro.Message, Step: true})
 		}
 		return
 	}
@@ -580,7 +580,7 @@ func (a *assessor) watchReady(e *Assessment, w List, what string) bool {
 		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "ListFailed", Message: fmt.Sprintf("listing %s: %s", what, a.view.Explain(err, what).Detail)})
 	} else {
 		if e.Pending == nil {
-			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: a.view.WaitingMessage(w, what, a.now)})
+			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: a.view.WaitingMessage(w, what, a.now), Step: true})
 		}
 		e.Listing = true
 	}

@@ -168,7 +168,7 @@ type inputNames struct {
 // every cluster has its verdict), so that 1000 clusters make a few hundred lines.
 func progressPrinter(w io.Writer, redact func(string) string, clusters int) func(verify.Progress) {
 	line := func(p verify.Progress) string {
-		return report.ProgressLine(p.Elapsed, p.Cluster, p.Verdict, p.Final, redact(sanitize.Compact(redact(p.Message))))
+		return report.ProgressLine(p.Elapsed, p.Cluster, p.Verdict, p.Final, p.Step, redact(sanitize.Compact(redact(p.Message))))
 	}
 	if clusters <= fleetLogAbove {
 		return func(p verify.Progress) { fmt.Fprint(w, line(p)) }

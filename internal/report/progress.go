@@ -11,12 +11,16 @@ import (
 )
 
 // ProgressLine is one line of live progress for a person: the time since the start, a mark
-// ("…" while the cluster is still going, its verdict's mark once final), the cluster and
-// what it is doing or its verdict's message, cleaned to one line and cut to maxTextRunes. It ends in a newline.
-func ProgressLine(elapsed time.Duration, cluster string, v result.Verdict, final bool, message string) string {
+// ("…" while the cluster is still going, "·" for an internal step of the run, shown on
+// request, its verdict's mark once final), the cluster and what it is doing or its verdict's
+// message, cleaned to one line and cut to maxTextRunes. It ends in a newline.
+func ProgressLine(elapsed time.Duration, cluster string, v result.Verdict, final, step bool, message string) string {
 	mark := "…"
-	if final {
+	switch {
+	case final:
 		mark = verdictMark(v)
+	case step:
+		mark = "·"
 	}
 	return fmt.Sprintf("[%6.1fs] %s %s: %s\n", elapsed.Seconds(), mark, sanitize.Line(cluster), sanitize.Truncate(sanitize.Compact(message), maxTextRunes))
 }

@@ -14,19 +14,21 @@ func TestProgressLine(t *testing.T) {
 		elapsed time.Duration
 		verdict result.Verdict
 		final   bool
+		step    bool
 		message string
 		want    string
 	}{
-		{"waiting", 700 * time.Millisecond, result.VerdictInProgress, false, "connecting", "[   0.7s] … prod: connecting\n"},
-		{"current", 12340 * time.Millisecond, result.VerdictCurrent, true, "3 objects Current", "[  12.3s] ✔ prod: 3 objects Current\n"},
-		{"timeout", time.Minute, result.VerdictTimeout, true, "timed out", "[  60.0s] ⏱ prod: timed out\n"},
-		{"failed", time.Second, result.VerdictFailed, true, "pull\nfailed", "[   1.0s] ✖ prod: pull failed\n"},
-		{"hostile message", time.Second, result.VerdictFailed, true, "x\r\n::set-output name=status::success\x1b[2J", "[   1.0s] ✖ prod: x ::set-output name=status::success\n"},
+		{"waiting", 700 * time.Millisecond, result.VerdictInProgress, false, false, "waiting for Deployment/shop/web: Available: 0/2", "[   0.7s] … prod: waiting for Deployment/shop/web: Available: 0/2\n"},
+		{"step", 700 * time.Millisecond, result.VerdictInProgress, false, true, "connecting", "[   0.7s] · prod: connecting\n"},
+		{"current", 12340 * time.Millisecond, result.VerdictCurrent, true, false, "3 objects Current", "[  12.3s] ✔ prod: 3 objects Current\n"},
+		{"timeout", time.Minute, result.VerdictTimeout, true, false, "timed out", "[  60.0s] ⏱ prod: timed out\n"},
+		{"failed", time.Second, result.VerdictFailed, true, false, "pull\nfailed", "[   1.0s] ✖ prod: pull failed\n"},
+		{"hostile message", time.Second, result.VerdictFailed, true, false, "x\r\n::set-output name=status::success\x1b[2J", "[   1.0s] ✖ prod: x ::set-output name=status::success\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := ProgressLine(tt.elapsed, "prod", tt.verdict, tt.final, tt.message); got != tt.want {
+			if got := ProgressLine(tt.elapsed, "prod", tt.verdict, tt.final, tt.step, tt.message); got != tt.want {
 				t.Errorf("ProgressLine() = %q, want %q", got, tt.want)
 			}
 		})

@@ -94,6 +94,8 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		stopTrigger = func() {}
 		applied     time.Time
 		since       = sinceTracker{}
+		// announcedApplied is set once progress has said the revision is applied.
+		announcedApplied bool
 	)
 	finish := func(v verdictReason) result.Cluster {
 		stopTrigger()
@@ -117,7 +119,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		if out.Objects == nil {
 			out.Objects = []result.Object{}
 		}
-		rep.report(target.Name, req.Clock().Sub(start), out.Verdict, out.Summary(), true)
+		rep.report(target.Name, req.Clock().Sub(start), out.Verdict, out.Summary(), progressFinal)
 		return out
 	}
 	if target.Config == nil {
@@ -128,12 +130,13 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		return finish(verdictReason{Verdict: result.VerdictInvalidConfig, Reason: "InvalidConfig", Message: err.Error()})
 	}
 	defer state.close()
-	rep.report(target.Name, 0, result.VerdictInProgress, "connecting", false)
+	rep.report(target.Name, 0, result.VerdictInProgress, "connecting", progressStep)
 	// The probe is one small request: every cluster makes it at once, so an unreachable or
 	// hung cluster never waits behind the others, nor makes them wait.
 	if v, failed := state.probe(ctx); failed {
 		return finish(v)
 	}
+	rep.report(target.Name, req.Clock().Sub(start), result.VerdictInProgress, "connected", progressMilestone)
 	if req.Reconcile != ReconcileOff && !req.Snapshot {
 		// The requests run beside the verification, which they never hold up; they end with
 		// the cluster's verdict.
@@ -148,7 +151,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 			cancel()
 			<-done
 		}
-		rep.report(target.Name, req.Clock().Sub(start), result.VerdictInProgress, "asking Flux to reconcile", false)
+		rep.report(target.Name, req.Clock().Sub(start), result.VerdictInProgress, "asking Flux to reconcile", progressMilestone)
 	}
 	// The first lists are the part that costs CPU and memory: at most MaxParallel clusters
 	// make them at once. Waiting afterwards costs nothing and holds no slot. A cluster that
@@ -238,8 +241,17 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 			}
 			return finish(p)
 		}
+		if !announcedApplied && !applied.IsZero() {
+			// (Said only while the cluster still waits: a verdict at once says it all.)
+			announcedApplied = true
+			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, appliedMessage(e.Flux, req.Revision), progressMilestone)
+		}
 		if e.Pending != nil {
-			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.Pending.Message, false)
+			kind := progressState
+			if e.Pending.Step {
+				kind = progressStep
+			}
+			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.Pending.Message, kind)
 		}
 		wake := e.Recheck
 		if e.Listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {

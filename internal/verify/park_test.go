@@ -122,7 +122,7 @@ func TestWaitingClustersPark(t *testing.T) {
 			if tt.turnTaken && !slots.acquire(ctx) {
 				t.Fatal("no turn")
 			}
-			rep := newReporter(nil)
+			rep := newReporter(nil, false)
 			results := make(chan result.Cluster, len(servers))
 			for i, s := range servers {
 				target := Target{Name: string(rune('a' + i)), Config: insecureConfig(s)}
@@ -182,7 +182,7 @@ func TestReconcilingClusterKeepsItsConnection(t *testing.T) {
 	if !slots.acquire(ctx) {
 		t.Fatal("no turn")
 	}
-	rep := newReporter(nil)
+	rep := newReporter(nil, false)
 	done := make(chan result.Cluster, 1)
 	go func() {
 		done <- verifyCluster(ctx, req, Target{Name: "a", Config: insecureConfig(servers[0])}, rep, slots, newRequestSlots(1))

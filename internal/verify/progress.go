@@ -1,34 +1,62 @@
 package verify
 
 import (
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
+)
+
+// progressKind is what a progress event tells a person. It is set where the event is made,
+// never guessed from its text.
+type progressKind int
+
+const (
+	// progressStep is an internal step of the run: a list, discovery of a kind, a read of
+	// Helm's storage, the connection before the server answered. Sent only with
+	// Request.ProgressSteps.
+	progressStep progressKind = iota
+	// progressState is what the cluster waits for now, as a person acts on it: a Flux
+	// object's condition, a named workload and its status, a failure within its grace period.
+	progressState
+	// progressMilestone happens once in a cluster's run (connected, Flux asked to reconcile,
+	// the revision applied): no later change replaces it before it is delivered.
+	progressMilestone
+	// progressFinal is the verdict.
+	progressFinal
 )
 
 // reporter hands progress to the caller's Progress function from a goroutine of its own, so a
 // slow writer (a blocked terminal, a full pipe) never holds up a cluster: a cluster's state
-// change replaces its previous one not yet delivered, repeats are dropped, and a final verdict
-// is always delivered.
+// change replaces its previous one not yet delivered (a step replaces only a step), repeats
+// are dropped, and milestones and the final verdict are always delivered. Steps are dropped
+// at once unless steps is set.
 type reporter struct {
-	fn   func(Progress)
-	mu   sync.Mutex
-	cond *sync.Cond
+	fn    func(Progress)
+	steps bool
+	mu    sync.Mutex
+	cond  *sync.Cond
 	// queue holds the clusters with something to deliver, in order; pending their latest.
 	queue   []string
-	pending map[string][]Progress
+	pending map[string][]queued
 	last    map[string]string
 	closed  bool
 	done    chan struct{}
 }
 
+// queued is a progress event waiting for delivery, with its kind.
+type queued struct {
+	Progress
+	kind progressKind
+}
+
 // closeWait is how long close waits for a stuck Progress to take the last verdicts.
 const closeWait = 5 * time.Second
 
-func newReporter(fn func(Progress)) *reporter {
-	r := &reporter{fn: fn, pending: map[string][]Progress{}, last: map[string]string{}, done: make(chan struct{})}
-	r.cond = sync.NewCond(&r.mu)
+func newReporter(fn func(Progress), steps bool) *reporter {
+	r := newProgressQueue(fn, steps)
 	if fn == nil {
 		close(r.done)
 		return r
@@ -37,51 +65,80 @@ func newReporter(fn func(Progress)) *reporter {
 	return r
 }
 
-func (r *reporter) report(cluster string, elapsed time.Duration, verdict result.Verdict, message string, final bool) {
-	if r.fn == nil {
+// newProgressQueue is a reporter that delivers nothing on its own: next takes what it holds.
+func newProgressQueue(fn func(Progress), steps bool) *reporter {
+	r := &reporter{fn: fn, steps: steps, pending: map[string][]queued{}, last: map[string]string{}, done: make(chan struct{})}
+	r.cond = sync.NewCond(&r.mu)
+	return r
+}
+
+func (r *reporter) report(cluster string, elapsed time.Duration, verdict result.Verdict, message string, kind progressKind) {
+	if r.fn == nil || (kind == progressStep && !r.steps) {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	key := string(verdict) + "\x00" + message
-	if !final && r.last[cluster] == key {
+	if kind != progressFinal && r.last[cluster] == key {
 		return
 	}
 	r.last[cluster] = key
-	p := Progress{Cluster: cluster, Elapsed: elapsed, Verdict: verdict, Message: message, Final: final}
-	queued := r.pending[cluster]
-	if len(queued) == 0 {
+	p := queued{Progress: Progress{Cluster: cluster, Elapsed: elapsed, Verdict: verdict, Message: message,
+		Step: kind == progressStep, Final: kind == progressFinal}, kind: kind}
+	q := r.pending[cluster]
+	if len(q) == 0 {
 		r.queue = append(r.queue, cluster)
 	}
-	if n := len(queued); n > 0 && !queued[n-1].Final {
-		queued[n-1] = p // not delivered yet: the newer state replaces it
-	} else {
-		queued = append(queued, p)
+	// Not delivered yet: a newer state replaces the states and steps it follows, a step only
+	// the steps; milestones and verdicts stay.
+	for len(q) > 0 && replaces(kind, q[len(q)-1].kind) {
+		q = q[:len(q)-1]
 	}
-	r.pending[cluster] = queued
+	r.pending[cluster] = append(q, p)
 	r.cond.Signal()
+}
+
+// replaces reports whether an event of kind newer, not yet delivered, makes one of kind older
+// before it say nothing a person needs.
+func replaces(newer, older progressKind) bool {
+	switch older {
+	case progressStep:
+		return newer == progressStep || newer == progressState
+	case progressState:
+		return newer == progressState
+	}
+	return false
 }
 
 func (r *reporter) deliver() {
 	defer close(r.done)
 	for {
-		r.mu.Lock()
-		for len(r.queue) == 0 && !r.closed {
-			r.cond.Wait()
-		}
-		if len(r.queue) == 0 {
-			r.mu.Unlock()
+		batch, ok := r.next(true)
+		if !ok {
 			return
 		}
-		cluster := r.queue[0]
-		r.queue = r.queue[1:]
-		batch := r.pending[cluster]
-		delete(r.pending, cluster)
-		r.mu.Unlock()
 		for _, p := range batch {
-			r.fn(p)
+			r.fn(p.Progress)
 		}
 	}
+}
+
+// next takes the events of the next cluster that has some, in order, waiting for one while
+// wait is set and the reporter is open; ok is false when there is none to take.
+func (r *reporter) next(wait bool) (batch []queued, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for wait && len(r.queue) == 0 && !r.closed {
+		r.cond.Wait()
+	}
+	if len(r.queue) == 0 {
+		return nil, false
+	}
+	cluster := r.queue[0]
+	r.queue = r.queue[1:]
+	batch = r.pending[cluster]
+	delete(r.pending, cluster)
+	return batch, true
 }
 
 // close delivers what is queued and returns, or gives up after closeWait.
@@ -94,4 +151,22 @@ func (r *reporter) close() {
 	case <-r.done:
 	case <-time.After(closeWait):
 	}
+}
+
+// appliedMessage says which requested objects applied which revision: "Kustomization/
+// flux-system/my-app applied main@sha1:5f1c0ff", the revision as Flux recorded it when it is
+// the expected one, else as the user gave it.
+func appliedMessage(objects []result.FluxObject, want flux.Revision) string {
+	var parts []string
+	for _, fo := range objects {
+		if fo.Owner != "" {
+			continue
+		}
+		rev := want.String()
+		if fo.LastAppliedRevision != "" && want.Matches(fo.LastAppliedRevision) {
+			rev = flux.ShortRevision(fo.LastAppliedRevision)
+		}
+		parts = append(parts, fo.ID+" applied "+rev)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -61,6 +61,10 @@ type Request struct {
 	// is. Run returns once every final call has returned, or a few seconds after the verdicts
 	// when Progress is stuck.
 	Progress func(Progress)
+	// ProgressSteps also reports the run's internal steps (Progress.Step): each list,
+	// discovery of a kind, read of Helm's storage, and the connection before it answers. By
+	// default Progress hears only what a person follows a cluster by.
+	ProgressSteps bool
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
 
@@ -79,7 +83,13 @@ type Progress struct {
 	// Verdict is the verdict so far: InProgress while waiting, the final verdict when Final.
 	Verdict result.Verdict
 	Message string
-	Final   bool
+	// Step marks an internal step of the run (a list, discovery of a kind, a read of Helm's
+	// storage, connecting): sent only when Request.ProgressSteps is set. The other changes
+	// are what a person acts on: connected, Flux asked to reconcile, the revision applied,
+	// what the cluster waits for (a Flux object's condition, a named workload and its
+	// status, a failure within its grace period), and the verdict.
+	Step  bool
+	Final bool
 }
 
 // The defaults of Request.Timeout and Request.MaxParallel.
@@ -129,7 +139,7 @@ func Run(ctx context.Context, req Request) result.Run {
 			<-cpuDone
 		}()
 	}
-	report := newReporter(req.Progress)
+	report := newReporter(req.Progress, req.ProgressSteps)
 	slots := newConnectSlots(req.MaxParallel)
 	requests := newRequestSlots(req.MaxParallel)
 	results := make([]result.Cluster, len(req.Targets))
