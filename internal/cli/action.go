@@ -88,11 +88,7 @@ func runAction(ctx context.Context, env Env) int {
 	} else {
 		fleet := applyShard(&req, s.shard)
 		pub := startPublisher(ctx, gha, env, s, req)
-		printProgress := progressPrinter(log, secrets.Redact, len(req.Targets))
-		req.Progress = func(p verify.Progress) {
-			printProgress(p)
-			pub.Observe(p.Cluster, p.Verdict, secrets.Redact(p.Message))
-		}
+		req.Progress = actionProgress(progressPrinter(log, secrets.Redact, len(req.Targets)), pub, secrets.Redact)
 		fmt.Fprintf(log, "Verifying %s on %s (revision %s, timeout %s)\n",
 			strings.Join(resourceIDs(req), ", "), clusterCount(len(req.Targets), s.shard, fleet), cmp.Or(req.Revision.String(), "any"), req.Timeout)
 		run = stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
@@ -106,6 +102,23 @@ func runAction(ctx context.Context, env Env) int {
 		return 0
 	}
 	return 1
+}
+
+// observer is told each cluster's state as it changes (a *publish.Publisher, nil or not).
+type observer interface {
+	Observe(cluster string, v result.Verdict, message string)
+}
+
+// actionProgress prints each change of a cluster's state in the log and tells pub of it;
+// the run's internal steps, which only debug logging asks for, go to the log alone: a
+// deployment's description says the cluster's state whatever the log shows.
+func actionProgress(show func(verify.Progress), pub observer, redact func(string) string) func(verify.Progress) {
+	return func(p verify.Progress) {
+		show(p)
+		if !p.Step {
+			pub.Observe(p.Cluster, p.Verdict, redact(p.Message))
+		}
+	}
 }
 
 // actionConfig is what the action's inputs say: the settings both modes share, and whether
@@ -185,6 +198,9 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	if c.mergeForeign, err = boolInput(gha, "merge-foreign-reports", false); err != nil {
 		return c, err
 	}
+	// The runner sets RUNNER_DEBUG=1 when debug logging is on (a re-run with it, or the
+	// ACTIONS_STEP_DEBUG variable): the progress then has the run's internal steps too.
+	c.verbose = gha.Getenv("RUNNER_DEBUG") == "1"
 	if c.publish, err = publishInputs(gha); err != nil {
 		return c, err
 	}

@@ -74,6 +74,9 @@ type settings struct {
 	// evidence is how much of a failure's logs and events the published results keep (input
 	// evidence, --evidence).
 	evidence report.Evidence
+	// verbose also prints the run's internal steps in the progress (--verbose; the action
+	// when the runner's debug logging is on).
+	verbose bool
 }
 
 // request validates the settings and loads the kubeconfigs into a verification request. The
@@ -152,6 +155,7 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	req.FailOnSuspended = s.failOnSuspended
 	req.Snapshot = s.snapshot
 	req.Reconcile = s.reconcile
+	req.ProgressSteps = s.verbose
 	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace, RetryGrace: s.retryGrace, NeverReadyGrace: s.neverReadyGrace}
 	req.Clock = env.Clock
 	return req, secrets, nil

@@ -87,6 +87,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.StringVar(&o.tektonResults, "tekton-results", "", "also write the Tekton Task's results (status, ready-count, failed-count, failed-clusters, duration) as files in this folder (/tekton/results)")
 	fs.StringVar(&o.dotenvFile, "dotenv-file", "", "also write the verdict as a dotenv file (APP_STATUS=..., a GitLab dotenv report; in a GitLab job: "+gitlabDotenvFile+" unless given)")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
+	fs.BoolVar(&o.verbose, "verbose", false, "also print the run's internal steps in the progress on stderr: connecting, each list, discovery of a kind, reads of Helm's storage")
 	fs.Func("shard", "verify only shard I of N of the clusters (I/N), assigned by a hash of their names; app-status merge joins the shards' -o json reports", func(v string) error {
 		s, err := shard.Parse(v)
 		o.shard = s
