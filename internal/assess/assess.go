@@ -135,10 +135,24 @@ type Finding struct {
 	Code    result.Code
 	Reason  string
 	Message string
-	// Step marks a reason to wait that is an internal step of the run (a list, discovery, a
-	// read), not the cluster's state: its progress is shown only on request.
-	Step bool
+	// Progress is what a reason to wait tells a person: the cluster's state (zero), an
+	// internal step of the run (a list, discovery, a read) shown only on request, or a phase
+	// of a Flux reconcile.
+	Progress Progress
 }
+
+// Progress is what a reason to wait tells a person.
+type Progress int
+
+// The kinds of reasons to wait.
+const (
+	// ProgressState is what the cluster waits for now, as a person acts on it.
+	ProgressState Progress = iota
+	// ProgressStep is an internal step of the run: a list, discovery of a kind, a read.
+	ProgressStep
+	// ProgressPhase is a Flux controller at work on a reconcile (flux.Gate.Working).
+	ProgressPhase
+)
 
 // Assessment is the state of one cluster at one moment.
 type Assessment struct {

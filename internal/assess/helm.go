@@ -48,7 +48,7 @@ func (a *assessor) releaseObjects(e *Assessment, id string, obj *unstructured.Un
 		e.need(ReleaseNeed{Key: key, Owner: id, Namespace: storageNS, Name: name})
 		if !cached {
 			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Reading",
-				Message: fmt.Sprintf("%s: reading the Helm storage secret %s/%s, which lists what it deployed", id, storageNS, name), Step: true})
+				Message: fmt.Sprintf("%s: reading the Helm storage secret %s/%s, which lists what it deployed", id, storageNS, name), Progress: ProgressStep})
 			return nil, false
 		}
 	}

@@ -113,7 +113,7 @@ func (a *assessor) assess() *Assessment {
 	if !e.Needs.Empty() {
 		// What was never asked for is not listed yet: nothing is Current without it.
 		e.Syncing = true
-		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: "reading the app's objects", Step: true})
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: "reading the app's objects", Progress: ProgressStep})
 	}
 	slices.SortStableFunc(e.Objects, func(a, b result.Object) int {
 		return cmp.Or(strings.Compare(a.Owner, b.Owner), strings.Compare(a.ID, b.ID))
@@ -324,7 +324,11 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		e.fail(Finding{Verdict: result.VerdictSuspended, Code: gate.Code, Reason: "Suspended", Message: id + ": " + gate.Message})
 		return
 	case result.VerdictInProgress:
-		e.wait(Finding{Verdict: result.VerdictInProgress, Code: gate.Code, Reason: fo.Reason, Message: id + ": " + gate.Message})
+		v := Finding{Verdict: result.VerdictInProgress, Code: gate.Code, Reason: fo.Reason, Message: id + ": " + gate.Message}
+		if gate.Working() {
+			v.Progress = ProgressPhase
+		}
+		e.wait(v)
 		if gate.Code == result.CodeFluxDependencyNotReady && (parent == nil || parent.Applied) {
 			// (Before its owner applied the expected revision, its dependsOn may change.)
 			a.evalDependencies(e, id, gate, want, now, visited, roots)
@@ -400,7 +404,7 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 		ro.Message = "discovering the API of " + gvk.Kind
 		e.Objects = append(e.Objects, ro)
 		if e.Pending == nil {
-			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Discovering", Message: ro.ID + ": " + ro.Message, Step: true})
+			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Discovering", Message: ro.ID + ": " + ro.Message, Progress: ProgressStep})
 		}
 		return
 	}
@@ -580,7 +584,7 @@ func (a *assessor) watchReady(e *Assessment, w List, what string) bool {
 		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "ListFailed", Message: fmt.Sprintf("listing %s: %s", what, a.view.Explain(err, what).Detail)})
 	} else {
 		if e.Pending == nil {
-			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: a.view.WaitingMessage(w, what, a.now), Step: true})
+			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: a.view.WaitingMessage(w, what, a.now), Progress: ProgressStep})
 		}
 		e.Listing = true
 	}

@@ -98,6 +98,15 @@ var gates = map[Kind]func(Ref, *view, Revision) decision{
 	KindHelmRelease:   helmReleaseGate,
 }
 
+// Working reports whether the object waits only while its controller works through a
+// reconcile, with no failure to report: Reconciling=True with reason Progressing ("Fetching
+// manifests…", "Building manifests…", "Detecting drift…", "Running health checks…",
+// helm-controller's "Running 'upgrade' action…"), phases that follow each other within
+// moments.
+func (g Gate) Working() bool {
+	return g.Verdict == result.VerdictInProgress && g.Code == "" && g.Object.Reason == meta.ProgressingReason
+}
+
 // Evaluate reads the status of obj, the object ref names, and says whether it has applied
 // want (any revision when want is zero) and is Ready, is still getting there, has failed or
 // is suspended. A nil obj is InProgress: it may not have been created yet. src, when known, is

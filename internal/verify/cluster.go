@@ -241,17 +241,15 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 			}
 			return finish(p)
 		}
-		if !announcedApplied && !applied.IsZero() {
+		if !announcedApplied && e.RootsApplied {
 			// (Said only while the cluster still waits: a verdict at once says it all.)
-			announcedApplied = true
-			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, appliedMessage(e.Flux, req.Revision), progressMilestone)
+			if msg := appliedMessage(e.Flux, req.Revision); msg != "" {
+				announcedApplied = true
+				rep.report(target.Name, now.Sub(start), result.VerdictInProgress, msg, progressMilestone)
+			}
 		}
 		if e.Pending != nil {
-			kind := progressState
-			if e.Pending.Step {
-				kind = progressStep
-			}
-			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.Pending.Message, kind)
+			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.Pending.Message, progressOf(e.Pending.Progress))
 		}
 		wake := e.Recheck
 		if e.Listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
@@ -14,13 +15,16 @@ import (
 type progressKind int
 
 const (
+	// progressState is what the cluster waits for now, as a person acts on it: a Flux
+	// object's condition, a named workload and its status, a failure within its grace period.
+	progressState progressKind = iota
 	// progressStep is an internal step of the run: a list, discovery of a kind, a read of
 	// Helm's storage, the connection before the server answered. Sent only with
 	// Request.ProgressSteps.
-	progressStep progressKind = iota
-	// progressState is what the cluster waits for now, as a person acts on it: a Flux
-	// object's condition, a named workload and its status, a failure within its grace period.
-	progressState
+	progressStep
+	// progressPhase is a Flux controller at work on a reconcile (flux.Gate.Working): the
+	// first of a run of phases is a state ("Building manifests…"), the phases after it steps.
+	progressPhase
 	// progressMilestone happens once in a cluster's run (connected, Flux asked to reconcile,
 	// the revision applied): no later change replaces it before it is delivered.
 	progressMilestone
@@ -42,6 +46,8 @@ type reporter struct {
 	queue   []string
 	pending map[string][]queued
 	last    map[string]string
+	// inPhase holds the clusters whose last event other than a step was a phase.
+	inPhase map[string]bool
 	closed  bool
 	done    chan struct{}
 }
@@ -67,17 +73,29 @@ func newReporter(fn func(Progress), steps bool) *reporter {
 
 // newProgressQueue is a reporter that delivers nothing on its own: next takes what it holds.
 func newProgressQueue(fn func(Progress), steps bool) *reporter {
-	r := &reporter{fn: fn, steps: steps, pending: map[string][]queued{}, last: map[string]string{}, done: make(chan struct{})}
+	r := &reporter{fn: fn, steps: steps, pending: map[string][]queued{}, last: map[string]string{}, inPhase: map[string]bool{}, done: make(chan struct{})}
 	r.cond = sync.NewCond(&r.mu)
 	return r
 }
 
 func (r *reporter) report(cluster string, elapsed time.Duration, verdict result.Verdict, message string, kind progressKind) {
-	if r.fn == nil || (kind == progressStep && !r.steps) {
+	if r.fn == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	switch {
+	case kind == progressPhase && r.inPhase[cluster]:
+		kind = progressStep // the next phase of the reconcile a person saw start
+	case kind == progressPhase:
+		kind = progressState
+		r.inPhase[cluster] = true
+	case kind != progressStep:
+		r.inPhase[cluster] = false
+	}
+	if kind == progressStep && !r.steps {
+		return
+	}
 	key := string(verdict) + "\x00" + message
 	if kind != progressFinal && r.last[cluster] == key {
 		return
@@ -155,18 +173,39 @@ func (r *reporter) close() {
 
 // appliedMessage says which requested objects applied which revision: "Kustomization/
 // flux-system/my-app applied main@sha1:5f1c0ff", the revision as Flux recorded it when it is
-// the expected one, else as the user gave it.
+// the expected one, else as the user gave it. It is "" while a requested object has recorded
+// no applied revision at all: a new object is "applied" with nothing to list, before its
+// controller applied anything.
 func appliedMessage(objects []result.FluxObject, want flux.Revision) string {
 	var parts []string
 	for _, fo := range objects {
 		if fo.Owner != "" {
 			continue
 		}
+		if fo.LastAppliedRevision == "" {
+			return ""
+		}
 		rev := want.String()
-		if fo.LastAppliedRevision != "" && want.Matches(fo.LastAppliedRevision) {
-			rev = flux.ShortRevision(fo.LastAppliedRevision)
+		// (Health-checking, Flux applied the revision it attempts and records it applied
+		// once the checks pass.)
+		for _, r := range []string{fo.LastAttemptedRevision, fo.LastAppliedRevision} {
+			if r != "" && want.Matches(r) {
+				rev = flux.ShortRevision(r)
+				break
+			}
 		}
 		parts = append(parts, fo.ID+" applied "+rev)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// progressOf is the progress kind of a reason to wait the decision gave.
+func progressOf(p assess.Progress) progressKind {
+	switch p {
+	case assess.ProgressStep:
+		return progressStep
+	case assess.ProgressPhase:
+		return progressPhase
+	}
+	return progressState
 }

@@ -23,6 +23,7 @@ func TestProgressOfARun(t *testing.T) {
 	tests := []struct {
 		name      string
 		behaviour fakeapi.Behaviour
+		status    map[string]any // the Kustomization's status, when not the fake's
 		timeout   time.Duration
 		want      []string // what a person follows, in order, with the verdict
 		step      string   // a step only ProgressSteps reports
@@ -37,6 +38,16 @@ func TestProgressOfARun(t *testing.T) {
 			want: []string{"connected", applied, "verdict Timeout"},
 			step: "discovering the API of",
 		},
+		{
+			// Nothing applied yet, and so nothing to list: not "applied".
+			name: "a new Kustomization, its first reconcile under way", timeout: 2 * time.Second,
+			status: map[string]any{"conditions": []any{
+				map[string]any{"type": "Reconciling", "status": "True", "reason": "Progressing", "message": "Fetching manifests for revision " + fakeRevision + " with a timeout of 9m30s"},
+				map[string]any{"type": "Ready", "status": "Unknown", "reason": "Progressing", "message": "Reconciliation in progress"},
+			}},
+			want: []string{"connected", "Kustomization/flux-system/app: Fetching manifests for revision " + fakeRevision + " with a timeout of 9m30s", "verdict Timeout"},
+			step: "waiting for the list of",
+		},
 	}
 	for _, tt := range tests {
 		for _, steps := range []bool{false, true} {
@@ -47,7 +58,13 @@ func TestProgressOfARun(t *testing.T) {
 					got   []verify.Progress
 					shown []string
 				)
-				req := fakeRequest([]verify.Target{fakeTarget("prod", fakeCluster(t, tt.behaviour))}, tt.timeout)
+				resources, objects := fakeapi.App("app", fakeRevision, 30)
+				if tt.status != nil {
+					objects[0]["status"] = tt.status
+				}
+				server := fakeapi.Start(fakeapi.Options{Behaviour: tt.behaviour, Resources: resources, Objects: objects})
+				t.Cleanup(server.Close)
+				req := fakeRequest([]verify.Target{fakeTarget("prod", server)}, tt.timeout)
 				req.ProgressSteps = steps
 				req.Progress = func(p verify.Progress) {
 					mu.Lock()

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"os"
@@ -9,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -30,46 +31,53 @@ type scripted struct {
 	message string
 }
 
-// demoScript is the demo's run as verifyCluster reports it: three clusters, the internal
-// steps of each between what a person follows (staging's pods cannot pull their image).
+// demoScript is the demo's run as verifyCluster reports it: three clusters, each starting
+// on a Kustomization just created, with the internal steps between what a person follows
+// (staging's pods cannot pull their image).
 func demoScript() []scripted {
 	const ms = time.Millisecond
 	var s []scripted
 	add := func(cluster string, at time.Duration, kind progressKind, message string) {
-		v := result.VerdictInProgress
-		s = append(s, scripted{cluster: cluster, at: at, kind: kind, verdict: v, message: message})
+		s = append(s, scripted{cluster: cluster, at: at, kind: kind, verdict: result.VerdictInProgress, message: message})
 	}
 	final := func(cluster string, at time.Duration, v result.Verdict, message string) {
 		s = append(s, scripted{cluster: cluster, at: at, kind: progressFinal, verdict: v, message: message})
 	}
-	for _, c := range []string{"prod-eu", "prod-us", "staging"} {
-		add(c, 0, progressStep, "connecting")
+	const ks = "Kustomization/flux-system/my-app: "
+	const rev = " for revision main@sha1:5f1c0ffee0ddba11ab1e5eed0f0a1b2c3d4e5f60 with a timeout of 9m30s"
+	for i, c := range []string{"prod-eu", "prod-us", "staging"} {
+		at := time.Duration(20*i) * ms
+		add(c, at, progressStep, "connecting")
+		add(c, at+30*ms, progressMilestone, "connected")
+		add(c, at+35*ms, progressStep, "waiting for the list of Kustomization in namespace flux-system")
+		add(c, at+50*ms, progressState, ks+"waiting for kustomize-controller to report the Ready condition")
 	}
 	for i, c := range []string{"prod-eu", "prod-us", "staging"} {
-		at := time.Duration(40+10*i) * ms
-		add(c, at, progressMilestone, "connected")
-		add(c, at+5*ms, progressStep, "waiting for the list of kustomizations in namespace flux-system")
-	}
-	add("prod-eu", 300*ms, progressState, "Kustomization/flux-system/my-app: Building manifests for revision main@sha1:5f1c0ffee0dd with a timeout of 9m30s")
-	for i, c := range []string{"prod-eu", "prod-us", "staging"} {
-		at := time.Duration(1400+40*i) * ms
-		add(c, at, progressMilestone, "Kustomization/flux-system/my-app applied main@sha1:5f1c0ff")
-		add(c, at, progressStep, "ConfigMap/my-app/web-config: discovering the API of ConfigMap")
-		add(c, at+20*ms, progressStep, "waiting for the list of configmaps in namespace my-app")
-		add(c, at+30*ms, progressStep, "waiting for the list of deployments in namespace my-app")
-		add(c, at+40*ms, progressStep, "waiting for the list of replicasets in namespace my-app")
-		add(c, at+50*ms, progressState, "waiting for Deployment/my-app/web: Available: 0/2")
-		add(c, at+60*ms, progressStep, "waiting for the list of pods in namespace my-app")
+		at := time.Duration(300+400*i) * ms
+		add(c, at, progressPhase, ks+"Fetching manifests"+rev)
+		// A step between two phases does not end the reconcile a person saw start.
+		add(c, at+20*ms, progressStep, "waiting for the list of GitRepository in namespace flux-system")
+		add(c, at+40*ms, progressPhase, ks+"Building manifests"+rev)
+		add(c, at+90*ms, progressPhase, ks+"Detecting drift"+rev)
+		add(c, at+150*ms, progressState, ks+"waiting for kustomize-controller to reconcile generation 1 for the first time")
+		add(c, at+200*ms, progressMilestone, "Kustomization/flux-system/my-app applied main@sha1:5f1c0ff")
+		add(c, at+200*ms, progressStep, "ConfigMap/my-app/web-config: discovering the API of ConfigMap")
+		add(c, at+210*ms, progressStep, "waiting for the list of configmaps in namespace my-app")
+		add(c, at+220*ms, progressStep, "waiting for the list of deployments in namespace my-app")
+		add(c, at+230*ms, progressStep, "waiting for the list of replicasets in namespace my-app")
+		add(c, at+240*ms, progressState, "waiting for Deployment/my-app/web: Available: 0/2")
+		add(c, at+250*ms, progressStep, "waiting for the list of pods in namespace my-app")
 		// The same state after a step: a person saw it already.
-		add(c, at+70*ms, progressState, "waiting for Deployment/my-app/web: Available: 0/2")
+		add(c, at+260*ms, progressState, "waiting for Deployment/my-app/web: Available: 0/2")
+		if c == "staging" {
+			// Text from a cluster is cleaned to one line, whatever it holds.
+			add(c, at+270*ms, progressStep, "waiting for the list of pods in namespace my-app\r\n::error::injected")
+			final(c, at+300*ms, result.VerdictFailed, "Deployment/my-app/web: container \"web\" of pod web-d78446c75-8sbsx: failed to pull image \"ghcr.io/example/web:1.1.0-typo\": not found")
+			continue
+		}
+		add(c, at+300*ms, progressState, "waiting for Deployment/my-app/web: Available: 1/2")
+		final(c, at+380*ms, result.VerdictCurrent, "3 objects Current")
 	}
-	// Text from a cluster is cleaned to one line, whatever it holds.
-	add("staging", 1560*ms, progressStep, "waiting for the list of pods in namespace my-app\r\n::error::injected")
-	final("staging", 1600*ms, result.VerdictFailed, "Deployment/my-app/web: container \"web\" of pod web-d78446c75-fc9wr: failed to pull image \"ghcr.io/example/web:1.1.0-typo\": not found")
-	add("prod-eu", 2100*ms, progressState, "waiting for Deployment/my-app/web: Available: 1/2")
-	add("prod-us", 2200*ms, progressState, "waiting for Deployment/my-app/web: Available: 1/2")
-	final("prod-eu", 2700*ms, result.VerdictCurrent, "3 objects Current")
-	final("prod-us", 3000*ms, result.VerdictCurrent, "3 objects Current")
 	return s
 }
 
@@ -119,7 +127,7 @@ func TestProgressGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(string(want), out.String()); diff != "" {
+			if diff := gocmp.Diff(string(want), out.String()); diff != "" {
 				t.Errorf("progress of the scripted run mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -172,7 +180,7 @@ func TestProgressCoalescing(t *testing.T) {
 				r.report("prod", time.Duration(i)*time.Second, v, e.message, e.kind)
 			}
 			drain(r) // all at once: the writer was blocked until now
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := gocmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("delivered (-want +got):\n%s", diff)
 			}
 		})
@@ -180,22 +188,54 @@ func TestProgressCoalescing(t *testing.T) {
 }
 
 // TestAppliedMessage: the milestone names each requested object and the revision it applied,
-// as Flux recorded it when it is the expected one.
+// as Flux recorded it when it is the expected one, and waits until every requested object has
+// recorded one.
 func TestAppliedMessage(t *testing.T) {
 	t.Parallel()
 	want, err := flux.ParseRevision("5f1c0ff")
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects := []result.FluxObject{
-		{ID: "Kustomization/flux-system/my-app", LastAppliedRevision: "main@sha1:5f1c0ffee0ddba11ab1e5eed0f0a1b2c3d4e5f60"},
-		{ID: "HelmRelease/my-app/web", Owner: "Kustomization/flux-system/my-app", LastAppliedRevision: "1.2.0"},
-		{ID: "Kustomization/flux-system/infra", LastAppliedRevision: "1.0.0"},
+	const full, old = "main@sha1:5f1c0ffee0ddba11ab1e5eed0f0a1b2c3d4e5f60", "main@sha1:0123456789abcdef0123456789abcdef01234567"
+	nested := result.FluxObject{ID: "HelmRelease/my-app/web", Owner: "Kustomization/flux-system/my-app"}
+	tests := []struct {
+		name    string
+		objects []result.FluxObject
+		want    string
+	}{
+		{
+			name: "applied, as Flux records it",
+			objects: []result.FluxObject{
+				{ID: "Kustomization/flux-system/my-app", LastAppliedRevision: full, LastAttemptedRevision: full}, nested,
+				{ID: "Kustomization/flux-system/infra", LastAppliedRevision: "main@sha1:5f1c0ff"},
+			},
+			want: "Kustomization/flux-system/my-app applied main@sha1:5f1c0ff; Kustomization/flux-system/infra applied main@sha1:5f1c0ff",
+		},
+		{
+			name:    "health-checking the revision it applied, the previous one still recorded",
+			objects: []result.FluxObject{{ID: "Kustomization/flux-system/my-app", LastAppliedRevision: old, LastAttemptedRevision: full}},
+			want:    "Kustomization/flux-system/my-app applied main@sha1:5f1c0ff",
+		},
+		{
+			name:    "a revision Flux records otherwise (an OCI artifact's origin)",
+			objects: []result.FluxObject{{ID: "Kustomization/flux-system/my-app", LastAppliedRevision: "latest@sha256:abcdef"}},
+			want:    "Kustomization/flux-system/my-app applied 5f1c0ff",
+		},
+		{
+			name: "a new object, nothing applied yet",
+			objects: []result.FluxObject{
+				{ID: "Kustomization/flux-system/my-app", LastAppliedRevision: full},
+				{ID: "Kustomization/flux-system/infra", LastAttemptedRevision: full},
+			},
+		},
 	}
-	got := appliedMessage(objects, want)
-	const wantMessage = "Kustomization/flux-system/my-app applied main@sha1:5f1c0ff; Kustomization/flux-system/infra applied 5f1c0ff"
-	if got != wantMessage {
-		t.Errorf("appliedMessage() = %q, want %q", got, wantMessage)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := appliedMessage(tt.objects, want); got != tt.want {
+				t.Errorf("appliedMessage() = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -257,20 +297,21 @@ func TestAssessProgressKind(t *testing.T) {
 		docs     string
 		inFlight []schema.GroupResource
 		failing  map[schema.GroupResource]error
+		want     string // the expected revision, revB when empty
 		message  string // the start of the pending message
-		step     bool
+		kind     progressKind
 	}{
 		{
 			name: "the Kustomizations' list on its way", docs: kustomization(readyOnB) + "\n---\n" + deploymentCurrent + "\n---\n" + service,
-			inFlight: []schema.GroupResource{kustomizations}, message: "waiting for the list of Kustomization in namespace flux-system", step: true,
+			inFlight: []schema.GroupResource{kustomizations}, message: "waiting for the list of Kustomization in namespace flux-system", kind: progressStep,
 		},
 		{
 			name: "an inventory kind's list on its way", docs: kustomization(readyOnB) + "\n---\n" + deploymentCurrent + "\n---\n" + service,
-			inFlight: []schema.GroupResource{deployments}, message: "waiting for the list of deployments in namespace shop", step: true,
+			inFlight: []schema.GroupResource{deployments}, message: "waiting for the list of deployments in namespace shop", kind: progressStep,
 		},
 		{
 			name: "the classifier's pods on their way", docs: kustomization(readyOnB) + "\n---\n" + deploymentStarting + "\n---\n" + service,
-			inFlight: []schema.GroupResource{pods}, message: "waiting for the list of pods in namespace shop", step: true,
+			inFlight: []schema.GroupResource{pods}, message: "waiting for the list of pods in namespace shop", kind: progressStep,
 		},
 		{
 			name: "a workload not available yet", docs: kustomization(readyOnB) + "\n---\n" + deploymentStarting + "\n---\n" + service,
@@ -278,7 +319,15 @@ func TestAssessProgressKind(t *testing.T) {
 		},
 		{
 			name: "Flux building the revision", docs: kustomization(buildingB) + "\n---\n" + deploymentCurrent + "\n---\n" + service,
-			message: "Kustomization/flux-system/app: Building manifests for revision " + revB,
+			message: "Kustomization/flux-system/app: Building manifests for revision " + revB, kind: progressPhase,
+		},
+		{
+			name: "Flux health-checking the revision", docs: kustomization(healthCheckingB) + "\n---\n" + deploymentCurrent + "\n---\n" + service,
+			message: "Kustomization/flux-system/app: Running health checks for revision " + revB, kind: progressPhase,
+		},
+		{
+			name: "Flux applied another revision", docs: kustomization(readyOnB) + "\n---\n" + deploymentCurrent + "\n---\n" + service, want: revA,
+			message: "Kustomization/flux-system/app: applied " + revB[:17] + ", waiting for " + revA[:17],
 		},
 		{
 			name: "an object not created yet", docs: kustomization(readyOnB) + "\n---\n" + deploymentCurrent,
@@ -293,7 +342,7 @@ func TestAssessProgressKind(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := newFakeState(t, revB, tt.docs)
+			s := newFakeState(t, cmp.Or(tt.want, revB), tt.docs)
 			c := slowCache{objectCache: s.watches, inFlight: map[schema.GroupResource]bool{}, failing: tt.failing}
 			for _, gr := range tt.inFlight {
 				c.inFlight[gr] = true
@@ -303,8 +352,8 @@ func TestAssessProgressKind(t *testing.T) {
 			if e.Fatal != nil || e.Pending == nil {
 				t.Fatalf("assess() settled %+v, pending %+v; want it to wait", e.Fatal, e.Pending)
 			}
-			if !strings.HasPrefix(e.Pending.Message, tt.message) || e.Pending.Step != tt.step {
-				t.Errorf("assess() waits for %q, step %t; want %q..., step %t", e.Pending.Message, e.Pending.Step, tt.message, tt.step)
+			if !strings.HasPrefix(e.Pending.Message, tt.message) || progressOf(e.Pending.Progress) != tt.kind {
+				t.Errorf("assess() waits for %q, kind %d; want %q..., kind %d", e.Pending.Message, progressOf(e.Pending.Progress), tt.message, tt.kind)
 			}
 		})
 	}

@@ -62,8 +62,9 @@ type Request struct {
 	// when Progress is stuck.
 	Progress func(Progress)
 	// ProgressSteps also reports the run's internal steps (Progress.Step): each list,
-	// discovery of a kind, read of Helm's storage, and the connection before it answers. By
-	// default Progress hears only what a person follows a cluster by.
+	// discovery of a kind, read of Helm's storage, the connection before it answers, and
+	// every phase of a Flux reconcile after the first. By default Progress hears only what a
+	// person follows a cluster by.
 	ProgressSteps bool
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
@@ -84,10 +85,11 @@ type Progress struct {
 	Verdict result.Verdict
 	Message string
 	// Step marks an internal step of the run (a list, discovery of a kind, a read of Helm's
-	// storage, connecting): sent only when Request.ProgressSteps is set. The other changes
-	// are what a person acts on: connected, Flux asked to reconcile, the revision applied,
-	// what the cluster waits for (a Flux object's condition, a named workload and its
-	// status, a failure within its grace period), and the verdict.
+	// storage, connecting, the next phase of a Flux reconcile already reported): sent only
+	// when Request.ProgressSteps is set. The other changes are what a person acts on:
+	// connected, Flux asked to reconcile, the revision applied, what the cluster waits for (a
+	// Flux object's condition, a named workload and its status, a failure within its grace
+	// period), and the verdict.
 	Step  bool
 	Final bool
 }
