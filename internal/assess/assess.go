@@ -60,12 +60,14 @@ type List interface {
 	Noted(namespace, name string) time.Time
 }
 
-// Ordered is a List that knows when it was read, among the reads of one cluster: it was
-// requested once Sent reads had returned, and its own answer was the Done-th. A list is a
-// quorum read (no resourceVersion), so it holds every object as of a moment after it was
-// requested: a list whose Sent is at least another's Done holds objects no older than what
-// that other list said. Watches are not Ordered: their streams are delivered in any order.
-type Ordered interface {
+// Snapshot is a List read at one moment, by a list request with no resourceVersion (a quorum
+// read: the API server answers from etcd, or from a watch cache it first brought up to date).
+// Revision is the list's resourceVersion: it holds every object as of that etcd revision.
+// ReadOrder places the read among the cluster's reads (it was requested once sent reads had
+// returned, and its own answer was the done-th), for servers whose resourceVersions do not
+// compare. Watches are no Snapshot: their streams are delivered in any order.
+type Snapshot interface {
+	Revision() string
 	ReadOrder() (sent, done uint64)
 }
 
@@ -179,9 +181,6 @@ type Assessment struct {
 	SkippedSuspended []string
 	// RootsApplied is set when every requested object has applied the expected revision.
 	RootsApplied bool
-	// Keys are the lists the decision read, in the order it first read them: what a
-	// consistent read must cover (see verify's confirmation).
-	Keys []ListKey
 	// Needs is what the decision lacked.
 	Needs Needs
 	// Unconfirmed are the lists whose objects the verdict would rest on without their having
@@ -194,7 +193,6 @@ type Assessment struct {
 	appliedRoots int
 	mappings     map[schema.GroupVersionKind]Mapping
 	needed       map[any]bool
-	read         map[ListKey]bool
 }
 
 // Current reports whether the assessment is a Current verdict: nothing failed, nothing
@@ -282,8 +280,10 @@ type assessor struct {
 	spec Spec
 	now  time.Time
 	e    *Assessment
-	// fluxLists is the list each Flux object was read from, by its ID (consistency).
-	fluxLists map[string]List
+	// fluxLists is the list each Flux object was read from, and fluxRevisions the
+	// resourceVersion of the object read, by its ID (consistency).
+	fluxLists     map[string]List
+	fluxRevisions map[string]string
 	// tree is every inventory of the tree, by its Flux object's ID (treeInventories).
 	tree map[string][]flux.ObjectRef
 }

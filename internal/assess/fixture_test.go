@@ -52,9 +52,11 @@ func kindsOf(resources map[schema.GroupVersionResource]string) map[schema.GroupV
 type fixtureList struct {
 	objects map[string]any
 	err     error
-	// ordered lists know when they were read (Ordered): sent and done.
+	// ordered lists were read at one moment (Snapshot): sent and done, and the list's
+	// resourceVersion when the fixture gives one.
 	ordered    bool
 	sent, done uint64
+	revision   string
 }
 
 func (l *fixtureList) Synced() bool            { return l.err == nil }
@@ -75,10 +77,11 @@ func (l *fixtureList) Items() []any {
 func (l *fixtureList) Gone(string, string) (any, time.Time, bool) { return nil, time.Time{}, false }
 func (l *fixtureList) Noted(string, string) time.Time             { return time.Time{} }
 
-// orderedList is a fixtureList that knows when it was read.
+// orderedList is a fixtureList read at one moment.
 type orderedList struct{ *fixtureList }
 
 func (l orderedList) ReadOrder() (sent, done uint64) { return l.sent, l.done }
+func (l orderedList) Revision() string               { return l.revision }
 
 // fixtureView is a cluster made of YAML documents: every kind of fixtureKinds is listed (empty
 // when no document has it), discovery knows them all, and no Helm storage is read.
@@ -89,7 +92,8 @@ type fixtureView struct {
 
 // newFixtureView reads docs (YAML documents separated by ---). order, when set, lists the
 // resources in the order they were read: each list of such a resource was requested once
-// the lists before it had returned (Ordered); the others are watches, which know no order.
+// the lists before it had returned (Snapshot), at the resourceVersion after "@" when given
+// ("deployments@120"); the others are watches, which know no order.
 func newFixtureView(t *testing.T, docs string, order ...string) *fixtureView {
 	t.Helper()
 	v := &fixtureView{lists: map[ListKey]*fixtureList{}, forbidden: map[schema.GroupResource]bool{}}
@@ -113,10 +117,11 @@ func newFixtureView(t *testing.T, docs string, order ...string) *fixtureView {
 		l := v.list(key)
 		l.objects[u.GetNamespace()+"/"+u.GetName()] = typed(t, gvr, u)
 	}
-	for i, resource := range order {
+	for i, read := range order {
+		resource, revision, _ := strings.Cut(read, "@")
 		for key, l := range v.lists {
 			if key.GVR.Resource == resource {
-				l.ordered, l.sent, l.done = true, uint64(i), uint64(i+1)
+				l.ordered, l.sent, l.done, l.revision = true, uint64(i), uint64(i+1), revision
 			}
 		}
 	}

@@ -88,6 +88,11 @@ status:
 %s`, kind, gen, status)
 }
 
+// withRevision gives a document a metadata.resourceVersion.
+func withRevision(doc, rv string) string {
+	return strings.Replace(doc, "metadata: {", `metadata: {resourceVersion: "`+rv+`", `, 1)
+}
+
 // helmRelease is HelmRelease shop/web from chartRef (kind/name), at generation gen, Ready on
 // chart version (an OCI chart's digest after +) at observed, valuesFrom ConfigMap web-values.
 func helmRelease(chartKind, chartName string, gen, observed int, version, digest string) string {
@@ -205,6 +210,17 @@ func TestAssessTrees(t *testing.T) {
 		{name: "read consistently, rolled out",
 			docs:  []string{appWith(web...), gitRepo(revB), deployment("Deployment", 3, 3, true), service},
 			order: []string{"kustomizations", "gitrepositories", "deployments", "services"}, want: current},
+		{name: "the Deployment's list at a resourceVersion older than the Kustomization's status, whatever the order of reads",
+			docs:  []string{withRevision(appWith(web...), "100"), gitRepo(revB), deployment("Deployment", 2, 2, true), service},
+			order: []string{"kustomizations@100", "gitrepositories@100", "deployments@90", "services@110"}, want: confirming},
+		{name: "the Deployment's list at a resourceVersion at or after the Kustomization's status, read in any order",
+			docs:  []string{withRevision(appWith(web...), "100"), gitRepo(revB), deployment("Deployment", 3, 3, true), service},
+			order: []string{"deployments@120", "services@120", "gitrepositories@120", "kustomizations@120"}, want: current},
+		{name: "a tree that comes back to a namespace: lists compared by resourceVersion",
+			docs: []string{withRevision(appWith("team_mid_kustomize.toolkit.fluxcd.io_Kustomization"), "100"),
+				strings.Replace(withRevision(ks("mid", "GitRepository", "app", "", revB, "flux-system_leaf_kustomize.toolkit.fluxcd.io_Kustomization"), "105"), "namespace: flux-system", "namespace: team", 1),
+				withRevision(ks("leaf", "GitRepository", "app", "", revB, "shop_web_apps_Deployment"), "107"), gitRepo(revB), deployment("Deployment", 3, 3, true)},
+			order: []string{"kustomizations@110", "gitrepositories@110", "deployments@110"}, want: current},
 		{name: "a StatefulSet as the watch holds it",
 			docs: []string{appWith(sts...), gitRepo(revB), deployment("StatefulSet", 2, 2, true), service}, want: confirming},
 		{name: "a StatefulSet read consistently, its new generation not rolled out",

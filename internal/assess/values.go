@@ -63,7 +63,7 @@ func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructure
 			continue
 		}
 		if at, ok := flux.AppliedAt(acc.GetManagedFields(), flux.KustomizeController); ok {
-			changed[r] = flux.ValuesChange{At: at, Watched: acc.GetLabels()[flux.WatchLabel] == flux.WatchLabelEnabled}
+			changed[r] = flux.ValuesChange{At: at, Watched: acc.GetLabels()[flux.WatchLabel] == flux.WatchLabelEnabled, ResourceVersion: acc.GetResourceVersion()}
 		}
 	}
 	if len(changed) == 0 {

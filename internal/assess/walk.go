@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+
 	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -31,13 +33,6 @@ func (e *Assessment) listOnItsWay(w List) {
 // list returns the list of key from the view; one never asked for is a need, and reads as a
 // list on its way that holds nothing.
 func (a *assessor) list(key ListKey) List {
-	if !a.e.read[key] {
-		if a.e.read == nil {
-			a.e.read = map[ListKey]bool{}
-		}
-		a.e.read[key] = true
-		a.e.Keys = append(a.e.Keys, key)
-	}
 	if l, ok := a.view.List(key); ok && l != nil {
 		return l
 	}
@@ -126,22 +121,30 @@ func (a *assessor) assess() *Assessment {
 // kustomize-controller's server-side apply returns; a view whose Deployment was read before
 // that status (a watch stream delivered later than the Kustomization's, or a list made
 // before) may hold its previous generation, rolled out, and would pass. So every object
-// judged, and every nested Flux object, must come from a list requested after the list of its
-// owner's status returned (Ordered), or from that very list (one list is one moment). By
-// induction down the tree, every object judged was read after every Flux status above it said
-// applied. Lists that do not know their order (watches) never confirm: the fetching side then
-// reads the Flux objects anew, a level at a time, and the other kinds after them.
+// judged, every nested Flux object and a nested object's own source must come from that very
+// list (one list is one moment, one watch stream one ordered history) or from a Snapshot that
+// holds the cluster as of the owner's status or later: its list's resourceVersion at least the
+// owner object's (both etcd revisions of the same API server), or, where they do not compare,
+// a list requested after the owner's list returned. By induction down the tree, every object
+// judged was read after every Flux status above it said applied. What cannot prove it (a
+// watch, an owner not read) is Unconfirmed: the fetching side reads it again as a Snapshot.
 func (a *assessor) consistent(key ListKey, l List, ownerID string) {
-	owner := a.fluxLists[ownerID]
-	if owner == nil || owner == l {
+	owner, known := a.fluxLists[ownerID]
+	switch {
+	case known && owner == l:
 		return
-	}
-	lo, ok := l.(Ordered)
-	oo, ownerOK := owner.(Ordered)
-	if ok && ownerOK {
-		sent, _ := lo.ReadOrder()
-		if _, done := oo.ReadOrder(); sent >= done {
-			return
+	case known:
+		if snap, ok := l.(Snapshot); ok {
+			if c, err := resourceversion.CompareResourceVersion(snap.Revision(), a.fluxRevisions[ownerID]); err == nil {
+				if c >= 0 {
+					return
+				}
+			} else if ownerSnap, ok := owner.(Snapshot); ok {
+				sent, _ := snap.ReadOrder()
+				if _, done := ownerSnap.ReadOrder(); sent >= done {
+					return
+				}
+			}
 		}
 	}
 	if !slices.Contains(a.e.Unconfirmed, key) {
@@ -226,15 +229,17 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		e.Flux = append(e.Flux, fo)
 		return
 	}
-	if a.fluxLists == nil {
-		a.fluxLists = map[string]List{}
-	}
-	a.fluxLists[id] = w
 	if parent != nil {
 		a.consistent(fluxKey, w, parent.Object.ID)
 	}
 	cached, ok := w.Object(ref.Namespace, ref.Name)
 	obj, isU := cached.(*unstructured.Unstructured)
+	if isU {
+		if a.fluxLists == nil {
+			a.fluxLists, a.fluxRevisions = map[string]List{}, map[string]string{}
+		}
+		a.fluxLists[id], a.fluxRevisions[id] = w, obj.GetResourceVersion()
+	}
 	if !ok || !isU {
 		fo.Verdict = result.VerdictNotFound
 		fo.Message = id + " not found"
@@ -254,6 +259,11 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	)
 	if ownSource {
 		src, srcNote = a.source(e, srcRef)
+		if gvr, ok := srcRef.GroupVersionResource(); ok && src != nil {
+			// What it must apply is what its source offers as of its own status, or later.
+			key := ListKey{GVR: gvr, Namespace: srcRef.Namespace}
+			a.consistent(key, a.list(key), id)
+		}
 	}
 	ownerWant := want
 	if parent != nil {

@@ -163,7 +163,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		}
 		if ref.Kind == KindHelmRelease && d.verdict == result.VerdictCurrent {
 			if c := v.cond(driftedCondition); c.status == string(metav1.ConditionTrue) {
-				d.message = joinSentences(d.message, "helm-controller detected drift (Drifted=True, drift detection in warn mode): the cluster differs from the release: "+c.message)
+				d.message = joinSentences(d.message, "helm-controller detected drift (Drifted=True): the cluster differs from the release: "+c.message)
 			}
 		}
 		if c := v.cond(meta.ReadyCondition); c.status != "" {
@@ -226,9 +226,20 @@ func remoteWaited(kind Kind, obj *unstructured.Unstructured) (bool, string) {
 		}
 		return false, "no spec.wait, no spec.healthChecks"
 	case KindHelmRelease:
-		for _, action := range []string{"install", "upgrade"} {
+		// The wait of the action that made the release: status.lastAttemptedReleaseAction
+		// (helm-controller v1.6), both when it is not recorded.
+		actions := []string{"install", "upgrade"}
+		if last, _, _ := unstructured.NestedString(obj.Object, "status", "lastAttemptedReleaseAction"); last == "install" || last == "upgrade" {
+			actions = []string{last}
+		}
+		for _, action := range actions {
 			if off, _, _ := unstructured.NestedBool(obj.Object, "spec", action, "disableWait"); off {
 				return false, "spec." + action + ".disableWait"
+			}
+		}
+		for _, action := range actions {
+			if off, _, _ := unstructured.NestedBool(obj.Object, "spec", action, "disableWaitForJobs"); off {
+				return true, "Helm waited for them, but not for their Jobs (spec." + action + ".disableWaitForJobs)"
 			}
 		}
 		return true, "Helm waited for them"

@@ -161,9 +161,11 @@ func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
 	}
 	s.Done = observed == generation
 	if ref.Kind == KindExternalArtifact {
-		// Its producer writes its status whole (no observedGeneration, no Reconciling): the
-		// artifact it holds is the one it offers, unless its producer says it is not Ready.
-		s.Done = s.Revision != "" && ready.status != string(metav1.ConditionFalse)
+		// Its producer writes its status whole (no observedGeneration, no Reconciling), and
+		// kustomize-controller and helm-controller apply the artifact it holds whatever its
+		// Ready says (v1.9.5 getSource, v1.6.4 isSourceReady check only that there is one):
+		// that artifact is what it offers; a producer that fails says so in the message.
+		s.Done = s.Revision != ""
 	}
 	if ref.Kind == "HelmChart" {
 		s.Done = s.Done && ready.status == string(metav1.ConditionTrue) && reconciling.status != string(metav1.ConditionTrue)

@@ -113,7 +113,7 @@ metadata: {generation: 1}
 status:
   artifact: {revision: latest@sha256:` + shaA + `}
   conditions: [{type: Ready, status: "False", reason: BuildFailed, message: no such path}]`,
-			Source{Ref: SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, Revision: "latest@sha256:" + shaA, Message: "no such path"}},
+			Source{Ref: SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, Revision: "latest@sha256:" + shaA, Done: true, Message: "no such path"}},
 		{"external artifact not written yet", SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, `
 metadata: {generation: 1}`,
 			Source{Ref: SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}}},

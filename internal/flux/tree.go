@@ -51,7 +51,7 @@ func SourceWait(src Source, upstream *Source, ownerSource string, ownerWant Revi
 	case src.Revision == "":
 		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to have an artifact%s", id, because(src.Message))
 	case !src.Done:
-		return result.VerdictInProgress, code, fmt.Sprintf("waiting for source-controller to finish %s (artifact %s)%s", id, ShortRevision(src.Revision), because(src.Message))
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to finish %s (artifact %s)%s", sourceController(src.Ref), id, ShortRevision(src.Revision), because(src.Message))
 	}
 	if id := src.Upstream.ID(); id != "" && id == ownerSource && !ownerWant.IsZero() {
 		if !ownerWant.Matches(src.BuiltFrom) {
@@ -65,6 +65,14 @@ func SourceWait(src Source, upstream *Source, ownerSource string, ownerWant Revi
 			id, upstream.Ref.ID(), ShortRevision(upstream.Revision), orUnknown(ShortRevision(src.BuiltFrom)))
 	}
 	return result.VerdictCurrent, "", ""
+}
+
+// sourceController names what writes a source's artifact.
+func sourceController(ref SourceRef) string {
+	if ref.Kind == KindExternalArtifact {
+		return "its producer"
+	}
+	return "source-controller"
 }
 
 func because(msg string) string {

@@ -3,6 +3,7 @@ package flux
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +65,10 @@ func AppliedAt(fields []metav1.ManagedFieldsEntry, manager string) (time.Time, b
 type ValuesChange struct {
 	At      time.Time
 	Watched bool
+	// ResourceVersion is the object's: within the second of the evidence, a release whose
+	// status was last written before the change (a lower resourceVersion of the same etcd)
+	// cannot have composed it.
+	ResourceVersion string
 }
 
 // WatchLabel on a ConfigMap or Secret makes helm-controller reconcile the HelmReleases that
@@ -140,7 +145,13 @@ func StaleValues(obj *unstructured.Unstructured, changed map[ValuesRef]ValuesCha
 	latest := time.Time{}
 	for _, r := range sortedRefs(changed) {
 		c := changed[r]
-		if !c.At.Truncate(time.Second).After(composed.Truncate(time.Second)) {
+		switch {
+		case c.At.Truncate(time.Second).Before(composed.Truncate(time.Second)):
+			continue
+		case !c.At.Truncate(time.Second).After(composed.Truncate(time.Second)) && !writtenBefore(obj.GetResourceVersion(), c.ResourceVersion):
+			// In the second of the evidence: taken as composed (an apply of the values and
+			// the release together), unless the release's status was last written before
+			// the change.
 			continue
 		}
 		if ev.WatchingSince.After(c.At) {
@@ -187,6 +198,14 @@ func sortedRefs(m map[ValuesRef]ValuesChange) []ValuesRef {
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
 	return refs
+}
+
+// writtenBefore reports whether resourceVersion a was written before b, when both are the
+// decimal revisions of one etcd (kube-apiserver's); false when either is not.
+func writtenBefore(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x < y
 }
 
 // lastDeployed is when the newest release in status.history was deployed.

@@ -100,6 +100,18 @@ status:
 			changed: map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:00:00.900Z")},
 		},
 		{
+			name:      "in the same second as the deploy, but after the release's status was last written",
+			doc:       "metadata: {resourceVersion: \"100\"}" + deployed10,
+			changed:   map[ValuesRef]ValuesChange{cm: {At: ts("2026-11-23T10:00:00.900Z"), ResourceVersion: "120"}},
+			wantStale: true,
+			wantIn:    []string{"values from ConfigMap/web-values changed at 2026-11-23T10:00:00Z"},
+		},
+		{
+			name:    "in the same second as the deploy, the release's status written after it",
+			doc:     "metadata: {resourceVersion: \"130\"}" + deployed10,
+			changed: map[ValuesRef]ValuesChange{cm: {At: ts("2026-11-23T10:00:00.900Z"), ResourceVersion: "120"}},
+		},
+		{
 			name:      "changed after the deploy, no reconcile since: waits for evidence, however long",
 			doc:       deployed10,
 			changed:   map[ValuesRef]ValuesChange{cm: at("2026-11-23T10:05:00Z"), secret: at("2026-11-23T09:00:00Z")},

@@ -66,7 +66,7 @@ type clusterState struct {
 
 	// mem is the run's own memory, which only assess.Assess changes.
 	mem *assess.Memory
-	// readOrder numbers the cluster's list reads (assess.Ordered).
+	// readOrder numbers the cluster's list reads (assess.Snapshot).
 	readOrder *readOrder
 
 	// disco asks the API server which resources a group version serves (discover), off the
@@ -181,7 +181,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	defer timer.Stop()
 	notify := state.notifications()
 	var last *assess.Assessment
-	confirmMisses := 0
+	var confirms confirmations
 	for {
 		now := req.Clock()
 		e := state.assess(now)
@@ -189,28 +189,11 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		if applied.IsZero() && e.RootsApplied {
 			applied = now
 		}
+		e = state.consistently(ctx, e, now, &confirms)
 		if trig != nil && state.awaitsHandling() && e.Fatal == nil && e.Pending == nil {
 			// The state before the run's own request would pass: wait for Flux to handle it.
 			if msg := state.unhandled(trig); msg != "" {
 				e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: "ReconcileRequested", Message: msg}
-			}
-		}
-		if e.AwaitsConsistentRead {
-			// Current on what the watches hold, which may mix moments: said only on a
-			// consistent read (assess's consistency rule; confirm).
-			c := state.confirm(ctx, e, now)
-			switch {
-			case c.Current():
-				confirmMisses = 0
-				e = c
-			case req.Snapshot:
-				e = c
-			default:
-				// The read disagrees: the watches are behind the cluster, and catch up.
-				confirmMisses++
-				e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: "Confirming",
-					Message: "the consistent read is not Current yet: " + cmp.Or(pendingMessage(c), "waiting for the watches")}
-				e.RecheckAt(now.Add(confirmBackoff(confirmMisses)))
 			}
 		}
 		last = e
@@ -447,10 +430,10 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	s := &clusterState{
 		req: req, ctx: ctx, httpClient: httpClient, dialed: h.dialed, core: core, dynamicClient: dyn, metadataClient: md, throttled: throttled,
 		disco: disco,
-		mem:   assess.NewMemory(), mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
+		mem:   assess.NewMemory(), readOrder: &readOrder{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}
 	if req.Snapshot {
-		s.watches = newListSet(ctx, dyn, md, req.Clock, s.readOrder)
+		s.watches = newListSet(ctx, dyn, md, req.Clock, s.readOrder, snapshotListTimeout)
 		s.fetches = newFetcher(ctx, func() {}, true)
 		s.closeAll = cancel
 	} else {

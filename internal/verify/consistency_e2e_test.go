@@ -194,7 +194,7 @@ func TestNestedKustomizationOfAnExternalArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := testbed.Kustomization{Name: nested, SourceKind: "ExternalArtifact", TargetNamespace: ns}
-	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: root}, manifestDir(t, gen.Manifest()), commitA); err != nil {
+	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: root, TargetNamespace: "flux-system"}, manifestDir(t, gen.Manifest()), commitA); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", nested, revOf("1")); err != nil {

@@ -26,6 +26,7 @@ type listSet struct {
 	metadata metadata.Interface
 	clock    func() time.Time
 	order    *readOrder
+	timeout  time.Duration
 	lists    map[assess.ListKey]*staticList
 }
 
@@ -34,26 +35,30 @@ type staticList struct {
 	store   cache.Store
 	listErr error
 	since   time.Time
-	// sent and done place the read among the cluster's others (assess.Ordered).
+	// revision is the list's resourceVersion; sent and done place the read among the
+	// cluster's others (assess.Snapshot).
+	revision   string
 	sent, done uint64
 }
 
-func newListSet(ctx context.Context, dyn dynamic.Interface, md metadata.Interface, clock func() time.Time, order *readOrder) *listSet {
-	return &listSet{ctx: ctx, dynamic: dyn, metadata: md, clock: clock, order: order, lists: map[assess.ListKey]*staticList{}}
+// newListSet reads each list within timeout (snapshotListTimeout for get, the watches'
+// listTimeout for a confirmation), numbering the reads with order.
+func newListSet(ctx context.Context, dyn dynamic.Interface, md metadata.Interface, clock func() time.Time, order *readOrder, timeout time.Duration) *listSet {
+	return &listSet{ctx: ctx, dynamic: dyn, metadata: md, clock: clock, order: order, timeout: timeout, lists: map[assess.ListKey]*staticList{}}
 }
 
-// readOrder numbers the list reads of one cluster (assess.Ordered): how many had returned when
+// readOrder numbers the list reads of one cluster (assess.Snapshot): how many had returned when
 // each was requested, and the rank of each answer.
 type readOrder struct{ returned atomic.Uint64 }
 
-// get lists key now, the first time it is asked for, within snapshotListTimeout.
+// get lists key now, the first time it is asked for, within the set's timeout.
 func (s *listSet) get(key assess.ListKey) assess.List {
 	if l, ok := s.lists[key]; ok {
 		return l
 	}
 	l := &staticList{store: cache.NewStore(cache.MetaNamespaceKeyFunc), since: s.clock()}
 	s.lists[key] = l
-	ctx, cancel := context.WithTimeout(s.ctx, snapshotListTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	if s.order != nil {
 		l.sent = s.order.returned.Load()
@@ -66,6 +71,7 @@ func (s *listSet) get(key assess.ListKey) assess.List {
 			l.listErr = err
 			return l
 		}
+		l.revision = list.ResourceVersion
 		for i := range list.Items {
 			items = append(items, &list.Items[i])
 		}
@@ -75,6 +81,7 @@ func (s *listSet) get(key assess.ListKey) assess.List {
 			l.listErr = err
 			return l
 		}
+		l.revision = list.GetResourceVersion()
 		for i := range list.Items {
 			items = append(items, &list.Items[i])
 		}
@@ -116,5 +123,8 @@ func (s *listSet) peek(key assess.ListKey) (assess.List, bool) {
 	return l, true
 }
 
-// ReadOrder places the list among the cluster's reads (assess.Ordered).
+// ReadOrder places the list among the cluster's reads (assess.Snapshot).
 func (l *staticList) ReadOrder() (sent, done uint64) { return l.sent, l.done }
+
+// Revision is the list's resourceVersion (assess.Snapshot).
+func (l *staticList) Revision() string { return l.revision }

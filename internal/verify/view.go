@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/result"
 )
 
 // clusterView is what was read of a cluster, as assess.Assess reads it: the watches (or a
@@ -141,23 +143,156 @@ func (s *clusterState) peekMapping(gvk schema.GroupVersionKind) assess.Mapping {
 func (s *clusterState) confirm(ctx context.Context, e *assess.Assessment, now time.Time) *assess.Assessment {
 	base := s.watches
 	if !s.req.Snapshot {
-		// Watches know no order: the Flux objects are read anew, a level of the tree a
-		// round, with every other kind the decision reads.
-		base = newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder)
+		base = &withHistory{fresh: newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout), watches: s.watches}
 		if e = s.assessFrom(base, now); !e.AwaitsConsistentRead {
 			return e
 		}
 	}
-	// The lists read before a Flux status above them returned, read again after every one.
-	again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder)
+	return s.readAgain(ctx, base, e, now)
+}
+
+// maxRereads bounds the reads of the lists an assessment could not confirm, each after the
+// last: with resourceVersions that compare, one is enough.
+const maxRereads = 4
+
+// readAgain reads the lists e could not confirm again, over base, and decides again, until it
+// can or maxRereads passed.
+func (s *clusterState) readAgain(ctx context.Context, base objectCache, e *assess.Assessment, now time.Time) *assess.Assessment {
+	for range maxRereads {
+		if len(e.Unconfirmed) == 0 {
+			return e
+		}
+		again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
+		for _, key := range e.Unconfirmed {
+			again.get(key)
+		}
+		var top objectCache = again
+		if !s.req.Snapshot {
+			top = &withHistory{fresh: again, watches: s.watches}
+		}
+		base = &layeredLists{top: top, base: base}
+		if e = s.assessFrom(base, now); !e.AwaitsConsistentRead {
+			return e
+		}
+	}
+	return e
+}
+
+// confirmFailure reads again, after the watches' view failed the cluster on lists it could
+// not confirm, the lists it could not confirm: a failure of an object read before its owner
+// said applied may be the previous revision's, which the expected one fixes. The decision
+// over the watches with those lists read anew says whether it stands.
+func (s *clusterState) confirmFailure(ctx context.Context, e *assess.Assessment, now time.Time) *assess.Assessment {
+	if len(e.Unconfirmed) == 0 {
+		return e
+	}
+	again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
 	for _, key := range e.Unconfirmed {
 		again.get(key)
 	}
-	return s.assessFrom(&layeredLists{top: again, base: base}, now)
+	return s.assessFrom(&layeredLists{top: &withHistory{fresh: again, watches: s.watches}, base: s.watches}, now)
+}
+
+// withHistory is a confirmation's lists, read anew, with what only the watches saw over
+// time: the Jobs they saw deleted (a TTL Job counted done), the reconcile starts they noted,
+// and since when they watch (assess.List's Gone, Noted and WaitingSince).
+type withHistory struct {
+	fresh   objectCache
+	watches objectCache
+}
+
+func (w *withHistory) get(key assess.ListKey) assess.List { return w.wrap(key, w.fresh.get(key)) }
+
+func (w *withHistory) peek(key assess.ListKey) (assess.List, bool) {
+	l, ok := w.fresh.peek(key)
+	if !ok {
+		return nil, false
+	}
+	return w.wrap(key, l), true
+}
+
+func (w *withHistory) wrap(key assess.ListKey, l assess.List) assess.List {
+	snap, ok := l.(*staticList)
+	if !ok {
+		return l
+	}
+	watched, ok := w.watches.peek(key)
+	if !ok {
+		return snap
+	}
+	return historyList{staticList: snap, watched: watched}
+}
+
+// historyList is a list read anew, with a watch's history of the same kind and namespace.
+type historyList struct {
+	*staticList
+	watched assess.List
+}
+
+func (h historyList) Gone(namespace, name string) (any, time.Time, bool) {
+	if _, there := h.Object(namespace, name); there {
+		return nil, time.Time{}, false // created again since
+	}
+	return h.watched.Gone(namespace, name)
+}
+
+func (h historyList) Noted(namespace, name string) time.Time { return h.watched.Noted(namespace, name) }
+
+func (h historyList) WaitingSince() time.Time { return h.watched.WaitingSince() }
+
+// confirmations is when a cluster's loop may read consistently next: a read that disagreed
+// with the watches waits a backoff (the watches usually catch up first), however many
+// notifications come meanwhile.
+type confirmations struct {
+	misses int
+	next   time.Time
+	last   string // what the last read that disagreed waited for
+}
+
+// consistently is the decision the cluster's loop acts on, from e, the watches' view at now.
+// Current is said only on a consistent read (assess's consistency rule; confirm); a failure
+// of an object the watches' view could not confirm is read again first (confirmFailure), so a
+// previous revision's failure, which the expected one fixes, does not fail the cluster. A
+// snapshot (get) decides on its own lists.
+func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, now time.Time, c *confirmations) *assess.Assessment {
+	failed := e.Fatal != nil && e.Fatal.Verdict == result.VerdictFailed && len(e.Unconfirmed) > 0
+	if !e.AwaitsConsistentRead && (!failed || s.req.Snapshot) {
+		return e
+	}
+	if now.Before(c.next) {
+		e.Fatal = nil
+		e.Pending = &assess.Finding{Verdict: result.VerdictInProgress, Reason: "Confirming",
+			Message: "waiting to read the cluster consistently again: " + cmp.Or(c.last, "the watches are behind it")}
+		e.RecheckAt(c.next)
+		return e
+	}
+	var read *assess.Assessment
+	if failed && !e.AwaitsConsistentRead {
+		read = s.confirmFailure(ctx, e, now)
+		if read.Fatal != nil && read.Fatal.Verdict == result.VerdictFailed {
+			c.misses = 0
+			return read
+		}
+	} else {
+		read = s.confirm(ctx, e, now)
+		if read.Current() || s.req.Snapshot {
+			c.misses = 0
+			return read
+		}
+	}
+	// The read disagrees with the watches, which are behind the cluster and catch up.
+	c.misses++
+	c.next = now.Add(confirmBackoff(c.misses))
+	c.last = pendingMessage(read)
+	e.Fatal = nil
+	e.Pending = &assess.Finding{Verdict: result.VerdictInProgress, Reason: "Confirming",
+		Message: "the consistent read is not there yet: " + cmp.Or(c.last, "the watches are behind the cluster")}
+	e.RecheckAt(c.next)
+	return e
 }
 
 // confirmBackoff is how long a cluster whose watches said Current, but whose consistent read
-// did not, waits before it reads again (its watches usually catch up first).
+// did not, waits before it reads again.
 func confirmBackoff(misses int) time.Duration {
 	return min(250*time.Millisecond<<min(misses-1, 4), 4*time.Second)
 }
@@ -171,15 +306,6 @@ func pendingMessage(e *assess.Assessment) string {
 		return e.Pending.Message
 	}
 	return ""
-}
-
-// isFluxResource reports whether gvr is a Flux kind's (its objects are read as the tree is).
-func isFluxResource(gvr schema.GroupVersionResource) bool {
-	switch gvr.Group {
-	case "kustomize.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "source.extensions.fluxcd.io":
-		return true
-	}
-	return false
 }
 
 // layeredLists reads a key from top when top holds it, else from base: the lists read again
