@@ -92,6 +92,10 @@ type Input struct {
 	Revisions   []*appsv1.ControllerRevision // for a DaemonSet
 	Jobs        []*batchv1.Job               // for a CronJob
 	Pods        []*corev1.Pod
+	// Incomplete is set when a list the workload's objects come from could not be read (the
+	// fields above then hold what was read before it): no rule takes the absence of an object
+	// for a fact, so the verdict rests on what was read, the workload's own status at least.
+	Incomplete bool
 	// Now is the time of the observation, which grace periods are measured against.
 	Now time.Time
 }

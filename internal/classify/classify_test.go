@@ -543,3 +543,38 @@ func TestSupported(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyIncomplete: a workload whose ReplicaSets and pods could not be read is
+// classified on its own status: its controller's deadline still fails it, and the absence of
+// its current ReplicaSet is not taken for a fact (the Deployment's ReplicaFailure may be an
+// older ReplicaSet's, which the current one's own condition would tell).
+func TestClassifyIncomplete(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		file       string
+		incomplete bool
+		want       *result.Failure
+	}{
+		{name: "past its progress deadline", file: "deployment-not-progressing.yaml", incomplete: true,
+			want: &result.Failure{Code: result.CodeNotProgressing, Reason: "ProgressDeadlineExceeded",
+				Message: `deployment web: ReplicaSet "web-7d9f" has timed out progressing.`}},
+		{name: "ReplicaFailure, the ReplicaSets read: none is current yet", file: "deployment-quota.yaml",
+			want: &result.Failure{Code: result.CodeQuota, Reason: "FailedCreate",
+				Message: `deployment web: still refused after 2m0s: pods "web-7d9f-x2x2x" is forbidden: exceeded quota: compute, requested: limits.memory=1Gi, used: limits.memory=4Gi, limited: limits.memory=4Gi`}},
+		{name: "ReplicaFailure, the ReplicaSets not read", file: "deployment-quota.yaml", incomplete: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := Input{Workload: load(t, tt.file).Workload, Now: now, Incomplete: tt.incomplete}
+			got, err := Classify(in, Options{})
+			if err != nil {
+				t.Fatalf("Classify(%s) error: %v", tt.file, err)
+			}
+			if diff := cmp.Diff(tt.want, got.Failure); diff != "" {
+				t.Errorf("Classify(%s, incomplete %t) failure (-want +got):\n%s", tt.file, tt.incomplete, diff)
+			}
+		})
+	}
+}

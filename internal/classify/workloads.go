@@ -51,10 +51,11 @@ func deployment(d *appsv1.Deployment, e *findings) {
 		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == reasonProgressDeadlineExceeded:
 			e.fail(objectFailure(result.CodeNotProgressing, "deployment", d.Name, c.Reason, c.Message))
 			e.deadlinePassed = true
-		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue && !current:
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue && !current && !e.in.Incomplete:
 			// (The Deployment keeps this condition, its time and its message, from a previous
 			// rollout while any ReplicaSet still fails: the current ReplicaSet's own says
-			// what this rollout meets.)
+			// what this rollout meets. Without the ReplicaSets read, which one failed is
+			// unknown.)
 			if message, ok := e.refusal(c.Message, c.LastTransitionTime.Time); ok {
 				e.fail(objectFailure(replicaFailureCode(c.Message), "deployment", d.Name, c.Reason, message))
 			}
