@@ -57,11 +57,18 @@ type fixtureList struct {
 	ordered    bool
 	sent, done uint64
 	revision   string
+	// asked, when set, is when a list still on its way was asked for.
+	asked time.Time
 }
 
-func (l *fixtureList) Synced() bool            { return l.err == nil }
-func (l *fixtureList) Err() error              { return l.err }
-func (l *fixtureList) WaitingSince() time.Time { return fixtureNow.Add(-time.Hour) }
+func (l *fixtureList) Synced() bool { return l.err == nil && l.asked.IsZero() }
+func (l *fixtureList) Err() error   { return l.err }
+func (l *fixtureList) WaitingSince() time.Time {
+	if !l.asked.IsZero() {
+		return l.asked
+	}
+	return fixtureNow.Add(-time.Hour)
+}
 func (l *fixtureList) Object(namespace, name string) (any, bool) {
 	o, ok := l.objects[namespace+"/"+name]
 	return o, ok
@@ -88,6 +95,10 @@ func (l orderedList) Revision() string               { return l.revision }
 type fixtureView struct {
 	lists     map[ListKey]*fixtureList
 	forbidden map[schema.GroupResource]bool
+	// failing are the resources whose lists fail, with their error; onItsWay those whose
+	// first list has not answered yet, since when (failList, delayList).
+	failing  map[schema.GroupResource]error
+	onItsWay map[schema.GroupResource]time.Time
 }
 
 // newFixtureView reads docs (YAML documents separated by ---). order, when set, lists the
@@ -155,9 +166,39 @@ func (v *fixtureView) list(key ListKey) *fixtureList {
 		if v.forbidden[key.GVR.GroupResource()] {
 			l.err = apierrors.NewForbidden(key.GVR.GroupResource(), "", errors.New("no RBAC"))
 		}
+		if err, ok := v.failing[key.GVR.GroupResource()]; ok {
+			l.err = err
+		}
+		l.asked = v.onItsWay[key.GVR.GroupResource()]
 		v.lists[key] = l
 	}
 	return l
+}
+
+// failList makes every list of gr fail with err.
+func (v *fixtureView) failList(gr schema.GroupResource, err error) {
+	if v.failing == nil {
+		v.failing = map[schema.GroupResource]error{}
+	}
+	v.failing[gr] = err
+	for key, l := range v.lists {
+		if key.GVR.GroupResource() == gr {
+			l.err = err
+		}
+	}
+}
+
+// delayList makes every list of gr one asked for at since that has not answered yet.
+func (v *fixtureView) delayList(gr schema.GroupResource, since time.Time) {
+	if v.onItsWay == nil {
+		v.onItsWay = map[schema.GroupResource]time.Time{}
+	}
+	v.onItsWay[gr] = since
+	for key, l := range v.lists {
+		if key.GVR.GroupResource() == gr {
+			l.asked = since
+		}
+	}
 }
 
 func (v *fixtureView) List(key ListKey) (List, bool) {
@@ -178,9 +219,19 @@ func (v *fixtureView) Mapping(gvk schema.GroupVersionKind) Mapping {
 
 func (v *fixtureView) Release(string) (StoredRelease, bool) { return StoredRelease{}, false }
 
+// Explain reads errors as the fetching side does: what it knows settles a cluster's verdict
+// when a read of what is judged meets it.
 func (v *fixtureView) Explain(err error, what string) Explanation {
-	if apierrors.IsForbidden(err) {
+	var status apierrors.APIStatus
+	switch {
+	case apierrors.IsForbidden(err):
 		return Explanation{Verdict: result.VerdictForbidden, Message: "forbidden: " + what, Known: true, Detail: err.Error()}
+	case apierrors.IsUnauthorized(err):
+		return Explanation{Verdict: result.VerdictUnauthorized, Message: "unauthorized: " + what, Known: true, Detail: err.Error()}
+	case apierrors.IsTooManyRequests(err):
+		return Explanation{Verdict: result.VerdictThrottled, Message: "throttled: " + what, Known: true, Detail: err.Error()}
+	case apierrors.IsNotFound(err) && errors.As(err, &status) && (status.Status().Details == nil || status.Status().Details.Name == ""):
+		return Explanation{Verdict: result.VerdictNotFound, Message: "the cluster does not serve " + what + ": is Flux installed?", Known: true, Detail: err.Error()}
 	}
 	return Explanation{Detail: err.Error()}
 }

@@ -201,6 +201,7 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 		e.recheckAt(end)
 		return
 	}
+	notRead := ""
 	switch {
 	case g.Object.Kind == string(flux.KindKustomization) && g.RetryEvery > 0 && !g.FailedAt.IsZero() && g.FailedAt.Before(end):
 		next := g.FailedAt.Add(g.RetryEvery + g.RetryEvery/10 + 30*time.Second)
@@ -215,7 +216,17 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 		// helm-controller keeps Ready=False ValuesError across its retries (no new transition):
 		// an object of valuesFrom changed after the failure gets one more window, from its
 		// change, for helm-controller's back-off to try it.
-		if changed, at := a.valuesChangedSince(e, obj, g.FailedAt); changed != "" && now.Before(at.Add(grace)) {
+		v := a.valuesChangedSince(e, obj, g.FailedAt)
+		changed, at := v.changed, v.at
+		if v.reading != "" {
+			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+				"failing since %s; reading %s, which its values come from, to see whether it changed since: %s", stamp(since), v.reading, g.Message))
+			return
+		}
+		if v.notRead != "" {
+			notRead = " (" + v.notRead + ")"
+		}
+		if changed != "" && now.Before(at.Add(grace)) {
 			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
 				"failing since %s; %s changed at %s, after the failure, and helm-controller tries again with a back-off; fails at %s: %s",
 				stamp(since), changed, stamp(at), stamp(at.Add(grace)), g.Message))
@@ -223,16 +234,26 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 			return
 		}
 	}
-	override(g, result.VerdictFailed, g.Code, g.Object.Reason, fmt.Sprintf("still failing after %s of %s's retries: %s",
-		now.Sub(since).Round(time.Second), controller, g.Message))
+	override(g, result.VerdictFailed, g.Code, g.Object.Reason, fmt.Sprintf("still failing after %s of %s's retries: %s%s",
+		now.Sub(since).Round(time.Second), controller, g.Message, notRead))
+}
+
+// valuesSince is what valuesChangedSince found.
+type valuesSince struct {
+	// changed names the object that changed after the failure, at at.
+	changed string
+	at      time.Time
+	// reading names an object whose list is still on its way; notRead says which could not
+	// be read.
+	reading, notRead string
 }
 
 // valuesChangedSince names a ConfigMap or Secret of a HelmRelease's valuesFrom that was
-// created or written after failed (its creationTimestamp or a managedFields time), when the
-// credentials may list them.
-func (a *assessor) valuesChangedSince(e *Assessment, obj *unstructured.Unstructured, failed time.Time) (string, time.Time) {
+// created or written after failed (its creationTimestamp or a managedFields time). They are
+// evidence (evidenceReady): one that cannot be read is not compared, and the failure stands.
+func (a *assessor) valuesChangedSince(e *Assessment, obj *unstructured.Unstructured, failed time.Time) (v valuesSince) {
 	if failed.IsZero() {
-		return "", time.Time{}
+		return v
 	}
 	for _, r := range flux.ValuesFrom(obj) {
 		gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -240,7 +261,12 @@ func (a *assessor) valuesChangedSince(e *Assessment, obj *unstructured.Unstructu
 			gvr.Resource = "secrets"
 		}
 		w := a.list(ListKey{GVR: gvr, Namespace: obj.GetNamespace()})
-		if ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace())); !ready || forbidden != "" {
+		ready, note := a.evidenceReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace()))
+		if !ready && note == "" {
+			return valuesSince{reading: r.String()}
+		}
+		if !ready {
+			v.notRead = joinMessage(v.notRead, r.String()+" not compared: "+note)
 			continue
 		}
 		cached, ok := w.Object(obj.GetNamespace(), r.Name)
@@ -258,10 +284,10 @@ func (a *assessor) valuesChangedSince(e *Assessment, obj *unstructured.Unstructu
 			}
 		}
 		if at.After(failed) {
-			return r.String(), at
+			return valuesSince{changed: r.String(), at: at}
 		}
 	}
-	return "", time.Time{}
+	return v
 }
 
 // noteAttempt records when the run first saw a Flux object working on the expected revision

@@ -615,27 +615,25 @@ var classifierReads = map[schema.GroupKind][]schema.GroupVersionResource{
 }
 
 // classify runs the rollout classifier on a workload that is not Current. What it reads is
-// optional: when the credentials may not list it, the workload is only judged by its kstatus
-// status, and its message says what could not be read. It returns false while what it reads
-// is still being listed: a kstatus failure then waits for the precise one (a Job Failed waits
-// for its pods, which name the backoff limit and the logs).
+// evidence (evidenceReady): when a list fails (the credentials may not make it, the server
+// does not serve the kind there, it errs) the workload is classified on what was read before
+// it, its own status at least, and its message says what could not be read; the lists after
+// it are not read, as they only matter through it (a Deployment's pods through its
+// ReplicaSets). It returns false while what it reads is still being listed: a kstatus failure
+// then waits for the precise one (a Job Failed waits for its pods, which name the backoff
+// limit and the logs).
 func (a *assessor) classify(e *Assessment, ro *result.Object, u *unstructured.Unstructured, now time.Time) bool {
 	ns := ro.Namespace
 	in := classify.Input{Workload: u, Now: now}
 	for _, gvr := range classifierReads[schema.GroupKind{Group: ro.Group, Kind: ro.Kind}] {
 		w := a.list(ListKey{GVR: gvr, Namespace: ns})
-		ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(ns))
-		if forbidden != "" {
-			ro.Message = joinMessage(ro.Message, "rollout failures not classified: "+forbidden)
-			return true
+		ready, note := a.evidenceReady(e, w, gvr.Resource+namespaceSuffix(ns))
+		if note != "" {
+			ro.Message = joinMessage(ro.Message, "rollout failures classified without "+gvr.Resource+": "+note)
+			in.Incomplete = true
+			break
 		}
 		if !ready {
-			if err := w.Err(); err != nil || a.spec.Snapshot {
-				// A list that fails (or a snapshot, which lists once) leaves the workload to
-				// its kstatus status.
-				ro.Message = joinMessage(ro.Message, "rollout failures not classified: "+gvr.Resource+" not listed")
-				return true
-			}
 			return false
 		}
 		switch gvr {

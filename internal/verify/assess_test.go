@@ -262,7 +262,7 @@ func TestAssess(t *testing.T) {
 			name: "pods may not be listed: the workload waits on kstatus alone", revision: revB,
 			docs:      kustomization(healthCheckingB) + "\n---\n" + deploymentPulling + "\n---\n" + service,
 			forbidden: []schema.GroupResource{{Resource: "pods"}},
-			want: want{Pending: "rollout failures not classified",
+			want: want{Pending: "rollout failures classified without pods: the credentials may not list pods",
 				Objects: map[string]result.ObjectStatus{"Deployment/shop/web": result.ObjectInProgress, "Service/shop/web": result.ObjectCurrent}},
 		},
 		{
