@@ -64,6 +64,7 @@ type Server struct {
 	behaviour  Behaviour
 	retryAfter int
 	resources  []Resource
+	refusals   []Refusal
 	objects    map[string][]map[string]any // by resource key group/version/plural
 	stop       chan struct{}
 	closeOnce  sync.Once
@@ -79,15 +80,28 @@ type Options struct {
 	// apiVersion, kind and metadata).
 	Resources []Resource
 	Objects   []map[string]any
+	// Refusals are the reads of a kind the server answers with an error, as a proxy that
+	// restricts what may be read in front of it does, or a server that does not serve the
+	// kind there; checked before everything else of a resource's path.
+	Refusals []Refusal
 	// TLS, when set, serves HTTPS (HTTP/2 and HTTP/1.1) with this configuration (its
 	// certificate, and the client certificates it asks for), as a real API server does; nil
 	// serves plain HTTP/1.1.
 	TLS *tls.Config
 }
 
+// Refusal refuses every read (list, watch, get) of the resource Plural, in Namespace ("" for
+// every namespace and the cluster-wide reads), with the HTTP status Code: 404 as a server that
+// does not serve the resource there (no object named), 403 as RBAC refuses, 0 by never
+// answering (a proxy that hangs), any other as an internal error.
+type Refusal struct {
+	Plural, Namespace string
+	Code              int
+}
+
 // Start starts a server on 127.0.0.1; Close stops it.
 func Start(opts Options) *Server {
-	s := &Server{behaviour: opts.Behaviour, retryAfter: opts.RetryAfter, resources: opts.Resources,
+	s := &Server{behaviour: opts.Behaviour, retryAfter: opts.RetryAfter, resources: opts.Resources, refusals: opts.Refusals,
 		objects: map[string][]map[string]any{}, stop: make(chan struct{})}
 	if s.retryAfter == 0 {
 		s.retryAfter = 30
@@ -242,6 +256,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, parts []s
 	if rest[0] == "namespaces" && len(rest) >= 3 {
 		namespace, rest = rest[1], rest[2:]
 	}
+	if s.refuse(w, r, group, namespace, rest[0]) {
+		return
+	}
 	res, ok := s.resource(group, version, rest[0])
 	if !ok {
 		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
@@ -269,6 +286,32 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, parts []s
 		return
 	}
 	s.writeList(w, r, res, objects, metadataOnly)
+}
+
+// refuse answers a read that a Refusal refuses, and reports whether it did.
+func (s *Server) refuse(w http.ResponseWriter, req *http.Request, group, namespace, plural string) bool {
+	for _, r := range s.refusals {
+		if r.Plural != plural || (r.Namespace != "" && r.Namespace != namespace) {
+			continue
+		}
+		resource := plural
+		if group != "" {
+			resource += "." + group
+		}
+		switch r.Code {
+		case 0:
+			s.wait(req)
+		case http.StatusNotFound:
+			writeStatus(w, r.Code, "NotFound", "the server could not find the requested resource")
+		case http.StatusForbidden:
+			writeStatus(w, r.Code, "Forbidden", fmt.Sprintf("%s is forbidden: User \"fakeapi\" cannot list resource %q in API group %q in the namespace %q",
+				resource, plural, group, namespace))
+		default:
+			writeStatus(w, r.Code, "InternalError", "an error on the server (\"proxy: upstream refused\") has prevented the request from succeeding")
+		}
+		return true
+	}
+	return false
 }
 
 func (s *Server) resource(group, version, plural string) (Resource, bool) {

@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
@@ -64,5 +66,42 @@ func TestMetadataInProtobuf(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf"}, types.got); diff != "" {
 		t.Errorf("content types (-want +got):\n%s", diff)
+	}
+}
+
+// TestRefusals: a refused resource is refused in its namespace alone, with the status asked
+// for, as client-go reads it; elsewhere it is served.
+func TestRefusals(t *testing.T) {
+	t.Parallel()
+	resources, objects := fakeapi.App("app", "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", 3)
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, Refusals: []fakeapi.Refusal{
+		{Plural: "deployments", Namespace: "app", Code: http.StatusNotFound},
+		{Plural: "services", Namespace: "app", Code: http.StatusForbidden},
+		{Plural: "configmaps", Namespace: "app", Code: http.StatusInternalServerError},
+	}})
+	t.Cleanup(s.Close)
+	client, err := dynamic.NewForConfig(&rest.Config{Host: s.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tests := []struct {
+		resource  schema.GroupVersionResource
+		namespace string
+		is        func(error) bool
+	}{
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "app", apierrors.IsNotFound},
+		{schema.GroupVersionResource{Version: "v1", Resource: "services"}, "app", apierrors.IsForbidden},
+		{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "app", apierrors.IsInternalError},
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "other", nil},
+	}
+	for _, tt := range tests {
+		_, err := client.Resource(tt.resource).Namespace(tt.namespace).List(ctx, metav1.ListOptions{})
+		switch {
+		case tt.is == nil && err != nil:
+			t.Errorf("list %s in %s: %v, want it served", tt.resource.Resource, tt.namespace, err)
+		case tt.is != nil && !tt.is(err):
+			t.Errorf("list %s in %s: error %v, want it refused with the status asked for", tt.resource.Resource, tt.namespace, err)
+		}
 	}
 }
