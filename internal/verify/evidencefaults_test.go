@@ -68,7 +68,8 @@ func stuckCluster(t *testing.T, refusals ...fakeapi.Refusal) *fakeapi.Server {
 // refuse the reads the classifier makes in the app's namespace (a restricting proxy, a server
 // that does not serve ReplicaSets there, RBAC, a failing upstream): each cluster is Failed
 // (not-progressing), at once, with a note on the Deployment saying what could not be read;
-// never NotFound or Forbidden, which only the reads of the objects judged decide.
+// never NotFound or Forbidden, which only the reads of the objects judged decide. Nor do the
+// events gathered as evidence once it failed (the fake serves none).
 func TestEvidenceReadsNeverDecide(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -126,6 +127,10 @@ func checkEvidenceFault(t *testing.T, c result.Cluster, snapshot bool, note stri
 	}
 	if named := dep.Failure != nil && dep.Failure.Pod != ""; named != podName {
 		t.Errorf("%s, snapshot %t: failure %+v names a pod: %t, want %t", c.Name, snapshot, dep.Failure, named, podName)
+	}
+	// The fake serves no events: the evidence says so, and the verdict stands.
+	if dep.Failure == nil || !strings.Contains(dep.Failure.EventsError, "cannot list the events of namespace app") {
+		t.Errorf("%s, snapshot %t: failure %+v, want it to say the events could not be listed", c.Name, snapshot, dep.Failure)
 	}
 }
 
