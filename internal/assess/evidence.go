@@ -41,7 +41,7 @@ func (a *assessor) evidenceReady(e *Assessment, w List, what string) (ready bool
 		return false, fmt.Sprintf("%s not listed after %s", what, waited.Round(time.Second))
 	}
 	if e.Pending == nil {
-		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: a.view.WaitingMessage(w, what, a.now)})
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: a.view.WaitingMessage(w, what, a.now), Progress: ProgressStep})
 	}
 	if !since.IsZero() {
 		e.recheckAt(since.Add(EvidenceWait))
