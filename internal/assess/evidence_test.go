@@ -136,7 +136,7 @@ func TestEvidenceNeverDecides(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			docs := strings.Join([]string{ks("app", "GitRepository", "app", "", revB, "shop_web_apps_Deployment", "shop_web__Service"),
-				gitRepo(revB), tt.workload, service}, "\n---\n")
+				gitRepo(), tt.workload, service}, "\n---\n")
 			for _, snapshot := range []bool{false, true} {
 				v := newFixtureView(t, docs)
 				for _, f := range tt.faults {
@@ -221,7 +221,7 @@ status:
 			wantSnapshot: &failed, message: "reading ConfigMap/web-values, which its values come from"},
 	}
 	ref := flux.Ref{Kind: flux.KindHelmRelease, Namespace: "shop", Name: "web"}
-	docs := strings.Join([]string{valuesFailed, ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:59:00Z")}, "\n---\n")
+	docs := strings.Join([]string{valuesFailed, ociRepo(), valuesConfigMap("2026-11-01T11:59:00Z")}, "\n---\n")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

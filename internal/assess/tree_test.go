@@ -55,7 +55,8 @@ func entryList(entries string) string {
 	return "\n" + entries
 }
 
-func gitRepo(rev string) string {
+func gitRepo() string {
+	const rev = revB
 	return `apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata: {name: app, namespace: flux-system, generation: 1}
@@ -65,19 +66,16 @@ status:
   conditions: [{type: Ready, status: "True", reason: Succeeded}]`
 }
 
-// deployment is Deployment shop/web at generation gen, its controller at observed, rolled out
-// when ready.
-func deployment(kind string, gen, observed int, ready bool) string {
-	readyReplicas := 0
-	if ready {
-		readyReplicas = 1
-	}
+// deployment is the workload shop/web of kind (a Deployment or a StatefulSet) at generation
+// gen, its controller at observed, its replica ready.
+func deployment(kind string, gen, observed int) string {
+	const readyReplicas = 1
 	status := fmt.Sprintf("  observedGeneration: %d\n  replicas: 1\n  updatedReplicas: %d\n  readyReplicas: %d\n  availableReplicas: %d\n",
 		observed, readyReplicas, readyReplicas, readyReplicas)
 	if kind == "StatefulSet" {
 		status = fmt.Sprintf("  observedGeneration: %d\n  replicas: 1\n  readyReplicas: %d\n  currentReplicas: %d\n  updatedReplicas: %d\n  currentRevision: web-1\n  updateRevision: web-1\n",
 			observed, readyReplicas, readyReplicas, readyReplicas)
-	} else if ready {
+	} else {
 		status += "  conditions:\n  - {type: Available, status: \"True\"}\n  - {type: Progressing, status: \"True\", reason: NewReplicaSetAvailable}\n"
 	}
 	return fmt.Sprintf(`apiVersion: apps/v1
@@ -93,9 +91,10 @@ func withRevision(doc, rv string) string {
 	return strings.Replace(doc, "metadata: {", `metadata: {resourceVersion: "`+rv+`", `, 1)
 }
 
-// helmRelease is HelmRelease shop/web from chartRef (kind/name), at generation gen, Ready on
+// helmRelease is HelmRelease shop/web from chartRef (kind/web), at generation gen, Ready on
 // chart version (an OCI chart's digest after +) at observed, valuesFrom ConfigMap web-values.
-func helmRelease(chartKind, chartName string, gen, observed int, version, digest string) string {
+func helmRelease(chartKind string, gen, observed int, version, digest string) string {
+	const chartName = "web"
 	return fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: web, namespace: shop, generation: %d}
@@ -118,7 +117,9 @@ status:
     entries: []`, gen, chartKind, chartName, observed, observed, version, observed, observed, version, digest, digest)
 }
 
-func ociRepo(version, digest string) string {
+func ociRepo() string {
+	const digest = dig1
+	const version = "1.0.0"
 	return `apiVersion: source.toolkit.fluxcd.io/v1
 kind: OCIRepository
 metadata: {name: web, namespace: shop, generation: 1}
@@ -200,83 +201,83 @@ func TestAssessTrees(t *testing.T) {
 	}{
 		// The race, for a Deployment, a StatefulSet and a nested HelmRelease.
 		{name: "Kustomization without wait Ready on B, its Deployment as the watch holds it: previous generation, rolled out",
-			docs: []string{appWith(web...), gitRepo(revB), deployment("Deployment", 2, 2, true), service}, want: confirming},
+			docs: []string{appWith(web...), gitRepo(), deployment("Deployment", 2, 2), service}, want: confirming},
 		{name: "the same state read as lists, the Deployment's before the Kustomization's",
-			docs:  []string{appWith(web...), gitRepo(revB), deployment("Deployment", 2, 2, true), service},
+			docs:  []string{appWith(web...), gitRepo(), deployment("Deployment", 2, 2), service},
 			order: []string{"deployments", "services", "gitrepositories", "kustomizations"}, want: confirming},
 		{name: "read consistently: the Deployment's new generation is not rolled out yet",
-			docs:  []string{appWith(web...), gitRepo(revB), deployment("Deployment", 3, 2, true), service},
+			docs:  []string{appWith(web...), gitRepo(), deployment("Deployment", 3, 2), service},
 			order: []string{"kustomizations", "gitrepositories", "deployments", "services"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}},
 		{name: "read consistently, rolled out",
-			docs:  []string{appWith(web...), gitRepo(revB), deployment("Deployment", 3, 3, true), service},
+			docs:  []string{appWith(web...), gitRepo(), deployment("Deployment", 3, 3), service},
 			order: []string{"kustomizations", "gitrepositories", "deployments", "services"}, want: current},
 		{name: "the Deployment's list at a resourceVersion older than the Kustomization's status, whatever the order of reads",
-			docs:  []string{withRevision(appWith(web...), "100"), gitRepo(revB), deployment("Deployment", 2, 2, true), service},
+			docs:  []string{withRevision(appWith(web...), "100"), gitRepo(), deployment("Deployment", 2, 2), service},
 			order: []string{"kustomizations@100", "gitrepositories@100", "deployments@90", "services@110"}, want: confirming},
 		{name: "the Deployment's list at a resourceVersion at or after the Kustomization's status, read in any order",
-			docs:  []string{withRevision(appWith(web...), "100"), gitRepo(revB), deployment("Deployment", 3, 3, true), service},
+			docs:  []string{withRevision(appWith(web...), "100"), gitRepo(), deployment("Deployment", 3, 3), service},
 			order: []string{"deployments@120", "services@120", "gitrepositories@120", "kustomizations@120"}, want: current},
 		{name: "a tree that comes back to a namespace: lists compared by resourceVersion",
 			docs: []string{withRevision(appWith("team_mid_kustomize.toolkit.fluxcd.io_Kustomization"), "100"),
 				strings.Replace(withRevision(ks("mid", "GitRepository", "app", "", revB, "flux-system_leaf_kustomize.toolkit.fluxcd.io_Kustomization"), "105"), "namespace: flux-system", "namespace: team", 1),
-				withRevision(ks("leaf", "GitRepository", "app", "", revB, "shop_web_apps_Deployment"), "107"), gitRepo(revB), deployment("Deployment", 3, 3, true)},
+				withRevision(ks("leaf", "GitRepository", "app", "", revB, "shop_web_apps_Deployment"), "107"), gitRepo(), deployment("Deployment", 3, 3)},
 			order: []string{"kustomizations@110", "gitrepositories@110", "deployments@110"}, want: current},
 		{name: "a StatefulSet as the watch holds it",
-			docs: []string{appWith(sts...), gitRepo(revB), deployment("StatefulSet", 2, 2, true), service}, want: confirming},
+			docs: []string{appWith(sts...), gitRepo(), deployment("StatefulSet", 2, 2), service}, want: confirming},
 		{name: "a StatefulSet read consistently, its new generation not rolled out",
-			docs:  []string{appWith(sts...), gitRepo(revB), deployment("StatefulSet", 3, 2, true), service},
+			docs:  []string{appWith(sts...), gitRepo(), deployment("StatefulSet", 3, 2), service},
 			order: []string{"kustomizations", "gitrepositories", "statefulsets", "services"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}},
 		{name: "a nested HelmRelease as the watch holds it: Ready at its previous generation",
-			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "shop_web-values__ConfigMap"), gitRepo(revB),
-				helmRelease("OCIRepository", "web", 1, 1, "1.0.0+"+dig1[:12], dig1), ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:00:00Z")},
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "shop_web-values__ConfigMap"), gitRepo(),
+				helmRelease("OCIRepository", 1, 1, "1.0.0+"+dig1[:12], dig1), ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")},
 			want: confirming},
 		{name: "a nested HelmRelease read consistently: the new generation not reconciled yet",
-			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "shop_web-values__ConfigMap"), gitRepo(revB),
-				helmRelease("OCIRepository", "web", 2, 1, "1.0.0+"+dig1[:12], dig1), ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:00:00Z")},
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "shop_web-values__ConfigMap"), gitRepo(),
+				helmRelease("OCIRepository", 2, 1, "1.0.0+"+dig1[:12], dig1), ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")},
 			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: outcome{Verdict: result.VerdictInProgress}},
 
 		// Values in a sibling Kustomization: the HelmRelease waits for helm-controller to
 		// compose values applied after its last deploy, whatever the order of the walk.
 		{name: "values applied by a sibling Kustomization after the last deploy",
 			resources: []flux.Ref{root, {Kind: flux.KindKustomization, Namespace: "flux-system", Name: "config"}},
-			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(revB),
-				helmRelease("OCIRepository", "web", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:45:00Z")},
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(),
+				helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo(), valuesConfigMap("2026-11-01T11:45:00Z")},
 			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "ValuesNotApplied"}},
 		{name: "values applied by a nested sibling Kustomization after the last deploy",
 			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "flux-system_config_kustomize.toolkit.fluxcd.io_Kustomization"),
-				ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(revB),
-				helmRelease("OCIRepository", "web", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:45:00Z")},
+				ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(),
+				helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo(), valuesConfigMap("2026-11-01T11:45:00Z")},
 			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "ValuesNotApplied"}},
 		{name: "values applied by a sibling before the last deploy",
 			resources: []flux.Ref{root, {Kind: flux.KindKustomization, Namespace: "flux-system", Name: "config"}},
-			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(revB),
-				helmRelease("OCIRepository", "web", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo("1.0.0", dig1), valuesConfigMap("2026-11-01T11:00:00Z")},
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(),
+				helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")},
 			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: current},
 
 		// ExternalArtifact sources: a nested object must apply what its artifact offers.
 		{name: "a nested Kustomization of an ExternalArtifact behind its artifact",
-			docs: []string{appWith("flux-system_gen_kustomize.toolkit.fluxcd.io_Kustomization"), gitRepo(revB),
+			docs: []string{appWith("flux-system_gen_kustomize.toolkit.fluxcd.io_Kustomization"), gitRepo(),
 				ks("gen", "ExternalArtifact", "gen", "", "latest@sha256:"+dig1), externalArtifact("gen", "flux-system", "latest@sha256:"+dig2)},
 			order: []string{"kustomizations", "gitrepositories", "externalartifacts"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}},
 		{name: "a nested Kustomization of an ExternalArtifact on its artifact",
-			docs: []string{appWith("flux-system_gen_kustomize.toolkit.fluxcd.io_Kustomization"), gitRepo(revB),
+			docs: []string{appWith("flux-system_gen_kustomize.toolkit.fluxcd.io_Kustomization"), gitRepo(),
 				ks("gen", "ExternalArtifact", "gen", "", "latest@sha256:"+dig2), externalArtifact("gen", "flux-system", "latest@sha256:"+dig2)},
 			order: []string{"kustomizations", "gitrepositories", "externalartifacts"}, want: current},
 		{name: "a nested HelmRelease whose chartRef is an ExternalArtifact, behind it",
-			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), gitRepo(revB),
-				helmRelease("ExternalArtifact", "web", 2, 2, "1.0.0+"+dig1[:12], dig1), externalArtifact("web", "shop", "1.1.0@sha256:"+dig2)},
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), gitRepo(),
+				helmRelease("ExternalArtifact", 2, 2, "1.0.0+"+dig1[:12], dig1), externalArtifact("web", "shop", "1.1.0@sha256:"+dig2)},
 			order: []string{"kustomizations", "gitrepositories", "helmreleases", "externalartifacts"}, want: outcome{Verdict: result.VerdictInProgress}},
 		{name: "a nested HelmRelease whose chartRef is an ExternalArtifact, on it",
-			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), gitRepo(revB),
-				helmRelease("ExternalArtifact", "web", 2, 2, "1.1.0+"+dig2[:12], dig2), externalArtifact("web", "shop", "1.1.0@sha256:"+dig2)},
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), gitRepo(),
+				helmRelease("ExternalArtifact", 2, 2, "1.1.0+"+dig2[:12], dig2), externalArtifact("web", "shop", "1.1.0@sha256:"+dig2)},
 			order: []string{"kustomizations", "gitrepositories", "helmreleases", "externalartifacts"}, want: current},
 
 		// Remote objects (spec.kubeConfig): Current only when Flux itself waited.
 		{name: "remote, without wait",
-			docs: []string{ks("app", "GitRepository", "app", ", kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo(revB)},
+			docs: []string{ks("app", "GitRepository", "app", ", kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo()},
 			want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRemoteUnverified, Reason: "RemoteNotVerified"}},
 		{name: "remote, with wait",
-			docs: []string{ks("app", "GitRepository", "app", ", wait: true, kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo(revB)},
+			docs: []string{ks("app", "GitRepository", "app", ", wait: true, kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo()},
 			want: current},
 	}
 	for _, tt := range tests {
@@ -329,7 +330,7 @@ func permutations(refs []flux.Ref) [][]flux.Ref {
 func TestAssessIsDeterministic(t *testing.T) {
 	t.Parallel()
 	docs := strings.Join([]string{ks("app", "GitRepository", "app", "", revB, "shop_web_apps_Deployment", "shop_web__Service"),
-		ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(revB), deployment("Deployment", 3, 2, true), service,
+		ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(), deployment("Deployment", 3, 2), service,
 		valuesConfigMap("2026-11-01T11:00:00Z")}, "\n---\n")
 	rev, _ := flux.ParseRevision(revB)
 	refs := []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}, {Kind: flux.KindKustomization, Namespace: "flux-system", Name: "config"}}

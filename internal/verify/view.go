@@ -90,7 +90,8 @@ func (s *clusterState) fetch(lists objectCache, needs assess.Needs, now time.Tim
 	}
 	for _, gvk := range needs.Mappings {
 		before := s.peekMapping(gvk)
-		s.mapping(gvk, now)
+		// (Its answer is read back with peekMapping, as the decision reads it.)
+		_, _, _ = s.mapping(gvk, now)
 		if after := s.peekMapping(gvk); after.Done != before.Done || after.Mapping != before.Mapping || (after.Err == nil) != (before.Err == nil) {
 			changed = true
 		}
