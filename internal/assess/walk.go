@@ -20,6 +20,7 @@ import (
 	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 )
 
 // listOnItsWay records w, a list of an inventory's kind with no first list, in InFlight
@@ -500,6 +501,15 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 		e.Objects = append(e.Objects, ro)
 		a.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited, roots)
 		return
+	}
+	if src, isSource := flux.InventorySource(o); isSource && u != nil && ro.Status != result.ObjectTerminating {
+		// A Flux source is judged as source-controller serves it, not by kstatus: one whose
+		// next fetch fails keeps Reconciling=True while what applies from it goes on.
+		status, code, msg := flux.Serving(flux.ReadSource(src, u))
+		ro.Status, ro.Message = status, sanitize.Compact(msg)
+		if status == result.ObjectFailed && current {
+			ro.Failure = &result.Failure{Code: code, Reason: "Stalled", Message: ro.Message}
+		}
 	}
 	ro.Message = joinMessage(ro.Message, memo.ignoreNote)
 	if keys := memo.notFromGitKeys; keys != "" {

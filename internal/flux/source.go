@@ -92,6 +92,15 @@ func SourceOf(kind Kind, obj *unstructured.Unstructured) SourceRef {
 	return SourceRef{}
 }
 
+// InventorySource returns the source an inventory entry is, when it is one
+// (source.toolkit.fluxcd.io).
+func InventorySource(o ObjectRef) (SourceRef, bool) {
+	if _, ok := sourceResources[o.Kind]; !ok || o.Group != sourceGroup {
+		return SourceRef{}, false
+	}
+	return SourceRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}, true
+}
+
 // chartSourceOf returns the source a HelmChart is built from (a GitRepository, a Bucket or a
 // HelmRepository, in the chart's namespace).
 func chartSourceOf(chart *unstructured.Unstructured, namespace string) SourceRef {

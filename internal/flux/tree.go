@@ -39,10 +39,7 @@ func NestedWant(ownerSource string, ownerWant Revision, source SourceRef, src *S
 // set), whatever the cache of the upstream says: it may lag the owner's.
 func SourceWait(src Source, upstream *Source, ownerSource string, ownerWant Revision) (verdict result.Verdict, code result.Code, message string) {
 	id := src.Ref.ID()
-	code = result.CodeFluxArtifactFailed
-	if src.Ref.Kind == "HelmChart" {
-		code = result.CodeFluxChartFailed
-	}
+	code = sourceCode(src.Ref)
 	switch {
 	case src.Stalled:
 		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", id, src.Message)
@@ -80,4 +77,37 @@ func because(msg string) string {
 		return ""
 	}
 	return ": " + msg
+}
+
+// sourceCode is the code of a failure of a source: a HelmChart's is its chart's.
+func sourceCode(ref SourceRef) result.Code {
+	if ref.Kind == "HelmChart" {
+		return result.CodeFluxChartFailed
+	}
+	return result.CodeFluxArtifactFailed
+}
+
+// Serving judges a Flux source met in an inventory as an object of its own (the flux
+// bootstrap layout lists its own GitRepository; an app lists its HelmRepository or
+// OCIRepository), by the rule of ReadSource: it is Current once source-controller has
+// reconciled its current spec and it serves an artifact, whatever its next fetch does. A
+// source whose fetch fails again (a Git host or chart repository down for a minute) keeps
+// Reconciling=True (ProgressingWithRetry) and Ready=False, yet keeps serving its artifact,
+// and what applies from it goes on: message then says what failed. It is Failed only when
+// source-controller stalled on it (code and message say why), and InProgress while it has no
+// artifact or has not reconciled its current spec.
+func Serving(s Source) (status result.ObjectStatus, code result.Code, message string) {
+	switch {
+	case s.Stalled:
+		return result.ObjectFailed, sourceCode(s.Ref), "stalled: " + s.Message
+	case s.Remote:
+		return result.ObjectCurrent, "", "a HelmRepository of type oci: helm-controller pulls its charts, it has no artifact of its own"
+	case s.Revision == "":
+		return result.ObjectInProgress, "", "waiting for source-controller to fetch an artifact" + because(s.Message)
+	case !s.Done:
+		return result.ObjectInProgress, "", fmt.Sprintf("waiting for source-controller to reconcile its current spec (it serves %s)%s", ShortRevision(s.Revision), because(s.Message))
+	case s.Message != "":
+		return result.ObjectCurrent, "", fmt.Sprintf("serves %s; its last fetch failed, and source-controller retries while it keeps serving it: %s", ShortRevision(s.Revision), s.Message)
+	}
+	return result.ObjectCurrent, "", "serves " + ShortRevision(s.Revision)
 }

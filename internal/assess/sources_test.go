@@ -1,0 +1,127 @@
+package assess
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// source is a source.toolkit.fluxcd.io/v1 object of flux-system at generation 2 with the
+// given status (indented by two spaces).
+func source(kind, name, status string) string {
+	return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: ` + kind + `
+metadata: {name: ` + name + `, namespace: flux-system, generation: 2}
+spec: {url: "https://git.example.com/` + name + `", interval: 1m}
+status:
+` + status
+}
+
+// fetchFailing is the status source-controller v1.9.3 writes when a fetch fails again at the
+// current generation (internal/reconcile.ComputeReconcileResult: Reconciling turns
+// ProgressingWithRetry; the summary marks Ready False from FetchFailed): the artifact of the
+// last fetch that worked stays.
+func fetchFailing(rev, reason, message string) string {
+	return `  observedGeneration: 2
+  artifact: {revision: "` + rev + `"}
+  conditions:
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "building artifact: new upstream revision", observedGeneration: 2}
+  - {type: Ready, status: "False", reason: ` + reason + `, message: "` + message + `", observedGeneration: 2}
+  - {type: FetchFailed, status: "True", reason: ` + reason + `, message: "` + message + `", observedGeneration: 2}`
+}
+
+// stalledSource is a source source-controller stalled on at the current generation (a
+// serror.Stalling: Stalled True, observedGeneration set), serving rev ("" for none).
+func stalledSource(rev string) string {
+	artifact := ""
+	if rev != "" {
+		artifact = `  artifact: {revision: "` + rev + `"}` + "\n"
+	}
+	const msg = `failed to parse url 'https//git.example.com/app': parse \"https//git.example.com/app\": invalid URI for request`
+	return `  observedGeneration: 2
+` + artifact + `  conditions:
+  - {type: Stalled, status: "True", reason: URLInvalid, message: "` + msg + `", observedGeneration: 2}
+  - {type: Ready, status: "False", reason: URLInvalid, message: "` + msg + `", observedGeneration: 2}
+  - {type: FetchFailed, status: "True", reason: URLInvalid, message: "` + msg + `", observedGeneration: 2}`
+}
+
+const servingB = `  observedGeneration: 2
+  artifact: {revision: "` + revB + `"}
+  conditions: [{type: Ready, status: "True", reason: Succeeded, message: "stored artifact for revision '` + revB + `'", observedGeneration: 2}]`
+
+// TestAssessSources: Flux sources as objects of an inventory, judged by source-controller's
+// rule, not kstatus.
+func TestAssessSources(t *testing.T) {
+	t.Parallel()
+	bootstrap := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "flux-system"}
+	app := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	// The flux bootstrap layout: the root lists its own GitRepository and itself.
+	root := ks("flux-system", "GitRepository", "flux-system", "", revB,
+		"flux-system_flux-system_source.toolkit.fluxcd.io_GitRepository", "flux-system_flux-system_kustomize.toolkit.fluxcd.io_Kustomization",
+		"shop_web_apps_Deployment", "shop_web__Service")
+	withRepo := ks("app", "GitRepository", "app", "", revB, "flux-system_charts_source.toolkit.fluxcd.io_HelmRepository", "shop_web_apps_Deployment")
+	order := []string{"kustomizations", "gitrepositories", "helmrepositories", "deployments", "services"}
+	rolledOut := deployment("Deployment", 3, 3, true)
+	const gitDown = `failed to checkout and determine revision: unable to clone 'https://git.example.com/flux-system': dial tcp: lookup git.example.com: i/o timeout`
+	failed := func(code result.Code, reason string) outcome {
+		return outcome{Verdict: result.VerdictFailed, Code: code, Reason: reason}
+	}
+	tests := []struct {
+		name      string
+		resources []flux.Ref
+		docs      []string
+		want      outcome
+		mentions  []string // in the verdict's message
+	}{
+		// Sources listed in an inventory.
+		{name: "bootstrap layout, its GitRepository failing to fetch again while it serves the applied commit",
+			resources: []flux.Ref{bootstrap},
+			docs:      []string{root, source("GitRepository", "flux-system", fetchFailing(revB, "GitOperationFailed", gitDown)), rolledOut, service},
+			want:      current},
+		{name: "an app's HelmRepository failing to fetch its index again",
+			resources: []flux.Ref{app},
+			docs: []string{withRepo, gitRepo(revB), rolledOut,
+				source("HelmRepository", "charts", fetchFailing("sha256:"+dig1, "IndexationFailed", "failed to fetch Helm repository index: 503 Service Unavailable"))},
+			want: current},
+		{name: "bootstrap layout, its GitRepository stalled on the spec the root applied",
+			resources: []flux.Ref{bootstrap},
+			docs:      []string{root, source("GitRepository", "flux-system", stalledSource(revB)), rolledOut, service},
+			want:      failed(result.CodeFluxArtifactFailed, "Stalled"), mentions: []string{"GitRepository/flux-system/flux-system", "invalid URI"}},
+		{name: "bootstrap layout, its GitRepository not reconciled at its new generation",
+			resources: []flux.Ref{bootstrap},
+			docs: []string{root, strings.Replace(source("GitRepository", "flux-system", servingB), "observedGeneration: 2\n", "observedGeneration: 1\n", 1),
+				rolledOut, service},
+			want: outcome{Verdict: result.VerdictInProgress, Reason: string(result.ObjectInProgress)}, mentions: []string{"reconcile its current spec"}},
+
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rev, err := flux.ParseRevision(revB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs := strings.Join(tt.docs, "\n---\n")
+			for _, snapshot := range []bool{true, false} {
+				spec := Spec{Resources: tt.resources, Revision: rev, Workloads: true, Snapshot: snapshot}
+				e := Assess(newFixtureView(t, docs, order...), NewMemory(), spec, fixtureNow)
+				if diff := cmp.Diff(tt.want, outcomeOf(e)); diff != "" {
+					t.Errorf("snapshot %t (-want +got):\n%s\npending %+v fatal %+v", snapshot, diff, e.Pending, e.Fatal)
+				}
+				finding := e.Fatal
+				if finding == nil {
+					finding = e.Pending
+				}
+				for _, m := range tt.mentions {
+					if finding == nil || !strings.Contains(finding.Message, m) {
+						t.Errorf("snapshot %t: the verdict's message does not mention %q: %+v", snapshot, m, finding)
+					}
+				}
+			}
+		})
+	}
+}
