@@ -101,12 +101,37 @@ func override(g *flux.Gate, v result.Verdict, code result.Code, reason, message 
 }
 
 // evalDependencies judges what a Flux object waits for (spec.dependsOn) when it is not in the
-// tree under verification: a dependency that failed, or is suspended short of Ready, holds the
-// object back for good, and so fails the cluster (flux-dependency-failed). A dependency of the
-// same source as its dependent must apply the same revision; of another, what its source
-// offers now. One that does not exist yet, or cannot be read, is left to Flux's own wait.
+// tree under verification, followed to any depth (apps waits for infra-configs, which waits
+// for infra-controllers): a dependency that failed, or is suspended short of Ready, holds the
+// object back for good, and so fails the cluster (flux-dependency-failed), the message naming
+// the chain down to it. A dependency of the same source as its dependent must apply the same
+// revision; of another, what its source offers now. One that does not exist yet, or cannot be
+// read, is left to Flux's own wait.
 func (a *assessor) evalDependencies(e *Assessment, id string, gate flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
+	chain, reason, blocked := a.blockedBy(e, gate, want, now, visited, roots, map[string]bool{id: true})
+	if !blocked {
+		return
+	}
+	message := "waits for " + chain
+	e.fail(Finding{Verdict: result.VerdictFailed, Code: result.CodeFluxDependencyFailed, Reason: reason, Message: id + ": " + message})
+	// The dependent's own state says so too: it will not go on.
+	for i := range e.Flux {
+		if e.Flux[i].ID == id {
+			e.Flux[i].Verdict, e.Flux[i].Code, e.Flux[i].Message = result.VerdictFailed, result.CodeFluxDependencyFailed, message
+		}
+	}
+}
+
+// blockedBy finds a dependency of gate's object, or of a dependency it waits for (Flux says
+// DependencyNotReady), at any depth, that holds it back for good. chain names the way down
+// to it and what became of it; reason is its Flux reason. seen holds the objects already
+// followed: a cycle of dependsOn is followed once.
+func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, now time.Time, visited, roots, seen map[string]bool) (chain, reason string, blocked bool) {
 	for _, dep := range gate.DependsOn {
+		if seen[dep.ID()] {
+			continue
+		}
+		seen[dep.ID()] = true
 		if roots[dep.ID()] || (visited[dep.ID()] && !slices.Contains(e.SkippedSuspended, dep.ID())) {
 			continue // judged in the tree, or on its own as a requested resource
 		}
@@ -135,19 +160,22 @@ func (a *assessor) evalDependencies(e *Assessment, id string, gate flux.Gate, wa
 			}
 			what = "is suspended short of Ready"
 		case result.VerdictFailed:
+		case result.VerdictInProgress:
+			if g.Code != result.CodeFluxDependencyNotReady {
+				continue
+			}
+			// Flux checks the dependency's own dependencies before it: one of them may hold
+			// the whole chain back.
+			if deeper, r, ok := a.blockedBy(e, g, depWant, now, visited, roots, seen); ok {
+				return fmt.Sprintf("%s (dependsOn), which waits for %s", dep.ID(), deeper), r, true
+			}
+			continue
 		default:
 			continue
 		}
-		message := fmt.Sprintf("waits for %s (dependsOn), which %s: %s", dep.ID(), what, g.Message)
-		e.fail(Finding{Verdict: result.VerdictFailed, Code: result.CodeFluxDependencyFailed, Reason: g.Object.Reason, Message: id + ": " + message})
-		// The dependent's own state says so too: it will not go on.
-		for i := range e.Flux {
-			if e.Flux[i].ID == id {
-				e.Flux[i].Verdict, e.Flux[i].Code, e.Flux[i].Message = result.VerdictFailed, result.CodeFluxDependencyFailed, message
-			}
-		}
-		return
+		return fmt.Sprintf("%s (dependsOn), which %s: %s", dep.ID(), what, g.Message), g.Object.Reason, true
 	}
+	return "", "", false
 }
 
 // graceRetried lets a failure that its controller retries (flux.Gate.Retried: a dry-run

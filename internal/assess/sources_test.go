@@ -53,12 +53,47 @@ const servingB = `  observedGeneration: 2
   artifact: {revision: "` + revB + `"}
   conditions: [{type: Ready, status: "True", reason: Succeeded, message: "stored artifact for revision '` + revB + `'", observedGeneration: 2}]`
 
-// TestAssessSources: Flux sources as objects of an inventory, judged by source-controller's
-// rule, not kstatus.
+// waitingKs is Kustomization flux-system/name of GitRepository app, applied on revA, that
+// kustomize-controller holds back on its dependency dep (v1.9.5 checkDependencies).
+func waitingKs(name, dep string) string {
+	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ` + name + `, namespace: flux-system, generation: 2}
+spec: {sourceRef: {kind: GitRepository, name: app}, dependsOn: [{name: ` + dep + `}]}
+status:
+  observedGeneration: 2
+  lastAppliedRevision: "` + revA + `"
+  lastAttemptedRevision: "` + revA + `"
+  conditions:
+  - {type: Ready, status: "False", reason: DependencyNotReady, message: "dependency 'flux-system/` + dep + `' is not ready", observedGeneration: 2}
+  inventory: {entries: []}`
+}
+
+// stalledKs is Kustomization flux-system/name that kustomize-controller stalled on: a CEL
+// health check that does not parse (v1.9.5; the message of internal/flux/testdata/ks-stalled.yaml).
+func stalledKs(name string) string {
+	const msg = `Reconciliation failed terminally due to configuration error: failed to parse the CEL expression 'status.conditions.filter(e, e.type == \"Ready\").all(e, e.status == \"True\"': ERROR: <input>:1:70: Syntax error: missing ')' at '<EOF>'`
+	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ` + name + `, namespace: flux-system, generation: 2}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  observedGeneration: 2
+  lastAppliedRevision: "` + revA + `"
+  lastAttemptedRevision: "` + revA + `"
+  conditions:
+  - {type: Ready, status: "False", reason: InvalidCELExpression, message: "` + msg + `", observedGeneration: 2}
+  - {type: Stalled, status: "True", reason: InvalidCELExpression, message: "` + msg + `", observedGeneration: 2}
+  inventory: {entries: []}`
+}
+
+// TestAssessSources: Flux sources as objects of an inventory (judged by source-controller's
+// rule, not kstatus), and dependsOn chains.
 func TestAssessSources(t *testing.T) {
 	t.Parallel()
 	bootstrap := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "flux-system"}
 	app := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	apps := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "apps"}
 	// The flux bootstrap layout: the root lists its own GitRepository and itself.
 	root := ks("flux-system", "GitRepository", "flux-system", "", revB,
 		"flux-system_flux-system_source.toolkit.fluxcd.io_GitRepository", "flux-system_flux-system_kustomize.toolkit.fluxcd.io_Kustomization",
@@ -97,6 +132,26 @@ func TestAssessSources(t *testing.T) {
 				rolledOut, service},
 			want: outcome{Verdict: result.VerdictInProgress, Reason: string(result.ObjectInProgress)}, mentions: []string{"reconcile its current spec"}},
 
+		// dependsOn, followed to any depth.
+		{name: "apps, infra-configs, infra-controllers: the last stalled",
+			resources: []flux.Ref{apps},
+			docs:      []string{waitingKs("apps", "infra-configs"), waitingKs("infra-configs", "infra-controllers"), stalledKs("infra-controllers"), gitRepo(revB)},
+			want:      failed(result.CodeFluxDependencyFailed, "InvalidCELExpression"),
+			mentions:  []string{"Kustomization/flux-system/infra-configs (dependsOn), which waits for Kustomization/flux-system/infra-controllers", "failed to parse the CEL expression"}},
+		{name: "four levels, the last stalled",
+			resources: []flux.Ref{apps},
+			docs: []string{waitingKs("apps", "infra-configs"), waitingKs("infra-configs", "infra-controllers"), waitingKs("infra-controllers", "crds"),
+				stalledKs("crds"), gitRepo(revB)},
+			want: failed(result.CodeFluxDependencyFailed, "InvalidCELExpression"), mentions: []string{"Kustomization/flux-system/crds"}},
+		{name: "a chain whose last is merely applying: Flux's own wait",
+			resources: []flux.Ref{apps},
+			docs: []string{waitingKs("apps", "infra-configs"), waitingKs("infra-configs", "infra-controllers"),
+				strings.Replace(ks("infra-controllers", "GitRepository", "app", "", revA), `status: "True", reason: ReconciliationSucceeded`, `status: "Unknown", reason: Progressing`, 1), gitRepo(revB)},
+			want: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxDependencyNotReady, Reason: "DependencyNotReady"}},
+		{name: "a cycle of dependsOn",
+			resources: []flux.Ref{apps},
+			docs:      []string{waitingKs("apps", "infra-configs"), waitingKs("infra-configs", "infra-controllers"), waitingKs("infra-controllers", "infra-configs"), gitRepo(revB)},
+			want:      outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxDependencyNotReady, Reason: "DependencyNotReady"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
