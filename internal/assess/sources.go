@@ -149,6 +149,7 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		src, _ := a.source(e, srcRef)
 		depWant := flux.NestedWant(gate.Source, want, srcRef, src)
 		g := flux.Evaluate(dep, obj, depWant, src)
+		sourceStalled(&g, src, depWant)
 		a.graceRetried(e, &g, obj, now)
 		what := "failed"
 		switch g.Verdict {
@@ -176,6 +177,19 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		return fmt.Sprintf("%s (dependsOn), which %s: %s", dep.ID(), what, g.Message), g.Object.Reason, true
 	}
 	return "", "", false
+}
+
+// sourceStalled fails a gate that waits on a source source-controller stalled on
+// (flux.SourceStalled): the object applies whatever artifact its source serves, and that
+// is not want. A failure of the object's own (not one its controller retries) stands.
+func sourceStalled(g *flux.Gate, src *flux.Source, want flux.Revision) {
+	retried := g.Verdict == result.VerdictFailed && g.Retried
+	if src == nil || (g.Verdict != result.VerdictInProgress && !retried) {
+		return
+	}
+	if code, message, stalled := flux.SourceStalled(*src, want); stalled {
+		override(g, result.VerdictFailed, code, "SourceStalled", message)
+	}
 }
 
 // graceRetried lets a failure that its controller retries (flux.Gate.Retried: a dry-run

@@ -88,7 +88,7 @@ status:
 }
 
 // TestAssessSources: Flux sources as objects of an inventory (judged by source-controller's
-// rule, not kstatus), and dependsOn chains.
+// rule, not kstatus), as the source of a requested object, and dependsOn chains.
 func TestAssessSources(t *testing.T) {
 	t.Parallel()
 	bootstrap := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "flux-system"}
@@ -152,6 +152,32 @@ func TestAssessSources(t *testing.T) {
 			resources: []flux.Ref{apps},
 			docs:      []string{waitingKs("apps", "infra-configs"), waitingKs("infra-configs", "infra-controllers"), waitingKs("infra-controllers", "infra-configs"), gitRepo(revB)},
 			want:      outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxDependencyNotReady, Reason: "DependencyNotReady"}},
+
+		// The requested object's own source.
+		{name: "the root's GitRepository stalled, serving the previous commit",
+			resources: []flux.Ref{app},
+			docs:      []string{ks("app", "GitRepository", "app", "", revA), source("GitRepository", "app", stalledSource(revA))},
+			want:      failed(result.CodeFluxArtifactFailed, "SourceStalled"), mentions: []string{"GitRepository/flux-system/app stalled", "invalid URI", "aaaaaaa"}},
+		{name: "the root's GitRepository stalled with no artifact",
+			resources: []flux.Ref{app},
+			docs: []string{strings.Replace(ks("app", "GitRepository", "app", "", ""), `status: "True", reason: ReconciliationSucceeded, message: "Applied revision: "`,
+				`status: "False", reason: ArtifactFailed, message: "Source artifact not found, retrying in 30s"`, 1),
+				source("GitRepository", "app", stalledSource(""))},
+			want: failed(result.CodeFluxArtifactFailed, "SourceStalled"), mentions: []string{"GitRepository/flux-system/app stalled", "no artifact"}},
+		{name: "a dependency whose own GitRepository is stalled with no artifact",
+			resources: []flux.Ref{apps},
+			docs: []string{waitingKs("apps", "infra"), source("GitRepository", "infra", stalledSource("")),
+				strings.Replace(ks("infra", "GitRepository", "infra", "", ""), `status: "True", reason: ReconciliationSucceeded, message: "Applied revision: "`,
+					`status: "False", reason: ArtifactFailed, message: "Source artifact not found, retrying in 30s"`, 1), gitRepo(revB)},
+			want: failed(result.CodeFluxDependencyFailed, "SourceStalled"), mentions: []string{"Kustomization/flux-system/infra (dependsOn), which failed: GitRepository/flux-system/infra stalled"}},
+		{name: "the root's GitRepository stalled, serving the expected commit: it may still be applied",
+			resources: []flux.Ref{app},
+			docs:      []string{ks("app", "GitRepository", "app", "", revA), source("GitRepository", "app", stalledSource(revB))},
+			want:      outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}},
+		{name: "the root's GitRepository failing to fetch, not stalled: source-controller retries",
+			resources: []flux.Ref{app},
+			docs:      []string{ks("app", "GitRepository", "app", "", revA), source("GitRepository", "app", fetchFailing(revA, "GitOperationFailed", gitDown))},
+			want:      outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

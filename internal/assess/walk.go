@@ -271,9 +271,10 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		want = flux.NestedWant(parent.Source, want, srcRef, src)
 	}
 	gate = flux.Evaluate(ref, obj, want, src)
-	if !ownSource && gate.Verdict != result.VerdictCurrent && !want.IsZero() {
+	if !ownSource && gate.Verdict != result.VerdictCurrent {
 		// Judged on the run's revision, its source only tells more when that is not Current
-		// yet: the origin revision of an OCI artifact, a source that moved on.
+		// yet: the origin revision of an OCI artifact, a source that moved on, a source
+		// source-controller stalled on.
 		src, srcNote = a.source(e, srcRef)
 		gate = flux.Evaluate(ref, obj, want, src)
 	}
@@ -292,6 +293,11 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		if flux.Superseded(want, a.firstArtifact(srcRef.ID(), src.Revision), *src, gate.Attempting) {
 			override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "Superseded", flux.SupersededMessage(want, *src))
 		}
+	}
+	if !ownSource {
+		// Of the run's revision, or its owner's: a source stalled short of it will not
+		// fetch it (a nested object of another source is settleSource's).
+		sourceStalled(&gate, src, want)
 	}
 	if ref.Kind == flux.KindHelmRelease && parent != nil && parent.Applied {
 		srcNote = joinMessage(srcNote, a.settleValues(e, &gate, obj, parent, now))

@@ -111,3 +111,24 @@ func Serving(s Source) (status result.ObjectStatus, code result.Code, message st
 	}
 	return result.ObjectCurrent, "", "serves " + ShortRevision(s.Revision)
 }
+
+// SourceStalled reports whether an object's source holds it back from want for good:
+// source-controller stalled on the source's current spec (a URL it cannot parse, a provider
+// without its secret), and the source serves no artifact of want (none at all, or another
+// revision; any artifact will do when want is zero). The object applies whatever artifact its
+// source serves, and the source will not fetch again until its spec changes. code and message
+// say so, naming the source.
+func SourceStalled(src Source, want Revision) (code result.Code, message string, stalled bool) {
+	verdict, code, message := SourceWait(src, nil, "", Revision{})
+	if verdict != result.VerdictFailed {
+		return "", "", false
+	}
+	if src.Revision == "" {
+		return code, message + "; it has no artifact, and source-controller will not fetch one until its spec changes", true
+	}
+	if want.IsZero() || want.Matches(src.Revisions()...) {
+		return "", "", false // what it serves may still be applied
+	}
+	return code, fmt.Sprintf("%s; it serves %s, and source-controller will not fetch %s until its spec changes",
+		message, ShortRevision(src.Revision), ShortRevision(want.String())), true
+}

@@ -75,3 +75,32 @@ status:
 		}
 	}
 }
+
+func TestSourceStalled(t *testing.T) {
+	t.Parallel()
+	git := SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "repo"}
+	tests := []struct {
+		name    string
+		doc     string
+		want    string // the expected revision; "" for any
+		stalled bool
+		says    string
+	}{
+		{"stalled, serving another commit", stalledAt(`  artifact: {revision: "main@sha1:` + shaA + `"}` + "\n"), shaB, true, "serves main@sha1:" + shaA[:7]},
+		{"stalled, serving the expected commit", stalledAt(`  artifact: {revision: "main@sha1:` + shaB + `"}` + "\n"), shaB, false, ""},
+		{"stalled with no artifact", stalledAt(""), shaB, true, "no artifact"},
+		{"stalled with no artifact, any revision", stalledAt(""), "", true, "GitRepository/flux-system/repo stalled"},
+		{"stalled, serving one, any revision", stalledAt(`  artifact: {revision: "main@sha1:` + shaA + `"}` + "\n"), "", false, ""},
+		{"failing to fetch, not stalled", fetchFailed, shaB, false, ""},
+	}
+	for _, tt := range tests {
+		var want Revision
+		if tt.want != "" {
+			want = mustRevision(t, tt.want)
+		}
+		code, msg, stalled := SourceStalled(ReadSource(git, fromYAML(t, gitRepositoryStatus(tt.doc))), want)
+		if stalled != tt.stalled || (stalled && code != result.CodeFluxArtifactFailed) || !strings.Contains(msg, tt.says) {
+			t.Errorf("%s: SourceStalled = %q, %q, %t; want stalled %t, saying %q", tt.name, code, msg, stalled, tt.stalled, tt.says)
+		}
+	}
+}
