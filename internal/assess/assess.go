@@ -60,14 +60,19 @@ type List interface {
 	Noted(namespace, name string) time.Time
 }
 
-// Snapshot is a List read at one moment, by a list request with no resourceVersion (a quorum
-// read: the API server answers from etcd, or from a watch cache it first brought up to date).
-// Revision is the list's resourceVersion: it holds every object as of that etcd revision.
-// ReadOrder places the read among the cluster's reads (it was requested once sent reads had
-// returned, and its own answer was the done-th), for servers whose resourceVersions do not
-// compare. Watches are no Snapshot: their streams are delivered in any order.
+// Snapshot is a List that holds every object as of one etcd revision, its Revision: a list
+// request with no resourceVersion (a quorum read: the API server answers from etcd, or from a
+// watch cache it first brought up to date) gives the list's resourceVersion; a watch whose
+// cache was found equal to such a list, and has not changed since, has its revision. ""
+// when it has none.
 type Snapshot interface {
 	Revision() string
+}
+
+// Ordered is a List that knows its place among the cluster's reads: it was requested once
+// sent reads had returned, and its own answer was the done-th. It orders lists whose
+// revisions do not compare (a server whose resourceVersions are no etcd revisions).
+type Ordered interface {
 	ReadOrder() (sent, done uint64)
 }
 

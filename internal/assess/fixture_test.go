@@ -85,7 +85,7 @@ func (l *fixtureList) Items() []any {
 func (l *fixtureList) Gone(string, string) (any, time.Time, bool) { return nil, time.Time{}, false }
 func (l *fixtureList) Noted(string, string) time.Time             { return time.Time{} }
 
-// orderedList is a fixtureList read at one moment.
+// orderedList is a fixtureList read at one moment (Snapshot, Ordered).
 type orderedList struct{ *fixtureList }
 
 func (l orderedList) ReadOrder() (sent, done uint64) { return l.sent, l.done }

@@ -124,9 +124,9 @@ func (a *assessor) assess() *Assessment {
 // before) may hold its previous generation, rolled out, and would pass. So every object
 // judged, every nested Flux object and a nested object's own source must come from that very
 // list (one list is one moment, one watch stream one ordered history) or from a Snapshot that
-// holds the cluster as of the owner's status or later: its list's resourceVersion at least the
-// owner object's (both etcd revisions of the same API server), or, where they do not compare,
-// a list requested after the owner's list returned. By induction down the tree, every object
+// holds the cluster as of the owner's status or later: its revision at least the owner
+// object's resourceVersion (both etcd revisions of the same API server), or, where they do
+// not compare, a list requested after the owner's list returned (Ordered). By induction down the tree, every object
 // judged was read after every Flux status above it said applied. What cannot prove it (a
 // watch, an owner not read) is Unconfirmed: the fetching side reads it again as a Snapshot.
 func (a *assessor) consistent(key ListKey, l List, ownerID string) {
@@ -140,11 +140,15 @@ func (a *assessor) consistent(key ListKey, l List, ownerID string) {
 				if c >= 0 {
 					return
 				}
-			} else if ownerSnap, ok := owner.(Snapshot); ok {
-				sent, _ := snap.ReadOrder()
-				if _, done := ownerSnap.ReadOrder(); sent >= done {
-					return
-				}
+				break
+			}
+		}
+		lo, ok := l.(Ordered)
+		oo, ownerOK := owner.(Ordered)
+		if ok && ownerOK {
+			sent, _ := lo.ReadOrder()
+			if _, done := oo.ReadOrder(); sent >= done {
+				return
 			}
 		}
 	}

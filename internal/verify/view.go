@@ -11,9 +11,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/result"
@@ -130,34 +132,72 @@ func (s *clusterState) peekMapping(gvk schema.GroupVersionKind) assess.Mapping {
 	return assess.Mapping{}
 }
 
-// confirm reads the cluster consistently after an assessment was Current but for the order of
-// its reads (assess's consistency rule: every object judged read after the Flux status above
-// it said applied), and returns the decision over that read. Lists are quorum reads (no
-// resourceVersion: the API server answers from etcd, or from a watch cache it first brought up
-// to date), so a list requested after another returned holds objects no older than it. With
-// watches, whose streams are delivered in any order, everything is read anew as a snapshot
-// reads it: the Flux objects a level of the tree a round, each list requested after the one
-// of its owner's status returned; a snapshot (get) keeps its own lists. Then the lists still
-// read too early (a Deployment listed in the same round as the nested Kustomization that owns
-// it) are read once more, after every Flux list. It costs one list per kind and namespace of
-// the app, once per Current verdict.
+// confirm makes the reads an assessment lacked to be Current but for the order of its reads
+// (assess's consistency rule: every object judged read after the Flux status above it said
+// applied), and returns the decision after them. Lists are quorum reads (no resourceVersion:
+// the API server answers from etcd, or from a watch cache it first brought up to date), so a
+// list holds objects no older than its own resourceVersion. With watches, whose streams are
+// delivered in any order, each watch not confirmed is compared with a list of its objects'
+// metadata (confirmWatches); a snapshot (get) reads the lists it read too early again, after
+// the Flux lists (readAgain). With watches it costs one metadata list per kind and namespace
+// of the app, once per verdict.
 func (s *clusterState) confirm(ctx context.Context, e *assess.Assessment, now time.Time) *assess.Assessment {
-	base := s.watches
-	if !s.req.Snapshot {
-		base = &withHistory{fresh: newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout), watches: s.watches}
-		if e = s.assessFrom(base, now); !e.AwaitsConsistentRead {
-			return e
+	if s.req.Snapshot {
+		return s.readAgain(ctx, s.watches, e, now)
+	}
+	s.confirmWatches(ctx, e.Unconfirmed)
+	return s.assessFrom(s.watches, now)
+}
+
+// confirmWatches asks, for each watch of keys that the decision could not confirm, one quorum
+// list of its objects' metadata (a name and a resourceVersion each, a few hundred bytes), and
+// records the list's revision on the watch when its cache holds exactly those objects at those
+// resourceVersions and did not change meanwhile: the cache is then the cluster as of that
+// revision, read after the owner's status, and stays so until it changes (watch.Revision). A
+// cache that differs is behind the cluster: its watch catches up, and the cluster assesses
+// again when it does.
+func (s *clusterState) confirmWatches(ctx context.Context, keys []assess.ListKey) {
+	for _, key := range keys {
+		l, ok := s.watches.peek(key)
+		w, isWatch := l.(*watch)
+		if !ok || !isWatch || !w.Synced() {
+			continue
+		}
+		at := w.store.changes.Load()
+		lctx, cancel := context.WithTimeout(ctx, listTimeout)
+		list, err := s.metadataClient.Resource(key.GVR).Namespace(key.Namespace).List(lctx, metav1.ListOptions{})
+		cancel()
+		if err != nil || list.ResourceVersion == "" || !sameObjects(w.store, list.Items) || w.store.changes.Load() != at {
+			continue
+		}
+		w.confirm(list.ResourceVersion, at)
+	}
+}
+
+// sameObjects reports whether store holds exactly items, at their resourceVersions.
+func sameObjects(store cache.Store, items []metav1.PartialObjectMetadata) bool {
+	if len(store.ListKeys()) != len(items) {
+		return false
+	}
+	for i := range items {
+		obj, ok, err := store.GetByKey(storeKey(items[i].Namespace, items[i].Name))
+		if err != nil || !ok {
+			return false
+		}
+		acc, err := meta.Accessor(obj)
+		if err != nil || acc.GetResourceVersion() != items[i].ResourceVersion {
+			return false
 		}
 	}
-	return s.readAgain(ctx, base, e, now)
+	return true
 }
 
 // maxRereads bounds the reads of the lists an assessment could not confirm, each after the
 // last: with resourceVersions that compare, one is enough.
 const maxRereads = 4
 
-// readAgain reads the lists e could not confirm again, over base, and decides again, until it
-// can or maxRereads passed.
+// readAgain reads the lists a snapshot's decision e could not confirm again, over base, and
+// decides again, until it can or maxRereads passed.
 func (s *clusterState) readAgain(ctx context.Context, base objectCache, e *assess.Assessment, now time.Time) *assess.Assessment {
 	for range maxRereads {
 		if len(e.Unconfirmed) == 0 {
@@ -167,11 +207,7 @@ func (s *clusterState) readAgain(ctx context.Context, base objectCache, e *asses
 		for _, key := range e.Unconfirmed {
 			again.get(key)
 		}
-		var top objectCache = again
-		if !s.req.Snapshot {
-			top = &withHistory{fresh: again, watches: s.watches}
-		}
-		base = &layeredLists{top: top, base: base}
+		base = &layeredLists{top: again, base: base}
 		if e = s.assessFrom(base, now); !e.AwaitsConsistentRead {
 			return e
 		}

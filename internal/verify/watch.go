@@ -60,6 +60,11 @@ type watchSet struct {
 type watch struct {
 	store *notifyingStore
 	since time.Time
+	// confirmed is the revision a quorum list of the kind found the cache equal to
+	// (confirmWatches), valid while the store made no change since (confirmedAt).
+	confirmedMu sync.Mutex
+	confirmed   string
+	confirmedAt uint64
 	// onErr is called when a list or watch fails: the cluster re-assesses (a failed first
 	// list gives its connect slot back).
 	onErr func()
@@ -71,6 +76,9 @@ type watch struct {
 // keeps them, and calls onChange after every change. It is synced once the first list is in.
 type notifyingStore struct {
 	cache.Store
+	// changes counts the changes the store received (a cache confirmed at one count is the
+	// same at that count).
+	changes   atomic.Uint64
 	transform cache.TransformFunc
 	onChange  func()
 	isSynced  atomic.Bool
@@ -140,6 +148,7 @@ func (n *notifyingStore) gone(key string) (any, time.Time, bool) {
 }
 
 func (n *notifyingStore) Add(obj any) error {
+	n.changes.Add(1)
 	o, err := n.transform(obj)
 	if err != nil {
 		return err
@@ -151,6 +160,7 @@ func (n *notifyingStore) Add(obj any) error {
 }
 
 func (n *notifyingStore) Update(obj any) error {
+	n.changes.Add(1)
 	o, err := n.transform(obj)
 	if err != nil {
 		return err
@@ -163,12 +173,14 @@ func (n *notifyingStore) Update(obj any) error {
 }
 
 func (n *notifyingStore) Delete(obj any) error {
+	n.changes.Add(1)
 	defer n.onChange()
 	n.remember(obj)
 	return n.Store.Delete(obj)
 }
 
 func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
+	n.changes.Add(1)
 	converted := make([]any, 0, len(items))
 	for _, it := range items {
 		o, err := n.transform(it)
@@ -464,4 +476,23 @@ func (s *watchSet) peek(key assess.ListKey) (assess.List, bool) {
 		return nil, false
 	}
 	return w, true
+}
+
+// Revision is the revision a quorum list found the cache equal to, while the cache has not
+// changed since; "" otherwise (assess.Snapshot).
+func (w *watch) Revision() string {
+	w.confirmedMu.Lock()
+	defer w.confirmedMu.Unlock()
+	if w.confirmed == "" || w.store.changes.Load() != w.confirmedAt {
+		return ""
+	}
+	return w.confirmed
+}
+
+// confirm records that the cache, at the store's count of changes at, holds exactly what a
+// quorum list found at revision.
+func (w *watch) confirm(revision string, at uint64) {
+	w.confirmedMu.Lock()
+	defer w.confirmedMu.Unlock()
+	w.confirmed, w.confirmedAt = revision, at
 }
