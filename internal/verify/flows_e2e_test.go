@@ -375,8 +375,11 @@ func markReady(ctx context.Context, t *testing.T, c *testbed.Cluster, gvr schema
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As source-controller leaves it: Ready on an artifact it serves (a listed source is judged
+	// by what it serves, as Flux does).
 	obj.Object["status"] = map[string]any{
 		"observedGeneration": obj.GetGeneration(),
+		"artifact":           map[string]any{"revision": "sha256:" + strings.Repeat("a", 64), "digest": "sha256:" + strings.Repeat("a", 64), "path": "a.tar.gz", "url": "http://127.0.0.1/a.tar.gz", "lastUpdateTime": time.Now().UTC().Format(time.RFC3339)},
 		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Succeeded", "message": "stored artifact",
 			"observedGeneration": obj.GetGeneration(), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}},
 	}
