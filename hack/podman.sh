@@ -20,7 +20,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
-  "$here/install-packages.sh"
+  "$here/install-packages.sh" podman runc
 fi
 
 global=(--storage-driver=vfs --runtime runc --cgroup-manager=cgroupfs)
