@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,3 +97,58 @@ func readOnly(p any) bool {
 	}
 	return false
 }
+
+// TestWorkflowsInstallTestTools: a job that runs the unit tests (make test-short) on a GitHub
+// runner installs what internal/report's tests run first (cmark-gfm and xmllint, which the runner
+// lacks), with hack/install-packages.sh: without them the tests fail.
+func TestWorkflowsInstallTestTools(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", ".github", "workflows", "*.y*ml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf struct {
+			Jobs map[string]struct {
+				Steps []struct {
+					Run string `json:"run"`
+				} `json:"steps"`
+			} `json:"jobs"`
+		}
+		if err := yaml.Unmarshal(data, &wf); err != nil {
+			t.Fatal(err)
+		}
+		for name, job := range wf.Jobs {
+			var script strings.Builder
+			for _, step := range job.Steps {
+				script.WriteString(step.Run + "\n")
+			}
+			run := script.String()
+			test := strings.Index(run, "make test-short")
+			if test < 0 {
+				continue
+			}
+			tested++
+			install := installLine.FindStringSubmatchIndex(run)
+			switch {
+			case install == nil || install[0] > test:
+				t.Errorf("%s, job %s: make test-short without hack/install-packages.sh before it", filepath.Base(file), name)
+			case install[2] < install[3]: // tools named: the report's two among them
+				tools := strings.Fields(run[install[2]:install[3]])
+				if !slices.Contains(tools, "cmark-gfm") || !slices.Contains(tools, "xmllint") {
+					t.Errorf("%s, job %s: hack/install-packages.sh %s: cmark-gfm or xmllint missing", filepath.Base(file), name, strings.Join(tools, " "))
+				}
+			}
+		}
+	}
+	if tested == 0 {
+		t.Fatal("no workflow job runs make test-short")
+	}
+}
+
+// installLine is a call of hack/install-packages.sh and the tools it names.
+var installLine = regexp.MustCompile(`hack/install-packages\.sh((?: +[a-z-]+)*) *\n`)
