@@ -115,6 +115,9 @@ func TestDocsWorkflowExamples(t *testing.T) {
 				t.Errorf("%s: a run: script holds a ${{ }} expression; pass the value through env: and read the variable:\n%s", where, run)
 			}
 		}
+		for _, problem := range workflowRunProblems(doc) {
+			t.Errorf("%s: %s", where, problem)
+		}
 		if _, ok := doc["jobs"]; ok {
 			name := filepath.Join(dir, fmt.Sprintf("example-%02d.yml", i))
 			if err := os.WriteFile(name, []byte("# "+where+"\n"+ex.text), 0o600); err != nil {
@@ -145,6 +148,41 @@ func TestDocsWorkflowExamples(t *testing.T) {
 	if report, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("actionlint found problems in the documentation's workflows (%v):\n%s", err, report)
 	}
+}
+
+// workflowRunProblems returns what a workflow_run example lacks to deploy only what it should:
+// a branches: filter, and an if: on every job that requires CI's success on a push to this
+// repository (a pull request's run, from a fork, may carry any branch name and any code).
+func workflowRunProblems(doc map[string]any) []string {
+	on, ok := doc["on"].(map[string]any)
+	if !ok {
+		on, ok = doc["true"].(map[string]any) // YAML 1.1 reads the key on: as true
+	}
+	if !ok {
+		return nil
+	}
+	run, ok := on["workflow_run"]
+	if !ok {
+		return nil
+	}
+	var problems []string
+	if m, _ := run.(map[string]any); m["branches"] == nil {
+		problems = append(problems, "on.workflow_run has no branches: filter")
+	}
+	jobs, _ := doc["jobs"].(map[string]any)
+	for name, job := range jobs {
+		cond, _ := job.(map[string]any)["if"].(string)
+		for _, want := range []string{
+			"github.event.workflow_run.conclusion == 'success'",
+			"github.event.workflow_run.event == 'push'",
+			"github.event.workflow_run.head_repository.full_name == github.repository",
+		} {
+			if !strings.Contains(cond, want) {
+				problems = append(problems, fmt.Sprintf("job %s: its if: does not require %s", name, want))
+			}
+		}
+	}
+	return problems
 }
 
 // mdLink is a markdown link's target: [text](target).
