@@ -136,7 +136,9 @@ func TestCommentKeys(t *testing.T) {
 }
 
 // TestWorkflowRun: a workflow_run event (GITHUB_SHA is the default branch's head) comments
-// on the pull request it names, of this repository, and puts the deployments on the commit
+// on the pull request a pull request's run names, of this repository and of the run's commit,
+// or, after a push, on the pull request merged as the run's commit (never on an open pull
+// request a push's run lists), and puts the deployments on the commit
 // of the run it follows, or on the revision's commit when the revision is a full SHA.
 func TestWorkflowRun(t *testing.T) {
 	t.Parallel()
@@ -157,6 +159,7 @@ func TestWorkflowRun(t *testing.T) {
 		{name: "revision's commit", event: "workflow_run.json", revision: "main@sha1:" + other, wantPR: 21, wantRef: other},
 		{name: "short revision", event: "workflow_run.json", revision: head[:7], wantPR: 21, wantRef: head},
 		{name: "push, merged pull request", event: "workflow_run_push.json", wantPR: 5, wantRef: pushHead},
+		{name: "push listing an open pull request", event: "workflow_run_push_open_pr.json", wantPR: 5, wantRef: pushHead},
 		{name: "fork", event: "workflow_run_fork.json", wantRef: "f04cf04cf04cf04cf04cf04cf04cf04cf04cf04c",
 			wantNote: "pull request from a fork, which GitHub does not list in its event: give its number in the pull-request input"},
 		{name: "fork, pull-request input", event: "workflow_run_fork.json", pullRequest: 33, wantPR: 33, wantRef: "f04cf04cf04cf04cf04cf04cf04cf04cf04cf04c"},
@@ -216,9 +219,13 @@ func TestParseEvent(t *testing.T) {
 		{name: "pull_request", event: "pull_request", payload: `{"number": 7, "pull_request": {"number": 7}}`, want: event{pullRequest: 7}},
 		{name: "pull_request_target", event: "pull_request_target", payload: `{"pull_request": {"number": 8}}`, want: event{pullRequest: 8}},
 		{name: "workflow_run", event: "workflow_run", payload: `{"workflow_run": {"head_sha": "C0FFEE00C0FFEE00C0FFEE00C0FFEE00C0FFEE00", "event": "pull_request",
-			"pull_requests": [{"number": 4, "base": {"repo": {"url": "https://ghes.example.com/api/v3/repos/ORG/App"}}}]}}`, want: event{pullRequest: 4, headSHA: sha}},
-		{name: "another repository's pull request", event: "workflow_run", payload: `{"workflow_run": {"head_sha": "` + sha + `",
-			"pull_requests": [{"number": 4, "base": {"repo": {"url": "https://api.github.com/repos/org/app-fork"}}}]}}`, want: event{headSHA: sha}},
+			"pull_requests": [{"number": 4, "head": {"sha": "` + sha + `"}, "base": {"repo": {"url": "https://ghes.example.com/api/v3/repos/ORG/App"}}}]}}`, want: event{pullRequest: 4, headSHA: sha}},
+		{name: "a pull request of another head", event: "workflow_run", payload: `{"workflow_run": {"head_sha": "` + sha + `", "event": "pull_request",
+			"pull_requests": [{"number": 4, "head": {"sha": "fedcba9876543210fedcba9876543210fedcba98"}, "base": {"repo": {"url": "https://api.github.com/repos/org/app"}}}]}}`, want: event{headSHA: sha}},
+		{name: "push listing an open pull request", event: "workflow_run", payload: `{"workflow_run": {"head_sha": "` + sha + `", "event": "push",
+			"pull_requests": [{"number": 4, "head": {"sha": "` + sha + `"}, "base": {"repo": {"url": "https://api.github.com/repos/org/app"}}}]}}`, want: event{headSHA: sha}},
+		{name: "another repository's pull request", event: "workflow_run", payload: `{"workflow_run": {"head_sha": "` + sha + `", "event": "pull_request",
+			"pull_requests": [{"number": 4, "head": {"sha": "` + sha + `"}, "base": {"repo": {"url": "https://api.github.com/repos/org/app-fork"}}}]}}`, want: event{headSHA: sha}},
 		{name: "fork", event: "workflow_run", payload: `{"workflow_run": {"head_sha": "` + sha + `", "event": "pull_request", "pull_requests": [],
 			"repository": {"full_name": "org/app"}, "head_repository": {"full_name": "someone/app"}}}`, want: event{headSHA: sha, fork: true}},
 		{name: "push", event: "workflow_run", payload: `{"workflow_run": {"head_sha": "` + sha + `", "event": "push", "pull_requests": [],

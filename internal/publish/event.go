@@ -13,8 +13,9 @@ const maxEventBytes = 25 << 20
 
 // event is what the workflow's event says about the pull request and the commit.
 type event struct {
-	// pullRequest is a pull_request event's own pull request, or the first pull request of
-	// this repository a workflow_run event lists (0: none).
+	// pullRequest is a pull_request event's own pull request, or, for a workflow_run of a
+	// pull request's run, the first pull request of this repository it lists whose head is
+	// the run's commit (0: none).
 	pullRequest int
 	// headSHA is the commit of the run a workflow_run event follows (empty for other events).
 	headSHA string
@@ -60,7 +61,10 @@ func parseEvent(name string, data []byte, repository string) (event, error) {
 			HeadSHA      string `json:"head_sha"`
 			PullRequests []struct {
 				Number int `json:"number"`
-				Base   struct {
+				Head   struct {
+					SHA string `json:"sha"`
+				} `json:"head"`
+				Base struct {
 					Repo struct {
 						URL string `json:"url"`
 					} `json:"repo"`
@@ -82,12 +86,18 @@ func parseEvent(name string, data []byte, repository string) (event, error) {
 		return event{}, fmt.Errorf("workflow_run.head_sha %.50q is not a commit SHA", run.HeadSHA)
 	}
 	ev := event{headSHA: strings.ToLower(run.HeadSHA)}
-	// Only a pull request whose base is this repository is commented on, whatever else the
-	// list holds.
-	for _, pr := range run.PullRequests {
-		if pr.Number > 0 && strings.HasSuffix(strings.ToLower(pr.Base.Repo.URL), "/repos/"+strings.ToLower(repository)) {
-			ev.pullRequest = pr.Number
-			break
+	// The list names the pull request of a run only for a pull request's run, and only an
+	// entry whose head is the run's commit and whose base is this repository: for a push,
+	// GitHub lists the open pull requests whose head branch was pushed (a release branch's
+	// pull request from main, say), none of which was verified; the pull request merged as
+	// head_sha is looked up instead.
+	if strings.HasPrefix(run.Event, "pull_request") {
+		for _, pr := range run.PullRequests {
+			if pr.Number > 0 && strings.EqualFold(pr.Head.SHA, run.HeadSHA) &&
+				strings.HasSuffix(strings.ToLower(pr.Base.Repo.URL), "/repos/"+strings.ToLower(repository)) {
+				ev.pullRequest = pr.Number
+				break
+			}
 		}
 	}
 	ev.fork = ev.pullRequest == 0 && strings.HasPrefix(run.Event, "pull_request") &&
