@@ -3,7 +3,11 @@ package cli
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
@@ -68,13 +72,27 @@ func optionalBool(gha *githubactions.Action, name string) (*bool, error) {
 }
 
 // defaultCommentKey tells apart the comments of the jobs and steps of one workflow: the
-// job's id and the step's (GITHUB_JOB, GITHUB_ACTION), the same on every re-run.
-func defaultCommentKey(env Env) string {
+// job's id and the step's (GITHUB_JOB, GITHUB_ACTION), and a short hash of the sorted cluster
+// names. The hash keeps apart what shares a job's id: a reusable workflow called twice (for
+// staging and for production: GITHUB_JOB is the called workflow's job both times) and the
+// legs of a matrix; a re-run verifies the same clusters, so it keeps its key.
+func defaultCommentKey(env Env, clusters []string) string {
 	job, step := env.Getenv("GITHUB_JOB"), env.Getenv("GITHUB_ACTION")
 	if job == "" && step == "" {
 		return ""
 	}
-	return job + "/" + step
+	key := job + "/" + step
+	if len(clusters) > 0 {
+		key += "/" + clustersHash(clusters)
+	}
+	return key
+}
+
+// clustersHash is 8 hex digits of the SHA-256 of the sorted cluster names, one a line.
+func clustersHash(clusters []string) string {
+	sorted := slices.Sorted(slices.Values(clusters))
+	sum := sha256.Sum256([]byte(strings.Join(sorted, "\n")))
+	return hex.EncodeToString(sum[:4])
 }
 
 // startPublisher starts posting the run's deployments, when asked. A configuration GitHub
@@ -121,7 +139,7 @@ func newPublisher(ctx context.Context, gha *githubactions.Action, env Env, s act
 	}
 	cfg.APIURL = env.Getenv("GITHUB_API_URL")
 	cfg.GraphQLURL = env.Getenv("GITHUB_GRAPHQL_URL")
-	cfg.CommentKey = cmp.Or(cfg.CommentKey, defaultCommentKey(env))
+	cfg.CommentKey = cmp.Or(cfg.CommentKey, defaultCommentKey(env, names))
 	cfg.Repository = env.Getenv("GITHUB_REPOSITORY")
 	cfg.SHA = env.Getenv("GITHUB_SHA")
 	cfg.EventName = env.Getenv("GITHUB_EVENT_NAME")

@@ -67,17 +67,22 @@ func TestPublishInputs(t *testing.T) {
 }
 
 // TestCommentPerJob: the merge steps of two jobs of one workflow keep a comment each on the
-// pull request, under an App installation token; a re-run of one job edits its own.
+// pull request, under an App installation token, and so do the two calls of a reusable
+// workflow (one job id, GITHUB_JOB, for staging's clusters and production's); a re-run of a
+// job edits its own.
 func TestCommentPerJob(t *testing.T) {
 	t.Parallel()
 	const sha = "0123456789abcdef0123456789abcdef01234567"
 	gh := fakegithub.Start(t, fakegithub.Options{Token: "ghs_app", Owner: "org", Repo: "app", App: "deployer", Pulls: map[string][]int{sha: {12}}})
-	run := result.NewRun([]string{"Kustomization/flux-system/app"}, sha, []result.Cluster{{Name: "eu", Verdict: result.VerdictCurrent}}, time.Second)
-	for _, job := range []string{"staging", "production", "staging"} {
+	for _, job := range []struct{ id, cluster string }{
+		{"staging", "eu"}, {"production", "eu"}, {"staging", "eu"},
+		{"verify", "staging-eu"}, {"verify", "prod-eu"}, {"verify", "prod-eu"},
+	} {
+		run := result.NewRun([]string{"Kustomization/flux-system/app"}, sha, []result.Cluster{{Name: job.cluster, Verdict: result.VerdictCurrent}}, time.Second)
 		vars := map[string]string{
 			"INPUT_PR-COMMENT": "true", "INPUT_GITHUB-TOKEN": "ghs_app", "INPUT_RESOURCE": "ks/app",
 			"GITHUB_API_URL": gh.URL, "GITHUB_REPOSITORY": "org/app", "GITHUB_SHA": sha, "GITHUB_EVENT_NAME": "push",
-			"GITHUB_WORKFLOW": "deploy", "GITHUB_JOB": job, "GITHUB_ACTION": "verify",
+			"GITHUB_WORKFLOW": "deploy", "GITHUB_JOB": job.id, "GITHUB_ACTION": "verify",
 		}
 		getenv := func(k string) string { return vars[k] }
 		var log strings.Builder
@@ -87,7 +92,7 @@ func TestCommentPerJob(t *testing.T) {
 			t.Fatal(err)
 		}
 		if notes := publishMerged(context.Background(), gha, Env{Getenv: getenv, Clock: time.Now}, s, run.Resources, flux.Revision{}, run, func() bool { return false }); len(notes) != 0 {
-			t.Fatalf("job %s: notes %q\n%s", job, notes, log.String())
+			t.Fatalf("job %s: notes %q\n%s", job.id, notes, log.String())
 		}
 	}
 	var got []string
@@ -96,10 +101,35 @@ func TestCommentPerJob(t *testing.T) {
 		got = append(got, c.Author+" "+marker+" edited "+strings.Repeat("x", c.Updated))
 	}
 	want := []string{
-		"deployer[bot] <!-- app-status: workflow=deploy key=staging/verify resources=Kustomization/flux-system/app --> edited x",
-		"deployer[bot] <!-- app-status: workflow=deploy key=production/verify resources=Kustomization/flux-system/app --> edited ",
+		"deployer[bot] <!-- app-status: workflow=deploy key=staging/verify/4d028294 resources=Kustomization/flux-system/app --> edited x",
+		"deployer[bot] <!-- app-status: workflow=deploy key=production/verify/4d028294 resources=Kustomization/flux-system/app --> edited ",
+		"deployer[bot] <!-- app-status: workflow=deploy key=verify/verify/262182e6 resources=Kustomization/flux-system/app --> edited ",
+		"deployer[bot] <!-- app-status: workflow=deploy key=verify/verify/3312b695 resources=Kustomization/flux-system/app --> edited x",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("comments (-want +got):\n%s", diff)
+	}
+}
+
+// TestDefaultCommentKey: the job's id, the step's and a hash of the sorted cluster names, in
+// any order of the names.
+func TestDefaultCommentKey(t *testing.T) {
+	t.Parallel()
+	env := Env{Getenv: func(k string) string { return map[string]string{"GITHUB_JOB": "deploy", "GITHUB_ACTION": "verify"}[k] }}
+	for _, tt := range []struct {
+		clusters []string
+		want     string
+	}{
+		{[]string{"eu", "us"}, "deploy/verify/0a7ce5ff"},
+		{[]string{"us", "eu"}, "deploy/verify/0a7ce5ff"},
+		{[]string{"eu"}, "deploy/verify/4d028294"},
+		{nil, "deploy/verify"},
+	} {
+		if got := defaultCommentKey(env, tt.clusters); got != tt.want {
+			t.Errorf("defaultCommentKey(%q) = %q, want %q", tt.clusters, got, tt.want)
+		}
+	}
+	if got := defaultCommentKey(Env{Getenv: func(string) string { return "" }}, []string{"eu"}); got != "" {
+		t.Errorf("defaultCommentKey outside GitHub = %q, want empty", got)
 	}
 }
