@@ -78,11 +78,14 @@ func (p *Publisher) comment(ctx context.Context, run result.Run) error {
 	})
 }
 
-// pullRequest is the pull request to comment on: the pull-request input's, the event's own
+// pullRequest is the pull request to comment on: the pull-request input's (on a workflow_run,
+// only when its head is the run's commit), the event's own
 // (a pull_request event's, or the first of this repository a workflow_run lists), or the
 // pull request merged as the event's commit (0 with a note when there is none).
 func (p *Publisher) pullRequest(ctx context.Context) (int, error) {
 	switch {
+	case p.cfg.PullRequest > 0 && p.cfg.EventName == "workflow_run":
+		return p.givenPullRequest(ctx, p.cfg.PullRequest)
 	case p.cfg.PullRequest > 0:
 		return p.cfg.PullRequest, nil
 	case p.event.pullRequest > 0:
@@ -113,6 +116,36 @@ func (p *Publisher) pullRequest(ctx context.Context) (int, error) {
 	}
 	p.note("pull-request comment not posted: commit %s is not the merge commit of a pull request (a direct push, or a merge GitHub has not indexed yet): give the number in the pull-request input", shortSHA(p.eventSHA))
 	return 0, nil
+}
+
+// givenPullRequest checks the pull-request input of a workflow_run workflow, where it often
+// comes from an artifact the pull request's own workflow uploaded, which the pull request's
+// author controls: the pull request is commented on only when its head is the commit of the
+// run the event follows, the commit verified.
+func (p *Publisher) givenPullRequest(ctx context.Context, number int) (int, error) {
+	if p.eventErr != nil {
+		return 0, p.eventErr
+	}
+	var pr *github.PullRequest
+	err := p.api.call(ctx, false, func() (*github.Response, error) {
+		var resp *github.Response
+		var err error
+		pr, resp, err = p.api.gh.PullRequests.Get(ctx, p.api.owner, p.api.repo, number)
+		return resp, err
+	})
+	var er *github.ErrorResponse
+	switch {
+	case errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound:
+		p.note("pull-request comment not posted: pull request #%d (the pull-request input) was not found in this repository", number)
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("read pull request #%d (the pull-request input): %w", number, err)
+	}
+	if !strings.EqualFold(pr.GetHead().GetSHA(), p.event.headSHA) {
+		p.note("pull-request comment not posted: the head of pull request #%d (the pull-request input) is not %s, the commit of the run the workflow_run follows", number, shortSHA(p.event.headSHA))
+		return 0, nil
+	}
+	return number, nil
 }
 
 func shortSHA(s string) string {

@@ -163,11 +163,16 @@ func TestWorkflowRun(t *testing.T) {
 		{name: "fork", event: "workflow_run_fork.json", wantRef: "f04cf04cf04cf04cf04cf04cf04cf04cf04cf04c",
 			wantNote: "pull request from a fork, which GitHub does not list in its event: give its number in the pull-request input"},
 		{name: "fork, pull-request input", event: "workflow_run_fork.json", pullRequest: 33, wantPR: 33, wantRef: "f04cf04cf04cf04cf04cf04cf04cf04cf04cf04c"},
+		{name: "pull-request input of another head", event: "workflow_run_fork.json", pullRequest: 34, wantRef: "f04cf04cf04cf04cf04cf04cf04cf04cf04cf04c",
+			wantNote: "the head of pull request #34 (the pull-request input) is not f04cf04cf04c, the commit of the run"},
+		{name: "pull-request input that is no pull request", event: "workflow_run_fork.json", pullRequest: 35, wantRef: "f04cf04cf04cf04cf04cf04cf04cf04cf04cf04c",
+			wantNote: "pull request #35 (the pull-request input) was not found in this repository"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := fakegithub.Start(t, fakegithub.Options{Token: token, Owner: "org", Repo: "app",
-				Pulls: map[string][]int{mainHead: {99}, pushHead: {5}}})
+				Pulls:     map[string][]int{mainHead: {99}, pushHead: {5}},
+				PullHeads: map[int]string{33: "f04cf04cf04cf04cf04cf04cf04cf04cf04cf04c", 34: other}})
 			cfg := commentConfig(s, "deploy/verify")
 			cfg.Deployments, cfg.SHA, cfg.PullRequest = true, mainHead, tt.pullRequest
 			cfg.EventName, cfg.EventPath = "workflow_run", filepath.Join("testdata", tt.event)
@@ -180,7 +185,7 @@ func TestWorkflowRun(t *testing.T) {
 			if tt.wantNote == "" && len(notes) != 0 || tt.wantNote != "" && (len(notes) != 1 || !strings.Contains(notes[0], tt.wantNote)) {
 				t.Errorf("notes %q, want %q", notes, tt.wantNote)
 			}
-			for _, pr := range []int{3, 5, 21, 33, 99} {
+			for _, pr := range []int{3, 5, 21, 33, 34, 35, 99} {
 				if n := len(s.Comments(pr)); (pr == tt.wantPR) != (n == 1) || n > 1 {
 					t.Errorf("%d comments on #%d, want one on #%d only", n, pr, tt.wantPR)
 				}

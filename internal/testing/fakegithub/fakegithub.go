@@ -57,6 +57,9 @@ type Options struct {
 	RateLimit int
 	// Pulls are the pull requests merged as each commit (GET /commits/{sha}/pulls).
 	Pulls map[string][]int
+	// PullHeads are the open pull requests' head commits (GET /pulls/{number}); any other
+	// number is 404.
+	PullHeads map[int]string
 }
 
 // Fault is an answer given instead of serving a request.
@@ -248,6 +251,7 @@ var (
 	deploymentsPath = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/deployments$`)
 	statusesPath    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/deployments/([0-9]+)/statuses$`)
 	commitPullsPath = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/commits/([^/]+)/pulls$`)
+	pullPath        = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/pulls/([0-9]+)$`)
 	issueComments   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/([0-9]+)/comments$`)
 	commentPath     = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/([0-9]+)$`)
 	fullSHA         = regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -291,7 +295,7 @@ func (s *Server) route(r *http.Request, body map[string]any) answer {
 	if p == "/graphql" && r.Method == http.MethodPost {
 		return s.graphQL(body)
 	}
-	for _, re := range []*regexp.Regexp{deploymentsPath, statusesPath, commitPullsPath, issueComments, commentPath} {
+	for _, re := range []*regexp.Regexp{deploymentsPath, statusesPath, commitPullsPath, pullPath, issueComments, commentPath} {
 		if m := re.FindStringSubmatch(p); m != nil && (m[1] != s.opts.Owner || m[2] != s.opts.Repo) {
 			return msg(http.StatusNotFound, "Not Found")
 		}
@@ -306,6 +310,9 @@ func (s *Server) route(r *http.Request, body map[string]any) answer {
 		return s.statuses(r, id, body)
 	case commitPullsPath.MatchString(p) && r.Method == http.MethodGet:
 		return s.commitPulls(commitPullsPath.FindStringSubmatch(p)[3])
+	case pullPath.MatchString(p) && r.Method == http.MethodGet:
+		n, _ := strconv.Atoi(pullPath.FindStringSubmatch(p)[3])
+		return s.pull(n)
 	case issueComments.MatchString(p):
 		n, _ := strconv.Atoi(issueComments.FindStringSubmatch(p)[3])
 		return s.issueComments(r, n, body)
@@ -463,6 +470,16 @@ func (s *Server) commitPulls(sha string) answer {
 			"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d", s.opts.Owner, s.opts.Repo, n)})
 	}
 	return answer{status: http.StatusOK, body: append([]any{}, out...)}
+}
+
+func (s *Server) pull(n int) answer {
+	head, ok := s.opts.PullHeads[n]
+	if !ok {
+		return msg(http.StatusNotFound, "Not Found")
+	}
+	return answer{status: http.StatusOK, body: map[string]any{"number": n, "state": "open",
+		"head": map[string]any{"sha": head}, "base": map[string]any{"ref": "main"},
+		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d", s.opts.Owner, s.opts.Repo, n)}}
 }
 
 // app is the GitHub App whose installation token is used, empty for a personal token.

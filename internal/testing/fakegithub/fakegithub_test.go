@@ -162,9 +162,15 @@ func TestFaultsRateLimitAndPermissions(t *testing.T) {
 
 func TestCommentsAndPulls(t *testing.T) {
 	t.Parallel()
-	s := Start(t, Options{Token: token, Owner: "o", Repo: "r", Pulls: map[string][]int{sha: {9}}})
+	s := Start(t, Options{Token: token, Owner: "o", Repo: "r", Pulls: map[string][]int{sha: {9}}, PullHeads: map[int]string{10: sha}})
 	if r := do(t, s, "GET", "/repos/o/r/commits/"+sha+"/pulls", nil); !strings.Contains(r.body, `"number":9`) || !strings.Contains(r.body, `"merge_commit_sha":"`+sha) {
 		t.Errorf("pulls: %s", r.body)
+	}
+	if r := do(t, s, "GET", "/repos/o/r/pulls/10", nil); r.status != 200 || !strings.Contains(r.body, `"head":{"sha":"`+sha+`"}`) {
+		t.Errorf("pull request 10: %d %s", r.status, r.body)
+	}
+	if r := do(t, s, "GET", "/repos/o/r/pulls/11", nil); r.status != 404 {
+		t.Errorf("pull request 11: %d %s, want 404", r.status, r.body)
 	}
 	other := s.SeedComment(9, "mallory", "<!-- marker -->")
 	r := do(t, s, "POST", "/repos/o/r/issues/9/comments", map[string]any{"body": "hello"})
