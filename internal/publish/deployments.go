@@ -127,7 +127,7 @@ func (p *Publisher) create(ctx context.Context, t *target) error {
 	if err != nil {
 		return err
 	}
-	if i := slices.IndexFunc(found, p.ours); i >= 0 {
+	if i := slices.IndexFunc(found, func(d *github.Deployment) bool { return p.ours(d, t) }); i >= 0 {
 		t.id = found[i].GetID()
 	} else {
 		var d *github.Deployment
@@ -141,7 +141,8 @@ func (p *Publisher) create(ctx context.Context, t *target) error {
 				AutoMerge:        github.Ptr(false),
 				RequiredContexts: &[]string{},
 				Description:      github.Ptr(deploymentDescription(p.cfg.Resources)),
-				Payload:          map[string]any{payloadKey: map[string]any{"resources": p.cfg.Resources, "clusters": t.clusters}},
+				Payload: map[string]any{payloadKey: map[string]any{"resources": p.cfg.Resources, "clusters": t.clusters,
+					"workflow": p.cfg.Workflow, "key": p.cfg.CommentKey}},
 
 				ProductionEnvironment: p.cfg.ProductionEnvironment,
 				TransientEnvironment:  p.cfg.TransientEnvironment,
@@ -161,21 +162,26 @@ func (p *Publisher) create(ctx context.Context, t *target) error {
 	return p.status(ctx, t, "in_progress", p.liveDescription(t))
 }
 
-// ours reports whether d is a deployment app-status created for this run's resources, by
-// its task (the list's filter, checked again) and its payload: another tool's, or one of
-// another step that verifies other resources, is never written.
-func (p *Publisher) ours(d *github.Deployment) bool {
+// ours reports whether d is the deployment app-status created for target t of this run's
+// workflow, job and step (the comment key) and resources, by its task (the list's filter,
+// checked again) and its payload: another tool's, or one of another job or step that
+// verifies other resources or other clusters into the same environment, is never written.
+func (p *Publisher) ours(d *github.Deployment, t *target) bool {
 	if d.GetID() == 0 || d.GetTask() != deploymentTask {
 		return false
 	}
 	var payload map[string]struct {
 		Resources []string `json:"resources"`
+		Clusters  []string `json:"clusters"`
+		Workflow  string   `json:"workflow"`
+		Key       string   `json:"key"`
 	}
 	if err := json.Unmarshal(d.Payload, &payload); err != nil {
 		return false
 	}
 	mine, ok := payload[payloadKey]
-	return ok && slices.Equal(mine.Resources, p.cfg.Resources)
+	return ok && slices.Equal(mine.Resources, p.cfg.Resources) && slices.Equal(mine.Clusters, t.clusters) &&
+		mine.Workflow == p.cfg.Workflow && mine.Key == p.cfg.CommentKey
 }
 
 func deploymentDescription(resources []string) string {

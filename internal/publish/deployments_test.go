@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/testing/fakegithub"
 )
 
@@ -94,5 +95,33 @@ func TestOthersDeploymentsUntouched(t *testing.T) {
 		if d.Task != "deploy:app-status" || d.SHA != commit || !cmp.Equal(states, []string{"in_progress", "success", "in_progress", "success"}) {
 			t.Errorf("our deployment: task %s sha %s states %q, want deploy:app-status, %s, two runs' statuses", d.Task, d.SHA, states, commit)
 		}
+	}
+}
+
+// TestDeploymentPerJob: two jobs that verify the same resources into one environment keep a
+// deployment each, whether their keys or their clusters differ; a re-run of a job writes its
+// own again.
+func TestDeploymentPerJob(t *testing.T) {
+	t.Parallel()
+	s := fakegithub.Start(t, fakegithub.Options{Token: token, Owner: "org", Repo: "app"})
+	for _, job := range []struct {
+		key     string
+		cluster result.Cluster
+	}{
+		{"staging/verify", eu}, {"production/verify", eu}, {"staging/verify", eu}, {"staging/verify", ap},
+	} {
+		cfg := config(s)
+		cfg.Environment, cfg.CommentKey = "prod", job.key
+		if notes := publishRun(t, cfg, run(job.cluster)); len(notes) != 0 {
+			t.Fatalf("job %s: notes %q", job.key, notes)
+		}
+	}
+	want := []deployment{
+		{Environment: "prod", Ref: commit, States: []string{"in_progress", "success", "in_progress", "success"}, Last: "Current"},
+		{Environment: "prod", Ref: commit, States: []string{"in_progress", "success"}, Last: "Current"},
+		{Environment: "prod", Ref: commit, States: []string{"in_progress", "error"}, Last: "Unreachable: dial tcp 10.0.0.1:443: i/o timeout"},
+	}
+	if diff := cmp.Diff(want, deployments(s)); diff != "" {
+		t.Errorf("deployments (-want +got):\n%s", diff)
 	}
 }
