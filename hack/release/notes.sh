@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Prints a release's notes: the section of CHANGELOG.md for a version tag, from under its
-# heading (`## [1.4.2] - 2026-12-01` for the tag v1.4.2) to the next version's heading or the
-# link references at the end, without the blank lines around it. The release workflow passes
+# heading (`## [1.4.2] - 2026-12-01` for the tag v1.4.2) to the next `## [` heading outside a
+# fenced code block, without the blank lines around it. The section's own link definitions
+# (`[kstatus]: https://...`) stay; those of the versions' headings (`[1.4.2]: ...`,
+# `[Unreleased]: ...`, the file's footer) are left out. The release workflow passes
 # them to goreleaser (--release-notes). It fails when the changelog has no such section, or an
 # empty one, so that a release is never published without its notes.
 #
@@ -23,10 +25,12 @@ fi
 # awk exits 3 when no heading names the version.
 status=0
 notes=$(awk -v heading="## [$version]" '
-  /^## \[/ || /^\[[^]]+\]: / {
+  /^[[:space:]]*(```|~~~)/ { fence = !fence }
+  !fence && /^## \[/ {
     if (found) exit
     if (index($0, heading) == 1) { found = 1; next }
   }
+  found && /^\[(Unreleased|[0-9]+\.[0-9]+\.[0-9]+[^]]*)\]: / { next }
   found && !started && /^[[:space:]]*$/ { next }
   found { started = 1; print }
   END { if (!found) exit 3 }

@@ -47,6 +47,22 @@ Intro, with a [link](https://keepachangelog.com/en/1.1.0/).
 - the last one, between blank lines
 
 
+## [1.3.9] - 2026-10-15
+
+- readiness as [kstatus] computes it
+
+[kstatus]: https://github.com/kubernetes-sigs/cli-utils
+
+## [1.3.8] - 2026-10-10
+
+A changelog's heading, as an example:
+
+` + "```" + `markdown
+## [1.0.0] - 2026-01-01
+` + "```" + `
+
+- after the example
+
 ## [1.4.0] - 2026-10-01
 
 [Unreleased]: https://github.com/org/app-status-action/compare/v1.4.2...HEAD
@@ -77,6 +93,8 @@ func TestNotes(t *testing.T) {
 		{tag: "v1.5.0-rc.1", want: "- a pre-release\n"},
 		{tag: "v1.4.20", want: "- not 1.4.2\n"},
 		{tag: "v1.4.1", want: "- the last one, between blank lines\n"},
+		{tag: "v1.3.9", want: "- readiness as [kstatus] computes it\n\n[kstatus]: https://github.com/kubernetes-sigs/cli-utils\n"},
+		{tag: "v1.3.8", want: "A changelog's heading, as an example:\n\n```markdown\n## [1.0.0] - 2026-01-01\n```\n\n- after the example\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tag, func(t *testing.T) {
