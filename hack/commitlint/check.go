@@ -11,8 +11,13 @@ import (
 // commit list show about this much.
 const maxSubject = 72
 
-// area is the part of a subject before ": ".
-var area = regexp.MustCompile(`^[a-z0-9][a-z0-9/._-]*$`)
+var (
+	// area is the part of a subject before ": ".
+	area = regexp.MustCompile(`^[a-z0-9][a-z0-9/._-]*$`)
+	// revert is the subject git revert (and GitHub's Revert button) writes: Revert "SUBJECT",
+	// longer than the reverted subject and without an area of its own.
+	revert = regexp.MustCompile(`^Revert ".+"$`)
+)
 
 // check returns what is wrong with a commit message, as git log --format=%B prints it, one
 // problem a string; none when it follows the convention.
@@ -22,6 +27,18 @@ func check(msg string) []string {
 	if strings.TrimSpace(subject) == "" {
 		return []string{"the subject (the first line) is empty"}
 	}
+	var problems []string
+	if !revert.MatchString(subject) {
+		problems = checkSubject(subject)
+	}
+	if len(lines) > 1 && lines[1] != "" {
+		problems = append(problems, "the second line is not blank: a blank line separates the subject from the body")
+	}
+	return problems
+}
+
+// checkSubject returns what is wrong with a subject that is not git's revert's.
+func checkSubject(subject string) []string {
 	var problems []string
 	if n := utf8.RuneCountInString(subject); n > maxSubject {
 		problems = append(problems, fmt.Sprintf("the subject is %d characters long, more than %d: figures and details belong in the body", n, maxSubject))
@@ -43,9 +60,6 @@ func check(msg string) []string {
 		case strings.HasSuffix(summary, "."):
 			problems = append(problems, "the summary ends with a period")
 		}
-	}
-	if len(lines) > 1 && lines[1] != "" {
-		problems = append(problems, "the second line is not blank: a blank line separates the subject from the body")
 	}
 	return problems
 }

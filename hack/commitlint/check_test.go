@@ -16,6 +16,9 @@ func TestCheck(t *testing.T) {
 		want []string
 	}{
 		{name: "subject only", msg: "merge: refuse reports of another run\n"},
+		{name: "git's revert", msg: "Revert \"merge: refuse reports of another run in a very long subject of 72\"\n\nThis reverts commit 0123.\n"},
+		{name: "git's revert, no blank line", msg: "Revert \"merge: refuse\"\nThis reverts commit 0123.\n",
+			want: []string{"the second line is not blank: a blank line separates the subject from the body"}},
 		{name: "subject and body", msg: "merge: refuse reports of another run\n\nA report of another run was merged.\n"},
 		{name: "no trailing newline", msg: "merge: refuse reports of another run"},
 		{name: "area with a path", msg: "internal/flux: read chart versions with semver\n"},

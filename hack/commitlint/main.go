@@ -1,16 +1,19 @@
 // Command commitlint checks a commit's message against the project's convention: a subject
 // `area: imperative summary` of at most 72 characters, the area in lowercase letters, digits
 // and /._- (a package, a folder or a topic: verify, internal/flux, ci, docs), no period at its
-// end, and a blank second line when there is a body. Merge commits are not checked. make lint
-// runs it on the latest commit:
+// end, and a blank second line when there is a body; git's own `Revert "SUBJECT"` passes.
+// Merge commits (two parents) are not checked. make lint runs it on the latest commit, CI's
+// unit job on a pull request's title too:
 //
 //	go -C hack run ./commitlint            # HEAD
 //	go -C hack run ./commitlint -rev HEAD~3
+//	go -C hack run ./commitlint -title "$PR_TITLE"
 //
 // In a shallow clone the parents of the oldest fetched commit are unknown, so a merge commit
-// there is told by its subject alone (git's and GitHub's start with "Merge "): a CI checkout of
-// depth 1 of a pull request's merge commit passes; the unit job checks the pull request's own
-// head commit.
+// there is told by its subject: only GitHub's own form for a pull request's merge commit,
+// `Merge <sha> into <sha>`, passes unchecked (a CI checkout of depth 1 of that commit; the
+// unit job checks the pull request's own head commit). Any other single-parent commit whose
+// subject starts with "Merge " is checked as any commit.
 package main
 
 import (
@@ -24,6 +27,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 )
@@ -42,14 +46,35 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("commitlint", flag.ContinueOnError)
 	rev := fs.String("rev", "HEAD", "the commit to check")
 	dir := fs.String("C", ".", "the repository (any folder in it)")
+	title := fs.String("title", "", "check this pull request title (as a subject) instead of a commit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
+	if *title != "" {
+		return lintTitle(*title, out)
+	}
 	return lintCommit(ctx, *dir, *rev, out)
 }
+
+// lintTitle checks a pull request's title by the rules of a commit's subject: a repository
+// that squashes makes it the commit's subject.
+func lintTitle(title string, out io.Writer) error {
+	if strings.ContainsAny(title, "\r\n") {
+		return errors.New("the pull request's title holds a line break")
+	}
+	if problems := check(title); len(problems) > 0 {
+		return fmt.Errorf("the pull request's title %q does not follow the convention of a commit's subject (`area: imperative summary`, at most %d characters):\n  %s",
+			title, maxSubject, strings.Join(problems, "\n  "))
+	}
+	fmt.Fprintf(out, "commitlint: the pull request's title %q: ok\n", title)
+	return nil
+}
+
+// githubMerge is the subject of the merge commit GitHub makes for a pull request's checks.
+var githubMerge = regexp.MustCompile(`^Merge [0-9a-f]{40} into [0-9a-f]{40}$`)
 
 // lintCommit checks the message of commit rev of the repository at dir and says on out what it
 // checked.
@@ -77,8 +102,8 @@ func lintCommit(ctx context.Context, dir, rev string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if edge && strings.HasPrefix(subject, "Merge ") {
-		fmt.Fprintf(out, "commitlint: %s is at the edge of a shallow clone and its subject is a merge's (%q): not checked\n", short, subject)
+	if edge && githubMerge.MatchString(strings.TrimSpace(subject)) {
+		fmt.Fprintf(out, "commitlint: %s is at the edge of a shallow clone and its subject is GitHub's merge's (%q): not checked\n", short, subject)
 		return nil
 	}
 	if problems := check(msg); len(problems) > 0 {
