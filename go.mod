@@ -2,6 +2,8 @@ module github.com/org/app-status-action
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.20.0
 	github.com/Azure/azure-sdk-for-go/sdk/azidentity v1.13.1

@@ -2,6 +2,8 @@ module github.com/org/app-status-action/hack
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/fluxcd/pkg/apis/meta v1.20.0
 	github.com/google/go-cmp v0.7.0

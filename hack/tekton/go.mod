@@ -2,6 +2,8 @@ module github.com/org/app-status-action/hack/tekton
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/tektoncd/pipeline v1.6.0
