@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -32,4 +33,25 @@ func TestCLIFlagsDocumented(t *testing.T) {
 			t.Errorf("docs/cli.md's flag table has no row naming %s", strings.TrimPrefix(name, "`"))
 		}
 	})
+}
+
+// repoPath is a path in the repository that a template or action.yml names in its text.
+var repoPath = regexp.MustCompile(`\b(?:deploy|hack|docs|templates)/[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.(?:yaml|yml|md|sh)\b`)
+
+// TestNamedPathsExist: every file of the repository that action.yml or the GitLab component
+// names in its descriptions exists.
+func TestNamedPathsExist(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	for _, name := range []string{"action.yml", filepath.Join("templates", "app-status.yml")} {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range repoPath.FindAllString(string(data), -1) {
+			if _, err := os.Stat(filepath.Join(root, path)); err != nil {
+				t.Errorf("%s names %s: %v", name, path, err)
+			}
+		}
+	}
 }
