@@ -83,6 +83,7 @@ func TestTektonCatalog(t *testing.T) {
 		t.Run(tc.tag, func(t *testing.T) {
 			dir := t.TempDir()
 			cmd := exec.Command("./tekton-catalog.sh", tc.tag, image, dir)
+			cmd.Env = append(os.Environ(), "GITHUB_REPOSITORY=acme/app-status-fork")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("tekton-catalog.sh: %v\n%s", err, out)
 			}
@@ -96,8 +97,14 @@ func TestTektonCatalog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The README's placeholders filled in: the release's repository and tag.
+			filled := strings.ReplaceAll(string(readme), "<owner>/app-status-action", "acme/app-status-fork")
+			filled = strings.ReplaceAll(filled, "<tag>", tc.tag)
+			if filled == string(readme) || strings.Contains(filled, "<owner>") || strings.Contains(filled, "<tag>") {
+				t.Errorf("deploy/tekton/README.md has no <owner>/app-status-action and <tag> placeholders to fill, or others left:\n%s", filled)
+			}
 			folder := "task/app-status/" + tc.version + "/"
-			want := map[string]string{folder + "app-status.yaml": string(pinned), folder + "README.md": string(readme)}
+			want := map[string]string{folder + "app-status.yaml": string(pinned), folder + "README.md": filled}
 			if diff := cmp.Diff(want, tarFiles(t, filepath.Join(dir, "app-status-tekton-catalog.tar.gz"))); diff != "" {
 				t.Errorf("app-status-tekton-catalog.tar.gz's files (-want +got):\n%s", diff)
 			}
