@@ -32,6 +32,8 @@ type Spec struct {
 	// Snapshot is set when every list is read once (app-status get): a list that failed is
 	// not waited for.
 	Snapshot bool
+	// Health judges Jobs and the kinds of spec.healthCheckExprs as Flux does (required).
+	Health Health
 }
 
 // ListKey names one list: a resource type in a namespace ("" for cluster-scoped).
@@ -252,8 +254,10 @@ func (e *Assessment) need(what any) {
 type Memory struct {
 	// inventories caches each Flux object's parsed inventory by resourceVersion.
 	inventories map[string]parsedInventory
-	// statuses memoizes the kstatus status of each cached object state.
+	// statuses memoizes the status of each cached object state.
 	statuses statusMemo
+	// healthExprs caches each Flux object's compiled spec.healthCheckExprs.
+	healthExprs map[string]*compiledExprs
 	// lastObjects is how many objects the last assessment listed.
 	lastObjects int
 	// firstArtifacts is the artifact revision the run first saw for each source a requested
@@ -291,6 +295,8 @@ type assessor struct {
 	fluxRevisions map[string]string
 	// tree is every inventory of the tree, by its Flux object's ID (treeInventories).
 	tree map[string][]flux.ObjectRef
+	// exprs are the compiled spec.healthCheckExprs of the Flux objects walked, by ID.
+	exprs map[string]*compiledExprs
 }
 
 // MappingRetry is how long a kind that could not be mapped waits before it is asked again.

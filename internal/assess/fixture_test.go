@@ -32,6 +32,7 @@ var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
 	PodsGVR:                                                  "Pod",
 	RSGVR:                                                    "ReplicaSet",
 	JobsGVR:                                                  "Job",
+	{Group: "example.com", Version: "v1", Resource: "widgets"}:                        "Widget",
 	{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}: "Kustomization",
 	{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}:        "HelmRelease",
 	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}:   "GitRepository",

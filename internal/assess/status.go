@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,33 +16,45 @@ import (
 
 var jobGroupKind = schema.GroupKind{Group: "batch", Kind: "Job"}
 
-// objectStatus computes an inventory object's status with kstatus, and a message saying
-// what it waits for, except that a Job is Current only once it has completed. kstatus calls a Job Current as soon as it has started,
-// which would pass a migration that is about to fail; Flux's own health checks wait for Jobs
-// to complete the same way (fluxcd/pkg/runtime statusreaders.NewCustomJobStatusReader).
-func objectStatus(u *unstructured.Unstructured) (result.ObjectStatus, string, error) {
+// Health judges objects as Flux's controllers do where they do not use kstatus as it is: Jobs,
+// and the kinds a Kustomization's or HelmRelease's spec.healthCheckExprs name. Flux's own
+// readers for both (fluxcd/pkg/runtime's statusreaders and cel) import controller-runtime and
+// client-go, which this package never does: the caller gives them (internal/fluxhealth).
+type Health interface {
+	// Job is a Job's status as kustomize-controller's health checks and helm-controller's wait
+	// read it: Current only once it has completed (kstatus calls a Job Current as soon as it
+	// has started, which would pass a migration about to fail).
+	Job(u *unstructured.Unstructured) (result.ObjectStatus, string)
+	// Exprs compiles spec.healthCheckExprs as the object holds them (untrusted).
+	Exprs(healthCheckExprs []any) ExprStatus
+}
+
+// ExprStatus is the status compiled spec.healthCheckExprs give u; matched is false when none
+// names its kind or group. An error (an expression that does not compile or evaluate) leaves
+// it Unknown.
+type ExprStatus = func(u *unstructured.Unstructured) (status result.ObjectStatus, message string, matched bool, err error)
+
+// objectStatus computes an inventory object's status, and a message saying what it waits
+// for, with the readers Flux's health checks use, in their order: Jobs by Flux's Job reader,
+// the kinds exprs names (nil: none) by the team's expressions, the rest by kstatus.
+func objectStatus(u *unstructured.Unstructured, health Health, exprs *compiledExprs) (result.ObjectStatus, string, error) {
+	if u.GroupVersionKind().GroupKind() == jobGroupKind {
+		s, msg := health.Job(u)
+		return s, msg, nil
+	}
+	if exprs != nil {
+		if s, msg, matched, err := exprs.status(u); matched {
+			if err != nil {
+				return result.ObjectUnknown, "", fmt.Errorf("spec.healthCheckExprs: %w", err)
+			}
+			return s, joinMessage(msg, "judged by spec.healthCheckExprs"), nil
+		}
+	}
 	res, err := status.Compute(u)
 	if err != nil {
 		return result.ObjectUnknown, "", fmt.Errorf("compute status: %w", err)
 	}
-	computed := result.ObjectStatus(res.Status.String())
-	if res.Status != status.CurrentStatus || u.GroupVersionKind().GroupKind() != jobGroupKind {
-		return computed, res.Message, nil
-	}
-	if suspended, _, _ := unstructured.NestedBool(u.Object, "spec", "suspend"); suspended {
-		return computed, res.Message, nil
-	}
-	conditions, _, _ := flux.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conditions {
-		if m, ok := c.(map[string]any); ok && m["type"] == "Complete" && m["status"] == string(corev1.ConditionTrue) {
-			return computed, res.Message, nil
-		}
-	}
-	count := func(field string) int64 {
-		n, _, _ := unstructured.NestedInt64(u.Object, "status", field)
-		return n
-	}
-	return result.ObjectInProgress, fmt.Sprintf("Job in progress: %d active, %d succeeded, %d failed", count("active"), count("succeeded"), count("failed")), nil
+	return result.ObjectStatus(res.Status.String()), res.Message, nil
 }
 
 // statusMemo keeps objectStatus per cached state of an object: assessments run after every
@@ -60,11 +71,15 @@ type memoStatus struct {
 	// u is nil for a metadata-only object (a Secret, a ConfigMap): what is read of it below
 	// kstatus, its annotations, it has none of (asUnstructured keeps its name, generation and
 	// deletion alone).
-	u      *unstructured.Unstructured
-	status result.ObjectStatus
-	msg    string
-	err    error
-	ok     bool
+	u  *unstructured.Unstructured
+	ok bool
+	// status, msg and err are its status by exprs, the owner's spec.healthCheckExprs it was
+	// computed with (computed says it was).
+	exprs    *compiledExprs
+	computed bool
+	status   result.ObjectStatus
+	msg      string
+	err      error
 	// What the object's annotations say, read once per state: readiness ignored (with a
 	// note) and the keys set in the cluster, not by Flux (notFromGit).
 	ignoreReadiness bool
@@ -95,28 +110,65 @@ func (m *statusMemo) reserve(n int) {
 }
 
 // status returns the cached state as unstructured (ok false when it cannot be; nil for a
-// metadata-only object) and its status. The unstructured form of a metadata-only object is
-// not kept: keeping it would hold a second copy of every Secret's and ConfigMap's metadata.
-func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind) memoStatus {
+// metadata-only object) and its status by health and exprs, its owner's spec.healthCheckExprs
+// (nil: none). The unstructured form of a metadata-only object is not kept: keeping it would
+// hold a second copy of every Secret's and ConfigMap's metadata.
+func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind, health Health, exprs *compiledExprs) memoStatus {
 	v, ok := m.cur[cached]
-	if ok {
+	if ok && v.computed && v.exprs == exprs {
 		return v
 	}
-	if v, ok = m.prev[cached]; !ok {
-		v.u, v.ok = AsUnstructured(cached, gvk)
+	if !ok {
+		v, ok = m.prev[cached]
+	}
+	var u *unstructured.Unstructured
+	if !ok {
+		u, v.ok = AsUnstructured(cached, gvk)
+		v.u = u
 		if v.ok {
-			v.status, v.msg, v.err = objectStatus(v.u)
-			annotations := v.u.GetAnnotations()
+			annotations := u.GetAnnotations()
 			v.ignoreReadiness, v.ignoreNote = classify.IgnoreReadiness(annotations)
 			v.notFromGitKeys = annotations[NotFromGit]
 		}
-		if _, metadataOnly := cached.(*metav1.PartialObjectMetadata); metadataOnly {
-			v.u = nil
+	}
+	if v.ok && (!v.computed || v.exprs != exprs) {
+		if u == nil {
+			u, _ = AsUnstructured(cached, gvk)
 		}
+		v.status, v.msg, v.err = objectStatus(u, health, exprs)
+		v.exprs, v.computed = exprs, true
+	}
+	if _, metadataOnly := cached.(*metav1.PartialObjectMetadata); metadataOnly {
+		v.u = nil
 	}
 	if m.cur == nil {
 		m.cur = map[any]memoStatus{}
 	}
 	m.cur[cached] = v
 	return v
+}
+
+// compiledExprs is an owner's spec.healthCheckExprs as compiled at one generation.
+type compiledExprs struct {
+	generation int64
+	status     ExprStatus
+}
+
+// healthExprs returns the compiled spec.healthCheckExprs of the Flux object id (nil when it
+// has none), compiled again only when its spec changed.
+func (a *assessor) healthExprs(id string, obj *unstructured.Unstructured) *compiledExprs {
+	raw, _, _ := flux.NestedSlice(obj.Object, "spec", "healthCheckExprs")
+	if len(raw) == 0 {
+		delete(a.mem.healthExprs, id)
+		return nil
+	}
+	if c, ok := a.mem.healthExprs[id]; ok && c.generation == obj.GetGeneration() && obj.GetGeneration() != 0 {
+		return c
+	}
+	if a.mem.healthExprs == nil {
+		a.mem.healthExprs = map[string]*compiledExprs{}
+	}
+	c := &compiledExprs{generation: obj.GetGeneration(), status: a.spec.Health.Exprs(raw)}
+	a.mem.healthExprs[id] = c
+	return c
 }

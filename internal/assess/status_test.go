@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/classify"
+	"github.com/org/app-status-action/internal/fluxhealth"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -50,6 +51,17 @@ func TestObjectStatus(t *testing.T) {
 			want:     result.ObjectCurrent,
 		},
 		{
+			name:     "job suspended before it started is current, as Flux's Job reader says",
+			manifest: job + "spec: {suspend: true}\nstatus: {}",
+			want:     result.ObjectCurrent,
+		},
+		{
+			name: "job complete while it is deleted is current, as Flux's Job reader says",
+			manifest: "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, namespace: shop, generation: 1, deletionTimestamp: '2025-06-01T12:01:00Z'}\n" +
+				"status: {startTime: '2025-06-01T12:00:00Z', succeeded: 1, conditions: [{type: Complete, status: 'True'}]}",
+			want: result.ObjectCurrent,
+		},
+		{
 			name:     "other kinds are kstatus's",
 			manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}",
 			want:     result.ObjectCurrent,
@@ -66,7 +78,7 @@ func TestObjectStatus(t *testing.T) {
 			if err := u.UnmarshalJSON(data); err != nil {
 				t.Fatal(err)
 			}
-			got, msg, err := objectStatus(u)
+			got, msg, err := objectStatus(u, fluxhealth.New(t.Context()), nil)
 			if err != nil {
 				t.Fatalf("objectStatus() error: %v", err)
 			}
@@ -99,10 +111,11 @@ func TestStatusMemo(t *testing.T) {
 	}
 	gvk := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 	var m statusMemo
+	health := fluxhealth.New(t.Context())
 	rolling, done := deployment(1), deployment(2)
 
 	m.turn()
-	if got := m.status(rolling, gvk); !got.ok || got.status != result.ObjectInProgress || got.u != rolling {
+	if got := m.status(rolling, gvk, health, nil); !got.ok || got.status != result.ObjectInProgress || got.u != rolling {
 		t.Fatalf("rolling: %+v, want InProgress read from the cached object itself", got)
 	}
 	m.reserve(300) // room made mid-turn keeps what the turn has looked at
@@ -110,10 +123,10 @@ func TestStatusMemo(t *testing.T) {
 		t.Fatalf("after reserve: rolling kept %t, room %d; want kept, room for 301", kept, m.curRoom)
 	}
 	m.turn()
-	if got := m.status(done, gvk); got.status != result.ObjectCurrent {
+	if got := m.status(done, gvk, health, nil); got.status != result.ObjectCurrent {
 		t.Errorf("the next state: %s, want Current (never the previous state's status)", got.status)
 	}
-	if got := m.status(rolling, gvk); got.status != result.ObjectInProgress {
+	if got := m.status(rolling, gvk, health, nil); got.status != result.ObjectInProgress {
 		t.Errorf("the previous state, seen again: %s, want InProgress", got.status)
 	}
 	m.turn()
@@ -126,7 +139,7 @@ func TestStatusMemo(t *testing.T) {
 	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	for turn := range 2 {
 		m.turn()
-		got := m.status(cm, cmGVK)
+		got := m.status(cm, cmGVK, health, nil)
 		if !got.ok || got.status != result.ObjectCurrent || got.u != nil {
 			t.Fatalf("turn %d, metadata only: %+v, want Current and no unstructured copy", turn, got)
 		}
@@ -138,11 +151,11 @@ func TestStatusMemo(t *testing.T) {
 	annotated := deployment(1)
 	annotated.SetAnnotations(map[string]string{classify.AnnotationIgnoreReadiness: "true", NotFromGit: "example.com/owner"})
 	m.turn()
-	got := m.status(annotated, gvk)
+	got := m.status(annotated, gvk, health, nil)
 	if diff := cmp.Diff([]any{true, "example.com/owner"}, []any{got.ignoreReadiness, got.notFromGitKeys}); diff != "" {
 		t.Errorf("annotations read once (-want +got):\n%s", diff)
 	}
-	if plain := m.status(rolling, gvk); plain.ignoreReadiness || plain.notFromGitKeys != "" || plain.ignoreNote != "" {
+	if plain := m.status(rolling, gvk, health, nil); plain.ignoreReadiness || plain.notFromGitKeys != "" || plain.ignoreNote != "" {
 		t.Errorf("an object without annotations: %+v, want none of what they say", plain)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/fluxhealth"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -295,7 +296,7 @@ func TestAssessTrees(t *testing.T) {
 			// Every order of the requested resources, by get and by verify: one verdict.
 			for _, order := range permutations(resources) {
 				for _, snapshot := range []bool{true, false} {
-					spec := Spec{Resources: order, Revision: rev, Workloads: true, Snapshot: snapshot}
+					spec := Spec{Resources: order, Revision: rev, Workloads: true, Snapshot: snapshot, Health: fluxhealth.New(t.Context())}
 					e := Assess(newFixtureView(t, docs, tt.order...), NewMemory(), spec, fixtureNow)
 					got := outcomeOf(e)
 					if tt.want.Reason == "" && tt.want.Verdict == result.VerdictInProgress {
@@ -337,7 +338,7 @@ func TestAssessIsDeterministic(t *testing.T) {
 	var first *Assessment
 	for _, order := range permutations(refs) {
 		e := Assess(newFixtureView(t, docs, "kustomizations", "gitrepositories", "deployments", "services", "configmaps"), NewMemory(),
-			Spec{Resources: order, Revision: rev, Workloads: true}, fixtureNow)
+			Spec{Resources: order, Revision: rev, Workloads: true, Health: fluxhealth.New(t.Context())}, fixtureNow)
 		if first == nil {
 			first = e
 			continue

@@ -394,6 +394,12 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		}
 		ids = objectIDs(refs)
 	}
+	if exprs := a.healthExprs(id, obj); exprs != nil {
+		if a.exprs == nil {
+			a.exprs = map[string]*compiledExprs{}
+		}
+		a.exprs[id] = exprs
+	}
 	e.Objects = slices.Grow(e.Objects, len(refs))
 	a.mem.statuses.reserve(len(refs))
 	for i, o := range refs {
@@ -492,7 +498,7 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 		}
 		return
 	}
-	memo := a.mem.statuses.status(cached, gvk)
+	memo := a.mem.statuses.status(cached, gvk, a.spec.Health, a.exprs[owner.Object.ID])
 	u := memo.u
 	if !memo.ok {
 		// Every kind the caches hold converts: this is a defect, said as one, never a pass.

@@ -97,7 +97,7 @@ func newFakeState(t *testing.T, want string, docs string, forbidden ...schema.Gr
 			Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
 			Revision:  rev, Workloads: true, Clock: func() time.Time { return fixtureNow },
 		},
-		watches: f, mem: assess.NewMemory(), mappings: fakeMappings(),
+		ctx: t.Context(), watches: f, mem: assess.NewMemory(), mappings: fakeMappings(),
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/fluxhealth"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -53,7 +54,8 @@ func (v clusterView) WaitingMessage(l assess.List, what string, now time.Time) s
 // spec is what the cluster verifies, as the decision takes it.
 func (s *clusterState) spec() assess.Spec {
 	return assess.Spec{Resources: s.req.Resources, Revision: s.req.Revision, Workloads: s.req.Workloads,
-		FailOnSuspended: s.req.FailOnSuspended, Classify: s.req.Classify, Snapshot: s.req.Snapshot}
+		FailOnSuspended: s.req.FailOnSuspended, Classify: s.req.Classify, Snapshot: s.req.Snapshot,
+		Health: fluxhealth.New(s.ctx)}
 }
 
 // maxFetchRounds bounds the rounds of one assessment (assess, fetch what it needs, assess
