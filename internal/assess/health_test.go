@@ -44,7 +44,9 @@ func hrWith(spec string, entries ...string) string {
 
 // TestAssessHealth: objects are judged by Flux's own readers, as its controllers judge them:
 // the kinds a Kustomization's or HelmRelease's spec.healthCheckExprs name by those expressions
-// (fluxcd/pkg/runtime/cel), Jobs by fluxcd/pkg/runtime/statusreaders, the rest by kstatus.
+// (fluxcd/pkg/runtime/cel), Jobs by fluxcd/pkg/runtime/statusreaders, the rest by kstatus; a
+// Job that is gone counts as finished when its HelmRelease is Ready after Helm's wait for Jobs,
+// as helm-controller's wait (fluxcd/pkg/ssa) counts a Job deleted by its TTL.
 func TestAssessHealth(t *testing.T) {
 	t.Parallel()
 	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
@@ -58,6 +60,9 @@ func TestAssessHealth(t *testing.T) {
 			gitRepo(), hr, ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")}, more...)
 	}
 	byHR := []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps", "jobs", "widgets"}
+	// Another Job of the namespace: the list of Jobs is read, and holds no migrate.
+	const otherJob = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: report, namespace: shop, generation: 1}\nspec: {template: {spec: {containers: []}}}\n" +
+		"status: {startTime: '2026-11-01T11:00:00Z', succeeded: 1, conditions: [{type: Complete, status: 'True'}]}"
 	tests := []struct {
 		name  string
 		docs  []string
@@ -103,6 +108,14 @@ func TestAssessHealth(t *testing.T) {
 				"apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, namespace: shop, generation: 1}\nspec: {suspend: true, template: {spec: {containers: []}}}\nstatus: {}"},
 			order: []string{"kustomizations", "gitrepositories", "jobs"}, want: current},
 
+		// A HelmRelease's Job deleted by its TTL after Helm's wait counted it done.
+		{name: "a HelmRelease Ready after Helm's wait for Jobs, its Job gone",
+			docs: nestedHR(hrWith("", "shop_migrate_batch_Job"), otherJob), order: byHR, want: current},
+		{name: "a HelmRelease that did not wait for Jobs, its Job gone",
+			docs:  nestedHR(hrWith("  upgrade: {disableWaitForJobs: true}\n", "shop_migrate_batch_Job"), otherJob),
+			order: byHR, want: outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"}},
+		{name: "a HelmRelease whose install did not wait, upgraded since with a wait for Jobs, its Job gone",
+			docs: nestedHR(hrWith("  install: {disableWait: true}\n", "shop_migrate_batch_Job"), otherJob), order: byHR, want: current},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

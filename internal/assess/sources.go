@@ -407,10 +407,13 @@ func sameSourceWant(dependentSource string, depSource flux.SourceRef, want flux.
 // jobGone says what became of a Job of the inventory that is not found, its owner having
 // applied the expected revision: one with a ttlSecondsAfterFinished that the run saw finish
 // and then vanish, since its owner started on the expected revision, was deleted by its TTL
-// (Helm's wait for Jobs, or Flux's, may have lasted until then); and kustomize-controller
-// counts a Job with a TTL that is gone as finished, so one a Kustomization with spec.wait
-// counted healthy was too. done is false when neither says so. since is when the run first
-// saw the owner working on the expected revision.
+// (Helm's wait for Jobs, or Flux's, may have lasted until then); and kustomize-controller and
+// helm-controller count a Job with a TTL that is gone as finished (fluxcd/pkg/ssa's wait), so
+// one a Kustomization with spec.wait, or a HelmRelease whose release waited for Jobs, counted
+// healthy was too (flux.Gate.WaitsForAll). done is false when neither says so. since is when
+// the run first saw the owner working on the expected revision. (Helm's hook Jobs are in
+// neither the inventory nor the release's manifest: helm-controller is Ready only once Helm
+// waited for them.)
 func jobGone(w List, ns string, o flux.ObjectRef, owner *flux.Gate, since time.Time) (done bool, failed *batchv1.Job, message string) {
 	if o.Group != "batch" || o.Kind != "Job" || !owner.Applied {
 		return false, nil, ""
@@ -427,7 +430,11 @@ func jobGone(w List, ns string, o flux.ObjectRef, owner *flux.Gate, since time.T
 		return false, nil, ""
 	}
 	if owner.WaitsForAll && owner.Verdict == result.VerdictCurrent {
-		return true, nil, "gone; " + owner.Object.ID + " is Ready with spec.wait, and kustomize-controller counts a Job deleted by its ttlSecondsAfterFinished as finished (its outcome was not seen)"
+		how := "is Ready with spec.wait, and kustomize-controller"
+		if owner.Object.Kind == string(flux.KindHelmRelease) {
+			how = "is Ready after Helm's wait for Jobs, and helm-controller"
+		}
+		return true, nil, "gone; " + owner.Object.ID + " " + how + " counts a Job deleted by its ttlSecondsAfterFinished as finished (its outcome was not seen)"
 	}
 	return false, nil, ""
 }

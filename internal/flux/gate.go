@@ -76,9 +76,10 @@ type Gate struct {
 	// when unknown. They tell whether the controller has tried again since a moment.
 	FailedAt   time.Time
 	RetryEvery time.Duration
-	// WaitsForAll is set for a Kustomization with spec.wait: its Ready condition says every
-	// object it applied is Current, a Job deleted after it finished
-	// (ttlSecondsAfterFinished) included.
+	// WaitsForAll is set when the object's Ready condition says every object it applied is
+	// Current, a Job deleted after it finished (ttlSecondsAfterFinished) included: a
+	// Kustomization with spec.wait, a HelmRelease whose release action waited for Jobs
+	// (waitsForJobs).
 	WaitsForAll bool
 }
 
@@ -137,8 +138,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		}
 		g.Applied = appliedRules[ref.Kind](v, want)
 		g.Source, g.Remote = v.sourceRef, v.remote
-		g.WaitsForAll, _, _ = unstructured.NestedBool(obj.Object, "spec", "wait")
-		g.WaitsForAll = g.WaitsForAll && ref.Kind == KindKustomization
+		g.WaitsForAll = waitsForAll(ref.Kind, obj)
 		g.DependsOn = v.waitingFor(ref.Kind)
 		g.Attempting = v.attempting()
 		if ref.Kind == KindHelmRelease && v.installing(want) {
@@ -245,6 +245,35 @@ func remoteWaited(kind Kind, obj *unstructured.Unstructured) (bool, string) {
 		return true, "Helm waited for them"
 	}
 	return false, "no wait"
+}
+
+// waitsForAll reports whether the object's Ready condition says every object it applied was
+// Current (Gate.WaitsForAll). A Kustomization: with spec.wait. A HelmRelease: when the action
+// of its release (status.lastAttemptedReleaseAction; both when unknown) waited, and waited for
+// Jobs (neither disableWait nor disableWaitForJobs). helm-controller v1.6.4 then waits with
+// fluxcd/pkg/ssa (internal/action/wait.go WaitWithJobs), which counts a Job that is gone and
+// had a ttlSecondsAfterFinished as finished; Helm's legacy wait strategy fails on a Job it
+// cannot get, so it was Complete when its wait passed.
+func waitsForAll(kind Kind, obj *unstructured.Unstructured) bool {
+	switch kind {
+	case KindKustomization:
+		wait, _, _ := unstructured.NestedBool(obj.Object, "spec", "wait")
+		return wait
+	case KindHelmRelease:
+		actions := []string{"install", "upgrade"}
+		if last, _, _ := unstructured.NestedString(obj.Object, "status", "lastAttemptedReleaseAction"); last == "install" || last == "upgrade" {
+			actions = []string{last}
+		}
+		for _, action := range actions {
+			for _, off := range []string{"disableWait", "disableWaitForJobs"} {
+				if disabled, _, _ := unstructured.NestedBool(obj.Object, "spec", action, off); disabled {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // remoteNote says that the objects of an object applying to another cluster are not verified.
