@@ -8,6 +8,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/org/app-status-action/internal/flux"
@@ -17,7 +19,78 @@ import (
 )
 
 // Objects judged by Flux's own readers, with the real kustomize-controller and
-// helm-controller.
+// helm-controller: the team's spec.healthCheckExprs, and Jobs Helm's wait counted done.
+
+// TestHealthCheckExprs: a Kustomization with spec.wait names a custom resource's health with
+// spec.healthCheckExprs (status.phase). Its controller keeps a Reconciling condition True
+// while it polls, which kstatus reads as InProgress for ever: judged by kstatus, the run
+// waited out its timeout while Flux said Ready. The run waits while the phase is Pending, as
+// kustomize-controller does, and is Current within seconds of the Kustomization's Ready.
+func TestHealthCheckExprs(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[2]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	cleanUpFlux(t, c, ns)
+	k := testbed.Kustomization{Name: ns, TargetNamespace: ns, Wait: true, Timeout: "2m",
+		HealthCheckExprs: []map[string]any{{"apiVersion": "test.app-status.dev/v1", "kind": "Dial",
+			"current": "status.phase == 'Ready'", "inProgress": "status.phase == 'Pending'", "failed": "status.phase == 'Failed'"}}}
+	deployAppAt(ctx, t, c, k, appDir(t, "dial-exprs"), commitA)
+	dials := c.Dynamic.Resource(schema.GroupVersionResource{Group: "test.app-status.dev", Version: "v1", Resource: "dials"}).Namespace(ns)
+	setPhase := func(phase string) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			d, err := dials.Get(ctx, "volume", metav1.GetOptions{})
+			if err != nil {
+				return false, nil // not applied yet
+			}
+			status := map[string]any{"observedGeneration": d.GetGeneration(), "phase": phase, "conditions": []any{map[string]any{
+				"type": "Reconciling", "status": "True", "reason": "Polling", "message": "polling the device",
+				"lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
+			if err := unstructured.SetNestedField(d.Object, status, "status"); err != nil {
+				return false, err
+			}
+			_, err = dials.UpdateStatus(ctx, d, metav1.UpdateOptions{})
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Fatalf("write the Dial's status: %v", err)
+		}
+	}
+	setPhase("Pending")
+
+	start := time.Now()
+	done := make(chan result.Cluster, 1)
+	go func() {
+		done <- verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(ns)}, Revision: mustRevision(t, commitA),
+			Timeout: 45 * time.Second, Workloads: true}).Results[0]
+	}()
+	select {
+	case got := <-done:
+		t.Fatalf("the Dial Pending: verdict %s (%s) after %s, want the run to wait", got.Verdict, got.Message, time.Since(start))
+	case <-time.After(5 * time.Second):
+	}
+	setPhase("Ready")
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
+		t.Fatal(err)
+	}
+	fluxReady := time.Now()
+	got := <-done
+	answered := time.Now()
+	if got.Verdict != result.VerdictCurrent {
+		t.Fatalf("the Dial Ready by its healthCheckExprs: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	for _, o := range got.Objects {
+		if o.Kind == "Dial" && (o.Status != result.ObjectCurrent || !strings.Contains(o.Message, "healthCheckExprs")) {
+			t.Errorf("Dial %s: %s (%s), want Current, judged by spec.healthCheckExprs", o.ID, o.Status, o.Message)
+		}
+	}
+	if lag := answered.Sub(fluxReady); lag > 10*time.Second {
+		t.Errorf("Current %s after kustomize-controller's Ready, want within seconds", lag)
+	}
+	t.Logf("Current %s after the Kustomization's Ready was seen (%s after the start)", answered.Sub(fluxReady).Round(time.Millisecond), answered.Sub(start).Round(time.Millisecond))
+}
 
 // TestHelmReleaseTTLJobs: a chart with a Job of its manifest and a post-install hook Job, each
 // deleted by its TTL once complete. Helm's wait (fluxcd/pkg/ssa in helm-controller) counted
