@@ -1,7 +1,6 @@
 package cloudauth
 
 import (
-	"net"
 	"strings"
 )
 
@@ -21,12 +20,15 @@ var apiEndpoints = map[string][]string{
 }
 
 // APIEndpoint reports whether host is one of the cloud's API server names ("EKS", "GKE" or
-// "AKS", as Plugin.Cloud), and describes them for a message.
+// "AKS", as Plugin.Cloud), and describes them for a message. host is a URL's Hostname: only
+// a plain DNS name is one. Anything else is dialled by what it holds, whatever it ends with:
+// an IPv6 address's zone may be any text ("[::ffff:127.0.0.1%25.eks.amazonaws.com]" is
+// 127.0.0.1), and an IP address says nothing of whose server it is.
 func APIEndpoint(cloud, host string) (string, bool) {
 	suffixes := apiEndpoints[cloud]
 	want := "*" + strings.Join(suffixes, ", *")
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if net.ParseIP(host) != nil {
+	if !dnsName(host) {
 		return want, false
 	}
 	for _, s := range suffixes {
@@ -35,4 +37,26 @@ func APIEndpoint(cloud, host string) (string, bool) {
 		}
 	}
 	return want, false
+}
+
+// dnsName reports whether host, in lower case and without a final dot, is a DNS name of
+// letters, digits and hyphens (RFC 1123): labels of 1 to 63 characters that neither start nor
+// end with a hyphen, at most 253 characters, and a last label that is not all digits (so no
+// IPv4 address). A "%", ":", "[" or any other character is refused.
+func dnsName(host string) bool {
+	if host == "" || len(host) > 253 {
+		return false
+	}
+	labels := strings.Split(host, ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			if strings.IndexByte("abcdefghijklmnopqrstuvwxyz0123456789-", l[i]) < 0 {
+				return false
+			}
+		}
+	}
+	return strings.Trim(labels[len(labels)-1], "0123456789") != ""
 }

@@ -1,9 +1,14 @@
 package cloudauth
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
-// TestAPIEndpoint: only names under a cloud's own API server domains are its endpoints; an IP
-// address, a look-alike and another cloud's name are not.
+// TestAPIEndpoint (attacker): only DNS names under a cloud's own API server domains are its
+// endpoints; an IP address, an IPv6 address whose zone is a cloud's name (Go dials the
+// address), a name with a character no DNS name has, a look-alike and another cloud's name
+// are not.
 func TestAPIEndpoint(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -28,6 +33,22 @@ func TestAPIEndpoint(t *testing.T) {
 		{"AKS", "azmk8s.io", false},
 		{"AKS", "10.0.0.4", false},
 		{"AKS", "0123.gr7.eu-west-1.eks.amazonaws.com", false},
+		{"EKS", "::ffff:127.0.0.1%.eks.amazonaws.com", false},
+		{"EKS", "0:0:0:0:0:ffff:127.0.0.1%x.gr7.eu-west-1.eks.amazonaws.com", false},
+		{"EKS", "fe80::1%eth0.eks.amazonaws.com", false},
+		{"EKS", "[::1%.x.eks.amazonaws.com]", false},
+		{"EKS", "x:1.eks.amazonaws.com", false},
+		{"EKS", "x%2e.eks.amazonaws.com", false},
+		{"EKS", "x_y.eks.amazonaws.com", false},
+		{"EKS", "-x.eks.amazonaws.com", false},
+		{"EKS", "x..eks.amazonaws.com", false},
+		{"EKS", "x y.eks.amazonaws.com", false},
+		{"EKS", "x\x00.eks.amazonaws.com", false},
+		{"EKS", "\u0131.eks.amazonaws.com", false},
+		{"EKS", strings.Repeat("x", 64) + ".eks.amazonaws.com", false},
+		{"AKS", "::1%.x.azmk8s.io", false},
+		{"AKS", "[::1%.x.azmk8s.io]", false},
+		{"GKE", "::ffff:7f00:1%.gke.goog", false},
 		{"other", "anything.example.com", false},
 	}
 	for _, tt := range tests {

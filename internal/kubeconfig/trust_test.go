@@ -2,6 +2,7 @@ package kubeconfig
 
 import (
 	"encoding/pem"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -216,15 +217,16 @@ func TestRepositoryFilesStayInFolder(t *testing.T) {
 // lets a repository kubeconfig reach a server the workflow names.
 func TestRepositoryKubeconfigRoutesNoCloudToken(t *testing.T) {
 	t.Parallel()
-	// In the cases, SERVER stands for the test server's URL, PROXY for the proxy's, and
-	// HOSTPORT for the server's host and port.
+	// In the cases, SERVER stands for the test server's URL, PROXY for the proxy's, HOSTPORT
+	// for the server's host and port, and PORT for its port.
 	const why = `, and a kubeconfig from the repository (file:kc/config.yaml) never chooses where the job's EKS token goes, so that a pull request cannot take it`
 	tests := []struct {
 		name        string
 		server      string
-		insecure    bool // insecure-skip-tls-verify
-		ca          bool // the test server's CA as certificate-authority-data
-		proxy       bool // proxy-url: PROXY
+		insecure    bool   // insecure-skip-tls-verify
+		ca          bool   // the test server's CA as certificate-authority-data
+		proxy       bool   // proxy-url: PROXY
+		tlsName     string // tls-server-name: a name the test server's certificate holds
 		env         bool
 		allowed     []string
 		wantInvalid string
@@ -250,6 +252,21 @@ func TestRepositoryKubeconfigRoutesNoCloudToken(t *testing.T) {
 		name:        "an EKS name over http",
 		server:      "http://0123.gr7.eu-west-1.eks.amazonaws.com",
 		wantInvalid: `the kubeconfig's cluster "a" has the server http://0123.gr7.eu-west-1.eks.amazonaws.com, not https` + why + `: use its https:// URL`,
+	}, {
+		// An IPv6 address with a zone: the zone is the EKS name, and Go dials the address.
+		name:    "an IPv4-mapped address whose zone is an EKS name",
+		server:  "https://[::ffff:127.0.0.1%25.eks.amazonaws.com]:PORT",
+		ca:      true,
+		tlsName: "example.com",
+		wantInvalid: `the kubeconfig's cluster "a" has the server https://[::ffff:127.0.0.1%.eks.amazonaws.com]:PORT, which is not an EKS API endpoint (*.eks.amazonaws.com, *.eks.amazonaws.com.cn)` +
+			why + `: if the server is yours, list it in the allowed-servers input`,
+	}, {
+		name:    "the same address written out, with a zone that is an EKS name",
+		server:  "https://[0:0:0:0:0:ffff:127.0.0.1%25x.gr7.eu-west-1.eks.amazonaws.com]:PORT",
+		ca:      true,
+		tlsName: "example.com",
+		wantInvalid: `the kubeconfig's cluster "a" has the server https://[0:0:0:0:0:ffff:127.0.0.1%x.gr7.eu-west-1.eks.amazonaws.com]:PORT, which is not an EKS API endpoint (*.eks.amazonaws.com, *.eks.amazonaws.com.cn)` +
+			why + `: if the server is yours, list it in the allowed-servers input`,
 	}, {
 		name:     "a server the workflow allows",
 		server:   "SERVER",
@@ -290,11 +307,15 @@ func TestRepositoryKubeconfigRoutesNoCloudToken(t *testing.T) {
 			t.Cleanup(server.Close)
 			proxy := httptest.NewServer(record("proxy"))
 			t.Cleanup(proxy.Close)
-			placeholders := strings.NewReplacer("SERVER", server.URL, "HOSTPORT", strings.TrimPrefix(server.URL, "https://"))
+			_, port, err := net.SplitHostPort(strings.TrimPrefix(server.URL, "https://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			placeholders := strings.NewReplacer("SERVER", server.URL, "HOSTPORT", strings.TrimPrefix(server.URL, "https://"), "PORT", port)
 
 			cfg := newConfig("a")
 			cfg.AuthInfos["a"] = execUser()
-			cluster := &clientcmdapi.Cluster{Server: placeholders.Replace(tt.server), InsecureSkipTLSVerify: tt.insecure}
+			cluster := &clientcmdapi.Cluster{Server: placeholders.Replace(tt.server), InsecureSkipTLSVerify: tt.insecure, TLSServerName: tt.tlsName}
 			if tt.ca {
 				cluster.CertificateAuthorityData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw})
 			}
