@@ -98,6 +98,11 @@ func (a kubeloginArgs) start(p *provider) (fetcher, error) {
 	if a.serverID == "" {
 		return nil, invalid("kubelogin get-token has no --server-id (the AKS server application ID, 6dae42f8-4368-4678-94ff-3960e28e3630 for AKS-managed Microsoft Entra ID)")
 	}
+	if p.opts.Repository && !serverApplicationID(a.serverID) {
+		return nil, invalid("kubelogin --server-id is not an AKS server application ID (a GUID: 6dae42f8-4368-4678-94ff-3960e28e3630 for AKS-managed Microsoft Entra ID, " +
+			"or the server application of a cluster with the legacy integration): it is the audience of the job's token, and a kubeconfig from the repository " +
+			"may not get a token for another service (a URL, Azure Resource Manager, Microsoft Graph, Key Vault, Storage)")
+	}
 	authority, err := a.authority(p.env)
 	if err != nil {
 		return nil, err
@@ -143,6 +148,34 @@ func (a kubeloginArgs) start(p *provider) (fetcher, error) {
 		}
 		return token{value: tok.Token, expiry: tok.ExpiresOn}, nil
 	}, nil
+}
+
+// microsoftServices are application IDs of Microsoft's own services (Azure Resource
+// Manager, Microsoft Graph, Azure AD Graph, Key Vault, Storage, Azure DevOps): a token for one
+// of them opens far more than a cluster, so no repository kubeconfig may ask for it.
+var microsoftServices = []string{
+	"797f4846-ba00-4fd7-ba43-dac1f8f63013", "00000003-0000-0000-c000-000000000000", "00000002-0000-0000-c000-000000000000",
+	"cfa8b339-82a2-471a-a3c9-0fc0be7a4093", "e406a681-f3d4-42a8-90b6-c2b029497af1", "499b84ac-1321-427f-aa17-267ca6975798",
+}
+
+// serverApplicationID reports whether id may be an AKS server application's ID: a GUID
+// (8-4-4-4-12 hexadecimal digits) that is not one of microsoftServices.
+func serverApplicationID(id string) bool {
+	id = strings.ToLower(id)
+	if len(id) != 36 || slices.Contains(microsoftServices, id) {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case strings.IndexByte("0123456789abcdef", c) < 0:
+			return false
+		}
+	}
+	return true
 }
 
 // azureAuthorities are the Microsoft Entra ID authority hosts of Azure's clouds.

@@ -121,3 +121,43 @@ func TestAKSRefused(t *testing.T) {
 		t.Errorf("Token() error = %v, want Unauthorized naming the provider and quoting Entra ID", err)
 	}
 }
+
+// TestAKSServerIDFromRepository (attacker): kubelogin's --server-id is the audience of the
+// job's token. A repository kubeconfig may ask only for a server application's (a GUID), never
+// for a URL (https://management.azure.com would get an Azure Resource Manager token) nor for
+// Microsoft's own services; the workflow's own kubeconfig keeps kubelogin's rules.
+func TestAKSServerIDFromRepository(t *testing.T) {
+	t.Parallel()
+	const refused = "AKS credentials (kubelogin get-token, built in): kubelogin --server-id is not an AKS server application ID"
+	tests := []struct {
+		serverID   string
+		repository bool
+		wantErr    bool
+	}{
+		{"6dae42f8-4368-4678-94ff-3960e28e3630", true, false},
+		{"0F1E2D3C-AAAA-BBBB-CCCC-0123456789AB", true, false}, // a legacy integration's own server application
+		{"https://management.azure.com", true, true},
+		{"https://management.azure.com/", true, true},
+		{"797f4846-ba00-4fd7-ba43-dac1f8f63013", true, true}, // Azure Resource Manager
+		{"00000003-0000-0000-c000-000000000000", true, true}, // Microsoft Graph
+		{"https://vault.azure.net", true, true},
+		{"api://6dae42f8-4368-4678-94ff-3960e28e3630", true, true},
+		{"6dae42f8-4368-4678-94ff-3960e28e3630/", true, true},
+		{"6dae42f8x4368-4678-94ff-3960e28e3630", true, true},
+		{"6dae42f8-4368-4678-94ff-3960e28e363g", true, true},
+		{"https://management.azure.com", false, false},
+	}
+	for _, tt := range tests {
+		exec := aksExec("spn", "")
+		for i, a := range exec.Args {
+			if a == "--server-id" {
+				exec.Args[i+1] = tt.serverID
+			}
+		}
+		vars := map[string]string{"AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "AZURE_CLIENT_SECRET": "s"}
+		_, err := cloudauth.Recognise(exec).NewSource(cloudauth.Options{Getenv: func(k string) string { return vars[k] }, Repository: tt.repository})
+		if got := err != nil && strings.Contains(err.Error(), refused); got != tt.wantErr || (err != nil && !got) {
+			t.Errorf("NewSource(--server-id %s, Repository: %t) error = %v, want refused: %t", tt.serverID, tt.repository, err, tt.wantErr)
+		}
+	}
+}

@@ -65,6 +65,11 @@ type Options struct {
 	EKSTokenLifetime time.Duration
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+	// Repository says the kubeconfig comes from the repository (a file: source), so from a
+	// pull request: it may not choose what the job's token is for, so kubelogin's
+	// --server-id must be an application ID, never a URL (https://management.azure.com
+	// would get an Azure Resource Manager token) nor another Microsoft service's.
+	Repository bool
 }
 
 func (o Options) withDefaults() Options {

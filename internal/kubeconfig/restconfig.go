@@ -207,6 +207,7 @@ func (l *loader) execCredentials(d *doc, userName string, exec *clientcmdapi.Exe
 	if plugin != nil {
 		opts := l.env.CloudAuth
 		opts.Getenv, opts.ReadFile, opts.OnSecret = l.env.Getenv, l.env.ReadFile, l.secrets.Add
+		opts.Repository = d.repo
 		src, err := plugin.NewSource(opts)
 		if err != nil {
 			return nil, fmt.Sprintf("the kubeconfig's user %q: %v", userName, err)

@@ -23,7 +23,10 @@ import (
 //     folder, is refused before anything is read (confine);
 //   - a built-in provider's token (EKS, GKE, AKS, from the job's cloud credentials) goes only
 //     over verified TLS, to the cloud's own API endpoints or a server the workflow allows,
-//     never through a proxy the kubeconfig names (checkRoute);
+//     never through a proxy the kubeconfig names (checkRoute); an endpoint is a plain DNS
+//     name under the cloud's domains, never an address whatever it ends with;
+//   - it never chooses what such a token is for: kubelogin's --server-id is a server
+//     application's ID (cloudauth.Options.Repository);
 //   - its exec env may choose only an account, a role and a region (see cloudauth).
 //
 // The kubeconfig input, env: sources and the CLI's --kubeconfig are the workflow's own (a

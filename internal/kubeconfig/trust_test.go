@@ -375,3 +375,32 @@ func TestAllowedServersInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRepositoryKubeconfigChoosesNoAzureAudience (attacker): a repository kubeconfig whose
+// kubelogin asks for a token for Azure Resource Manager (--server-id is a URL) is refused; the
+// same kubeconfig from an env: source keeps kubelogin's rules.
+func TestRepositoryKubeconfigChoosesNoAzureAudience(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig("a")
+	cfg.Clusters["a"].Server = "https://prod-dns-1a2b3c4d.hcp.westeurope.azmk8s.io"
+	cfg.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		APIVersion: "client.authentication.k8s.io/v1beta1", Command: "kubelogin",
+		Args: []string{"get-token", "--login", "spn", "--server-id", "https://management.azure.com"},
+	}}
+	kubeconfig := yamlOf(t, cfg)
+	vars := map[string]string{"KC": kubeconfig, "AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "AZURE_CLIENT_SECRET": "s"}
+	env := fakeEnv{files: map[string]string{"/ws/kc/config.yaml": kubeconfig}, vars: vars}.env()
+	for _, tt := range []struct {
+		clusters string
+		refused  bool
+	}{{"c=file:kc/config.yaml", true}, {"c=env:KC", false}} {
+		clusters, _, err := Load(Input{Clusters: tt.clusters}, env)
+		if err != nil {
+			t.Fatalf("Load(%s) error = %v", tt.clusters, err)
+		}
+		got := strings.Contains(clusters[0].Invalid, "kubelogin --server-id is not an AKS server application ID")
+		if got != tt.refused || (!tt.refused && clusters[0].Config == nil) {
+			t.Errorf("Load(%s): Invalid = %q, want refused: %t", tt.clusters, clusters[0].Invalid, tt.refused)
+		}
+	}
+}
