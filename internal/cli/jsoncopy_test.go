@@ -47,6 +47,7 @@ func TestJSONOutputWithJSONFile(t *testing.T) {
 		name       string
 		file       func(dir string) string
 		stdout     *failingWriter
+		terminal   bool // run at a user's terminal, not in a CI job (GITHUB_ACTIONS unset)
 		wantCode   int
 		wantStderr string
 		wantFile   bool
@@ -62,16 +63,12 @@ func TestJSONOutputWithJSONFile(t *testing.T) {
 			}
 			return p
 		}, wantCode: 1, wantStderr: "write --json-file", wantStdout: true},
-		{name: "file written in place (a symbolic link)", file: func(dir string) string {
-			target, link := filepath.Join(dir, "target.json"), filepath.Join(dir, "report.json")
-			if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(target, link); err != nil {
-				t.Fatal(err)
-			}
-			return link
-		}, wantCode: 0, wantFile: true, wantStdout: true},
+		{name: "file written in place (a symbolic link) at a terminal", file: func(dir string) string {
+			return jsonLink(t, dir)
+		}, terminal: true, wantCode: 0, wantFile: true, wantStdout: true},
+		{name: "a symbolic link in a CI job's clone", file: func(dir string) string {
+			return jsonLink(t, dir)
+		}, wantCode: 1, wantStderr: "write --json-file: write " + "DIR/report.json: it is a symbolic link", wantStdout: true},
 		{name: "stdout fails midway", file: func(dir string) string { return filepath.Join(dir, "report.json") },
 			stdout: &failingWriter{limit: 100}, wantCode: 1, wantStderr: "write output: no space left on device", wantFile: true},
 	}
@@ -82,6 +79,9 @@ func TestJSONOutputWithJSONFile(t *testing.T) {
 			clusters := clustersFile(t, dir, "prod=env:KC\n", map[string]string{"KC": kubeconfig})
 			path := tt.file(dir)
 			f := newFakeEnv(t, nil)
+			if tt.terminal {
+				delete(f.vars, "GITHUB_ACTIONS")
+			}
 			env := f.env()
 			if tt.stdout != nil {
 				env.Stdout = tt.stdout
@@ -102,7 +102,7 @@ func TestJSONOutputWithJSONFile(t *testing.T) {
 			if code != tt.wantCode {
 				t.Errorf("Run() = %d, want %d\n%s", code, tt.wantCode, f.stderr.String())
 			}
-			if tt.wantStderr != "" && !strings.Contains(f.stderr.String(), tt.wantStderr) {
+			if want := strings.ReplaceAll(tt.wantStderr, "DIR", dir); want != "" && !strings.Contains(f.stderr.String(), want) {
 				t.Errorf("stderr %q, want it to say %q", f.stderr.String(), tt.wantStderr)
 			}
 			file, err := os.ReadFile(path)
@@ -111,7 +111,7 @@ func TestJSONOutputWithJSONFile(t *testing.T) {
 					t.Fatalf("--json-file: %v", err)
 				}
 				assertReport(t, "--json-file", file)
-			} else if err == nil {
+			} else if err == nil && string(file) != "old" {
 				t.Errorf("--json-file kept although it could not be written whole:\n%.200s", file)
 			}
 			if tt.wantStdout {
@@ -124,6 +124,19 @@ func TestJSONOutputWithJSONFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jsonLink is a symbolic link report.json in dir to target.json, which holds "old".
+func jsonLink(t *testing.T, dir string) string {
+	t.Helper()
+	target, link := filepath.Join(dir, "target.json"), filepath.Join(dir, "report.json")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
 }
 
 // assertReport checks that data is a whole report with the cluster Current.

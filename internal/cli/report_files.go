@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
@@ -26,6 +29,9 @@ type reportFiles struct {
 	// GitLab ones, they are written as new files of their own, never through a link
 	// (safefile.Create).
 	chosen map[string]bool
+	// inClone: the CLI runs in a CI job whose folders a repository's files can occupy
+	// (inCIClone), so every file it writes there is one of its own too.
+	inClone bool
 	// jsonCopy, when set, is given the --json-file document once the file is written whole:
 	// -o json prints the very same document, which is then encoded once (a fleet's is tens of
 	// MiB).
@@ -42,8 +48,19 @@ type fileCopy struct {
 	err    error
 }
 
-func newReportFiles(o cliOptions, summaryFile string) reportFiles {
-	return reportFiles{summary: summaryFile, junit: o.junitFile, dotenv: o.dotenvFile, json: o.jsonFile, tekton: o.tektonResults}
+func newReportFiles(o cliOptions, summaryFile string, env Env) reportFiles {
+	return reportFiles{summary: summaryFile, junit: o.junitFile, dotenv: o.dotenvFile, json: o.jsonFile, tekton: o.tektonResults,
+		inClone: inCIClone(env) || o.tektonResults != ""}
+}
+
+// inCIClone reports whether the CLI runs in a CI job whose working folder is the repository's
+// clone, which a pull request's files occupy (a committed symbolic link to an executable
+// script, to a file the job reads later): GitLab, GitHub Actions, Azure Pipelines, Jenkins, or
+// any CI that sets CI. A Tekton Task (--tekton-results) counts too: its report workspace is
+// often the one the source was cloned into.
+func inCIClone(env Env) bool {
+	return inGitLabCI(env) || inAzurePipelines(env) || env.Getenv("GITHUB_ACTIONS") == "true" ||
+		env.Getenv("JENKINS_URL") != "" || slices.Contains([]string{"true", "1"}, strings.ToLower(env.Getenv("CI")))
 }
 
 // write writes every file named, and returns what could not be written; a default GitLab file
@@ -57,7 +74,7 @@ func (f reportFiles) write(run result.Run, badInput string, warn io.Writer) erro
 		{f.summary, func(p string, r result.Run) error { return writeSummaryFile(f.put(p), p, r, badInput) }},
 		{f.junit, func(p string, r result.Run) error { return writeJUnit(f.put(p), p, r) }},
 		{f.dotenv, func(p string, r result.Run) error { return writeDotenv(f.put(p), p, r) }},
-		{f.json, func(p string, r result.Run) error { return writeJSONFile(p, r, f.jsonCopy) }},
+		{f.json, func(p string, r result.Run) error { return writeJSONFile(f.own(p), p, r, f.jsonCopy) }},
 		{f.tekton, writeTektonResults},
 	}
 	var errs []error
@@ -78,18 +95,57 @@ func (f reportFiles) write(run result.Run, badInput string, warn io.Writer) erro
 }
 
 // putFile writes a file whole or not at all: safefile.Write for a path the user named (which
-// may be a device such as /dev/stdout, or a link on purpose), safefile.Create for one the
-// program chose in a folder a repository's files can occupy (never through a link, never
+// may be a device such as /dev/stdout, or a link on purpose), createOwn for one the program
+// chose, or any in a folder a repository's files can occupy (never through a link, never
 // keeping a file's mode).
 type putFile func(name string, perm os.FileMode, write func(io.Writer) error) error
 
-// put is how the file at path is written: as a new file of its own when the program chose
-// its path.
+// own reports whether the file at path is written as a new file of its own (createOwn): when
+// the program chose its path, or in a CI job's clone (ownFile).
+func (f reportFiles) own(path string) bool {
+	return f.gitlabDefaults[path] || f.chosen[path] || ownFile(f.inClone, path)
+}
+
+// put is how the file at path is written (own).
 func (f reportFiles) put(path string) putFile {
-	if f.gitlabDefaults[path] || f.chosen[path] {
-		return safefile.Create
+	if f.own(path) {
+		return createOwn
 	}
 	return safefile.Write
+}
+
+// ownFile reports whether a report file the user named is written as a new file of its own:
+// in a CI job whose folders the repository's files occupy (inClone), never through a link,
+// unless it is a device (/dev/stdout). Elsewhere (a user's own machine) it is written as
+// named (safefile.Write), links included.
+func ownFile(inClone bool, path string) bool {
+	return inClone && !strings.HasPrefix(filepath.Clean(path), "/dev/")
+}
+
+// reportPut is how a report file the user named is written (ownFile).
+func reportPut(inClone bool, path string) putFile {
+	if ownFile(inClone, path) {
+		return createOwn
+	}
+	return safefile.Write
+}
+
+// createOwn is safefile.Create, refusing as well a relative path whose folders hold a
+// symbolic link (reports/summary.md where reports, committed, links to another folder).
+func createOwn(name string, perm os.FileMode, write func(io.Writer) error) error {
+	if !filepath.IsAbs(name) {
+		dir := ""
+		for _, elem := range strings.Split(filepath.Dir(filepath.Clean(name)), string(filepath.Separator)) {
+			dir = filepath.Join(dir, elem)
+			if elem == "." || elem == ".." {
+				continue
+			}
+			if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				return fmt.Errorf("write %s: its folder %s is %w, and a report file in a CI job's clone is never written through one (a link in a repository could lead anywhere): remove it, or name another file", name, dir, safefile.ErrLink)
+			}
+		}
+	}
+	return safefile.Create(name, perm, write)
 }
 
 // writeWhole writes a report file (markdown, XML, dotenv, JSON) whole or not at all (put): a

@@ -131,7 +131,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		if parseErr == nil {
 			fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, message)
 		}
-		files := newReportFiles(o, summaryFile)
+		files := newReportFiles(o, summaryFile, env)
 		files.gitlabDefaults = defaults
 		if err := files.write(badInputRun(reported), reported, env.Stderr); err != nil {
 			fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
@@ -199,7 +199,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)
 	}
 	env.Stdout = stdout
-	files := newReportFiles(o, summaryFile)
+	files := newReportFiles(o, summaryFile, env)
 	files.gitlabDefaults, files.chosen = defaults, chosen
 	if output == "json" && files.json != "" {
 		// The same document twice: encoded once, into the file, then copied from it through
@@ -300,14 +300,19 @@ func writeCleanJSON(w io.Writer, run result.Run) error {
 }
 
 // writeJSONFile writes the whole report, as -o json prints it, to path (--json-file), and
-// copies it to also's writer when set (-o json with it).
-func writeJSONFile(path string, run result.Run, also *fileCopy) error {
-	// Whole or not at all (safefile.Write); the file may be the job's log (/dev/stdout).
+// copies it to also's writer when set (-o json with it) and the file was read back.
+func writeJSONFile(own bool, path string, run result.Run, also *fileCopy) error {
+	// Whole or not at all (safefile.Write); the file may be the job's log (/dev/stdout). A
+	// file of its own (createOwn, see reportFiles.own) is not read back: stdout then gets
+	// the document encoded again.
 	encode := func(w io.Writer) error { return writeCleanJSON(w, run) }
 	var err error
-	if also == nil {
+	switch {
+	case own:
+		err = createOwn(path, 0o644, encode)
+	case also == nil:
 		err = safefile.Write(path, 0o644, encode)
-	} else {
+	default:
 		// The file is whole before stdout gets a byte of it.
 		also.copied, err = safefile.WriteAndRead(path, 0o644, encode, func(r io.Reader) error {
 			_, also.err = io.Copy(also.w, r)
