@@ -310,6 +310,101 @@ func runGitLabCILocal(ctx context.Context, glcl, project string) (string, error)
 	return string(out), err
 }
 
+// gitlabJob is what the tests read of the component's job.
+type gitlabJob struct {
+	Variables map[string]string `json:"variables"`
+	Script    []string          `json:"script"`
+}
+
+// templateJob reads the job of templates/app-status.yml.
+func templateJob(t *testing.T) gitlabJob {
+	t.Helper()
+	data, err := os.ReadFile(repoFile("templates", "app-status.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(data), "\n---\n")
+	var jobs map[string]gitlabJob
+	if err := yaml.Unmarshal([]byte(body), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	return jobs["$[[ inputs.job-name ]]"]
+}
+
+// TestGitLabScriptFollowsNoLink (attacker): the component's job script, run by a shell in a
+// clone whose repository committed its report files and the clusters file it used to write
+// (.app-status-clusters) as symbolic links to its executable deploy.sh: nothing is written
+// through them, deploy.sh is unchanged, the log says why, and the clusters input's file,
+// outside the clone, is removed; its relative file: paths still start at the clone. No
+// cluster is needed: the kubeconfig named is missing (bad input).
+func TestGitLabScriptFollowsNoLink(t *testing.T) {
+	t.Parallel()
+	job := templateJob(t)
+	project, tmp := t.TempDir(), t.TempDir()
+	const script = "#!/bin/sh\necho deploying\n"
+	if err := os.WriteFile(filepath.Join(project, "deploy.sh"), []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	links := []string{"app-status-summary.md", "app-status-junit.xml", "app-status.env", ".app-status-clusters"}
+	for _, name := range links {
+		if err := os.Symlink("deploy.sh", filepath.Join(project, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inputs := map[string]string{
+		"APP_STATUS_INPUT_RESOURCE": "kustomization/app", "APP_STATUS_INPUT_NAMESPACE": "flux-system",
+		"APP_STATUS_INPUT_REVISION": commit, "APP_STATUS_INPUT_CLUSTERS": "prod=file:missing.yaml",
+		"APP_STATUS_INPUT_TIMEOUT": "10s", "APP_STATUS_INPUT_RECONCILE": "false", "APP_STATUS_INPUT_ARGS": "--quiet",
+	}
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(inputs)), slices.Sorted(maps.Keys(job.Variables))); diff != "" {
+		t.Fatalf("the template's variables changed (-test +template):\n%s", diff)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := exec.CommandContext(ctx, "sh")
+	run.Dir = project
+	run.Env = []string{"PATH=" + filepath.Dir(binary) + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"GITLAB_CI=true", "CI=true", "CI_PROJECT_DIR=" + project, "TMPDIR=" + tmp}
+	for k, v := range inputs {
+		run.Env = append(run.Env, k+"="+v)
+	}
+	run.Stdin = strings.NewReader("set -e\n" + strings.Join(job.Script, "\n") + "\n")
+	out, err := run.CombinedOutput()
+	log := string(out)
+	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("the job's script: %v, want exit status 2 (bad input)\n%s", err, log)
+	}
+	data, err := os.ReadFile(filepath.Join(project, "deploy.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(project, "deploy.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != script || fi.Mode().Perm() != 0o700 {
+		t.Errorf("deploy.sh is now %.80q, mode %v; want it unchanged\n%s", data, fi.Mode().Perm(), log)
+	}
+	for _, name := range links {
+		if fi, err := os.Lstat(filepath.Join(project, name)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer the committed link (%v)", name, err)
+		}
+	}
+	for _, want := range []string{
+		"write --summary-file: write app-status-summary.md: it is a symbolic link",
+		"write --junit-file: write app-status-junit.xml: it is a symbolic link",
+		"write --dotenv-file: write app-status.env: it is a symbolic link",
+		"file:missing.yaml: cannot read " + filepath.Join(project, "missing.yaml") + " (relative paths start at --clusters-dir .)",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+		t.Errorf("the temporary folder holds %v (%v), want the clusters file removed", left, err)
+	}
+}
+
 // gitlabShellDetect is what GitLab Runner's Docker executor runs in the job's image to find a
 // shell, which then reads the job's script on its standard input.
 const gitlabShellDetect = `if [ -x /usr/local/bin/bash ]; then exec /usr/local/bin/bash; ` +
@@ -337,19 +432,7 @@ func TestGitLabShellImage(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = exec.Command(podmanScript(), "rmi", "--force", image).Run() })
 
-	data, err := os.ReadFile(repoFile("templates", "app-status.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, body, _ := strings.Cut(string(data), "\n---\n")
-	var jobs map[string]struct {
-		Variables map[string]string `json:"variables"`
-		Script    []string          `json:"script"`
-	}
-	if err := yaml.Unmarshal([]byte(body), &jobs); err != nil {
-		t.Fatal(err)
-	}
-	job := jobs["$[[ inputs.job-name ]]"]
+	job := templateJob(t)
 
 	ns := b.Namespace(t)
 	project := t.TempDir()

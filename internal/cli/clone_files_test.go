@@ -22,7 +22,7 @@ func TestReportFilesInCICloneFollowNoLink(t *testing.T) {
 		args      []string // report file flags; LINK is the committed link to deploy.sh
 		wantError string   // in stderr; empty: written through the link
 	}{{
-		name:      "GitLab, the component's former flags",
+		name:      "GitLab, the component's flags",
 		vars:      map[string]string{"GITLAB_CI": "true"},
 		args:      []string{"--dotenv-file", "app-status.env", "--junit-file", "app-status-junit.xml", "--summary-file", "LINK"},
 		wantError: "write --summary-file: write app-status-summary.md: it is a symbolic link",

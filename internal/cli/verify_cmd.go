@@ -38,6 +38,7 @@ type cliOptions struct {
 	output, summaryFile string
 	kubeconfigPath      string
 	clustersFile        string
+	clustersDir         string
 	quiet               bool
 	onlyFailed          bool
 	junitFile           string
@@ -61,6 +62,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.Var(&o.contexts, "context", "kubeconfig context to verify, named after it; repeat for several (default: every context)")
 	fs.Var(&o.allowedServers, "allowed-server", "an API server (https://HOST[:PORT]) a kubeconfig of a file: source may have an EKS, GKE or AKS token of the built-in providers sent to, besides the cloud's own endpoints; repeat for several")
 	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
+	fs.StringVar(&o.clustersDir, "clusters-dir", "", "folder the relative file: paths of --clusters-file start at (default: the clusters file's folder)")
 	fs.DurationVar(&o.timeout, "timeout", d.timeout, "how long to wait for every cluster")
 	fs.IntVar(&o.maxParallel, "max-parallel", d.maxParallel, "clusters connecting and making their first lists at once (a waiting cluster holds no slot)")
 	fs.BoolVar(&o.failFast, "fail-fast", d.failFast, "stop the other clusters once one has failed")
@@ -153,7 +155,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	s := o.settings
 	s.snapshot = snapshot
 	s.resources = o.resources
-	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers}
+	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, ClustersBase: o.clustersDir, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers}
 	if inGitLabCI(env) {
 		// The component's input, which it hands over as a --clusters-file: naming the flag
 		// would have the report files blame it for what $KUBECONFIG holds.

@@ -58,8 +58,11 @@ type Input struct {
 	Kubeconfig string
 
 	// ClustersFile is --clusters-file: a clusters list whose relative file: paths start at
-	// its folder.
+	// its folder, or at ClustersBase.
 	ClustersFile string
+	// ClustersBase, when set, is where the relative file: paths of ClustersFile start: a CI
+	// template that writes its clusters input to a temporary file means the job's folder.
+	ClustersBase string
 	// KubeconfigPath is --kubeconfig. Empty means $KUBECONFIG's first file, else
 	// ~/.kube/config, read only when a cluster needs it.
 	KubeconfigPath string
@@ -248,6 +251,9 @@ func (l *loader) list() (list, origin, dir string, err error) {
 	data, err := l.env.ReadFile(path)
 	if err != nil {
 		return "", "", "", fmt.Errorf("--clusters-file %s: cannot read it: %w", l.in.ClustersFile, err)
+	}
+	if l.in.ClustersBase != "" {
+		return string(data), l.in.ClustersFile, l.resolve(l.env.Workspace, l.in.ClustersBase), nil
 	}
 	return string(data), l.in.ClustersFile, filepath.Dir(path), nil
 }

@@ -34,7 +34,10 @@ func (l *loader) fileDoc(e entry, dir string) (*doc, error) {
 		data, err := l.env.ReadFile(path)
 		if err != nil {
 			where := "the workspace, GITHUB_WORKSPACE; is the repository checked out?"
-			if l.in.CLI {
+			switch {
+			case l.in.CLI && l.in.ClustersBase != "":
+				where = "--clusters-dir " + l.in.ClustersBase
+			case l.in.CLI:
 				where = "the clusters file's folder"
 			}
 			return nil, fmt.Errorf("cannot read %s (relative paths start at %s): %w", path, where, err)
