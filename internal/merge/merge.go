@@ -146,12 +146,18 @@ type Expect struct {
 // ForeignHint says how to merge reports of other runs on purpose.
 const ForeignHint = "set merge-foreign-reports: true on the merge step (app-status merge --allow-foreign-reports) to merge reports of other runs on purpose"
 
-// check refuses a report of another run, other resources or another revision than the merge
-// step's own.
+// check refuses a report of another run, of a later attempt of it than the merge's own, or of
+// other resources or another revision than the merge step's own.
 func (e Expect) check(r Report) error {
 	if !e.AllowForeign && !e.Origin.SameRun(r.Run.Origin) {
 		return fmt.Errorf("%s is a report of another run: it was written %s, and this merge runs %s. A merge takes the reports of its own run alone (not an old folder a self-hosted runner kept, nor the artifacts of another run): download them into an empty folder, or %s",
 			r.Path, describe(r.Run.Origin), describe(e.Origin), ForeignHint)
+	}
+	if !e.AllowForeign && e.Origin != nil && e.Origin.Attempt > 0 && r.Run.Origin != nil && r.Run.Origin.Attempt > e.Origin.Attempt {
+		// A leg runs before its merge, in the merge's attempt or an earlier one: a later
+		// attempt's report is forged, and would override the real one's verdicts (newest).
+		return fmt.Errorf("%s claims a later attempt than this merge's: it was written %s, and this merge runs %s. A leg's report is of this attempt or an earlier one; this one cannot be trusted: download the reports of this run into an empty folder",
+			r.Path, describe(r.Run.Origin), describe(e.Origin))
 	}
 	if e.Resources != nil {
 		got, want := slices.Sorted(slices.Values(r.Run.Resources)), slices.Sorted(slices.Values(e.Resources))

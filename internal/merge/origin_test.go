@@ -23,7 +23,9 @@ func withOrigin(r Report, o *result.Origin) Report {
 }
 
 // TestMergeRefusesForeignReports: a report of another repository or workflow run, of none
-// (a workstation's, or an older version's), of other resources or of another revision than
+// (a workstation's, or an older version's), of a later attempt than the merge's own (a leg
+// runs before its merge: such a report is forged, and would override the real attempt's
+// verdicts), of other resources or of another revision than
 // the merge step's own is refused, named, with the reason; merge-foreign-reports lets the
 // reports of other runs through on purpose, never those of other resources or revisions.
 func TestMergeRefusesForeignReports(t *testing.T) {
@@ -56,6 +58,13 @@ func TestMergeRefusesForeignReports(t *testing.T) {
 		{"another run, on purpose", withOrigin(shardReport(t, names, 2, 2, rev), &result.Origin{CI: "github", Repository: "org/app", RunID: "6999", Attempt: 1}),
 			Expect{Origin: ownRun(1), AllowForeign: true, Resources: resources, Revision: rev}, ""},
 		{"a workstation's reports, on purpose", shardReport(t, names, 2, 2, rev),
+			Expect{Origin: ownRun(1), AllowForeign: true}, ""},
+		{"a later attempt of this run than the merge's", withOrigin(shardReport(t, names, 2, 2, rev), ownRun(999)),
+			Expect{Origin: ownRun(1)},
+			"shard-2.json claims a later attempt than this merge's: it was written in github run 7001 (attempt 999) of org/app, and this merge runs in github run 7001 (attempt 1) of org/app"},
+		{"an earlier attempt of this run", withOrigin(shardReport(t, names, 2, 2, rev), ownRun(1)),
+			Expect{Origin: ownRun(2)}, ""},
+		{"a later attempt, merged on purpose", withOrigin(shardReport(t, names, 2, 2, rev), ownRun(999)),
 			Expect{Origin: ownRun(1), AllowForeign: true}, ""},
 		{"another resource, even on purpose", withOrigin(shardReport(t, names, 2, 2, rev), ownRun(1)),
 			Expect{Origin: ownRun(1), AllowForeign: true, Resources: []string{"Kustomization/flux-system/other-app"}}, "is a report of other resources"},
