@@ -19,7 +19,8 @@ func maskFleetKubeconfig(name, server, user string) string {
 }
 
 // TestActionOutputsSurviveRunnerMasks: a fleet of EKS, GKE and AKS exec kubeconfigs, an OIDC
-// auth-provider one and a token one, named as platforms name clusters
+// auth-provider one, a token one, and Teleport (tsh) and Pinniped exec ones whose flags name
+// the cluster and addresses, named as platforms name clusters
 // (platform-prod-us-east-1, which is also the EKS plugin's --cluster-name), verified by the
 // action: read with the runner's rules, the masks it registers (its secrets: the token, the
 // keys, the minted cloud tokens) hide nothing of any output, so the runner passes every job
@@ -49,6 +50,15 @@ func TestActionOutputsSurviveRunnerMasks(t *testing.T) {
 			"        idp-issuer-url: https://sso.example.com/realms/platform-prod-us-west-2\n        config-mode: \"1\"\n        extra-scopes: groups\n" +
 			"        client-secret: oidc-client-secret-0123456789\n        id-token: eyJhbGciOiJSUzI1NiJ9.oidc-id-token.0123456789\n        refresh-token: rt-0123456789abcdef\n",
 		"platform-prod-ap-south-1": "    token: " + token + "\n",
+		// Plugins no built-in provider replaces, not installed here: the clusters fail, and
+		// failed-clusters must name them.
+		"platform-prod-us-east-2": "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: tsh\n" +
+			"      args: [kube, credentials, --kube-cluster=platform-prod-us-east-2, --teleport-cluster=teleport.example.com, --proxy=teleport.example.com:443]\n",
+		"platform-prod-eu-north-1": "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: pinniped\n" +
+			"      args: [login, oidc, --enable-concierge, --concierge-authenticator-name=platform-prod-eu-north-1-jwt, --concierge-authenticator-type=jwt, " +
+			"--concierge-endpoint=https://platform-prod-eu-north-1.example.com:6443, --concierge-ca-bundle-data=LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM2akNDQWRLZ0F3SUJBZ0lCQURBTkJna3Foa2lHOXcwQkFRc0ZBREFWTVJNd0VRWURWUVFERXdwcmRXSmwK, " +
+			"--issuer=https://sso.example.com/realms/platform-prod-eu-north-1, --client-id=pinniped-cli, --scopes=offline_access,openid,pinniped:request-audience, " +
+			"--request-audience=platform-prod-eu-north-1]\n",
 	}
 	vars := map[string]string{
 		"INPUT_RESOURCE": "ks/app", "INPUT_REVISION": "a1b2c3d4", "INPUT_TIMEOUT": "20s",
@@ -76,7 +86,7 @@ func TestActionOutputsSurviveRunnerMasks(t *testing.T) {
 	f.vars["GOOGLE_APPLICATION_CREDENTIALS"] = creds
 
 	if code := Run(context.Background(), []string{"action"}, f.env()); code != 1 {
-		t.Errorf("Run() = %d, want 1 (AKS and OIDC fail)", code)
+		t.Errorf("Run() = %d, want 1 (AKS, OIDC, Teleport and Pinniped fail)", code)
 	}
 	log := f.stdout.String()
 	masks := runnertest.Masks(log)
@@ -93,7 +103,7 @@ func TestActionOutputsSurviveRunnerMasks(t *testing.T) {
 	want := map[string]string{
 		"status":          "failure",
 		"ready-clusters":  `["platform-prod-ap-south-1","platform-prod-europe-west1","platform-prod-us-east-1"]`,
-		"failed-clusters": `["platform-prod-us-west-2-oidc","platform-prod-westeurope-2"]`,
+		"failed-clusters": `["platform-prod-eu-north-1","platform-prod-us-east-2","platform-prod-us-west-2-oidc","platform-prod-westeurope-2"]`,
 	}
 	for name, v := range want {
 		if outputs[name] != v {

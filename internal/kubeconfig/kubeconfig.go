@@ -150,6 +150,7 @@ type loader struct {
 	secrets *Secrets
 	docs    map[string]loaded // by source, so a kubeconfig used by several lines is read once
 	allowed servers           // Input.AllowedServers
+	names   map[string]bool   // the clusters' names the list gives, never masked (addKubeconfig)
 }
 
 type loaded struct {
@@ -175,6 +176,10 @@ func (l *loader) load() ([]Cluster, error) {
 		return nil, err
 	}
 	entries, parseErr := parseClusters(list, origin)
+	l.names = map[string]bool{}
+	for _, e := range entries {
+		l.names[e.name] = true
+	}
 	if len(entries) == 0 && parseErr == nil && l.in.CLI && l.in.ClustersFile != "" {
 		return nil, fmt.Errorf("%s lists no clusters: add one name=source line per cluster, e.g. prod=context:prod", origin)
 	}

@@ -299,8 +299,12 @@ func wordByte(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
 }
 
-// addKubeconfig records the secrets of every user and cluster in cfg, selected or not.
-func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config) {
+// addKubeconfig records the secrets of every user and cluster in cfg, selected or not. names
+// are the clusters' names the run reports (the clusters input's, nil when it names none):
+// like cfg's own cluster, context and user names, no exec or auth-provider value equal to one
+// is a secret (publicNames).
+func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config, names map[string]bool) {
+	public := publicNames(cfg, names)
 	for _, u := range cfg.AuthInfos {
 		if u == nil {
 			continue
@@ -312,13 +316,13 @@ func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config) {
 		}
 		if u.AuthProvider != nil {
 			for k, v := range u.AuthProvider.Config {
-				if providerSecret(k) {
+				if providerSecret(k) && !public[strings.TrimSpace(v)] {
 					s.add(v)
 				}
 			}
 		}
 		if u.Exec != nil {
-			for _, v := range execSecrets(u.Exec) {
+			for _, v := range execSecrets(u.Exec, public) {
 				s.add(v)
 			}
 		}
@@ -330,6 +334,31 @@ func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config) {
 		s.addURLPassword(c.Server)
 		s.addURLPassword(c.ProxyURL)
 	}
+}
+
+// publicNames are the names a run prints in its outputs (failed-clusters, the report): the
+// clusters input's, and cfg's cluster, context and user names (a context's name is a
+// cluster's when the input names none). Masking one would have the runner drop every output
+// that names it.
+func publicNames(cfg *clientcmdapi.Config, names map[string]bool) map[string]bool {
+	public := map[string]bool{}
+	for n := range names {
+		public[n] = true
+	}
+	for n := range cfg.Clusters {
+		public[n] = true
+	}
+	for n := range cfg.AuthInfos {
+		public[n] = true
+	}
+	for n, c := range cfg.Contexts {
+		public[n] = true
+		if c != nil {
+			public[c.Cluster], public[c.AuthInfo] = true, true
+		}
+	}
+	delete(public, "")
+	return public
 }
 
 // providerSecret reports an auth-provider setting that holds a credential: a key named for a
@@ -351,16 +380,25 @@ var publicProviderKeys = map[string]bool{
 
 // execSecrets returns what an exec plugin's arguments and env hold that is a credential: a
 // value whose name says so (an env variable or a flag named for a secret, token, password, key
-// or credential), or whose shape does (secretShaped), wherever it stands, except the value of a
-// known public option or variable (publicFlags, publicEnv). Regions, cluster, profile and
+// or credential), an env value or a positional argument whose shape does (secretShaped),
+// except the value of a known public option or variable (publicFlags, publicEnv), a name the
+// run prints (public: a cluster's, a context's, a user's) and an address (addressShaped, such as
+// Teleport's --proxy=teleport.example.com:443). The value of a flag no name marks as secret is
+// never taken for its shape: an unknown plugin's flags name things (tsh --kube-cluster,
+// pinniped --concierge-authenticator-name, --ca-bundle-data). Regions, cluster, profile and
 // account names, flags and the plugins' own words are not secrets: registering them with
 // ::add-mask:: would blank them from every later line of the job, inside words too, and make
 // the runner drop every job output that names the cluster.
-func execSecrets(exec *clientcmdapi.ExecConfig) []string {
+func execSecrets(exec *clientcmdapi.ExecConfig, public map[string]bool) []string {
 	var out []string
+	take := func(v string) {
+		if !public[strings.TrimSpace(v)] && !addressShaped(v) {
+			out = append(out, v)
+		}
+	}
 	for _, e := range exec.Env {
 		if !publicEnv[e.Name] && (secretName(e.Name) || secretShaped(e.Value)) {
-			out = append(out, e.Value)
+			take(e.Value)
 		}
 	}
 	flag := "" // the flag whose value the next argument may be
@@ -370,19 +408,36 @@ func execSecrets(exec *clientcmdapi.ExecConfig) []string {
 			flag = name
 			if hasValue {
 				flag = ""
-				if !publicFlags[name] && (secretName(name) || secretShaped(value)) {
-					out = append(out, value)
+				if !publicFlags[name] && secretName(name) {
+					take(value)
 				}
 			}
 			continue
 		}
-		if !publicFlags[flag] && ((flag != "" && secretName(flag)) || secretShaped(a)) {
-			out = append(out, a)
+		switch {
+		case flag != "":
+			// A flag's value, or a positional argument after a switch: only a flag named
+			// for a secret says which.
+			if !publicFlags[flag] && secretName(flag) {
+				take(a)
+			}
+		case secretShaped(a):
+			take(a)
 		}
 		flag = ""
 	}
 	return out
 }
+
+// addressShaped reports a value that is an address, host or host:port, as a plugin's --proxy or
+// --server takes: a DNS name in lower case of two labels or more whose last is letters only
+// (teleport.example.com), an IPv4 address, or a bracketed IPv6 one, each with a port or not.
+// A token's dotted segments (a JWT's) hold upper case or end in digits.
+func addressShaped(v string) bool {
+	return hostPortShape.MatchString(v)
+}
+
+var hostPortShape = regexp.MustCompile(`^(?:(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}|(?:[0-9]{1,3}\.){3}[0-9]{1,3}|\[[0-9a-fA-F:.]+\])(?::[0-9]{1,5})?$`)
 
 // publicFlags are the exec plugins' options whose values name things, never credentials: the
 // cluster (aws --cluster-name platform-prod-us-east-1 is also its name in every output), the

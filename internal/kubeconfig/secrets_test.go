@@ -91,15 +91,25 @@ func TestSecretsForms(t *testing.T) {
 		"extra-scopes": "groups,offline_access", "id-token": "idt-eyJhbGciOiJSUzI1NiJ9", "refresh-token": "rt-0123456789abcdef",
 		"client-secret": "cs-oidc-Zk3Pq9", "access-token": "ya29.a0AfB_byC0123",
 	}}}
+	cfg.AuthInfos["teleport"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		Command: "tsh", Args: []string{"kube", "credentials", "--kube-cluster=platform-prod-us-east-2", "--teleport-cluster", "teleport.example.com",
+			"--proxy=teleport.example.com:443", "--unknown-switch", "bastion-prod-east2-0042a", "--server", "10.0.12.34:3080"},
+	}}
+	cfg.AuthInfos["pinniped"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		Command: "pinniped", Args: []string{"login", "oidc", "--concierge-authenticator-name=platform-prod-eu-north-1-jwt",
+			"--concierge-ca-bundle-data=LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM2akNDQWRL", "--request-audience=platform-prod-eu-north-1",
+			"--client-id=pinniped-cli", "--client-secret-file-token=Pz8xNDc2YWJjZGVmZ2hpams", "platform-prod-context-2024", "prod-fleet-member-0042"},
+	}}
+	cfg.Contexts["platform-prod-context-2024"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "pinniped"}
 	s := &Secrets{}
-	s.addKubeconfig(cfg)
+	s.addKubeconfig(cfg, map[string]bool{"prod-fleet-member-0042": true})
 	masked := map[string]bool{}
 	for _, v := range s.Values() {
 		masked[v] = true
 	}
 	for _, v := range [][]string{encoded("deploy:pw"), encoded("cs-Value"), encoded("Zx9Qp3Lm7Vb2Kk4Rr8Tt6Yy1"),
 		encoded("a1B2c3D4e5F6g7H8i9J0kLmN"), encoded("aws-secret-wJalrXUtnFEMI"), encoded("idt-eyJhbGciOiJSUzI1NiJ9"),
-		encoded("rt-0123456789abcdef"), encoded("cs-oidc-Zk3Pq9"), encoded("ya29.a0AfB_byC0123")} {
+		encoded("rt-0123456789abcdef"), encoded("cs-oidc-Zk3Pq9"), encoded("ya29.a0AfB_byC0123"), encoded("Pz8xNDc2YWJjZGVmZ2hpams")} {
 		for _, form := range v {
 			if !masked[form] {
 				t.Errorf("%q is not masked", form)
@@ -117,7 +127,13 @@ func TestSecretsForms(t *testing.T) {
 	for _, word := range []string{"get-token", "spn", "--login", "--client-secret", "deploy", "eks", "json", "aws", "v1beta1",
 		"eu-west-1", "platform-prod-us-east-1", "platform-prod-admin-2024", "platform-prod-us-east-1-ro", "tnt", "tenant-a", "positional",
 		"AzurePublicCloud", "6dae42f8-4368-4678-94ff-3960e28e3630", "kubernetes", "https://issuer.example.com/realms/platform-prod-us-east-1",
-		"groups,offline_access"} {
+		"groups,offline_access",
+		// An unknown plugin's flags (Teleport's, Pinniped's) name clusters and addresses, and
+		// the kubeconfig's and the input's names are printed: none is a secret, whatever its
+		// shape. After a flag that is no secret's, a value is taken for what the flag says.
+		"platform-prod-us-east-2", "teleport.example.com", "teleport.example.com:443", "10.0.12.34:3080", "bastion-prod-east2-0042a",
+		"platform-prod-eu-north-1-jwt", "platform-prod-eu-north-1", "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM2akNDQWRL",
+		"platform-prod-context-2024", "prod-fleet-member-0042"} {
 		if masked[word] {
 			t.Errorf("%q is masked: it is the plugin's own word, a region, a name or an ID, and masking it would blank it from every log line", word)
 		}

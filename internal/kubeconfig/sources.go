@@ -109,7 +109,7 @@ func (l *loader) decodeDoc(raw []byte, origin, dir string) (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.secrets.addKubeconfig(cfg)
+	l.secrets.addKubeconfig(cfg, l.names)
 	return &doc{origin: origin, dir: dir, cfg: cfg}, nil
 }
 
