@@ -142,7 +142,21 @@ func (g *gkeTokens) tokenSource(ctx context.Context) (oauth2.TokenSource, error)
 	defer g.mu.Unlock()
 	if g.ts == nil {
 		sdkCtx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, g.p.http)
-		creds, err := google.CredentialsFromJSONWithParams(sdkCtx, g.data, google.CredentialsParams{Scopes: gkeScopes})
+		// The file's type is read first and only the kinds a workflow's Google login writes are
+		// taken: the library no longer reads a file of any type unchecked.
+		var file struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(g.data, &file); err != nil {
+			return nil, invalid("the Google credentials file %s is not JSON: %s", g.path, g.p.secrets.quote(err))
+		}
+		credType := google.CredentialsType(file.Type)
+		switch credType {
+		case google.ServiceAccount, google.ExternalAccount, google.AuthorizedUser, google.ImpersonatedServiceAccount, google.ExternalAccountAuthorizedUser:
+		default:
+			return nil, invalid("the Google credentials file %s is of type %q: use a service account key, a workload identity federation (external_account) or an impersonated service account file", g.path, file.Type)
+		}
+		creds, err := google.CredentialsFromJSONWithTypeAndParams(sdkCtx, g.data, credType, google.CredentialsParams{Scopes: gkeScopes})
 		if err != nil {
 			return nil, invalid("the Google credentials file %s cannot be used: %s", g.path, g.p.secrets.quote(err))
 		}
