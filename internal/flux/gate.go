@@ -383,10 +383,10 @@ func (v *view) olderGeneration(c condition) bool {
 
 // staleGeneration is the decision for a failure recorded for an older generation of the spec:
 // the controller has yet to try the current one, which may fix it.
-func staleGeneration(v *view, c condition, controller string, failure decision) decision {
+func staleGeneration(v *view, failedGeneration int64, controller string, failure decision) decision {
 	failure.verdict = result.VerdictInProgress
 	failure.message = fmt.Sprintf("waiting for %s to reconcile generation %d; generation %d failed: %s",
-		controller, v.generation, c.observedGeneration, failure.message)
+		controller, v.generation, failedGeneration, failure.message)
 	return failure
 }
 

@@ -70,12 +70,21 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 		if revisionBound && !v.attemptedChart(want) {
 			return staleFailure(want, v.lastAttempted, failure)
 		}
+		if revisionBound && v.lastAttemptedGeneration > 0 && v.lastAttemptedGeneration < v.generation {
+			// A release failure is of the generation helm-controller last attempted
+			// (status.lastAttemptedGeneration), whatever the conditions say: fluxcd/pkg/runtime's
+			// patch helper stamps every condition it writes with the object's generation at the
+			// time of the write, so a spec changed during a failing upgrade gets the old failure
+			// stamped with its new generation (helm-controller's reconcile/state.go warns of it).
+			// helm-controller attempts the new generation next, and resets its failure counts.
+			return staleGeneration(v, v.lastAttemptedGeneration, helmController, failure)
+		}
 		decided := ready // summarize stamps Ready with the generation it summarized
 		if isStalled {
 			decided = stalled
 		}
 		if v.olderGeneration(decided) {
-			return staleGeneration(v, decided, helmController, failure)
+			return staleGeneration(v, decided.observedGeneration, helmController, failure)
 		}
 		if rc := v.cond(meta.ReconcilingCondition); !isStalled && rc.status == string(metav1.ConditionTrue) {
 			// Not done with it yet: helm-controller retries, or it records a failed install or

@@ -41,21 +41,22 @@ var hrObjects = func() map[string]result.FluxObject {
 	suspended := fo("True", chart640, chart640, chart640, 4, 4)
 	suspended.Suspended = true
 	return map[string]result.FluxObject{
-		"hr-ready.yaml":               fo("True", chart650, chart650, chart650, 4, 4),
-		"hr-reconciling.yaml":         fo("Unknown", chart640, chart650, chart640, 5, 4),
-		"hr-upgrade-failed.yaml":      fo("False", chart640, chart650, chart650, 4, 4),
-		"hr-upgrade-retrying.yaml":    fo("False", chart640, chart650, chart650, 4, 3),
-		"hr-upgrade-remediating.yaml": fo("False", chart640, chart650, chart650, 4, 3),
-		"hr-install-failed.yaml":      fo("False", "", chart650, chart650, 1, 1),
-		"hr-test-failed.yaml":         fo("False", chart650, chart650, chart650, 4, 4),
-		"hr-test-ignored.yaml":        fo("True", chart650, chart650, chart650, 4, 4),
-		"hr-rolled-back.yaml":         fo("False", chart640, chart650, chart640, 4, 4),
-		"hr-stalled.yaml":             fo("False", chart640, chart640, chart640, 4, 4),
-		"hr-dependency.yaml":          fo("False", chart640, chart640, chart640, 4, 3),
-		"hr-suspended.yaml":           suspended,
-		"hr-source-not-ready.yaml":    fo("False", chart640, chart640, chart640, 5, 4),
-		"hr-chart-refused.yaml":       fo("False", chart650, chart650, chart650, 4, 4),
-		"hr-values-error.yaml":        fo("False", chart650, chart650, chart650, 4, 4),
+		"hr-ready.yaml":                  fo("True", chart650, chart650, chart650, 4, 4),
+		"hr-reconciling.yaml":            fo("Unknown", chart640, chart650, chart640, 5, 4),
+		"hr-upgrade-failed.yaml":         fo("False", chart640, chart650, chart650, 4, 4),
+		"hr-upgrade-failed-stamped.yaml": fo("False", chart640, chart650, chart650, 5, 4),
+		"hr-upgrade-retrying.yaml":       fo("False", chart640, chart650, chart650, 4, 3),
+		"hr-upgrade-remediating.yaml":    fo("False", chart640, chart650, chart650, 4, 3),
+		"hr-install-failed.yaml":         fo("False", "", chart650, chart650, 1, 1),
+		"hr-test-failed.yaml":            fo("False", chart650, chart650, chart650, 4, 4),
+		"hr-test-ignored.yaml":           fo("True", chart650, chart650, chart650, 4, 4),
+		"hr-rolled-back.yaml":            fo("False", chart640, chart650, chart640, 4, 4),
+		"hr-stalled.yaml":                fo("False", chart640, chart640, chart640, 4, 4),
+		"hr-dependency.yaml":             fo("False", chart640, chart640, chart640, 4, 3),
+		"hr-suspended.yaml":              suspended,
+		"hr-source-not-ready.yaml":       fo("False", chart640, chart640, chart640, 5, 4),
+		"hr-chart-refused.yaml":          fo("False", chart650, chart650, chart650, 4, 4),
+		"hr-values-error.yaml":           fo("False", chart650, chart650, chart650, 4, 4),
 	}
 }()
 
@@ -96,6 +97,10 @@ func TestEvaluateHelmRelease(t *testing.T) {
 		{"upgrade failed, none asked", "hr-upgrade-failed.yaml", "", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
 		{"upgrade failed on older", "hr-upgrade-failed.yaml", "6.6.0", inProgress, result.CodeFluxUpgradeFailed, "UpgradeFailed",
 			"waiting for 6.6.0 to be attempted; the last attempt was " + chart650 + " and failed: " + hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
+		// A failure of generation 4 that the patch helper stamped with generation 5, the values
+		// fix: helm-controller attempts generation 5 next (status.lastAttemptedGeneration).
+		{"upgrade failed, stamped with a newer generation", "hr-upgrade-failed-stamped.yaml", "6.5.0", inProgress, result.CodeFluxUpgradeFailed, "UpgradeFailed",
+			"waiting for helm-controller to reconcile generation 5; generation 4 failed: " + hrUpgradeMsg + " (Failed to upgrade after 1 attempt(s))"},
 		{"test failed", "hr-test-failed.yaml", "6.5.0", failed, result.CodeFluxTestFailed, "TestFailed", hrTestMsg + " (Failed to upgrade after 1 attempt(s))"},
 		{"rolled back", "hr-rolled-back.yaml", "6.5.0", failed, result.CodeFluxRolledBack, "RollbackSucceeded", rolledBack},
 		{"rolled back, asked the running version", "hr-rolled-back.yaml", "6.4.0", inProgress, result.CodeFluxRolledBack, "RollbackSucceeded",

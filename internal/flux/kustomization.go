@@ -81,7 +81,7 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 	if st := v.cond(meta.StalledCondition); st.status == string(metav1.ConditionTrue) {
 		stalled := decision{verdict: result.VerdictFailed, code: result.CodeFluxStalled, reason: st.reason, message: "stalled: " + st.message}
 		if v.olderGeneration(st) {
-			return staleGeneration(v, st, kustomizeController, stalled)
+			return staleGeneration(v, st.observedGeneration, kustomizeController, stalled)
 		}
 		return stalled
 	}
@@ -106,7 +106,7 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 				failure.message = fmt.Sprintf("revision %s failed: %s", ShortRevision(failedRevision), ready.message)
 			}
 			if v.olderGeneration(ready) {
-				return staleGeneration(v, ready, kustomizeController, failure)
+				return staleGeneration(v, ready.observedGeneration, kustomizeController, failure)
 			}
 			return failure
 		}
