@@ -142,13 +142,16 @@ func (v *view) releaseRevisions(r release) []string {
 }
 
 // chartOrigins is the origin revision of the source's current artifact, when it is the OCI
-// chart of the given digest.
+// chart of the given digest. helm-controller records the digest alone (sha256:…) for a chart
+// at a semver tag, and the whole artifact revision (latest@sha256:…) for any other tag
+// (mutateChartWithSourceRevision, v1.6.4): both name the artifact by its digest.
 func (v *view) chartOrigins(ociDigest string) []string {
 	src := v.src
-	if src == nil || src.Revision == "" || src.Ref.Kind != "OCIRepository" {
+	if src == nil || src.Revision == "" || src.Ref.Kind != "OCIRepository" || ociDigest == "" {
 		return nil
 	}
-	if p := splitRevision(src.Revision); ociDigest != "" && p.digest != "" && p.algo+":"+p.digest == ociDigest {
+	p, d := splitRevision(src.Revision), splitRevision(ociDigest)
+	if p.digest != "" && p.digest == d.digest && p.algo == d.algo {
 		return nonEmpty(src.OriginRevision)
 	}
 	return nil

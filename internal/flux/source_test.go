@@ -320,6 +320,19 @@ status:
   conditions:
   - {type: Ready, status: "True", reason: UpgradeSucceeded, observedGeneration: 1}
   - {type: Released, status: "True", reason: UpgradeSucceeded, observedGeneration: 1}`)
+	// helm-controller v1.6.4 (mutateChartWithSourceRevision) records the whole artifact
+	// revision as the OCI digest when the tag is not semver: latest@sha256:….
+	hrLatest := fromYAML(t, `
+metadata: {name: web, namespace: apps, generation: 1}
+spec: {chartRef: {kind: OCIRepository, name: web}}
+status:
+  observedGeneration: 1
+  lastAttemptedRevision: 1.0.0+111111111111
+  lastAttemptedRevisionDigest: latest@`+digestX+`
+  history: [{chartVersion: 1.0.0+111111111111, status: deployed, ociDigest: "latest@`+digestX+`"}]
+  conditions:
+  - {type: Ready, status: "True", reason: UpgradeSucceeded, observedGeneration: 1}
+  - {type: Released, status: "True", reason: UpgradeSucceeded, observedGeneration: 1}`)
 	hrChart := fromYAML(t, `
 metadata: {name: web, namespace: apps, generation: 1}
 spec: {chartRef: {kind: HelmChart, name: web}}
@@ -355,6 +368,12 @@ status:
 			&Source{Ref: SourceRef{Kind: "OCIRepository", Namespace: "apps", Name: "web"}, Revision: "1.0.0@" + digestX, OriginRevision: "main@sha1:" + shaA, Done: true}, shaA, current},
 		{"an OCI chart of another commit", Ref{KindHelmRelease, "apps", "web"}, hrOCI,
 			&Source{Ref: SourceRef{Kind: "OCIRepository", Namespace: "apps", Name: "web"}, Revision: "1.0.0@" + digestX, OriginRevision: "main@sha1:" + shaA, Done: true}, shaB, inProgress},
+		{"an OCI chart at a tag that is not semver", Ref{KindHelmRelease, "apps", "web"}, hrLatest,
+			&Source{Ref: SourceRef{Kind: "OCIRepository", Namespace: "apps", Name: "web"}, Revision: "latest@" + digestX, OriginRevision: "main@sha1:" + shaA, Done: true}, shaA, current},
+		{"an OCI chart at a tag that is not semver, of another commit", Ref{KindHelmRelease, "apps", "web"}, hrLatest,
+			&Source{Ref: SourceRef{Kind: "OCIRepository", Namespace: "apps", Name: "web"}, Revision: "latest@" + digestX, OriginRevision: "main@sha1:" + shaA, Done: true}, shaB, inProgress},
+		{"an OCI chart at a tag that is not semver, another artifact now", Ref{KindHelmRelease, "apps", "web"}, hrLatest,
+			&Source{Ref: SourceRef{Kind: "OCIRepository", Namespace: "apps", Name: "web"}, Revision: "latest@" + digestY, OriginRevision: "main@sha1:" + shaA, Done: true}, shaA, inProgress},
 		// reconcileStrategy ChartVersion: source-controller records every new commit while it
 		// keeps serving the chart it built before when the version did not change; a commit
 		// that changed the templates alone is not running.
