@@ -90,13 +90,13 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 		if code, ok := kustomizationFailures[ready.reason]; ok {
 			failure := decision{verdict: result.VerdictFailed, code: code, reason: ready.reason, message: ready.message,
 				retried: retriedKustomization(ready)}
-			// The revision that failed is the one last attempted, or, when the failure came
-			// before kustomize-controller recorded it because the path is not in the artifact,
-			// the one its Reconciling message names. (Not for an artifact that cannot be
-			// downloaded: kustomize-controller retries that, and the Reconciling message may be
-			// left from the attempt before.)
+			// The revision that failed is the one last attempted, or, for an artifact that
+			// failed before kustomize-controller recorded it (a download or checksum failure,
+			// a path the artifact lacks), the one its Reconciling condition names: it writes
+			// "Fetching manifests for revision B" before it fetches, and lastAttemptedRevision
+			// only once the path is found. A fetch of B that fails is never a failure of A.
 			failedRevision, attempted := v.lastAttempted, v.attempted(want)
-			if pathMissing(ready) && v.reconcilingRevision != "" && v.reconcilingRevision != v.lastAttempted {
+			if ready.reason == meta.ArtifactFailedReason && v.reconcilingRevision != "" && v.reconcilingRevision != v.lastAttempted {
 				failedRevision, attempted = v.reconcilingRevision, want.IsZero() || want.Matches(v.withOrigin(v.reconcilingRevision)...)
 			}
 			if !attempted && !want.MentionedIn(ready.message) {

@@ -412,16 +412,25 @@ status:
 	if g := Evaluate(ref, obj, mustRevision(t, shaC), nil); g.Verdict != inProgress {
 		t.Errorf("failure of another revision: %s (%s), want InProgress", g.Verdict, g.Message)
 	}
-	// An artifact that cannot be downloaded is retried (source-controller restarted and lost
-	// its storage): not a failure of the revision being fetched.
-	download := obj.DeepCopy()
-	conds, _, _ := unstructured.NestedSlice(download.Object, "status", "conditions")
-	conds[1].(map[string]any)["message"] = "Source is not ready, artifact not found, retrying in 30s"
-	if err := unstructured.SetNestedSlice(download.Object, conds, "status", "conditions"); err != nil {
-		t.Fatal(err)
-	}
-	if g := Evaluate(ref, download, mustRevision(t, shaB), nil); g.Verdict != inProgress {
-		t.Errorf("artifact download retried while fetching B: %s (%s), want InProgress", g.Verdict, g.Message)
+	// An artifact of B that cannot be downloaded, or whose checksum does not match, fails
+	// before lastAttemptedRevision is written: a failure of B that kustomize-controller
+	// retries (the run gives it its retry window), never one of A.
+	for _, msg := range []string{
+		"Source is not ready, artifact not found, retrying in 30s",
+		"failed to verify artifact: computed digest doesn't match 'sha256:" + shaC + "'",
+	} {
+		download := obj.DeepCopy()
+		conds, _, _ := unstructured.NestedSlice(download.Object, "status", "conditions")
+		conds[1].(map[string]any)["message"] = msg
+		if err := unstructured.SetNestedSlice(download.Object, conds, "status", "conditions"); err != nil {
+			t.Fatal(err)
+		}
+		if g := Evaluate(ref, download, mustRevision(t, shaB), nil); g.Verdict != failed || !g.Retried || !strings.Contains(g.Message, "revision main@sha1:"+shaB[:7]+" failed") {
+			t.Errorf("%q while fetching B, B expected: %s retried=%t (%s), want a retried failure of B", msg, g.Verdict, g.Retried, g.Message)
+		}
+		if g := Evaluate(ref, download, mustRevision(t, shaA), nil); g.Verdict != inProgress || strings.Contains(g.Message, "revision main@sha1:"+shaA[:7]+" failed") {
+			t.Errorf("%q while fetching B, A expected: %s (%s), want InProgress, no failure of A", msg, g.Verdict, g.Message)
+		}
 	}
 }
 
