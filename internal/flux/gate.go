@@ -435,8 +435,8 @@ type condition struct {
 
 // release is one entry of a HelmRelease's status.history.
 type release struct {
-	chartVersion, status, ociDigest string
-	version                         int64
+	chartVersion, status, ociDigest, configDigest string
+	version                                       int64
 }
 
 // view is what the rules read from a Flux object. Fields of the wrong type read as missing:
@@ -449,7 +449,8 @@ type view struct {
 	lastApplied                    string // a HelmRelease's is the chart version of its deployed release
 	lastAttempted                  string
 	lastAttemptedDigest            string
-	lastAttemptedGeneration        int64 // a HelmRelease's: the generation of its last attempt
+	lastAttemptedGeneration        int64  // a HelmRelease's: the generation of its last attempt
+	lastAttemptedConfigDigest      string // a HelmRelease's: the digest of the values it last attempted
 	history                        []release
 	dependsOn                      []string // namespace/name
 	dependsOnChecked               []string // those without a readyExpr, which Flux checks itself
@@ -480,6 +481,7 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 	v.lastAttempted, _, _ = unstructured.NestedString(u, "status", "lastAttemptedRevision")
 	v.lastAttemptedDigest, _, _ = unstructured.NestedString(u, "status", "lastAttemptedRevisionDigest")
 	v.lastAttemptedGeneration = int64Field(u, "status", "lastAttemptedGeneration")
+	v.lastAttemptedConfigDigest, _, _ = unstructured.NestedString(u, "status", "lastAttemptedConfigDigest")
 	v.sourceRef = SourceOf(kind, obj).ID()
 	v.lastAppliedOrigin, _, _ = unstructured.NestedString(u, "status", "lastAppliedOriginRevision")
 	_, v.remote, _ = unstructured.NestedMap(u, "spec", "kubeConfig")
@@ -497,7 +499,8 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 		}
 	}
 	for _, m := range nestedMaps(u, "status", "history") {
-		v.history = append(v.history, release{chartVersion: str(m, "chartVersion"), status: str(m, "status"), ociDigest: str(m, "ociDigest"), version: int64Field(m, "version")})
+		v.history = append(v.history, release{chartVersion: str(m, "chartVersion"), status: str(m, "status"), ociDigest: str(m, "ociDigest"),
+			configDigest: str(m, "configDigest"), version: int64Field(m, "version")})
 	}
 	for _, m := range nestedMaps(u, "spec", "dependsOn") {
 		ns := str(m, "namespace")

@@ -89,6 +89,16 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 		if rc := v.cond(meta.ReconcilingCondition); !isStalled && rc.status == string(metav1.ConditionTrue) {
 			// Not done with it yet: helm-controller retries, or it records a failed install or
 			// upgrade before it goes on to remediate it within the same reconciliation.
+			if rc.reason == meta.ProgressingWithRetryReason && !v.attemptReleased() {
+				// The attempt stored no release (a template or a values schema error: Helm
+				// refused before it changed anything), so helm-controller counts no failure
+				// and retries it with a back-off for ever, whatever the remediation retries or
+				// upgrade.strategy: RetryOnFailure. No workload changed to tell more: it fails
+				// once it has lasted its retry window, as a Kustomization's retried failure.
+				failure.retried = true
+				failure.message = fmt.Sprintf("%s retries, and the attempt released nothing: %s", helmController, failure.message)
+				return failure
+			}
 			failure.verdict = result.VerdictInProgress
 			if rc.reason == meta.ProgressingWithRetryReason {
 				failure.message = fmt.Sprintf("%s is retrying after: %s", helmController, failure.message)
@@ -168,6 +178,19 @@ func missingValues(message string) bool {
 		}
 	}
 	return (strings.Contains(message, `configmaps "`) || strings.Contains(message, `secrets "`)) && strings.HasSuffix(message, " not found")
+}
+
+// attemptReleased reports whether helm-controller's last attempt stored a Helm release: the
+// newest release of the history is of the chart and values it attempted
+// (lastAttemptedRevision, lastAttemptedConfigDigest). An upgrade that fails to render stores
+// none (helm-controller v1.6.4 reconcile/upgrade.go: "we did not store a release, as this
+// does not affect state and the caller should e.g. retry").
+func (v *view) attemptReleased() bool {
+	if len(v.history) == 0 || v.lastAttempted == "" {
+		return false
+	}
+	r := v.history[0]
+	return r.chartVersion == v.lastAttempted && (v.lastAttemptedConfigDigest == "" || r.configDigest == v.lastAttemptedConfigDigest)
 }
 
 // retriesStall reports whether helm-controller stalled because remediation ran out: the

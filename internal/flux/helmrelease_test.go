@@ -24,6 +24,7 @@ const (
 	hrUpgradedMsg = "Helm upgrade succeeded for release apps/podinfo.v4 with chart podinfo@" + chart650
 	hrUpgradeMsg  = "Helm upgrade failed for release apps/podinfo with chart podinfo@" + chart650 + ": context deadline exceeded"
 	hrInstallMsg  = "Helm install failed for release apps/podinfo with chart podinfo@" + chart650 + `: Unable to continue with install: Service "podinfo" in namespace "apps" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"`
+	hrTemplateMsg = "Helm upgrade failed for release apps/podinfo with chart podinfo@" + chart650 + `: template: podinfo/templates/deployment.yaml:32:28: executing "podinfo/templates/deployment.yaml" at <.Values.service.port>: nil pointer evaluating interface {}.port`
 	hrTestMsg     = "Helm test failed for release apps/podinfo.v5 with chart podinfo@" + chart650 + ": 1 error occurred: * pod podinfo-grpc-test-w6ltb failed"
 	hrRollbackMsg = "Helm rollback to previous release apps/podinfo.v4 with chart podinfo@" + chart640 + " succeeded"
 	hrSourceMsg   = "OCIRepository 'apps/podinfo' is not ready: failed to determine artifact digest: GET https://ghcr.io/v2/stefanprodan/charts/podinfo/manifests/6.5.0: MANIFEST_UNKNOWN: manifest unknown; unknown tag=6.5.0"
@@ -45,6 +46,7 @@ var hrObjects = func() map[string]result.FluxObject {
 		"hr-reconciling.yaml":            fo("Unknown", chart640, chart650, chart640, 5, 4),
 		"hr-upgrade-failed.yaml":         fo("False", chart640, chart650, chart650, 4, 4),
 		"hr-upgrade-failed-stamped.yaml": fo("False", chart640, chart650, chart650, 5, 4),
+		"hr-template-error.yaml":         fo("False", chart640, chart650, chart640, 4, 3),
 		"hr-upgrade-retrying.yaml":       fo("False", chart640, chart650, chart650, 4, 3),
 		"hr-upgrade-remediating.yaml":    fo("False", chart640, chart650, chart650, 4, 3),
 		"hr-install-failed.yaml":         fo("False", "", chart650, chart650, 1, 1),
@@ -88,6 +90,10 @@ func TestEvaluateHelmRelease(t *testing.T) {
 		{"upgrade failed, retrying", "hr-upgrade-retrying.yaml", "6.5.0", inProgress, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller is retrying after: " + hrUpgradeMsg},
 		{"upgrade failed, rollback to come", "hr-upgrade-remediating.yaml", "6.5.0", inProgress, result.CodeFluxUpgradeFailed, "UpgradeFailed",
 			"helm-controller is still reconciling the release after: " + hrUpgradeMsg},
+		// An attempt that stored no release (its templates do not render) is retried for ever:
+		// a failure with a retry window (Retried), whatever upgrade.strategy says.
+		{"upgrade does not render, retried", "hr-template-error.yaml", "6.5.0", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed",
+			"helm-controller retries, and the attempt released nothing: " + hrTemplateMsg},
 		// Failures of the expected chart, and of an older one.
 		{"install failed", "hr-install-failed.yaml", "6.5.0", failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
 		{"install failed, by digest", "hr-install-failed.yaml", "sha256:501967ad514d8a77", failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
@@ -197,6 +203,18 @@ func TestHelmReleaseValuesErrorRetried(t *testing.T) {
 		g := Evaluate(hrRef, obj, mustRevision(t, "6.7.0"), nil)
 		if g.Verdict != result.VerdictFailed || g.Code != result.CodeFluxValuesFailed || g.Retried != retried {
 			t.Errorf("%q: %s %s retried=%v, want Failed %s retried=%v", msg, g.Verdict, g.Code, g.Retried, result.CodeFluxValuesFailed, retried)
+		}
+	}
+}
+
+// TestHelmReleaseRetriedWithoutRelease: a failed attempt that stored no release is retried
+// with a window; one that stored a failed release waits for the workloads it changed.
+func TestHelmReleaseRetriedWithoutRelease(t *testing.T) {
+	t.Parallel()
+	for fixture, retried := range map[string]bool{"hr-template-error.yaml": true, "hr-upgrade-retrying.yaml": false} {
+		g := Evaluate(hrRef, loadFixture(t, fixture), mustRevision(t, "6.5.0"), nil)
+		if g.Retried != retried || (g.Verdict == result.VerdictFailed) != retried {
+			t.Errorf("%s: %s retried=%t, want retried=%t", fixture, g.Verdict, g.Retried, retried)
 		}
 	}
 }
