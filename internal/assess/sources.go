@@ -74,7 +74,10 @@ func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source,
 	if src.Upstream.Name != "" {
 		upstream, note = a.source(e, src.Upstream)
 	}
-	verdict, code, message := flux.SourceWait(src, upstream, ownerSource, ownerWant)
+	verdict, code, message, until := flux.SourceWait(src, upstream, ownerSource, ownerWant, a.now)
+	if !until.IsZero() {
+		e.recheckAt(until)
+	}
 	if verdict == result.VerdictCurrent && src.Message != "" {
 		// It serves the artifact the object applied, but fails to fetch a newer one (an
 		// expired key): what the object runs may be behind what its repository holds.

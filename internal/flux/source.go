@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -137,7 +138,19 @@ type Source struct {
 	Remote bool
 	// Upstream is a HelmChart's own source (spec.sourceRef).
 	Upstream SourceRef
+	// StalledReason is the Stalled condition's reason, and StalledSince its
+	// lastTransitionTime (zero when missing).
+	StalledReason string
+	StalledSince  time.Time
+	// Interval is spec.interval: how often source-controller fetches the source again.
+	Interval time.Duration
 }
+
+// invalidChartReferenceReason is source-controller's reason for a chart that its source does
+// not hold (internal/helm/chart ErrChartReference, v1.9.5): "no 'web' chart with version
+// matching '1.1.0' found". It stalls on it, and builds the chart again whenever the
+// HelmRepository's index changes (requestsForHelmRepositoryChange).
+const invalidChartReferenceReason = "InvalidChartReference"
 
 // ReadSource reads a source object; nil reads as a source with no artifact yet.
 func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
@@ -156,9 +169,15 @@ func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
 		s.Remote = true
 	}
 	generation, observed := int64Field(u, "metadata", "generation"), int64Field(u, "status", "observedGeneration")
+	if iv, _, _ := unstructured.NestedString(u, "spec", "interval"); iv != "" {
+		if d, err := time.ParseDuration(iv); err == nil && d > 0 {
+			s.Interval = d
+		}
+	}
 	var ready, reconciling, stalled condition
 	for _, m := range nestedMaps(u, "status", "conditions") {
-		c := condition{status: str(m, "status"), reason: str(m, "reason"), message: str(m, "message")}
+		since, _ := time.Parse(time.RFC3339, str(m, "lastTransitionTime"))
+		c := condition{status: str(m, "status"), reason: str(m, "reason"), message: str(m, "message"), since: since}
 		switch str(m, "type") {
 		case meta.ReadyCondition:
 			ready = c
@@ -181,6 +200,7 @@ func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
 	}
 	if stalled.status == string(metav1.ConditionTrue) && (observed == generation || ref.Kind == KindExternalArtifact) {
 		s.Stalled, s.Message = true, stalled.message
+		s.StalledReason, s.StalledSince = stalled.reason, stalled.since
 	} else if ready.status == string(metav1.ConditionFalse) {
 		s.Message = ready.message
 	}

@@ -3,6 +3,7 @@ package flux
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -65,6 +66,44 @@ spec: {}`, ""},
 	for _, tt := range tests {
 		if got := SourceOf(tt.kind, fromYAML(t, tt.doc)).ID(); got != tt.want {
 			t.Errorf("%s: SourceOf = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestSourceWaitIndexRefresh: a HelmChart stalled on a version its HTTP HelmRepository's
+// index does not list yet heals when source-controller fetches the index again; it is final
+// once the repository has fetched since, or at once for an OCI repository or a Git chart.
+func TestSourceWaitIndexRefresh(t *testing.T) {
+	t.Parallel()
+	stalledAt := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	const msg = "invalid chart reference: failed to get chart version for remote reference: no 'web' chart with version matching '1.1.0' found"
+	chart := Source{Ref: SourceRef{Kind: "HelmChart", Namespace: "apps", Name: "apps-web"}, Stalled: true, Message: msg,
+		StalledReason: "InvalidChartReference", StalledSince: stalledAt, Upstream: SourceRef{Kind: "HelmRepository", Namespace: "apps", Name: "charts"}}
+	http := &Source{Ref: chart.Upstream, Revision: "sha256:" + shaA + shaA[:24], Done: true, Interval: 5 * time.Minute}
+	oci := &Source{Ref: chart.Upstream, Remote: true, Done: true, Interval: 5 * time.Minute}
+	git := &Source{Ref: SourceRef{Kind: "GitRepository", Namespace: "apps", Name: "charts"}, Revision: "main@sha1:" + shaA, Done: true, Interval: 5 * time.Minute}
+	other := chart
+	other.StalledReason = "ValuesFilesError"
+	refresh := stalledAt.Add(5*time.Minute + 30*time.Second + 30*time.Second)
+	tests := []struct {
+		name     string
+		src      Source
+		upstream *Source
+		now      time.Time
+		verdict  result.Verdict
+		until    time.Time
+	}{
+		{"HTTP index not refreshed yet", chart, http, stalledAt.Add(time.Minute), inProgress, refresh},
+		{"HTTP index fetched since", chart, http, refresh.Add(time.Second), failed, time.Time{}},
+		{"OCI repository", chart, oci, stalledAt.Add(time.Minute), failed, time.Time{}},
+		{"Git chart at its revision", chart, git, stalledAt.Add(time.Minute), failed, time.Time{}},
+		{"upstream unknown", chart, nil, stalledAt.Add(time.Minute), failed, time.Time{}},
+		{"another build error", other, http, stalledAt.Add(time.Minute), failed, time.Time{}},
+	}
+	for _, tt := range tests {
+		v, code, message, until := SourceWait(tt.src, tt.upstream, "", Revision{}, tt.now)
+		if v != tt.verdict || code != result.CodeFluxChartFailed || !until.Equal(tt.until) || !strings.Contains(message, msg) {
+			t.Errorf("%s: SourceWait = %s, %s, %q, until %v; want %s, %s, until %v", tt.name, v, code, message, until, tt.verdict, result.CodeFluxChartFailed, tt.until)
 		}
 	}
 }
@@ -154,13 +193,14 @@ status:
 				BuiltFrom: "main@sha1:" + shaA, Done: true, Upstream: git}},
 		{"chart build stalled", SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}, `
 metadata: {generation: 1}
-spec: {sourceRef: {kind: GitRepository, name: repo}}
+spec: {sourceRef: {kind: GitRepository, name: repo}, interval: 1m}
 status:
   observedGeneration: 1
   conditions:
-  - {type: Stalled, status: "True", reason: InvalidChartReference, message: "chart not found: ./web"}
+  - {type: Stalled, status: "True", reason: InvalidChartReference, message: "chart not found: ./web", lastTransitionTime: "2026-11-01T12:00:00Z"}
   - {type: Ready, status: "False", reason: InvalidChartReference, message: "chart not found: ./web"}`,
-			Source{Ref: SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}, Stalled: true, Message: "chart not found: ./web", Upstream: git}},
+			Source{Ref: SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "web"}, Stalled: true, Message: "chart not found: ./web", Upstream: git,
+				StalledReason: "InvalidChartReference", StalledSince: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC), Interval: time.Minute}},
 		{"OCI Helm repository", SourceRef{Kind: "HelmRepository", Namespace: "flux-system", Name: "charts"}, `
 metadata: {generation: 1}
 spec: {type: oci}`,
@@ -286,7 +326,7 @@ func TestSourceWait(t *testing.T) {
 		if tt.ownerWant != "" {
 			ownerWant = mustRevision(t, tt.ownerWant)
 		}
-		v, code, msg := SourceWait(tt.src, tt.upstream, git.ID(), ownerWant)
+		v, code, msg, _ := SourceWait(tt.src, tt.upstream, git.ID(), ownerWant, time.Time{})
 		if v != tt.verdict || (v != current && code != tt.code) || !strings.Contains(msg, tt.says) {
 			t.Errorf("%s: SourceWait = %s, %s, %q; want %s, %s, saying %q", tt.name, v, code, msg, tt.verdict, tt.code, tt.says)
 		}

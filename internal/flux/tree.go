@@ -2,6 +2,7 @@ package flux
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/org/app-status-action/internal/result"
 )
@@ -37,31 +38,52 @@ func NestedWant(ownerSource string, ownerWant Revision, source SourceRef, src *S
 // upstream is a HelmChart's own source, when known. A HelmChart built from the owner's own
 // source (ownerSource) must have built from the owner's expected revision (ownerWant, when
 // set), whatever the cache of the upstream says: it may lag the owner's.
-func SourceWait(src Source, upstream *Source, ownerSource string, ownerWant Revision) (verdict result.Verdict, code result.Code, message string) {
+//
+// A HelmChart stalled on a chart version its HTTP HelmRepository's index does not list yet is
+// not final: source-controller builds it again when the repository's index changes, which it
+// fetches every spec.interval. It waits until the repository has fetched once since the stall
+// (until, with a margin for the controller's jitter; now is the moment of the decision), then
+// fails. It is final at once for an OCI HelmRepository (no index) and for a chart of a
+// GitRepository or a Bucket, built from their current revision.
+func SourceWait(src Source, upstream *Source, ownerSource string, ownerWant Revision, now time.Time) (verdict result.Verdict, code result.Code, message string, until time.Time) {
 	id := src.Ref.ID()
 	code = sourceCode(src.Ref)
 	switch {
+	case src.Stalled && indexMayList(src, upstream):
+		next := src.StalledSince.Add(upstream.Interval + upstream.Interval/10 + 30*time.Second)
+		if now.Before(next) {
+			return result.VerdictInProgress, code, fmt.Sprintf("%s stalled, and source-controller builds it again when %s's index changes (it fetches it every %s); fails at %s if it is still stalled: %s",
+				id, upstream.Ref.ID(), upstream.Interval, next.UTC().Format(time.RFC3339), src.Message), next
+		}
+		return result.VerdictFailed, code, fmt.Sprintf("%s stalled, and %s fetched its index since (every %s): %s", id, upstream.Ref.ID(), upstream.Interval, src.Message), time.Time{}
 	case src.Stalled:
-		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", id, src.Message)
+		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", id, src.Message), time.Time{}
 	case src.Remote:
-		return result.VerdictCurrent, "", ""
+		return result.VerdictCurrent, "", "", time.Time{}
 	case src.Revision == "":
-		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to have an artifact%s", id, because(src.Message))
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to have an artifact%s", id, because(src.Message)), time.Time{}
 	case !src.Done:
-		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to finish %s (artifact %s)%s", sourceController(src.Ref), id, ShortRevision(src.Revision), because(src.Message))
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to finish %s (artifact %s)%s", sourceController(src.Ref), id, ShortRevision(src.Revision), because(src.Message)), time.Time{}
 	}
 	if id := src.Upstream.ID(); id != "" && id == ownerSource && !ownerWant.IsZero() {
 		if !ownerWant.Matches(src.BuiltFrom) {
 			return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build from %s %s (it built from %s)",
-				src.Ref.ID(), id, ShortRevision(ownerWant.String()), orUnknown(ShortRevision(src.BuiltFrom)))
+				src.Ref.ID(), id, ShortRevision(ownerWant.String()), orUnknown(ShortRevision(src.BuiltFrom))), time.Time{}
 		}
-		return result.VerdictCurrent, "", ""
+		return result.VerdictCurrent, "", "", time.Time{}
 	}
 	if upstream != nil && upstream.Revision != "" && !sameRecorded(src.BuiltFrom, upstream.Revision) {
 		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build from %s %s (it built from %s)",
-			id, upstream.Ref.ID(), ShortRevision(upstream.Revision), orUnknown(ShortRevision(src.BuiltFrom)))
+			id, upstream.Ref.ID(), ShortRevision(upstream.Revision), orUnknown(ShortRevision(src.BuiltFrom))), time.Time{}
 	}
-	return result.VerdictCurrent, "", ""
+	return result.VerdictCurrent, "", "", time.Time{}
+}
+
+// indexMayList reports whether a HelmChart stalled on a chart its HTTP HelmRepository's index
+// does not list (yet): the index is fetched again every interval, and may list it then.
+func indexMayList(src Source, upstream *Source) bool {
+	return src.Ref.Kind == "HelmChart" && src.StalledReason == invalidChartReferenceReason && !src.StalledSince.IsZero() &&
+		upstream != nil && upstream.Ref.Kind == "HelmRepository" && !upstream.Remote && upstream.Interval > 0
 }
 
 // sourceController names what writes a source's artifact.
@@ -119,7 +141,7 @@ func Serving(s Source) (status result.ObjectStatus, code result.Code, message st
 // source serves, and the source will not fetch again until its spec changes. code and message
 // say so, naming the source.
 func SourceStalled(src Source, want Revision) (code result.Code, message string, stalled bool) {
-	verdict, code, message := SourceWait(src, nil, "", Revision{})
+	verdict, code, message, _ := SourceWait(src, nil, "", Revision{}, time.Time{})
 	if verdict != result.VerdictFailed {
 		return "", "", false
 	}
