@@ -275,6 +275,7 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		want = flux.NestedWant(parent.Source, want, srcRef, src)
 	}
 	gate = flux.Evaluate(ref, obj, want, src)
+	supersededAfterApply := false
 	if !ownSource && gate.Verdict != result.VerdictCurrent {
 		// Judged on the run's revision, its source only tells more when that is not Current
 		// yet: the origin revision of an OCI artifact, a source that moved on, a source
@@ -295,7 +296,14 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	case parent == nil && src != nil && !want.IsZero() && gate.Verdict == result.VerdictInProgress:
 		// (A failure of the expected revision is the answer, whatever came after it.)
 		if flux.Superseded(want, a.firstArtifact(srcRef.ID(), src.Revision), *src, gate.Attempting) {
-			override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "Superseded", flux.SupersededMessage(want, *src))
+			if gate.HasApplied {
+				// Flux applied it (lastAppliedRevision) before the newer one came: done, as
+				// Flux said; what the inventory lists is the newer revision's now.
+				override(&gate, result.VerdictCurrent, "", "Superseded", flux.SupersededAfterApplyMessage(want, *src))
+				supersededAfterApply = true
+			} else {
+				override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "Superseded", flux.SupersededMessage(want, *src))
+			}
 		}
 	}
 	if !ownSource {
@@ -315,6 +323,9 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	fo.Owner = owner
 	fo.Message = joinMessage(fo.Message, srcNote)
 	e.Flux = append(e.Flux, fo)
+	if supersededAfterApply {
+		return
+	}
 	// A failure that only says the workloads are not healthy (a Flux health check, a Helm
 	// install, upgrade or test) waits for the workloads' own failure, which says why; it
 	// counts when the classifier finds nothing more precise.

@@ -111,6 +111,16 @@ func (v *view) applied(want Revision) bool {
 	return want.IsZero() || want.Matches(append(v.withOrigin(v.lastApplied), v.lastAppliedOrigin)...)
 }
 
+// hasApplied reports whether the expected revision is the one last applied: a
+// Kustomization's lastAppliedRevision (or its origin), a HelmRelease's newest deployed release.
+func (v *view) hasApplied(want Revision) bool {
+	if v.kind != KindHelmRelease {
+		return v.lastApplied != "" && v.applied(want)
+	}
+	r, ok := v.deployed()
+	return ok && want.Matches(v.releaseRevisions(r)...)
+}
+
 // withOrigin is a recorded revision with the revision its artifact was built from, when the
 // source's current artifact is that revision and says so.
 func (v *view) withOrigin(rev string) []string {

@@ -49,6 +49,10 @@ type Gate struct {
 	DependsOn []Ref
 	// Attempting are the revisions the object works on or last worked on (Superseded).
 	Attempting []string
+	// HasApplied reports whether the expected revision is the one the object last applied
+	// (a Kustomization's lastAppliedRevision, a HelmRelease's newest deployed release),
+	// whatever it works on now: Flux finished it before a newer one came (Superseded).
+	HasApplied bool
 	// Upgrading is set while helm-controller runs Helm's upgrade to the expected chart at the
 	// current generation (not recorded in status.history until Helm returns, after its wait):
 	// the chart version it upgrades to. The workloads Helm has updated since are the new
@@ -141,6 +145,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		g.WaitsForAll = waitsForAll(ref.Kind, obj)
 		g.DependsOn = v.waitingFor(ref.Kind)
 		g.Attempting = v.attempting()
+		g.HasApplied = !want.IsZero() && v.hasApplied(want)
 		if ref.Kind == KindHelmRelease && v.installing(want) {
 			g.Installing = v.lastAttempted
 			g.ReleaseName, g.ReleaseNamespace = releaseName(obj)

@@ -256,6 +256,13 @@ func SupersededMessage(want Revision, src Source) string {
 		src.Ref.ID(), ShortRevision(src.Revision), ShortRevision(want.String()), ShortRevision(src.Revision))
 }
 
+// SupersededAfterApplyMessage says that the expected revision was applied before the source
+// moved on: Flux finished it, and now applies the newer one.
+func SupersededAfterApplyMessage(want Revision, src Source) string {
+	return fmt.Sprintf("applied %s, then %s moved on to %s, which Flux applies now: what it runs is being replaced and is not verified here",
+		ShortRevision(want.String()), src.Ref.ID(), ShortRevision(src.Revision))
+}
+
 // sameRecorded reports whether two recorded revisions name the same artifact, across the
 // legacy and current formats.
 func sameRecorded(a, b string) bool {

@@ -1,0 +1,105 @@
+package assess
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+const (
+	shaC = "ccccccc3333333333333333333333333333333cc"
+	revC = "main@sha1:" + shaC
+)
+
+// gitRepoAt is GitRepository flux-system/app serving rev.
+func gitRepoAt(rev string) string {
+	return strings.Replace(gitRepo(), `revision: "`+revB+`"`, `revision: "`+rev+`"`, 1)
+}
+
+// notReadyDeployment is Deployment shop/web at generation gen, its controller at observed,
+// its replica not ready.
+func notReadyDeployment(gen, observed int) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, generation: %d}
+spec: {replicas: 1}
+status: {observedGeneration: %d, replicas: 1, updatedReplicas: 0, readyReplicas: 0, availableReplicas: 0}`, gen, observed)
+}
+
+// look is one assessment of a sequence that shares the run's memory: the view's documents,
+// the moment, and the verdict expected then.
+type look struct {
+	docs []string
+	at   time.Time
+	want outcome
+}
+
+// runLooks assesses each look in turn with one memory, as one run does, the Flux objects and
+// sources read before the rest.
+func runLooks(t *testing.T, want flux.Revision, root flux.Ref, looks []look) {
+	t.Helper()
+	for _, snapshot := range []bool{true, false} {
+		mem := NewMemory()
+		for i, l := range looks {
+			view := newFixtureView(t, strings.Join(l.docs, "\n---\n"), "kustomizations", "helmreleases", "gitrepositories", "ocirepositories", "deployments", "services")
+			e := Assess(view, mem, Spec{Resources: []flux.Ref{root}, Revision: want, Workloads: true, Snapshot: snapshot}, l.at)
+			got := outcomeOf(e)
+			if l.want.Reason == "" && l.want.Verdict == result.VerdictInProgress {
+				got.Reason = ""
+			}
+			if diff := cmp.Diff(l.want, got); diff != "" {
+				t.Errorf("look %d, snapshot %t (-want +got):\n%s\npending %+v fatal %+v", i, snapshot, diff, e.Pending, e.Fatal)
+			}
+		}
+	}
+}
+
+// TestSupersededAfterApply: a revision Flux applied before the source moved on is done, as
+// Flux said (lastAppliedRevision); one it never applied will not be.
+func TestSupersededAfterApply(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	// app applied applied, and works on attempting (kustomize-controller records
+	// lastAttemptedRevision before it builds).
+	app := func(applied, attempting string) string {
+		return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, generation: 2}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  observedGeneration: 2
+  lastAppliedRevision: "` + applied + `"
+  lastAttemptedRevision: "` + attempting + `"
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: "Building manifests for revision ` + attempting + ` with a timeout of 5m0s", observedGeneration: 2}
+  - {type: Ready, status: Unknown, reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}
+  inventory:
+    entries: [{id: shop_web_apps_Deployment, v: v1}]`
+	}
+	b, err := flux.ParseRevision(revB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := fixtureNow.Add(time.Minute)
+	t.Run("applied B, C started before the run looked", func(t *testing.T) {
+		t.Parallel()
+		runLooks(t, b, root, []look{
+			{docs: []string{app(revB, revC), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
+			{docs: []string{app(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: later, want: current},
+		})
+	})
+	t.Run("A applied, C started: B will not be applied", func(t *testing.T) {
+		t.Parallel()
+		runLooks(t, b, root, []look{
+			{docs: []string{app(revA, revC), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
+			{docs: []string{app(revA, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: later,
+				want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRevisionSuperseded, Reason: "Superseded"}},
+		})
+	})
+}
