@@ -7,17 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The Reconciling messages that say what a controller is doing now.
-const (
-	// kustomize-controller patches the new inventory into the status just before it writes
-	// this message: the objects listed from then on are the revision's, applied.
-	healthCheckingPrefix = "Running health checks for revision "
-	// helm-controller runs a Helm action (install, upgrade, rollback, test, uninstall) while
-	// its Reconciling message reads "Running 'upgrade' action with timeout of 5m0s". It records
-	// the new release in status.history only when the action has returned.
-	helmActionPrefix = "Running '"
-)
-
 // appliedRules holds, per kind, whether the objects a Flux object lists and the workloads
 // they run are those of the expected revision (of the revision last attempted when none is
 // expected). Only then may a workload's failure fail the rollout: before, the objects are
@@ -45,7 +34,9 @@ func kustomizationApplied(v *view, want Revision) bool {
 		return true
 	}
 	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) &&
-		v.currentGeneration(rc) && strings.HasPrefix(rc.message, healthCheckingPrefix) {
+		v.currentGeneration(rc) && healthCheckingWords.MatchString(rc.message) {
+		// kustomize-controller patches the new inventory into the status just before it
+		// writes these words: the objects listed from then on are the revision's, applied.
 		return true
 	}
 	ready := v.cond(meta.ReadyCondition)
@@ -55,7 +46,8 @@ func kustomizationApplied(v *view, want Revision) bool {
 
 // helmReleaseApplied: helm-controller records a release in status.history once its Helm
 // action has returned, deployed or failed. So the expected chart is applied when the newest
-// release is of it and finished, no Helm action is running, and the controller has worked on
+// release is of it and finished, helm-controller is not at work on the release
+// (Reconciling=True, reason Progressing: it may be running a Helm action), and it has worked on
 // the current generation of the spec (a change of values alone upgrades the same chart
 // version again).
 func helmReleaseApplied(v *view, want Revision) bool {
@@ -69,7 +61,7 @@ func helmReleaseApplied(v *view, want Revision) bool {
 	if strings.HasPrefix(latest.status, "pending") || latest.status == "uninstalling" {
 		return false
 	}
-	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) && strings.HasPrefix(rc.message, helmActionPrefix) {
+	if v.helmWorking() {
 		return false
 	}
 	return v.observedGeneration == v.generation || v.lastAttemptedGeneration == v.generation
@@ -167,28 +159,40 @@ func (v *view) chartOrigins(ociDigest string) []string {
 	return nil
 }
 
-// helmUpgradePrefix and helmInstallPrefix start helm-controller's Reconciling message while
-// Helm upgrades or installs (atomic_release.go: "Running '%s' action with timeout of %s").
-const (
-	helmUpgradePrefix = "Running 'upgrade' action"
-	helmInstallPrefix = "Running 'install' action"
-)
+// helmWorking reports whether helm-controller is at work on the release: Reconciling=True
+// with reason Progressing (ProgressingWithRetry is a failure it waits to retry).
+func (v *view) helmWorking() bool {
+	rc := v.cond(meta.ReconcilingCondition)
+	return rc.status == string(metav1.ConditionTrue) && rc.reason == meta.ProgressingReason
+}
+
+// releasing reports whether helm-controller runs Helm's install or upgrade of the expected
+// chart at the current generation, from the conditions' reasons and the status fields, not
+// its words (v1.6.4, reconcile/atomic_release.go): before a release action it marks
+// Reconciling=True and Ready=Unknown, both with reason Progressing; it has recorded the chart
+// and generation it attempts (lastAttemptedRevision, lastAttemptedGeneration) before; and
+// the action has stored no release of that chart and values yet (attemptReleased: a
+// rollback or an uninstall follows a release of the attempt, a test a deployed one). It is
+// an install when no release is deployed, else an upgrade. (lastAttemptedReleaseAction is
+// written with the action's outcome, after it, and names the one before while it runs.)
+func (v *view) releasing(want Revision) bool {
+	ready := v.cond(meta.ReadyCondition)
+	return v.helmWorking() && ready.status == string(metav1.ConditionUnknown) && ready.reason == meta.ProgressingReason &&
+		v.lastAttempted != "" && v.attemptedChart(want) && v.lastAttemptedGeneration == v.generation && !v.attemptReleased()
+}
 
 // installing reports whether helm-controller is running Helm's install of the expected chart
 // at the current generation. What an install creates is the new chart's, all of it.
 func (v *view) installing(want Revision) bool {
-	rc := v.cond(meta.ReconcilingCondition)
-	return rc.status == string(metav1.ConditionTrue) && strings.HasPrefix(rc.message, helmInstallPrefix) &&
-		v.lastAttempted != "" && v.attemptedChart(want) && v.lastAttemptedGeneration == v.generation
+	_, deployed := v.deployed()
+	return !deployed && v.releasing(want)
 }
 
 // upgrading reports whether helm-controller is running Helm's upgrade to the expected chart
-// at the current generation: it records the chart it attempts (lastAttemptedRevision) and the
-// generation before it starts the action.
+// at the current generation.
 func (v *view) upgrading(want Revision) bool {
-	rc := v.cond(meta.ReconcilingCondition)
-	return rc.status == string(metav1.ConditionTrue) && strings.HasPrefix(rc.message, helmUpgradePrefix) &&
-		v.lastAttempted != "" && v.attemptedChart(want) && v.lastAttemptedGeneration == v.generation
+	_, deployed := v.deployed()
+	return deployed && v.releasing(want)
 }
 
 // attemptedChart reports whether the chart version helm-controller last attempted is the

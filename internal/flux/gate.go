@@ -3,7 +3,6 @@ package flux
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -191,14 +190,10 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 	return g
 }
 
-// retryingIn reads kustomize-controller's "retrying in 30s" (a source or its artifact not
-// there yet, retried at its --requeue-dependency interval).
-var retryingIn = regexp.MustCompile(`retrying in ([0-9][0-9a-z.]*)`)
-
 // retryInterval is how soon kustomize-controller tries a failed Kustomization again: what its
 // message says, else spec.retryInterval, else spec.interval (api/v1 GetRetryInterval).
 func retryInterval(obj *unstructured.Unstructured, message string) time.Duration {
-	if m := retryingIn.FindStringSubmatch(message); m != nil {
+	if m := retryingInWords.FindStringSubmatch(message); m != nil {
 		if d, err := time.ParseDuration(m[1]); err == nil && d > 0 {
 			return d
 		}
@@ -298,7 +293,7 @@ func (v *view) waitingFor(kind Kind) []Ref {
 		deps = append(deps, Ref{Kind: kind, Namespace: ns, Name: name})
 	}
 	if ready := v.cond(meta.ReadyCondition); ready.reason == meta.DependencyNotReadyReason {
-		if m := dependencyPattern.FindStringSubmatch(ready.message); m != nil {
+		if m := dependencyWords.FindStringSubmatch(ready.message); m != nil {
 			for _, d := range deps {
 				if d.Namespace+"/"+d.Name == m[1] {
 					return []Ref{d}
@@ -344,20 +339,11 @@ func suspendedGate(ref Ref) decision {
 	}
 }
 
-// reconcilingRevisionPattern finds the revision kustomize-controller's Reconciling message
-// names: "Fetching manifests for revision main@sha1:… with a timeout of 5m0s", "Building
-// manifests for revision …", "Running health checks for revision …".
-var reconcilingRevisionPattern = regexp.MustCompile(`for revision (\S+) with a timeout of `)
-
-// dependencyPattern finds the dependency a DependencyNotReady message names, e.g.
-// "dependency 'flux-system/infra' is not ready" or "unable to get 'apps/redis' dependency".
-var dependencyPattern = regexp.MustCompile(`'([^'/\s]+/[^'/\s]+)'`)
-
 // dependencyGate is the decision for Ready=False with reason DependencyNotReady.
 func dependencyGate(v *view, ready condition) decision {
 	d := decision{verdict: result.VerdictInProgress, code: result.CodeFluxDependencyNotReady, reason: ready.reason}
 	waiting := "dependencies"
-	if m := dependencyPattern.FindStringSubmatch(ready.message); m != nil {
+	if m := dependencyWords.FindStringSubmatch(ready.message); m != nil {
 		waiting = "dependency " + m[1]
 	}
 	deps := ""
@@ -469,10 +455,13 @@ type view struct {
 	// ("Fetching manifests for revision X with a timeout of 5m0s"): the one it works on,
 	// before it records lastAttemptedRevision.
 	reconcilingRevision string
-	remote              bool // spec.kubeConfig is set
-	inventorySize       int
-	hasInventory        bool
-	src                 *Source // the object's source as it is now, when known
+	// reconcilingUnrecognised is set when a Kustomization's Reconciling message is not one of
+	// kustomize-controller's known words (reconcilingRevisionWords).
+	reconcilingUnrecognised bool
+	remote                  bool // spec.kubeConfig is set
+	inventorySize           int
+	hasInventory            bool
+	src                     *Source // the object's source as it is now, when known
 }
 
 func readView(kind Kind, obj *unstructured.Unstructured) *view {
@@ -519,9 +508,11 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 	}
 	sort.Strings(v.dependsOn)
 	sort.Strings(v.dependsOnChecked)
-	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) && v.currentGeneration(rc) {
-		if m := reconcilingRevisionPattern.FindStringSubmatch(rc.message); m != nil {
+	if rc := v.cond(meta.ReconcilingCondition); kind == KindKustomization && rc.status == string(metav1.ConditionTrue) && v.currentGeneration(rc) {
+		if m := reconcilingRevisionWords.FindStringSubmatch(rc.message); m != nil {
 			v.reconcilingRevision = m[1]
+		} else {
+			v.reconcilingUnrecognised = rc.message != ""
 		}
 	}
 	if kind == KindHelmRelease {

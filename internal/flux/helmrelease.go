@@ -3,7 +3,6 @@ package flux
 import (
 	"crypto/sha256"
 	"fmt"
-	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +33,6 @@ const (
 	// composed.
 	chartMutateErrorReason = "ChartMutateError"
 	valuesErrorReason      = "ValuesError"
-	chartLoadFailedPrefix  = "Could not load chart"
 )
 
 const helmController = "helm-controller"
@@ -149,35 +147,34 @@ func refusedChart(v *view, ready condition, want Revision) (decision, bool) {
 		// A ConfigMap or Secret of valuesFrom (or its key) that is not there yet may be
 		// created by an operator (External Secrets, Sealed Secrets) in a moment; helm-controller
 		// retries. Values that do not parse fail at once.
-		return decision{verdict: result.VerdictFailed, code: result.CodeFluxValuesFailed, reason: ready.reason,
-			message: "the values cannot be composed: " + ready.message, retried: missingValues(ready.message)}, true
+		d := decision{verdict: result.VerdictFailed, code: result.CodeFluxValuesFailed, reason: ready.reason,
+			message: "the values cannot be composed: " + ready.message}
+		switch valuesWording(ready.message) {
+		case retriedWords:
+			d.retried = true
+		case unrecognised:
+			d.verdict = result.VerdictInProgress
+			d.message = joinSentences(d.message, unrecognisedNote(helmController, "v1.6.4 with fluxcd/pkg/chartutil v1.27.2"))
+		}
+		return d, true
 	case ready.reason == chartMutateErrorReason,
-		ready.reason == meta.ArtifactFailedReason && strings.HasPrefix(ready.message, chartLoadFailedPrefix):
+		ready.reason == meta.ArtifactFailedReason && chartLoadWords.MatchString(ready.message):
 		code = result.CodeFluxChartFailed
 	default:
 		return decision{}, false
 	}
+	// helm-controller loads the chart of the source's current artifact, before it records
+	// lastAttemptedRevision: the chart refused is the source's, when the run reads it.
 	d := decision{code: code, reason: ready.reason, message: "the chart cannot be applied: " + ready.message}
-	if want.IsZero() || want.MentionedIn(ready.message) {
+	switch {
+	case want.IsZero() || (v.src != nil && v.src.Done && want.Matches(v.src.Revisions()...)):
 		d.verdict = result.VerdictFailed
-		return d, true
+	case v.src == nil:
+		d.message = fmt.Sprintf("waiting for %s; helm-controller cannot apply the source's chart, and the source was not read to tell which: %s", ShortRevision(want.String()), ready.message)
+	default:
+		d.message = fmt.Sprintf("waiting for %s; helm-controller cannot apply the source's chart (%s): %s", ShortRevision(want.String()), ShortRevision(v.src.Revision), ready.message)
 	}
-	d.message = fmt.Sprintf("waiting for %s; helm-controller cannot apply the source's chart: %s", ShortRevision(want.String()), ready.message)
 	return d, true
-}
-
-// missingValues reports whether helm-controller cannot compose the values because a
-// ConfigMap or Secret of valuesFrom, or its key, does not exist: fluxcd/pkg/chartutil's
-// ErrResourceNotFound (with the API's `configmaps "x" not found` or "resource not found") and
-// ErrKeyNotFound ("key not found"), or "could not find key" before. A YAML parse error
-// ("could not find expected ':'") is not one.
-func missingValues(message string) bool {
-	for _, w := range []string{"resource not found", "key not found", "could not find key"} {
-		if strings.Contains(message, w) {
-			return true
-		}
-	}
-	return (strings.Contains(message, `configmaps "`) || strings.Contains(message, `secrets "`)) && strings.HasSuffix(message, " not found")
 }
 
 // attemptReleased reports whether helm-controller's last attempt stored a Helm release: the

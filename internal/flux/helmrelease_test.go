@@ -3,6 +3,7 @@ package flux
 import (
 	"maps"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -113,14 +114,14 @@ func TestEvaluateHelmRelease(t *testing.T) {
 			"waiting for 6.4.0 to be attempted; the last attempt was " + chart650 + " and failed: " + rolledBack},
 		// Charts helm-controller cannot even attempt: Ready=False is the current word, never a
 		// failed release of before.
-		{"chart refused, names the expected version", "hr-chart-refused.yaml", "6.6.0", failed, result.CodeFluxChartFailed, "ChartMutateError",
-			"the chart cannot be applied: artifact revision 6.6.0 does not match chart version 6.5.9"},
+		{"chart refused, the source not read", "hr-chart-refused.yaml", "6.6.0", inProgress, result.CodeFluxChartFailed, "ChartMutateError",
+			"waiting for 6.6.0; helm-controller cannot apply the source's chart, and the source was not read to tell which: artifact revision 6.6.0 does not match chart version 6.5.9"},
 		{"chart refused, no revision asked", "hr-chart-refused.yaml", "", failed, result.CodeFluxChartFailed, "ChartMutateError",
 			"the chart cannot be applied: artifact revision 6.6.0 does not match chart version 6.5.9"},
 		{"chart refused, another version expected", "hr-chart-refused.yaml", "6.7.0", inProgress, result.CodeFluxChartFailed, "ChartMutateError",
-			"waiting for 6.7.0; helm-controller cannot apply the source's chart: artifact revision 6.6.0 does not match chart version 6.5.9"},
+			"waiting for 6.7.0; helm-controller cannot apply the source's chart, and the source was not read to tell which: artifact revision 6.6.0 does not match chart version 6.5.9"},
 		{"values error, whatever the revision", "hr-values-error.yaml", "6.7.0", failed, result.CodeFluxValuesFailed, "ValuesError",
-			"the values cannot be composed: could not find key 'replicaCount' in ConfigMap 'apps/podinfo-values'"},
+			"the values cannot be composed: could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': key not found"},
 		// Flux will not go on by itself, whatever revision is expected.
 		{"stalled on configuration", "hr-stalled.yaml", "6.5.0", failed, result.CodeFluxStalled, "InvalidCELExpression", "stalled: " + hrCELMsg},
 		{"suspended", "hr-suspended.yaml", "6.5.0", suspended, result.CodeFluxSuspended, "Suspended",
@@ -187,22 +188,51 @@ func TestEvaluateHelmReleaseStalls(t *testing.T) {
 
 // TestHelmReleaseValuesErrorRetried: a valuesFrom object or key that does not exist yet is a
 // failure helm-controller retries (an operator may create the Secret in a moment); values
-// that do not parse are not.
+// that do not parse are not; words that are not fluxcd/pkg/chartutil's wait.
 func TestHelmReleaseValuesErrorRetried(t *testing.T) {
 	t.Parallel()
-	for msg, retried := range map[string]bool{
-		"could not find key 'replicaCount' in ConfigMap 'apps/podinfo-values'":                                                                                                   true,
-		"could not resolve Secret chart values reference 'apps/db' with key 'values.yaml': secrets \"db\" not found":                                                             true,
-		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': key not found":                                                         true,
-		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': failed to read values data":                                            false,
-		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': failed to read values data: yaml: line 3: could not find expected ':'": false,
-		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': resource not found":                                                    true,
+	type want struct {
+		verdict result.Verdict
+		retried bool
+	}
+	for msg, w := range map[string]want{
+		"could not resolve Secret chart values reference 'apps/db' with key 'values.yaml': secrets \"db\" not found":                                                                {failed, true},
+		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': key not found":                                                            {failed, true},
+		"could not resolve optional ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': resource not found":                                              {failed, true},
+		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': failed to read values data":                                               {failed, false},
+		"could not resolve ConfigMap chart values reference 'apps/podinfo-values' with key 'values.yaml': error converting YAML to JSON: yaml: line 3: could not find expected ':'": {failed, false},
+		"could not resolve Deployment chart values reference 'apps/x' with key 'values.yaml': unsupported values reference kind":                                                    {failed, false},
+		"could not find key 'replicaCount' in ConfigMap 'apps/podinfo-values'":                                                                                                      {inProgress, false},
 	} {
 		obj := loadFixture(t, "hr-values-error.yaml")
 		editConditions(t, obj, "Ready", map[string]any{"status": "False", "reason": "ValuesError", "message": msg, "observedGeneration": int64(4)})
 		g := Evaluate(hrRef, obj, mustRevision(t, "6.7.0"), nil)
-		if g.Verdict != result.VerdictFailed || g.Code != result.CodeFluxValuesFailed || g.Retried != retried {
-			t.Errorf("%q: %s %s retried=%v, want Failed %s retried=%v", msg, g.Verdict, g.Code, g.Retried, result.CodeFluxValuesFailed, retried)
+		if g.Verdict != w.verdict || g.Code != result.CodeFluxValuesFailed || g.Retried != w.retried {
+			t.Errorf("%q: %s %s retried=%v, want %s %s retried=%v", msg, g.Verdict, g.Code, g.Retried, w.verdict, result.CodeFluxValuesFailed, w.retried)
+		}
+	}
+}
+
+// TestChartRefusedBySource: the chart helm-controller cannot load or mutate is the source's
+// current artifact (it fails before it records lastAttemptedRevision): the expected chart
+// fails when the source offers it, whatever the message says.
+func TestChartRefusedBySource(t *testing.T) {
+	t.Parallel()
+	oci := SourceRef{Kind: "OCIRepository", Namespace: "apps", Name: "podinfo"}
+	tests := []struct {
+		name, want string
+		src        *Source
+		verdict    result.Verdict
+	}{
+		{"the source offers the expected chart", "6.6.0", &Source{Ref: oci, Revision: "6.6.0@" + digest650, Done: true}, failed},
+		{"the source offers another chart", "6.7.0", &Source{Ref: oci, Revision: "6.6.0@" + digest650, Done: true}, inProgress},
+		{"the source is fetching a new spec", "6.6.0", &Source{Ref: oci, Revision: "6.6.0@" + digest650}, inProgress},
+		{"the source not read", "6.6.0", nil, inProgress},
+	}
+	for _, tt := range tests {
+		g := Evaluate(hrRef, loadFixture(t, "hr-chart-refused.yaml"), mustRevision(t, tt.want), tt.src)
+		if g.Verdict != tt.verdict || g.Code != result.CodeFluxChartFailed {
+			t.Errorf("%s: %s %s (%s), want %s %s", tt.name, g.Verdict, g.Code, g.Message, tt.verdict, result.CodeFluxChartFailed)
 		}
 	}
 }
@@ -265,5 +295,16 @@ status:
 	}
 	if g := Evaluate(hrRef, fromYAML(t, doc("1.0.0+abcdef012345", 1)), mustRevision(t, "1.0.0"), nil); g.Installing != "" {
 		t.Errorf("installing an older generation: Installing %q, want none", g.Installing)
+	}
+	// Read from the conditions' reasons and the status, not the words: reworded, the same.
+	reworded := strings.ReplaceAll(doc("1.0.0+abcdef012345", 2), "Running 'install' action with timeout of 5m0s", "Installing the release (5m0s)")
+	if g := Evaluate(hrRef, fromYAML(t, reworded), mustRevision(t, "1.0.0"), nil); g.Installing != "1.0.0+abcdef012345" {
+		t.Errorf("installing, reworded: installing %q, want the chart", g.Installing)
+	}
+	// A deployed release and no release of the attempt yet: an upgrade.
+	upgrade := doc("1.1.0+abcdef012345", 2) + `
+  history: [{chartVersion: 1.0.0+abcdef012345, status: deployed, version: 1}]`
+	if g := Evaluate(hrRef, fromYAML(t, upgrade), mustRevision(t, "1.1.0"), nil); g.Upgrading != "1.1.0+abcdef012345" || g.Installing != "" {
+		t.Errorf("upgrading: upgrading %q installing %q, want upgrading the chart", g.Upgrading, g.Installing)
 	}
 }

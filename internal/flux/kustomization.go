@@ -2,7 +2,6 @@ package flux
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,48 +21,24 @@ var kustomizationFailures = map[string]result.Code{
 
 const kustomizeController = "kustomize-controller"
 
-// pathMissing reports whether an ArtifactFailed failure is kustomize-controller's "kustomization
-// path not found" (or a path it refuses), which the revision's content decides: every other
-// ArtifactFailed (the artifact cannot be downloaded, the source has none yet) is retried.
-func pathMissing(ready condition) bool {
-	return ready.reason == meta.ArtifactFailedReason &&
-		(strings.HasPrefix(ready.message, "kustomization path not found") || strings.Contains(ready.message, "path escapes"))
-}
-
-// retriedApply are the words of a failure to apply (ReconciliationFailed, from the server-side
-// dry-run or apply) that something of the same rollout may remove: a kind whose CRD is not
-// served yet, a webhook that cannot be called yet, a namespace not created yet, an API server
-// that did not answer. kustomize-controller tries again at spec.retryInterval.
-var retriedApply = []string{
-	"no matches for kind", "the server could not find the requested resource", "ensure crds are installed first",
-	"failed calling webhook", "failed to call webhook", "connection refused", "no endpoints available for service",
-	"i/o timeout", "context deadline exceeded", "the server is currently unable to handle the request",
-	"etcdserver: request timed out", "too many requests",
+// kustomizationWording says what a Ready=False failure's words say: for an artifact that
+// cannot be fetched or an apply that failed on something not there yet (retriedWords), for a
+// path the revision lacks or manifests the API server refuses (finalWords). The other
+// reasons say it by themselves.
+func kustomizationWording(ready condition) wording {
+	switch ready.reason {
+	case meta.ArtifactFailedReason:
+		return artifactWording(ready.message)
+	case meta.ReconciliationFailedReason:
+		return applyWording(ready.message)
+	}
+	return finalWords
 }
 
 // retriedKustomization reports whether a Ready=False failure is one kustomize-controller
-// retries and that may pass by itself: an artifact that cannot be fetched (not a path the
-// revision lacks), or an apply that failed on something not there yet, and nothing that says
-// the manifests are invalid.
+// retries and that may pass by itself.
 func retriedKustomization(ready condition) bool {
-	switch ready.reason {
-	case meta.ArtifactFailedReason:
-		return !pathMissing(ready)
-	case meta.ReconciliationFailedReason:
-		m := strings.ToLower(ready.message)
-		if strings.Contains(m, "is invalid") || strings.Contains(m, "immutable") || strings.Contains(m, "denied the request") {
-			return false
-		}
-		if strings.Contains(m, "namespaces \"") && strings.Contains(m, "not found") {
-			return true
-		}
-		for _, w := range retriedApply {
-			if strings.Contains(m, w) {
-				return true
-			}
-		}
-	}
-	return false
+	return kustomizationWording(ready) == retriedWords
 }
 
 // kustomizationGate applies the rules of a kustomize.toolkit.fluxcd.io/v1 Kustomization.
@@ -96,10 +71,14 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 			// "Fetching manifests for revision B" before it fetches, and lastAttemptedRevision
 			// only once the path is found. A fetch of B that fails is never a failure of A.
 			failedRevision, attempted := v.lastAttempted, v.attempted(want)
+			if ready.reason == meta.ArtifactFailedReason && v.reconcilingUnrecognised {
+				// Which revision failed, only the Reconciling words say.
+				return decision{code: code, reason: ready.reason, message: joinSentences(ready.message, unrecognisedNote(kustomizeController, "v1.9.5"))}
+			}
 			if ready.reason == meta.ArtifactFailedReason && v.reconcilingRevision != "" && v.reconcilingRevision != v.lastAttempted {
 				failedRevision, attempted = v.reconcilingRevision, want.IsZero() || want.Matches(v.withOrigin(v.reconcilingRevision)...)
 			}
-			if !attempted && !want.MentionedIn(ready.message) {
+			if !attempted {
 				return staleFailure(want, failedRevision, failure)
 			}
 			if failedRevision != "" {
@@ -107,6 +86,11 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 			}
 			if v.olderGeneration(ready) {
 				return staleGeneration(v, ready.observedGeneration, kustomizeController, failure)
+			}
+			if kustomizationWording(ready) == unrecognised {
+				// Retried or final, only its words would say: neither fail nor pass on them.
+				failure.verdict = result.VerdictInProgress
+				failure.message = joinSentences(failure.message, unrecognisedNote(kustomizeController, "v1.9.5"))
 			}
 			return failure
 		}

@@ -118,7 +118,7 @@ func TestRetriedKustomization(t *testing.T) {
 		{"ReconciliationFailed", `Deployment/shop/web dry-run failed: admission webhook "validate.kyverno.svc" denied the request: label required`, false},
 		{"ReconciliationFailed", `something never seen`, false},
 		{"ArtifactFailed", `Source artifact not found, retrying in 30s`, true},
-		{"ArtifactFailed", `failed to download artifact, error: GET http://source-controller/x.tar.gz: 503 Service Unavailable`, true},
+		{"ArtifactFailed", `failed to download archive from http://source-controller.flux-system.svc.cluster.local./gitrepository/flux-system/app/x.tar.gz (status: 503 Service Unavailable)`, true},
 		{"ArtifactFailed", `kustomization path not found: stat /tmp/x/apps/web: no such file or directory`, false},
 		{"BuildFailed", `kustomize build failed: accumulating resources: no such file`, false},
 		{"HealthCheckFailed", `health check failed after 5m: timeout`, false},

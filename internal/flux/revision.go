@@ -174,25 +174,6 @@ func (r Revision) match(c revisionParts) bool {
 	return false
 }
 
-// MentionedIn reports whether a Flux message names the expected revision: a word of it (a
-// revision, a digest, a chart version, a tag, possibly quoted) that Matches it. A message
-// such as "artifact revision 1.3.0 does not match chart version 1.2.9" names 1.3.0 and 1.2.9.
-// The zero Revision is named by no message.
-func (r Revision) MentionedIn(message string) bool {
-	if r.IsZero() {
-		return false
-	}
-	for _, word := range strings.FieldsFunc(message, func(c rune) bool {
-		return unicode.IsSpace(c) || strings.ContainsRune("'\"`,;()[]{}<>", c)
-	}) {
-		word = strings.TrimRight(word, ".:!?")
-		if word != "" && r.Matches(word) {
-			return true
-		}
-	}
-	return false
-}
-
 // extendable reports whether a chart version may extend ref with +build metadata: ref is a
 // version as Helm reads a chart's (semver.NewVersion: 1, v1.2, 1.2.3-rc.1), without build
 // metadata of its own.

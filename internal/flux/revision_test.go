@@ -197,33 +197,6 @@ func TestRevisionMatches(t *testing.T) {
 	}
 }
 
-func TestRevisionMentionedIn(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		want, message string
-		named         bool
-	}{
-		{"1.3.0", "artifact revision 1.3.0 does not match chart version 1.2.9", true},
-		{"1.2.9", "artifact revision 1.3.0 does not match chart version 1.2.9", true},
-		{"1.2.8", "artifact revision 1.3.0 does not match chart version 1.2.9", false},
-		{"refs/tags/1.3", "artifact revision 1.3.0 does not match chart version 1.2.9", false},
-		{newSHA, "failed to download artifact for 'main@sha1:" + newSHA + "': 404", true},
-		{"c2a6b03", "build failed for revision main@sha1:" + newSHA + ".", true},
-		{newerSHA, "build failed for revision main@sha1:" + newSHA, false},
-		{"6.5.0", `chart "podinfo" version "6.5.0+501967ad514d" not found`, true},
-		{"", "revision 1.3.0", false},
-		{"v9.9.9", "nothing named here", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want+" in "+tt.message, func(t *testing.T) {
-			t.Parallel()
-			if got := mustRevision(t, tt.want).MentionedIn(tt.message); got != tt.named {
-				t.Errorf("ParseRevision(%q).MentionedIn(%q) = %t, want %t", tt.want, tt.message, got, tt.named)
-			}
-		})
-	}
-}
-
 func TestShortRevision(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

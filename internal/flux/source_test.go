@@ -457,7 +457,7 @@ status:
 	// retries (the run gives it its retry window), never one of A.
 	for _, msg := range []string{
 		"Source is not ready, artifact not found, retrying in 30s",
-		"failed to verify artifact: computed digest doesn't match 'sha256:" + shaC + "'",
+		"failed to verify archive: computed digest doesn't match provided 'sha256:" + shaC + shaC[:24] + "' (check whether file size exceeds max download size)",
 	} {
 		download := obj.DeepCopy()
 		conds, _, _ := unstructured.NestedSlice(download.Object, "status", "conditions")

@@ -1,0 +1,130 @@
+package flux
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The controllers' words: every decision that reads a controller's message, because no
+// reason, condition type or status field says the same, reads it here, each with the
+// controller version and the file it was read from. words_test.go pins every entry to a
+// message copied from that controller's source or test data. A decision whose words are not
+// recognised waits (it never fails and never passes) and says so (unrecognised).
+
+// kustomize-controller v1.9.5, internal/controller/kustomization_controller.go.
+var (
+	// reconcile() marks Reconciling=True, reason Progressing, with "Fetching manifests for
+	// revision %s with a timeout of %s", then "Building manifests …", "Detecting drift …"
+	// and, after it wrote the new inventory, "Running health checks for revision %s with a
+	// timeout of %s" (checkHealth). The revision is the source artifact's, the one it works
+	// on, written before lastAttemptedRevision.
+	reconcilingRevisionWords = regexp.MustCompile(`^(?:Fetching manifests|Building manifests|Detecting drift|Running health checks) for revision (\S+) with a timeout of `)
+	healthCheckingWords      = regexp.MustCompile(`^Running health checks for revision (\S+) with a timeout of `)
+	// "Source artifact not found, retrying in %s", "Source is not ready, artifact not found,
+	// retrying in %s", "Dependencies do not meet ready condition, retrying in %s": the
+	// controller's --requeue-dependency interval.
+	retryingInWords = regexp.MustCompile(`retrying in ([0-9][0-9a-z.]*)`)
+	// reconcile(): "kustomization path not found: %w" after the artifact is extracted: the
+	// revision lacks spec.path, which no retry changes.
+	pathMissingWords = regexp.MustCompile(`^kustomization path not found: |path escapes`)
+	// An artifact not there yet or not downloadable, retried: checkDependencies' "Source
+	// artifact not found, retrying in %s" and reconcile's "Source is not ready, artifact not
+	// found, retrying in %s"; getSource's "unable to get source '%s': %w"; and the fetcher's
+	// (fluxcd/pkg/http/fetch v0.25.0, archive_fetcher.go) "failed to download archive…",
+	// "failed to verify archive: computed digest doesn't match provided '%s' …", "failed to
+	// extract archive …".
+	artifactRetriedWords = regexp.MustCompile(`artifact not found, retrying in |^unable to get source '|^failed to (?:download|verify|extract) archive`)
+	// checkDependencies (kustomize-controller) and helm-controller's checkDependencies name
+	// the dependency they wait for: "dependency 'flux-system/infra' is not ready", "unable to
+	// get 'apps/redis' dependency: …". Only the message says which; it names, never decides.
+	dependencyWords = regexp.MustCompile(`'([^'/\s]+/[^'/\s]+)'`)
+)
+
+// The words of a failure to apply (ReconciliationFailed, kustomize-controller v1.9.5 apply(),
+// from fluxcd/pkg/ssa v0.76.2 and the API server) that say whether something of the same
+// rollout may remove it (a CRD or a webhook not served yet, a namespace not created yet, an
+// API server that did not answer) or the manifests are refused.
+var (
+	applyFinalWords   = []string{"is invalid", "immutable", "denied the request", "is forbidden"}
+	applyRetriedWords = []string{
+		"no matches for kind", "the server could not find the requested resource", "ensure crds are installed first",
+		"failed calling webhook", "failed to call webhook", "connection refused", "no endpoints available for service",
+		"i/o timeout", "context deadline exceeded", "the server is currently unable to handle the request",
+		"etcdserver: request timed out", "too many requests",
+	}
+	// `namespaces "shop" not found`: the namespace another object of the rollout creates.
+	applyNamespaceWords = regexp.MustCompile(`namespaces "[^"]+" not found`)
+)
+
+// helm-controller v1.6.4, internal/controller/helmrelease_controller.go, and
+// fluxcd/pkg/chartutil v1.27.2, values.go (ErrValuesReference.Error).
+var (
+	// reconcileRelease(): Ready=False ArtifactFailed "Could not load chart: %s" when the
+	// source's artifact is not a chart it can load.
+	chartLoadWords = regexp.MustCompile(`^Could not load chart: `)
+	// ValuesError: "could not resolve[ optional] KIND chart values reference 'NS/NAME'[ with
+	// key 'KEY']: REASON", REASON being ErrResourceNotFound ("resource not found", or the API's
+	// `configmaps "x" not found`), ErrKeyNotFound ("key not found"), or what fails for good: a
+	// document that does not parse, a target path that cannot be merged, a kind not supported.
+	valuesReferenceWords = regexp.MustCompile(`^could not resolve (?:optional )?(?:\S+ )?chart values reference '[^']*'(?: with key '[^']*')?: (.*)$`)
+	valuesMissingWords   = regexp.MustCompile(`^(?:resource not found|key not found|(?:configmaps|secrets) "[^"]+" not found)$`)
+)
+
+// wording is what a controller's words say of a failure.
+type wording int
+
+const (
+	unrecognised wording = iota // the words are not the controller's known ones: wait
+	retriedWords                // a failure the controller retries, that may pass by itself
+	finalWords                  // a failure no retry changes
+)
+
+// unrecognisedNote is the message of a decision that waits because the controller's words are
+// not the known ones.
+func unrecognisedNote(controller, version string) string {
+	return "the verdict waits: " + controller + "'s words were not recognised (read from " + version + ")"
+}
+
+// applyWording says whether a ReconciliationFailed failure is retried or final.
+func applyWording(message string) wording {
+	m := strings.ToLower(message)
+	for _, w := range applyFinalWords {
+		if strings.Contains(m, w) {
+			return finalWords
+		}
+	}
+	if applyNamespaceWords.MatchString(m) {
+		return retriedWords
+	}
+	for _, w := range applyRetriedWords {
+		if strings.Contains(m, w) {
+			return retriedWords
+		}
+	}
+	return unrecognised
+}
+
+// artifactWording says whether a Kustomization's ArtifactFailed failure is retried (the
+// artifact is not there, or not downloadable yet) or final (the revision lacks the path).
+func artifactWording(message string) wording {
+	switch {
+	case pathMissingWords.MatchString(message):
+		return finalWords
+	case artifactRetriedWords.MatchString(message):
+		return retriedWords
+	}
+	return unrecognised
+}
+
+// valuesWording says whether a HelmRelease's ValuesError is retried (a ConfigMap or Secret of
+// valuesFrom, or its key, does not exist yet: an operator may create it) or final.
+func valuesWording(message string) wording {
+	m := valuesReferenceWords.FindStringSubmatch(message)
+	switch {
+	case m == nil:
+		return unrecognised
+	case valuesMissingWords.MatchString(m[1]):
+		return retriedWords
+	}
+	return finalWords
+}

@@ -1,0 +1,186 @@
+package flux
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The controllers' format strings, copied from their source; each test below renders them as
+// the controller does and pins the table of words.go to them. When a controller rewords one,
+// update the copy, the version it names, and words.go together.
+const (
+	// kustomize-controller v1.9.5, internal/controller/kustomization_controller.go.
+	kcFetching        = "Fetching manifests for revision %s with a timeout of %s"    // reconcile()
+	kcBuilding        = "Building manifests for revision %s with a timeout of %s"    // reconcile()
+	kcDrift           = "Detecting drift for revision %s with a timeout of %s"       // reconcile()
+	kcHealth          = "Running health checks for revision %s with a timeout of %s" // checkHealth()
+	kcArtifactMissing = "Source artifact not found, retrying in %s"                  // Reconcile()
+	kcArtifactGone    = "Source is not ready, artifact not found, retrying in %s"    // Reconcile()
+	kcPathMissing     = "kustomization path not found: %s"                           // reconcile(), %w
+	kcGetSource       = "unable to get source '%s': %s"                              // getSource(), %w
+	kcDependency      = "dependency '%s' is not ready"                               // checkDependencies()
+	kcDependencyGet   = "unable to get '%s' dependency: %s"                          // checkDependencies(), %w
+	// fluxcd/pkg/http/fetch v0.25.0 (kustomize-controller v1.9.5's), archive_fetcher.go.
+	fetchStatus   = "failed to download archive from %s (status: %s)"
+	fetchDownload = "failed to download archive: %s" // %w
+	fetchVerify   = "failed to verify archive: %s"   // %w of verifyDigest's:
+	fetchDigest   = "computed digest doesn't match provided '%s' (check whether file size exceeds max download size)"
+	// helm-controller v1.6.4, internal/controller/helmrelease_controller.go, reconcileRelease().
+	hcChartLoad = "Could not load chart: %s"
+	// fluxcd/pkg/chartutil v1.27.2 (helm-controller v1.6.4's), values.go: ErrValuesReference.Error
+	// writes "could not resolve[ optional][ KIND] chart values reference[ 'NAME'][ with key
+	// 'KEY']: REASON", and the reasons ErrResourceNotFound, ErrKeyNotFound,
+	// ErrUnsupportedRefKind, ErrValuesDataRead (replaced by the error it wraps, when any).
+	cuReference         = "could not resolve %s chart values reference '%s' with key '%s': %s"
+	cuResourceNotFound  = "resource not found"
+	cuKeyNotFound       = "key not found"
+	cuUnsupportedKind   = "unsupported values reference kind"
+	cuValuesDataRead    = "failed to read values data"
+	apiConfigMapMissing = `configmaps "%s" not found` // apimachinery's NewNotFound, the %w of ErrResourceNotFound
+)
+
+func TestReconcilingRevisionWords(t *testing.T) {
+	t.Parallel()
+	rev := "main@sha1:" + shaB
+	for _, format := range []string{kcFetching, kcBuilding, kcDrift, kcHealth} {
+		msg := fmt.Sprintf(format, rev, (5 * time.Minute).String())
+		m := reconcilingRevisionWords.FindStringSubmatch(msg)
+		if m == nil || m[1] != rev {
+			t.Errorf("reconcilingRevisionWords on %q = %q, want the revision %s", msg, m, rev)
+		}
+		if got, want := healthCheckingWords.MatchString(msg), format == kcHealth; got != want {
+			t.Errorf("healthCheckingWords on %q = %t, want %t", msg, got, want)
+		}
+	}
+	for _, msg := range []string{"Reconciliation in progress", "Fetching revision " + rev} {
+		if m := reconcilingRevisionWords.FindStringSubmatch(msg); m != nil {
+			t.Errorf("reconcilingRevisionWords on %q = %q, want no match", msg, m)
+		}
+	}
+}
+
+func TestArtifactWording(t *testing.T) {
+	t.Parallel()
+	url := "http://source-controller.flux-system.svc.cluster.local./gitrepository/flux-system/app/" + shaA + ".tar.gz"
+	tests := []struct {
+		msg  string
+		want wording
+	}{
+		{fmt.Sprintf(kcArtifactMissing, "30s"), retriedWords},
+		{fmt.Sprintf(kcArtifactGone, "30s"), retriedWords},
+		{fmt.Sprintf(kcGetSource, "flux-system/app", `gitrepositories.source.toolkit.fluxcd.io "app" not found`), retriedWords},
+		{fmt.Sprintf(fetchStatus, url, "503 Service Unavailable"), retriedWords},
+		{fmt.Sprintf(fetchDownload, "Get \""+url+"\": dial tcp 10.96.0.9:80: connect: connection refused"), retriedWords},
+		{fmt.Sprintf(fetchVerify, fmt.Sprintf(fetchDigest, "sha256:"+shaA+shaA[:24])), retriedWords},
+		{fmt.Sprintf(kcPathMissing, "stat /tmp/kustomization-2905563157/apps/production: no such file or directory"), finalWords},
+		{"the artifact could not be had", unrecognised},
+	}
+	for _, tt := range tests {
+		if got := artifactWording(tt.msg); got != tt.want {
+			t.Errorf("artifactWording(%q) = %d, want %d", tt.msg, got, tt.want)
+		}
+	}
+}
+
+func TestApplyWording(t *testing.T) {
+	t.Parallel()
+	// What fluxcd/pkg/ssa v0.76.2 and the API server answer a dry-run, as kustomize-controller
+	// v1.9.5 reports it ("%s dry-run failed: %w").
+	tests := []struct {
+		msg  string
+		want wording
+	}{
+		{`Widget/shop/w dry-run failed: no matches for kind "Widget" in version "example.com/v1"`, retriedWords},
+		{`Deployment/shop/web dry-run failed: namespaces "shop" not found`, retriedWords},
+		{`Deployment/shop/web dry-run failed: Internal error occurred: failed calling webhook "validate.example.com": failed to call webhook: Post "https://hook.shop.svc:443/validate": dial tcp 10.96.0.4:443: connect: connection refused`, retriedWords},
+		{`Deployment/shop/web dry-run failed (Invalid): Deployment.apps "web" is invalid: spec.selector: Invalid value: field is immutable`, finalWords},
+		{`Deployment/shop/web dry-run failed: admission webhook "validate.kyverno.svc" denied the request: label required`, finalWords},
+		{`something never seen`, unrecognised},
+	}
+	for _, tt := range tests {
+		if got := applyWording(tt.msg); got != tt.want {
+			t.Errorf("applyWording(%q) = %d, want %d", tt.msg, got, tt.want)
+		}
+	}
+}
+
+func TestValuesWording(t *testing.T) {
+	t.Parallel()
+	ref := func(kind, reason string) string {
+		return fmt.Sprintf(cuReference, kind, "apps/podinfo-values", "values.yaml", reason)
+	}
+	tests := []struct {
+		msg  string
+		want wording
+	}{
+		{ref("ConfigMap", cuResourceNotFound), retriedWords},
+		{ref("ConfigMap", fmt.Sprintf(apiConfigMapMissing, "podinfo-values")), retriedWords},
+		{ref("Secret", cuKeyNotFound), retriedWords},
+		{ref("ConfigMap", cuValuesDataRead), finalWords},
+		{ref("ConfigMap", "error converting YAML to JSON: yaml: line 3: could not find expected ':'"), finalWords},
+		{ref("Deployment", cuUnsupportedKind), finalWords},
+		{"could not find key 'replicaCount' in ConfigMap 'apps/podinfo-values'", unrecognised},
+	}
+	for _, tt := range tests {
+		if got := valuesWording(tt.msg); got != tt.want {
+			t.Errorf("valuesWording(%q) = %d, want %d", tt.msg, got, tt.want)
+		}
+	}
+}
+
+func TestChartLoadAndDependencyWords(t *testing.T) {
+	t.Parallel()
+	if msg := fmt.Sprintf(hcChartLoad, "Chart.yaml file is missing"); !chartLoadWords.MatchString(msg) {
+		t.Errorf("chartLoadWords does not match %q", msg)
+	}
+	for _, msg := range []string{fmt.Sprintf(kcDependency, "flux-system/infra"), fmt.Sprintf(kcDependencyGet, "flux-system/infra", "not found")} {
+		if m := dependencyWords.FindStringSubmatch(msg); m == nil || m[1] != "flux-system/infra" {
+			t.Errorf("dependencyWords on %q = %q, want flux-system/infra", msg, m)
+		}
+	}
+	if m := retryingInWords.FindStringSubmatch(fmt.Sprintf(kcArtifactMissing, (30 * time.Second).String())); m == nil || m[1] != "30s" {
+		t.Errorf("retryingInWords = %q, want 30s", m)
+	}
+}
+
+// TestUnrecognisedWordsWait: a failure whose words decide the verdict, in words the table
+// does not know, waits and says so.
+func TestUnrecognisedWordsWait(t *testing.T) {
+	t.Parallel()
+	ks := fromYAML(t, `
+metadata: {name: app, namespace: flux-system, generation: 1}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  lastAttemptedRevision: main@sha1:`+shaB+`
+  conditions:
+  - {type: Ready, status: "False", reason: ReconciliationFailed, observedGeneration: 1, message: "the cluster said no in new words"}`)
+	g := Evaluate(Ref{KindKustomization, "flux-system", "app"}, ks, mustRevision(t, shaB), nil)
+	if g.Verdict != inProgress || g.Retried || !containsAll(g.Message, "kustomize-controller's words were not recognised", "v1.9.5") {
+		t.Errorf("unrecognised apply failure: %s retried=%t (%s), want InProgress saying the words were not recognised", g.Verdict, g.Retried, g.Message)
+	}
+	fetching := fromYAML(t, `
+metadata: {name: app, namespace: flux-system, generation: 1}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  lastAttemptedRevision: main@sha1:`+shaA+`
+  conditions:
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, observedGeneration: 1, message: "Getting the manifests of main@sha1:`+shaB+`"}
+  - {type: Ready, status: "False", reason: ArtifactFailed, observedGeneration: 1, message: "`+fmt.Sprintf(kcPathMissing, "stat /tmp/x/deploy: no such file or directory")+`"}`)
+	for _, want := range []string{shaA, shaB} {
+		g := Evaluate(Ref{KindKustomization, "flux-system", "app"}, fetching, mustRevision(t, want), nil)
+		if g.Verdict != inProgress || !containsAll(g.Message, "words were not recognised") {
+			t.Errorf("artifact failure under unrecognised Reconciling words, %s expected: %s (%s), want InProgress saying so", want[:7], g.Verdict, g.Message)
+		}
+	}
+}
+
+func containsAll(s string, words ...string) bool {
+	for _, w := range words {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
+}
