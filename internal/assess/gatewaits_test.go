@@ -103,3 +103,61 @@ status:
 		})
 	})
 }
+
+// TestHealthCheckRetry: failed health checks of a Kustomization none of whose objects failed
+// wait for kustomize-controller's next retry, which turns it Ready once they are Current;
+// past that retry they fail.
+func TestHealthCheckRetry(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	failedAt := fixtureNow.Add(-30 * time.Second)
+	app := `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, generation: 2}
+spec: {sourceRef: {kind: GitRepository, name: app}, interval: 10m, retryInterval: 1m, wait: true, timeout: 30s}
+status:
+  observedGeneration: 1
+  lastAppliedRevision: "` + revA + `"
+  lastAttemptedRevision: "` + revB + `"
+  conditions:
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Running health checks for revision ` + revB + ` with a timeout of 30s", observedGeneration: 2}
+  - {type: Ready, status: "False", reason: HealthCheckFailed, observedGeneration: 2, lastTransitionTime: "` + failedAt.Format(time.RFC3339) + `",
+     message: "health check failed after 30.004s: timeout waiting for: [Deployment/shop/web status: 'InProgress']"}
+  inventory:
+    entries: [{id: shop_web_apps_Deployment, v: v1}, {id: shop_web__Service, v: v1}]`
+	b, err := flux.ParseRevision(revB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	healthFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"}
+	retry := failedAt.Add(time.Minute + 6*time.Second + 30*time.Second)
+	t.Run("every object Current: waits for the retry, fails after it", func(t *testing.T) {
+		t.Parallel()
+		docs := []string{app, gitRepoAt(revB), deployment("Deployment", 3, 3), service}
+		runLooks(t, b, root, []look{
+			{docs: docs, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"}},
+			{docs: docs, at: retry.Add(time.Second), want: healthFailed},
+		})
+	})
+	t.Run("a Deployment that turns ready after spec.timeout: waits, Current at the retry", func(t *testing.T) {
+		t.Parallel()
+		ready := strings.Replace(app, `lastAppliedRevision: "`+revA+`"`, `lastAppliedRevision: "`+revB+`"`, 1)
+		ready = strings.Replace(ready, "observedGeneration: 1\n", "observedGeneration: 2\n", 1)
+		ready = ready[:strings.Index(ready, "  conditions:")] + `  conditions:
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revB + `", observedGeneration: 2}
+  inventory:
+    entries: [{id: shop_web_apps_Deployment, v: v1}, {id: shop_web__Service, v: v1}]`
+		runLooks(t, b, root, []look{
+			{docs: []string{app, gitRepoAt(revB), notReadyDeployment(3, 3), service}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
+			{docs: []string{ready, gitRepoAt(revB), deployment("Deployment", 3, 3), service}, at: retry.Add(-time.Second), want: current},
+		})
+	})
+	t.Run("a Deployment still not ready at the retry: fails", func(t *testing.T) {
+		t.Parallel()
+		docs := []string{app, gitRepoAt(revB), notReadyDeployment(3, 3), service}
+		runLooks(t, b, root, []look{
+			{docs: docs, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
+			{docs: docs, at: retry.Add(time.Second), want: healthFailed},
+		})
+	})
+}

@@ -367,7 +367,7 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		}
 	}
 	if deferred != nil {
-		defer e.fail(*deferred)
+		defer a.failOrAwaitHealthRetry(e, id, &gate, *deferred, now)
 	}
 	if gate.Remote {
 		// What it applied lives in another cluster: looking it up here would find nothing,
@@ -416,6 +416,56 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	for i, o := range refs {
 		a.evalObject(e, o, ids[i], &gate, want, now, visited, roots)
 	}
+}
+
+// failOrAwaitHealthRetry reports a deferred Flux failure once the inventory's objects are
+// judged. Failed health checks of a Kustomization are not final while none of its objects has
+// failed: kustomize-controller runs them again at its next retry (spec.retryInterval, else
+// spec.interval), and turns Ready if the objects are Current by then (a Deployment that
+// became ready after spec.timeout). They wait until the retry after the first failure the run
+// saw is due, with a margin for its jitter and the checks' own time, and fail then if Flux
+// still says so.
+func (a *assessor) failOrAwaitHealthRetry(e *Assessment, id string, gate *flux.Gate, failure Finding, now time.Time) {
+	if gate.Code != result.CodeFluxHealthCheckFailed || gate.FailedAt.IsZero() || gate.RetryEvery <= 0 || e.Fatal != nil {
+		e.fail(failure)
+		return
+	}
+	listed, current := 0, 0
+	for _, o := range e.Objects {
+		if o.Owner != id {
+			continue
+		}
+		if o.Status == result.ObjectFailed {
+			e.fail(failure)
+			return
+		}
+		listed++
+		if o.Status == result.ObjectCurrent {
+			current++
+		}
+	}
+	if a.mem.healthFailedAt == nil {
+		a.mem.healthFailedAt = map[string]time.Time{}
+	}
+	key := id + "|" + gate.Object.LastAttemptedRevision
+	first, ok := a.mem.healthFailedAt[key]
+	if !ok || gate.FailedAt.Before(first) {
+		first, a.mem.healthFailedAt[key] = gate.FailedAt, gate.FailedAt
+	}
+	next := first.Add(gate.RetryEvery + gate.RetryEvery/10 + 30*time.Second)
+	if listed == 0 || !now.Before(next) {
+		e.fail(failure)
+		return
+	}
+	message := fmt.Sprintf("its health checks failed at %s, %d of the %d objects it lists are Current now, and none failed: kustomize-controller checks them again by %s (spec.retryInterval, else spec.interval), and fails then if it still fails: %s",
+		first.UTC().Format(time.RFC3339), current, listed, next.UTC().Format(time.RFC3339), gate.Message)
+	for i := range e.Flux {
+		if e.Flux[i].ID == id {
+			e.Flux[i].Verdict, e.Flux[i].Message = result.VerdictInProgress, message
+		}
+	}
+	e.wait(Finding{Verdict: result.VerdictInProgress, Code: gate.Code, Reason: failure.Reason, Message: id + ": " + message})
+	e.recheckAt(next)
 }
 
 // workloadsExplain are the Flux failures that only say the workloads did not become healthy:

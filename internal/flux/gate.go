@@ -72,7 +72,8 @@ type Gate struct {
 	// artifact that cannot be downloaded yet, a valuesFrom ConfigMap or Secret that an
 	// operator creates later. The engine lets it last its retry grace before it counts.
 	Retried bool
-	// FailedAt is when the retried failure was last reported (its Ready=False condition's
+	// FailedAt is when the retried failure (or a Kustomization's failed health checks) was
+	// last reported (its Ready=False condition's
 	// lastTransitionTime: kustomize-controller marks Ready Unknown at the start of every
 	// attempt, so this is the end of the latest one), and RetryEvery how soon a
 	// Kustomization's controller tries again (spec.retryInterval, else spec.interval); zero
@@ -133,7 +134,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		v := readView(ref.Kind, obj)
 		v.src = src
 		d = rules(ref, v, want)
-		if d.retried {
+		if d.retried || d.code == result.CodeFluxHealthCheckFailed {
 			g.FailedAt = v.cond(meta.ReadyCondition).since
 			if ref.Kind == KindKustomization {
 				g.RetryEvery = retryInterval(obj, v.cond(meta.ReadyCondition).message)
@@ -184,7 +185,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 	fo.Remote = g.Remote
 	g.Verdict, g.Object, g.Code, g.Message = d.verdict, fo, d.code, d.message
 	g.Retried = d.retried && d.verdict == result.VerdictFailed
-	if !g.Retried {
+	if d.verdict != result.VerdictFailed {
 		g.FailedAt, g.RetryEvery = time.Time{}, 0
 	}
 	return g
