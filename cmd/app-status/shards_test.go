@@ -181,7 +181,7 @@ func TestShardsAndMerge(t *testing.T) {
 		_ = os.WriteFile(filepath.Join(missing, file(i)), data, 0o600)
 	}
 	workspace = t.TempDir()
-	r := runAction(t, workspace, map[string]string{"merge": filepath.Join(missing, "*.json"), "resource": "ks/x"}, legEnv(workspace, "m2"), "")
+	r := runAction(t, workspace, map[string]string{"merge": filepath.Join(missing, "*.json"), "resource": "kustomization/" + ns}, legEnv(workspace, "m2"), "")
 	want := map[string]string{names[0]: "Current", names[1]: "Unknown ShardMissing", names[2]: "Current"}
 	if diff := cmp.Diff(want, verdicts(r)); diff != "" || r.exitCode != 1 || r.outputs["status"] != "failure" {
 		t.Errorf("a shard missing: exit %d, status %s, verdicts (-want +got):\n%s", r.exitCode, r.outputs["status"], diff)
@@ -193,7 +193,7 @@ func TestShardsAndMerge(t *testing.T) {
 	data, _ = os.ReadFile(filepath.Join(reports, file(2)))
 	_ = os.WriteFile(filepath.Join(missing, file(2)), data, 0o600)
 	workspace = t.TempDir()
-	r = runAction(t, workspace, map[string]string{"merge": filepath.Join(missing, "*.json"), "resource": "ks/x"}, legEnv(workspace, "m3"), "")
+	r = runAction(t, workspace, map[string]string{"merge": filepath.Join(missing, "*.json"), "resource": "kustomization/" + ns}, legEnv(workspace, "m3"), "")
 	want = map[string]string{names[0]: "Current", names[1]: "Failed", names[2]: "Unknown ShardDuplicated"}
 	if diff := cmp.Diff(want, verdicts(r)); diff != "" || r.exitCode != 1 {
 		t.Errorf("a shard twice: exit %d, verdicts (-want +got):\n%s", r.exitCode, diff)
@@ -206,7 +206,7 @@ func TestShardsAndMerge(t *testing.T) {
 	_ = os.Remove(twice)
 	_ = os.WriteFile(filepath.Join(missing, file(3)), data, 0o600)
 	workspace = t.TempDir()
-	r = runAction(t, workspace, map[string]string{"merge": filepath.Join(missing, "*.json"), "resource": "ks/x"}, legEnv(workspace, "m4"), "")
+	r = runAction(t, workspace, map[string]string{"merge": filepath.Join(missing, "*.json"), "resource": "kustomization/" + ns}, legEnv(workspace, "m4"), "")
 	if r.exitCode != 1 || r.outputs["status"] != "failure" || !strings.Contains(r.summary, "different runs") || !strings.Contains(r.stdout, "::error title=app-status bad input::") {
 		t.Errorf("two revisions: exit %d, status %s; want a failure and the bad input named\n%s\n%s", r.exitCode, r.outputs["status"], r.summary, r.stdout)
 	}
