@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the test bed's binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, kwok, kwokctl, kustomize-controller, helm-controller, source-controller) from the pinned modules under
-# hack/bins/, and caches them outside the clone. The cache key is the content of each module's
-# go.mod and go.sum plus the Go version, so a warm run only checks that the files are there.
+# kubectl, kwok, kwokctl, kustomize-controller, helm-controller, source-controller, and an older
+# minor of kustomize-controller and helm-controller as kustomize-controller-prev and
+# helm-controller-prev) from the pinned modules under hack/bins/, and caches them outside the
+# clone. The cache key is the content of each module's go.mod and go.sum plus the Go version,
+# so a warm run only checks that the files are there.
 #
 # Prints the bin directory (one folder holding every binary) on stdout; progress on stderr.
 # Usage: hack/build-bins.sh [component...]   (default: all)
@@ -24,6 +26,8 @@ declare -A pkgs=(
   [kwok]="sigs.k8s.io/kwok/cmd/kwok=kwok sigs.k8s.io/kwok/cmd/kwokctl=kwokctl"
   [kustomize-controller]="github.com/fluxcd/kustomize-controller=kustomize-controller"
   [helm-controller]="github.com/fluxcd/helm-controller=helm-controller"
+  [kustomize-controller-prev]="github.com/fluxcd/kustomize-controller=kustomize-controller-prev"
+  [helm-controller-prev]="github.com/fluxcd/helm-controller=helm-controller-prev"
   [source-controller]="github.com/fluxcd/source-controller=source-controller"
 )
 declare -A ldflags=(
@@ -32,11 +36,13 @@ declare -A ldflags=(
   [kwok]="$kwok_ldflags"
   [kustomize-controller]="-s -w"
   [helm-controller]="-s -w"
+  [kustomize-controller-prev]="-s -w"
+  [helm-controller-prev]="-s -w"
   [source-controller]="-s -w"
 )
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(etcd kubernetes kwok kustomize-controller helm-controller source-controller)
+[ ${#components[@]} -gt 0 ] || components=(etcd kubernetes kwok kustomize-controller helm-controller source-controller kustomize-controller-prev helm-controller-prev)
 
 bindir="$cache/current"
 mkdir -p "$cache" "$bindir"
@@ -62,7 +68,9 @@ for c in "${components[@]}"; do
   fi
   for pb in ${pkgs[$c]}; do ln -sfn "$dir/${pb#*=}" "$bindir/${pb#*=}"; done
 done
-# The Flux CRDs, from the pinned controller modules' config/crd/bases.
+# The Flux CRDs, from the pinned controller modules' config/crd/bases: the current minors' only.
+# A cluster holds one CRD per kind, and the previous minors run against these newer CRDs, as
+# they do mid-upgrade when Flux's CRDs are applied before its controllers.
 crd_mods="github.com/fluxcd/kustomize-controller@v1.9.5 github.com/fluxcd/helm-controller@v1.6.4 github.com/fluxcd/source-controller@v1.9.5"
 crd_key=$(echo "$crd_mods" | sha256sum | cut -c1-16)
 crd_dir="$cache/crds-$crd_key"
