@@ -25,6 +25,9 @@ type Options struct {
 	Clusters int
 	// Flux starts a real kustomize-controller and helm-controller for every cluster.
 	Flux bool
+	// Controllers picks the pinned minor of those two controllers: CurrentControllers (the
+	// default) or PreviousControllers, for the tests that prove a verdict on both.
+	Controllers Controllers
 	// RealSources also starts the real source-controller for every cluster, an OCI registry
 	// in-process (Bed.Registry) and a Git server (Bed.Git) it fetches from: publishing a
 	// revision is pushing an artifact or a commit, as users do, and source-controller sees it
@@ -56,11 +59,12 @@ type Bed struct {
 	// Git is the Git server of a bed with RealSources, nil otherwise.
 	Git *GitServer
 
-	workdir string
-	stages  string
-	guard   *guard
-	log     func(format string, args ...any)
-	closed  sync.Once
+	controllers Controllers
+	workdir     string
+	stages      string
+	guard       *guard
+	log         func(format string, args ...any)
+	closed      sync.Once
 }
 
 // Start builds or finds the binaries and starts the clusters. Cluster creation is serialised
@@ -84,11 +88,14 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := bins.check(opts.Controllers.binaries()); err != nil {
+		return nil, err
+	}
 	workdir, err := os.MkdirTemp("", "app-status-testbed-")
 	if err != nil {
 		return nil, fmt.Errorf("testbed: make work folder: %w", err)
 	}
-	b := &Bed{Bins: bins, workdir: workdir, log: log}
+	b := &Bed{Bins: bins, controllers: opts.Controllers, workdir: workdir, log: log}
 	defer func() {
 		if err != nil {
 			b.Close()
@@ -136,7 +143,7 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	log("testbed: %d clusters ready (flux=%v) in %s", opts.Clusters, opts.Flux, time.Since(start).Round(time.Millisecond))
+	log("testbed: %d clusters ready (flux=%v, %s controllers) in %s", opts.Clusters, opts.Flux, opts.Controllers, time.Since(start).Round(time.Millisecond))
 	return b, nil
 }
 

@@ -16,7 +16,8 @@ import (
 // runs hack/build-bins.sh itself, which builds or reuses the cached binaries.
 const BinDirEnv = "APP_STATUS_BIN_DIR"
 
-// binaries lists the executables a test bed needs.
+// binaries lists the executables every test bed needs; a bed with PreviousControllers also
+// needs theirs (Controllers.binaries).
 var binaries = []string{
 	"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl",
 	"kwok", "kwokctl", "kustomize-controller", "helm-controller", "source-controller",
@@ -43,8 +44,17 @@ func FindBins(ctx context.Context) (Bins, error) {
 		dir = built
 	}
 	b := Bins{Dir: dir}
+	if err := b.check(binaries); err != nil {
+		return Bins{}, err
+	}
+	return b, nil
+}
+
+// check says which of the named binaries, and the CRD folder, are missing from the folder, and
+// how to get them.
+func (b Bins) check(names []string) error {
 	var missing []string
-	for _, name := range binaries {
+	for _, name := range names {
 		if st, err := os.Stat(b.Path(name)); err != nil || st.IsDir() {
 			missing = append(missing, name)
 		}
@@ -53,10 +63,10 @@ func FindBins(ctx context.Context) (Bins, error) {
 		missing = append(missing, "crds/")
 	}
 	if len(missing) > 0 {
-		return Bins{}, fmt.Errorf("test bed binaries missing from %s: %s; run hack/build-bins.sh (or `make bins`) and set %s to the folder it prints",
-			dir, strings.Join(missing, ", "), BinDirEnv)
+		return fmt.Errorf("test bed binaries missing from %s: %s; run hack/build-bins.sh (or `make bins`) and set %s to the folder it prints",
+			b.Dir, strings.Join(missing, ", "), BinDirEnv)
 	}
-	return b, nil
+	return nil
 }
 
 // buildBins runs hack/build-bins.sh from the repository root and returns the folder it prints.

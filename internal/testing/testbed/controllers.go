@@ -25,10 +25,11 @@ type controller struct {
 	done   chan struct{}
 }
 
-// StartFlux starts a real kustomize-controller and helm-controller for the cluster and waits
-// until both report healthy. Both accept ExternalArtifact sources (Flux 2.7's feature gate).
+// StartFlux starts a real kustomize-controller and helm-controller for the cluster, of the
+// bed's Options.Controllers, and waits until both report healthy. Both accept ExternalArtifact
+// sources (Flux 2.7's feature gate).
 func (c *Cluster) StartFlux(ctx context.Context) error {
-	for _, name := range []string{"kustomize-controller", "helm-controller"} {
+	for _, name := range fluxControllers {
 		if err := c.startController(ctx, name, "--http-retry=3", "--feature-gates=ExternalArtifact=true"); err != nil {
 			return err
 		}
@@ -95,7 +96,7 @@ func (c *Cluster) startControllerOnce(ctx context.Context, name string, extra []
 	if err != nil {
 		return fmt.Errorf("testbed: create %s log: %w", name, err)
 	}
-	cmd := exec.Command(c.bed.Bins.Path(name),
+	cmd := exec.Command(c.bed.Bins.Path(c.bed.controllers.binary(name)),
 		"--metrics-addr="+metrics,
 		"--health-addr="+health,
 		"--enable-leader-election=false",
