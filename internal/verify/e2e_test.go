@@ -34,12 +34,18 @@ var bed = testbed.NewShared(testbed.Options{Clusters: 3, Flux: true, Prefix: "ve
 // revision is pushing an artifact (reconcile_e2e_test.go).
 var realBed = testbed.NewShared(testbed.Options{Clusters: 2, Flux: true, RealSources: true, Prefix: "sources"})
 
+// prevBed runs the previous minors of kustomize-controller and helm-controller (against the
+// current minors' CRDs), so the failure-code tests prove their verdicts on both
+// (onControllerMatrix).
+var prevBed = testbed.NewShared(testbed.Options{Clusters: 2, Flux: true, Controllers: testbed.PreviousControllers, Prefix: "prev"})
+
 func TestMain(m *testing.M) {
 	// As the CLI does: the verdicts the tests check say what matters.
 	verify.DiscardClientLogs()
 	code := m.Run()
 	bed.Close()
 	realBed.Close()
+	prevBed.Close()
 	os.Exit(code)
 }
 
@@ -47,6 +53,29 @@ const (
 	commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	commitB = "b2c3d4e5f60718293a4b5c6d7e8f9012345678a1"
 )
+
+// onControllerMatrix runs test on the bed of each pinned generation of the Flux controllers,
+// the current minors' and the previous ones', as parallel subtests named by the version of
+// the controller under test that runs there (e.g. "kustomize-controller@v1.9.5").
+func onControllerMatrix(t *testing.T, controller string, test func(t *testing.T, b *testbed.Bed)) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, s := range []*testbed.Shared{bed, prevBed} {
+		b := s.Get(t)
+		version, err := b.ControllerVersion(controller)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[version] {
+			t.Fatalf("both beds of the controller matrix run %s %s", controller, version)
+		}
+		seen[version] = true
+		t.Run(controller+"@"+version, func(t *testing.T) {
+			t.Parallel()
+			test(t, b)
+		})
+	}
+}
 
 func appDir(t *testing.T, name string) string { return testbed.Testdata(t, "apps", name) }
 

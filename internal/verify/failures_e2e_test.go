@@ -52,9 +52,10 @@ type failureCase struct {
 }
 
 // TestFailureCodes produces every failure code that can be produced for real on the test bed,
-// each in a run of two clusters: the broken one must get the code, a useful message and the
-// evidence, the healthy one must stay Current. It measures, without asserting it, the time from
-// the failing state appearing in the cluster to the cluster's verdict.
+// with the current and the previous minor of kustomize-controller, each in a run of two
+// clusters: the broken one must get the code, a useful message and the evidence, the healthy
+// one must stay Current. It measures, without asserting it, the time from the failing state
+// appearing in the cluster to the cluster's verdict.
 func TestFailureCodes(t *testing.T) {
 	t.Parallel()
 	cases := []failureCase{
@@ -245,15 +246,16 @@ func TestFailureCodes(t *testing.T) {
 			message:       []string{"suspended", "flux resume kustomization"},
 		},
 	}
-	b := bed.Get(t)
-	for i, tc := range cases {
-		t.Run(string(tc.code)+"/"+tc.app, func(t *testing.T) {
-			t.Parallel()
-			// Alternate the clusters so the runs spread over the bed.
-			broken, healthy := b.Clusters[i%len(b.Clusters)], b.Clusters[(i+1)%len(b.Clusters)]
-			runFailureCase(t, b, tc, broken, healthy)
-		})
-	}
+	onControllerMatrix(t, "kustomize-controller", func(t *testing.T, b *testbed.Bed) {
+		for i, tc := range cases {
+			t.Run(string(tc.code)+"/"+tc.app, func(t *testing.T) {
+				t.Parallel()
+				// Alternate the clusters so the runs spread over the bed.
+				broken, healthy := b.Clusters[i%len(b.Clusters)], b.Clusters[(i+1)%len(b.Clusters)]
+				runFailureCase(t, b, tc, broken, healthy)
+			})
+		}
+	})
 }
 
 // runFailureCase starts a run over the two clusters, then deploys the healthy app to one and the

@@ -146,9 +146,14 @@ func TestHelmUpgradeRevision(t *testing.T) {
 // the upgrade to the expected chart is the new chart's (issue 19): a run that saw it before
 // fails with crash-loop while Helm still waits. A run started once Helm had updated it cannot
 // tell whose it is, and waits for Helm: after Helm's timeout (10s), helm-controller rolls back
-// to 1.0.0, and verify says flux-rolled-back, naming 1.1.0, which is not running.
+// to 1.0.0, and verify says flux-rolled-back, naming 1.1.0, which is not running. With the
+// current and the previous minor of helm-controller.
 func TestHelmUpgradeCrashLoop(t *testing.T) {
-	b := bed.Get(t)
+	t.Parallel()
+	onControllerMatrix(t, "helm-controller", testHelmUpgradeCrashLoop)
+}
+
+func testHelmUpgradeCrashLoop(t *testing.T, b *testbed.Bed) {
 	c := b.Clusters[1]
 	helmLogOnFailure(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -197,8 +202,8 @@ func TestHelmUpgradeCrashLoop(t *testing.T) {
 	if !strings.Contains(rolledBack.Message, "1.1.0") {
 		t.Errorf("rollback message %q does not name the chart version that is not running (1.1.0)", rolledBack.Message)
 	}
-	// helm-controller 1.6 keeps the failed upgrade as history[0] (the chart version) and
-	// the release rolled back to as the newest deployed one (what is applied).
+	// helm-controller keeps the failed upgrade as history[0] (the chart version) and the
+	// release rolled back to as the newest deployed one (what is applied).
 	if got := rolledBack.Flux[0].LastAppliedRevision; !strings.HasPrefix(got, "1.0.0+") {
 		t.Errorf("applied revision after the rollback = %q, want 1.0.0+<digest prefix>", got)
 	}
@@ -324,10 +329,14 @@ func TestHelmUpgradeCrashLoopNoWait(t *testing.T) {
 
 // TestHelmInstallFailed: the API server rejects an object of the chart, so the install fails;
 // helm-controller, with no retries, stalls, and verify says flux-install-failed with Helm's
-// error.
+// error. With the current and the previous minor of helm-controller.
 func TestHelmInstallFailed(t *testing.T) {
-	b := bed.Get(t)
-	c := b.Clusters[2]
+	t.Parallel()
+	onControllerMatrix(t, "helm-controller", testHelmInstallFailed)
+}
+
+func testHelmInstallFailed(t *testing.T, b *testbed.Bed) {
+	c := b.Clusters[len(b.Clusters)-1]
 	helmLogOnFailure(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
