@@ -753,8 +753,9 @@ func mappingFrom(gvk schema.GroupVersionKind, v any, readErr error) (*meta.RESTM
 	return m, nil
 }
 
-// mappingRetry is how long a kind that could not be mapped waits before it is asked again.
-const mappingRetry = 2 * time.Second
+// mappingRetry is how long a kind that could not be mapped waits before it is asked again:
+// the decision's own (assess.MappingRetry), which rechecks then.
+const mappingRetry = assess.MappingRetry
 
 // discovered is the answer of discovery for a group version, and when it was asked.
 type discovered struct {

@@ -314,15 +314,19 @@ func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, n
 		}
 	} else {
 		read = s.confirm(ctx, e, now)
-		if read.Current() || s.req.Snapshot {
+		// Current, or a state of its own (a wait, a failure on confirmed lists): that is the
+		// decision. Only caches still behind the cluster make the loop wait for them.
+		if read.Current() || s.req.Snapshot || (!read.AwaitsConsistentRead && (read.Fatal == nil || len(read.Unconfirmed) == 0)) {
 			c.misses = 0
 			return read
 		}
 	}
-	// The read disagrees with the watches, which are behind the cluster and catch up.
 	c.misses++
 	c.next = now.Add(confirmBackoff(c.misses))
 	c.last = pendingMessage(read)
+	if read.AwaitsConsistentRead {
+		c.last = ""
+	}
 	e.Fatal = nil
 	e.Pending = &assess.Finding{Verdict: result.VerdictInProgress, Reason: "Confirming",
 		Message: "the consistent read is not there yet: " + cmp.Or(c.last, "the watches are behind the cluster")}
