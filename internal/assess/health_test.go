@@ -101,6 +101,20 @@ func TestAssessHealth(t *testing.T) {
 			docs: nestedHR(hrWith("  healthCheckExprs: [{apiVersion: example.com/v1, kind: Widget, current: \"status.phase == 'Ready'\", failed: \"status.phase == 'Failed'\"}]\n", widgetID),
 				widget("1", "phase: Failed")),
 			order: byHR, want: outcome{Verdict: result.VerdictFailed, Reason: "Failed"}},
+		// helm-controller evaluates them in Helm's wait only: none without it, nor with the
+		// legacy strategy; the install's disableWait does not matter to an upgrade's release.
+		{name: "a HelmRelease's healthCheckExprs with the upgrade's wait disabled: kstatus",
+			docs: nestedHR(hrWith("  upgrade: {disableWait: true}\n  healthCheckExprs: [{apiVersion: example.com/v1, kind: Widget, current: \"status.phase == 'Ready'\", failed: \"status.phase == 'Failed'\"}]\n", widgetID),
+				widget("1", "phase: Failed")),
+			order: byHR, want: current},
+		{name: "a HelmRelease's healthCheckExprs with the legacy wait strategy: kstatus",
+			docs: nestedHR(hrWith("  waitStrategy: {name: legacy}\n  healthCheckExprs: [{apiVersion: example.com/v1, kind: Widget, current: \"status.phase == 'Ready'\", failed: \"status.phase == 'Failed'\"}]\n", widgetID),
+				widget("1", "phase: Failed")),
+			order: byHR, want: current},
+		{name: "a HelmRelease's healthCheckExprs with the poller strategy, its install's wait disabled, released by an upgrade",
+			docs: nestedHR(hrWith("  waitStrategy: {name: poller}\n  install: {disableWait: true}\n  healthCheckExprs: [{apiVersion: example.com/v1, kind: Widget, current: \"status.phase == 'Ready'\", failed: \"status.phase == 'Failed'\"}]\n", widgetID),
+				widget("1", "phase: Failed")),
+			order: byHR, want: outcome{Verdict: result.VerdictFailed, Reason: "Failed"}},
 
 		// Jobs, by Flux's Job reader.
 		{name: "a Job suspended before it started is Current to Flux's Job reader",
@@ -169,16 +183,16 @@ func TestStatusMemoExprs(t *testing.T) {
 	owner := &unstructured.Unstructured{}
 	owner.SetGeneration(2)
 	_ = unstructured.SetNestedSlice(owner.Object, []any{map[string]any{"apiVersion": "example.com/v1", "current": "true"}}, "spec", "healthCheckExprs")
-	first := a.healthExprs("Kustomization/flux-system/app", owner)
-	if again := a.healthExprs("Kustomization/flux-system/app", owner); first == nil || again != first {
+	first := a.healthExprs("Kustomization/flux-system/app", flux.KindKustomization, owner)
+	if again := a.healthExprs("Kustomization/flux-system/app", flux.KindKustomization, owner); first == nil || again != first {
 		t.Errorf("compiled again at the same generation")
 	}
 	owner.SetGeneration(3)
-	if next := a.healthExprs("Kustomization/flux-system/app", owner); next == first {
+	if next := a.healthExprs("Kustomization/flux-system/app", flux.KindKustomization, owner); next == first {
 		t.Errorf("a new generation kept the previous expressions")
 	}
 	unstructured.RemoveNestedField(owner.Object, "spec", "healthCheckExprs")
-	if none := a.healthExprs("Kustomization/flux-system/app", owner); none != nil {
+	if none := a.healthExprs("Kustomization/flux-system/app", flux.KindKustomization, owner); none != nil {
 		t.Errorf("expressions removed from the spec are still used")
 	}
 }

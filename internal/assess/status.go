@@ -154,11 +154,13 @@ type compiledExprs struct {
 	status     ExprStatus
 }
 
-// healthExprs returns the compiled spec.healthCheckExprs of the Flux object id (nil when it
-// has none), compiled again only when its spec changed.
-func (a *assessor) healthExprs(id string, obj *unstructured.Unstructured) *compiledExprs {
+// healthExprs returns the compiled spec.healthCheckExprs of the Flux object id of kind (nil
+// when it has none, or its controller does not use them: flux.HealthExprsApply), compiled
+// again only when its spec changed.
+func (a *assessor) healthExprs(id string, kind flux.Kind, obj *unstructured.Unstructured) *compiledExprs {
 	raw, _, _ := flux.NestedSlice(obj.Object, "spec", "healthCheckExprs")
-	if len(raw) == 0 {
+	if len(raw) == 0 || !flux.HealthExprsApply(kind, obj) {
+		// (A HelmRelease's are Helm's wait's: none without it.)
 		delete(a.mem.healthExprs, id)
 		return nil
 	}

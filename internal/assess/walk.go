@@ -405,7 +405,7 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		}
 		ids = objectIDs(refs)
 	}
-	if exprs := a.healthExprs(id, obj); exprs != nil {
+	if exprs := a.healthExprs(id, ref.Kind, obj); exprs != nil {
 		if a.exprs == nil {
 			a.exprs = map[string]*compiledExprs{}
 		}

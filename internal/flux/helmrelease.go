@@ -264,3 +264,39 @@ func releaseName(obj *unstructured.Unstructured) (name, namespace string) {
 	}
 	return name, namespace
 }
+
+// HealthExprsApply reports whether a Flux object's controller judges the objects it applied
+// by its spec.healthCheckExprs. kustomize-controller always does (its health checks read
+// them). helm-controller v1.6.4 hands them to the kstatus waiter it builds for Helm
+// (internal/controller/helmrelease_controller.go, cel.NewStatusReader; internal/action/wait.go):
+// only for the action that made the release (status.lastAttemptedReleaseAction; install and
+// upgrade both when unknown) when that action waits (not spec.<action>.disableWait, which is
+// Helm's hook-only strategy) and with the poller strategy (spec.waitStrategy.name poller, or
+// none: the default unless helm-controller runs with the UseHelm3Defaults feature gate, which
+// no object tells). With spec.waitStrategy.name legacy Helm's own wait judges them, without
+// the expressions. disableWaitForJobs changes nothing: Wait and WaitWithJobs both read them.
+// helm-controller v1.4.3 has no spec.healthCheckExprs (its CRD prunes the field).
+func HealthExprsApply(kind Kind, obj *unstructured.Unstructured) bool {
+	if kind != KindHelmRelease {
+		return true
+	}
+	if strategy, _, _ := unstructured.NestedString(obj.Object, "spec", "waitStrategy", "name"); strategy == "legacy" {
+		return false
+	}
+	for _, action := range releaseActions(obj) {
+		if off, _, _ := unstructured.NestedBool(obj.Object, "spec", action, "disableWait"); off {
+			return false
+		}
+	}
+	return true
+}
+
+// releaseActions are the actions whose settings made a HelmRelease's release:
+// status.lastAttemptedReleaseAction (helm-controller v1.6), both install and upgrade when it
+// is not recorded.
+func releaseActions(obj *unstructured.Unstructured) []string {
+	if last, _, _ := unstructured.NestedString(obj.Object, "status", "lastAttemptedReleaseAction"); last == "install" || last == "upgrade" {
+		return []string{last}
+	}
+	return []string{"install", "upgrade"}
+}
