@@ -161,3 +161,65 @@ status:
 		})
 	})
 }
+
+// TestHelmRetryOnFailure: a failed release helm-controller tries again instead of remediating
+// it (upgrade.strategy RetryOnFailure) waits its retry window, then for helm-controller's
+// retry at the strategy's retryInterval, and fails with flux-upgrade-failed once a retry
+// failed too or the retry is past, as a Kustomization's retried failure does.
+func TestHelmRetryOnFailure(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindHelmRelease, Namespace: "shop", Name: "web"}
+	chart := "1.1.0+" + dig2[:12]
+	hr := func(failedAt time.Time) string {
+		const msg = "Helm upgrade failed for release shop/web with chart web@1.1.0: context deadline exceeded"
+		at := failedAt.Format(time.RFC3339)
+		return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: shop, generation: 2}
+spec:
+  interval: 10m
+  chartRef: {kind: OCIRepository, name: web}
+  upgrade: {strategy: {name: RetryOnFailure, retryInterval: 5m}}
+status:
+  observedGeneration: 1
+  lastAttemptedGeneration: 2
+  lastAttemptedRevision: "` + chart + `"
+  lastAttemptedRevisionDigest: "sha256:` + dig2 + `"
+  lastAttemptedReleaseAction: upgrade
+  lastAttemptedConfigDigest: "sha256:` + dig1 + `"
+  conditions:
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying after 5m0s", observedGeneration: 2, lastTransitionTime: "` + at + `"}
+  - {type: Ready, status: "False", reason: UpgradeFailed, message: "` + msg + `", observedGeneration: 2, lastTransitionTime: "` + at + `"}
+  - {type: Released, status: "False", reason: UpgradeFailed, message: "` + msg + `", observedGeneration: 2, lastTransitionTime: "` + at + `"}
+  history:
+  - {name: web, namespace: shop, version: 3, status: failed, chartName: web, chartVersion: "` + chart + `", ociDigest: "sha256:` + dig2 + `", configDigest: "sha256:` + dig1 + `"}
+  - {name: web, namespace: shop, version: 2, status: deployed, chartName: web, chartVersion: "1.0.0+` + dig1[:12] + `", ociDigest: "sha256:` + dig1 + `", configDigest: "sha256:` + dig1 + `"}
+  inventory:
+    entries: [{id: shop_web_apps_Deployment, v: v1}]`
+	}
+	repo := strings.Replace(ociRepo(), `revision: "1.0.0@sha256:`+dig1+`"`, `revision: "1.1.0@sha256:`+dig2+`"`, 1)
+	want, err := flux.ParseRevision("1.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedAt := fixtureNow.Add(-30 * time.Second)
+	retrying := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxUpgradeFailed, Reason: "UpgradeFailed"}
+	failed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxUpgradeFailed, Reason: "UpgradeFailed"}
+	t.Run("not retried since: waits for helm-controller's retry, fails past it", func(t *testing.T) {
+		t.Parallel()
+		docs := []string{hr(failedAt), repo, deployment("Deployment", 3, 3)}
+		runLooks(t, want, root, []look{
+			{docs: docs, at: fixtureNow, want: retrying},
+			{docs: docs, at: fixtureNow.Add(3 * time.Minute), want: retrying},
+			{docs: docs, at: failedAt.Add(5*time.Minute + 30*time.Second + 31*time.Second), want: failed},
+		})
+	})
+	t.Run("retried and failed again past the window: fails", func(t *testing.T) {
+		t.Parallel()
+		again := fixtureNow.Add(4*time.Minute + 30*time.Second)
+		runLooks(t, want, root, []look{
+			{docs: []string{hr(failedAt), repo, deployment("Deployment", 3, 3)}, at: fixtureNow, want: retrying},
+			{docs: []string{hr(again), repo, deployment("Deployment", 3, 3)}, at: again.Add(10 * time.Second), want: failed},
+		})
+	})
+}

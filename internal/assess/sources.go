@@ -200,7 +200,8 @@ func sourceStalled(g *flux.Gate, src *flux.Source, want flux.Revision) {
 // retry grace period, from when the run first saw it, before it counts; meanwhile the object
 // waits and its message says until when. Past the window it fails once the controller has
 // tried again and failed again: a Kustomization retries at spec.retryInterval (else its
-// interval), which may be longer than the window; a failure not tried since the window began
+// interval), a HelmRelease under strategy RetryOnFailure at its retryInterval, which may be
+// longer than the window; a failure not tried since the window began
 // waits for that retry, as what it lacked may be there now. A HelmRelease whose values
 // could not be composed waits while an object of its valuesFrom changed after the failure
 // (helm-controller retries with a back-off). The Ready condition's lastTransitionTime cannot
@@ -248,12 +249,16 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 	}
 	notRead := ""
 	switch {
-	case g.Object.Kind == string(flux.KindKustomization) && g.RetryEvery > 0 && !g.FailedAt.IsZero() && g.FailedAt.Before(end):
+	case g.RetryEvery > 0 && !g.FailedAt.IsZero() && g.FailedAt.Before(end):
 		next := g.FailedAt.Add(g.RetryEvery + g.RetryEvery/10 + 30*time.Second)
+		every := "spec.retryInterval, else spec.interval"
+		if g.Object.Kind == string(flux.KindHelmRelease) {
+			every = "its strategy's retryInterval"
+		}
 		if now.Before(next) {
 			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
-				"failing since %s; not tried again since, kustomize-controller tries again by %s (spec.retryInterval, else spec.interval) and it fails then if it still fails: %s",
-				stamp(since), stamp(next), g.Message))
+				"failing since %s; not tried again since, %s tries again by %s (%s) and it fails then if it still fails: %s",
+				stamp(since), controller, stamp(next), every, g.Message))
 			e.recheckAt(next)
 			return
 		}

@@ -75,9 +75,11 @@ type Gate struct {
 	// FailedAt is when the retried failure (or a Kustomization's failed health checks) was
 	// last reported (its Ready=False condition's
 	// lastTransitionTime: kustomize-controller marks Ready Unknown at the start of every
-	// attempt, so this is the end of the latest one), and RetryEvery how soon a
-	// Kustomization's controller tries again (spec.retryInterval, else spec.interval); zero
-	// when unknown. They tell whether the controller has tried again since a moment.
+	// attempt, and helm-controller before every release action, so this is the end of the
+	// latest one), and RetryEvery how soon the controller tries again: a Kustomization's
+	// spec.retryInterval, else spec.interval; a HelmRelease's action's RetryOnFailure
+	// retryInterval (helmRetryInterval). Zero when unknown or at once. They tell whether the
+	// controller has tried again since a moment.
 	FailedAt   time.Time
 	RetryEvery time.Duration
 	// WaitsForAll is set when the object's Ready condition says every object it applied is
@@ -136,8 +138,11 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		d = rules(ref, v, want)
 		if d.retried || d.code == result.CodeFluxHealthCheckFailed {
 			g.FailedAt = v.cond(meta.ReadyCondition).since
-			if ref.Kind == KindKustomization {
+			switch ref.Kind {
+			case KindKustomization:
 				g.RetryEvery = retryInterval(obj, v.cond(meta.ReadyCondition).message)
+			case KindHelmRelease:
+				g.RetryEvery = helmRetryInterval(obj, v.cond(meta.ReconcilingCondition))
 			}
 		}
 		g.Applied = appliedRules[ref.Kind](v, want)

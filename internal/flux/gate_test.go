@@ -16,17 +16,29 @@ import (
 // loadFixture reads testdata/name as the dynamic client would return it (integers as int64).
 func loadFixture(t *testing.T, name string) *unstructured.Unstructured {
 	t.Helper()
+	return parseObject(t, string(readFixture(t, name)))
+}
+
+// readFixture reads testdata/name.
+func readFixture(t *testing.T, name string) []byte {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := yaml.YAMLToJSON(data)
+	return data
+}
+
+// parseObject reads a YAML object as the dynamic client would return it.
+func parseObject(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	js, err := yaml.YAMLToJSON([]byte(doc))
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatal(err)
 	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(js); err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatal(err)
 	}
 	return u
 }

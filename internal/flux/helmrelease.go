@@ -3,6 +3,7 @@ package flux
 import (
 	"crypto/sha256"
 	"fmt"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,6 +96,19 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 				// once it has lasted its retry window, as a Kustomization's retried failure.
 				failure.retried = true
 				failure.message = fmt.Sprintf("%s retries, and the attempt released nothing: %s", helmController, failure.message)
+				return failure
+			}
+			if rc.reason == meta.ProgressingWithRetryReason && (failure.code == result.CodeFluxInstallFailed || failure.code == result.CodeFluxUpgradeFailed) {
+				// The attempt stored a failed release, and helm-controller tries the action
+				// again instead of remediating it: upgrade.strategy (install.strategy)
+				// RetryOnFailure, every retryInterval (reconcile/atomic_release.go, v1.6.4
+				// and v1.4.3: "retrying after %s", ErrRetryAfterInterval), or remediation
+				// retries not exhausted (ErrMustRequeue). Each retry is another release of
+				// the same failure; nothing tells it will pass. Its workloads are judged as
+				// they run (a crash loop fails at once); the failure itself gets the retry
+				// window a Kustomization's retried failure gets.
+				failure.retried = true
+				failure.message = fmt.Sprintf("%s retries the failed release: %s", helmController, failure.message)
 				return failure
 			}
 			failure.verdict = result.VerdictInProgress
@@ -195,6 +209,39 @@ func (v *view) attemptReleased() bool {
 func retriesStall(stalled condition) bool {
 	return stalled.reason == retriesExceededReason || stalled.reason == missingRollbackTargetReason
 }
+
+// helmRetryInterval is how soon helm-controller tries a release action again after a failure
+// it does not remediate: the action's strategy.retryInterval (5m when unset) under
+// strategy RetryOnFailure (api/v2 GetRetry, GetRetryInterval; the action is
+// status.lastAttemptedReleaseAction, the upgrade's when unknown), else what its Reconciling
+// message says ("retrying after 5m0s": helm-controller v1.6's DefaultToRetryOnFailure
+// feature gate makes RetryOnFailure the default, which no spec field tells); zero when
+// helm-controller requeues at once (remediation retries) or nothing says.
+func helmRetryInterval(obj *unstructured.Unstructured, reconciling condition) time.Duration {
+	action := "upgrade"
+	if last, _, _ := unstructured.NestedString(obj.Object, "status", "lastAttemptedReleaseAction"); last == "install" {
+		action = last
+	}
+	if name, _, _ := unstructured.NestedString(obj.Object, "spec", action, "strategy", "name"); name == retryOnFailureStrategy {
+		if iv, _, _ := unstructured.NestedString(obj.Object, "spec", action, "strategy", "retryInterval"); iv != "" {
+			if d, err := time.ParseDuration(iv); err == nil && d > 0 {
+				return d
+			}
+		}
+		return 5 * time.Minute
+	}
+	if reconciling.reason == meta.ProgressingWithRetryReason {
+		if m := helmRetryingAfterWords.FindStringSubmatch(reconciling.message); m != nil {
+			if d, err := time.ParseDuration(m[1]); err == nil && d > 0 {
+				return d
+			}
+		}
+	}
+	return 0
+}
+
+// retryOnFailureStrategy is api/v2 ActionStrategyRetryOnFailure.
+const retryOnFailureStrategy = "RetryOnFailure"
 
 // helmFailure finds the failure the conditions record, the most specific first: a stall on
 // the configuration, a rollback (the new version is not running), a failed install or

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,6 +50,7 @@ var hrObjects = func() map[string]result.FluxObject {
 		"hr-upgrade-failed-stamped.yaml": fo("False", chart640, chart650, chart650, 5, 4),
 		"hr-template-error.yaml":         fo("False", chart640, chart650, chart640, 4, 3),
 		"hr-upgrade-retrying.yaml":       fo("False", chart640, chart650, chart650, 4, 3),
+		"hr-upgrade-retry-strategy.yaml": fo("False", chart640, chart650, chart650, 4, 3),
 		"hr-upgrade-remediating.yaml":    fo("False", chart640, chart650, chart650, 4, 3),
 		"hr-install-failed.yaml":         fo("False", "", chart650, chart650, 1, 1),
 		"hr-test-failed.yaml":            fo("False", chart650, chart650, chart650, 4, 4),
@@ -88,7 +90,11 @@ func TestEvaluateHelmRelease(t *testing.T) {
 		{"source not ready", "hr-source-not-ready.yaml", "6.5.0", inProgress, "", "SourceNotReady", hrSourceMsg},
 		{"dependency not ready", "hr-dependency.yaml", "6.5.0", inProgress, result.CodeFluxDependencyNotReady, "DependencyNotReady",
 			"waiting for dependency apps/redis to be ready (dependsOn: apps/redis, cert-manager/cert-manager): dependency 'apps/redis' is not ready"},
-		{"upgrade failed, retrying", "hr-upgrade-retrying.yaml", "6.5.0", inProgress, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller is retrying after: " + hrUpgradeMsg},
+		// A failed release helm-controller tries again (remediation retries left, or
+		// upgrade.strategy RetryOnFailure) instead of remediating it: a failure with a retry
+		// window (Retried).
+		{"upgrade failed, retrying", "hr-upgrade-retrying.yaml", "6.5.0", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller retries the failed release: " + hrUpgradeMsg},
+		{"upgrade failed, RetryOnFailure", "hr-upgrade-retry-strategy.yaml", "6.5.0", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller retries the failed release: " + hrUpgradeMsg},
 		{"upgrade failed, rollback to come", "hr-upgrade-remediating.yaml", "6.5.0", inProgress, result.CodeFluxUpgradeFailed, "UpgradeFailed",
 			"helm-controller is still reconciling the release after: " + hrUpgradeMsg},
 		// An attempt that stored no release (its templates do not render) is retried for ever:
@@ -237,14 +243,28 @@ func TestChartRefusedBySource(t *testing.T) {
 	}
 }
 
-// TestHelmReleaseRetriedWithoutRelease: a failed attempt that stored no release is retried
-// with a window; one that stored a failed release waits for the workloads it changed.
-func TestHelmReleaseRetriedWithoutRelease(t *testing.T) {
+// TestHelmReleaseRetried: a failed attempt helm-controller tries again, whether it stored no
+// release or a failed one, is retried with a window, timed by the strategy's retryInterval
+// under RetryOnFailure (its spec, else its "retrying after" words), at once otherwise.
+func TestHelmReleaseRetried(t *testing.T) {
 	t.Parallel()
-	for fixture, retried := range map[string]bool{"hr-template-error.yaml": true, "hr-upgrade-retrying.yaml": false} {
-		g := Evaluate(hrRef, loadFixture(t, fixture), mustRevision(t, "6.5.0"), nil)
-		if g.Retried != retried || (g.Verdict == result.VerdictFailed) != retried {
-			t.Errorf("%s: %s retried=%t, want retried=%t", fixture, g.Verdict, g.Retried, retried)
+	strategyByWords := strings.Replace(string(readFixture(t, "hr-upgrade-retrying.yaml")),
+		"message: \"Helm upgrade failed for release apps/podinfo with chart podinfo@6.5.0+501967ad514d: context deadline exceeded\"\n    observedGeneration: 4\n    reason: ProgressingWithRetry",
+		"message: \"retrying after 5m0s\"\n    observedGeneration: 4\n    reason: ProgressingWithRetry", 1)
+	tests := []struct {
+		name  string
+		obj   *unstructured.Unstructured
+		every time.Duration
+	}{
+		{"templates that do not render, upgrade.strategy RetryOnFailure", loadFixture(t, "hr-template-error.yaml"), 5 * time.Minute},
+		{"a failed release, remediation retries left", loadFixture(t, "hr-upgrade-retrying.yaml"), 0},
+		{"a failed release, upgrade.strategy RetryOnFailure", loadFixture(t, "hr-upgrade-retry-strategy.yaml"), 2 * time.Minute},
+		{"a failed release, RetryOnFailure by helm-controller's default", parseObject(t, strategyByWords), 5 * time.Minute},
+	}
+	for _, tt := range tests {
+		g := Evaluate(hrRef, tt.obj, mustRevision(t, "6.5.0"), nil)
+		if !g.Retried || g.Verdict != result.VerdictFailed || g.RetryEvery != tt.every || g.FailedAt.IsZero() {
+			t.Errorf("%s: %s retried=%t every %s failed at %v, want a retried failure every %s", tt.name, g.Verdict, g.Retried, g.RetryEvery, g.FailedAt, tt.every)
 		}
 	}
 }

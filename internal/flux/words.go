@@ -68,6 +68,10 @@ var (
 	// document that does not parse, a target path that cannot be merged, a kind not supported.
 	valuesReferenceWords = regexp.MustCompile(`^could not resolve (?:optional )?(?:\S+ )?chart values reference '[^']*'(?: with key '[^']*')?: (.*)$`)
 	valuesMissingWords   = regexp.MustCompile(`^(?:resource not found|key not found|(?:configmaps|secrets) "[^"]+" not found)$`)
+	// internal/reconcile/atomic_release.go (v1.6.4 and v1.4.3): Reconciling=True
+	// ProgressingWithRetry "retrying after %s" when the action's strategy is RetryOnFailure
+	// (the strategy's retryInterval). It only times the next try; no verdict rests on it.
+	helmRetryingAfterWords = regexp.MustCompile(`^retrying after ([0-9][0-9a-z.]*)$`)
 )
 
 // wording is what a controller's words say of a failure.
