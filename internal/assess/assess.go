@@ -275,6 +275,10 @@ type Memory struct {
 	// retriedSince is when the run first saw each Flux object fail in a way its controller
 	// retries, by object and code; forgotten once the object is Current.
 	retriedSince map[string]time.Time
+	// generationFailedAt is the first end of a failed attempt the run saw of a Kustomization
+	// whose failure may be of an older generation (flux.Gate.MaybeOlderGeneration), by
+	// object and generation: a later one is of that generation.
+	generationFailedAt map[string]time.Time
 	// healthFailedAt is the first failure of a Kustomization's health checks the run saw, by
 	// object and revision: kustomize-controller's retry after it bounds the wait.
 	healthFailedAt map[string]time.Time

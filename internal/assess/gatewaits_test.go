@@ -116,7 +116,7 @@ kind: Kustomization
 metadata: {name: app, namespace: flux-system, generation: 2}
 spec: {sourceRef: {kind: GitRepository, name: app}, interval: 10m, retryInterval: 1m, wait: true, timeout: 30s}
 status:
-  observedGeneration: 1
+  observedGeneration: 2
   lastAppliedRevision: "` + revA + `"
   lastAttemptedRevision: "` + revB + `"
   conditions:
@@ -142,7 +142,6 @@ status:
 	t.Run("a Deployment that turns ready after spec.timeout: waits, Current at the retry", func(t *testing.T) {
 		t.Parallel()
 		ready := strings.Replace(app, `lastAppliedRevision: "`+revA+`"`, `lastAppliedRevision: "`+revB+`"`, 1)
-		ready = strings.Replace(ready, "observedGeneration: 1\n", "observedGeneration: 2\n", 1)
 		ready = ready[:strings.Index(ready, "  conditions:")] + `  conditions:
   - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revB + `", observedGeneration: 2}
   inventory:
@@ -220,6 +219,64 @@ status:
 		runLooks(t, want, root, []look{
 			{docs: []string{hr(failedAt), repo, deployment("Deployment", 3, 3)}, at: fixtureNow, want: retrying},
 			{docs: []string{hr(again), repo, deployment("Deployment", 3, 3)}, at: again.Add(10 * time.Second), want: failed},
+		})
+	})
+}
+
+// TestKustomizationOlderGeneration: a Kustomization's failure stamped with a generation that
+// never ended Ready may be of an earlier one (kustomize-controller records no generation of
+// a failed attempt; Flux's patch helper stamps the current one): it waits until
+// kustomize-controller has tried the current generation, which fails it once a later attempt
+// failed or its retry is past, and passes it once that generation is applied.
+func TestKustomizationOlderGeneration(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	failed := func(at time.Time) string {
+		return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, generation: 3}
+spec: {sourceRef: {kind: GitRepository, name: app}, interval: 10m, retryInterval: 1m}
+status:
+  observedGeneration: 2
+  lastAppliedRevision: "` + revA + `"
+  lastAttemptedRevision: "` + revB + `"
+  conditions:
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Building manifests for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 3, lastTransitionTime: "` + at.Format(time.RFC3339) + `"}
+  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources: missing ./web.yaml", observedGeneration: 3, lastTransitionTime: "` + at.Format(time.RFC3339) + `"}
+  inventory:
+    entries: [{id: shop_web_apps_Deployment, v: v1}]`
+	}
+	applied := strings.Replace(ks("app", "GitRepository", "app", "", revB, "shop_web_apps_Deployment"), "generation: 2", "generation: 3", 1)
+	applied = strings.ReplaceAll(applied, "observedGeneration: 2", "observedGeneration: 3")
+	b, err := flux.ParseRevision(revB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedAt := fixtureNow.Add(-10 * time.Second)
+	waiting := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}
+	buildFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}
+	t.Run("the failure was of generation 2: generation 3 applies", func(t *testing.T) {
+		t.Parallel()
+		runLooks(t, b, root, []look{
+			{docs: []string{failed(failedAt), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow, want: waiting},
+			{docs: []string{applied, gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow.Add(5 * time.Second), want: current},
+		})
+	})
+	t.Run("a later attempt fails at generation 3: fails", func(t *testing.T) {
+		t.Parallel()
+		again := fixtureNow.Add(20 * time.Second)
+		runLooks(t, b, root, []look{
+			{docs: []string{failed(failedAt), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow, want: waiting},
+			{docs: []string{failed(again), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: again.Add(time.Second), want: buildFailed},
+		})
+	})
+	t.Run("no attempt since by the retry: fails", func(t *testing.T) {
+		t.Parallel()
+		docs := []string{failed(failedAt), gitRepoAt(revB), deployment("Deployment", 3, 3)}
+		runLooks(t, b, root, []look{
+			{docs: docs, at: fixtureNow, want: waiting},
+			{docs: docs, at: failedAt.Add(time.Minute + 6*time.Second + 29*time.Second), want: waiting},
+			{docs: docs, at: failedAt.Add(time.Minute + 6*time.Second + 31*time.Second), want: buildFailed},
 		})
 	})
 }

@@ -153,6 +153,7 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		depWant := flux.NestedWant(gate.Source, want, srcRef, src)
 		g := flux.Evaluate(dep, obj, depWant, src)
 		sourceStalled(&g, src, depWant)
+		a.awaitGeneration(e, &g, now)
 		a.graceRetried(e, &g, obj, now)
 		what := "failed"
 		switch g.Verdict {
@@ -193,6 +194,39 @@ func sourceStalled(g *flux.Gate, src *flux.Source, want flux.Revision) {
 	if code, message, stalled := flux.SourceStalled(*src, want); stalled {
 		override(g, result.VerdictFailed, code, "SourceStalled", message)
 	}
+}
+
+// awaitGeneration holds back a Kustomization's failure that may be of an older generation
+// than the current one (flux.Gate.MaybeOlderGeneration: kustomize-controller records no
+// generation of a failed attempt, and Flux's patch helper stamps its conditions with the
+// current one): it waits until kustomize-controller has surely tried the current generation,
+// and fails then if the failure stands. Tried, when the run sees a failure at this generation
+// end later than the first it saw (each attempt starts by marking Ready Unknown); or surely
+// by its next retry, spec.retryInterval (else spec.interval) after the failure, with a margin
+// for jitter and the attempt's own time.
+func (a *assessor) awaitGeneration(e *Assessment, g *flux.Gate, now time.Time) {
+	if !g.MaybeOlderGeneration || g.Verdict != result.VerdictFailed || g.FailedAt.IsZero() || g.RetryEvery <= 0 {
+		return
+	}
+	if a.mem.generationFailedAt == nil {
+		a.mem.generationFailedAt = map[string]time.Time{}
+	}
+	key := g.Object.ID + "|" + strconv.FormatInt(g.Object.Generation, 10)
+	first, ok := a.mem.generationFailedAt[key]
+	if !ok || g.FailedAt.Before(first) {
+		first, a.mem.generationFailedAt[key] = g.FailedAt, g.FailedAt
+	}
+	if g.FailedAt.After(first) {
+		return // an attempt that started after a failure written at this generation: of it
+	}
+	next := g.FailedAt.Add(g.RetryEvery + g.RetryEvery/10 + 30*time.Second)
+	if !now.Before(next) {
+		return
+	}
+	override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+		"generation %d has not ended Ready (observed %d), and this failure, stamped with it, may be of an earlier one: kustomize-controller records no generation of a failed attempt; waiting for it to try generation %d, by %s (spec.retryInterval, else spec.interval), and fails then if it still fails: %s",
+		g.Object.Generation, g.Object.ObservedGeneration, g.Object.Generation, next.UTC().Format(time.RFC3339), g.Message))
+	e.recheckAt(next)
 }
 
 // graceRetried lets a failure that its controller retries (flux.Gate.Retried: a dry-run

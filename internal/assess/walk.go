@@ -317,6 +317,7 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	if parent == nil && gate.Applied && (gate.Verdict == result.VerdictCurrent || want.Matches(gate.Attempting...)) {
 		e.appliedRoots++
 	}
+	a.awaitGeneration(e, &gate, now)
 	a.graceRetried(e, &gate, obj, now)
 	a.noteAttempt(&gate, want, now)
 	fo = gate.Object

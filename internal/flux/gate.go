@@ -82,6 +82,10 @@ type Gate struct {
 	// controller has tried again since a moment.
 	FailedAt   time.Time
 	RetryEvery time.Duration
+	// MaybeOlderGeneration is set on a Kustomization's failure that may be of an older
+	// generation than the current one, though its condition carries the current one
+	// (kustomizationGate says when); FailedAt and RetryEvery then time it.
+	MaybeOlderGeneration bool
 	// WaitsForAll is set when the object's Ready condition says every object it applied is
 	// Current, a Job deleted after it finished (ttlSecondsAfterFinished) included: a
 	// Kustomization with spec.wait, a HelmRelease whose release action waited for Jobs
@@ -97,6 +101,9 @@ type decision struct {
 	message string
 	// retried marks a failure its controller retries and that may pass by itself (Gate.Retried).
 	retried bool
+	// olderGeneration marks a failure that may be of an older generation
+	// (Gate.MaybeOlderGeneration).
+	olderGeneration bool
 }
 
 // gates holds the rules of each kind, as kstatus dispatches on group and kind.
@@ -136,7 +143,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		v := readView(ref.Kind, obj)
 		v.src = src
 		d = rules(ref, v, want)
-		if d.retried || d.code == result.CodeFluxHealthCheckFailed {
+		if d.retried || d.olderGeneration || d.code == result.CodeFluxHealthCheckFailed {
 			g.FailedAt = v.cond(meta.ReadyCondition).since
 			switch ref.Kind {
 			case KindKustomization:
@@ -190,6 +197,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 	fo.Remote = g.Remote
 	g.Verdict, g.Object, g.Code, g.Message = d.verdict, fo, d.code, d.message
 	g.Retried = d.retried && d.verdict == result.VerdictFailed
+	g.MaybeOlderGeneration = d.olderGeneration && d.verdict == result.VerdictFailed
 	if d.verdict != result.VerdictFailed {
 		g.FailedAt, g.RetryEvery = time.Time{}, 0
 	}

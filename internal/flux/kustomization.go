@@ -41,6 +41,29 @@ func retriedKustomization(ready condition) bool {
 	return kustomizationWording(ready) == retriedWords
 }
 
+// mayBeOlderGeneration reports whether a Kustomization's failure condition c, carrying the
+// current generation, may still be of an older one. kustomize-controller v1.9.5 and v1.7.3
+// (internal/controller/kustomization_controller.go) write no field that says which generation
+// an attempt that failed was of: it has no lastAttemptedGeneration; status.observedGeneration
+// is written only when an attempt ends Ready=True (finalizeStatus; and with the Stalled of an
+// invalid CEL expression); lastAttemptedRevision is the source's revision, the same for every
+// generation; lastHandledReconcileAt answers a reconcile request only; status.history records
+// applied manifests' checksums, not generations, and nothing of a build failure. Its
+// conditions cannot tell either: fluxcd/pkg/runtime's patch helper (v0.110.3 and v0.91.0,
+// patch.go patchStatusConditions) applies them to the object as the API server holds it at
+// the write, and conditions.Set stamps each with that object's generation, so an attempt of
+// generation 2 that ends after the spec moved to 3 writes a failure stamped 3; the Reconciling
+// condition it leaves (ProgressingWithRetry) is stamped alike. So a failure stamped with the
+// current generation G may be of an older one whenever G has never ended Ready
+// (observedGeneration < G) and an older one exists (G > 1). The engine waits on it
+// (Gate.MaybeOlderGeneration) until kustomize-controller has surely tried G: a later failure
+// seen at G (attempts of one object run one after another, and each starts by marking Ready
+// Unknown, so the end of the next failure moves), or its next retry past (spec.retryInterval,
+// else spec.interval, after the failure: the generation change requeues it at once anyway).
+func (v *view) mayBeOlderGeneration(c condition) bool {
+	return v.generation > 1 && v.observedGeneration < v.generation && c.observedGeneration == v.generation
+}
+
 // kustomizationGate applies the rules of a kustomize.toolkit.fluxcd.io/v1 Kustomization.
 //
 // kustomize-controller records status.lastAttemptedRevision once it has fetched a revision and
@@ -58,6 +81,7 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 		if v.olderGeneration(st) {
 			return staleGeneration(v, st.observedGeneration, kustomizeController, stalled)
 		}
+		stalled.olderGeneration = v.mayBeOlderGeneration(st)
 		return stalled
 	}
 	ready := v.cond(meta.ReadyCondition)
@@ -87,6 +111,7 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 			if v.olderGeneration(ready) {
 				return staleGeneration(v, ready.observedGeneration, kustomizeController, failure)
 			}
+			failure.olderGeneration = v.mayBeOlderGeneration(ready)
 			if kustomizationWording(ready) == unrecognised {
 				// Retried or final, only its words would say: neither fail nor pass on them.
 				failure.verdict = result.VerdictInProgress

@@ -1,6 +1,7 @@
 package flux
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -145,6 +146,36 @@ func TestRetryInterval(t *testing.T) {
 	for _, tt := range tests {
 		if got := retryInterval(fromYAML(t, tt.doc), tt.message); got != tt.want {
 			t.Errorf("retryInterval(%s, %q) = %v, want %v", tt.doc, tt.message, got, tt.want)
+		}
+	}
+}
+
+// TestKustomizationMaybeOlderGeneration: kustomize-controller records no generation of a
+// failed attempt, and Flux's patch helper stamps its conditions with the generation current
+// at the write: a failure stamped with a generation that never ended Ready may be of an
+// earlier one. One stamped with an older generation waits anyway; one of a generation that
+// ended Ready before, or of the first generation, is of it.
+func TestKustomizationMaybeOlderGeneration(t *testing.T) {
+	t.Parallel()
+	doc := string(readFixture(t, "ks-build-failed.yaml")) // generation 3, observed 2, stamped 3
+	tests := []struct {
+		name    string
+		doc     string
+		verdict result.Verdict
+		older   bool
+	}{
+		{"stamped with a generation that never ended Ready", doc, result.VerdictFailed, true},
+		{"of a generation that ended Ready before", strings.Replace(doc, "  observedGeneration: 2", "  observedGeneration: 3", 1), result.VerdictFailed, false},
+		{"of the first generation", strings.ReplaceAll(strings.ReplaceAll(doc, "generation: 3", "generation: 1"), "Generation: 3", "Generation: 1"), result.VerdictFailed, false},
+		{"stamped with an older generation", strings.ReplaceAll(doc, "    observedGeneration: 3", "    observedGeneration: 2"), result.VerdictInProgress, false},
+	}
+	for _, tt := range tests {
+		g := Evaluate(Ref{Kind: KindKustomization, Namespace: "flux-system", Name: "apps"}, parseObject(t, tt.doc), Revision{}, nil)
+		if g.Verdict != tt.verdict || g.MaybeOlderGeneration != tt.older {
+			t.Errorf("%s: %s, maybe older %t; want %s, %t", tt.name, g.Verdict, g.MaybeOlderGeneration, tt.verdict, tt.older)
+		}
+		if tt.older && (g.FailedAt.IsZero() || g.RetryEvery != 2*time.Minute) {
+			t.Errorf("%s: failed at %v, retry every %s; want the Ready condition's time, 2m", tt.name, g.FailedAt, g.RetryEvery)
 		}
 	}
 }

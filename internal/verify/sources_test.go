@@ -358,7 +358,7 @@ func TestAssessSuspendedNested(t *testing.T) {
 func TestAssessRetriedFluxFailure(t *testing.T) {
 	t.Parallel()
 	failed := func(message string) string {
-		return kustomization(`  observedGeneration: 1
+		return kustomization(`  observedGeneration: 2
   lastAppliedRevision: ` + revA + `
   lastAttemptedRevision: ` + revB + `
   conditions:
