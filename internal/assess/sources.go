@@ -70,9 +70,9 @@ func (a *assessor) firstArtifact(id, rev string) string {
 // (flux.SourceWait): Current waits; a source source-controller stalled on fails. It returns a
 // note when a HelmChart's own source cannot be read.
 func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source, ownerSource string, ownerWant flux.Revision) (note string) {
-	var upstream *flux.Source
-	if src.Upstream.Name != "" {
-		upstream, note = a.source(e, src.Upstream)
+	upstream, note, reading := a.chartUpstream(e, src)
+	if reading && src.Stalled {
+		return note // whether the stall is final, its repository says
 	}
 	verdict, code, message, until := flux.SourceWait(src, upstream, ownerSource, ownerWant, a.now)
 	if !until.IsZero() {
@@ -93,6 +93,21 @@ func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source,
 		gate.Applied = false
 	}
 	return note
+}
+
+// chartUpstream reads a HelmChart's own source (a HelmRepository, GitRepository or Bucket),
+// which says whether its stall is final (flux.IndexWait). reading is set while that list is
+// on its way (the assessment waits for it); note says when it cannot be read.
+func (a *assessor) chartUpstream(e *Assessment, src flux.Source) (upstream *flux.Source, note string, reading bool) {
+	if src.Upstream.Name == "" {
+		return nil, "", false
+	}
+	upstream, note = a.source(e, src.Upstream)
+	if gvr, ok := src.Upstream.GroupVersionResource(); ok && upstream == nil && note == "" {
+		w := a.list(ListKey{GVR: gvr, Namespace: src.Upstream.Namespace})
+		reading = !w.Synced() && w.Err() == nil
+	}
+	return upstream, note, reading
 }
 
 // override replaces a gate's verdict, keeping its object in agreement; the message may quote
@@ -152,7 +167,7 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		src, _ := a.source(e, srcRef)
 		depWant := flux.NestedWant(gate.Source, want, srcRef, src)
 		g := flux.Evaluate(dep, obj, depWant, src)
-		sourceStalled(&g, src, depWant)
+		a.sourceStalled(e, &g, src, depWant)
 		a.awaitGeneration(e, &g, now)
 		a.graceRetried(e, &g, obj, now)
 		what := "failed"
@@ -185,14 +200,31 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 
 // sourceStalled fails a gate that waits on a source source-controller stalled on
 // (flux.SourceStalled): the object applies whatever artifact its source serves, and that
-// is not want. A failure of the object's own (not one its controller retries) stands.
-func sourceStalled(g *flux.Gate, src *flux.Source, want flux.Revision) {
+// is not want. A failure of the object's own (not one its controller retries) stands. A
+// HelmChart its HTTP HelmRepository's index may still list waits for the repository's next
+// fetch (flux.IndexWait), and says so.
+func (a *assessor) sourceStalled(e *Assessment, g *flux.Gate, src *flux.Source, want flux.Revision) {
 	retried := g.Verdict == result.VerdictFailed && g.Retried
 	if src == nil || (g.Verdict != result.VerdictInProgress && !retried) {
 		return
 	}
-	if code, message, stalled := flux.SourceStalled(*src, want); stalled {
+	var upstream *flux.Source
+	if src.Stalled {
+		var reading bool
+		if upstream, _, reading = a.chartUpstream(e, *src); reading {
+			return
+		}
+	}
+	code, message, stalled, until := flux.SourceStalled(*src, upstream, want, a.now)
+	switch {
+	case stalled:
 		override(g, result.VerdictFailed, code, "SourceStalled", message)
+	case !until.IsZero():
+		e.recheckAt(until)
+		if g.Verdict == result.VerdictInProgress {
+			_, _, message, _ := flux.SourceWait(*src, upstream, "", flux.Revision{}, a.now)
+			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, joinMessage(g.Message, message))
+		}
 	}
 }
 

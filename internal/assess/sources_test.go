@@ -3,6 +3,7 @@ package assess
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -201,6 +202,111 @@ func TestAssessSources(t *testing.T) {
 					if finding == nil || !strings.Contains(finding.Message, m) {
 						t.Errorf("snapshot %t: the verdict's message does not mention %q: %+v", snapshot, m, finding)
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestChartIndexRefresh: a HelmChart stalled on a chart version its HTTP HelmRepository's index
+// does not list yet (InvalidChartReference, source-controller v1.9.3's words) waits for the
+// repository's next fetch on every path that judges it, the requested HelmRelease's own chart
+// and a HelmChart an inventory lists as nested ones do, and fails once the repository has
+// fetched since, or at once when the chart was built from a newer index that lacks it too.
+func TestChartIndexRefresh(t *testing.T) {
+	t.Parallel()
+	const (
+		idx1 = "sha256:" + dig1
+		idx2 = "sha256:" + dig2
+		// source-controller v1.9.3: BuildError{Reason: ErrChartReference} ("invalid chart
+		// reference") wrapping internal/helm/chart/builder_remote.go's "failed to get chart
+		// version for remote reference: %w" of chart_repository.go's "no '%s' chart with
+		// version matching '%s' found".
+		refused = "invalid chart reference: failed to get chart version for remote reference: no 'web' chart with version matching '1.1.0' found"
+	)
+	stalledAt := fixtureNow.Add(-time.Minute)
+	stamp := func(t time.Time) string { return t.Format(time.RFC3339) }
+	repo := func(index string, updated time.Time) string {
+		return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: charts, namespace: shop, generation: 1}
+spec: {url: "https://charts.example.com", interval: 5m}
+status:
+  observedGeneration: 1
+  artifact: {revision: "` + index + `", lastUpdateTime: "` + stamp(updated) + `"}
+  conditions: [{type: Ready, status: "True", reason: Succeeded, message: "stored artifact: revision '` + index + `'", observedGeneration: 1}]`
+	}
+	chart := func(builtFrom string) string {
+		return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmChart
+metadata: {name: shop-web, namespace: shop, generation: 2}
+spec: {chart: web, version: 1.1.0, interval: 5m, sourceRef: {kind: HelmRepository, name: charts}}
+status:
+  observedGeneration: 2
+  observedSourceArtifactRevision: "` + builtFrom + `"
+  artifact: {revision: "1.0.0"}
+  conditions:
+  - {type: Stalled, status: "True", reason: InvalidChartReference, message: "` + refused + `", observedGeneration: 2, lastTransitionTime: "` + stamp(stalledAt) + `"}
+  - {type: Ready, status: "False", reason: InvalidChartReference, message: "` + refused + `", observedGeneration: 2, lastTransitionTime: "` + stamp(stalledAt) + `"}`
+	}
+	hr := `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: shop, generation: 2}
+spec:
+  interval: 10m
+  chart: {spec: {chart: web, version: 1.1.0, sourceRef: {kind: HelmRepository, name: charts}}}
+status:
+  observedGeneration: 1
+  helmChart: shop/shop-web
+  lastAttemptedRevision: "1.0.0"
+  lastAttemptedGeneration: 1
+  conditions:
+  - {type: Ready, status: "False", reason: SourceNotReady, message: "HelmChart 'shop/shop-web' is not ready: ` + refused + `", observedGeneration: 2}
+  - {type: Released, status: "True", reason: UpgradeSucceeded, message: "Helm upgrade succeeded", observedGeneration: 1}
+  history:
+  - {name: web, namespace: shop, version: 1, status: deployed, chartName: web, chartVersion: "1.0.0"}`
+	app := ks("app", "GitRepository", "app", "", revB, "shop_shop-web_source.toolkit.fluxcd.io_HelmChart", "shop_web_apps_Deployment")
+	hrRef := flux.Ref{Kind: flux.KindHelmRelease, Namespace: "shop", Name: "web"}
+	appRef := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	fetched := stalledAt.Add(5*time.Minute + 30*time.Second + 30*time.Second)
+	waiting := outcome{Verdict: result.VerdictInProgress}
+	chartFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxChartFailed}
+	tests := []struct {
+		name string
+		root flux.Ref
+		want string
+		docs []string
+		at   time.Time
+		out  outcome
+	}{
+		{"the requested HelmRelease's chart, the index not fetched since", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour))}, fixtureNow, waiting},
+		{"the requested HelmRelease's chart, the index fetched since", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour))}, fetched.Add(time.Second), chartFailed},
+		{"the requested HelmRelease's chart, built from a newer index", hrRef, "1.1.0", []string{hr, chart(idx2), repo(idx2, stalledAt.Add(30*time.Second))}, fixtureNow, chartFailed},
+		{"a HelmChart an inventory lists, the index not fetched since", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour)), deployment("Deployment", 3, 3)}, fixtureNow, waiting},
+		{"a HelmChart an inventory lists, the index fetched since", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour)), deployment("Deployment", 3, 3)}, fetched.Add(time.Second), chartFailed},
+		{"a HelmChart an inventory lists, built from a newer index", appRef, revB, []string{app, gitRepo(), chart(idx2), repo(idx2, stalledAt.Add(30*time.Second)), deployment("Deployment", 3, 3)}, fixtureNow, chartFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			want, err := flux.ParseRevision(tt.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			order := []string{"kustomizations", "helmreleases", "gitrepositories", "helmcharts", "helmrepositories", "deployments"}
+			for _, snapshot := range []bool{true, false} {
+				spec := Spec{Resources: []flux.Ref{tt.root}, Revision: want, Workloads: true, Snapshot: snapshot}
+				e := Assess(newFixtureView(t, strings.Join(tt.docs, "\n---\n"), order...), NewMemory(), spec, tt.at)
+				got := outcomeOf(e)
+				got.Reason = ""
+				if tt.out.Verdict == result.VerdictInProgress {
+					got.Code = ""
+				}
+				if diff := cmp.Diff(tt.out, got); diff != "" {
+					t.Errorf("snapshot %t (-want +got):\n%s\npending %+v fatal %+v", snapshot, diff, e.Pending, e.Fatal)
+				}
+				if tt.out.Verdict == result.VerdictInProgress && !e.Recheck.Equal(fetched) {
+					t.Errorf("snapshot %t: recheck at %v, want %v (the repository's next fetch)", snapshot, e.Recheck, fetched)
 				}
 			}
 		})

@@ -309,7 +309,7 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	if !ownSource {
 		// Of the run's revision, or its owner's: a source stalled short of it will not
 		// fetch it (a nested object of another source is settleSource's).
-		sourceStalled(&gate, src, want)
+		a.sourceStalled(e, &gate, src, want)
 	}
 	if ref.Kind == flux.KindHelmRelease && parent != nil && parent.Applied {
 		srcNote = joinMessage(srcNote, a.settleValues(e, &gate, obj, parent, now))
@@ -583,8 +583,22 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 	if src, isSource := flux.InventorySource(o); isSource && u != nil && ro.Status != result.ObjectTerminating {
 		// A Flux source is judged as source-controller serves it, not by kstatus: one whose
 		// next fetch fails keeps Reconciling=True while what applies from it goes on.
-		status, code, msg := flux.Serving(flux.ReadSource(src, u))
-		ro.Status, ro.Message = status, sanitize.Compact(msg)
+		read := flux.ReadSource(src, u)
+		var (
+			upstream *flux.Source
+			note     string
+			reading  bool
+		)
+		if read.Stalled {
+			// Whether a stalled HelmChart may heal, its repository says (flux.IndexWait).
+			upstream, note, reading = a.chartUpstream(e, read)
+		}
+		status, code, msg, until := flux.Serving(read, upstream, now)
+		if reading && read.Stalled {
+			status, code, msg = result.ObjectInProgress, "", "stalled; reading its source, which says whether it may heal: "+read.Message
+		}
+		e.recheckAt(until)
+		ro.Status, ro.Message = status, sanitize.Compact(joinMessage(msg, note))
 		if status == result.ObjectFailed && current {
 			ro.Failure = &result.Failure{Code: code, Reason: "Stalled", Message: ro.Message}
 		}

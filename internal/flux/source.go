@@ -144,6 +144,9 @@ type Source struct {
 	StalledSince  time.Time
 	// Interval is spec.interval: how often source-controller fetches the source again.
 	Interval time.Duration
+	// ArtifactUpdated is status.artifact.lastUpdateTime: when source-controller last stored a
+	// new artifact (a HelmRepository's index that changed); zero when missing.
+	ArtifactUpdated time.Time
 }
 
 // invalidChartReferenceReason is source-controller's reason for a chart that its source does
@@ -162,6 +165,9 @@ func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
 	s.Revision, _, _ = unstructured.NestedString(u, "status", "artifact", "revision")
 	s.OriginRevision, _, _ = unstructured.NestedString(u, "status", "artifact", "metadata", originRevisionKey)
 	s.BuiltFrom, _, _ = unstructured.NestedString(u, "status", "observedSourceArtifactRevision")
+	if at, _, _ := unstructured.NestedString(u, "status", "artifact", "lastUpdateTime"); at != "" {
+		s.ArtifactUpdated, _ = time.Parse(time.RFC3339, at)
+	}
 	if ref.Kind == "HelmChart" {
 		s.Upstream = chartSourceOf(obj, ref.Namespace)
 	}

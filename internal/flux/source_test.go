@@ -85,6 +85,13 @@ func TestSourceWaitIndexRefresh(t *testing.T) {
 	other := chart
 	other.StalledReason = "ValuesFilesError"
 	refresh := stalledAt.Add(5*time.Minute + 30*time.Second + 30*time.Second)
+	// The repository stored a new index after the stall: built from it, the chart still
+	// stalls (the new index lacks the version too); not built from it yet, it waits an
+	// interval from the new index.
+	newIndex := *http
+	newIndex.Revision, newIndex.ArtifactUpdated = "sha256:"+shaB+shaB[:24], stalledAt.Add(2*time.Minute)
+	builtFromNew, builtFromOld := chart, chart
+	builtFromNew.BuiltFrom, builtFromOld.BuiltFrom = newIndex.Revision, http.Revision
 	tests := []struct {
 		name     string
 		src      Source
@@ -95,6 +102,9 @@ func TestSourceWaitIndexRefresh(t *testing.T) {
 	}{
 		{"HTTP index not refreshed yet", chart, http, stalledAt.Add(time.Minute), inProgress, refresh},
 		{"HTTP index fetched since", chart, http, refresh.Add(time.Second), failed, time.Time{}},
+		{"a new index, the chart built from it", builtFromNew, &newIndex, stalledAt.Add(2*time.Minute + time.Second), failed, time.Time{}},
+		{"a new index, the chart not built from it yet", builtFromOld, &newIndex, stalledAt.Add(2*time.Minute + time.Second), inProgress, newIndex.ArtifactUpdated.Add(6 * time.Minute)},
+		{"an index stored before the stall, the chart built from it", builtFromOld, http, stalledAt.Add(time.Minute), inProgress, refresh},
 		{"OCI repository", chart, oci, stalledAt.Add(time.Minute), failed, time.Time{}},
 		{"Git chart at its revision", chart, git, stalledAt.Add(time.Minute), failed, time.Time{}},
 		{"upstream unknown", chart, nil, stalledAt.Add(time.Minute), failed, time.Time{}},

@@ -39,23 +39,16 @@ func NestedWant(ownerSource string, ownerWant Revision, source SourceRef, src *S
 // source (ownerSource) must have built from the owner's expected revision (ownerWant, when
 // set), whatever the cache of the upstream says: it may lag the owner's.
 //
-// A HelmChart stalled on a chart version its HTTP HelmRepository's index does not list yet is
-// not final: source-controller builds it again when the repository's index changes, which it
-// fetches every spec.interval. It waits until the repository has fetched once since the stall
-// (until, with a margin for the controller's jitter; now is the moment of the decision), then
-// fails. It is final at once for an OCI HelmRepository (no index) and for a chart of a
-// GitRepository or a Bucket, built from their current revision.
+// A HelmChart stalled on a chart version its HTTP HelmRepository's index does not list yet
+// waits for the repository's next fetch (IndexWait; now is the moment of the decision, until
+// when to look again).
 func SourceWait(src Source, upstream *Source, ownerSource string, ownerWant Revision, now time.Time) (verdict result.Verdict, code result.Code, message string, until time.Time) {
 	id := src.Ref.ID()
 	code = sourceCode(src.Ref)
 	switch {
 	case src.Stalled && indexMayList(src, upstream):
-		next := src.StalledSince.Add(upstream.Interval + upstream.Interval/10 + 30*time.Second)
-		if now.Before(next) {
-			return result.VerdictInProgress, code, fmt.Sprintf("%s stalled, and source-controller builds it again when %s's index changes (it fetches it every %s); fails at %s if it is still stalled: %s",
-				id, upstream.Ref.ID(), upstream.Interval, next.UTC().Format(time.RFC3339), src.Message), next
-		}
-		return result.VerdictFailed, code, fmt.Sprintf("%s stalled, and %s fetched its index since (every %s): %s", id, upstream.Ref.ID(), upstream.Interval, src.Message), time.Time{}
+		verdict, message, until = IndexWait(src, upstream, now)
+		return verdict, code, message, until
 	case src.Stalled:
 		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", id, src.Message), time.Time{}
 	case src.Remote:
@@ -84,6 +77,42 @@ func SourceWait(src Source, upstream *Source, ownerSource string, ownerWant Revi
 func indexMayList(src Source, upstream *Source) bool {
 	return src.Ref.Kind == "HelmChart" && src.StalledReason == invalidChartReferenceReason && !src.StalledSince.IsZero() &&
 		upstream != nil && upstream.Ref.Kind == "HelmRepository" && !upstream.Remote && upstream.Interval > 0
+}
+
+// IndexWait judges a HelmChart stalled on a chart version its HTTP HelmRepository's index does
+// not list (InvalidChartReference: "no 'web' chart with version matching '1.1.0' found",
+// source-controller v1.9.3 internal/helm/repository/chart_repository.go), read with its
+// repository (upstream). Every path that judges a HelmChart uses it: a requested HelmRelease's
+// own chart, a HelmChart an inventory lists, a nested object's chart.
+//
+// It is final at once for an OCI HelmRepository (no index: the registry answered) and for a
+// chart of a GitRepository or a Bucket (built from their current revision). With an HTTP
+// repository it may heal: source-controller fetches the index every spec.interval, stores a
+// new artifact when it changed (status.artifact.lastUpdateTime, revision the index's digest;
+// helmrepository_controller.go reconcileArtifact), and builds every chart of the repository
+// again on that change (helmchart_controller.go requestsForHelmRepositoryChange), recording
+// the index it built from (status.observedSourceArtifactRevision) whether the build passes or
+// not. So it is Failed when the chart was built from an index stored after the stall and
+// still stalls (the refreshed index lacks the version too), or when the repository has surely
+// fetched since the stall or since its last new index, whichever is later (an interval, a
+// tenth of it for jitter and 30s); InProgress until then, until saying when.
+func IndexWait(src Source, upstream *Source, now time.Time) (verdict result.Verdict, message string, until time.Time) {
+	id, repo := src.Ref.ID(), upstream.Ref.ID()
+	refreshed := upstream.ArtifactUpdated.After(src.StalledSince)
+	if refreshed && upstream.Revision != "" && sameRecorded(src.BuiltFrom, upstream.Revision) {
+		return result.VerdictFailed, fmt.Sprintf("%s stalled, and still does after %s's index changed (at %s): %s",
+			id, repo, upstream.ArtifactUpdated.UTC().Format(time.RFC3339), src.Message), time.Time{}
+	}
+	base := src.StalledSince
+	if refreshed {
+		base = upstream.ArtifactUpdated
+	}
+	next := base.Add(upstream.Interval + upstream.Interval/10 + 30*time.Second)
+	if now.Before(next) {
+		return result.VerdictInProgress, fmt.Sprintf("%s stalled, and source-controller builds it again when %s's index changes (it fetches it every %s); fails at %s if it is still stalled: %s",
+			id, repo, upstream.Interval, next.UTC().Format(time.RFC3339), src.Message), next
+	}
+	return result.VerdictFailed, fmt.Sprintf("%s stalled, and %s fetched its index since (every %s): %s", id, repo, upstream.Interval, src.Message), time.Time{}
 }
 
 // sourceController names what writes a source's artifact.
@@ -118,20 +147,30 @@ func sourceCode(ref SourceRef) result.Code {
 // and what applies from it goes on: message then says what failed. It is Failed only when
 // source-controller stalled on it (code and message say why), and InProgress while it has no
 // artifact or has not reconciled its current spec.
-func Serving(s Source) (status result.ObjectStatus, code result.Code, message string) {
+//
+// A HelmChart stalled on a version its HTTP HelmRepository's index does not list yet waits
+// for the repository's next fetch (IndexWait): upstream is its repository, when read, and
+// until when to look again.
+func Serving(s Source, upstream *Source, now time.Time) (status result.ObjectStatus, code result.Code, message string, until time.Time) {
 	switch {
+	case s.Stalled && indexMayList(s, upstream):
+		verdict, msg, until := IndexWait(s, upstream, now)
+		if verdict == result.VerdictInProgress {
+			return result.ObjectInProgress, "", msg, until
+		}
+		return result.ObjectFailed, sourceCode(s.Ref), msg, time.Time{}
 	case s.Stalled:
-		return result.ObjectFailed, sourceCode(s.Ref), "stalled: " + s.Message
+		return result.ObjectFailed, sourceCode(s.Ref), "stalled: " + s.Message, time.Time{}
 	case s.Remote:
-		return result.ObjectCurrent, "", "a HelmRepository of type oci: helm-controller pulls its charts, it has no artifact of its own"
+		return result.ObjectCurrent, "", "a HelmRepository of type oci: helm-controller pulls its charts, it has no artifact of its own", time.Time{}
 	case s.Revision == "":
-		return result.ObjectInProgress, "", "waiting for source-controller to fetch an artifact" + because(s.Message)
+		return result.ObjectInProgress, "", "waiting for source-controller to fetch an artifact" + because(s.Message), time.Time{}
 	case !s.Done:
-		return result.ObjectInProgress, "", fmt.Sprintf("waiting for source-controller to reconcile its current spec (it serves %s)%s", ShortRevision(s.Revision), because(s.Message))
+		return result.ObjectInProgress, "", fmt.Sprintf("waiting for source-controller to reconcile its current spec (it serves %s)%s", ShortRevision(s.Revision), because(s.Message)), time.Time{}
 	case s.Message != "":
-		return result.ObjectCurrent, "", fmt.Sprintf("serves %s; its last fetch failed, and source-controller retries while it keeps serving it: %s", ShortRevision(s.Revision), s.Message)
+		return result.ObjectCurrent, "", fmt.Sprintf("serves %s; its last fetch failed, and source-controller retries while it keeps serving it: %s", ShortRevision(s.Revision), s.Message), time.Time{}
 	}
-	return result.ObjectCurrent, "", "serves " + ShortRevision(s.Revision)
+	return result.ObjectCurrent, "", "serves " + ShortRevision(s.Revision), time.Time{}
 }
 
 // SourceStalled reports whether an object's source holds it back from want for good:
@@ -139,18 +178,19 @@ func Serving(s Source) (status result.ObjectStatus, code result.Code, message st
 // without its secret), and the source serves no artifact of want (none at all, or another
 // revision; any artifact will do when want is zero). The object applies whatever artifact its
 // source serves, and the source will not fetch again until its spec changes. code and message
-// say so, naming the source.
-func SourceStalled(src Source, want Revision) (code result.Code, message string, stalled bool) {
-	verdict, code, message, _ := SourceWait(src, nil, "", Revision{}, time.Time{})
+// say so, naming the source. A HelmChart its HTTP HelmRepository's index may still list
+// (IndexWait; upstream is its repository, when read) is not stalled before until.
+func SourceStalled(src Source, upstream *Source, want Revision, now time.Time) (code result.Code, message string, stalled bool, until time.Time) {
+	verdict, code, message, until := SourceWait(src, upstream, "", Revision{}, now)
 	if verdict != result.VerdictFailed {
-		return "", "", false
+		return "", "", false, until
 	}
 	if src.Revision == "" {
-		return code, message + "; it has no artifact, and source-controller will not fetch one until its spec changes", true
+		return code, message + "; it has no artifact, and source-controller will not fetch one until its spec changes", true, time.Time{}
 	}
 	if want.IsZero() || want.Matches(src.Revisions()...) {
-		return "", "", false // what it serves may still be applied
+		return "", "", false, time.Time{} // what it serves may still be applied
 	}
 	return code, fmt.Sprintf("%s; it serves %s, and source-controller will not fetch %s until its spec changes",
-		message, ShortRevision(src.Revision), ShortRevision(want.String())), true
+		message, ShortRevision(src.Revision), ShortRevision(want.String())), true, time.Time{}
 }

@@ -3,6 +3,7 @@ package flux
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/org/app-status-action/internal/result"
 )
@@ -69,7 +70,7 @@ status:
 ` + stalledAt(""), result.ObjectFailed, result.CodeFluxChartFailed, "stalled"},
 	}
 	for _, tt := range tests {
-		status, code, msg := Serving(ReadSource(tt.ref, fromYAML(t, tt.doc)))
+		status, code, msg, _ := Serving(ReadSource(tt.ref, fromYAML(t, tt.doc)), nil, time.Time{})
 		if status != tt.status || code != tt.code || !strings.Contains(msg, tt.says) {
 			t.Errorf("%s: Serving = %s, %q, %q; want %s, %q, saying %q", tt.name, status, code, msg, tt.status, tt.code, tt.says)
 		}
@@ -98,7 +99,7 @@ func TestSourceStalled(t *testing.T) {
 		if tt.want != "" {
 			want = mustRevision(t, tt.want)
 		}
-		code, msg, stalled := SourceStalled(ReadSource(git, fromYAML(t, gitRepositoryStatus(tt.doc))), want)
+		code, msg, stalled, _ := SourceStalled(ReadSource(git, fromYAML(t, gitRepositoryStatus(tt.doc))), nil, want, time.Time{})
 		if stalled != tt.stalled || (stalled && code != result.CodeFluxArtifactFailed) || !strings.Contains(msg, tt.says) {
 			t.Errorf("%s: SourceStalled = %q, %q, %t; want stalled %t, saying %q", tt.name, code, msg, stalled, tt.stalled, tt.says)
 		}
