@@ -541,3 +541,96 @@ func TestHelmInstallImagePullDuringWait(t *testing.T) {
 		t.Errorf("image-pull after %s, want it long before Helm's own timeout (2m)", took)
 	}
 }
+
+// TestHelmChartIndexRefresh: a chart version bumped before the repository's index refresh.
+// The HelmRelease's HelmChart of an HTTP HelmRepository (both played by the bed, their status
+// as source-controller v1.9.3 writes it) moves to 1.1.0 while the repository's index lists
+// 1.0.0 only: source-controller stalls the chart (InvalidChartReference). The run waits,
+// naming the repository's next fetch, where it used to fail with flux-chart-failed; when the
+// refreshed index lists 1.1.0 and the chart is built, it is Current within seconds of
+// helm-controller's upgrade; when the refreshed index still lacks it, it fails with
+// flux-chart-failed within seconds of the chart's rebuild. With the current and the previous
+// minor of helm-controller.
+func TestHelmChartIndexRefresh(t *testing.T) {
+	t.Parallel()
+	onControllerMatrix(t, "helm-controller", testHelmChartIndexRefresh)
+}
+
+func testHelmChartIndexRefresh(t *testing.T, b *testbed.Bed) {
+	c := b.Clusters[len(b.Clusters)-1]
+	helmLogOnFailure(t, c)
+	for _, refreshedLists := range []bool{true, false} {
+		t.Run(fmt.Sprintf("refreshed index lists it %t", refreshedLists), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			ns := c.Namespace(t)
+			index, err := c.PublishHelmIndex(ctx, ns, "charts", "1m", "web", "1.0.0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.PublishRepositoryChart(ctx, ns, "web", "charts", chartDir(t, "web"), "1.0.0", index); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.ApplyObject(ctx, ns, testbed.HelmRelease{Name: "web", Namespace: ns, ChartKind: "HelmChart", Chart: "web"}.Manifest()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.WaitHelmReleased(ctx, ns, "web", "1.0.0"); err != nil {
+				t.Fatal(err)
+			}
+			// The chart moves to 1.1.0; the repository's index does not list it yet.
+			if err := c.StallRepositoryChart(ctx, ns, "web", "charts", "web", "1.1.0", index); err != nil {
+				t.Fatal(err)
+			}
+			req := verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{hr(ns, "web")}, Revision: mustRevision(t, "1.1.0"), Timeout: 5 * time.Second, Workloads: true}
+			stale := verify.Run(ctx, req).Results[0]
+			if stale.Verdict != result.VerdictTimeout || !strings.Contains(stale.Message, "builds it again when HelmRepository/"+ns+"/charts's index changes") {
+				t.Fatalf("the index not refreshed yet: verdict %s %s (%s), want Timeout waiting for the repository's next fetch", stale.Verdict, stale.Code, stale.Message)
+			}
+			t.Logf("stalled before the index refresh: %s: %s", stale.Verdict, stale.Message)
+
+			req.Timeout = 2 * time.Minute
+			if refreshedLists {
+				refreshed, err := c.PublishHelmIndex(ctx, ns, "charts", "1m", "web", "1.0.0", "1.1.0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				published := time.Now()
+				if _, err := c.PublishRepositoryChart(ctx, ns, "web", "charts", chartDir(t, "web"), "1.1.0", refreshed); err != nil {
+					t.Fatal(err)
+				}
+				got := verify.Run(ctx, req).Results[0]
+				took := time.Since(published)
+				if got.Verdict != result.VerdictCurrent {
+					t.Fatalf("the refreshed index lists 1.1.0: verdict %s %s (%s), want Current", got.Verdict, got.Code, got.Message)
+				}
+				if v := got.Flux[0].ChartVersion; v != "1.1.0" {
+					t.Errorf("HelmRelease chartVersion %q, want 1.1.0 released by helm-controller", v)
+				}
+				// helm-controller upgrades and waits for the workloads first; the run follows
+				// its Ready within seconds.
+				if took > 60*time.Second {
+					t.Errorf("Current %s after the chart was built from the refreshed index, want within a minute", took)
+				}
+				t.Logf("Current %s after the chart was built from the refreshed index (Helm's upgrade and wait included)", took.Round(time.Millisecond))
+				return
+			}
+			refreshed, err := c.PublishHelmIndex(ctx, ns, "charts", "1m", "web", "1.0.0", "1.0.1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rebuilt := time.Now()
+			if err := c.StallRepositoryChart(ctx, ns, "web", "charts", "web", "1.1.0", refreshed); err != nil {
+				t.Fatal(err)
+			}
+			got := verify.Run(ctx, req).Results[0]
+			took := time.Since(rebuilt)
+			if got.Verdict != result.VerdictFailed || got.Code != result.CodeFluxChartFailed || !strings.Contains(got.Message, "index changed") {
+				t.Fatalf("the refreshed index still lacks 1.1.0: verdict %s %s (%s), want Failed flux-chart-failed", got.Verdict, got.Code, got.Message)
+			}
+			if took > 15*time.Second {
+				t.Errorf("Failed %s after the chart was rebuilt from the refreshed index, want within seconds", took)
+			}
+			t.Logf("Failed %s after the chart was rebuilt from the refreshed index: %s", took.Round(time.Millisecond), got.Message)
+		})
+	}
+}
