@@ -191,6 +191,10 @@ func SourceStalled(src Source, upstream *Source, want Revision, now time.Time) (
 	if want.IsZero() || want.Matches(src.Revisions()...) {
 		return "", "", false, time.Time{} // what it serves may still be applied
 	}
-	return code, fmt.Sprintf("%s; it serves %s, and source-controller will not fetch %s until its spec changes",
-		message, ShortRevision(src.Revision), ShortRevision(want.String())), true, time.Time{}
+	next := "its spec changes"
+	if src.Ref.Kind == "HelmChart" {
+		next = "its spec or its source changes" // a chart is built again from a new index or commit
+	}
+	return code, fmt.Sprintf("%s; it serves %s, and source-controller will not fetch %s until %s",
+		message, ShortRevision(src.Revision), ShortRevision(want.String()), next), true, time.Time{}
 }
