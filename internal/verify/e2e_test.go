@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -75,6 +76,22 @@ func onControllerMatrix(t *testing.T, controller string, test func(t *testing.T,
 			test(t, b)
 		})
 	}
+}
+
+// controllerAtLeast reports whether the bed runs the named controller at version or later:
+// a test on the controller matrix asserts what the run does where the older one lacks a
+// feature.
+func controllerAtLeast(t *testing.T, b *testbed.Bed, controller, version string) bool {
+	t.Helper()
+	running, err := b.ControllerVersion(controller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := semver.NewVersion(running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return !have.LessThan(semver.MustParse(version))
 }
 
 func appDir(t *testing.T, name string) string { return testbed.Testdata(t, "apps", name) }

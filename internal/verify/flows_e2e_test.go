@@ -493,9 +493,14 @@ func TestLeastPrivilege(t *testing.T) {
 
 // TestEvidenceForbidden: credentials of the least-privilege role without events and pods/log
 // still give the same verdict; the evidence says what it could not read.
+// With the current and the previous minor of kustomize-controller.
 func TestEvidenceForbidden(t *testing.T) {
-	b := bed.Get(t)
-	c := b.Clusters[2]
+	t.Parallel()
+	onControllerMatrix(t, "kustomize-controller", testEvidenceForbidden)
+}
+
+func testEvidenceForbidden(t *testing.T, b *testbed.Bed) {
+	c := b.Clusters[len(b.Clusters)-1]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, role := leastPrivilegeRole(t)

@@ -24,8 +24,13 @@ import (
 // (HealthCheckFailed), retries at spec.retryInterval and turns Ready. The run waits through
 // the failure and is Current within seconds of Flux's Ready (before, flux-health-check-failed
 // at once).
+// With the current and the previous minor of kustomize-controller.
 func TestHealthCheckPassesAtRetry(t *testing.T) {
-	b := bed.Get(t)
+	t.Parallel()
+	onControllerMatrix(t, "kustomize-controller", testHealthCheckPassesAtRetry)
+}
+
+func testHealthCheckPassesAtRetry(t *testing.T, b *testbed.Bed) {
 	c := b.Clusters[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -109,10 +114,16 @@ func markPodsReady(ctx context.Context, t *testing.T, c *testbed.Cluster, ns str
 
 // readySince is when a Flux object's Ready condition turned True.
 func readySince(u *unstructured.Unstructured) (time.Time, bool) {
+	return conditionSince(u, "Ready", "True", "")
+}
+
+// conditionSince is when a Flux object's condition of that type turned to status, with that
+// reason when one is given.
+func conditionSince(u *unstructured.Unstructured, condType, status, reason string) (time.Time, bool) {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
-		if m["type"] == "Ready" && m["status"] == "True" {
+		if m["type"] == condType && m["status"] == status && (reason == "" || m["reason"] == reason) {
 			s, _ := m["lastTransitionTime"].(string)
 			at, err := time.Parse(time.RFC3339, s)
 			return at, err == nil
@@ -127,8 +138,19 @@ func readySince(u *unstructured.Unstructured) (time.Time, bool) {
 // (Released=False UpgradeFailed, Stalled RetriesExceeded) with generation 3; it then upgrades
 // generation 3, which turns Ready. The run, started with the fix, waits through the stamped
 // failure and is Current within seconds of Flux's Ready; never flux-upgrade-failed.
+//
+// With the current and the previous minor of helm-controller. helm-controller v1.4.3 upgrades
+// with Helm 3's client-side three-way merge from the last deployed release to the fix: the
+// failure annotation the failed release added is named by neither, so it stays, and the
+// upgrade of generation 3 fails too (helm-controller v1.5.0 on applies server-side and
+// removes it). There the run still waits through the stamped failure of generation 2, and
+// fails with flux-upgrade-failed within seconds of helm-controller's failure of generation 3.
 func TestValuesFixDuringFailingUpgrade(t *testing.T) {
-	b := bed.Get(t)
+	t.Parallel()
+	onControllerMatrix(t, "helm-controller", testValuesFixDuringFailingUpgrade)
+}
+
+func testValuesFixDuringFailingUpgrade(t *testing.T, b *testbed.Bed) {
 	c := b.Clusters[1]
 	helmLogOnFailure(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -181,6 +203,25 @@ func TestValuesFixDuringFailingUpgrade(t *testing.T) {
 	})
 	got := (<-run).Results[0]
 	answered := time.Now()
+	if !controllerAtLeast(t, b, "helm-controller", "v1.5.0") {
+		u, err := releases.Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		attempted, _, _ := unstructured.NestedInt64(u.Object, "status", "lastAttemptedGeneration")
+		failedAt, failed := conditionSince(u, "Ready", "False", "UpgradeFailed")
+		if got.Verdict != result.VerdictFailed || got.Code != result.CodeFluxUpgradeFailed || !failed || attempted != u.GetGeneration() {
+			t.Fatalf("verdict %s %s (%s) with generation %d last attempted, want flux-upgrade-failed once helm-controller failed generation %d: %v",
+				got.Verdict, got.Code, got.Message, attempted, u.GetGeneration(), u.Object["status"])
+		}
+		// lastTransitionTime has a resolution of a second; the stamped failure came a Helm
+		// timeout (15s) before.
+		if lag := answered.Sub(failedAt); lag < -time.Second || lag > 5*time.Second {
+			t.Errorf("flux-upgrade-failed %s after helm-controller failed generation %d, want within seconds, not before", lag.Round(time.Millisecond), attempted)
+		}
+		t.Logf("flux-upgrade-failed %s after helm-controller failed generation %d too (stamped failure seen: %t)", answered.Sub(failedAt).Round(time.Millisecond), attempted, stamped)
+		return
+	}
 	if got.Verdict != result.VerdictCurrent {
 		t.Fatalf("verdict %s %s (%s), want Current once generation 3 is released (stamped failure seen: %t)", got.Verdict, got.Code, got.Message, stamped)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -26,39 +27,23 @@ import (
 // while it polls, which kstatus reads as InProgress for ever: judged by kstatus, the run
 // waited out its timeout while Flux said Ready. The run waits while the phase is Pending, as
 // kustomize-controller does, and is Current within seconds of the Kustomization's Ready.
+// With the current and the previous minor of kustomize-controller.
 func TestHealthCheckExprs(t *testing.T) {
-	b := bed.Get(t)
-	c := b.Clusters[2]
+	t.Parallel()
+	onControllerMatrix(t, "kustomize-controller", testHealthCheckExprs)
+}
+
+func testHealthCheckExprs(t *testing.T, b *testbed.Bed) {
+	c := b.Clusters[len(b.Clusters)-1]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ns := c.Namespace(t)
 	cleanUpFlux(t, c, ns)
 	k := testbed.Kustomization{Name: ns, TargetNamespace: ns, Wait: true, Timeout: "2m",
-		HealthCheckExprs: []map[string]any{{"apiVersion": "test.app-status.dev/v1", "kind": "Dial",
-			"current": "status.phase == 'Ready'", "inProgress": "status.phase == 'Pending'", "failed": "status.phase == 'Failed'"}}}
+		HealthCheckExprs: phaseExprs("Dial")}
 	deployAppAt(ctx, t, c, k, appDir(t, "dial-exprs"), commitA)
 	dials := c.Dynamic.Resource(schema.GroupVersionResource{Group: "test.app-status.dev", Version: "v1", Resource: "dials"}).Namespace(ns)
-	setPhase := func(phase string) {
-		t.Helper()
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			d, err := dials.Get(ctx, "volume", metav1.GetOptions{})
-			if err != nil {
-				return false, nil // not applied yet
-			}
-			status := map[string]any{"observedGeneration": d.GetGeneration(), "phase": phase, "conditions": []any{map[string]any{
-				"type": "Reconciling", "status": "True", "reason": "Polling", "message": "polling the device",
-				"lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
-			if err := unstructured.SetNestedField(d.Object, status, "status"); err != nil {
-				return false, err
-			}
-			_, err = dials.UpdateStatus(ctx, d, metav1.UpdateOptions{})
-			return err == nil, nil
-		})
-		if err != nil {
-			t.Fatalf("write the Dial's status: %v", err)
-		}
-	}
-	setPhase("Pending")
+	setPhase(ctx, t, dials, "volume", "Pending")
 
 	start := time.Now()
 	done := make(chan result.Cluster, 1)
@@ -71,7 +56,7 @@ func TestHealthCheckExprs(t *testing.T) {
 		t.Fatalf("the Dial Pending: verdict %s (%s) after %s, want the run to wait", got.Verdict, got.Message, time.Since(start))
 	case <-time.After(5 * time.Second):
 	}
-	setPhase("Ready")
+	setPhase(ctx, t, dials, "volume", "Ready")
 	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +82,19 @@ func TestHealthCheckExprs(t *testing.T) {
 // both done; the HelmRelease's inventory still lists the Job of the manifest. The run,
 // started after both are gone, is Current within seconds, rather than waiting for the Job
 // "not found" to its timeout.
+//
+// With the current and the previous minor of helm-controller. helm-controller v1.4.3 waits
+// with Helm 3's own checker, which reads each Job every 2 s and fails the release when one is
+// gone (a 404 is no error it retries): when the TTL controller deletes the Job between two
+// reads, the install fails with `jobs.batch "web-migrate" not found` and, with no retries,
+// stalls. Whichever answer helm-controller gives, the run gives it within seconds: Current,
+// or Failed (flux-install-failed) with Helm's words.
 func TestHelmReleaseTTLJobs(t *testing.T) {
-	b := bed.Get(t)
+	t.Parallel()
+	onControllerMatrix(t, "helm-controller", testHelmReleaseTTLJobs)
+}
+
+func testHelmReleaseTTLJobs(t *testing.T, b *testbed.Bed) {
 	c := b.Clusters[0]
 	helmLogOnFailure(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -106,6 +102,21 @@ func TestHelmReleaseTTLJobs(t *testing.T) {
 	ns := c.Namespace(t)
 	if _, err := c.DeployChart(ctx, testbed.HelmRelease{Name: "web", Namespace: ns}, chartDir(t, "web-ttl-jobs"), "1.0.0"); err != nil {
 		t.Fatal(err)
+	}
+	if !controllerAtLeast(t, b, "helm-controller", "v1.5.0") && helmInstallStalled(ctx, t, c, ns, "web") {
+		start := time.Now()
+		got := verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{hr(ns, "web")}, Revision: mustRevision(t, "1.0.0"),
+			Timeout: 30 * time.Second, Workloads: true}).Results[0]
+		took := time.Since(start)
+		if got.Verdict != result.VerdictFailed || got.Code != result.CodeFluxInstallFailed || !strings.Contains(got.Message, `"web-migrate" not found`) {
+			t.Fatalf("Helm 3's wait failed the install on the Job gone: verdict %s, code %s (%s), want Failed flux-install-failed with Helm's words",
+				got.Verdict, got.Code, got.Message)
+		}
+		if took > verdictWithin {
+			t.Errorf("flux-install-failed %s after the start, with helm-controller stalled before it, want within %s", took, verdictWithin)
+		}
+		t.Logf("helm-controller failed the install on the Job its TTL deleted; flux-install-failed in %s: %s", took.Round(time.Millisecond), got.Message)
+		return
 	}
 	if err := c.WaitHelmReleased(ctx, ns, "web", "1.0.0"); err != nil {
 		t.Fatal(err)
@@ -144,4 +155,62 @@ func TestHelmReleaseTTLJobs(t *testing.T) {
 		t.Errorf("Current %s after the start, with helm-controller Ready before it, want within seconds", took)
 	}
 	t.Logf("Current in %s with both Jobs gone", took.Round(time.Millisecond))
+}
+
+// setPhase writes a custom resource's status as its controller would: a phase, with a
+// Reconciling condition True while it polls. It waits for the object to be applied.
+func setPhase(ctx context.Context, t *testing.T, client dynamic.ResourceInterface, name, phase string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		d, err := client.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil // not applied yet
+		}
+		status := map[string]any{"observedGeneration": d.GetGeneration(), "phase": phase, "conditions": []any{map[string]any{
+			"type": "Reconciling", "status": "True", "reason": "Polling", "message": "polling the device",
+			"lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
+		if err := unstructured.SetNestedField(d.Object, status, "status"); err != nil {
+			return false, err
+		}
+		_, err = client.UpdateStatus(ctx, d, metav1.UpdateOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("write the status of %s: %v", name, err)
+	}
+}
+
+// phaseExprs are spec.healthCheckExprs judging a kind of test.app-status.dev/v1 by its
+// status.phase.
+func phaseExprs(kind string) []map[string]any {
+	return []map[string]any{{"apiVersion": "test.app-status.dev/v1", "kind": kind,
+		"current": "status.phase == 'Ready'", "inProgress": "status.phase == 'Pending'", "failed": "status.phase == 'Failed'"}}
+}
+
+// helmInstallStalled waits for helm-controller's answer to a HelmRelease's install: true when
+// it stalled on a failed install, false once the release is deployed and Ready.
+func helmInstallStalled(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, name string) bool {
+	t.Helper()
+	var stalled bool
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		u, err := c.Dynamic.Resource(testbed.HelmReleaseGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		if _, ready := readySince(u); ready {
+			return true, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, x := range conds {
+			if m, _ := x.(map[string]any); m["type"] == "Stalled" && m["status"] == "True" && readyFalse("InstallFailed")(u) {
+				stalled = true
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("helm-controller gave no answer to HelmRelease %s/%s's install: %v", ns, name, err)
+	}
+	return stalled
 }

@@ -129,9 +129,14 @@ func TestOCIArtifactOriginRevision(t *testing.T) {
 // TestSupersededRevision: the run waits for commit B; the source moves from A to C instead
 // (another merge landed first). Flux will never apply B: the run says so within seconds, with
 // flux-revision-superseded naming both, instead of waiting out its timeout.
+// With the current and the previous minor of kustomize-controller.
 func TestSupersededRevision(t *testing.T) {
-	b := bed.Get(t)
-	c := b.Clusters[2]
+	t.Parallel()
+	onControllerMatrix(t, "kustomize-controller", testSupersededRevision)
+}
+
+func testSupersededRevision(t *testing.T, b *testbed.Bed) {
+	c := b.Clusters[len(b.Clusters)-1]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ns := c.Namespace(t)

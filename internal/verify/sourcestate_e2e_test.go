@@ -29,8 +29,13 @@ const verdictWithin = 15 * time.Second
 // Reconciling=True (ProgressingWithRetry) and Ready=False. The run is Current at once, the
 // GitRepository noting that its last fetch failed (it waited to its timeout, kstatus reading
 // the source as in progress).
+// With the current and the previous minor of kustomize-controller.
 func TestBootstrapSourceFetchFails(t *testing.T) {
-	b := bed.Get(t)
+	t.Parallel()
+	onControllerMatrix(t, "kustomize-controller", testBootstrapSourceFetchFails)
+}
+
+func testBootstrapSourceFetchFails(t *testing.T, b *testbed.Bed) {
 	c := b.Clusters[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -85,8 +90,13 @@ func TestBootstrapSourceFetchFails(t *testing.T) {
 // parse). Flux says DependencyNotReady on both dependents for ever; the run fails once
 // infra-controllers is stalled, with flux-dependency-failed naming the chain down to it (it
 // followed one level and waited to its timeout).
+// With the current and the previous minor of kustomize-controller.
 func TestDependencyChainStalled(t *testing.T) {
-	b := bed.Get(t)
+	t.Parallel()
+	onControllerMatrix(t, "kustomize-controller", testDependencyChainStalled)
+}
+
+func testDependencyChainStalled(t *testing.T, b *testbed.Bed) {
 	c := b.Clusters[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -133,9 +143,14 @@ func TestDependencyChainStalled(t *testing.T) {
 // is switched to the github provider without the secret it needs, and source-controller
 // stalls on it, still serving A. Commit B will not be fetched: the run fails at once with flux-artifact-failed
 // naming the GitRepository and why (it waited to its timeout, "applied A, waiting for B").
+// With the current and the previous minor of kustomize-controller.
 func TestRootSourceStalled(t *testing.T) {
-	b := bed.Get(t)
-	c := b.Clusters[2]
+	t.Parallel()
+	onControllerMatrix(t, "kustomize-controller", testRootSourceStalled)
+}
+
+func testRootSourceStalled(t *testing.T, b *testbed.Bed) {
+	c := b.Clusters[len(b.Clusters)-1]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ns := c.Namespace(t)
