@@ -187,6 +187,90 @@ func phaseExprs(kind string) []map[string]any {
 		"current": "status.phase == 'Ready'", "inProgress": "status.phase == 'Pending'", "failed": "status.phase == 'Failed'"}}
 }
 
+// TestHelmReleaseHealthCheckExprs: a HelmRelease names a custom resource's health with
+// spec.healthCheckExprs (status.phase); the resource's controller keeps a Reconciling condition
+// True while it polls. helm-controller evaluates the expressions in Helm's wait from v1.5.0
+// on: the release turns Ready once the Gauge is Ready, and the run, waiting while it is
+// Pending, is Current within seconds of that Ready. helm-controller v1.4.3 has no
+// spec.healthCheckExprs and Helm 3's wait passes custom resources at once: the release is
+// Ready with the Gauge Pending; the run still judges the Gauge by the team's expressions,
+// waits, and is Current within seconds of the Gauge turning Ready (kstatus alone would wait
+// for ever on the Reconciling condition).
+func TestHelmReleaseHealthCheckExprs(t *testing.T) {
+	t.Parallel()
+	onControllerMatrix(t, "helm-controller", testHelmReleaseHealthCheckExprs)
+}
+
+func testHelmReleaseHealthCheckExprs(t *testing.T, b *testbed.Bed) {
+	c := b.Clusters[0]
+	helmLogOnFailure(t, c)
+	fluxEvaluates := controllerAtLeast(t, b, "helm-controller", "v1.5.0")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	release := testbed.HelmRelease{Name: "gauge", Namespace: ns, Timeout: "2m", HealthCheckExprs: phaseExprs("Gauge")}
+	if _, err := c.DeployChart(ctx, release, chartDir(t, "gauge-exprs"), "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	gauges := c.Dynamic.Resource(schema.GroupVersionResource{Group: "test.app-status.dev", Version: "v1", Resource: "gauges"}).Namespace(ns)
+	setPhase(ctx, t, gauges, "gauge-pressure", "Pending")
+
+	start := time.Now()
+	done := make(chan result.Cluster, 1)
+	go func() {
+		done <- verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{hr(ns, "gauge")}, Revision: mustRevision(t, "1.0.0"),
+			Timeout: 90 * time.Second, Workloads: true}).Results[0]
+	}()
+	releases := c.Dynamic.Resource(testbed.HelmReleaseGVR).Namespace(ns)
+	if !fluxEvaluates {
+		// helm-controller's own answer with the Gauge Pending: Ready.
+		if err := c.WaitHelmReleased(ctx, ns, "gauge", "1.0.0"); err != nil {
+			t.Fatalf("helm-controller without spec.healthCheckExprs, the Gauge Pending: %v", err)
+		}
+	}
+	select {
+	case got := <-done:
+		t.Fatalf("the Gauge Pending: verdict %s (%s) after %s, want the run to wait", got.Verdict, got.Message, time.Since(start))
+	case <-time.After(5 * time.Second):
+	}
+	if u, err := releases.Get(ctx, "gauge", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if _, ready := readySince(u); ready != !fluxEvaluates {
+		t.Fatalf("the Gauge Pending, HelmRelease Ready %t, want %t (helm-controller evaluates spec.healthCheckExprs: %t): %v",
+			ready, !fluxEvaluates, fluxEvaluates, u.Object["status"])
+	}
+	setPhase(ctx, t, gauges, "gauge-pressure", "Ready")
+	answer := time.Now() // Flux's answer without the expressions: the Gauge's own
+	if err := c.WaitHelmReleased(ctx, ns, "gauge", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if fluxEvaluates {
+		answer = time.Now()
+	}
+	got := <-done
+	answered := time.Now()
+	if got.Verdict != result.VerdictCurrent {
+		t.Fatalf("the Gauge Ready by its healthCheckExprs: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	found := false
+	for _, o := range got.Objects {
+		if o.Kind == "Gauge" {
+			found = true
+			if o.Status != result.ObjectCurrent || !strings.Contains(o.Message, "healthCheckExprs") {
+				t.Errorf("Gauge %s: %s (%s), want Current, judged by spec.healthCheckExprs", o.ID, o.Status, o.Message)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the Gauge is not among the release's objects: %+v", got.Objects)
+	}
+	if lag := answered.Sub(answer); lag > 10*time.Second {
+		t.Errorf("Current %s after the answer (helm-controller's Ready: %t; else the Gauge's), want within seconds", lag, fluxEvaluates)
+	}
+	t.Logf("Current %s after the answer (helm-controller's Ready: %t; else the Gauge's), %s after the start",
+		answered.Sub(answer).Round(time.Millisecond), fluxEvaluates, answered.Sub(start).Round(time.Millisecond))
+}
+
 // helmInstallStalled waits for helm-controller's answer to a HelmRelease's install: true when
 // it stalled on a failed install, false once the release is deployed and Ready.
 func helmInstallStalled(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, name string) bool {

@@ -52,6 +52,9 @@ type HelmRelease struct {
 	// DisableWait sets spec.install.disableWait and spec.upgrade.disableWait: Helm returns as
 	// soon as it has applied the chart, without waiting for its workloads.
 	DisableWait bool
+	// HealthCheckExprs are spec.healthCheckExprs: CEL health checks per kind, which Helm's
+	// wait evaluates from helm-controller v1.5.0 on.
+	HealthCheckExprs []map[string]any
 }
 
 // GitChart is a chart helm-controller takes from a GitRepository through a HelmChart it
@@ -154,6 +157,13 @@ func (h HelmRelease) Manifest() *unstructured.Unstructured {
 	}
 	if h.Test {
 		spec["test"] = map[string]any{"enable": true}
+	}
+	if len(h.HealthCheckExprs) > 0 {
+		exprs := make([]any, len(h.HealthCheckExprs))
+		for i, e := range h.HealthCheckExprs {
+			exprs[i] = e
+		}
+		spec["healthCheckExprs"] = exprs
 	}
 	md := map[string]any{"name": h.Name}
 	if h.Namespace != "" {
