@@ -61,7 +61,8 @@ func runLooks(t *testing.T, want flux.Revision, root flux.Ref, looks []look) {
 }
 
 // TestSupersededAfterApply: a revision Flux applied before the source moved on is done, as
-// Flux said (lastAppliedRevision); one it never applied will not be.
+// Flux said (lastAppliedRevision), whether or not the run saw the source move; one it never
+// applied will not be, which only a move the run saw tells.
 func TestSupersededAfterApply(t *testing.T) {
 	t.Parallel()
 	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
@@ -92,6 +93,20 @@ status:
 		runLooks(t, b, root, []look{
 			{docs: []string{app(revB, revC), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
 			{docs: []string{app(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: later, want: current},
+		})
+	})
+	t.Run("applied B, C started before the run first looked", func(t *testing.T) {
+		t.Parallel()
+		// The source serves C at the first look: no move is seen, but lastAppliedRevision
+		// says Flux finished B before it started C.
+		runLooks(t, b, root, []look{
+			{docs: []string{app(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: fixtureNow, want: current},
+		})
+	})
+	t.Run("A applied, C started before the run first looked: only a move tells", func(t *testing.T) {
+		t.Parallel()
+		runLooks(t, b, root, []look{
+			{docs: []string{app(revA, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
 		})
 	})
 	t.Run("A applied, C started: B will not be applied", func(t *testing.T) {

@@ -295,15 +295,16 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		srcNote = joinMessage(srcNote, a.settleSource(e, &gate, *src, parent.Source, ownerWant))
 	case parent == nil && src != nil && !want.IsZero() && gate.Verdict == result.VerdictInProgress:
 		// (A failure of the expected revision is the answer, whatever came after it.)
-		if flux.Superseded(want, a.firstArtifact(srcRef.ID(), src.Revision), *src, gate.Attempting) {
-			if gate.HasApplied {
-				// Flux applied it (lastAppliedRevision) before the newer one came: done, as
-				// Flux said; what the inventory lists is the newer revision's now.
-				override(&gate, result.VerdictCurrent, "", "Superseded", flux.SupersededAfterApplyMessage(want, *src))
-				supersededAfterApply = true
-			} else {
-				override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "Superseded", flux.SupersededMessage(want, *src))
-			}
+		first := a.firstArtifact(srcRef.ID(), src.Revision)
+		switch {
+		case gate.HasApplied && flux.MovedOn(want, *src, gate.Attempting):
+			// Flux applied it (lastAppliedRevision) before it started the artifact it works
+			// on now: done, as Flux said, whether or not the run saw the source move; what
+			// the inventory lists is the newer revision's now.
+			override(&gate, result.VerdictCurrent, "", "Superseded", flux.SupersededAfterApplyMessage(want, *src))
+			supersededAfterApply = true
+		case flux.Superseded(want, first, *src, gate.Attempting):
+			override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "Superseded", flux.SupersededMessage(want, *src))
 		}
 	}
 	if !ownSource {

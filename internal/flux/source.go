@@ -247,7 +247,18 @@ func RecordedRevision(s string) Revision {
 // may yet be applied. A source first seen on another revision may be older or newer than the
 // expected one; only a move tells.
 func Superseded(want Revision, first string, now Source, attempting []string) bool {
-	if want.IsZero() || first == "" || now.Revision == "" || sameRecorded(first, now.Revision) {
+	if first == "" || sameRecorded(first, now.Revision) {
+		return false
+	}
+	return MovedOn(want, now, attempting)
+}
+
+// MovedOn reports whether the object works on its source's current artifact, which is not
+// the expected revision (attempting, Gate.Attempting). Whether the expected revision came
+// before it is Superseded's to tell, unless the object applied it (Gate.HasApplied): then
+// Flux finished it before it started the artifact it works on now.
+func MovedOn(want Revision, now Source, attempting []string) bool {
+	if want.IsZero() || now.Revision == "" {
 		return false
 	}
 	if want.Matches(now.Revisions()...) || want.Matches(attempting...) {

@@ -177,6 +177,63 @@ func testSupersededRevision(t *testing.T, b *testbed.Bed) {
 	t.Logf("flux-revision-superseded %s after the source moved to C: %s", took.Round(time.Millisecond), got.Message)
 }
 
+// TestSupersededAfterApply: the run waits for commit B, which kustomize-controller applied
+// and health-checked (lastAppliedRevision B); before the run looks, the source moved on to C,
+// whose Deployment never gets ready, and the Kustomization health-checks C. Flux's answer for
+// B was its Ready on B: the run is Current at once, saying C replaces it (it waited to its
+// timeout: no move of the source was seen, so it could not tell B from a revision to come).
+// With the current and the previous minor of kustomize-controller.
+func TestSupersededAfterApply(t *testing.T) {
+	t.Parallel()
+	onControllerMatrix(t, "kustomize-controller", testSupersededAfterApply)
+}
+
+func testSupersededAfterApply(t *testing.T, b *testbed.Bed) {
+	c := b.Clusters[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	cleanUpFlux(t, c, ns)
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: ns, TargetNamespace: ns, Wait: true, Timeout: "2m"}, appDir(t, "web"), commitB)
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitB); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PublishGit(ctx, "flux-system", ns, appDir(t, "fail-never-ready"), commitC); err != nil {
+		t.Fatal(err)
+	}
+	// kustomize-controller works on C: it applied it and runs its health checks.
+	kustomizations := c.Dynamic.Resource(testbed.KustomizationGVR).Namespace("flux-system")
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		u, err := kustomizations.Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		applied, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
+		attempted, _, _ := unstructured.NestedString(u.Object, "status", "lastAttemptedRevision")
+		return applied == "main@sha1:"+commitB && attempted == "main@sha1:"+commitC && reconcilingReason(u) != "", nil
+	}); err != nil {
+		t.Fatalf("kustomize-controller never worked on C with B applied: %v", err)
+	}
+	start := time.Now()
+	got := verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(ns)}, Revision: mustRevision(t, commitB),
+		Timeout: 30 * time.Second, Workloads: true}).Results[0]
+	took := time.Since(start)
+	if got.Verdict != result.VerdictCurrent || len(got.Flux) != 1 ||
+		!strings.Contains(got.Flux[0].Message, "applied "+commitB[:7]) || !strings.Contains(got.Flux[0].Message, commitC[:7]) {
+		t.Fatalf("B applied, the source moved on to C before the run looked: verdict %s, code %s (%s), Flux objects %+v; want Current, the Kustomization saying C replaces B",
+			got.Verdict, got.Code, got.Message, got.Flux)
+	}
+	if u, err := kustomizations.Get(ctx, ns, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if applied, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision"); applied != "main@sha1:"+commitB {
+		t.Fatalf("lastAppliedRevision %s when the run answered, want B still: the test proves less than it says", applied)
+	}
+	if took > verdictWithin {
+		t.Errorf("Current %s after the start, with B applied before it, want within %s", took, verdictWithin)
+	}
+	t.Logf("Current %s after the start: %s", took.Round(time.Millisecond), got.Flux[0].Message)
+}
+
 // TestFailedDependency: the app waits (dependsOn) for an infra Kustomization outside the
 // verified tree whose build fails. Flux would say DependencyNotReady until the run's timeout;
 // the run fails at once with flux-dependency-failed naming the dependency and its failure.
