@@ -32,7 +32,7 @@ func TestControllersBinary(t *testing.T) {
 }
 
 // TestControllerMatrixDocumented: the versions the verdicts are proven on, pinned under
-// hack/bins/, are the ones docs/verdicts.md and CONTRIBUTING.md name, the previous minor is
+// hack/bins/, are the ones the README, docs/verdicts.md and CONTRIBUTING.md name, the previous minor is
 // older than the current one, and the bed's CRDs are the current minors'.
 func TestControllerMatrixDocumented(t *testing.T) {
 	t.Parallel()
@@ -49,6 +49,7 @@ func TestControllerMatrixDocumented(t *testing.T) {
 		return string(data)
 	}
 	verdicts, contributing := read("docs", "verdicts.md"), read("CONTRIBUTING.md")
+	readme := read("README.md")
 	buildBins := read("hack", "build-bins.sh")
 	for _, name := range fluxControllers {
 		versions := map[Controllers]string{}
@@ -59,6 +60,9 @@ func TestControllerMatrixDocumented(t *testing.T) {
 				if !strings.Contains(text, name+" `"+v+"`") {
 					t.Errorf("%s does not name %s `%s`, pinned in hack/bins/%s/go.mod", doc, name, v, cs.binary(name))
 				}
+			}
+			if !regexp.MustCompile(regexp.QuoteMeta(name) + " (`v[0-9.]+` and )?`" + regexp.QuoteMeta(v) + "`").MatchString(readme) {
+				t.Errorf("README.md does not name %s `%s`, pinned in hack/bins/%s/go.mod", name, v, cs.binary(name))
 			}
 		}
 		cur, prev := minor(t, versions[CurrentControllers]), minor(t, versions[PreviousControllers])
