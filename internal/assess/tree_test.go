@@ -199,6 +199,8 @@ func TestAssessTrees(t *testing.T) {
 		docs      []string
 		order     []string // the resources in the order they were read; none: watches
 		want      outcome
+		// fluxOnly: the same verdict when only the Flux objects are verified (no workloads).
+		fluxOnly bool
 	}{
 		// The race, for a Deployment, a StatefulSet and a nested HelmRelease.
 		{name: "Kustomization without wait Ready on B, its Deployment as the watch holds it: previous generation, rolled out",
@@ -243,17 +245,43 @@ func TestAssessTrees(t *testing.T) {
 			resources: []flux.Ref{root, {Kind: flux.KindKustomization, Namespace: "flux-system", Name: "config"}},
 			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(),
 				helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo(), valuesConfigMap("2026-11-01T11:45:00Z")},
-			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "ValuesNotApplied"}},
+			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "ValuesNotApplied"}, fluxOnly: true},
 		{name: "values applied by a nested sibling Kustomization after the last deploy",
 			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "flux-system_config_kustomize.toolkit.fluxcd.io_Kustomization"),
 				ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(),
 				helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo(), valuesConfigMap("2026-11-01T11:45:00Z")},
-			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "ValuesNotApplied"}},
+			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: outcome{Verdict: result.VerdictInProgress, Reason: "ValuesNotApplied"}, fluxOnly: true},
 		{name: "values applied by a sibling before the last deploy",
 			resources: []flux.Ref{root, {Kind: flux.KindKustomization, Namespace: "flux-system", Name: "config"}},
 			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(),
 				helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")},
-			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: current},
+			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories", "configmaps"}, want: current, fluxOnly: true},
+
+		// The values' list is judged too: a ConfigMap as a watch holds it may predate a change
+		// helm-controller has not composed yet, with or without the workloads.
+		{name: "values in the owner's inventory, the ConfigMap as the watch holds it: applied before the last deploy",
+			docs: []string{withRevision(appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "shop_web-values__ConfigMap"), "100"), gitRepo(),
+				withRevision(helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), "110"), ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")},
+			order: []string{"kustomizations@100", "gitrepositories@110", "helmreleases@110", "ocirepositories@110"}, want: confirming, fluxOnly: true},
+		{name: "values in the owner's inventory, the ConfigMap's list after the owner's status but before the HelmRelease's",
+			docs: []string{withRevision(appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "shop_web-values__ConfigMap"), "100"), gitRepo(),
+				withRevision(helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), "110"), ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")},
+			order: []string{"configmaps@105", "kustomizations@120", "gitrepositories@120", "helmreleases@120", "ocirepositories@120"}, want: confirming, fluxOnly: true},
+		{name: "values in the owner's inventory, the ConfigMap's list after both statuses",
+			docs: []string{withRevision(appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2", "shop_web-values__ConfigMap"), "100"), gitRepo(),
+				withRevision(helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), "110"), ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")},
+			order: []string{"configmaps@110", "kustomizations@120", "gitrepositories@120", "helmreleases@120", "ocirepositories@120"}, want: current, fluxOnly: true},
+		{name: "values applied by a sibling, the ConfigMap as the watch holds it",
+			resources: []flux.Ref{root, {Kind: flux.KindKustomization, Namespace: "flux-system", Name: "config"}},
+			docs: []string{appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), gitRepo(),
+				helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")},
+			order: []string{"kustomizations", "gitrepositories", "helmreleases", "ocirepositories"}, want: confirming, fluxOnly: true},
+		{name: "values applied by a sibling, the ConfigMap's list after the HelmRelease's status but before the sibling's",
+			resources: []flux.Ref{root, {Kind: flux.KindKustomization, Namespace: "flux-system", Name: "config"}},
+			docs: []string{withRevision(appWith("shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), "100"),
+				withRevision(ks("config", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap"), "120"), gitRepo(),
+				withRevision(helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1), "110"), ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")},
+			order: []string{"configmaps@115", "kustomizations@130", "gitrepositories@130", "helmreleases@130", "ocirepositories@130"}, want: confirming, fluxOnly: true},
 
 		// ExternalArtifact sources: a nested object must apply what its artifact offers.
 		{name: "a nested Kustomization of an ExternalArtifact behind its artifact",
@@ -293,17 +321,23 @@ func TestAssessTrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			docs := strings.Join(tt.docs, "\n---\n")
+			workloads := []bool{true}
+			if tt.fluxOnly {
+				workloads = append(workloads, false)
+			}
 			// Every order of the requested resources, by get and by verify: one verdict.
 			for _, order := range permutations(resources) {
 				for _, snapshot := range []bool{true, false} {
-					spec := Spec{Resources: order, Revision: rev, Workloads: true, Snapshot: snapshot, Health: fluxhealth.New(t.Context())}
-					e := Assess(newFixtureView(t, docs, tt.order...), NewMemory(), spec, fixtureNow)
-					got := outcomeOf(e)
-					if tt.want.Reason == "" && tt.want.Verdict == result.VerdictInProgress {
-						got.Reason = "" // any reason to wait
-					}
-					if diff := cmp.Diff(tt.want, got); diff != "" {
-						t.Errorf("resources %v, snapshot %t (-want +got):\n%s\npending %+v fatal %+v", order, snapshot, diff, e.Pending, e.Fatal)
+					for _, withWorkloads := range workloads {
+						spec := Spec{Resources: order, Revision: rev, Workloads: withWorkloads, Snapshot: snapshot, Health: fluxhealth.New(t.Context())}
+						e := Assess(newFixtureView(t, docs, tt.order...), NewMemory(), spec, fixtureNow)
+						got := outcomeOf(e)
+						if tt.want.Reason == "" && tt.want.Verdict == result.VerdictInProgress {
+							got.Reason = "" // any reason to wait
+						}
+						if diff := cmp.Diff(tt.want, got); diff != "" {
+							t.Errorf("resources %v, snapshot %t, workloads %t (-want +got):\n%s\npending %+v fatal %+v", order, snapshot, withWorkloads, diff, e.Pending, e.Fatal)
+						}
 					}
 				}
 			}

@@ -15,7 +15,9 @@ import (
 // or Secret it takes values from, applied by the tree (listed in an inventory the run read),
 // changed after helm-controller last composed the values (flux.StaleValues). Objects of its
 // valuesFrom that the tree does not apply (made by an operator, or by hand) are not this
-// rollout's, and are not compared.
+// rollout's, and are not compared. Their list is judged (consistency): read no earlier than
+// the HelmRelease's status and than the status of each Flux object whose inventory lists
+// them, or a change made before those would go unseen, with or without the workloads.
 func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructured.Unstructured, parent *flux.Gate, now time.Time) (note string) {
 	if gate.Verdict != result.VerdictCurrent || parent == nil || parent.Object.Kind != string(flux.KindKustomization) {
 		return ""
@@ -26,24 +28,27 @@ func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructure
 	}
 	// Applied by the tree: listed by any inventory of the tree (treeInventories) (a sibling "config"
 	// Kustomization's too), not only the owner's.
-	listed := map[flux.ValuesRef]bool{}
-	for _, refs := range a.tree {
+	listed := map[flux.ValuesRef][]string{}
+	for ownerID, refs := range a.tree {
 		for _, o := range refs {
 			if o.Group == "" && o.Namespace == obj.GetNamespace() {
-				listed[flux.ValuesRef{Kind: o.Kind, Name: o.Name}] = true
+				r := flux.ValuesRef{Kind: o.Kind, Name: o.Name}
+				listed[r] = append(listed[r], ownerID)
 			}
 		}
 	}
 	changed := map[flux.ValuesRef]flux.ValuesChange{}
 	for _, r := range refs {
-		if !listed[r] {
+		owners := listed[r]
+		if len(owners) == 0 {
 			continue
 		}
 		gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 		if r.Kind == "Secret" {
 			gvr.Resource = "secrets"
 		}
-		w := a.list(ListKey{GVR: gvr, Namespace: obj.GetNamespace()})
+		key := ListKey{GVR: gvr, Namespace: obj.GetNamespace()}
+		w := a.list(key)
 		ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace()))
 		switch {
 		case forbidden != "":
@@ -53,6 +58,10 @@ func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructure
 			override(gate, result.VerdictInProgress, "", "ValuesNotRead", "reading "+r.String()+", which its values come from")
 			gate.Applied = false
 			return note
+		}
+		a.consistent(key, w, gate.Object.ID)
+		for _, ownerID := range owners {
+			a.consistent(key, w, ownerID)
 		}
 		cached, ok := w.Object(obj.GetNamespace(), r.Name)
 		if !ok {

@@ -157,6 +157,14 @@ func (a *assessor) consistent(key ListKey, l List, ownerID string) {
 	}
 }
 
+// readFrom records that the Flux object id was read from w, as obj (consistency).
+func (a *assessor) readFrom(id string, w List, obj *unstructured.Unstructured) {
+	if a.fluxLists == nil {
+		a.fluxLists, a.fluxRevisions = map[string]List{}, map[string]string{}
+	}
+	a.fluxLists[id], a.fluxRevisions[id] = w, obj.GetResourceVersion()
+}
+
 // fewKeys names up to three lists, and how many more.
 func fewKeys(keys []ListKey) string {
 	var names []string
@@ -195,7 +203,12 @@ func (a *assessor) treeInventories() map[string][]flux.ObjectRef {
 		}
 		cached, _ := w.Object(ref.Namespace, ref.Name)
 		obj, ok := cached.(*unstructured.Unstructured)
-		if !ok || flux.IsRemote(obj) {
+		if !ok {
+			continue
+		}
+		// (Known before the walk reaches it: what a sibling lists is judged against it.)
+		a.readFrom(id, w, obj)
+		if flux.IsRemote(obj) {
 			continue
 		}
 		refs, _, err := a.inventory(id, obj)
@@ -240,10 +253,7 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	cached, ok := w.Object(ref.Namespace, ref.Name)
 	obj, isU := cached.(*unstructured.Unstructured)
 	if isU {
-		if a.fluxLists == nil {
-			a.fluxLists, a.fluxRevisions = map[string]List{}, map[string]string{}
-		}
-		a.fluxLists[id], a.fluxRevisions[id] = w, obj.GetResourceVersion()
+		a.readFrom(id, w, obj)
 	}
 	if !ok || !isU {
 		fo.Verdict = result.VerdictNotFound
