@@ -65,7 +65,10 @@ type Server struct {
 	retryAfter int
 	resources  []Resource
 	refusals   []Refusal
+	opaque     bool
+	mu         sync.Mutex
 	objects    map[string][]map[string]any // by resource key group/version/plural
+	revision   int                         // the revision lists answer at (Set moves it)
 	stop       chan struct{}
 	closeOnce  sync.Once
 	requests   atomic.Int64
@@ -88,6 +91,10 @@ type Options struct {
 	// certificate, and the client certificates it asks for), as a real API server does; nil
 	// serves plain HTTP/1.1.
 	TLS *tls.Config
+	// OpaqueRevisions writes every resourceVersion the server gives (its lists', and those
+	// Set gives objects) as a string that is no number, as a server whose resourceVersions
+	// are not etcd revisions does; it numbers them 1, 2, ... otherwise.
+	OpaqueRevisions bool
 }
 
 // Refusal refuses every read (list, watch, get) of the resource Plural, in Namespace ("" for
@@ -102,11 +109,16 @@ type Refusal struct {
 // Start starts a server on 127.0.0.1; Close stops it.
 func Start(opts Options) *Server {
 	s := &Server{behaviour: opts.Behaviour, retryAfter: opts.RetryAfter, resources: opts.Resources, refusals: opts.Refusals,
-		objects: map[string][]map[string]any{}, stop: make(chan struct{})}
+		opaque: opts.OpaqueRevisions, objects: map[string][]map[string]any{}, revision: 1, stop: make(chan struct{})}
 	if s.retryAfter == 0 {
 		s.retryAfter = 30
 	}
 	for _, o := range opts.Objects {
+		if s.opaque {
+			// (Every object at a resourceVersion of the server's own kind.)
+			s.Set(o)
+			continue
+		}
 		apiVersion, _ := o["apiVersion"].(string)
 		kind, _ := o["kind"].(string)
 		for _, r := range s.resources {
@@ -133,6 +145,52 @@ func Start(opts Options) *Server {
 
 // URL is the server's base URL, for a kubeconfig's server.
 func (s *Server) URL() string { return s.srv.URL }
+
+// Set stores obj (a full object with apiVersion, kind and metadata), in place of the object
+// of its kind, namespace and name if there is one, at the server's next revision, which
+// becomes its resourceVersion and that of every list after. Watches open already are not
+// told: they hold what they had, as a watch stream behind the cluster does.
+func (s *Server) Set(obj map[string]any) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	md, _ := obj["metadata"].(map[string]any)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revision++
+	stored := map[string]any{}
+	for k, v := range obj {
+		stored[k] = v
+	}
+	meta := map[string]any{}
+	for k, v := range md {
+		meta[k] = v
+	}
+	meta["resourceVersion"] = s.revisionString()
+	stored["metadata"] = meta
+	for _, r := range s.resources {
+		if r.groupVersion() != apiVersion || r.Kind != kind {
+			continue
+		}
+		key := resourceKey(r.Group, r.Version, r.Plural)
+		objects := s.objects[key]
+		i := 0
+		for ; i < len(objects); i++ {
+			if name(objects[i]) == name(stored) && namespace(objects[i]) == namespace(stored) {
+				break
+			}
+		}
+		// (A new slice: lists and watches under way keep the one they read.)
+		s.objects[key] = append(append(append([]map[string]any{}, objects[:i]...), stored), objects[min(i+1, len(objects)):]...)
+	}
+}
+
+// revisionString is the server's revision as it writes resourceVersions; s.mu is held.
+func (s *Server) revisionString() string {
+	if s.opaque {
+		return fmt.Sprintf("opaque-%d", s.revision)
+	}
+	return strconv.Itoa(s.revision)
+}
 
 // Requests is how many requests the server has received.
 func (s *Server) Requests() int64 { return s.requests.Load() }
@@ -264,7 +322,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, parts []s
 		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 		return
 	}
-	objects := s.inNamespace(res, namespace)
+	objects, revision := s.inNamespace(res, namespace)
 	metadataOnly := strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata")
 	if len(rest) == 2 {
 		for _, o := range objects {
@@ -282,10 +340,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, parts []s
 		return
 	}
 	if r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1" {
-		s.watch(w, r, res, objects, metadataOnly)
+		s.watch(w, r, res, objects, revision, metadataOnly)
 		return
 	}
-	s.writeList(w, r, res, objects, metadataOnly)
+	s.writeList(w, r, res, objects, revision, metadataOnly)
 }
 
 // refuse answers a read that a Refusal refuses, and reports whether it did.
@@ -323,20 +381,29 @@ func (s *Server) resource(group, version, plural string) (Resource, bool) {
 	return Resource{}, false
 }
 
-func (s *Server) inNamespace(r Resource, namespace string) []map[string]any {
+// inNamespace returns the objects of r in namespace ("" for all) and the revision the server
+// is at.
+func (s *Server) inNamespace(r Resource, ns string) ([]map[string]any, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []map[string]any
 	for _, o := range s.objects[resourceKey(r.Group, r.Version, r.Plural)] {
-		md, _ := o["metadata"].(map[string]any)
-		if ns, _ := md["namespace"].(string); namespace == "" || ns == namespace {
+		if ns == "" || namespace(o) == ns {
 			out = append(out, o)
 		}
 	}
-	return out
+	return out, s.revisionString()
 }
 
 func name(o map[string]any) string {
 	md, _ := o["metadata"].(map[string]any)
 	n, _ := md["name"].(string)
+	return n
+}
+
+func namespace(o map[string]any) string {
+	md, _ := o["metadata"].(map[string]any)
+	n, _ := md["namespace"].(string)
 	return n
 }
 
@@ -359,7 +426,7 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 	writeJSON(w, map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list})
 }
 
-func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r Resource, objects []map[string]any, metadataOnly bool) {
+func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r Resource, objects []map[string]any, revision string, metadataOnly bool) {
 	items := make([]any, 0, len(objects))
 	kind, apiVersion := r.Kind+"List", r.groupVersion()
 	for _, o := range objects {
@@ -369,7 +436,7 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r Resource,
 			items = append(items, o)
 		}
 	}
-	list := map[string]any{"kind": kind, "apiVersion": apiVersion, "metadata": map[string]any{"resourceVersion": "1"}, "items": items}
+	list := map[string]any{"kind": kind, "apiVersion": apiVersion, "metadata": map[string]any{"resourceVersion": revision}, "items": items}
 	if metadataOnly {
 		list["kind"], list["apiVersion"] = "PartialObjectMetadataList", "meta.k8s.io/v1"
 		writeMetadata(w, req, list)
@@ -402,11 +469,11 @@ func partial(o map[string]any) map[string]any {
 	return map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}
 }
 
-// watch keeps a watch open and quiet (the objects do not change), after ending the first one
+// watch keeps a watch open and quiet (Set tells it nothing), after ending the first one
 // with 410 Gone for GoneWatch. A streaming list (sendInitialEvents=true, client-go's
 // WatchListClient) first gets every object as ADDED and the bookmark that ends the initial
 // events, as a real API server sends them; HangWatch never sends them.
-func (s *Server) watch(w http.ResponseWriter, r *http.Request, res Resource, objects []map[string]any, metadataOnly bool) {
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, res Resource, objects []map[string]any, revision string, metadataOnly bool) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	if f, ok := w.(http.Flusher); ok {
@@ -426,7 +493,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res Resource, obj
 			kind, apiVersion = "PartialObjectMetadata", "meta.k8s.io/v1"
 		}
 		_ = enc.Encode(map[string]any{"type": "BOOKMARK", "object": map[string]any{"kind": kind, "apiVersion": apiVersion,
-			"metadata": map[string]any{"resourceVersion": "1", "annotations": map[string]any{"k8s.io/initial-events-end": "true"}}}})
+			"metadata": map[string]any{"resourceVersion": revision, "annotations": map[string]any{"k8s.io/initial-events-end": "true"}}}})
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}

@@ -105,3 +105,61 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestSet: an object Set is listed at the server's next revision, the lists after it too, in
+// numbers or, with OpaqueRevisions, in strings that are no numbers.
+func TestSet(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name           string
+		opaque         bool
+		wantBefore     string
+		wantAfter      string
+		wantObjectsRVs []string
+	}{
+		{name: "numbered", wantBefore: "1", wantAfter: "2", wantObjectsRVs: []string{"1", "2"}},
+		{name: "opaque", opaque: true, wantBefore: "opaque-4", wantAfter: "opaque-5", wantObjectsRVs: []string{"opaque-4", "opaque-5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resources, objects := fakeapi.App("app", "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", 2)
+			s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, OpaqueRevisions: tt.opaque})
+			t.Cleanup(s.Close)
+			client, err := dynamic.NewForConfig(&rest.Config{Host: s.URL()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+			services := schema.GroupVersionResource{Version: "v1", Resource: "services"}
+			list := func(gvr schema.GroupVersionResource) (string, []string) {
+				l, err := client.Resource(gvr).Namespace("app").List(t.Context(), metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var rvs []string
+				for _, it := range l.Items {
+					rvs = append(rvs, it.GetResourceVersion())
+				}
+				return l.GetResourceVersion(), rvs
+			}
+			before, _ := list(deployments)
+			changed := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+				"metadata": map[string]any{"name": "app-000", "namespace": "app", "resourceVersion": "ignored"}, "spec": map[string]any{"replicas": int64(3)}}
+			s.Set(changed)
+			after, _ := list(deployments)
+			_, serviceRVs := list(services)
+			_, deploymentRVs := list(deployments)
+			got := []string{serviceRVs[0], deploymentRVs[0]}
+			if before != tt.wantBefore || after != tt.wantAfter {
+				t.Errorf("lists at %q, then %q after Set, want %q, then %q", before, after, tt.wantBefore, tt.wantAfter)
+			}
+			if diff := cmp.Diff(tt.wantObjectsRVs, got); diff != "" {
+				t.Errorf("resourceVersions of the Service and the Deployment Set (-want +got):\n%s", diff)
+			}
+			if len(deploymentRVs) != 1 {
+				t.Errorf("%d deployments after Set, want the one replaced", len(deploymentRVs))
+			}
+		})
+	}
+}
