@@ -198,11 +198,12 @@ func sameObjects(store cache.Store, items []metav1.PartialObjectMetadata) bool {
 // last: with resourceVersions that compare, one is enough.
 const maxRereads = 4
 
-// readAgain reads the lists a snapshot's decision e could not confirm again, over base, and
-// decides again, until it can or maxRereads passed.
+// readAgain reads the lists a decision e could not confirm again, over base, and decides
+// again, while it is Current or failed but for the order of its reads, until it can or
+// maxRereads passed.
 func (s *clusterState) readAgain(ctx context.Context, base objectCache, e *assess.Assessment, now time.Time) *assess.Assessment {
 	for range maxRereads {
-		if len(e.Unconfirmed) == 0 {
+		if !awaitsRead(e) {
 			return e
 		}
 		again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
@@ -210,11 +211,20 @@ func (s *clusterState) readAgain(ctx context.Context, base objectCache, e *asses
 			again.get(key)
 		}
 		base = &layeredLists{top: again, base: base}
-		if e = s.assessFrom(base, now); !e.AwaitsConsistentRead {
-			return e
-		}
+		e = s.assessFrom(base, now)
 	}
 	return e
+}
+
+// awaitsRead reports whether e would be Current, or failed, but for lists it could not
+// confirm (assess's consistency rule).
+func awaitsRead(e *assess.Assessment) bool {
+	return e.AwaitsConsistentRead || (failedOn(e) && len(e.Unconfirmed) > 0)
+}
+
+// failedOn reports whether e failed the cluster.
+func failedOn(e *assess.Assessment) bool {
+	return e.Fatal != nil && e.Fatal.Verdict == result.VerdictFailed
 }
 
 // confirmFailure reads again, after the watches' view failed the cluster on lists it could
@@ -292,11 +302,16 @@ type confirmations struct {
 // Current is said only on a consistent read (assess's consistency rule; confirm); a failure
 // of an object the watches' view could not confirm is read again first (confirmFailure), so a
 // previous revision's failure, which the expected one fixes, does not fail the cluster. A
-// snapshot (get) decides on its own lists.
+// snapshot (get) decides on its own lists, read again after the Flux lists where the
+// decision could not confirm them, a failure's as a Current's: a failure read before its
+// owner said applied may be the previous revision's.
 func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, now time.Time, c *confirmations) *assess.Assessment {
-	failed := e.Fatal != nil && e.Fatal.Verdict == result.VerdictFailed && len(e.Unconfirmed) > 0
-	if !e.AwaitsConsistentRead && (!failed || s.req.Snapshot) {
+	failed := failedOn(e) && len(e.Unconfirmed) > 0
+	if !e.AwaitsConsistentRead && !failed {
 		return e
+	}
+	if s.req.Snapshot {
+		return s.readAgain(ctx, s.watches, e, now)
 	}
 	if now.Before(c.next) {
 		e.Fatal = nil
@@ -316,7 +331,7 @@ func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, n
 		read = s.confirm(ctx, e, now)
 		// Current, or a state of its own (a wait, a failure on confirmed lists): that is the
 		// decision. Only caches still behind the cluster make the loop wait for them.
-		if read.Current() || s.req.Snapshot || (!read.AwaitsConsistentRead && (read.Fatal == nil || len(read.Unconfirmed) == 0)) {
+		if read.Current() || (!read.AwaitsConsistentRead && (read.Fatal == nil || len(read.Unconfirmed) == 0)) {
 			c.misses = 0
 			return read
 		}
