@@ -97,3 +97,42 @@ func TestSnapshotFailureReadAgain(t *testing.T) {
 		t.Errorf("consistently() is not Current: syncing %t, needs %+v", got.Syncing, got.Needs)
 	}
 }
+
+// synced assesses the cluster as its loop does until every list it needs has its first list,
+// and returns that assessment; it fails the test after a minute.
+func synced(t *testing.T, state *clusterState) *assess.Assessment {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		e := state.assess(time.Now())
+		if !e.Syncing && e.Needs.Empty() {
+			return e
+		}
+		select {
+		case <-state.notifications():
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("the fake cluster's lists did not arrive within a minute: %+v", e.Pending)
+		}
+	}
+}
+
+// TestFailureOnUnconfirmedListsWaits: a failure that, read again, still rests on lists not
+// read after the Flux status above them (a server whose resourceVersions are no numbers, the
+// Kustomization from its watch) is not the cluster's failure yet: the loop reads again later.
+func TestFailureOnUnconfirmedListsWaits(t *testing.T) {
+	t.Parallel()
+	resources, objects := consistentApp()
+	objects[1] = stuck(appObject(t, objects, "app-000"))
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, OpaqueRevisions: true})
+	t.Cleanup(s.Close)
+	state := consistentState(t, s, false)
+	e := synced(t, state)
+	if e.Fatal == nil || e.Fatal.Verdict != result.VerdictFailed || len(e.Unconfirmed) == 0 {
+		t.Fatalf("the watches' view is not a failure on unconfirmed lists (fatal %+v, unconfirmed %v): the test proves nothing", e.Fatal, e.Unconfirmed)
+	}
+	got := state.consistently(t.Context(), e, time.Now(), &confirmations{})
+	if got.Fatal != nil || got.Pending == nil || got.Pending.Reason != "Confirming" {
+		t.Errorf("consistently() = fatal %+v, pending %+v, want Confirming", got.Fatal, got.Pending)
+	}
+}

@@ -323,7 +323,8 @@ func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, n
 	var read *assess.Assessment
 	if failed && !e.AwaitsConsistentRead {
 		read = s.confirmFailure(ctx, e, now)
-		if read.Fatal != nil && read.Fatal.Verdict == result.VerdictFailed {
+		// (A failure on lists the read could not confirm either waits, as a Current does.)
+		if failedOn(read) && len(read.Unconfirmed) == 0 {
 			c.misses = 0
 			return read
 		}
