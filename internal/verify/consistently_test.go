@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,22 +119,136 @@ func synced(t *testing.T, state *clusterState) *assess.Assessment {
 	}
 }
 
-// TestFailureOnUnconfirmedListsWaits: a failure that, read again, still rests on lists not
-// read after the Flux status above them (a server whose resourceVersions are no numbers, the
-// Kustomization from its watch) is not the cluster's failure yet: the loop reads again later.
-func TestFailureOnUnconfirmedListsWaits(t *testing.T) {
-	t.Parallel()
-	resources, objects := consistentApp()
-	objects[1] = stuck(appObject(t, objects, "app-000"))
-	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, OpaqueRevisions: true})
-	t.Cleanup(s.Close)
-	state := consistentState(t, s, false)
-	e := synced(t, state)
-	if e.Fatal == nil || e.Fatal.Verdict != result.VerdictFailed || len(e.Unconfirmed) == 0 {
-		t.Fatalf("the watches' view is not a failure on unconfirmed lists (fatal %+v, unconfirmed %v): the test proves nothing", e.Fatal, e.Unconfirmed)
+// decide runs the cluster's loop as verifyCluster does, each round at the moment the last one
+// asked to read again, until a decision other than Confirming or rounds ran out; it returns
+// the last assessment and the messages of the Confirming rounds.
+func decide(t *testing.T, state *clusterState, rounds int) (*assess.Assessment, []string) {
+	t.Helper()
+	var c confirmations
+	var confirming []string
+	now := time.Now()
+	for range rounds {
+		e := state.consistently(t.Context(), state.assess(now), now, &c)
+		if e.Pending == nil || e.Pending.Reason != "Confirming" {
+			return e, confirming
+		}
+		confirming = append(confirming, e.Pending.Message)
+		now = e.Recheck
 	}
-	got := state.consistently(t.Context(), e, time.Now(), &confirmations{})
-	if got.Fatal != nil || got.Pending == nil || got.Pending.Reason != "Confirming" {
-		t.Errorf("consistently() = fatal %+v, pending %+v, want Confirming", got.Fatal, got.Pending)
+	t.Fatalf("no decision after %d rounds: %q", rounds, confirming)
+	return nil, nil
+}
+
+// TestConsistentlyDecides: the loop that confirms a verdict on a consistent read comes to a
+// decision within a few rounds however the watches lag or churn, and while it waits it names
+// the lists it waits for.
+func TestConsistentlyDecides(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		opaque bool
+		// broken makes the Deployment stuck from the start.
+		broken bool
+		// moved is changed in the cluster once the watches are in, behind their backs.
+		moved func(t *testing.T, objects []map[string]any) map[string]any
+		// churn makes the Deployments' cache change all the time, its objects the same.
+		churn bool
+		// atOnce: decided in the first round.
+		atOnce     bool
+		wantFailed bool
+		// wantNamed is said by the first Confirming round, when there is one.
+		wantNamed string
+	}{
+		{name: "a watch left behind the cluster",
+			moved: func(t *testing.T, objects []map[string]any) map[string]any {
+				d := appObject(t, objects, "app-000")
+				d["metadata"].(map[string]any)["labels"] = map[string]any{"moved": "yes"}
+				return d
+			},
+			wantNamed: "the watch of deployments in app is behind the cluster"},
+		{name: "a namespace whose objects change all the time", churn: true, atOnce: true},
+		{name: "resourceVersions that are no numbers", opaque: true, atOnce: true},
+		{name: "a failure on resourceVersions that are no numbers", opaque: true, broken: true, wantFailed: true, atOnce: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resources, objects := consistentApp()
+			if tt.broken {
+				objects[1] = stuck(appObject(t, objects, "app-000"))
+			}
+			// churn, once set, changes the Deployments' cache while each of their lists is
+			// answered: the cache never holds still from before a list to after it.
+			var churn atomic.Pointer[func()]
+			s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, OpaqueRevisions: tt.opaque,
+				BeforeList: func(plural, _ string) {
+					if f := churn.Load(); f != nil && plural == "deployments" {
+						(*f)()
+					}
+				}})
+			t.Cleanup(s.Close)
+			state := consistentState(t, s, false)
+			synced(t, state)
+			if tt.moved != nil {
+				s.Set(tt.moved(t, objects))
+			}
+			if tt.churn {
+				l, _ := state.watches.peek(appDeployments)
+				w := l.(*watch)
+				obj, ok := w.Object("app", "app-000")
+				if !ok {
+					t.Fatal("the Deployments' watch holds no app-000")
+				}
+				touch := func() { _ = w.store.Update(obj) }
+				churn.Store(&touch)
+			}
+			e, confirming := decide(t, state, 8)
+			if tt.atOnce && len(confirming) > 0 {
+				t.Errorf("Confirming rounds said %q, want a decision at once", confirming)
+			}
+			if tt.wantFailed {
+				if e.Fatal == nil || e.Fatal.Verdict != result.VerdictFailed {
+					t.Errorf("decision: fatal %+v, pending %+v, want Failed", e.Fatal, e.Pending)
+				}
+			} else if !e.Current() {
+				t.Errorf("decision: fatal %+v, pending %+v, want Current", e.Fatal, e.Pending)
+			}
+			if tt.wantNamed != "" && (len(confirming) == 0 || !strings.Contains(confirming[0], tt.wantNamed)) {
+				t.Errorf("Confirming rounds said %q, want the first to say %q", confirming, tt.wantNamed)
+			}
+		})
+	}
+}
+
+// TestSettled: the decision on a consistent read is the cluster's only when it rests on lists
+// it confirmed, or is a state of its own; otherwise the loop reads again later.
+func TestSettled(t *testing.T) {
+	t.Parallel()
+	deployments := []assess.ListKey{appDeployments}
+	failure := &assess.Finding{Verdict: result.VerdictFailed, Code: result.CodeNotProgressing}
+	wait := &assess.Finding{Verdict: result.VerdictInProgress, Reason: "InProgress"}
+	tests := []struct {
+		name    string
+		failure bool // the watches' view failed (else: Current but for the order of its reads)
+		read    *assess.Assessment
+		want    bool
+	}{
+		{name: "a failure confirmed", failure: true, read: &assess.Assessment{Fatal: failure}, want: true},
+		{name: "a failure read again on lists still unconfirmed", failure: true, read: &assess.Assessment{Fatal: failure, Unconfirmed: deployments}},
+		{name: "a failure that became a wait", failure: true, read: &assess.Assessment{Pending: wait}},
+		{name: "a failure that became Current", failure: true, read: &assess.Assessment{}},
+		{name: "Current confirmed", read: &assess.Assessment{}, want: true},
+		{name: "Current still unconfirmed", read: &assess.Assessment{Pending: wait, Unconfirmed: deployments, AwaitsConsistentRead: true}},
+		{name: "a wait of its own", read: &assess.Assessment{Pending: wait, Unconfirmed: deployments}, want: true},
+		{name: "a failure on confirmed lists", read: &assess.Assessment{Fatal: failure}, want: true},
+		{name: "a failure on lists still unconfirmed", read: &assess.Assessment{Fatal: failure, Unconfirmed: deployments}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := settled(tt.read, tt.failure); got != tt.want {
+				t.Errorf("settled(%+v, %t) = %t, want %t", tt.read, tt.failure, got, tt.want)
+			}
+		})
 	}
 }

@@ -123,6 +123,15 @@ func (s *listSet) peek(key assess.ListKey) (assess.List, bool) {
 	return l, true
 }
 
+// keys are the lists read, in no particular order.
+func (s *listSet) keys() []assess.ListKey {
+	keys := make([]assess.ListKey, 0, len(s.lists))
+	for key := range s.lists {
+		keys = append(keys, key)
+	}
+	return keys
+}
+
 // ReadOrder places the list among the cluster's reads (assess.Snapshot).
 func (l *staticList) ReadOrder() (sent, done uint64) { return l.sent, l.done }
 

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/fluxhealth"
 	"github.com/org/app-status-action/internal/result"
 )
@@ -144,11 +147,23 @@ func (s *clusterState) peekMapping(gvk schema.GroupVersionKind) assess.Mapping {
 // the Flux lists (readAgain). With watches it costs one metadata list per kind and namespace
 // of the app, once per verdict.
 func (s *clusterState) confirm(ctx context.Context, e *assess.Assessment, now time.Time) *assess.Assessment {
+	read, _ := s.confirmRead(ctx, e, now)
+	return read
+}
+
+// confirmRead is confirm, and what stood in the way of the watches' confirmation (lists whose
+// cache differs from the cluster, lists that failed), said for a person; "" when nothing did.
+// Where the server's resourceVersions are no numbers, a watch's confirmation cannot be
+// compared with its owner's: the decision is made on fresh lists at once (readFresh).
+func (s *clusterState) confirmRead(ctx context.Context, e *assess.Assessment, now time.Time) (*assess.Assessment, string) {
 	if s.req.Snapshot {
-		return s.readAgain(ctx, s.watches, e, now)
+		return s.readAgain(ctx, s.watches, e, now), ""
 	}
-	s.confirmWatches(ctx, e.Unconfirmed)
-	return s.assessFrom(s.watches, now)
+	behind, comparable := s.confirmWatches(ctx, e.Unconfirmed)
+	if !comparable {
+		return s.readFresh(ctx, e, now)
+	}
+	return s.assessFrom(s.watches, now), behind
 }
 
 // confirmWatches asks, for each watch of keys that the decision could not confirm, one quorum
@@ -157,23 +172,96 @@ func (s *clusterState) confirm(ctx context.Context, e *assess.Assessment, now ti
 // resourceVersions and did not change meanwhile: the cache is then the cluster as of that
 // revision, read after the owner's status, and stays so until it changes (watch.Revision). A
 // cache that differs is behind the cluster: its watch catches up, and the cluster assesses
-// again when it does.
-func (s *clusterState) confirmWatches(ctx context.Context, keys []assess.ListKey) {
+// again when it does. The cache is compared with the list once the list is in, so only the
+// comparison (in memory) needs the cache unchanged: a namespace whose objects change all the
+// time still confirms. It returns what it could not confirm, said for a person, and whether
+// the list's revisions are numbers (comparable with the owners' resourceVersions).
+func (s *clusterState) confirmWatches(ctx context.Context, keys []assess.ListKey) (behind string, comparable bool) {
+	comparable = true
+	var notes []string
 	for _, key := range keys {
 		l, ok := s.watches.peek(key)
 		w, isWatch := l.(*watch)
 		if !ok || !isWatch || !w.Synced() {
 			continue
 		}
-		at := w.store.changes.Load()
 		lctx, cancel := context.WithTimeout(ctx, listTimeout)
 		list, err := s.metadataClient.Resource(key.GVR).Namespace(key.Namespace).List(lctx, metav1.ListOptions{})
 		cancel()
-		if err != nil || list.ResourceVersion == "" || !sameObjects(w.store, list.Items) || w.store.changes.Load() != at {
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("listing %s: %s", keyName(key), apiMessage(err)))
+			continue
+		case list.ResourceVersion == "":
+			notes = append(notes, fmt.Sprintf("the list of %s has no resourceVersion", keyName(key)))
+			continue
+		}
+		if !numbered(list.ResourceVersion) {
+			comparable = false
+		}
+		at := w.store.changes.Load()
+		if !sameObjects(w.store, list.Items) || w.store.changes.Load() != at {
+			notes = append(notes, "the watch of "+keyName(key)+" is behind the cluster")
 			continue
 		}
 		w.confirm(list.ResourceVersion, at)
 	}
+	return few(notes, "; "), comparable
+}
+
+// keyName names a list for a person: its resource and namespace.
+func keyName(key assess.ListKey) string {
+	if key.Namespace == "" {
+		return key.GVR.Resource
+	}
+	return key.GVR.Resource + " in " + key.Namespace
+}
+
+// few joins up to three of notes with sep, and says how many more.
+func few(notes []string, sep string) string {
+	if len(notes) > 3 {
+		return fmt.Sprintf("%s%sand %d more", strings.Join(notes[:3], sep), sep, len(notes)-3)
+	}
+	return strings.Join(notes, sep)
+}
+
+// freshAfter is how many reads that disagreed with the watches the loop waits out before it
+// decides on fresh lists instead (readFresh): a namespace that never holds still, or watches
+// that stay behind, do not hold the verdict until the timeout.
+const freshAfter = 3
+
+// readFresh decides on fresh lists over the watches: the lists of the Flux objects that own
+// others (Kustomizations, HelmReleases) first, then every list e could not confirm, each
+// requested once those returned (a list is after every status its owner's list holds: by its
+// revision, or, where revisions are no numbers, by its place among the reads), and what that
+// decision could not confirm read again (readAgain). The watches give what only they saw over
+// time (withHistory). It returns the decision and the errors of the lists, said for a person.
+func (s *clusterState) readFresh(ctx context.Context, e *assess.Assessment, now time.Time) (*assess.Assessment, string) {
+	fresh := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
+	if ws, ok := s.watches.(*watchSet); ok {
+		keys := ws.keys()
+		// (Kustomizations before HelmReleases, which they apply.)
+		for _, kind := range []flux.Kind{flux.KindKustomization, flux.KindHelmRelease} {
+			for _, key := range keys {
+				if key.GVR == kind.GroupVersionResource() {
+					fresh.get(key)
+				}
+			}
+		}
+	}
+	for _, key := range e.Unconfirmed {
+		fresh.get(key)
+	}
+	base := &layeredLists{top: &withHistory{fresh: fresh, watches: s.watches}, base: s.watches}
+	read := s.readAgain(ctx, base, s.assessFrom(base, now), now)
+	var notes []string
+	for _, key := range fresh.keys() {
+		if l, _ := fresh.peek(key); l.Err() != nil {
+			notes = append(notes, fmt.Sprintf("listing %s: %s", keyName(key), apiMessage(l.Err())))
+		}
+	}
+	slices.Sort(notes)
+	return read, few(notes, "; ")
 }
 
 // sameObjects reports whether store holds exactly items, at their resourceVersions.
@@ -210,7 +298,7 @@ func (s *clusterState) readAgain(ctx context.Context, base objectCache, e *asses
 		for _, key := range e.Unconfirmed {
 			again.get(key)
 		}
-		base = &layeredLists{top: again, base: base}
+		base = &layeredLists{top: &withHistory{fresh: again, watches: s.watches}, base: base}
 		e = s.assessFrom(base, now)
 	}
 	return e
@@ -231,15 +319,26 @@ func failedOn(e *assess.Assessment) bool {
 // not confirm, the lists it could not confirm: a failure of an object read before its owner
 // said applied may be the previous revision's, which the expected one fixes. The decision
 // over the watches with those lists read anew says whether it stands.
-func (s *clusterState) confirmFailure(ctx context.Context, e *assess.Assessment, now time.Time) *assess.Assessment {
+// Where the server's resourceVersions are no numbers, those lists cannot be compared with the
+// owners the watches hold: the decision is made on fresh lists at once (readFresh).
+func (s *clusterState) confirmFailure(ctx context.Context, e *assess.Assessment, now time.Time) (*assess.Assessment, string) {
 	if len(e.Unconfirmed) == 0 {
-		return e
+		return e, ""
 	}
 	again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
 	for _, key := range e.Unconfirmed {
-		again.get(key)
+		if l := again.get(key); l.Err() == nil && !numbered(l.(*staticList).revision) {
+			return s.readFresh(ctx, e, now)
+		}
 	}
-	return s.assessFrom(&layeredLists{top: &withHistory{fresh: again, watches: s.watches}, base: s.watches}, now)
+	return s.assessFrom(&layeredLists{top: &withHistory{fresh: again, watches: s.watches}, base: s.watches}, now), ""
+}
+
+// numbered reports whether a resourceVersion is a number, as etcd's revisions are: only those
+// compare with another object's.
+func numbered(resourceVersion string) bool {
+	_, err := strconv.ParseUint(resourceVersion, 10, 64)
+	return err == nil
 }
 
 // withHistory is a confirmation's lists, read anew, with what only the watches saw over
@@ -320,34 +419,58 @@ func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, n
 		e.RecheckAt(c.next)
 		return e
 	}
-	var read *assess.Assessment
-	if failed && !e.AwaitsConsistentRead {
-		read = s.confirmFailure(ctx, e, now)
-		// (A failure on lists the read could not confirm either waits, as a Current does.)
-		if failedOn(read) && len(read.Unconfirmed) == 0 {
-			c.misses = 0
-			return read
-		}
-	} else {
-		read = s.confirm(ctx, e, now)
-		// Current, or a state of its own (a wait, a failure on confirmed lists): that is the
-		// decision. Only caches still behind the cluster make the loop wait for them.
-		if read.Current() || (!read.AwaitsConsistentRead && (read.Fatal == nil || len(read.Unconfirmed) == 0)) {
-			c.misses = 0
-			return read
-		}
+	var (
+		read   *assess.Assessment
+		behind string
+	)
+	switch {
+	case c.misses >= freshAfter:
+		read, behind = s.readFresh(ctx, e, now)
+	case failed:
+		read, behind = s.confirmFailure(ctx, e, now)
+	default:
+		read, behind = s.confirmRead(ctx, e, now)
+	}
+	if settled(read, failed) {
+		c.misses = 0
+		return read
 	}
 	c.misses++
 	c.next = now.Add(confirmBackoff(c.misses))
 	c.last = pendingMessage(read)
-	if read.AwaitsConsistentRead {
-		c.last = ""
+	if awaitsRead(read) {
+		// What the read waits for is the lists themselves: named, with what stood in the way.
+		c.last = cmp.Or(behind, "lists not confirmed yet: "+few(keyNames(read.Unconfirmed), ", "))
+		if failedOn(read) {
+			c.last = read.Fatal.Message + "; " + c.last
+		}
 	}
 	e.Fatal = nil
 	e.Pending = &assess.Finding{Verdict: result.VerdictInProgress, Reason: "Confirming",
-		Message: "the consistent read is not there yet: " + cmp.Or(c.last, "the watches are behind the cluster")}
+		Message: "the consistent read is not there yet: " + c.last}
 	e.RecheckAt(c.next)
 	return e
+}
+
+// settled reports whether read, the decision on a consistent read, is the cluster's: when it
+// confirms a failure, a failure on confirmed lists (a failure on lists the read could not
+// confirm either waits, as a Current does); when it confirms a Current, Current or a state of
+// its own (a wait, a failure on confirmed lists). Only caches still behind the cluster make
+// the loop wait for them.
+func settled(read *assess.Assessment, failure bool) bool {
+	if failure {
+		return failedOn(read) && len(read.Unconfirmed) == 0
+	}
+	return read.Current() || (!read.AwaitsConsistentRead && (read.Fatal == nil || len(read.Unconfirmed) == 0))
+}
+
+// keyNames names each of keys for a person.
+func keyNames(keys []assess.ListKey) []string {
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		names = append(names, keyName(k))
+	}
+	return names
 }
 
 // confirmBackoff is how long a cluster whose watches said Current, but whose consistent read

@@ -467,6 +467,17 @@ func waitingMessage(w assess.List, what string, now time.Time, cpu *cpuWatch) st
 	return "waiting for the list of " + what
 }
 
+// keys are the lists watched, in no particular order.
+func (s *watchSet) keys() []assess.ListKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]assess.ListKey, 0, len(s.watches))
+	for key := range s.watches {
+		keys = append(keys, key)
+	}
+	return keys
+}
+
 // peek returns the watch of key when one was started; it starts none.
 func (s *watchSet) peek(key assess.ListKey) (assess.List, bool) {
 	s.mu.Lock()

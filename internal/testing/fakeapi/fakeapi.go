@@ -66,6 +66,7 @@ type Server struct {
 	resources  []Resource
 	refusals   []Refusal
 	opaque     bool
+	beforeList func(plural, namespace string)
 	mu         sync.Mutex
 	objects    map[string][]map[string]any // by resource key group/version/plural
 	revision   int                         // the revision lists answer at (Set moves it)
@@ -95,6 +96,9 @@ type Options struct {
 	// Set gives objects) as a string that is no number, as a server whose resourceVersions
 	// are not etcd revisions does; it numbers them 1, 2, ... otherwise.
 	OpaqueRevisions bool
+	// BeforeList, when set, is called with the resource and namespace of every list before it
+	// is answered (not of a watch's initial list), as the cluster changes while it serves it.
+	BeforeList func(plural, namespace string)
 }
 
 // Refusal refuses every read (list, watch, get) of the resource Plural, in Namespace ("" for
@@ -109,7 +113,7 @@ type Refusal struct {
 // Start starts a server on 127.0.0.1; Close stops it.
 func Start(opts Options) *Server {
 	s := &Server{behaviour: opts.Behaviour, retryAfter: opts.RetryAfter, resources: opts.Resources, refusals: opts.Refusals,
-		opaque: opts.OpaqueRevisions, objects: map[string][]map[string]any{}, revision: 1, stop: make(chan struct{})}
+		opaque: opts.OpaqueRevisions, beforeList: opts.BeforeList, objects: map[string][]map[string]any{}, revision: 1, stop: make(chan struct{})}
 	if s.retryAfter == 0 {
 		s.retryAfter = 30
 	}
@@ -342,6 +346,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, parts []s
 	if r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1" {
 		s.watch(w, r, res, objects, revision, metadataOnly)
 		return
+	}
+	if s.beforeList != nil {
+		s.beforeList(res.Plural, namespace)
 	}
 	s.writeList(w, r, res, objects, revision, metadataOnly)
 }
