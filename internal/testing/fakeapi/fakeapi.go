@@ -94,7 +94,8 @@ type Options struct {
 	TLS *tls.Config
 	// OpaqueRevisions writes every resourceVersion the server gives (its lists', and those
 	// Set gives objects) as a string that is no number, as a server whose resourceVersions
-	// are not etcd revisions does; it numbers them 1, 2, ... otherwise.
+	// are not etcd revisions does; it numbers them otherwise, from the highest of Objects
+	// (1 at least), as etcd would have.
 	OpaqueRevisions bool
 	// BeforeList, when set, is called with the resource and namespace of every list before it
 	// is answered (not of a watch's initial list), as the cluster changes while it serves it.
@@ -122,6 +123,13 @@ func Start(opts Options) *Server {
 			// (Every object at a resourceVersion of the server's own kind.)
 			s.Set(o)
 			continue
+		}
+		md, _ := o["metadata"].(map[string]any)
+		if rv, _ := md["resourceVersion"].(string); rv != "" {
+			// A list is never older than what it holds.
+			if n, err := strconv.Atoi(rv); err == nil && n > s.revision {
+				s.revision = n
+			}
 		}
 		apiVersion, _ := o["apiVersion"].(string)
 		kind, _ := o["kind"].(string)
