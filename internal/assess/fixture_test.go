@@ -101,6 +101,15 @@ type fixtureView struct {
 	// first list has not answered yet, since when (failList, delayList).
 	failing  map[schema.GroupResource]error
 	onItsWay map[schema.GroupResource]time.Time
+	// reads are the resources read in order (newFixtureView's order), with their place.
+	reads map[string]fixtureRead
+}
+
+// fixtureRead is where a resource's lists stand among the reads: sent and done, and their
+// resourceVersion ("" when the fixture gives none).
+type fixtureRead struct {
+	sent, done uint64
+	revision   string
 }
 
 // newFixtureView reads docs (YAML documents separated by ---). order, when set, lists the
@@ -109,7 +118,11 @@ type fixtureView struct {
 // ("deployments@120"); the others are watches, which know no order.
 func newFixtureView(t *testing.T, docs string, order ...string) *fixtureView {
 	t.Helper()
-	v := &fixtureView{lists: map[ListKey]*fixtureList{}, forbidden: map[schema.GroupResource]bool{}}
+	v := &fixtureView{lists: map[ListKey]*fixtureList{}, forbidden: map[schema.GroupResource]bool{}, reads: map[string]fixtureRead{}}
+	for i, read := range order {
+		resource, revision, _ := strings.Cut(read, "@")
+		v.reads[resource] = fixtureRead{sent: uint64(i), done: uint64(i + 1), revision: revision}
+	}
 	for _, doc := range strings.Split(docs, "\n---\n") {
 		if strings.TrimSpace(doc) == "" {
 			continue
@@ -129,14 +142,6 @@ func newFixtureView(t *testing.T, docs string, order ...string) *fixtureView {
 		key := ListKey{GVR: gvr, Namespace: u.GetNamespace()}
 		l := v.list(key)
 		l.objects[u.GetNamespace()+"/"+u.GetName()] = typed(t, gvr, u)
-	}
-	for i, read := range order {
-		resource, revision, _ := strings.Cut(read, "@")
-		for key, l := range v.lists {
-			if key.GVR.Resource == resource {
-				l.ordered, l.sent, l.done, l.revision = true, uint64(i), uint64(i+1), revision
-			}
-		}
 	}
 	return v
 }
@@ -172,6 +177,10 @@ func (v *fixtureView) list(key ListKey) *fixtureList {
 			l.err = err
 		}
 		l.asked = v.onItsWay[key.GVR.GroupResource()]
+		if r, ok := v.reads[key.GVR.Resource]; ok {
+			// (A resource read in order is, in every namespace, even one with no document.)
+			l.ordered, l.sent, l.done, l.revision = true, r.sent, r.done, r.revision
+		}
 		v.lists[key] = l
 	}
 	return l

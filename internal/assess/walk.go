@@ -130,28 +130,36 @@ func (a *assessor) assess() *Assessment {
 // judged was read after every Flux status above it said applied. What cannot prove it (a
 // watch, an owner not read) is Unconfirmed: the fetching side reads it again as a Snapshot.
 func (a *assessor) consistent(key ListKey, l List, ownerID string) {
-	owner, known := a.fluxLists[ownerID]
-	switch {
-	case known && owner == l:
-		return
-	case known:
-		if snap, ok := l.(Snapshot); ok {
-			if c, err := resourceversion.CompareResourceVersion(snap.Revision(), a.fluxRevisions[ownerID]); err == nil {
-				if c >= 0 {
-					return
-				}
-				break
-			}
-		}
-		lo, ok := l.(Ordered)
-		oo, ownerOK := owner.(Ordered)
-		if ok && ownerOK {
-			sent, _ := lo.ReadOrder()
-			if _, done := oo.ReadOrder(); sent >= done {
-				return
-			}
+	if owner, known := a.fluxLists[ownerID]; !known || !readAfter(l, owner, a.fluxRevisions[ownerID]) {
+		a.unconfirmed(key)
+	}
+}
+
+// readAfter reports whether l holds the cluster as of the moment owner, the list an object
+// was read from at resourceVersion ownerRV, held it, or later: l is owner itself, a Snapshot
+// whose revision is at least ownerRV, or, where they do not compare, a list requested after
+// owner's returned.
+func readAfter(l, owner List, ownerRV string) bool {
+	if owner == l {
+		return true
+	}
+	if snap, ok := l.(Snapshot); ok {
+		if c, err := resourceversion.CompareResourceVersion(snap.Revision(), ownerRV); err == nil {
+			return c >= 0
 		}
 	}
+	lo, ok := l.(Ordered)
+	oo, ownerOK := owner.(Ordered)
+	if !ok || !ownerOK {
+		return false
+	}
+	sent, _ := lo.ReadOrder()
+	_, done := oo.ReadOrder()
+	return sent >= done
+}
+
+// unconfirmed records key as a list to read again, once.
+func (a *assessor) unconfirmed(key ListKey) {
 	if !slices.Contains(a.e.Unconfirmed, key) {
 		a.e.Unconfirmed = append(a.e.Unconfirmed, key)
 	}
@@ -644,7 +652,7 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 			u, _ = AsUnstructured(cached, gvk)
 		}
 		status := ro.Status
-		classified = a.classify(e, &ro, u, now)
+		classified = a.classify(e, &ro, u, objKey, w, now)
 		switch {
 		case upgraded && ro.Failure != nil:
 			ro.Failure.Message += fmt.Sprintf(" (during Helm's upgrade of %s to %s, which waits for it)", owner.Object.ID, owner.Upgrading)
@@ -727,19 +735,25 @@ var classifierReads = map[schema.GroupKind][]schema.GroupVersionResource{
 	{Group: "", Kind: "Pod"}:             nil,
 }
 
-// classify runs the rollout classifier on a workload that is not Current. What it reads is
-// evidence (evidenceReady): when a list fails (the credentials may not make it, the server
-// does not serve the kind there, it errs) the workload is classified on what was read before
-// it, its own status at least, and its message says what could not be read; the lists after
-// it are not read, as they only matter through it (a Deployment's pods through its
-// ReplicaSets). It returns false while what it reads is still being listed: a kstatus failure
-// then waits for the precise one (a Job Failed waits for its pods, which name the backoff
-// limit and the logs).
-func (a *assessor) classify(e *Assessment, ro *result.Object, u *unstructured.Unstructured, now time.Time) bool {
+// classify runs the rollout classifier on a workload that is not Current, read from the list
+// wl. What it reads is evidence (evidenceReady): when a list fails (the credentials may not
+// make it, the server does not serve the kind there, it errs) the workload is classified on
+// what was read before it, its own status at least, and its message says what could not be
+// read; the lists after it are not read, as they only matter through it (a Deployment's pods
+// through its ReplicaSets). It returns false while what it reads is still being listed: a
+// kstatus failure then waits for the precise one (a Job Failed waits for its pods, which name
+// the backoff limit and the logs). A failure rests on lists read no earlier than the
+// workload's own state (consistency): an old ReplicaSet's refusal, as a watch behind the
+// cluster still holds it, is not the failure of a Deployment that has replaced it since. The
+// lists that cannot prove it are Unconfirmed, after the workload's own list, wk: read again in
+// that order, they prove it even where revisions do not compare.
+func (a *assessor) classify(e *Assessment, ro *result.Object, u *unstructured.Unstructured, wk ListKey, wl List, now time.Time) bool {
 	ns := ro.Namespace
 	in := classify.Input{Workload: u, Now: now}
+	var before []ListKey
 	for _, gvr := range classifierReads[schema.GroupKind{Group: ro.Group, Kind: ro.Kind}] {
-		w := a.list(ListKey{GVR: gvr, Namespace: ns})
+		key := ListKey{GVR: gvr, Namespace: ns}
+		w := a.list(key)
 		ready, note := a.evidenceReady(e, w, gvr.Resource+namespaceSuffix(ns))
 		if note != "" {
 			ro.Message = joinMessage(ro.Message, "rollout failures classified without "+gvr.Resource+": "+note)
@@ -748,6 +762,9 @@ func (a *assessor) classify(e *Assessment, ro *result.Object, u *unstructured.Un
 		}
 		if !ready {
 			return false
+		}
+		if !readAfter(w, wl, u.GetResourceVersion()) {
+			before = append(before, key)
 		}
 		switch gvr {
 		case PodsGVR:
@@ -777,6 +794,12 @@ func (a *assessor) classify(e *Assessment, ro *result.Object, u *unstructured.Un
 	if v.Failure != nil {
 		ro.Failure = v.Failure
 		ro.Status = result.ObjectFailed
+		if len(before) > 0 {
+			a.unconfirmed(wk)
+		}
+		for _, key := range before {
+			a.unconfirmed(key)
+		}
 	}
 	return true
 }

@@ -1,0 +1,105 @@
+package assess
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/fluxhealth"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// fixedDeployment is Deployment shop/web after revision B fixed its pod template (its
+// rollout revision 4, resourceVersion 120): it still carries the ReplicaFailure that revision
+// 3's ReplicaSet met, until the new ReplicaSet's pods replace it.
+const fixedDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, generation: 5, uid: d1, resourceVersion: "120", annotations: {deployment.kubernetes.io/revision: "4"}}
+spec: {replicas: 1}
+status:
+  observedGeneration: 5
+  replicas: 1
+  unavailableReplicas: 1
+  conditions:
+  - {type: Available, status: "False"}
+  - {type: Progressing, status: "True", reason: ReplicaSetUpdated}
+  - {type: ReplicaFailure, status: "True", reason: FailedCreate, lastTransitionTime: "2026-10-01T00:00:00Z", message: "pods \"web-3-x\" is forbidden: violates PodSecurity \"restricted:latest\""}`
+
+// refusedReplicaSet is revision 3's ReplicaSet, whose pods admission refused, as a list read
+// before revision 4's ReplicaSet was created holds it.
+const refusedReplicaSet = `apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web-3, namespace: shop, uid: r3, annotations: {deployment.kubernetes.io/revision: "3"}, ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: d1, controller: true}]}
+spec: {replicas: 1}
+status: {replicas: 0, observedGeneration: 1}`
+
+// TestClassifierReadsAfterTheWorkload: a rollout failure rests on ReplicaSets and pods read no
+// earlier than the workload's own state; those that cannot prove it (a watch, a list older
+// than the workload, a list made before it) are Unconfirmed, so the failure is read again
+// before it fails the cluster, with the workload's own list, which they are read after. A wait
+// is not affected.
+func TestClassifierReadsAfterTheWorkload(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	app := withRevision(ks("app", "GitRepository", "app", "", revB, "shop_web_apps_Deployment"), "100")
+	denied := outcome{Verdict: result.VerdictFailed, Code: result.CodeAdmissionDenied, Reason: "FailedCreate"}
+	tests := []struct {
+		name            string
+		docs            []string
+		order           []string
+		want            outcome
+		wantUnconfirmed []string
+	}{
+		{name: "ReplicaSets and pods as their watches hold them",
+			docs:  []string{app, gitRepo(), fixedDeployment, refusedReplicaSet},
+			order: []string{"kustomizations@100", "gitrepositories@100", "deployments@120"},
+			want:  denied, wantUnconfirmed: []string{"deployments", "pods", "replicasets"}},
+		{name: "ReplicaSets listed at a resourceVersion older than the Deployment's",
+			docs:  []string{app, gitRepo(), fixedDeployment, refusedReplicaSet},
+			order: []string{"kustomizations@100", "gitrepositories@100", "deployments@120", "replicasets@110", "pods@130"},
+			want:  denied, wantUnconfirmed: []string{"deployments", "replicasets"}},
+		{name: "ReplicaSets and pods listed at or after the Deployment's resourceVersion",
+			docs:  []string{app, gitRepo(), fixedDeployment, refusedReplicaSet},
+			order: []string{"replicasets@120", "pods@125", "kustomizations@130", "gitrepositories@130", "deployments@130"},
+			want:  denied},
+		{name: "read in order, no resourceVersions: ReplicaSets and pods after the Deployment",
+			docs:  []string{withRevision(app, ""), gitRepo(), fixedDeployment, refusedReplicaSet},
+			order: []string{"kustomizations", "gitrepositories", "deployments", "replicasets", "pods"},
+			want:  denied},
+		{name: "read in order, no resourceVersions: ReplicaSets before the Deployment",
+			docs:  []string{withRevision(app, ""), gitRepo(), fixedDeployment, refusedReplicaSet},
+			order: []string{"kustomizations", "gitrepositories", "replicasets", "deployments", "pods"},
+			want:  denied, wantUnconfirmed: []string{"deployments", "replicasets"}},
+		{name: "a rollout in progress: what the classifier read is not waited on",
+			docs:  []string{app, gitRepo(), withRevision(deployment("Deployment", 3, 2), "120")},
+			order: []string{"kustomizations@100", "gitrepositories@100", "deployments@120"},
+			want:  outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rev, err := flux.ParseRevision(revB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, snapshot := range []bool{true, false} {
+				spec := Spec{Resources: []flux.Ref{root}, Revision: rev, Workloads: true, Snapshot: snapshot, Health: fluxhealth.New(t.Context())}
+				e := Assess(newFixtureView(t, strings.Join(tt.docs, "\n---\n"), tt.order...), NewMemory(), spec, fixtureNow)
+				var unconfirmed []string
+				for _, key := range e.Unconfirmed {
+					unconfirmed = append(unconfirmed, key.GVR.Resource)
+				}
+				slices.Sort(unconfirmed)
+				if diff := cmp.Diff(tt.want, outcomeOf(e)); diff != "" {
+					t.Errorf("snapshot %t: verdict (-want +got):\n%s\nfatal %+v pending %+v", snapshot, diff, e.Fatal, e.Pending)
+				}
+				if diff := cmp.Diff(tt.wantUnconfirmed, unconfirmed); diff != "" {
+					t.Errorf("snapshot %t: unconfirmed lists (-want +got):\n%s", snapshot, diff)
+				}
+			}
+		})
+	}
+}
