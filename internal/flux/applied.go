@@ -14,6 +14,7 @@ import (
 var appliedRules = map[Kind]func(*view, Revision) bool{
 	KindKustomization: kustomizationApplied,
 	KindHelmRelease:   helmReleaseApplied,
+	KindResourceSet:   resourceSetApplied,
 }
 
 // kustomizationApplied: kustomize-controller records lastAttemptedRevision before it builds,

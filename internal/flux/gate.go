@@ -110,6 +110,7 @@ type decision struct {
 var gates = map[Kind]func(Ref, *view, Revision) decision{
 	KindKustomization: kustomizationGate,
 	KindHelmRelease:   helmReleaseGate,
+	KindResourceSet:   resourceSetGate,
 }
 
 // Working reports whether the object waits only while its controller works through a
@@ -270,7 +271,7 @@ func remoteWaited(kind Kind, obj *unstructured.Unstructured) (bool, string) {
 // cannot get, so it was Complete when its wait passed.
 func waitsForAll(kind Kind, obj *unstructured.Unstructured) bool {
 	switch kind {
-	case KindKustomization:
+	case KindKustomization, KindResourceSet:
 		wait, _, _ := unstructured.NestedBool(obj.Object, "spec", "wait")
 		return wait
 	case KindHelmRelease:
@@ -511,6 +512,11 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 			configDigest: str(m, "configDigest"), version: int64Field(m, "version")})
 	}
 	for _, m := range nestedMaps(u, "spec", "dependsOn") {
+		if kind == KindResourceSet {
+			// Any object of the cluster, not a Flux object of its kind: flux-operator
+			// checks them, and says so in DependencyNotReady.
+			break
+		}
 		ns := str(m, "namespace")
 		if ns == "" {
 			ns = v.namespace
@@ -522,6 +528,12 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 	}
 	sort.Strings(v.dependsOn)
 	sort.Strings(v.dependsOnChecked)
+	if kind == KindResourceSet {
+		v.suspended = operatorDisabled(obj)
+		// No status.observedGeneration: the Ready condition says which generation it
+		// reconciled.
+		v.observedGeneration = v.cond(meta.ReadyCondition).observedGeneration
+	}
 	if rc := v.cond(meta.ReconcilingCondition); kind == KindKustomization && rc.status == string(metav1.ConditionTrue) && v.currentGeneration(rc) {
 		if m := reconcilingRevisionWords.FindStringSubmatch(rc.message); m != nil {
 			v.reconcilingRevision = m[1]

@@ -24,6 +24,9 @@ type Kind string
 const (
 	KindKustomization Kind = "Kustomization"
 	KindHelmRelease   Kind = "HelmRelease"
+	// KindResourceSet is the Flux Operator's ResourceSet (fluxcd.controlplane.io/v1): it
+	// generates Flux objects from inputs and keeps an inventory of them, as a Kustomization.
+	KindResourceSet Kind = "ResourceSet"
 )
 
 // kindInfo is what the engine needs to find a kind in a cluster and what a person types for it.
@@ -41,6 +44,10 @@ var kinds = map[Kind]kindInfo{
 		gvr: schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"},
 		cli: "helmrelease",
 	},
+	KindResourceSet: {
+		gvr: schema.GroupVersionResource{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesets"},
+		cli: "resourceset",
+	},
 }
 
 // kindAliases maps what a user may type before the first slash, lower-cased, to a Kind.
@@ -51,6 +58,9 @@ var kindAliases = map[string]Kind{
 	"helmrelease":    KindHelmRelease,
 	"helmreleases":   KindHelmRelease,
 	"hr":             KindHelmRelease,
+	"resourceset":    KindResourceSet,
+	"resourcesets":   KindResourceSet,
+	"rset":           KindResourceSet,
 }
 
 // GroupVersionResource is the API resource the engine reads the kind from.
@@ -85,10 +95,11 @@ type Ref struct {
 // ID is the object's reference the way the project prints them: Kind/namespace/name.
 func (r Ref) ID() string { return result.ObjectID(string(r.Kind), r.Namespace, r.Name) }
 
-const resourceUsage = "use kustomization/NAME (ks/NAME) or helmrelease/NAME (hr/NAME), optionally KIND/NAMESPACE/NAME"
+const resourceUsage = "use kustomization/NAME (ks/NAME), helmrelease/NAME (hr/NAME) or resourceset/NAME (rset/NAME), optionally KIND/NAMESPACE/NAME"
 
 // ParseResource reads a resource reference as a user writes it: KIND/NAME or
-// KIND/NAMESPACE/NAME, where KIND is kustomization (ks) or helmrelease (hr) in any case.
+// KIND/NAMESPACE/NAME, where KIND is kustomization (ks), helmrelease (hr) or resourceset (rset)
+// in any case.
 // Without a namespace, defaultNamespace is used.
 func ParseResource(s, defaultNamespace string) (Ref, error) {
 	in := strings.TrimSpace(s)

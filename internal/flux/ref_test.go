@@ -25,6 +25,9 @@ func TestParseResource(t *testing.T) {
 		{"HelmRelease/apps/podinfo", Ref{KindHelmRelease, "apps", "podinfo"}, "HelmRelease/apps/podinfo"},
 		{"hr/apps/podinfo", Ref{KindHelmRelease, "apps", "podinfo"}, "HelmRelease/apps/podinfo"},
 		{"  hr/podinfo\n", Ref{KindHelmRelease, "flux-system", "podinfo"}, "HelmRelease/flux-system/podinfo"},
+		{"resourceset/tenants", Ref{KindResourceSet, "flux-system", "tenants"}, "ResourceSet/flux-system/tenants"},
+		{"rset/teams/tenants", Ref{KindResourceSet, "teams", "tenants"}, "ResourceSet/teams/tenants"},
+		{"ResourceSets/tenants", Ref{KindResourceSet, "flux-system", "tenants"}, "ResourceSet/flux-system/tenants"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -132,3 +132,11 @@ func valuesWording(message string) wording {
 	}
 	return finalWords
 }
+
+// Flux Operator v0.59.0, internal/controller/resourceset_controller.go. Every failure to apply
+// is Ready=False with reason ReconciliationFailed and "reconciliation failed: %s"; a wait for
+// the generated objects that failed (spec.wait, or a step before the next) says so in the
+// words of fluxcd/pkg/ssa v0.77.0 manager_wait.go, "failed early due to stalled resources: [%s]"
+// or "timeout waiting for: [%s]", a named step's prefixed with `step "NAME" health check
+// failed: ` (stepError). Only the words tell it from an apply the API server refused.
+var resourceSetHealthWords = regexp.MustCompile(`(?:^|: )(?:health check failed|failed early due to stalled resources: \[|timeout waiting for: \[)`)

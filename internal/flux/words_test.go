@@ -184,3 +184,24 @@ func containsAll(s string, words ...string) bool {
 	}
 	return true
 }
+
+// TestResourceSetHealthWords: the words of a ResourceSet's failed wait, as flux-operator
+// v0.59.0 writes them from fluxcd/pkg/ssa v0.77.0, against an apply the API server refused.
+func TestResourceSetHealthWords(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		message string
+		want    bool
+	}{
+		{"reconciliation failed: failed early due to stalled resources: [Kustomization/flux-system/team2 status: 'Failed']", true},
+		{"reconciliation failed: timeout waiting for: [Kustomization/flux-system/team1 status: 'InProgress']", true},
+		{`reconciliation failed: step "apps" health check failed: timeout waiting for: [HelmRelease/apps/web status: 'InProgress']`, true},
+		{`reconciliation failed: Kustomization/flux-system/team1 dry-run failed (Invalid): spec.interval: Required value`, false},
+		{"reconciliation failed: failed to build kube client: timeout waiting for the service account", false},
+	}
+	for _, tt := range tests {
+		if got := resourceSetHealthWords.MatchString(tt.message); got != tt.want {
+			t.Errorf("resourceSetHealthWords.MatchString(%q) = %t, want %t", tt.message, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package flux
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The Flux Operator (v0.59.0) runs ResourceSets: flux-operator renders the spec's resources for
+// every input, applies them with server-side apply, records what it applied as
+// status.inventory (the format of a Kustomization's) and a digest of the rendered objects as
+// status.lastAppliedRevision, and marks Ready=True, reason ReconciliationSucceeded. It writes no
+// status.observedGeneration: the Ready condition's observedGeneration says which generation it
+// reconciled (api/v1 HealthCheckExpr: Ready True at metadata.generation).
+
+const fluxOperator = "flux-operator"
+
+// operatorReconcileAnnotation set to "disabled" pauses a Flux Operator object
+// (api/v1 ReconcileAnnotation, DisabledValue): its suspend.
+const operatorReconcileAnnotation = "fluxcd.controlplane.io/reconcile"
+
+// operatorDisabled reports whether a Flux Operator object's reconciliation is disabled.
+func operatorDisabled(obj *unstructured.Unstructured) bool {
+	return strings.EqualFold(obj.GetAnnotations()[operatorReconcileAnnotation], "disabled")
+}
+
+// resourceSetGate applies the rules of a fluxcd.controlplane.io/v1 ResourceSet. Its own status
+// says nothing of a revision (lastAppliedRevision is a digest of what it rendered): want is the
+// walk's to give to the objects it generated (ResourceSetWant), not the ResourceSet's.
+func resourceSetGate(ref Ref, v *view, _ Revision) decision {
+	if v.suspended {
+		return decision{
+			verdict: result.VerdictSuspended, code: result.CodeFluxSuspended, reason: meta.SuspendedReason,
+			message: fmt.Sprintf("reconciliation disabled (annotation %s: disabled); resume it with: flux-operator -n %s resume resourceset %s",
+				operatorReconcileAnnotation, ref.Namespace, ref.Name),
+		}
+	}
+	ready := v.cond(meta.ReadyCondition)
+	if st := v.cond(meta.StalledCondition); st.status == string(metav1.ConditionTrue) {
+		// BuildFailed (a template that does not render, inputs that cannot be read) or
+		// InvalidCELExpression: flux-operator stops until the spec changes.
+		code := result.CodeFluxStalled
+		if st.reason == meta.BuildFailedReason {
+			code = result.CodeFluxBuildFailed
+		}
+		stalled := decision{verdict: result.VerdictFailed, code: code, reason: st.reason, message: "stalled: " + st.message}
+		if v.olderGeneration(st) {
+			return staleGeneration(v, st.observedGeneration, fluxOperator, stalled)
+		}
+		return stalled
+	}
+	if ready.status == string(metav1.ConditionFalse) {
+		switch ready.reason {
+		case meta.ReconciliationFailedReason, meta.BuildFailedReason:
+			failure := decision{verdict: result.VerdictFailed, code: result.CodeFluxReconciliationFailed, reason: ready.reason, message: ready.message}
+			switch {
+			case ready.reason == meta.BuildFailedReason:
+				failure.code = result.CodeFluxBuildFailed
+			case resourceSetHealthWords.MatchString(ready.message):
+				failure.code = result.CodeFluxHealthCheckFailed
+			default:
+				failure.retried = applyWording(ready.message) == retriedWords
+			}
+			if v.olderGeneration(ready) {
+				return staleGeneration(v, ready.observedGeneration, fluxOperator, failure)
+			}
+			return failure
+		case meta.DependencyNotReadyReason:
+			return decision{code: result.CodeFluxDependencyNotReady, reason: ready.reason,
+				message: "waiting for its dependencies (spec.dependsOn): " + ready.message}
+		}
+	}
+	if ready.status != string(metav1.ConditionTrue) {
+		return progressing(v, fluxOperator)
+	}
+	if v.olderGeneration(ready) || ready.observedGeneration == 0 && v.generation > 0 {
+		return decision{reason: ready.reason, message: fmt.Sprintf("waiting for %s to reconcile generation %d (Ready is of generation %d)",
+			fluxOperator, v.generation, ready.observedGeneration)}
+	}
+	return decision{verdict: result.VerdictCurrent, reason: ready.reason, message: ready.message}
+}
+
+// resourceSetApplied: flux-operator swaps status.inventory for the objects it applied once the
+// apply (and its garbage collection) succeeded, before it waits for them (spec.wait), and keeps
+// it when that wait fails. So what the inventory lists is of the current generation once
+// Ready is True at it, or once its wait for them failed at it.
+func resourceSetApplied(v *view, _ Revision) bool {
+	ready := v.cond(meta.ReadyCondition)
+	if !v.hasInventory {
+		return true // nothing applied yet
+	}
+	if ready.observedGeneration != v.generation {
+		return false
+	}
+	return ready.status == string(metav1.ConditionTrue) ||
+		ready.status == string(metav1.ConditionFalse) && resourceSetHealthWords.MatchString(ready.message)
+}
+
+// ResourceSetInputsCarry reports whether the revision is one of a ResourceSet's inputs: a
+// string value of spec.inputs (a tag, a commit, a chart version a pipeline set there) that is
+// the revision. Then what the ResourceSet rendered at its current generation is of that
+// revision, and the objects it generated apply what their own sources offer. Inputs of
+// providers (spec.inputsFrom) are not read.
+func ResourceSetInputsCarry(obj *unstructured.Unstructured, want Revision) bool {
+	if obj == nil || want.IsZero() {
+		return false
+	}
+	inputs, _, _ := NestedSlice(obj.Object, "spec", "inputs")
+	for _, in := range inputs {
+		m, ok := in.(map[string]any)
+		if !ok {
+			continue
+		}
+		if anyStringMatches(m, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyStringMatches(v any, want Revision) bool {
+	switch x := v.(type) {
+	case string:
+		return x != "" && want.Matches(x)
+	case map[string]any:
+		for _, e := range x {
+			if anyStringMatches(e, want) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if anyStringMatches(e, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
