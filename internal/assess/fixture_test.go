@@ -40,6 +40,7 @@ var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
 	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "externalartifacts"}: "ExternalArtifact",
 	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}:        "HelmChart",
 	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}:  "HelmRepository",
+	{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesets"}:        "ResourceSet",
 })
 
 func kindsOf(resources map[schema.GroupVersionResource]string) map[schema.GroupVersionKind]schema.GroupVersionResource {

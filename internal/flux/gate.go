@@ -86,6 +86,11 @@ type Gate struct {
 	// generation than the current one, though its condition carries the current one
 	// (kustomizationGate says when); FailedAt and RetryEvery then time it.
 	MaybeOlderGeneration bool
+	// GeneratedWant is set on a ResourceSet whose inputs do not carry the expected revision
+	// (ResourceSetInputsCarry): the Flux objects it generated must each have applied the
+	// expected revision themselves. When its inputs carry it, or none is expected, they apply
+	// what their own sources offer, as any nested object of another source.
+	GeneratedWant bool
 	// WaitsForAll is set when the object's Ready condition says every object it applied is
 	// Current, a Job deleted after it finished (ttlSecondsAfterFinished) included: a
 	// Kustomization with spec.wait, a HelmRelease whose release action waited for Jobs
@@ -156,6 +161,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		g.Applied = appliedRules[ref.Kind](v, want)
 		g.Source, g.Remote = v.sourceRef, v.remote
 		g.WaitsForAll = waitsForAll(ref.Kind, obj)
+		g.GeneratedWant = ref.Kind == KindResourceSet && !want.IsZero() && !ResourceSetInputsCarry(obj, want)
 		g.DependsOn = v.waitingFor(ref.Kind)
 		g.Attempting = v.attempting()
 		g.HasApplied = !want.IsZero() && v.hasApplied(want)

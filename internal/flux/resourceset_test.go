@@ -93,5 +93,9 @@ func TestResourceSetInputsCarry(t *testing.T) {
 		if got := ResourceSetInputsCarry(obj, mustRevision(t, tt.want)); got != tt.carry {
 			t.Errorf("ResourceSetInputsCarry(rset-ready.yaml, %q) = %t, want %t", tt.want, got, tt.carry)
 		}
+		generated := tt.want != "" && !tt.carry
+		if got := Evaluate(rsetRef, obj, mustRevision(t, tt.want), nil).GeneratedWant; got != generated {
+			t.Errorf("Evaluate(rset-ready.yaml, %q).GeneratedWant = %t, want %t", tt.want, got, generated)
+		}
 	}
 }

@@ -1,0 +1,133 @@
+package assess
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/fluxhealth"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// rset is ResourceSet flux-system/tenants at generation 2 with the given inline inputs and
+// conditions (YAML list items), its inventory the given entries, as flux-operator v0.59.0
+// writes its status (no status.observedGeneration).
+func rset(inputs, conditions string, entries ...string) string {
+	var inv strings.Builder
+	for _, e := range entries {
+		fmt.Fprintf(&inv, "    - {id: %s, v: v1}\n", e)
+	}
+	return `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: tenants, namespace: flux-system, generation: 2}
+spec:
+  inputs: ` + inputs + `
+  resourcesTemplate: "---"
+status:
+  lastAppliedRevision: sha256:43ad78c94b2655429d84f21488f29d7cca9cd45b7f54d2b27e16bbec8eff9228
+  conditions:
+` + conditions + `
+  inventory:
+    entries:` + entryList(inv.String())
+}
+
+const (
+	rsetReady      = `  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Reconciliation finished in 2s", observedGeneration: 2}`
+	rsetWaitFailed = `  - {type: Ready, status: "False", reason: ReconciliationFailed, message: "reconciliation failed: failed early due to stalled resources: [Kustomization/flux-system/team2 status: 'Failed']", observedGeneration: 2}`
+)
+
+// ksFailed is Kustomization name of GitRepository app whose build of rev failed.
+func ksFailed(name, rev string) string {
+	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ` + name + `, namespace: flux-system, generation: 1}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+  observedGeneration: 1
+  lastAttemptedRevision: "` + rev + `"
+  conditions:
+  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 1}
+  inventory:
+    entries: []`
+}
+
+// TestAssessResourceSets: a ResourceSet is walked as a Kustomization: the Flux objects it
+// generated are judged with their own sources, and the expected revision is theirs to apply
+// unless the ResourceSet's inputs carry it. Each case by get and verify.
+func TestAssessResourceSets(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindResourceSet, Namespace: "flux-system", Name: "tenants"}
+	teams := []string{"flux-system_team1_kustomize.toolkit.fluxcd.io_Kustomization", "flux-system_team2_kustomize.toolkit.fluxcd.io_Kustomization"}
+	order := []string{"resourcesets", "kustomizations", "helmreleases", "gitrepositories", "ocirepositories", "deployments", "services"}
+	const noInputs = "[]"
+	tests := []struct {
+		name      string
+		revision  string
+		docs      []string
+		workloads bool
+		want      outcome
+	}{
+		{name: "Ready, both generated Kustomizations on the expected revision",
+			docs: []string{rset(noInputs, rsetReady, teams...), ks("team1", "GitRepository", "app", "", revB), ks("team2", "GitRepository", "app", "", revB), gitRepo()},
+			want: current},
+		{name: "Ready, the generated Kustomizations on the previous revision, which their source still serves",
+			docs: []string{rset(noInputs, rsetReady, teams...), ks("team1", "GitRepository", "app", "", revA), ks("team2", "GitRepository", "app", "", revA), gitRepoAt(revA)},
+			want: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}},
+		{name: "no revision expected: what their source offers",
+			revision: "-",
+			docs:     []string{rset(noInputs, rsetReady, teams...), ks("team1", "GitRepository", "app", "", revA), ks("team2", "GitRepository", "app", "", revA), gitRepoAt(revA)},
+			want:     current},
+		{name: "one generated Kustomization broken: its own failure, not the ResourceSet's wait",
+			docs: []string{rset(noInputs, rsetWaitFailed, teams...), ks("team1", "GitRepository", "app", "", revB), ksFailed("team2", revB), gitRepo()},
+			want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}},
+		{name: "one generated Kustomization broken, with the workloads",
+			docs:      []string{rset(noInputs, rsetWaitFailed, teams...), ks("team1", "GitRepository", "app", "", revB), ksFailed("team2", revB), gitRepo()},
+			workloads: true,
+			want:      outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}},
+		{name: "the revision in its inputs, its generated HelmRelease on the chart its source offers",
+			revision: "1.0.0",
+			docs: []string{rset(`[{tenant: shop, version: "1.0.0"}]`, rsetReady, "shop_web_helm.toolkit.fluxcd.io_HelmRelease"),
+				helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), ociRepo()},
+			want: current},
+		{name: "the revision in its inputs, its generated OCIRepository not fetched at the new tag yet",
+			revision: "1.0.0",
+			docs: []string{rset(`[{tenant: shop, version: "1.0.0"}]`, rsetReady, "shop_web_helm.toolkit.fluxcd.io_HelmRelease"),
+				helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), strings.Replace(ociRepo(), "generation: 1", "generation: 2", 1)},
+			want: outcome{Verdict: result.VerdictInProgress, Reason: "SourceNotReady"}},
+		{name: "not reconciled at its generation yet",
+			docs: []string{rset(noInputs, strings.Replace(rsetReady, "observedGeneration: 2", "observedGeneration: 1", 1), teams...),
+				ks("team1", "GitRepository", "app", "", revB), ks("team2", "GitRepository", "app", "", revB), gitRepo()},
+			want: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var rev flux.Revision
+			if tt.revision != "-" {
+				var err error
+				want := tt.revision
+				if want == "" {
+					want = revB
+				}
+				if rev, err = flux.ParseRevision(want); err != nil {
+					t.Fatal(err)
+				}
+			}
+			docs := strings.Join(tt.docs, "\n---\n")
+			for _, snapshot := range []bool{true, false} {
+				spec := Spec{Resources: []flux.Ref{root}, Revision: rev, Workloads: tt.workloads, Snapshot: snapshot, Health: fluxhealth.New(t.Context())}
+				e := Assess(newFixtureView(t, docs, order...), NewMemory(), spec, fixtureNow)
+				got := outcomeOf(e)
+				if tt.want.Reason == "" && tt.want.Verdict == result.VerdictInProgress {
+					got.Reason = ""
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("snapshot %t (-want +got):\n%s\npending %+v fatal %+v", snapshot, diff, e.Pending, e.Fatal)
+				}
+			}
+		})
+	}
+}
