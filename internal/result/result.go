@@ -76,6 +76,7 @@ const (
 	CodeFluxTestFailed           Code = "flux-test-failed"
 	CodeFluxRolledBack           Code = "flux-rolled-back"
 	CodeFluxRemoteUnverified     Code = "flux-remote-unverified"
+	CodeFluxUnhealthy            Code = "flux-unhealthy"
 )
 
 // Codes lists every failure code, in the order the README and docs/verdicts.md document them.
@@ -87,6 +88,7 @@ var Codes = []Code{
 	CodeFluxReconciliationFailed, CodeFluxPruneFailed, CodeFluxDependencyNotReady, CodeFluxDependencyFailed,
 	CodeFluxRevisionSuperseded, CodeFluxSuspended,
 	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack, CodeFluxRemoteUnverified,
+	CodeFluxUnhealthy,
 }
 
 // ObjectStatus is the status of one object of an inventory, as kstatus computes it

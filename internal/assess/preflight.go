@@ -1,0 +1,211 @@
+package assess
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The preflight: before a run waits for Flux, it checks that the Flux controllers that must
+// act for the tree are running, so that a broken installation (a controller scaled to zero,
+// crash-looping, evicted) is named at once rather than waited out as a slow app. It decides
+// from what was read (the controllers' Deployments in the namespace Flux runs in, or the Flux
+// Operator's FluxReport); reading them is internal/verify's. Evidence never decides against the
+// app: what cannot be read is a note, a controller that cannot be found is a note, and a
+// controller the tree does not need is a warning.
+
+// ShardLabel is the label that gives a Flux object to a shard's controllers (Flux sharding):
+// kustomize-controller-SHARD (by convention, as the Flux Operator names them) reconciles the
+// objects labelled SHARD.
+const ShardLabel = "sharding.fluxcd.io/key"
+
+// The controllers the preflight knows, by their Deployment's name in a Flux installation.
+const (
+	kustomizeController = "kustomize-controller"
+	helmController      = "helm-controller"
+	sourceController    = "source-controller"
+	operatorController  = "flux-operator"
+)
+
+// ControllerNeed is a controller that must act for an object of the tree.
+type ControllerNeed struct {
+	// Controller is the name of its Deployment: kustomize-controller, or
+	// kustomize-controller-SHARD for a sharded object.
+	Controller string
+	// For is the ID of the first object of the tree that needs it.
+	For string
+}
+
+// ControllersFor lists the controllers a Flux object of the tree needs: its own (by its kind
+// and shard), and source-controller for what it applies from (unless that is an
+// ExternalArtifact, which its producer writes). labels are the object's; source its
+// source's kind, "" when it has none.
+func ControllersFor(id string, kind flux.Kind, labels map[string]string, sourceKind string) []ControllerNeed {
+	shard := func(name string) string {
+		if key := labels[ShardLabel]; key != "" {
+			return name + "-" + key
+		}
+		return name
+	}
+	var needs []ControllerNeed
+	switch kind {
+	case flux.KindKustomization:
+		needs = append(needs, ControllerNeed{Controller: shard(kustomizeController), For: id})
+	case flux.KindHelmRelease:
+		needs = append(needs, ControllerNeed{Controller: shard(helmController), For: id})
+	case flux.KindResourceSet:
+		needs = append(needs, ControllerNeed{Controller: operatorController, For: id})
+	}
+	if sourceKind != "" && sourceKind != flux.KindExternalArtifact {
+		needs = append(needs, ControllerNeed{Controller: shard(sourceController), For: id})
+	}
+	return needs
+}
+
+// ReportComponent is one component of a FluxReport (spec.components, Flux Operator v0.59.0
+// api/v1 FluxComponentStatus): Ready is kstatus's Current for its Deployment, Status
+// "<kstatus status> <message>" (internal/reporter/components.go).
+type ReportComponent struct {
+	Name   string
+	Ready  bool
+	Status string
+}
+
+// PreflightInput is what was read of the Flux installation.
+type PreflightInput struct {
+	// Namespace is the namespace Flux runs in (the FluxReport's, else flux-system).
+	Namespace string
+	// Deployments are the Deployments of Namespace by name; nil when they could not be read.
+	Deployments map[string]*appsv1.Deployment
+	// Report are the FluxReport's components, when the Flux Operator reported; used when the
+	// Deployments could not be read.
+	Report []ReportComponent
+	// Notes say what could not be read, and why.
+	Notes []string
+}
+
+// PreflightResult is the preflight's decision.
+type PreflightResult struct {
+	// Fatal is set when a controller the tree needs is not available: flux-unhealthy.
+	Fatal *Finding
+	// Warnings name the controllers the tree does not need that are not available.
+	Warnings []string
+	// Notes say what the preflight could not judge.
+	Notes []string
+	// RetryAt is when to look again: a controller the tree needs that has just lost its
+	// last available replica (a restart) is given restartGrace before it counts.
+	RetryAt time.Time
+}
+
+// restartGrace is how long a controller may have no available replica before it counts as
+// down: a pod restarted after an out-of-memory kill is back within seconds, a crash loop's
+// back-off and an eviction with nowhere to go are not.
+const restartGrace = 30 * time.Second
+
+// knownControllers are the Deployments of a Flux installation the preflight judges when
+// the tree does not need them (a warning).
+var knownControllers = []string{sourceController, kustomizeController, helmController, "notification-controller",
+	"image-reflector-controller", "image-automation-controller", "source-watcher"}
+
+// Preflight decides whether the controllers the tree needs are available at now.
+func Preflight(needs []ControllerNeed, in PreflightInput, now time.Time) PreflightResult {
+	r := PreflightResult{Notes: slices.Clone(in.Notes)}
+	needed := map[string]string{}
+	var order []string
+	for _, n := range needs {
+		if _, ok := needed[n.Controller]; !ok {
+			needed[n.Controller] = n.For
+			order = append(order, n.Controller)
+		}
+	}
+	if in.Deployments == nil && in.Report == nil {
+		return r
+	}
+	for _, name := range order {
+		down, state, retry := controllerDown(name, in, now)
+		switch {
+		case state == "":
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: no Deployment %s in %s; the preflight did not judge it", needed[name], name, in.Namespace))
+		case down && retry.IsZero():
+			if r.Fatal == nil {
+				r.Fatal = &Finding{Verdict: result.VerdictFailed, Code: result.CodeFluxUnhealthy, Reason: "ControllerUnavailable",
+					Message: fmt.Sprintf("%s in %s is not available: %s; it must reconcile %s", name, in.Namespace, state, needed[name])}
+			}
+		case down:
+			r.Notes = append(r.Notes, fmt.Sprintf("%s in %s: %s; it counts as down at %s", name, in.Namespace, state, retry.UTC().Format(time.RFC3339)))
+			if r.RetryAt.IsZero() || retry.Before(r.RetryAt) {
+				r.RetryAt = retry
+			}
+		}
+	}
+	for _, name := range knownControllers {
+		if _, ok := needed[name]; ok {
+			continue
+		}
+		if down, state, _ := controllerDown(name, in, now); down {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s in %s is not available (%s); this app does not need it", name, in.Namespace, state))
+		}
+	}
+	return r
+}
+
+// controllerDown says whether the controller is not available, and its state ("" when it
+// was not found); retry is set while a lost replica is within restartGrace. A rolling update
+// with a replica still available is not down; nor is a report of one in progress.
+func controllerDown(name string, in PreflightInput, now time.Time) (down bool, state string, retry time.Time) {
+	if in.Deployments != nil {
+		d, ok := in.Deployments[name]
+		if !ok {
+			return false, "", time.Time{}
+		}
+		return deploymentDown(d, now)
+	}
+	for _, c := range in.Report {
+		if c.Name != name {
+			continue
+		}
+		status := strings.TrimSpace(c.Status)
+		// kstatus Failed (a progress deadline exceeded), or Current with no replica: the
+		// FluxReport says "Current Deployment is available. Replicas: 0" for one scaled to zero.
+		if !c.Ready && strings.HasPrefix(status, "Failed") || strings.HasSuffix(status, "Replicas: 0") {
+			return true, "FluxReport: " + status, time.Time{}
+		}
+		return false, "FluxReport: " + status, time.Time{}
+	}
+	return false, "", time.Time{}
+}
+
+// deploymentDown judges a controller's Deployment: scaled to zero, or no replica available
+// for restartGrace (the Available condition False since then).
+func deploymentDown(d *appsv1.Deployment, now time.Time) (bool, string, time.Time) {
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	if replicas == 0 {
+		return true, "scaled to zero (spec.replicas: 0)", time.Time{}
+	}
+	if d.Status.AvailableReplicas > 0 {
+		return false, fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, replicas), time.Time{}
+	}
+	state := fmt.Sprintf("no replica available (0 of %d)", replicas)
+	for _, c := range d.Status.Conditions {
+		if c.Type != appsv1.DeploymentAvailable || c.Status != corev1.ConditionFalse {
+			continue
+		}
+		state += fmt.Sprintf(" since %s (%s: %s)", c.LastTransitionTime.UTC().Format(time.RFC3339), c.Reason, c.Message)
+		if until := c.LastTransitionTime.Add(restartGrace); now.Before(until) {
+			return true, state, until
+		}
+		return true, state, time.Time{}
+	}
+	// No Available=False yet: the Deployment controller has not caught up (a new pod).
+	return true, state, now.Add(restartGrace)
+}

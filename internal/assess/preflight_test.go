@@ -1,0 +1,131 @@
+package assess
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// controllerDeployment is a Flux controller's Deployment in flux-system as the Deployment
+// controller reports it: spec.replicas, the replicas available, updated, and the Available
+// condition (status, reason, since).
+func controllerDeployment(t *testing.T, name string, replicas, available, updated int, availableStatus, reason, since string) *appsv1.Deployment {
+	t.Helper()
+	doc := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ` + name + `, namespace: flux-system, generation: 3}
+spec: {replicas: ` + itoa(replicas) + `}
+status:
+  observedGeneration: 3
+  replicas: ` + itoa(max(replicas, available)) + `
+  availableReplicas: ` + itoa(available) + `
+  updatedReplicas: ` + itoa(updated) + `
+  conditions:
+  - {type: Available, status: "` + availableStatus + `", reason: ` + reason + `, message: "Deployment has minimum availability.", lastTransitionTime: "` + since + `"}`
+	d := &appsv1.Deployment{}
+	if err := yaml.Unmarshal([]byte(doc), d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func itoa(n int) string { return string(rune('0' + n)) }
+
+// TestPreflight: a controller the tree needs that is not available fails the cluster at once
+// (flux-unhealthy); one it does not need is a warning; a rolling update with a replica still
+// available, a restart within its grace, or what could not be read, never fail.
+func TestPreflight(t *testing.T) {
+	t.Parallel()
+	const long, recent = "2026-11-01T11:00:00Z", "2026-11-01T11:59:50Z" // fixtureNow is 12:00:00
+	ksNeeds := ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, nil, "GitRepository")
+	healthy := func(name string) *appsv1.Deployment {
+		return controllerDeployment(t, name, 1, 1, 1, "True", "MinimumReplicasAvailable", long)
+	}
+	deployments := func(ds ...*appsv1.Deployment) map[string]*appsv1.Deployment {
+		m := map[string]*appsv1.Deployment{}
+		for _, d := range ds {
+			m[d.Name] = d
+		}
+		return m
+	}
+	type want struct {
+		Code     result.Code
+		Warnings int
+		Notes    int
+		Retry    bool
+	}
+	tests := []struct {
+		name  string
+		needs []ControllerNeed
+		in    PreflightInput
+		want  want
+	}{
+		{name: "all healthy", needs: ksNeeds,
+			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"), healthy("source-controller"), healthy("helm-controller"))}},
+		{name: "kustomize-controller scaled to zero", needs: ksNeeds,
+			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "kustomize-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long), healthy("source-controller"))},
+			want: want{Code: result.CodeFluxUnhealthy}},
+		{name: "kustomize-controller crash-looping for long", needs: ksNeeds,
+			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "kustomize-controller", 1, 0, 1, "False", "MinimumReplicasUnavailable", long), healthy("source-controller"))},
+			want: want{Code: result.CodeFluxUnhealthy}},
+		{name: "kustomize-controller restarting, within its grace", needs: ksNeeds,
+			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "kustomize-controller", 1, 0, 1, "False", "MinimumReplicasUnavailable", recent), healthy("source-controller"))},
+			want: want{Notes: 1, Retry: true}},
+		{name: "a rolling update with one pod still available", needs: ksNeeds,
+			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "kustomize-controller", 1, 1, 0, "True", "MinimumReplicasAvailable", long), healthy("source-controller"))}},
+		{name: "helm-controller down, not needed", needs: ksNeeds,
+			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"), healthy("source-controller"), controllerDeployment(t, "helm-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
+			want: want{Warnings: 1}},
+		{name: "a sharded Kustomization: its shard's controller down",
+			needs: ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, map[string]string{ShardLabel: "shard1"}, ""),
+			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"),
+				controllerDeployment(t, "kustomize-controller-shard1", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
+			want: want{Code: result.CodeFluxUnhealthy}},
+		{name: "a sharded Kustomization: the main controller down is not its",
+			needs: ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, map[string]string{ShardLabel: "shard1"}, ""),
+			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller-shard1"),
+				controllerDeployment(t, "kustomize-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
+			want: want{Warnings: 1}},
+		{name: "Flux runs elsewhere: no Deployments found", needs: ksNeeds,
+			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments()},
+			want: want{Notes: 2}},
+		{name: "the Deployments could not be read (403)", needs: ksNeeds,
+			in:   PreflightInput{Namespace: "flux-system", Notes: []string{"preflight could not read: deployments in flux-system: forbidden"}},
+			want: want{Notes: 1}},
+		{name: "the FluxReport alone: kustomize-controller scaled to zero", needs: ksNeeds,
+			in: PreflightInput{Namespace: "flux-system", Report: []ReportComponent{
+				{Name: "kustomize-controller", Ready: true, Status: "Current Deployment is available. Replicas: 0"},
+				{Name: "source-controller", Ready: true, Status: "Current Deployment is available. Replicas: 1"}}},
+			want: want{Code: result.CodeFluxUnhealthy}},
+		{name: "the FluxReport alone: a rollout in progress", needs: ksNeeds,
+			in: PreflightInput{Namespace: "flux-system", Report: []ReportComponent{
+				{Name: "kustomize-controller", Ready: false, Status: "InProgress Deployment generation is 3, but latest observed generation is 2"},
+				{Name: "source-controller", Ready: true, Status: "Current Deployment is available. Replicas: 1"}}}},
+		{name: "the FluxReport alone: progress deadline exceeded", needs: ksNeeds,
+			in: PreflightInput{Namespace: "flux-system", Report: []ReportComponent{
+				{Name: "kustomize-controller", Ready: false, Status: "Failed Progress deadline exceeded"},
+				{Name: "source-controller", Ready: true, Status: "Current Deployment is available. Replicas: 1"}}},
+			want: want{Code: result.CodeFluxUnhealthy}},
+		{name: "a ResourceSet needs flux-operator", needs: ControllersFor("ResourceSet/flux-system/tenants", flux.KindResourceSet, nil, ""),
+			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "flux-operator", 1, 0, 1, "False", "MinimumReplicasUnavailable", long))},
+			want: want{Code: result.CodeFluxUnhealthy}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := Preflight(tt.needs, tt.in, fixtureNow)
+			got := want{Warnings: len(r.Warnings), Notes: len(r.Notes), Retry: !r.RetryAt.IsZero()}
+			if r.Fatal != nil {
+				got.Code = r.Fatal.Code
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Preflight (-want +got):\n%s\nfatal %+v\nwarnings %q\nnotes %q", diff, r.Fatal, r.Warnings, r.Notes)
+			}
+		})
+	}
+}
