@@ -134,6 +134,9 @@ type Cluster struct {
 	// Reconcile says what the run's reconcile requests did, and when (input reconcile); nil
 	// when it did not ask.
 	Reconcile *Reconcile `json:"reconcile,omitempty"`
+	// Preflight says what the check of the Flux controllers found that did not decide the
+	// verdict: controllers the app does not need that are down, what it could not read.
+	Preflight *Preflight `json:"preflight,omitempty"`
 	// Truncated is set when details of the cluster were left out to keep the document under
 	// a size limit (GitHub's for step outputs); the full document is elsewhere (report-file).
 	Truncated bool `json:"truncated,omitempty"`
@@ -154,6 +157,14 @@ type Reconcile struct {
 	AppliedMs *int64 `json:"appliedMs,omitempty"`
 	// Notes say what was not requested, and why (a suspended object, credentials that may not
 	// patch it).
+	Notes []string `json:"notes"`
+}
+
+// Preflight is what the check of the Flux controllers, before the run waits, found.
+type Preflight struct {
+	// Warnings name the Flux controllers the app does not need that are not available.
+	Warnings []string `json:"warnings"`
+	// Notes say what it could not read or judge (403, 404, a controller not found).
 	Notes []string `json:"notes"`
 }
 

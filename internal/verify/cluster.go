@@ -182,6 +182,8 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	notify := state.notifications()
 	var last *assess.Assessment
 	var confirms confirmations
+	var preflightDone bool
+	var preflightAt time.Time
 	for {
 		now := req.Clock()
 		e := state.assess(now)
@@ -195,6 +197,17 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 			if msg := state.unhandled(trig); msg != "" {
 				e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: "ReconcileRequested", Message: msg}
 			}
+		}
+		if !req.Snapshot && !preflightDone && e.Fatal == nil && e.Pending != nil && !e.Syncing && !now.Before(preflightAt) {
+			// Before it waits: a Flux controller the tree needs that is down is named now,
+			// not waited out.
+			pf := state.preflight(ctx, e)
+			out.Preflight = preflightResult(pf)
+			preflightAt, preflightDone = pf.RetryAt, pf.RetryAt.IsZero()
+			if pf.Fatal != nil {
+				e.Fatal, preflightDone = pf.Fatal, true
+			}
+			e.RecheckAt(pf.RetryAt)
 		}
 		last = e
 		out.Flux, out.Objects = e.Flux, e.Objects

@@ -1,0 +1,102 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// fluxReportGVR is the Flux Operator's report of the Flux installation (Flux Operator v0.59.0
+// api/v1 FluxReport): one, named flux, in the namespace Flux runs in.
+var fluxReportGVR = schema.GroupVersionResource{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "fluxreports"}
+
+var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+
+// defaultFluxNamespace is where Flux runs when no FluxReport says otherwise.
+const defaultFluxNamespace = "flux-system"
+
+// preflight reads the Flux installation, once the tree the assessment walked is known, and
+// decides with assess.Preflight whether the controllers it needs are available: the
+// FluxReport, if the Flux Operator is installed, for the namespace Flux runs in and its
+// components; then the Deployments of that namespace. A read that fails (403, 404, a Flux run
+// outside the cluster) is a note, never the verdict.
+func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment) assess.PreflightResult {
+	in := assess.PreflightInput{Namespace: defaultFluxNamespace}
+	rctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	if reports, err := s.dynamicClient.Resource(fluxReportGVR).List(rctx, metav1.ListOptions{}); err != nil {
+		if ctx.Err() == nil {
+			in.Notes = append(in.Notes, "preflight could not read the Flux Operator's FluxReports (an installation without the operator has none): "+apiMessage(err))
+		}
+	} else if len(reports.Items) > 0 {
+		r := reports.Items[0]
+		in.Namespace = r.GetNamespace()
+		in.Report = reportComponents(&r)
+	}
+	list, err := s.dynamicClient.Resource(deploymentsGVR).Namespace(in.Namespace).List(rctx, metav1.ListOptions{})
+	if err != nil {
+		if ctx.Err() == nil {
+			in.Notes = append(in.Notes, fmt.Sprintf("preflight could not read the Flux controllers' Deployments in %s: %s", in.Namespace, apiMessage(err)))
+		}
+	} else {
+		in.Deployments = map[string]*appsv1.Deployment{}
+		for i := range list.Items {
+			d := &appsv1.Deployment{}
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, d) == nil {
+				in.Deployments[d.Name] = d
+			}
+		}
+	}
+	return assess.Preflight(s.controllersNeeded(e), in, s.req.Clock())
+}
+
+// controllersNeeded lists the controllers the Flux objects the assessment walked need, read
+// from the view's caches (their shard label, their source).
+func (s *clusterState) controllersNeeded(e *assess.Assessment) []assess.ControllerNeed {
+	var needs []assess.ControllerNeed
+	for _, fo := range e.Flux {
+		kind := flux.Kind(fo.Kind)
+		cached, _ := s.watches.get(assess.ListKey{GVR: kind.GroupVersionResource(), Namespace: fo.Namespace}).Object(fo.Namespace, fo.Name)
+		obj, ok := cached.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		needs = append(needs, assess.ControllersFor(fo.ID, kind, obj.GetLabels(), flux.SourceOf(kind, obj).Kind)...)
+	}
+	return needs
+}
+
+// reportComponents reads a FluxReport's spec.components.
+func reportComponents(r *unstructured.Unstructured) []assess.ReportComponent {
+	items, _, _ := flux.NestedSlice(r.Object, "spec", "components")
+	out := []assess.ReportComponent{}
+	for _, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := m["name"].(string)
+		ready, _ := m["ready"].(bool)
+		status, _ := m["status"].(string)
+		out = append(out, assess.ReportComponent{Name: name, Ready: ready, Status: status})
+	}
+	return out
+}
+
+// preflightResult is the preflight's part of the cluster's result; nil when it has nothing to
+// say.
+func preflightResult(r assess.PreflightResult) *result.Preflight {
+	if len(r.Warnings) == 0 && len(r.Notes) == 0 {
+		return nil
+	}
+	return &result.Preflight{Warnings: append([]string{}, r.Warnings...), Notes: append([]string{}, r.Notes...)}
+}
