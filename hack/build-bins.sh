@@ -86,4 +86,27 @@ if [ ! -f "$crd_dir/.done" ]; then
   touch "$crd_dir/.done"
 fi
 ln -sfn "$crd_dir" "$bindir/crds"
+# The Flux Operator's ResourceSet and FluxReport CRDs, from config/crd/bases of its pinned module
+# (the operator itself is not run: the tests write those objects as it does). Its go.mod needs a
+# newer Go than the one that builds the rest, so the CRDs are read from the module's zip, which
+# go mod download fetches and verifies before it refuses the Go version; the zip's hash is pinned
+# here too.
+op_mod=github.com/controlplaneio-fluxcd/flux-operator@v0.59.0
+op_sum=h1:jByuiWYtjSJxucGHuz68tV0DeVFz5CYrKQYfxAwE7lE=
+op_crds="fluxcd.controlplane.io_resourcesets.yaml fluxcd.controlplane.io_fluxreports.yaml"
+op_crd_dir="$cache/flux-operator-crds-$(echo "$op_mod $op_crds" | sha256sum | cut -c1-16)"
+if [ ! -f "$op_crd_dir/.done" ]; then
+  echo "build-bins: fetching the Flux Operator's CRDs ($op_mod)" >&2
+  rm -rf "$op_crd_dir" && mkdir -p "$op_crd_dir"
+  info=$(cd "$root/hack/bins/kwok" && GOFLAGS=-mod=mod go mod download -json "$op_mod" || true)
+  zip=$(echo "$info" | sed -n 's/^[[:space:]]*"Zip": "\(.*\)",$/\1/p')
+  sum=$(echo "$info" | sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')
+  [ -f "$zip" ] && [ "$sum" = "$op_sum" ] || { echo "build-bins: $op_mod: no zip, or its sum $sum is not $op_sum" >&2; exit 1; }
+  for f in $op_crds; do
+    unzip -p "$zip" "$op_mod/config/crd/bases/$f" > "$op_crd_dir/$f"
+    [ -s "$op_crd_dir/$f" ] || { echo "build-bins: no config/crd/bases/$f in $op_mod" >&2; exit 1; }
+  done
+  touch "$op_crd_dir/.done"
+fi
+ln -sfn "$op_crd_dir" "$bindir/flux-operator-crds"
 echo "$bindir"

@@ -109,13 +109,18 @@ func (c *Cluster) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*me
 	}
 }
 
-// applyCRDs creates the Flux CRDs and waits until the API server serves them.
+// applyCRDs creates the Flux CRDs, and the Flux Operator's ResourceSet and FluxReport, and
+// waits until the API server serves them.
 func (c *Cluster) applyCRDs(ctx context.Context) error {
-	files, err := filepath.Glob(filepath.Join(c.bed.Bins.CRDDir(), "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("testbed: no Flux CRDs in %s (run hack/build-bins.sh)", c.bed.Bins.CRDDir())
+	var files []string
+	for _, dir := range []string{c.bed.Bins.CRDDir(), c.bed.Bins.OperatorCRDDir()} {
+		found, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil || len(found) == 0 {
+			return fmt.Errorf("testbed: no CRDs in %s (run hack/build-bins.sh)", dir)
+		}
+		sort.Strings(found)
+		files = append(files, found...)
 	}
-	sort.Strings(files)
 	var names []string
 	for _, f := range files {
 		data, err := os.ReadFile(f)

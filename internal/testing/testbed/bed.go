@@ -1,9 +1,10 @@
 // Package testbed starts real Kubernetes clusters on this machine for tests: etcd,
 // kube-apiserver, kube-controller-manager and kube-scheduler built from pinned modules, with kwok
-// simulating nodes and pods. Each cluster gets the Flux CRDs, a flux-system namespace, simulated
-// nodes and, on request, real kustomize-controller and helm-controller processes. An artifact
-// server plays source-controller, and kwok Stages let a test give any pod the failure it needs.
-// Everything is torn down on Close, and by a guard process when the test binary dies first.
+// simulating nodes and pods. Each cluster gets the Flux CRDs (and the Flux Operator's
+// ResourceSet and FluxReport), a flux-system namespace, simulated nodes and, on request, real
+// kustomize-controller and helm-controller processes. An artifact server plays
+// source-controller, and kwok Stages let a test give any pod the failure it needs. Everything
+// is torn down on Close, and by a guard process when the test binary dies first.
 package testbed
 
 import (

@@ -12,8 +12,9 @@ import (
 )
 
 // BinDirEnv names the environment variable that points at a folder holding every test bed
-// binary (and the Flux CRDs under crds/). `make test` sets it; when it is empty the test bed
-// runs hack/build-bins.sh itself, which builds or reuses the cached binaries.
+// binary, the Flux CRDs under crds/ and the Flux Operator's under flux-operator-crds/. `make
+// test` sets it; when it is empty the test bed runs hack/build-bins.sh itself, which builds or
+// reuses the cached binaries.
 const BinDirEnv = "APP_STATUS_BIN_DIR"
 
 // binaries lists the executables every test bed needs; a bed with PreviousControllers also
@@ -31,6 +32,11 @@ func (b Bins) Path(name string) string { return filepath.Join(b.Dir, name) }
 
 // CRDDir returns the folder holding the Flux CRD manifests.
 func (b Bins) CRDDir() string { return filepath.Join(b.Dir, "crds") }
+
+// OperatorCRDDir returns the folder holding the Flux Operator's ResourceSet and FluxReport CRD
+// manifests (flux-operator v0.59.0 config/crd/bases): the bed writes those objects as the
+// operator does, it does not run the operator.
+func (b Bins) OperatorCRDDir() string { return filepath.Join(b.Dir, "flux-operator-crds") }
 
 // FindBins returns the folder of test bed binaries, building them when needed, and checks that
 // every binary is there. The error says how to get them.
@@ -59,8 +65,10 @@ func (b Bins) check(names []string) error {
 			missing = append(missing, name)
 		}
 	}
-	if st, err := os.Stat(b.CRDDir()); err != nil || !st.IsDir() {
-		missing = append(missing, "crds/")
+	for _, dir := range []string{b.CRDDir(), b.OperatorCRDDir()} {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			missing = append(missing, filepath.Base(dir)+"/")
+		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("test bed binaries missing from %s: %s; run hack/build-bins.sh (or `make bins`) and set %s to the folder it prints",

@@ -95,3 +95,30 @@ func minor(t *testing.T, v string) [2]int {
 	}
 	return out
 }
+
+// TestOperatorCRDsPinned: the Flux Operator's CRDs the bed installs are of the version whose
+// ResourceSet and FluxReport internal/flux and internal/verify read.
+func TestOperatorCRDsPinned(t *testing.T) {
+	t.Parallel()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buildBins, err := os.ReadFile(filepath.Join(root, "hack", "build-bins.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^op_mod=github\.com/controlplaneio-fluxcd/flux-operator@(v\S+)$`).FindSubmatch(buildBins)
+	if m == nil {
+		t.Fatal("hack/build-bins.sh pins no github.com/controlplaneio-fluxcd/flux-operator (op_mod=)")
+	}
+	for _, f := range []string{"internal/flux/resourceset.go", "internal/verify/preflight.go"} {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), string(m[1])) {
+			t.Errorf("%s does not name flux-operator %s, whose CRDs hack/build-bins.sh installs", f, m[1])
+		}
+	}
+}
