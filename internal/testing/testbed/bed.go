@@ -36,6 +36,10 @@ type Options struct {
 	// The test bed then does not play source-controller: PublishGit and the other Publish
 	// helpers are not for such a bed.
 	RealSources bool
+	// ControllerDeployments represents each Flux controller of a cluster by a Deployment in
+	// flux-system, as Flux installs it, whose availability follows the controller
+	// (StopController, StartController; fluxdeploy.go).
+	ControllerDeployments bool
 	// Nodes is the number of simulated nodes per cluster (default 2).
 	Nodes int
 	// Prefix names the clusters <prefix>-<i> (default "bed").

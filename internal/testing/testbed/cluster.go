@@ -152,6 +152,11 @@ func (c *Cluster) setUp(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	if opts.ControllerDeployments {
+		if err := c.deployControllers(ctx, opts); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

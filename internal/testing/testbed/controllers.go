@@ -30,7 +30,7 @@ type controller struct {
 // sources (Flux 2.7's feature gate).
 func (c *Cluster) StartFlux(ctx context.Context) error {
 	for _, name := range fluxControllers {
-		if err := c.startController(ctx, name, "--http-retry=3", "--feature-gates=ExternalArtifact=true"); err != nil {
+		if err := c.startController(ctx, name, fluxControllerFlags...); err != nil {
 			return err
 		}
 	}
