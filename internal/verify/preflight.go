@@ -3,8 +3,10 @@ package verify
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,6 +26,10 @@ var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", R
 // defaultFluxNamespace is where Flux runs when no FluxReport says otherwise.
 const defaultFluxNamespace = "flux-system"
 
+// preflightTimeout bounds the preflight's reads together: they are advice, read while the
+// cluster's loop waits, and a server or proxy that holds them must not hold the verdict.
+const preflightTimeout = 5 * time.Second
+
 // preflight reads the Flux installation, once the tree the assessment walked is known, and
 // decides with assess.Preflight whether the controllers it needs are available: the
 // FluxReport, if the Flux Operator is installed, for the namespace Flux runs in and its
@@ -31,11 +37,12 @@ const defaultFluxNamespace = "flux-system"
 // outside the cluster) is a note, never the verdict.
 func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment) assess.PreflightResult {
 	in := assess.PreflightInput{Namespace: defaultFluxNamespace}
-	rctx, cancel := context.WithTimeout(ctx, listTimeout)
+	rctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
 	if reports, err := s.dynamicClient.Resource(fluxReportGVR).List(rctx, metav1.ListOptions{}); err != nil {
-		if ctx.Err() == nil {
-			in.Notes = append(in.Notes, "preflight could not read the Flux Operator's FluxReports (an installation without the operator has none): "+apiMessage(err))
+		// (Not found: the Flux Operator is not installed, as in most clusters; nothing to say.)
+		if ctx.Err() == nil && !apierrors.IsNotFound(err) {
+			in.Notes = append(in.Notes, "preflight could not read the Flux Operator's FluxReports: "+apiMessage(err))
 		}
 	} else if len(reports.Items) > 0 {
 		r := reports.Items[0]
@@ -68,6 +75,9 @@ func (s *clusterState) controllersNeeded(e *assess.Assessment) []assess.Controll
 		cached, _ := s.watches.get(assess.ListKey{GVR: kind.GroupVersionResource(), Namespace: fo.Namespace}).Object(fo.Namespace, fo.Name)
 		obj, ok := cached.(*unstructured.Unstructured)
 		if !ok {
+			// Not there yet: whoever creates it, its own controller must reconcile it then
+			// (its shard, if it has one, is not known yet).
+			needs = append(needs, assess.ControllersFor(fo.ID, kind, nil, "")...)
 			continue
 		}
 		needs = append(needs, assess.ControllersFor(fo.ID, kind, obj.GetLabels(), flux.SourceOf(kind, obj).Kind)...)
