@@ -40,6 +40,11 @@ var realBed = testbed.NewShared(testbed.Options{Clusters: 2, Flux: true, RealSou
 // (onControllerMatrix).
 var prevBed = testbed.NewShared(testbed.Options{Clusters: 2, Flux: true, Controllers: testbed.PreviousControllers, Prefix: "prev"})
 
+// downBed represents its Flux controllers by Deployments in flux-system, for the tests that
+// stop one (resourceset_e2e_test.go), so that the tests on the other beds never see a
+// controller go away. It starts when such a test first asks for it.
+var downBed = testbed.NewShared(testbed.Options{Clusters: 1, Nodes: 1, Flux: true, ControllerDeployments: true, Prefix: "down"})
+
 func TestMain(m *testing.M) {
 	// As the CLI does: the verdicts the tests check say what matters.
 	verify.DiscardClientLogs()
@@ -47,6 +52,7 @@ func TestMain(m *testing.M) {
 	bed.Close()
 	realBed.Close()
 	prevBed.Close()
+	downBed.Close()
 	os.Exit(code)
 }
 
