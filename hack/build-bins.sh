@@ -103,7 +103,7 @@ if [ ! -f "$op_crd_dir/.done" ]; then
   sum=$(echo "$info" | sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')
   [ -f "$zip" ] && [ "$sum" = "$op_sum" ] || { echo "build-bins: $op_mod: no zip, or its sum $sum is not $op_sum" >&2; exit 1; }
   for f in $op_crds; do
-    unzip -p "$zip" "$op_mod/config/crd/bases/$f" > "$op_crd_dir/$f"
+    go -C "$root/hack" run ./zipcat "$zip" "$op_mod/config/crd/bases/$f" > "$op_crd_dir/$f"
     [ -s "$op_crd_dir/$f" ] || { echo "build-bins: no config/crd/bases/$f in $op_mod" >&2; exit 1; }
   done
   touch "$op_crd_dir/.done"
