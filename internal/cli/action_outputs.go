@@ -112,6 +112,9 @@ func writeActionResults(gha *githubactions.Action, stdout io.Writer, env Env, ru
 	for _, a := range report.Annotations(run) {
 		gha.WithFieldsMap(map[string]string{"title": sanitize.Commands(a.Title)}).Errorf("%s", sanitize.Commands(a.Message))
 	}
+	for _, a := range report.PreflightWarnings(run) {
+		gha.WithFieldsMap(map[string]string{"title": sanitize.Commands(a.Title)}).Warningf("%s", sanitize.Commands(a.Message))
+	}
 	if badInput != "" {
 		fmt.Fprintln(stdout, "failure: bad input, no cluster was contacted")
 	} else {

@@ -63,6 +63,9 @@ func (a *azureCommands) results(run result.Run, summaryPath string) {
 	for _, an := range report.Annotations(run) {
 		a.command("task.logissue", "type=error", azureMessage(sanitize.Commands(sanitize.Line(an.Title+": "+an.Message))))
 	}
+	for _, an := range report.PreflightWarnings(run) {
+		a.command("task.logissue", "type=warning", azureMessage(sanitize.Commands(sanitize.Line(an.Title+": "+an.Message))))
+	}
 	if summaryPath != "" {
 		if abs, err := filepath.Abs(summaryPath); err == nil {
 			a.command("task.uploadsummary", "", azureMessage(abs))

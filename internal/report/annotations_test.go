@@ -122,3 +122,47 @@ func TestAnnotationsCombinedCap(t *testing.T) {
 		}
 	}
 }
+
+func TestPreflightWarnings(t *testing.T) {
+	t.Parallel()
+	warned := func(name string) result.Cluster {
+		c := currentCluster(name, revNew, 1)
+		c.Preflight = &result.Preflight{Warnings: []string{"helm-controller in flux-system is not available; this app does not need it"}}
+		return c
+	}
+	fleet := func(n int) result.Run {
+		var cs []result.Cluster
+		for i := range n {
+			cs = append(cs, warned(fmt.Sprintf("c%02d", i)))
+		}
+		noted := currentCluster("noted", revNew, 1)
+		noted.Preflight = &result.Preflight{Notes: []string{"could not read"}}
+		return result.NewRun([]string{app}, revNew, append(cs, noted), time.Second)
+	}
+	titles := func(as []Annotation) []string {
+		var out []string
+		for _, a := range as {
+			out = append(out, a.Title)
+		}
+		return out
+	}
+	if got := PreflightWarnings(allCurrentRun()); len(got) != 0 {
+		t.Errorf("PreflightWarnings of a run without findings = %v, want none", got)
+	}
+	want := []string{"c00: a Flux controller is down", "c01: a Flux controller is down"}
+	if diff := cmp.Diff(want, titles(PreflightWarnings(fleet(2)))); diff != "" {
+		t.Errorf("two warned clusters (-want +got):\n%s", diff)
+	}
+	got := PreflightWarnings(fleet(10))
+	if len(got) != 10 || got[9].Title != "c09: a Flux controller is down" {
+		t.Errorf("ten warned clusters: %v, want ten of their own", titles(got))
+	}
+	got = PreflightWarnings(fleet(12))
+	if len(got) != 10 || got[9].Title != "3 more clusters have a Flux controller down" || !strings.Contains(got[9].Message, "c09, c10, c11") {
+		t.Errorf("twelve warned clusters: %v, last %q, want nine and one counting the rest", titles(got), got[len(got)-1].Message)
+	}
+	hostile := PreflightWarnings(hostileRun())
+	if len(hostile) != 1 || strings.ContainsAny(hostile[0].Title+hostile[0].Message, "\r\n") {
+		t.Errorf("hostile run: %q, want one annotation on one line each", hostile)
+	}
+}

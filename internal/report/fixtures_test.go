@@ -31,6 +31,7 @@ func fixtures() []fixture {
 		{name: "hostile", run: hostileRun()},
 		{name: "empty", run: result.NewRun([]string{"HelmRelease/app/web"}, "1.4.0", nil, 1500*time.Millisecond)},
 		{name: "empty-shard", run: emptyShardRun()},
+		{name: "preflight", run: preflightRun()},
 	}
 }
 
@@ -243,8 +244,36 @@ func hostileRun() result.Run {
 	}
 	good := currentCluster("ok\ncluster", "v1`|<b>", 1)
 	good.Message = "all | good\tbut `odd`"
+	good.Preflight = &result.Preflight{
+		Warnings: []string{"helm-controller in flux-system is not available (no replica available (0 of 1) since 2026-11-24T09:00:00Z (x: \n::error::forged ##[error]y | `z` <b>w</b>)); this app does not need it"},
+		Notes:    []string{"deployments in flux-system could not be read: </details>\r\n::warning::n"},
+	}
 	good.Reconcile = &result.Reconcile{Requested: []string{}, Notes: []string{
 		"reconciliation request for GitRepository/flux-system/x failed: \n::error::forged | `x` <b>y</b> ##[warning]z",
 	}}
 	return result.NewRun([]string{hostileApp, "HelmRelease/app/<web>"}, "v1`|<b>", []result.Cluster{evil, good}, time.Second)
+}
+
+// preflightRun is a fleet where the check of the Flux controllers found something: a
+// controller the app needs is down on one cluster (a failure), one it does not need on another
+// (a warning), and a third where flux-system could not be read (a note).
+func preflightRun() result.Run {
+	down := result.Cluster{
+		SchemaVersion: result.SchemaVersion, Name: "prod-eu", Verdict: result.VerdictFailed, Code: result.CodeFluxUnhealthy,
+		Reason:     "ControllerUnavailable",
+		Message:    "kustomize-controller in flux-system is not available: 0 of 1 replicas available; it must reconcile Kustomization/flux-system/my-app",
+		Flux:       []result.FluxObject{kustomization("my-app", result.VerdictInProgress, "Unknown", revOld)},
+		DurationMs: 1203,
+	}
+	warned := currentCluster("staging", revNew, 8423)
+	warned.Preflight = &result.Preflight{
+		Warnings: []string{"helm-controller in flux-system is not available (no replica available (0 of 1)); this app does not need it"},
+		Notes:    []string{},
+	}
+	noted := currentCluster("prod-us", revNew, 9120)
+	noted.Preflight = &result.Preflight{
+		Warnings: []string{},
+		Notes:    []string{"deployments in flux-system could not be read (forbidden); the preflight did not judge the controllers"},
+	}
+	return result.NewRun([]string{app}, revNew, []result.Cluster{down, warned, noted}, 10*time.Second)
 }

@@ -103,6 +103,7 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 		cut.tableClusters = writeTable(&b, rows, cols, budget)
 	}
 	writeReconcile(&b, run.Results, budget)
+	writePreflight(&b, run.Results, budget)
 	writeTimeline(&b, failing, allCurrent, grouped, budget)
 	writeDetails(&b, detailed(failing, grouped), grouped, budget, &cut)
 	cut.tableClusters += writeCurrent(&b, current, cols, budget)

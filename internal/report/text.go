@@ -59,6 +59,10 @@ func TextWith(w io.Writer, run result.Run, opts TextOptions) error {
 				b.WriteByte('\n')
 				writeTextLine(&b, 0, c.Name+": "+reconcileLine(c.Reconcile))
 			}
+			if hasPreflight(c) {
+				b.WriteByte('\n')
+				writeTextLine(&b, 0, c.Name+": "+preflightLine(c.Preflight))
+			}
 		}
 	}
 	for _, c := range failing {
@@ -150,6 +154,9 @@ func writeTextCluster(b *bytes.Buffer, c result.Cluster) {
 	writeTextLine(b, 0, joinNonEmpty(": ", c.Name, verdictCode(c.Verdict, c.Code), explanation(c)))
 	if c.Reconcile != nil {
 		writeTextLine(b, 1, reconcileLine(c.Reconcile))
+	}
+	if hasPreflight(c) {
+		writeTextLine(b, 1, preflightLine(c.Preflight))
 	}
 	t := buildTree(c)
 	for _, n := range t.roots {
