@@ -242,22 +242,31 @@ status:
 // never ended Ready may be of an earlier one (kustomize-controller records no generation of
 // a failed attempt; Flux's patch helper stamps the current one): it waits until
 // kustomize-controller has tried the current generation, which fails it once a later attempt
-// failed or its retry is past, and passes it once that generation is applied.
+// failed, and passes it once that generation is applied. A generation change requeues at
+// once: with no later attempt seen it fails by the failure's time plus its retry interval or
+// the retry-grace (2m), whichever is shorter, plus 31s (a margin and lastTransitionTime's
+// second), however long spec.interval is, and a Stalled one alike.
 func TestKustomizationOlderGeneration(t *testing.T) {
 	t.Parallel()
 	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
-	failed := func(at time.Time) string {
+	failedAt := fixtureNow.Add(-10 * time.Second)
+	doc := func(spec string, stalled bool, at time.Time) string {
+		stall := ""
+		if stalled {
+			stall = `
+  - {type: Stalled, status: "True", reason: BuildFailed, message: "kustomize build failed: accumulating resources: missing ./web.yaml", observedGeneration: 3, lastTransitionTime: "` + at.Format(time.RFC3339) + `"}`
+		}
 		return `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata: {name: app, namespace: flux-system, generation: 3}
-spec: {sourceRef: {kind: GitRepository, name: app}, interval: 10m, retryInterval: 1m}
+spec: {sourceRef: {kind: GitRepository, name: app}, ` + spec + `}
 status:
   observedGeneration: 2
   lastAppliedRevision: "` + revA + `"
   lastAttemptedRevision: "` + revB + `"
   conditions:
   - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Building manifests for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 3, lastTransitionTime: "` + at.Format(time.RFC3339) + `"}
-  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources: missing ./web.yaml", observedGeneration: 3, lastTransitionTime: "` + at.Format(time.RFC3339) + `"}
+  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources: missing ./web.yaml", observedGeneration: 3, lastTransitionTime: "` + at.Format(time.RFC3339) + `"}` + stall + `
   inventory:
     entries: [{id: shop_web_apps_Deployment, v: v1}]`
 	}
@@ -267,31 +276,45 @@ status:
 	if err != nil {
 		t.Fatal(err)
 	}
-	failedAt := fixtureNow.Add(-10 * time.Second)
 	waiting := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}
 	buildFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}
-	t.Run("the failure was of generation 2: generation 3 applies", func(t *testing.T) {
-		t.Parallel()
-		runLooks(t, b, root, []look{
-			{docs: []string{failed(failedAt), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow, want: waiting},
-			{docs: []string{applied, gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow.Add(5 * time.Second), want: current},
+	stalledWaiting := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxStalled, Reason: "BuildFailed"}
+	stalledFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxStalled, Reason: "BuildFailed"}
+	deploy := deployment("Deployment", 3, 3)
+	const short, hourly = "interval: 10m, retryInterval: 1m", "interval: 1h"
+	again := fixtureNow.Add(20 * time.Second)
+	tests := []struct {
+		name  string
+		looks []look
+	}{
+		{"the failure was of generation 2: generation 3 applies", []look{
+			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, at: fixtureNow, want: waiting},
+			{docs: []string{applied, gitRepoAt(revB), deploy}, at: fixtureNow.Add(5 * time.Second), want: current},
+		}},
+		{"a later attempt fails at generation 3: fails", []look{
+			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, at: fixtureNow, want: waiting},
+			{docs: []string{doc(short, false, again), gitRepoAt(revB), deploy}, at: again.Add(time.Second), want: buildFailed},
+		}},
+		{"no attempt since, retryInterval 1m: fails by it", []look{
+			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, at: fixtureNow, want: waiting},
+			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(time.Minute + 30*time.Second), want: waiting},
+			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(time.Minute + 31*time.Second), want: buildFailed},
+		}},
+		{"no attempt since, interval 1h: fails by the retry-grace", []look{
+			{docs: []string{doc(hourly, false, failedAt), gitRepoAt(revB), deploy}, at: fixtureNow, want: waiting},
+			{docs: []string{doc(hourly, false, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(2*time.Minute + 30*time.Second), want: waiting},
+			{docs: []string{doc(hourly, false, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(2*time.Minute + 31*time.Second), want: buildFailed},
+		}},
+		{"stalled, interval 1h: fails by the retry-grace", []look{
+			{docs: []string{doc(hourly, true, failedAt), gitRepoAt(revB), deploy}, at: fixtureNow, want: stalledWaiting},
+			{docs: []string{doc(hourly, true, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(2*time.Minute + 30*time.Second), want: stalledWaiting},
+			{docs: []string{doc(hourly, true, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(2*time.Minute + 31*time.Second), want: stalledFailed},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			runLooks(t, b, root, tt.looks)
 		})
-	})
-	t.Run("a later attempt fails at generation 3: fails", func(t *testing.T) {
-		t.Parallel()
-		again := fixtureNow.Add(20 * time.Second)
-		runLooks(t, b, root, []look{
-			{docs: []string{failed(failedAt), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow, want: waiting},
-			{docs: []string{failed(again), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: again.Add(time.Second), want: buildFailed},
-		})
-	})
-	t.Run("no attempt since by the retry: fails", func(t *testing.T) {
-		t.Parallel()
-		docs := []string{failed(failedAt), gitRepoAt(revB), deployment("Deployment", 3, 3)}
-		runLooks(t, b, root, []look{
-			{docs: docs, at: fixtureNow, want: waiting},
-			{docs: docs, at: failedAt.Add(time.Minute + 6*time.Second + 29*time.Second), want: waiting},
-			{docs: docs, at: failedAt.Add(time.Minute + 6*time.Second + 31*time.Second), want: buildFailed},
-		})
-	})
+	}
 }

@@ -232,12 +232,15 @@ func (a *assessor) sourceStalled(e *Assessment, g *flux.Gate, src *flux.Source, 
 // than the current one (flux.Gate.MaybeOlderGeneration: kustomize-controller records no
 // generation of a failed attempt, and Flux's patch helper stamps its conditions with the
 // current one): it waits until kustomize-controller has surely tried the current generation,
-// and fails then if the failure stands. Tried, when the run sees a failure at this generation
-// end later than the first it saw (each attempt starts by marking Ready Unknown); or surely
-// by its next retry, spec.retryInterval (else spec.interval) after the failure, with a margin
-// for jitter and the attempt's own time.
+// and fails then if the failure stands. A generation change requeues the object at once
+// (kustomize-controller's GenerationChangedPredicate), so the current generation's own attempt
+// follows an older one's end within moments, marking Ready Unknown while it runs: its failure
+// is seen as one that ends later than the first the run saw. Surely tried by the failure's
+// time plus its retry interval (spec.retryInterval, else spec.interval) or the run's
+// retry-grace, whichever is shorter, plus a margin for the attempt's own time and the
+// one-second precision of lastTransitionTime; a Stalled failure (no retry coming) too.
 func (a *assessor) awaitGeneration(e *Assessment, g *flux.Gate, now time.Time) {
-	if !g.MaybeOlderGeneration || g.Verdict != result.VerdictFailed || g.FailedAt.IsZero() || g.RetryEvery <= 0 {
+	if !g.MaybeOlderGeneration || g.Verdict != result.VerdictFailed || g.FailedAt.IsZero() {
 		return
 	}
 	if a.mem.generationFailedAt == nil {
@@ -251,14 +254,30 @@ func (a *assessor) awaitGeneration(e *Assessment, g *flux.Gate, now time.Time) {
 	if g.FailedAt.After(first) {
 		return // an attempt that started after a failure written at this generation: of it
 	}
-	next := g.FailedAt.Add(g.RetryEvery + g.RetryEvery/10 + 30*time.Second)
+	wait := a.retryGrace()
+	if g.RetryEvery > 0 {
+		wait = min(wait, g.RetryEvery)
+	}
+	next := g.FailedAt.Add(time.Second + wait + generationMargin)
 	if !now.Before(next) {
 		return
 	}
 	override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
-		"generation %d has not ended Ready (observed %d), and this failure, stamped with it, may be of an earlier one: kustomize-controller records no generation of a failed attempt; waiting for it to try generation %d, by %s (spec.retryInterval, else spec.interval), and fails then if it still fails: %s",
-		g.Object.Generation, g.Object.ObservedGeneration, g.Object.Generation, next.UTC().Format(time.RFC3339), g.Message))
+		"generation %d has not ended Ready (observed %d), and this failure, stamped with it, may be of an earlier one: kustomize-controller records no generation of a failed attempt, and tries a new generation at once; fails at %s if it still fails: %s",
+		g.Object.Generation, g.Object.ObservedGeneration, next.UTC().Format(time.RFC3339), g.Message))
 	e.recheckAt(next)
+}
+
+// generationMargin is the time awaitGeneration gives the attempt of a new generation, which
+// starts at once, beyond its bound.
+const generationMargin = 30 * time.Second
+
+// retryGrace is the run's retry-grace (classify.Options.RetryGrace, its default when unset).
+func (a *assessor) retryGrace() time.Duration {
+	if a.spec.Classify.RetryGrace > 0 {
+		return a.spec.Classify.RetryGrace
+	}
+	return classify.DefaultRetryGrace
 }
 
 // graceRetried lets a failure that its controller retries (flux.Gate.Retried: a dry-run
@@ -297,10 +316,7 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 	if !ok {
 		since, a.mem.retriedSince[key] = now, now
 	}
-	grace := a.spec.Classify.RetryGrace
-	if grace <= 0 {
-		grace = classify.DefaultRetryGrace
-	}
+	grace := a.retryGrace()
 	controller := "kustomize-controller"
 	if g.Object.Kind == string(flux.KindHelmRelease) {
 		controller = "helm-controller"

@@ -58,8 +58,8 @@ func retriedKustomization(ready condition) bool {
 // (observedGeneration < G) and an older one exists (G > 1). The engine waits on it
 // (Gate.MaybeOlderGeneration) until kustomize-controller has surely tried G: a later failure
 // seen at G (attempts of one object run one after another, and each starts by marking Ready
-// Unknown, so the end of the next failure moves), or its next retry past (spec.retryInterval,
-// else spec.interval, after the failure: the generation change requeues it at once anyway).
+// Unknown, so the end of the next failure moves), or, as the generation change requeues it at
+// once (GenerationChangedPredicate, kustomization_manager.go), a short bound after the failure.
 func (v *view) mayBeOlderGeneration(c condition) bool {
 	return v.generation > 1 && v.observedGeneration < v.generation && c.observedGeneration == v.generation
 }
