@@ -101,16 +101,21 @@ func TestAssessHealth(t *testing.T) {
 			docs: nestedHR(hrWith("  healthCheckExprs: [{apiVersion: example.com/v1, kind: Widget, current: \"status.phase == 'Ready'\", failed: \"status.phase == 'Failed'\"}]\n", widgetID),
 				widget("1", "phase: Failed")),
 			order: byHR, want: outcome{Verdict: result.VerdictFailed, Reason: "Failed"}},
-		// helm-controller evaluates them in Helm's wait only: none without it, nor with the
-		// legacy strategy; the install's disableWait does not matter to an upgrade's release.
-		{name: "a HelmRelease's healthCheckExprs with the upgrade's wait disabled: kstatus",
+		// helm-controller evaluates them in Helm's wait only; the run judges the release's
+		// objects itself, and by them whatever helm-controller's wait did: kstatus knows
+		// nothing of a Widget.
+		{name: "a HelmRelease's healthCheckExprs with the upgrade's wait disabled: still the expressions",
 			docs: nestedHR(hrWith("  upgrade: {disableWait: true}\n  healthCheckExprs: [{apiVersion: example.com/v1, kind: Widget, current: \"status.phase == 'Ready'\", failed: \"status.phase == 'Failed'\"}]\n", widgetID),
 				widget("1", "phase: Failed")),
-			order: byHR, want: current},
-		{name: "a HelmRelease's healthCheckExprs with the legacy wait strategy: kstatus",
+			order: byHR, want: outcome{Verdict: result.VerdictFailed, Reason: "Failed"}},
+		{name: "a HelmRelease's healthCheckExprs with the upgrade's wait disabled, the Widget pending: waits",
+			docs: nestedHR(hrWith("  upgrade: {disableWait: true}\n  healthCheckExprs: [{apiVersion: example.com/v1, kind: Widget, current: \"status.phase == 'Ready'\", failed: \"status.phase == 'Failed'\"}]\n", widgetID),
+				widget("1", "phase: Pending")),
+			order: byHR, want: inProgress},
+		{name: "a HelmRelease's healthCheckExprs with the legacy wait strategy: still the expressions",
 			docs: nestedHR(hrWith("  waitStrategy: {name: legacy}\n  healthCheckExprs: [{apiVersion: example.com/v1, kind: Widget, current: \"status.phase == 'Ready'\", failed: \"status.phase == 'Failed'\"}]\n", widgetID),
 				widget("1", "phase: Failed")),
-			order: byHR, want: current},
+			order: byHR, want: outcome{Verdict: result.VerdictFailed, Reason: "Failed"}},
 		{name: "a HelmRelease's healthCheckExprs with the poller strategy, its install's wait disabled, released by an upgrade",
 			docs: nestedHR(hrWith("  waitStrategy: {name: poller}\n  install: {disableWait: true}\n  healthCheckExprs: [{apiVersion: example.com/v1, kind: Widget, current: \"status.phase == 'Ready'\", failed: \"status.phase == 'Failed'\"}]\n", widgetID),
 				widget("1", "phase: Failed")),

@@ -47,7 +47,7 @@ func objectStatus(u *unstructured.Unstructured, health Health, exprs *compiledEx
 			if err != nil {
 				return result.ObjectUnknown, "", fmt.Errorf("spec.healthCheckExprs: %w", err)
 			}
-			return s, joinMessage(msg, "judged by spec.healthCheckExprs"), nil
+			return s, joinMessage(msg, "judged by spec.healthCheckExprs"+exprs.note), nil
 		}
 	}
 	res, err := status.Compute(u)
@@ -152,25 +152,33 @@ func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind, health Heal
 type compiledExprs struct {
 	generation int64
 	status     ExprStatus
+	// note is added to what the expressions judge when the owner's controller did not use them
+	// itself (flux.HealthExprsApply).
+	note string
 }
 
 // healthExprs returns the compiled spec.healthCheckExprs of the Flux object id of kind (nil
-// when it has none, or its controller does not use them: flux.HealthExprsApply), compiled
-// again only when its spec changed.
+// when it has none), compiled again only when its spec changed. The run judges the objects
+// by them whenever it judges the objects, as the team meant their kinds to be judged: a
+// HelmRelease's too when helm-controller's wait did not use them (flux.HealthExprsApply),
+// which a Ready HelmRelease then does not vouch for; the note says so.
 func (a *assessor) healthExprs(id string, kind flux.Kind, obj *unstructured.Unstructured) *compiledExprs {
 	raw, _, _ := flux.NestedSlice(obj.Object, "spec", "healthCheckExprs")
-	if len(raw) == 0 || !flux.HealthExprsApply(kind, obj) {
-		// (A HelmRelease's are Helm's wait's: none without it.)
+	if len(raw) == 0 {
 		delete(a.mem.healthExprs, id)
 		return nil
 	}
-	if c, ok := a.mem.healthExprs[id]; ok && c.generation == obj.GetGeneration() && obj.GetGeneration() != 0 {
+	note := ""
+	if !flux.HealthExprsApply(kind, obj) {
+		note = " (helm-controller's wait did not use them: the release's action has disableWait, or waitStrategy is legacy)"
+	}
+	if c, ok := a.mem.healthExprs[id]; ok && c.generation == obj.GetGeneration() && obj.GetGeneration() != 0 && c.note == note {
 		return c
 	}
 	if a.mem.healthExprs == nil {
 		a.mem.healthExprs = map[string]*compiledExprs{}
 	}
-	c := &compiledExprs{generation: obj.GetGeneration(), status: a.spec.Health.Exprs(raw)}
+	c := &compiledExprs{generation: obj.GetGeneration(), status: a.spec.Health.Exprs(raw), note: note}
 	a.mem.healthExprs[id] = c
 	return c
 }

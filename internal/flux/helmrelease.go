@@ -322,7 +322,8 @@ func releaseName(obj *unstructured.Unstructured) (name, namespace string) {
 // none: the default unless helm-controller runs with the UseHelm3Defaults feature gate, which
 // no object tells). With spec.waitStrategy.name legacy Helm's own wait judges them, without
 // the expressions. disableWaitForJobs changes nothing: Wait and WaitWithJobs both read them.
-// helm-controller v1.4.3 has no spec.healthCheckExprs (its CRD prunes the field).
+// helm-controller v1.4.3 has no spec.healthCheckExprs (its CRD prunes the field). It says
+// what Flux itself checked, never whether the run judges by them: the run always does.
 func HealthExprsApply(kind Kind, obj *unstructured.Unstructured) bool {
 	if kind != KindHelmRelease {
 		return true
