@@ -202,7 +202,8 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 // (flux.SourceStalled): the object applies whatever artifact its source serves, and that
 // is not want. A failure of the object's own (not one its controller retries) stands. A
 // HelmChart its HTTP HelmRepository's index may still list waits for the repository's next
-// fetch (flux.IndexWait), and says so.
+// fetch (flux.IndexWait), and one built from another revision than its source's artifact now
+// for its build from it, and says so.
 func (a *assessor) sourceStalled(e *Assessment, g *flux.Gate, src *flux.Source, want flux.Revision) {
 	retried := g.Verdict == result.VerdictFailed && g.Retried
 	if src == nil || (g.Verdict != result.VerdictInProgress && !retried) {
@@ -219,8 +220,12 @@ func (a *assessor) sourceStalled(e *Assessment, g *flux.Gate, src *flux.Source, 
 	switch {
 	case stalled:
 		override(g, result.VerdictFailed, code, "SourceStalled", message)
-	case !until.IsZero():
-		e.recheckAt(until)
+	case src.Stalled:
+		// It may heal: its index's next fetch (until), or a build from its source's new
+		// artifact, which source-controller has queued.
+		if !until.IsZero() {
+			e.recheckAt(until)
+		}
 		if g.Verdict == result.VerdictInProgress {
 			_, _, message, _ := flux.SourceWait(*src, upstream, "", flux.Revision{}, a.now)
 			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, joinMessage(g.Message, message))

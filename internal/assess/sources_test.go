@@ -236,11 +236,26 @@ status:
   artifact: {revision: "` + index + `", lastUpdateTime: "` + stamp(updated) + `"}
   conditions: [{type: Ready, status: "True", reason: Succeeded, message: "stored artifact: revision '` + index + `'", observedGeneration: 1}]`
 	}
+	// A Git repository of charts at commit rev.
+	gitCharts := func(rev string) string {
+		return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: charts, namespace: shop, generation: 1}
+spec: {url: "https://git.example.com/charts", interval: 5m}
+status:
+  observedGeneration: 1
+  artifact: {revision: "` + rev + `"}
+  conditions: [{type: Ready, status: "True", reason: Succeeded, observedGeneration: 1}]`
+	}
 	chart := func(builtFrom string) string {
+		kind := "HelmRepository"
+		if strings.Contains(builtFrom, "@sha1:") {
+			kind = "GitRepository"
+		}
 		return `apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmChart
 metadata: {name: shop-web, namespace: shop, generation: 2}
-spec: {chart: web, version: 1.1.0, interval: 5m, sourceRef: {kind: HelmRepository, name: charts}}
+spec: {chart: web, version: 1.1.0, interval: 5m, sourceRef: {kind: ` + kind + `, name: charts}}
 status:
   observedGeneration: 2
   observedSourceArtifactRevision: "` + builtFrom + `"
@@ -249,12 +264,12 @@ status:
   - {type: Stalled, status: "True", reason: InvalidChartReference, message: "` + refused + `", observedGeneration: 2, lastTransitionTime: "` + stamp(stalledAt) + `"}
   - {type: Ready, status: "False", reason: InvalidChartReference, message: "` + refused + `", observedGeneration: 2, lastTransitionTime: "` + stamp(stalledAt) + `"}`
 	}
-	hr := `apiVersion: helm.toolkit.fluxcd.io/v2
+	hrText := `apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: web, namespace: shop, generation: 2}
 spec:
   interval: 10m
-  chart: {spec: {chart: web, version: 1.1.0, sourceRef: {kind: HelmRepository, name: charts}}}
+  chart: {spec: {chart: web, version: 1.1.0, sourceRef: {kind: KIND, name: charts}}}
 status:
   observedGeneration: 1
   helmChart: shop/shop-web
@@ -265,12 +280,18 @@ status:
   - {type: Released, status: "True", reason: UpgradeSucceeded, message: "Helm upgrade succeeded", observedGeneration: 1}
   history:
   - {name: web, namespace: shop, version: 1, status: deployed, chartName: web, chartVersion: "1.0.0"}`
+	hrOf := func(kind string) string { return strings.Replace(hrText, "KIND", kind, 1) }
+	hr, hrGit := hrOf("HelmRepository"), hrOf("GitRepository")
 	app := ks("app", "GitRepository", "app", "", revB, "shop_shop-web_source.toolkit.fluxcd.io_HelmChart", "shop_web_apps_Deployment")
 	hrRef := flux.Ref{Kind: flux.KindHelmRelease, Namespace: "shop", Name: "web"}
 	appRef := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
 	fetched := stalledAt.Add(5*time.Minute + 30*time.Second + 30*time.Second)
 	waiting := outcome{Verdict: result.VerdictInProgress}
 	chartFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxChartFailed}
+	// The index changed after the chart's build: source-controller builds it again, whenever
+	// the bound of its fetch passed.
+	changed := stalledAt.Add(30 * time.Second)
+	pastChanged := changed.Add(5*time.Minute + 30*time.Second + 30*time.Second + time.Second)
 	tests := []struct {
 		name string
 		root flux.Ref
@@ -278,13 +299,21 @@ status:
 		docs []string
 		at   time.Time
 		out  outcome
+		// recheck is when the run looks again by itself (zero: at the chart's next change).
+		recheck time.Time
 	}{
-		{"the requested HelmRelease's chart, the index not fetched since", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour))}, fixtureNow, waiting},
-		{"the requested HelmRelease's chart, the index fetched since", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour))}, fetched.Add(time.Second), chartFailed},
-		{"the requested HelmRelease's chart, built from a newer index", hrRef, "1.1.0", []string{hr, chart(idx2), repo(idx2, stalledAt.Add(30*time.Second))}, fixtureNow, chartFailed},
-		{"a HelmChart an inventory lists, the index not fetched since", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour)), deployment("Deployment", 3, 3)}, fixtureNow, waiting},
-		{"a HelmChart an inventory lists, the index fetched since", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour)), deployment("Deployment", 3, 3)}, fetched.Add(time.Second), chartFailed},
-		{"a HelmChart an inventory lists, built from a newer index", appRef, revB, []string{app, gitRepo(), chart(idx2), repo(idx2, stalledAt.Add(30*time.Second)), deployment("Deployment", 3, 3)}, fixtureNow, chartFailed},
+		{"the requested HelmRelease's chart, the index not fetched since", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour))}, fixtureNow, waiting, fetched},
+		{"the requested HelmRelease's chart, the index fetched since", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour))}, fetched.Add(time.Second), chartFailed, time.Time{}},
+		{"the requested HelmRelease's chart, built from a newer index", hrRef, "1.1.0", []string{hr, chart(idx2), repo(idx2, stalledAt.Add(30*time.Second))}, fixtureNow, chartFailed, time.Time{}},
+		{"a HelmChart an inventory lists, the index not fetched since", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour)), deployment("Deployment", 3, 3)}, fixtureNow, waiting, fetched},
+		{"a HelmChart an inventory lists, the index fetched since", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour)), deployment("Deployment", 3, 3)}, fetched.Add(time.Second), chartFailed, time.Time{}},
+		{"a HelmChart an inventory lists, built from a newer index", appRef, revB, []string{app, gitRepo(), chart(idx2), repo(idx2, stalledAt.Add(30*time.Second)), deployment("Deployment", 3, 3)}, fixtureNow, chartFailed, time.Time{}},
+		// Built from another revision than its source's artifact now: about to be built again.
+		{"the requested HelmRelease's chart, the index changed since its build", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx2, changed)}, pastChanged, waiting, time.Time{}},
+		{"a HelmChart an inventory lists, the index changed since its build", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx2, changed), deployment("Deployment", 3, 3)}, pastChanged, waiting, time.Time{}},
+		{"the requested HelmRelease's Git chart, its source moved since its build", hrRef, "1.1.0", []string{hrGit, chart("main@sha1:" + shaB), gitCharts("main@sha1:" + shaA)}, fixtureNow, waiting, time.Time{}},
+		{"the requested HelmRelease's Git chart, built from its source's commit", hrRef, "1.1.0", []string{hrGit, chart("main@sha1:" + shaA), gitCharts("main@sha1:" + shaA)}, fixtureNow, chartFailed, time.Time{}},
+		{"a Git HelmChart an inventory lists, its source moved since its build", appRef, revB, []string{app, gitRepo(), chart("main@sha1:" + shaB), gitCharts("main@sha1:" + shaA), deployment("Deployment", 3, 3)}, fixtureNow, waiting, time.Time{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -296,7 +325,8 @@ status:
 			order := []string{"kustomizations", "helmreleases", "gitrepositories", "helmcharts", "helmrepositories", "deployments"}
 			for _, snapshot := range []bool{true, false} {
 				spec := Spec{Resources: []flux.Ref{tt.root}, Revision: want, Workloads: true, Snapshot: snapshot}
-				e := Assess(newFixtureView(t, strings.Join(tt.docs, "\n---\n"), order...), NewMemory(), spec, tt.at)
+				view := newFixtureView(t, strings.Join(tt.docs, "\n---\n"), order...)
+				e := Assess(view, NewMemory(), spec, tt.at)
 				got := outcomeOf(e)
 				got.Reason = ""
 				if tt.out.Verdict == result.VerdictInProgress {
@@ -305,8 +335,8 @@ status:
 				if diff := cmp.Diff(tt.out, got); diff != "" {
 					t.Errorf("snapshot %t (-want +got):\n%s\npending %+v fatal %+v", snapshot, diff, e.Pending, e.Fatal)
 				}
-				if tt.out.Verdict == result.VerdictInProgress && !e.Recheck.Equal(fetched) {
-					t.Errorf("snapshot %t: recheck at %v, want %v (the repository's next fetch)", snapshot, e.Recheck, fetched)
+				if tt.out.Verdict == result.VerdictInProgress && !e.Recheck.Equal(tt.recheck) {
+					t.Errorf("snapshot %t: recheck at %v, want %v", snapshot, e.Recheck, tt.recheck)
 				}
 			}
 		})

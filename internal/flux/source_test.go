@@ -103,7 +103,9 @@ func TestSourceWaitIndexRefresh(t *testing.T) {
 		{"HTTP index not refreshed yet", chart, http, stalledAt.Add(time.Minute), inProgress, refresh},
 		{"HTTP index fetched since", chart, http, refresh.Add(time.Second), failed, time.Time{}},
 		{"a new index, the chart built from it", builtFromNew, &newIndex, stalledAt.Add(2*time.Minute + time.Second), failed, time.Time{}},
-		{"a new index, the chart not built from it yet", builtFromOld, &newIndex, stalledAt.Add(2*time.Minute + time.Second), inProgress, newIndex.ArtifactUpdated.Add(6 * time.Minute)},
+		// source-controller queues the chart on the new index: it says nothing of it yet.
+		{"a new index, the chart not built from it yet", builtFromOld, &newIndex, stalledAt.Add(2*time.Minute + time.Second), inProgress, time.Time{}},
+		{"a new index, the chart not built from it yet, past the fetch", builtFromOld, &newIndex, stalledAt.Add(time.Hour), inProgress, time.Time{}},
 		{"an index stored before the stall, the chart built from it", builtFromOld, http, stalledAt.Add(time.Minute), inProgress, refresh},
 		{"OCI repository", chart, oci, stalledAt.Add(time.Minute), failed, time.Time{}},
 		{"Git chart at its revision", chart, git, stalledAt.Add(time.Minute), failed, time.Time{}},
@@ -329,6 +331,12 @@ func TestSourceWait(t *testing.T) {
 		{"chart of the owner's source, built from the owner's revision", Source{Ref: chart, Revision: "1.0.0+b2c3d4e5f607", BuiltFrom: "main@sha1:" + shaB, Done: true, Upstream: git},
 			&Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}, shaB, current, "", ""},
 		{"chart that cannot be built", Source{Ref: chart, Stalled: true, Message: "chart not found"}, upstreamB, "", failed, result.CodeFluxChartFailed, "chart not found"},
+		{"chart that cannot be built from its source's commit", Source{Ref: chart, Stalled: true, Message: "chart not found", BuiltFrom: "main@sha1:" + shaB, Upstream: git},
+			upstreamB, "", failed, result.CodeFluxChartFailed, "chart not found"},
+		{"chart stalled on a build from another commit than its source's", Source{Ref: chart, Stalled: true, Message: "chart not found", BuiltFrom: "main@sha1:" + shaA, Upstream: git},
+			upstreamB, "", inProgress, result.CodeFluxChartFailed, "builds it again from main@sha1:" + shaB[:7]},
+		{"chart of the owner's source stalled on a build from another commit than the owner's", Source{Ref: chart, Stalled: true, Message: "chart not found", BuiltFrom: "main@sha1:" + shaA, Upstream: git},
+			&Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}, shaB, inProgress, result.CodeFluxChartFailed, "builds it again from " + shaB[:7]},
 		{"OCI Helm repository", Source{Remote: true}, nil, "", current, "", ""},
 	}
 	for _, tt := range tests {

@@ -46,6 +46,8 @@ func SourceWait(src Source, upstream *Source, ownerSource string, ownerWant Revi
 	id := src.Ref.ID()
 	code = sourceCode(src.Ref)
 	switch {
+	case src.Stalled && rebuilding(src, upstream, ownerSource, ownerWant) != "":
+		return result.VerdictInProgress, code, rebuildMessage(src, rebuilding(src, upstream, ownerSource, ownerWant)), time.Time{}
 	case src.Stalled && indexMayList(src, upstream):
 		verdict, message, until = IndexWait(src, upstream, now)
 		return verdict, code, message, until
@@ -70,6 +72,34 @@ func SourceWait(src Source, upstream *Source, ownerSource string, ownerWant Revi
 			id, upstream.Ref.ID(), ShortRevision(upstream.Revision), orUnknown(ShortRevision(src.BuiltFrom))), time.Time{}
 	}
 	return result.VerdictCurrent, "", "", time.Time{}
+}
+
+// rebuilding returns the revision of its own source a stalled HelmChart is about to be built
+// from again, "" when none: it was built (status.observedSourceArtifactRevision) from another
+// revision than its source's current artifact (upstream, when read), or than the owner's
+// expected revision when the chart is of the owner's own source (ownerSource; its cache may
+// lag the owner's). source-controller v1.9.3 (helmchart_controller.go
+// requestsForGitRepositoryChange, requestsForBucketChange, requestsForHelmRepositoryChange)
+// queues every chart of a source whose new artifact it was not built from, stalled or not: its
+// stall says nothing of that revision yet. A HelmRepository of type oci has no artifact, and
+// nothing to compare.
+func rebuilding(src Source, upstream *Source, ownerSource string, ownerWant Revision) string {
+	if src.Ref.Kind != "HelmChart" || src.BuiltFrom == "" {
+		return ""
+	}
+	if id := src.Upstream.ID(); id != "" && id == ownerSource && !ownerWant.IsZero() && !ownerWant.Matches(src.BuiltFrom) {
+		return ownerWant.String()
+	}
+	if upstream != nil && upstream.Revision != "" && !sameRecorded(src.BuiltFrom, upstream.Revision) {
+		return upstream.Revision
+	}
+	return ""
+}
+
+// rebuildMessage says that a stalled chart is about to be built again from next.
+func rebuildMessage(src Source, next string) string {
+	return fmt.Sprintf("%s stalled building from %s %s, and source-controller builds it again from %s now: %s",
+		src.Ref.ID(), src.Upstream.ID(), ShortRevision(src.BuiltFrom), ShortRevision(next), src.Message)
 }
 
 // indexMayList reports whether a HelmChart stalled on a chart its HTTP HelmRepository's index
@@ -153,6 +183,8 @@ func sourceCode(ref SourceRef) result.Code {
 // until when to look again.
 func Serving(s Source, upstream *Source, now time.Time) (status result.ObjectStatus, code result.Code, message string, until time.Time) {
 	switch {
+	case s.Stalled && rebuilding(s, upstream, "", Revision{}) != "":
+		return result.ObjectInProgress, "", rebuildMessage(s, rebuilding(s, upstream, "", Revision{})), time.Time{}
 	case s.Stalled && indexMayList(s, upstream):
 		verdict, msg, until := IndexWait(s, upstream, now)
 		if verdict == result.VerdictInProgress {
