@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -291,6 +292,8 @@ status:
 	// The index changed after the chart's build: source-controller builds it again, whenever
 	// the bound of its fetch passed.
 	changed := stalledAt.Add(30 * time.Second)
+	// A HelmRepository that cannot be read is assumed to fetch its index every 10m.
+	unreadFetched := stalledAt.Add(10*time.Minute + time.Minute + 30*time.Second)
 	pastChanged := changed.Add(5*time.Minute + 30*time.Second + 30*time.Second + time.Second)
 	tests := []struct {
 		name string
@@ -301,19 +304,26 @@ status:
 		out  outcome
 		// recheck is when the run looks again by itself (zero: at the chart's next change).
 		recheck time.Time
+		// forbidRepo makes the HelmRepositories unreadable (403).
+		forbidRepo bool
 	}{
-		{"the requested HelmRelease's chart, the index not fetched since", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour))}, fixtureNow, waiting, fetched},
-		{"the requested HelmRelease's chart, the index fetched since", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour))}, fetched.Add(time.Second), chartFailed, time.Time{}},
-		{"the requested HelmRelease's chart, built from a newer index", hrRef, "1.1.0", []string{hr, chart(idx2), repo(idx2, stalledAt.Add(30*time.Second))}, fixtureNow, chartFailed, time.Time{}},
-		{"a HelmChart an inventory lists, the index not fetched since", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour)), deployment("Deployment", 3, 3)}, fixtureNow, waiting, fetched},
-		{"a HelmChart an inventory lists, the index fetched since", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour)), deployment("Deployment", 3, 3)}, fetched.Add(time.Second), chartFailed, time.Time{}},
-		{"a HelmChart an inventory lists, built from a newer index", appRef, revB, []string{app, gitRepo(), chart(idx2), repo(idx2, stalledAt.Add(30*time.Second)), deployment("Deployment", 3, 3)}, fixtureNow, chartFailed, time.Time{}},
+		{"the requested HelmRelease's chart, the index not fetched since", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour))}, fixtureNow, waiting, fetched, false},
+		{"the requested HelmRelease's chart, the index fetched since", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour))}, fetched.Add(time.Second), chartFailed, time.Time{}, false},
+		{"the requested HelmRelease's chart, built from a newer index", hrRef, "1.1.0", []string{hr, chart(idx2), repo(idx2, stalledAt.Add(30*time.Second))}, fixtureNow, chartFailed, time.Time{}, false},
+		{"a HelmChart an inventory lists, the index not fetched since", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour)), deployment("Deployment", 3, 3)}, fixtureNow, waiting, fetched, false},
+		{"a HelmChart an inventory lists, the index fetched since", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx1, fixtureNow.Add(-time.Hour)), deployment("Deployment", 3, 3)}, fetched.Add(time.Second), chartFailed, time.Time{}, false},
+		{"a HelmChart an inventory lists, built from a newer index", appRef, revB, []string{app, gitRepo(), chart(idx2), repo(idx2, stalledAt.Add(30*time.Second)), deployment("Deployment", 3, 3)}, fixtureNow, chartFailed, time.Time{}, false},
 		// Built from another revision than its source's artifact now: about to be built again.
-		{"the requested HelmRelease's chart, the index changed since its build", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx2, changed)}, pastChanged, waiting, time.Time{}},
-		{"a HelmChart an inventory lists, the index changed since its build", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx2, changed), deployment("Deployment", 3, 3)}, pastChanged, waiting, time.Time{}},
-		{"the requested HelmRelease's Git chart, its source moved since its build", hrRef, "1.1.0", []string{hrGit, chart("main@sha1:" + shaB), gitCharts("main@sha1:" + shaA)}, fixtureNow, waiting, time.Time{}},
-		{"the requested HelmRelease's Git chart, built from its source's commit", hrRef, "1.1.0", []string{hrGit, chart("main@sha1:" + shaA), gitCharts("main@sha1:" + shaA)}, fixtureNow, chartFailed, time.Time{}},
-		{"a Git HelmChart an inventory lists, its source moved since its build", appRef, revB, []string{app, gitRepo(), chart("main@sha1:" + shaB), gitCharts("main@sha1:" + shaA), deployment("Deployment", 3, 3)}, fixtureNow, waiting, time.Time{}},
+		{"the requested HelmRelease's chart, the index changed since its build", hrRef, "1.1.0", []string{hr, chart(idx1), repo(idx2, changed)}, pastChanged, waiting, time.Time{}, false},
+		{"a HelmChart an inventory lists, the index changed since its build", appRef, revB, []string{app, gitRepo(), chart(idx1), repo(idx2, changed), deployment("Deployment", 3, 3)}, pastChanged, waiting, time.Time{}, false},
+		{"the requested HelmRelease's Git chart, its source moved since its build", hrRef, "1.1.0", []string{hrGit, chart("main@sha1:" + shaB), gitCharts("main@sha1:" + shaA)}, fixtureNow, waiting, time.Time{}, false},
+		{"the requested HelmRelease's Git chart, built from its source's commit", hrRef, "1.1.0", []string{hrGit, chart("main@sha1:" + shaA), gitCharts("main@sha1:" + shaA)}, fixtureNow, chartFailed, time.Time{}, false},
+		// Its HelmRepository cannot be read: its index may list the version at a fetch to come.
+		{"the requested HelmRelease's chart, its HelmRepository forbidden", hrRef, "1.1.0", []string{hr, chart(idx1)}, fixtureNow, waiting, unreadFetched, true},
+		{"the requested HelmRelease's chart, its HelmRepository forbidden, past the assumed fetch", hrRef, "1.1.0", []string{hr, chart(idx1)}, unreadFetched.Add(time.Second), chartFailed, time.Time{}, true},
+		{"the requested HelmRelease's chart, its HelmRepository's interval unset (1m)", hrRef, "1.1.0", []string{hr, chart(idx1), strings.Replace(repo(idx1, fixtureNow.Add(-time.Hour)), ", interval: 5m", "", 1)}, fixtureNow, waiting, stalledAt.Add(time.Minute + 6*time.Second + 30*time.Second), false},
+		{"a HelmChart an inventory lists, its HelmRepository forbidden", appRef, revB, []string{app, gitRepo(), chart(idx1), deployment("Deployment", 3, 3)}, fixtureNow, waiting, unreadFetched, true},
+		{"a Git HelmChart an inventory lists, its source moved since its build", appRef, revB, []string{app, gitRepo(), chart("main@sha1:" + shaB), gitCharts("main@sha1:" + shaA), deployment("Deployment", 3, 3)}, fixtureNow, waiting, time.Time{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,6 +336,9 @@ status:
 			for _, snapshot := range []bool{true, false} {
 				spec := Spec{Resources: []flux.Ref{tt.root}, Revision: want, Workloads: true, Snapshot: snapshot}
 				view := newFixtureView(t, strings.Join(tt.docs, "\n---\n"), order...)
+				if tt.forbidRepo {
+					view.forbidden[schema.GroupResource{Group: "source.toolkit.fluxcd.io", Resource: "helmrepositories"}] = true
+				}
 				e := Assess(view, NewMemory(), spec, tt.at)
 				got := outcomeOf(e)
 				got.Reason = ""

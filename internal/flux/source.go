@@ -180,6 +180,11 @@ func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
 			s.Interval = d
 		}
 	}
+	if s.Interval == 0 && ref.Kind == "HelmRepository" && !s.Remote {
+		// An HTTP one's spec.interval is optional: source-controller v1.9.3 fetches every minute then
+		// (api/v1 HelmRepository GetRequeueAfter).
+		s.Interval = time.Minute
+	}
 	var ready, reconciling, stalled condition
 	for _, m := range nestedMaps(u, "status", "conditions") {
 		since, _ := time.Parse(time.RFC3339, str(m, "lastTransitionTime"))

@@ -109,7 +109,8 @@ func TestSourceWaitIndexRefresh(t *testing.T) {
 		{"an index stored before the stall, the chart built from it", builtFromOld, http, stalledAt.Add(time.Minute), inProgress, refresh},
 		{"OCI repository", chart, oci, stalledAt.Add(time.Minute), failed, time.Time{}},
 		{"Git chart at its revision", chart, git, stalledAt.Add(time.Minute), failed, time.Time{}},
-		{"upstream unknown", chart, nil, stalledAt.Add(time.Minute), failed, time.Time{}},
+		{"upstream unknown", chart, nil, stalledAt.Add(time.Minute), inProgress, stalledAt.Add(11*time.Minute + 30*time.Second)},
+		{"upstream unknown, past the assumed fetch", chart, nil, stalledAt.Add(11*time.Minute + 31*time.Second), failed, time.Time{}},
 		{"another build error", other, http, stalledAt.Add(time.Minute), failed, time.Time{}},
 	}
 	for _, tt := range tests {

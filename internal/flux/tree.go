@@ -102,12 +102,20 @@ func rebuildMessage(src Source, next string) string {
 		src.Ref.ID(), src.Upstream.ID(), ShortRevision(src.BuiltFrom), ShortRevision(next), src.Message)
 }
 
-// indexMayList reports whether a HelmChart stalled on a chart its HTTP HelmRepository's index
-// does not list (yet): the index is fetched again every interval, and may list it then.
+// indexMayList reports whether a HelmChart stalled on a chart its HelmRepository's index does
+// not list (yet): an HTTP repository's index is fetched again every interval, and may list it
+// then. A repository that cannot be read (upstream nil) may be one too.
 func indexMayList(src Source, upstream *Source) bool {
-	return src.Ref.Kind == "HelmChart" && src.StalledReason == invalidChartReferenceReason && !src.StalledSince.IsZero() &&
-		upstream != nil && upstream.Ref.Kind == "HelmRepository" && !upstream.Remote && upstream.Interval > 0
+	if src.Ref.Kind != "HelmChart" || src.StalledReason != invalidChartReferenceReason || src.StalledSince.IsZero() || src.Upstream.Kind != "HelmRepository" {
+		return false
+	}
+	return upstream == nil || (upstream.Ref.Kind == "HelmRepository" && !upstream.Remote && upstream.Interval > 0)
 }
+
+// unreadIndexInterval is the interval IndexWait assumes for a HelmRepository it cannot read:
+// longer than source-controller's default (1m) and the 5m of Flux's examples, so that a chart
+// stalled on an index not refreshed yet is not failed before its repository's next fetch.
+const unreadIndexInterval = 10 * time.Minute
 
 // IndexWait judges a HelmChart stalled on a chart version its HTTP HelmRepository's index does
 // not list (InvalidChartReference: "no 'web' chart with version matching '1.1.0' found",
@@ -125,24 +133,31 @@ func indexMayList(src Source, upstream *Source) bool {
 // not. So it is Failed when the chart was built from an index stored after the stall and
 // still stalls (the refreshed index lacks the version too), or when the repository has surely
 // fetched since the stall or since its last new index, whichever is later (an interval, a
-// tenth of it for jitter and 30s); InProgress until then, until saying when.
+// tenth of it for jitter and 30s); InProgress until then, until saying when. A repository
+// that cannot be read (upstream nil) is assumed to fetch every unreadIndexInterval, from the
+// stall.
 func IndexWait(src Source, upstream *Source, now time.Time) (verdict result.Verdict, message string, until time.Time) {
-	id, repo := src.Ref.ID(), upstream.Ref.ID()
-	refreshed := upstream.ArtifactUpdated.After(src.StalledSince)
-	if refreshed && upstream.Revision != "" && sameRecorded(src.BuiltFrom, upstream.Revision) {
-		return result.VerdictFailed, fmt.Sprintf("%s stalled, and still does after %s's index changed (at %s): %s",
-			id, repo, upstream.ArtifactUpdated.UTC().Format(time.RFC3339), src.Message), time.Time{}
+	id, repo := src.Ref.ID(), src.Upstream.ID()
+	interval, base := unreadIndexInterval, src.StalledSince
+	every := fmt.Sprintf("%s could not be read: assumed to fetch it every %s", repo, interval)
+	if upstream != nil {
+		every = fmt.Sprintf("it fetches it every %s", upstream.Interval)
+		interval = upstream.Interval
+		refreshed := upstream.ArtifactUpdated.After(src.StalledSince)
+		if refreshed && upstream.Revision != "" && sameRecorded(src.BuiltFrom, upstream.Revision) {
+			return result.VerdictFailed, fmt.Sprintf("%s stalled, and still does after %s's index changed (at %s): %s",
+				id, repo, upstream.ArtifactUpdated.UTC().Format(time.RFC3339), src.Message), time.Time{}
+		}
+		if refreshed {
+			base = upstream.ArtifactUpdated
+		}
 	}
-	base := src.StalledSince
-	if refreshed {
-		base = upstream.ArtifactUpdated
-	}
-	next := base.Add(upstream.Interval + upstream.Interval/10 + 30*time.Second)
+	next := base.Add(interval + interval/10 + 30*time.Second)
 	if now.Before(next) {
-		return result.VerdictInProgress, fmt.Sprintf("%s stalled, and source-controller builds it again when %s's index changes (it fetches it every %s); fails at %s if it is still stalled: %s",
-			id, repo, upstream.Interval, next.UTC().Format(time.RFC3339), src.Message), next
+		return result.VerdictInProgress, fmt.Sprintf("%s stalled, and source-controller builds it again when %s's index changes (%s); fails at %s if it is still stalled: %s",
+			id, repo, every, next.UTC().Format(time.RFC3339), src.Message), next
 	}
-	return result.VerdictFailed, fmt.Sprintf("%s stalled, and %s fetched its index since (every %s): %s", id, repo, upstream.Interval, src.Message), time.Time{}
+	return result.VerdictFailed, fmt.Sprintf("%s stalled, and %s fetched its index since (%s): %s", id, repo, every, src.Message), time.Time{}
 }
 
 // sourceController names what writes a source's artifact.
