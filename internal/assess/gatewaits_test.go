@@ -238,6 +238,91 @@ status:
 	})
 }
 
+// TestHelmRemediationRetries: helm-controller remediates a failed upgrade before it tries
+// again under remediation retries (a rollback at history[0], Remediated=True, Reconciling
+// ProgressingWithRetry). With finite retries the run waits for Flux's own answer, Stalled
+// RetriesExceeded, whatever retry-grace; with unlimited ones (-1) each attempt gets its
+// timeout (5m) plus a margin, then it fails with flux-rolled-back. (The workloads of the
+// next attempt are judged as it runs, Gate.Upgrading, as before.)
+func TestHelmRemediationRetries(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindHelmRelease, Namespace: "shop", Name: "web"}
+	chart := "1.1.0+" + dig2[:12]
+	old := "1.0.0+" + dig1[:12]
+	hr := func(retries string, failedAt time.Time, stalled bool) string {
+		const upgradeMsg = "Helm upgrade failed for release shop/web with chart web@1.1.0: context deadline exceeded"
+		rollbackMsg := "Helm rollback to previous release shop/web.v2 with chart web@" + old + " succeeded"
+		at := failedAt.Format(time.RFC3339)
+		rc := `  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "` + rollbackMsg + `", observedGeneration: 2, lastTransitionTime: "` + at + `"}`
+		if stalled {
+			rc = `  - {type: Stalled, status: "True", reason: RetriesExceeded, message: "Failed to upgrade after 4 attempt(s)", observedGeneration: 2, lastTransitionTime: "` + at + `"}`
+		}
+		return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: shop, generation: 2}
+spec:
+  interval: 10m
+  chartRef: {kind: OCIRepository, name: web}
+  upgrade: {remediation: {retries: ` + retries + `}}
+status:
+  observedGeneration: 1
+  lastAttemptedGeneration: 2
+  lastAttemptedRevision: "` + chart + `"
+  lastAttemptedRevisionDigest: "sha256:` + dig2 + `"
+  lastAttemptedReleaseAction: upgrade
+  lastAttemptedConfigDigest: "sha256:` + dig1 + `"
+  conditions:
+` + rc + `
+  - {type: Ready, status: "False", reason: RollbackSucceeded, message: "` + rollbackMsg + `", observedGeneration: 2, lastTransitionTime: "` + at + `"}
+  - {type: Released, status: "False", reason: UpgradeFailed, message: "` + upgradeMsg + `", observedGeneration: 2, lastTransitionTime: "` + at + `"}
+  - {type: Remediated, status: "True", reason: RollbackSucceeded, message: "` + rollbackMsg + `", observedGeneration: 2, lastTransitionTime: "` + at + `"}
+  history:
+  - {name: web, namespace: shop, version: 4, action: rollback, status: deployed, chartName: web, chartVersion: "` + old + `", ociDigest: "sha256:` + dig1 + `", configDigest: "sha256:` + dig1 + `"}
+  - {name: web, namespace: shop, version: 3, action: upgrade, status: failed, chartName: web, chartVersion: "` + chart + `", ociDigest: "sha256:` + dig2 + `", configDigest: "sha256:` + dig1 + `"}
+  - {name: web, namespace: shop, version: 2, action: upgrade, status: superseded, chartName: web, chartVersion: "` + old + `", ociDigest: "sha256:` + dig1 + `", configDigest: "sha256:` + dig1 + `"}
+  inventory:
+    entries: [{id: shop_web_apps_Deployment, v: v1}]`
+	}
+	repo := strings.Replace(ociRepo(), `revision: "1.0.0@sha256:`+dig1+`"`, `revision: "1.1.0@sha256:`+dig2+`"`, 1)
+	want, err := flux.ParseRevision("1.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedAt := fixtureNow.Add(-30 * time.Second)
+	again := fixtureNow.Add(4 * time.Minute)
+	deploy := deployment("Deployment", 3, 3)
+	retrying := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxRolledBack, Reason: "RollbackSucceeded"}
+	rolledBack := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRolledBack, Reason: "RollbackSucceeded"}
+	tests := []struct {
+		name  string
+		looks []look
+	}{
+		{"retries left: waits past retry-grace for helm-controller's answer", []look{
+			{docs: []string{hr("3", failedAt, false), repo, deploy}, at: fixtureNow, want: retrying},
+			{docs: []string{hr("3", failedAt, false), repo, deploy}, at: fixtureNow.Add(30 * time.Minute), want: retrying},
+		}},
+		{"retries exhausted: fails with Flux's answer", []look{
+			{docs: []string{hr("3", failedAt, false), repo, deploy}, at: fixtureNow, want: retrying},
+			{docs: []string{hr("3", again, true), repo, deploy}, at: again.Add(time.Second), want: rolledBack},
+		}},
+		{"unlimited retries: an attempt's timeout and a margin, then fails", []look{
+			{docs: []string{hr("-1", failedAt, false), repo, deploy}, at: fixtureNow, want: retrying},
+			{docs: []string{hr("-1", failedAt, false), repo, deploy}, at: failedAt.Add(5*time.Minute + 30*time.Second + 29*time.Second), want: retrying},
+			{docs: []string{hr("-1", failedAt, false), repo, deploy}, at: failedAt.Add(5*time.Minute + 30*time.Second + 30*time.Second), want: rolledBack},
+		}},
+		{"unlimited retries: a later attempt failed too past retry-grace, fails", []look{
+			{docs: []string{hr("-1", failedAt, false), repo, deploy}, at: fixtureNow, want: retrying},
+			{docs: []string{hr("-1", again, false), repo, deploy}, at: again.Add(time.Second), want: rolledBack},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			runLooks(t, want, root, tt.looks)
+		})
+	}
+}
+
 // TestKustomizationOlderGeneration: a Kustomization's failure stamped with a generation that
 // never ended Ready may be of an earlier one (kustomize-controller records no generation of
 // a failed attempt; Flux's patch helper stamps the current one): it waits until

@@ -339,7 +339,10 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 	case g.RetryEvery > 0 && !g.FailedAt.IsZero() && g.FailedAt.Before(end):
 		next := g.FailedAt.Add(g.RetryEvery + g.RetryEvery/10 + 30*time.Second)
 		every := "spec.retryInterval, else spec.interval"
-		if g.Object.Kind == string(flux.KindHelmRelease) {
+		switch {
+		case g.Code == result.CodeFluxRolledBack:
+			every = "its next attempt after the remediation, within the action's timeout"
+		case g.Object.Kind == string(flux.KindHelmRelease):
 			every = "its strategy's retryInterval"
 		}
 		if now.Before(next) {

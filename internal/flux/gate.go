@@ -155,7 +155,11 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 			case KindKustomization:
 				g.RetryEvery = retryInterval(obj, v.cond(meta.ReadyCondition).message)
 			case KindHelmRelease:
-				g.RetryEvery = helmRetryInterval(obj, v.cond(meta.ReconcilingCondition))
+				var note string
+				g.RetryEvery, note = helmRetryInterval(obj, v, d.code)
+				if d.retried && note != "" {
+					d.message = joinSentences(d.message, note)
+				}
 			}
 		}
 		g.Applied = appliedRules[ref.Kind](v, want)
@@ -483,11 +487,13 @@ type view struct {
 	inventorySize           int
 	hasInventory            bool
 	src                     *Source // the object's source as it is now, when known
+	// obj is the object itself, for the rules that read its spec.
+	obj *unstructured.Unstructured
 }
 
 func readView(kind Kind, obj *unstructured.Unstructured) *view {
 	u := obj.Object
-	v := &view{namespace: obj.GetNamespace(), conditions: map[string]condition{}}
+	v := &view{namespace: obj.GetNamespace(), conditions: map[string]condition{}, obj: obj}
 	v.generation = int64Field(u, "metadata", "generation")
 	v.observedGeneration = int64Field(u, "status", "observedGeneration")
 	v.suspended, _, _ = unstructured.NestedBool(u, "spec", "suspend")

@@ -88,6 +88,25 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 		if rc := v.cond(meta.ReconcilingCondition); !isStalled && rc.status == string(metav1.ConditionTrue) {
 			// Not done with it yet: helm-controller retries, or it records a failed install or
 			// upgrade before it goes on to remediate it within the same reconciliation.
+			if rc.reason == meta.ProgressingWithRetryReason && failure.code == result.CodeFluxRolledBack {
+				// Remediated (rolled back, uninstalled) with remediation retries left:
+				// helm-controller v1.6.4 and v1.4.3 (reconcile/atomic_release.go) remediate
+				// before they requeue (MustStop after the remediation, ErrMustRequeue), and
+				// try the action again at once; the history's newest release is the
+				// remediation's. With finite retries it ends Stalled RetriesExceeded, Flux's own
+				// answer, which the run waits for (a workload failure seen meanwhile fails at
+				// once). With unlimited ones (-1) it never does: each attempt gets a window of
+				// its timeout (Gate.RetryEvery).
+				if retries := remediationRetries(v.obj); retries >= 0 {
+					failure.verdict = result.VerdictInProgress
+					failure.message = fmt.Sprintf("%s remediated the failed release and tries it again (remediation retries: %d), until it passes or stalls with its retries exhausted: %s",
+						helmController, retries, failure.message)
+					return failure
+				}
+				failure.retried = true
+				failure.message = fmt.Sprintf("%s remediated the failed release and tries it again without end (remediation retries: -1): %s", helmController, failure.message)
+				return failure
+			}
 			if rc.reason == meta.ProgressingWithRetryReason && !v.attemptReleased() {
 				// The attempt stored no release (a template or a values schema error: Helm
 				// refused before it changed anything), so helm-controller counts no failure
@@ -211,13 +230,18 @@ func retriesStall(stalled condition) bool {
 }
 
 // helmRetryInterval is how soon helm-controller tries a release action again after a failure
-// it does not remediate: the action's strategy.retryInterval (5m when unset) under
-// strategy RetryOnFailure (api/v2 GetRetry, GetRetryInterval; the action is
-// status.lastAttemptedReleaseAction, the upgrade's when unknown), else what its Reconciling
-// message says ("retrying after 5m0s": helm-controller v1.6's DefaultToRetryOnFailure
-// feature gate makes RetryOnFailure the default, which no spec field tells); zero when
-// helm-controller requeues at once (remediation retries) or nothing says.
-func helmRetryInterval(obj *unstructured.Unstructured, reconciling condition) time.Duration {
+// it retries (code, the failure's), and a note when the words that tell it were not
+// recognised:
+//   - under strategy RetryOnFailure, the action's strategy.retryInterval (5m when unset; api/v2
+//     GetRetry, GetRetryInterval; the action is status.lastAttemptedReleaseAction, the
+//     upgrade's when unknown);
+//   - a remediated release with unlimited remediation retries is tried again at once, and the
+//     attempt takes up to the action's timeout (spec.<action>.timeout, else spec.timeout, else
+//     5m: atomic_release.go timeoutForAction, api/v2 GetTimeout);
+//   - else what its Reconciling message says ("retrying after 5m0s": helm-controller v1.6's
+//     DefaultToRetryOnFailure feature gate makes RetryOnFailure the default, which no spec
+//     field tells); zero when helm-controller requeues at once or nothing says.
+func helmRetryInterval(obj *unstructured.Unstructured, v *view, code result.Code) (time.Duration, string) {
 	action := "upgrade"
 	if last, _, _ := unstructured.NestedString(obj.Object, "status", "lastAttemptedReleaseAction"); last == "install" {
 		action = last
@@ -225,19 +249,50 @@ func helmRetryInterval(obj *unstructured.Unstructured, reconciling condition) ti
 	if name, _, _ := unstructured.NestedString(obj.Object, "spec", action, "strategy", "name"); name == retryOnFailureStrategy {
 		if iv, _, _ := unstructured.NestedString(obj.Object, "spec", action, "strategy", "retryInterval"); iv != "" {
 			if d, err := time.ParseDuration(iv); err == nil && d > 0 {
-				return d
+				return d, ""
 			}
 		}
-		return 5 * time.Minute
+		return defaultHelmRetryInterval, ""
 	}
-	if reconciling.reason == meta.ProgressingWithRetryReason {
+	if code == result.CodeFluxRolledBack && remediationRetries(obj) < 0 {
+		return actionTimeout(obj, action), ""
+	}
+	if reconciling := v.cond(meta.ReconcilingCondition); reconciling.reason == meta.ProgressingWithRetryReason {
 		if m := helmRetryingAfterWords.FindStringSubmatch(reconciling.message); m != nil {
 			if d, err := time.ParseDuration(m[1]); err == nil && d > 0 {
+				return d, ""
+			}
+		}
+	}
+	return 0, ""
+}
+
+// defaultHelmRetryInterval is api/v2's default strategy retryInterval, and the default
+// spec.timeout of a release action.
+const defaultHelmRetryInterval = 5 * time.Minute
+
+// remediationRetries is spec.<action>.remediation.retries of the action helm-controller last
+// attempted (status.lastAttemptedReleaseAction, the upgrade's when unknown): 0 when unset, -1
+// for unlimited.
+func remediationRetries(obj *unstructured.Unstructured) int64 {
+	action := "upgrade"
+	if last, _, _ := unstructured.NestedString(obj.Object, "status", "lastAttemptedReleaseAction"); last == "install" {
+		action = last
+	}
+	return int64Field(obj.Object, "spec", action, "remediation", "retries")
+}
+
+// actionTimeout is how long a release action may take: spec.<action>.timeout, else
+// spec.timeout, else 5m.
+func actionTimeout(obj *unstructured.Unstructured, action string) time.Duration {
+	for _, path := range [][]string{{"spec", action, "timeout"}, {"spec", "timeout"}} {
+		if s, _, _ := unstructured.NestedString(obj.Object, path...); s != "" {
+			if d, err := time.ParseDuration(s); err == nil && d > 0 {
 				return d
 			}
 		}
 	}
-	return 0
+	return defaultHelmRetryInterval
 }
 
 // retryOnFailureStrategy is api/v2 ActionStrategyRetryOnFailure.

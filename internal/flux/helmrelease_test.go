@@ -49,7 +49,7 @@ var hrObjects = func() map[string]result.FluxObject {
 		"hr-upgrade-failed.yaml":         fo("False", chart640, chart650, chart650, 4, 4),
 		"hr-upgrade-failed-stamped.yaml": fo("False", chart640, chart650, chart650, 5, 4),
 		"hr-template-error.yaml":         fo("False", chart640, chart650, chart640, 4, 3),
-		"hr-upgrade-retrying.yaml":       fo("False", chart640, chart650, chart650, 4, 3),
+		"hr-upgrade-retrying.yaml":       fo("False", chart640, chart650, chart640, 4, 3),
 		"hr-upgrade-retry-strategy.yaml": fo("False", chart640, chart650, chart650, 4, 3),
 		"hr-upgrade-remediating.yaml":    fo("False", chart640, chart650, chart650, 4, 3),
 		"hr-install-failed.yaml":         fo("False", "", chart650, chart650, 1, 1),
@@ -90,10 +90,11 @@ func TestEvaluateHelmRelease(t *testing.T) {
 		{"source not ready", "hr-source-not-ready.yaml", "6.5.0", inProgress, "", "SourceNotReady", hrSourceMsg},
 		{"dependency not ready", "hr-dependency.yaml", "6.5.0", inProgress, result.CodeFluxDependencyNotReady, "DependencyNotReady",
 			"waiting for dependency apps/redis to be ready (dependsOn: apps/redis, cert-manager/cert-manager): dependency 'apps/redis' is not ready"},
-		// A failed release helm-controller tries again (remediation retries left, or
-		// upgrade.strategy RetryOnFailure) instead of remediating it: a failure with a retry
-		// window (Retried).
-		{"upgrade failed, retrying", "hr-upgrade-retrying.yaml", "6.5.0", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller retries the failed release: " + hrUpgradeMsg},
+		// A failed release helm-controller tries again under upgrade.strategy RetryOnFailure
+		// instead of remediating it: a failure with a retry window (Retried). With remediation
+		// retries left it rolls back first, then tries again: waits for it to pass or stall.
+		{"upgrade failed, rolled back, remediation retries left", "hr-upgrade-retrying.yaml", "6.5.0", inProgress, result.CodeFluxRolledBack, "RollbackSucceeded",
+			"helm-controller remediated the failed release and tries it again (remediation retries: 3), until it passes or stalls with its retries exhausted: " + strings.TrimSuffix(rolledBack, " (Failed to upgrade after 2 attempt(s))")},
 		{"upgrade failed, RetryOnFailure", "hr-upgrade-retry-strategy.yaml", "6.5.0", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed", "helm-controller retries the failed release: " + hrUpgradeMsg},
 		{"upgrade failed, rollback to come", "hr-upgrade-remediating.yaml", "6.5.0", inProgress, result.CodeFluxUpgradeFailed, "UpgradeFailed",
 			"helm-controller is still reconciling the release after: " + hrUpgradeMsg},
@@ -248,18 +249,22 @@ func TestChartRefusedBySource(t *testing.T) {
 // under RetryOnFailure (its spec, else its "retrying after" words), at once otherwise.
 func TestHelmReleaseRetried(t *testing.T) {
 	t.Parallel()
-	strategyByWords := strings.Replace(string(readFixture(t, "hr-upgrade-retrying.yaml")),
-		"message: \"Helm upgrade failed for release apps/podinfo with chart podinfo@6.5.0+501967ad514d: context deadline exceeded\"\n    observedGeneration: 4\n    reason: ProgressingWithRetry",
-		"message: \"retrying after 5m0s\"\n    observedGeneration: 4\n    reason: ProgressingWithRetry", 1)
+	// helm-controller's DefaultToRetryOnFailure feature gate: RetryOnFailure with no spec field.
+	byDefault := strings.Replace(string(readFixture(t, "hr-upgrade-retry-strategy.yaml")),
+		"    strategy:\n      name: RetryOnFailure\n      retryInterval: 2m\n", "", 1)
+	strategyByWords := strings.Replace(byDefault, "retrying after 2m0s", "retrying after 3m0s", 1)
+	// The remediated release of hr-upgrade-retrying.yaml, tried again without end.
+	unlimited := strings.Replace(string(readFixture(t, "hr-upgrade-retrying.yaml")), "retries: 3", "retries: -1", 1)
 	tests := []struct {
 		name  string
 		obj   *unstructured.Unstructured
 		every time.Duration
 	}{
 		{"templates that do not render, upgrade.strategy RetryOnFailure", loadFixture(t, "hr-template-error.yaml"), 5 * time.Minute},
-		{"a failed release, remediation retries left", loadFixture(t, "hr-upgrade-retrying.yaml"), 0},
+		{"a rolled back release, unlimited remediation retries: the upgrade's timeout", parseObject(t, unlimited), 5 * time.Minute},
+		{"a rolled back release, unlimited remediation retries, spec.timeout 3m", parseObject(t, strings.Replace(unlimited, "  interval: 10m0s\n", "  interval: 10m0s\n  timeout: 3m\n", 1)), 3 * time.Minute},
 		{"a failed release, upgrade.strategy RetryOnFailure", loadFixture(t, "hr-upgrade-retry-strategy.yaml"), 2 * time.Minute},
-		{"a failed release, RetryOnFailure by helm-controller's default", parseObject(t, strategyByWords), 5 * time.Minute},
+		{"a failed release, RetryOnFailure by helm-controller's default", parseObject(t, strategyByWords), 3 * time.Minute},
 	}
 	for _, tt := range tests {
 		g := Evaluate(hrRef, tt.obj, mustRevision(t, "6.5.0"), nil)
