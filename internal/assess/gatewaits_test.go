@@ -228,6 +228,26 @@ status:
 			{docs: docs, at: failedAt.Add(5*time.Minute + 30*time.Second + 31*time.Second), want: failed},
 		})
 	})
+	// helm-controller's DefaultToRetryOnFailure feature gate: no strategy in the spec, only
+	// its words tell the interval; words not recognised wait for the documented default, 5m.
+	byDefault := func(failedAt time.Time, words string) string {
+		doc := strings.Replace(hr(failedAt), "  upgrade: {strategy: {name: RetryOnFailure, retryInterval: 5m}}\n", "", 1)
+		return strings.Replace(doc, `message: "retrying after 5m0s"`, `message: "`+words+`"`, 1)
+	}
+	for _, tt := range []struct{ name, words string }{
+		{"RetryOnFailure by default, by its words", "retrying after 5m0s"},
+		{"RetryOnFailure by default, its words unrecognised", "will retry in 5m0s"},
+	} {
+		t.Run(tt.name+": waits for helm-controller's retry, fails past it", func(t *testing.T) {
+			t.Parallel()
+			docs := []string{byDefault(failedAt, tt.words), repo, deployment("Deployment", 3, 3)}
+			runLooks(t, want, root, []look{
+				{docs: docs, at: fixtureNow, want: retrying},
+				{docs: docs, at: fixtureNow.Add(3 * time.Minute), want: retrying},
+				{docs: docs, at: failedAt.Add(5*time.Minute + 30*time.Second + 31*time.Second), want: failed},
+			})
+		})
+	}
 	t.Run("retried and failed again past the window: fails", func(t *testing.T) {
 		t.Parallel()
 		again := fixtureNow.Add(4*time.Minute + 30*time.Second)

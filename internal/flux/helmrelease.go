@@ -238,9 +238,12 @@ func retriesStall(stalled condition) bool {
 //   - a remediated release with unlimited remediation retries is tried again at once, and the
 //     attempt takes up to the action's timeout (spec.<action>.timeout, else spec.timeout, else
 //     5m: atomic_release.go timeoutForAction, api/v2 GetTimeout);
-//   - else what its Reconciling message says ("retrying after 5m0s": helm-controller v1.6's
-//     DefaultToRetryOnFailure feature gate makes RetryOnFailure the default, which no spec
-//     field tells); zero when helm-controller requeues at once or nothing says.
+//   - else Reconciling says: helm-controller v1.6.4 and v1.4.3 (atomic_release.go) write
+//     ProgressingWithRetry with Ready's own message when they requeue at once
+//     (ErrMustRequeue: zero), and "retrying after 5m0s" under RetryOnFailure, which
+//     helm-controller v1.6's DefaultToRetryOnFailure feature gate makes the default without
+//     a spec field. Other words are not recognised: RetryOnFailure's documented default,
+//     5m, is assumed, and the note says so.
 func helmRetryInterval(obj *unstructured.Unstructured, v *view, code result.Code) (time.Duration, string) {
 	action := "upgrade"
 	if last, _, _ := unstructured.NestedString(obj.Object, "status", "lastAttemptedReleaseAction"); last == "install" {
@@ -257,14 +260,20 @@ func helmRetryInterval(obj *unstructured.Unstructured, v *view, code result.Code
 	if code == result.CodeFluxRolledBack && remediationRetries(obj) < 0 {
 		return actionTimeout(obj, action), ""
 	}
-	if reconciling := v.cond(meta.ReconcilingCondition); reconciling.reason == meta.ProgressingWithRetryReason {
-		if m := helmRetryingAfterWords.FindStringSubmatch(reconciling.message); m != nil {
-			if d, err := time.ParseDuration(m[1]); err == nil && d > 0 {
-				return d, ""
-			}
+	reconciling := v.cond(meta.ReconcilingCondition)
+	if reconciling.reason != meta.ProgressingWithRetryReason {
+		return 0, ""
+	}
+	if reconciling.message == v.cond(meta.ReadyCondition).message {
+		return 0, "" // requeued at once
+	}
+	if m := helmRetryingAfterWords.FindStringSubmatch(reconciling.message); m != nil {
+		if d, err := time.ParseDuration(m[1]); err == nil && d > 0 {
+			return d, ""
 		}
 	}
-	return 0, ""
+	return defaultHelmRetryInterval, fmt.Sprintf("%s's words of its retry were not recognised (read from v1.6.4): its documented default interval, %s, is assumed",
+		helmController, defaultHelmRetryInterval)
 }
 
 // defaultHelmRetryInterval is api/v2's default strategy retryInterval, and the default

@@ -265,11 +265,16 @@ func TestHelmReleaseRetried(t *testing.T) {
 		{"a rolled back release, unlimited remediation retries, spec.timeout 3m", parseObject(t, strings.Replace(unlimited, "  interval: 10m0s\n", "  interval: 10m0s\n  timeout: 3m\n", 1)), 3 * time.Minute},
 		{"a failed release, upgrade.strategy RetryOnFailure", loadFixture(t, "hr-upgrade-retry-strategy.yaml"), 2 * time.Minute},
 		{"a failed release, RetryOnFailure by helm-controller's default", parseObject(t, strategyByWords), 3 * time.Minute},
+		// Words not recognised: RetryOnFailure's documented default, and a note.
+		{"a failed release, RetryOnFailure by default, its words unrecognised", parseObject(t, strings.Replace(byDefault, "retrying after 2m0s", "will retry in 2m0s", 1)), 5 * time.Minute},
 	}
 	for _, tt := range tests {
 		g := Evaluate(hrRef, tt.obj, mustRevision(t, "6.5.0"), nil)
 		if !g.Retried || g.Verdict != result.VerdictFailed || g.RetryEvery != tt.every || g.FailedAt.IsZero() {
 			t.Errorf("%s: %s retried=%t every %s failed at %v, want a retried failure every %s", tt.name, g.Verdict, g.Retried, g.RetryEvery, g.FailedAt, tt.every)
+		}
+		if unrecognised := strings.Contains(tt.name, "unrecognised"); unrecognised != strings.Contains(g.Message, "words of its retry were not recognised") {
+			t.Errorf("%s: message %q; want a note of unrecognised words: %t", tt.name, g.Message, unrecognised)
 		}
 	}
 }

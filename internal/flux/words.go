@@ -70,7 +70,8 @@ var (
 	valuesMissingWords   = regexp.MustCompile(`^(?:resource not found|key not found|(?:configmaps|secrets) "[^"]+" not found)$`)
 	// internal/reconcile/atomic_release.go (v1.6.4 and v1.4.3): Reconciling=True
 	// ProgressingWithRetry "retrying after %s" when the action's strategy is RetryOnFailure
-	// (the strategy's retryInterval). It only times the next try; no verdict rests on it.
+	// (the strategy's retryInterval). It only times the next try; no verdict rests on it:
+	// other words wait for RetryOnFailure's documented default, 5m (helmRetryInterval).
 	helmRetryingAfterWords = regexp.MustCompile(`^retrying after ([0-9][0-9a-z.]*)$`)
 )
 
