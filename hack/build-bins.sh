@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the test bed's binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, kwok, kwokctl, kustomize-controller, helm-controller, source-controller, and an older
-# minor of kustomize-controller and helm-controller as kustomize-controller-prev and
+# kubectl, kwok, kwokctl, kustomize-controller, helm-controller, source-controller, flagger, and an
+# older minor of kustomize-controller and helm-controller as kustomize-controller-prev and
 # helm-controller-prev) from the pinned modules under hack/bins/, and caches them outside the
 # clone. The cache key is the content of each module's go.mod and go.sum plus the Go version,
 # so a warm run only checks that the files are there.
@@ -29,6 +29,7 @@ declare -A pkgs=(
   [kustomize-controller-prev]="github.com/fluxcd/kustomize-controller=kustomize-controller-prev"
   [helm-controller-prev]="github.com/fluxcd/helm-controller=helm-controller-prev"
   [source-controller]="github.com/fluxcd/source-controller=source-controller"
+  [flagger]="github.com/fluxcd/flagger/cmd/flagger=flagger"
 )
 declare -A ldflags=(
   [kubernetes]="$kube_ldflags"
@@ -39,10 +40,11 @@ declare -A ldflags=(
   [kustomize-controller-prev]="-s -w"
   [helm-controller-prev]="-s -w"
   [source-controller]="-s -w"
+  [flagger]="-s -w"
 )
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(etcd kubernetes kwok kustomize-controller helm-controller source-controller kustomize-controller-prev helm-controller-prev)
+[ ${#components[@]} -gt 0 ] || components=(etcd kubernetes kwok kustomize-controller helm-controller source-controller kustomize-controller-prev helm-controller-prev flagger)
 
 bindir="$cache/current"
 mkdir -p "$cache" "$bindir"
