@@ -111,4 +111,18 @@ if [ ! -f "$op_crd_dir/.done" ]; then
   touch "$op_crd_dir/.done"
 fi
 ln -sfn "$op_crd_dir" "$bindir/flux-operator-crds"
+# Flagger's CRDs (Canary, MetricTemplate, AlertProvider), from its pinned module, apart from the
+# Flux ones: only the clusters that run Flagger get them.
+flagger_mod=$(sed -n 's/^[[:space:]]*github.com\/fluxcd\/flagger \(v[^ ]*\).*$/github.com\/fluxcd\/flagger@\1/p' "$root/hack/bins/flagger/go.mod")
+flagger_crd_dir="$cache/flagger-crds-$(echo "$flagger_mod" | sha256sum | cut -c1-16)"
+if [ ! -f "$flagger_crd_dir/.done" ]; then
+  echo "build-bins: fetching Flagger's CRDs ($flagger_mod)" >&2
+  rm -rf "$flagger_crd_dir" && mkdir -p "$flagger_crd_dir"
+  dir=$(cd "$root/hack/bins/flagger" && GOFLAGS=-mod=mod go mod download -json "$flagger_mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -f "$dir/artifacts/flagger/crd.yaml" ] || { echo "build-bins: no artifacts/flagger/crd.yaml in $flagger_mod" >&2; exit 1; }
+  cp "$dir/artifacts/flagger/crd.yaml" "$flagger_crd_dir/"
+  chmod -R u+w "$flagger_crd_dir"
+  touch "$flagger_crd_dir/.done"
+fi
+ln -sfn "$flagger_crd_dir" "$bindir/flagger-crds"
 echo "$bindir"

@@ -121,15 +121,25 @@ func (c *Cluster) applyCRDs(ctx context.Context) error {
 		sort.Strings(found)
 		files = append(files, found...)
 	}
-	var names []string
+	var manifests [][]byte
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return fmt.Errorf("testbed: read CRD: %w", err)
 		}
+		manifests = append(manifests, data)
+	}
+	return c.applyCRDManifests(ctx, manifests...)
+}
+
+// applyCRDManifests creates the CRDs of the manifests and waits until the API server serves
+// them.
+func (c *Cluster) applyCRDManifests(ctx context.Context, manifests ...[]byte) error {
+	var names []string
+	for _, data := range manifests {
 		objs, err := DecodeManifests(data)
 		if err != nil {
-			return fmt.Errorf("testbed: %s: %w", f, err)
+			return fmt.Errorf("testbed: decode CRDs: %w", err)
 		}
 		for _, obj := range objs {
 			data, err := obj.MarshalJSON()

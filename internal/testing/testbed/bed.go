@@ -40,6 +40,8 @@ type Options struct {
 	// flux-system, as Flux installs it, whose availability follows the controller
 	// (StopController, StartController; fluxdeploy.go).
 	ControllerDeployments bool
+	// Flagger also starts a real Flagger for every cluster, with its CRDs (StartFlagger).
+	Flagger bool
 	// Nodes is the number of simulated nodes per cluster (default 2).
 	Nodes int
 	// Prefix names the clusters <prefix>-<i> (default "bed").
@@ -95,6 +97,11 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	}
 	if err := bins.check(opts.Controllers.binaries()); err != nil {
 		return nil, err
+	}
+	if opts.Flagger {
+		if err := bins.check([]string{"flagger", "flagger-crds/crd.yaml"}); err != nil {
+			return nil, err
+		}
 	}
 	workdir, err := os.MkdirTemp("", "app-status-testbed-")
 	if err != nil {

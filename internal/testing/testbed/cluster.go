@@ -157,6 +157,11 @@ func (c *Cluster) setUp(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	if opts.Flagger {
+		if err := c.StartFlagger(ctx, "10s"); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -18,11 +18,10 @@ import (
 
 // controller is a Flux controller process run for one cluster.
 type controller struct {
-	name   string
-	cmd    *exec.Cmd
-	log    string
-	health string
-	done   chan struct{}
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
 }
 
 // StartFlux starts a real kustomize-controller and helm-controller for the cluster, of the
@@ -66,12 +65,19 @@ func (c *Cluster) startController(ctx context.Context, name string, extra ...str
 // startControllerWith starts the controller with the flags that extra gives, asked again at
 // every attempt, and starts it again on fresh ports while it exits because a port was taken.
 func (c *Cluster) startControllerWith(ctx context.Context, name string, extra func() ([]string, error)) error {
-	for attempt := 1; ; attempt++ {
+	return onFreshPorts(func() error {
 		flags, err := extra()
 		if err != nil {
 			return err
 		}
-		err = c.startControllerOnce(ctx, name, flags)
+		return c.startControllerOnce(ctx, name, flags)
+	})
+}
+
+// onFreshPorts runs start again while it fails because a port it picked was taken.
+func onFreshPorts(start func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := start()
 		if err == nil || !errors.Is(err, errPortTaken) || attempt == portAttempts {
 			return err
 		}
@@ -91,21 +97,26 @@ func (c *Cluster) startControllerOnce(ctx context.Context, name string, extra []
 	if err != nil {
 		return err
 	}
-	logPath := filepath.Join(c.bed.workdir, fmt.Sprintf("%s.%s.log", c.Name, name))
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return fmt.Errorf("testbed: create %s log: %w", name, err)
-	}
-	cmd := exec.Command(c.bed.Bins.Path(c.bed.controllers.binary(name)),
-		"--metrics-addr="+metrics,
-		"--health-addr="+health,
+	args := append([]string{
+		"--metrics-addr=" + metrics,
+		"--health-addr=" + health,
 		"--enable-leader-election=false",
 		"--watch-all-namespaces=true",
 		"--requeue-dependency=5s",
 		"--concurrent=8",
 		"--log-level=info",
-	)
-	cmd.Args = append(cmd.Args, extra...)
+	}, extra...)
+	return c.launch(ctx, name, c.bed.Bins.Path(c.bed.controllers.binary(name)), args, "http://"+health+"/readyz")
+}
+
+// launch runs a controller process for the cluster and waits until ready answers 200.
+func (c *Cluster) launch(ctx context.Context, name, binary string, args []string, ready string) error {
+	logPath := filepath.Join(c.bed.workdir, fmt.Sprintf("%s.%s.log", c.Name, name))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("testbed: create %s log: %w", name, err)
+	}
+	cmd := exec.Command(binary, args...)
 	// A temporary folder of its own: kustomize-controller deletes every /tmp/kustomization-*
 	// folder when it starts (its "stale" ones), which would pull the build folders away from
 	// the controllers of every other cluster on this machine in the middle of a build.
@@ -122,7 +133,7 @@ func (c *Cluster) startControllerOnce(ctx context.Context, name string, extra []
 		_ = logFile.Close()
 		return fmt.Errorf("testbed: start %s for %s: %w", name, c.Name, err)
 	}
-	ctl := &controller{name: name, cmd: cmd, log: logPath, health: health, done: make(chan struct{})}
+	ctl := &controller{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		_ = logFile.Close()
@@ -138,7 +149,7 @@ func (c *Cluster) startControllerOnce(ctx context.Context, name string, extra []
 			return false, fmt.Errorf("exited")
 		default:
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+health+"/readyz", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ready, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return false, nil
