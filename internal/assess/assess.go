@@ -282,6 +282,9 @@ type Memory struct {
 	// healthFailedAt is the first failure of a Kustomization's health checks the run saw, by
 	// object and revision: kustomize-controller's retry after it bounds the wait.
 	healthFailedAt map[string]time.Time
+	// canaryStale is when the run first saw each Canary state older than its target's
+	// template, by Canary, template and state (judgeCanaryObject).
+	canaryStale map[string]time.Time
 }
 
 // NewMemory is the memory of a run that has seen nothing yet.

@@ -26,12 +26,14 @@ var fixtureNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
 	{Group: "apps", Version: "v1", Resource: "deployments"}:  "Deployment",
 	{Group: "apps", Version: "v1", Resource: "statefulsets"}: "StatefulSet",
-	{Version: "v1", Resource: "services"}:                    "Service",
-	{Version: "v1", Resource: "configmaps"}:                  "ConfigMap",
-	{Version: "v1", Resource: "secrets"}:                     "Secret",
-	PodsGVR:                                                  "Pod",
-	RSGVR:                                                    "ReplicaSet",
-	JobsGVR:                                                  "Job",
+	{Group: "apps", Version: "v1", Resource: "daemonsets"}:   "DaemonSet",
+	canaryGVR:                               "Canary",
+	{Version: "v1", Resource: "services"}:   "Service",
+	{Version: "v1", Resource: "configmaps"}: "ConfigMap",
+	{Version: "v1", Resource: "secrets"}:    "Secret",
+	PodsGVR:                                 "Pod",
+	RSGVR:                                   "ReplicaSet",
+	JobsGVR:                                 "Job",
 	{Group: "example.com", Version: "v1", Resource: "widgets"}:                        "Widget",
 	{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}: "Kustomization",
 	{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}:        "HelmRelease",
@@ -102,6 +104,8 @@ type fixtureView struct {
 	// first list has not answered yet, since when (failList, delayList).
 	failing  map[schema.GroupResource]error
 	onItsWay map[schema.GroupResource]time.Time
+	// flagger is set for a cluster that serves Flagger's Canaries (its CRDs are installed).
+	flagger bool
 	// reads are the resources read in order (newFixtureView's order), with their place.
 	reads map[string]fixtureRead
 }
@@ -223,8 +227,8 @@ func (v *fixtureView) List(key ListKey) (List, bool) {
 
 func (v *fixtureView) Mapping(gvk schema.GroupVersionKind) Mapping {
 	gvr, ok := fixtureKinds[gvk]
-	if !ok {
-		return Mapping{Done: true, Err: errors.New("the cluster does not serve " + gvk.String())}
+	if !ok || (gvk == CanaryGVK && !v.flagger) {
+		return Mapping{Done: true, Err: NotServedError{GVK: gvk}}
 	}
 	return Mapping{Done: true, Mapping: &meta.RESTMapping{Resource: gvr, GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}}
 }

@@ -72,3 +72,10 @@ func AsUnstructured(obj any, gvk schema.GroupVersionKind) (*unstructured.Unstruc
 	}
 	return nil, false
 }
+
+// TemplateWritten is the annotation the view puts on a cached Deployment or DaemonSet: the
+// latest time a field manager wrote its pod template (the time of the metadata.managedFields
+// entries that own spec.template, in the API server's clock), RFC 3339. A Flagger Canary's
+// state is of this template only when Flagger wrote it later. It exists only in this
+// process's cache.
+const TemplateWritten = "app-status.internal/template-written"

@@ -638,6 +638,18 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 		e.Objects = append(e.Objects, ro)
 		return
 	}
+	var byCanary *canaryJudgement
+	if u != nil && ro.Status != result.ObjectTerminating {
+		j, judged, ok := a.canaryJudgement(e, o, u, owner.Object.ID, &ro)
+		if !ok {
+			ro.Status, ro.Message = result.ObjectUnknown, joinMessage("not listed yet", ro.Message)
+			e.Objects = append(e.Objects, ro)
+			return
+		}
+		if judged {
+			byCanary = &j
+		}
+	}
 	installing := owner.Installing != ""
 	if installing {
 		// Created by Helm's install of the expected chart, which records nothing until its
@@ -670,6 +682,11 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 		case installing && ro.Failure != nil:
 			ro.Failure.Message += fmt.Sprintf(" (during Helm's install of %s, chart %s, which waits for it)", owner.Object.ID, owner.Installing)
 		}
+	}
+	if byCanary != nil && ro.Failure == nil {
+		// (A failure the classifier found in the target's own pods stands: Flagger fails the
+		// analysis of a crashing revision only at its deadline.)
+		judgedByCanary(&ro, *byCanary, current)
 	}
 	e.Objects = append(e.Objects, ro)
 	switch {

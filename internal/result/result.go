@@ -45,8 +45,8 @@ var Verdicts = []Verdict{
 // Code is a stable, machine-readable reason for a failure that a pipeline can switch on.
 type Code string
 
-// The failure codes. Workload codes come from the rollout classifier, flux-* codes from the
-// Flux object's own conditions.
+// The failure codes. Workload codes come from the rollout classifier, canary-failed from a
+// Flagger Canary's status, flux-* codes from the Flux object's own conditions.
 const (
 	CodeImagePull                Code = "image-pull"
 	CodeConfig                   Code = "config"
@@ -59,6 +59,7 @@ const (
 	CodeNeverReady               Code = "never-ready"
 	CodeAdmissionDenied          Code = "admission-denied"
 	CodeStatefulSetBlocked       Code = "statefulset-blocked"
+	CodeCanaryFailed             Code = "canary-failed"
 	CodeFluxStalled              Code = "flux-stalled"
 	CodeFluxBuildFailed          Code = "flux-build-failed"
 	CodeFluxHealthCheckFailed    Code = "flux-health-check-failed"
@@ -82,7 +83,7 @@ const (
 // Codes lists every failure code, in the order the README and docs/verdicts.md document them.
 var Codes = []Code{
 	CodeImagePull, CodeConfig, CodeCrashLoop, CodeOOM, CodeUnschedulable, CodeQuota, CodeAdmissionDenied,
-	CodeNotProgressing, CodeJobFailed, CodeNeverReady, CodeStatefulSetBlocked,
+	CodeNotProgressing, CodeJobFailed, CodeNeverReady, CodeStatefulSetBlocked, CodeCanaryFailed,
 	CodeFluxStalled, CodeFluxBuildFailed, CodeFluxHealthCheckFailed, CodeFluxArtifactFailed,
 	CodeFluxChartFailed, CodeFluxValuesFailed,
 	CodeFluxReconciliationFailed, CodeFluxPruneFailed, CodeFluxDependencyNotReady, CodeFluxDependencyFailed,

@@ -98,6 +98,8 @@ func newFakeState(t *testing.T, want string, docs string, forbidden ...schema.Gr
 			Revision:  rev, Workloads: true, Clock: func() time.Time { return fixtureNow },
 		},
 		ctx: t.Context(), watches: f, mem: assess.NewMemory(), mappings: fakeMappings(),
+		// No Flagger: discovery says so.
+		mappingErrs: map[schema.GroupVersionKind]error{assess.CanaryGVK: assess.NotServedError{GVK: assess.CanaryGVK}},
 	}
 }
 

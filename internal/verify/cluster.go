@@ -759,7 +759,7 @@ func mappingFrom(gvk schema.GroupVersionKind, v any, readErr error) (*meta.RESTM
 	m, err := d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	switch {
 	case meta.IsNoMatchError(err):
-		return nil, fmt.Errorf("the cluster does not serve %s", gvk.GroupVersion().WithKind(gvk.Kind))
+		return nil, assess.NotServedError{GVK: gvk}
 	case err != nil:
 		return nil, fmt.Errorf("discover %s: %w", gvk.Kind, err)
 	}
@@ -803,7 +803,7 @@ func (s *clusterState) discover(gv schema.GroupVersion) (meta.RESTMapper, error)
 // what the API server answered.
 func discoveryError(gvk schema.GroupVersionKind, err error) error {
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("the cluster does not serve %s", gvk.GroupVersion().WithKind(gvk.Kind))
+		return assess.NotServedError{GVK: gvk}
 	}
 	return fmt.Errorf("discover %s: %w", gvk.Kind, err)
 }

@@ -50,6 +50,10 @@ func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Obje
 			collect(s.warningEvents(ctx, o.Namespace, "Pod", f.Pod))
 		}
 		collect(s.warningEvents(ctx, o.Namespace, o.Kind, o.Name))
+		if canary := canaryOf(o); canary != "" {
+			// Flagger records why the analysis failed on the Canary that judged the workload.
+			collect(s.warningEvents(ctx, o.Namespace, "Canary", canary))
+		}
 		if f.Code == result.CodeQuota || f.Code == result.CodeAdmissionDenied {
 			// The refusals are recorded on the Deployment's ReplicaSet.
 			collect(s.replicaSetEvents(ctx, o.Namespace, o.Name))
@@ -173,4 +177,18 @@ func (s *clusterState) readLog(ctx context.Context, namespace, pod, container st
 		return "", fmt.Errorf("read log: %w", err)
 	}
 	return strings.TrimRight(string(data), "\n"), nil
+}
+
+// canaryOf names the Canary whose failure (canary-failed) a workload of namespace ns carries:
+// its message starts with the Canary's ID. "" for the Canary itself and other failures.
+func canaryOf(o result.Object) string {
+	if o.Failure == nil || o.Failure.Code != result.CodeCanaryFailed || o.Kind == "Canary" {
+		return ""
+	}
+	id, _, _ := strings.Cut(o.Failure.Message, " ")
+	prefix := "Canary/" + o.Namespace + "/"
+	if !strings.HasPrefix(id, prefix) {
+		return ""
+	}
+	return strings.TrimPrefix(id, prefix)
 }

@@ -426,6 +426,7 @@ func storeKey(namespace, name string) string {
 func stripManagedFields(obj any) (any, error) {
 	if acc, err := meta.Accessor(obj); err == nil {
 		vetAnnotations(acc)
+		noteTemplateWritten(obj)
 		acc.SetManagedFields(nil)
 	}
 	return obj, nil

@@ -1,0 +1,429 @@
+package assess
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
+)
+
+// A Flagger Canary (flagger.app/v1beta1) decides which template serves: Flux applies a new pod
+// template to the Canary's target (Deployment web), whose pods come up and pass kstatus, while
+// production keeps running web-primary until Flagger's analysis promotes the template, or
+// fails and scales the target to zero. Its phases are those of Flagger v1.36.1
+// (pkg/apis/flagger/v1beta1/status.go; pkg/controller/scheduler.go advanceCanary):
+//
+//   - Initializing, then Initialized: the first install; the primary is created from the
+//     target's template, which Flagger records as promoted.
+//   - Progressing (the analysis runs: canaryWeight, iterations), Waiting (a confirm-rollout
+//     webhook holds the start), WaitingPromotion (a confirm-promotion webhook holds the
+//     promotion: a manual gate), Promoting (the template is copied to the primary, which rolls
+//     out), Finalising (the traffic goes back to the primary): in progress.
+//   - Succeeded: promoted; with spec.skipAnalysis Flagger copies the template and says
+//     Succeeded at once, before the primary has rolled out.
+//   - Failed: the analysis failed (failed checks, a webhook, the progress deadline); the target
+//     is scaled to zero and the primary keeps the previous template.
+//
+// Flagger records the hash of the template it last saw (status.lastAppliedSpec) and of the one
+// it last promoted (status.lastPromotedSpec); a template whose hash is the promoted one (a
+// revert) starts no analysis. That hash is Flagger's ComputeHash, an FNV hash of spew's
+// printing of the Go struct corev1.PodTemplateSpec as compiled into the Flagger binary: every
+// field of that k8s.io/api version is printed, so the same template hashes differently under
+// another k8s.io/api (Flagger v1.36.1 builds with v0.27.11; this module's v0.36 gives another
+// value) and no process of ours can recompute it. What the hashes tell without recomputing
+// them: equal, Flagger promoted the last template it saw. Whether it has seen the target's
+// current one is told by time instead: Flagger writes its Promoted condition (lastUpdateTime)
+// at every change of phase, and the API server records when a field manager last wrote the
+// target's template (TemplateWritten); a state written after the template is of that template.
+// A state older than the template waits for Flagger to pick it up (at its next analysis tick,
+// spec.analysis.interval), for at most canaryPickup; a Flagger that then still has not reacted
+// found nothing to analyse (the template hashes to the promoted one). Whatever the state, a
+// Succeeded canary is Current only when its primary runs the target's images and has rolled
+// out.
+
+var (
+	// CanaryGVK is the kind of a Flagger Canary.
+	CanaryGVK = schema.GroupVersionKind{Group: "flagger.app", Version: "v1beta1", Kind: "Canary"}
+	// canaryGVR is the resource of a Canary, listed per namespace.
+	canaryGVR = schema.GroupVersionResource{Group: "flagger.app", Version: "v1beta1", Resource: "canaries"}
+	// canaryTargets are the kinds of a Canary's target whose primary is a copy of the same
+	// kind named NAME-primary, with their resources.
+	canaryTargets = map[string]schema.GroupVersionResource{
+		"Deployment": {Group: "apps", Version: "v1", Resource: "deployments"},
+		"DaemonSet":  {Group: "apps", Version: "v1", Resource: "daemonsets"},
+	}
+)
+
+// NotServedError is a Mapping's error for a kind the cluster does not serve (no CRD).
+type NotServedError struct{ GVK schema.GroupVersionKind }
+
+func (e NotServedError) Error() string { return "the cluster does not serve " + e.GVK.String() }
+
+// The phases of a Canary (Flagger v1.36.1, pkg/apis/flagger/v1beta1/status.go).
+const (
+	canaryInitialized = "Initialized"
+	canarySucceeded   = "Succeeded"
+	canaryFailed      = "Failed"
+)
+
+// canaryWorking are the phases of an analysis or a promotion under way.
+var canaryWorking = map[string]bool{"Progressing": true, "Waiting": true, "WaitingPromotion": true, "Promoting": true, "Finalising": true}
+
+// canaryAnalysisInterval is Flagger's spec.analysis.interval when unset (1m), and its floor
+// (10s): pkg/apis/flagger/v1beta1/canary.go GetAnalysisInterval.
+const (
+	canaryAnalysisInterval = time.Minute
+	canaryMinInterval      = 10 * time.Second
+)
+
+// canary is what a Canary's status says.
+type canary struct {
+	id                string
+	phase             string
+	weight, iteration int64
+	applied, promoted string
+	// message is Flagger's, from its Promoted condition (untrusted, compacted).
+	message string
+	// since is when Flagger last changed the Promoted condition (a change of phase).
+	since    time.Time
+	interval time.Duration
+	// targetKind and targetName are spec.targetRef's.
+	targetKind, targetName string
+}
+
+func readCanary(u *unstructured.Unstructured) canary {
+	c := canary{id: result.ObjectID("Canary", u.GetNamespace(), u.GetName()), interval: canaryAnalysisInterval}
+	c.phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
+	c.weight, _, _ = unstructured.NestedInt64(u.Object, "status", "canaryWeight")
+	c.iteration, _, _ = unstructured.NestedInt64(u.Object, "status", "iterations")
+	c.applied, _, _ = unstructured.NestedString(u.Object, "status", "lastAppliedSpec")
+	c.promoted, _, _ = unstructured.NestedString(u.Object, "status", "lastPromotedSpec")
+	c.targetKind, _, _ = unstructured.NestedString(u.Object, "spec", "targetRef", "kind")
+	c.targetName, _, _ = unstructured.NestedString(u.Object, "spec", "targetRef", "name")
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, raw := range conds {
+		cond, _ := raw.(map[string]any)
+		if cond["type"] != "Promoted" {
+			continue
+		}
+		msg, _ := cond["message"].(string)
+		c.message = sanitize.Compact(msg)
+		for _, field := range []string{"lastUpdateTime", "lastTransitionTime"} {
+			if s, _ := cond[field].(string); s != "" {
+				if at, err := time.Parse(time.RFC3339, s); err == nil {
+					c.since = at
+					break
+				}
+			}
+		}
+	}
+	for _, path := range [][]string{{"spec", "analysis", "interval"}, {"spec", "canaryAnalysis", "interval"}} {
+		if s, found, _ := unstructured.NestedString(u.Object, path...); found && s != "" {
+			if d, err := time.ParseDuration(s); err == nil {
+				c.interval = max(d, canaryMinInterval)
+			}
+			break
+		}
+	}
+	return c
+}
+
+// canaryPickup is how long a canary state older than its target's template waits for Flagger
+// to pick the template up: two analysis ticks.
+func (c canary) pickup() time.Duration { return 2 * c.interval }
+
+// canaryJudgement is what a Canary says of the workload it targets.
+type canaryJudgement struct {
+	status  result.ObjectStatus
+	message string
+	// failed is set when Flagger's analysis of the target's current template failed.
+	failed bool
+	// stale is set when Flagger's state is older than the target's template: staleKey names
+	// that state for the run's memory.
+	stale bool
+}
+
+// canaryTarget is what the view holds of a Canary's target and its primary.
+type canaryTarget struct {
+	// workload is false for a target that has no primary copy to compare (a Service).
+	workload bool
+	found    bool
+	// written is when its pod template was last written (TemplateWritten); zero: unknown.
+	written time.Time
+	// primaryID names NAME-primary; primaryFound, primaryStatus (kstatus) and primaryMessage
+	// are its state, imageDiff how its images differ from the target's template ("": same).
+	primaryID      string
+	primaryFound   bool
+	primaryStatus  result.ObjectStatus
+	primaryMessage string
+	imageDiff      string
+}
+
+// judgeCanary decides what Canary c says of its target's current template; staleFor is how
+// long the run has seen this state of c older than the template.
+func judgeCanary(c canary, t canaryTarget, staleFor time.Duration) canaryJudgement {
+	inProgress := func(format string, args ...any) canaryJudgement {
+		return canaryJudgement{status: result.ObjectInProgress, message: fmt.Sprintf(format, args...)}
+	}
+	flagger := func(s string) string {
+		if c.message == "" {
+			return s
+		}
+		return s + ": " + c.message
+	}
+	if t.workload && !t.found {
+		return inProgress("%s targets %s %s, not found", c.id, c.targetKind, c.targetName)
+	}
+	stale := c.since.IsZero() || (!t.written.IsZero() && !c.since.After(t.written))
+	waitPickup := stale && staleFor < c.pickup()
+	of := ""
+	if !t.written.IsZero() {
+		of = " of " + t.written.UTC().Format(time.RFC3339)
+	}
+	switch {
+	case c.phase == "" || c.phase == "Initializing":
+		return inProgress("%s", flagger(c.id+" initializing"))
+	case canaryWorking[c.phase]:
+		return inProgress("%s", flagger(fmt.Sprintf("%s %s (canary weight %d, iteration %d)", c.id, c.phase, c.weight, c.iteration)))
+	case c.phase != canaryInitialized && c.phase != canarySucceeded && c.phase != canaryFailed:
+		return inProgress("%s", flagger(c.id+" "+c.phase))
+	}
+	promotedLast := c.applied != "" && c.applied == c.promoted
+	if c.phase == canaryFailed && !promotedLast {
+		if waitPickup {
+			j := inProgress("%s Failed before the template%s was written: waiting for Flagger to analyse it", c.id, of)
+			j.stale = true
+			return j
+		}
+		return canaryJudgement{status: result.ObjectFailed, failed: true, message: flagger(c.id + " Failed")}
+	}
+	if !promotedLast {
+		return inProgress("%s %s has not promoted the last template it saw", c.id, c.phase)
+	}
+	if waitPickup {
+		j := inProgress("%s %s before the template%s was written: waiting for Flagger to pick it up", c.id, c.phase, of)
+		j.stale = true
+		return j
+	}
+	if t.workload {
+		switch {
+		case !t.primaryFound:
+			return inProgress("%s %s, but %s not found", c.id, c.phase, t.primaryID)
+		case t.imageDiff != "":
+			return inProgress("%s %s, but %s %s", c.id, c.phase, t.primaryID, t.imageDiff)
+		case t.primaryStatus != result.ObjectCurrent:
+			return inProgress("%s %s, %s rolling out: %s", c.id, c.phase, t.primaryID, cmpOr(t.primaryMessage, string(t.primaryStatus)))
+		}
+	}
+	msg := fmt.Sprintf("promoted by Flagger (%s %s)", c.id, c.phase)
+	if t.workload {
+		msg = fmt.Sprintf("promoted by Flagger (%s %s, %s runs the template)", c.id, c.phase, t.primaryID)
+	}
+	if stale {
+		msg += fmt.Sprintf("; Flagger started no analysis of the template%s in %s", of, staleFor.Round(time.Second))
+	}
+	return canaryJudgement{status: result.ObjectCurrent, message: msg}
+}
+
+// templateWritten is the TemplateWritten annotation the view put on a workload; zero when
+// none.
+func templateWritten(u *unstructured.Unstructured) time.Time {
+	at, err := time.Parse(time.RFC3339, u.GetAnnotations()[TemplateWritten])
+	if err != nil {
+		return time.Time{}
+	}
+	return at
+}
+
+// imageDiff says how the primary's containers' images differ from the target's template
+// (Flagger copies the template and renames only ConfigMaps, Secrets and selector labels);
+// "" when they are the same.
+func imageDiff(target, primary *unstructured.Unstructured) string {
+	for _, field := range []string{"initContainers", "containers"} {
+		want, got := images(target, field), images(primary, field)
+		for name, image := range want {
+			if got[name] != image {
+				return fmt.Sprintf("runs %s of container %s, the template %s", cmpOr(got[name], "nothing"), name, image)
+			}
+		}
+		for name := range got {
+			if _, ok := want[name]; !ok {
+				return "runs container " + name + ", which the template does not have"
+			}
+		}
+	}
+	return ""
+}
+
+func cmpOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+func images(u *unstructured.Unstructured, field string) map[string]string {
+	out := map[string]string{}
+	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", field)
+	for _, raw := range containers {
+		c, _ := raw.(map[string]any)
+		name, _ := c["name"].(string)
+		image, _ := c["image"].(string)
+		out[name] = image
+	}
+	return out
+}
+
+// canaryOf finds the Canary that targets the workload u of the tree, listing the Canaries of
+// its namespace when the cluster serves the kind. ok is false while that cannot be told yet;
+// note says why the workload is judged without Flagger (credentials that may not list
+// Canaries).
+func (a *assessor) canaryOf(e *Assessment, u *unstructured.Unstructured, ownerID string) (cd *unstructured.Unstructured, note string, ok bool) {
+	m := a.view.Mapping(CanaryGVK)
+	if !m.Done {
+		a.e.need(CanaryGVK)
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Discovering", Message: "discovering whether the cluster serves Flagger's Canaries", Progress: ProgressStep})
+		return nil, "", false
+	}
+	if m.Err != nil {
+		var notServed NotServedError
+		if errors.As(m.Err, &notServed) {
+			// No Flagger: judged as any workload.
+			return nil, "", true
+		}
+		a.e.need(CanaryGVK)
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "UnknownKind", Message: "discovering Flagger's Canaries: " + m.Err.Error()})
+		e.recheckAt(a.now.Add(MappingRetry))
+		return nil, "", false
+	}
+	ns := u.GetNamespace()
+	key := ListKey{GVR: m.Mapping.Resource, Namespace: ns}
+	w := a.list(key)
+	what := m.Mapping.Resource.Resource + namespaceSuffix(ns)
+	ready, forbidden := a.optionalWatchReady(e, w, what)
+	if forbidden != "" {
+		return nil, "not checked against Flagger's Canaries: " + forbidden, true
+	}
+	if !ready {
+		e.listOnItsWay(w)
+		return nil, "", false
+	}
+	a.consistent(key, w, ownerID)
+	kind, name := u.GetKind(), u.GetName()
+	for _, item := range w.Items() {
+		c, isU := item.(*unstructured.Unstructured)
+		if !isU {
+			continue
+		}
+		tk, _, _ := unstructured.NestedString(c.Object, "spec", "targetRef", "kind")
+		tn, _, _ := unstructured.NestedString(c.Object, "spec", "targetRef", "name")
+		if tk == kind && tn == name && (cd == nil || c.GetName() < cd.GetName()) {
+			cd = c
+		}
+	}
+	return cd, "", true
+}
+
+// judgeCanaryObject judges Canary cd, reading its target and primary; ok is false while
+// their list is on its way.
+func (a *assessor) judgeCanaryObject(e *Assessment, cd *unstructured.Unstructured, ownerID string) (canaryJudgement, bool) {
+	c := readCanary(cd)
+	ns := cd.GetNamespace()
+	t := canaryTarget{primaryID: result.ObjectID(c.targetKind, ns, c.targetName+"-primary")}
+	if gvr, workload := canaryTargets[c.targetKind]; workload {
+		t.workload = true
+		key := ListKey{GVR: gvr, Namespace: ns}
+		w := a.list(key)
+		if !a.watchReady(e, w, gvr.Resource+namespaceSuffix(ns)) {
+			e.listOnItsWay(w)
+			return canaryJudgement{}, false
+		}
+		a.consistent(key, w, ownerID)
+		gvk := gvr.GroupVersion().WithKind(c.targetKind)
+		var target *unstructured.Unstructured
+		if obj, ok := w.Object(ns, c.targetName); ok {
+			target, t.found = AsUnstructured(obj, gvk)
+		}
+		if t.found {
+			t.written = templateWritten(target)
+		}
+		if obj, ok := w.Object(ns, c.targetName+"-primary"); ok {
+			memo := a.mem.statuses.status(obj, gvk, a.spec.Health, nil)
+			if memo.ok && memo.u != nil {
+				t.primaryFound = true
+				t.primaryStatus, t.primaryMessage = memo.status, memo.msg
+				if memo.err != nil {
+					t.primaryStatus, t.primaryMessage = result.ObjectUnknown, memo.err.Error()
+				}
+				if t.found {
+					t.imageDiff = imageDiff(target, memo.u)
+				}
+			}
+		}
+	}
+	key := c.id + "@" + t.written.String() + "@" + c.since.String()
+	var staleFor time.Duration
+	if first, seen := a.mem.canaryStale[key]; seen {
+		staleFor = a.now.Sub(first)
+	}
+	j := judgeCanary(c, t, staleFor)
+	if j.stale {
+		if a.mem.canaryStale == nil {
+			a.mem.canaryStale = map[string]time.Time{}
+		}
+		if _, seen := a.mem.canaryStale[key]; !seen {
+			a.mem.canaryStale[key] = a.now
+		}
+		e.recheckAt(a.mem.canaryStale[key].Add(c.pickup()))
+	}
+	return j, true
+}
+
+// isCanary reports whether an inventory entry is a Flagger Canary.
+func isCanary(o flux.ObjectRef) bool { return o.Group == CanaryGVK.Group && o.Kind == CanaryGVK.Kind }
+
+// judgedByCanary applies what a Canary says to ro, the object it judges (the Canary itself,
+// or the workload it targets): current is whether the owner applied the expected revision,
+// so a failure is this revision's. A Canary's status replaces kstatus's, which calls a
+// Canary Current whatever its phase, and a target Current once its own pods are ready.
+func judgedByCanary(ro *result.Object, j canaryJudgement, current bool) {
+	ro.Status = j.status
+	ro.Message = joinMessage(j.message, ro.Message)
+	if j.failed {
+		if current {
+			ro.Failure = &result.Failure{Code: result.CodeCanaryFailed, Reason: canaryFailed, Message: j.message}
+		} else {
+			// The previous revision's failure: the expected one may fix it.
+			ro.Status = result.ObjectInProgress
+		}
+	}
+}
+
+// canaryJudgement is what a Canary says of inventory object o (u as cached): judged is false
+// for an object no Canary judges; ok is false while that cannot be told yet. A note on the
+// object (Canaries the credentials may not list) is added to ro's message.
+func (a *assessor) canaryJudgement(e *Assessment, o flux.ObjectRef, u *unstructured.Unstructured, ownerID string, ro *result.Object) (j canaryJudgement, judged, ok bool) {
+	switch {
+	case isCanary(o):
+		j, ok = a.judgeCanaryObject(e, u, ownerID)
+		return j, ok, ok
+	case o.Group == "apps" && canaryTargets[o.Kind] != (schema.GroupVersionResource{}):
+		cd, note, found := a.canaryOf(e, u, ownerID)
+		ro.Message = joinMessage(ro.Message, note)
+		if !found {
+			return j, false, false
+		}
+		if cd == nil {
+			return j, false, true
+		}
+		j, ok = a.judgeCanaryObject(e, cd, ownerID)
+		return j, ok, ok
+	}
+	return j, false, true
+}

@@ -1,0 +1,288 @@
+package assess
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/fluxhealth"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The moments of the canary fixtures: the template of revision B written at 11:50, Flagger's
+// states before it (a previous revision's) or after it.
+const (
+	beforeB  = "2026-11-01T11:40:00Z"
+	writtenB = "2026-11-01T11:50:00Z"
+	afterB   = "2026-11-01T11:55:00Z"
+)
+
+// flaggerWorkload is Deployment shop/NAME running image, its template last written at written
+// (the view's TemplateWritten), rolled out when ready.
+func flaggerWorkload(name, image, written string, ready bool) string {
+	updated := 2
+	if !ready {
+		updated = 1
+	}
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %s
+  namespace: shop
+  generation: 4
+  annotations: {%s: "%s"}
+spec:
+  replicas: 2
+  template:
+    metadata: {labels: {app: %s}}
+    spec:
+      containers:
+      - {name: web, image: "%s"}
+status:
+  observedGeneration: 4
+  replicas: 2
+  updatedReplicas: %d
+  readyReplicas: 2
+  availableReplicas: 2
+  conditions:
+  - {type: Available, status: "True"}
+  - {type: Progressing, status: "True", reason: NewReplicaSetAvailable}`, name, TemplateWritten, written, name, image, updated)
+}
+
+// flaggerCanary is Canary shop/web of Deployment web in phase, with the hashes Flagger
+// recorded (v1.36.1 wrote such values on the test bed) and its Promoted condition as
+// MakeStatusConditions writes it, last updated at since.
+func flaggerCanary(phase, applied, promoted, since string) string {
+	status, message := "Unknown", "New revision detected, progressing canary analysis."
+	switch phase {
+	case "Initialized":
+		status, message = "True", "Deployment initialization completed."
+	case "Succeeded":
+		status, message = "True", "Canary analysis completed successfully, promotion finished."
+	case "Failed":
+		status, message = "False", "Canary analysis failed, Deployment scaled to zero."
+	case "WaitingPromotion":
+		message = "Waiting for approval."
+	}
+	return fmt.Sprintf(`apiVersion: flagger.app/v1beta1
+kind: Canary
+metadata: {name: web, namespace: shop, generation: 1}
+spec:
+  provider: kubernetes
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  service: {port: 80}
+  analysis: {interval: 10s, threshold: 1, iterations: 1}
+status:
+  phase: %s
+  failedChecks: 0
+  canaryWeight: 0
+  iterations: 1
+  lastAppliedSpec: "%s"
+  lastPromotedSpec: "%s"
+  lastTransitionTime: "%s"
+  conditions:
+  - {type: Promoted, status: "%s", reason: %s, message: "%s", lastUpdateTime: "%s", lastTransitionTime: "%s"}`,
+		phase, applied, promoted, since, status, phase, message, since, since)
+}
+
+// The hashes of two templates, as Flagger records them.
+const (
+	hashA = "5f6b8d7c9"
+	hashB = "7c4d9f88b"
+)
+
+// TestAssessCanaries: a Flagger Canary of the tree, or one that targets a Deployment of the
+// tree, decides whether the new template serves: Current only once Flagger promoted it, for
+// this template; in progress during the analysis; canary-failed when the analysis of this
+// template failed. Each case by get and by verify, the Canary in the inventory or not.
+func TestAssessCanaries(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	withCanary := ks("app", "GitRepository", "app", "", revB, "shop_web_apps_Deployment", "shop_web_flagger.app_Canary@v1beta1")
+	targetOnly := ks("app", "GitRepository", "app", "", revB, "shop_web_apps_Deployment")
+	target := flaggerWorkload("web", "web:1.1.0", writtenB, true)
+	primaryOld := flaggerWorkload("web-primary", "web:1.0.0", beforeB, true)
+	primaryNew := flaggerWorkload("web-primary", "web:1.1.0", afterB, true)
+	inProgress := outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}
+	failed := outcome{Verdict: result.VerdictFailed, Code: result.CodeCanaryFailed, Reason: "Failed"}
+	tests := []struct {
+		name      string
+		docs      []string
+		notServed bool
+		forbidden bool
+		want      outcome
+		// message is part of the verdict's message.
+		message string
+	}{
+		{name: "no Flagger (the cluster does not serve Canaries): the Deployment judged as any",
+			docs: []string{targetOnly, gitRepo(), target}, notServed: true, want: current},
+		{name: "Canaries the credentials may not list: the Deployment judged as any, with a note",
+			docs: []string{targetOnly, gitRepo(), target}, forbidden: true, want: current},
+		{name: "a Deployment no Canary targets",
+			docs: []string{targetOnly, gitRepo(), target, strings.Replace(flaggerCanary("Progressing", hashB, hashA, afterB), "name: web}", "name: other}", 1)},
+			want: current},
+		{name: "the analysis under way, the target's own pods ready",
+			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("Progressing", hashB, hashA, afterB)},
+			want: inProgress, message: "Canary/shop/web Progressing (canary weight 0, iteration 1): New revision detected, progressing canary analysis."},
+		{name: "the analysis under way, the Canary not in the inventory",
+			docs: []string{targetOnly, gitRepo(), target, primaryOld, flaggerCanary("Progressing", hashB, hashA, afterB)},
+			want: inProgress, message: "Canary/shop/web Progressing"},
+		{name: "a confirm-promotion gate holds the promotion",
+			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("WaitingPromotion", hashB, hashA, afterB)},
+			want: inProgress, message: "WaitingPromotion (canary weight 0, iteration 1): Waiting for approval."},
+		{name: "the primary rolling out the promoted template",
+			docs: []string{withCanary, gitRepo(), target, flaggerWorkload("web-primary", "web:1.1.0", afterB, false), flaggerCanary("Promoting", hashB, hashA, afterB)},
+			want: inProgress, message: "Promoting"},
+		{name: "promoted: Succeeded after the template was written, the primary on it",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, flaggerCanary("Succeeded", hashB, hashB, afterB)}, want: current},
+		{name: "promoted, the Canary not in the inventory",
+			docs: []string{targetOnly, gitRepo(), target, primaryNew, flaggerCanary("Succeeded", hashB, hashB, afterB)}, want: current},
+		{name: "first install: Initialized",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, flaggerCanary("Initialized", hashB, hashB, afterB)}, want: current},
+		{name: "skipAnalysis: Succeeded at once, the primary not rolled out yet",
+			docs: []string{withCanary, gitRepo(), target, flaggerWorkload("web-primary", "web:1.1.0", afterB, false), flaggerCanary("Succeeded", hashB, hashB, afterB)},
+			want: inProgress, message: "web-primary rolling out"},
+		{name: "the previous revision's Succeeded: Flagger has not seen the template yet",
+			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("Succeeded", hashA, hashA, beforeB)},
+			want: inProgress, message: "waiting for Flagger to pick it up"},
+		{name: "Succeeded after the template, but the primary runs other images",
+			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("Succeeded", hashB, hashB, afterB)},
+			want: inProgress, message: "web-primary runs web:1.0.0 of container web, the template web:1.1.0"},
+		{name: "the analysis of the template failed",
+			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("Failed", hashB, hashA, afterB)},
+			want: failed, message: "Canary/shop/web Failed: Canary analysis failed, Deployment scaled to zero."},
+		{name: "the analysis of the template failed, the Canary not in the inventory",
+			docs: []string{targetOnly, gitRepo(), target, primaryOld, flaggerCanary("Failed", hashB, hashA, afterB)},
+			want: failed, message: "Canary/shop/web Failed"},
+		{name: "the previous revision's failure: Flagger has not analysed the template yet",
+			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("Failed", hashA, hashB, beforeB)},
+			want: inProgress, message: "waiting for Flagger to analyse it"},
+		{name: "a failure while the Kustomization has not applied the expected revision",
+			docs: []string{ks("app", "GitRepository", "app", "", revA, "shop_web_apps_Deployment", "shop_web_flagger.app_Canary@v1beta1"), gitRepo(),
+				target, primaryOld, flaggerCanary("Failed", hashB, hashA, afterB)},
+			want: outcome{Verdict: result.VerdictInProgress}},
+		{name: "Failed, then the target reverted to the promoted template (Flagger syncs lastAppliedSpec)",
+			docs: []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.0.0", writtenB, true), primaryOld, flaggerCanary("Failed", hashA, hashA, afterB)},
+			want: current},
+		{name: "the target not found",
+			docs: []string{ks("app", "GitRepository", "app", "", revB, "shop_web_flagger.app_Canary@v1beta1"), gitRepo(), flaggerCanary("Succeeded", hashB, hashB, afterB)},
+			want: inProgress, message: "targets Deployment web, not found"},
+		{name: "a hostile message is one line",
+			docs: []string{withCanary, gitRepo(), target, primaryOld,
+				strings.Replace(flaggerCanary("Failed", hashB, hashA, afterB), `message: "Canary analysis failed, Deployment scaled to zero."`, `message: "bad\n::error::x\n##[group]y"`, 1)},
+			want: failed, message: "Canary/shop/web Failed: bad ::error::x ##[group]y"},
+	}
+	rev, err := flux.ParseRevision(revB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			docs := strings.Join(tt.docs, "\n---\n")
+			for _, snapshot := range []bool{true, false} {
+				v := newFixtureView(t, docs, "kustomizations", "gitrepositories", "deployments", "canaries")
+				v.flagger = !tt.notServed
+				if tt.forbidden {
+					v.failList(canaryGVR.GroupResource(), apierrors.NewForbidden(canaryGVR.GroupResource(), "", fmt.Errorf("no RBAC")))
+				}
+				spec := Spec{Resources: []flux.Ref{root}, Revision: rev, Workloads: true, Snapshot: snapshot, Health: fluxhealth.New(t.Context())}
+				e := Assess(v, NewMemory(), spec, fixtureNow)
+				got := outcomeOf(e)
+				if tt.want.Reason == "" && tt.want.Verdict == result.VerdictInProgress {
+					got.Reason = ""
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("snapshot %t (-want +got):\n%s\npending %+v fatal %+v", snapshot, diff, e.Pending, e.Fatal)
+				}
+				if msg := verdictMessage(e); !strings.Contains(msg, tt.message) || strings.ContainsAny(msg, "\n\r") {
+					t.Errorf("snapshot %t: message %q, want one line holding %q", snapshot, msg, tt.message)
+				}
+				if tt.forbidden && !strings.Contains(objectMessage(e, "Deployment/shop/web"), "not checked against Flagger's Canaries") {
+					t.Errorf("snapshot %t: Deployment's message %q says nothing of the Canaries not listed", snapshot, objectMessage(e, "Deployment/shop/web"))
+				}
+			}
+		})
+	}
+}
+
+func verdictMessage(e *Assessment) string {
+	switch {
+	case e.Fatal != nil:
+		return e.Fatal.Message
+	case e.Pending != nil:
+		return e.Pending.Message
+	}
+	return ""
+}
+
+func objectMessage(e *Assessment, id string) string {
+	for _, o := range e.Objects {
+		if o.ID == id {
+			return o.Message
+		}
+	}
+	return ""
+}
+
+// TestCanaryPickup: a Canary state older than its target's template waits for Flagger to pick
+// the template up, for two analysis intervals at most: a Flagger that then has not reacted
+// found nothing to analyse (the template hashes to the promoted one), and its verdict stands.
+func TestCanaryPickup(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	rev, err := flux.ParseRevision(revB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCanary := ks("app", "GitRepository", "app", "", revB, "shop_web_apps_Deployment", "shop_web_flagger.app_Canary@v1beta1")
+	tests := []struct {
+		name        string
+		docs        []string
+		first, then outcome
+	}{
+		{name: "Succeeded before the template, the primary on the same images",
+			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.0.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Succeeded", hashA, hashA, beforeB)},
+			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: current},
+		{name: "Succeeded before the template, the primary on other images",
+			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Succeeded", hashA, hashA, beforeB)},
+			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}},
+		{name: "Failed before the template",
+			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Failed", hashA, hashB, beforeB)},
+			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictFailed, Code: result.CodeCanaryFailed, Reason: "Failed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			docs := strings.Join(tt.docs, "\n---\n")
+			mem := NewMemory()
+			spec := Spec{Resources: []flux.Ref{root}, Revision: rev, Workloads: true, Health: fluxhealth.New(t.Context())}
+			order := []string{"kustomizations", "gitrepositories", "deployments", "canaries"}
+			view := func() *fixtureView {
+				v := newFixtureView(t, docs, order...)
+				v.flagger = true
+				return v
+			}
+			e := Assess(view(), mem, spec, fixtureNow)
+			if diff := cmp.Diff(tt.first, outcomeOf(e)); diff != "" {
+				t.Errorf("first (-want +got):\n%s\npending %+v fatal %+v", diff, e.Pending, e.Fatal)
+			}
+			if want := fixtureNow.Add(20 * time.Second); !e.Recheck.Equal(want) {
+				t.Errorf("Recheck = %s, want %s (two analysis intervals of 10s)", e.Recheck, want)
+			}
+			e = Assess(view(), mem, spec, fixtureNow.Add(19*time.Second))
+			if diff := cmp.Diff(tt.first, outcomeOf(e)); diff != "" {
+				t.Errorf("within the pickup (-want +got):\n%s", diff)
+			}
+			e = Assess(view(), mem, spec, fixtureNow.Add(20*time.Second))
+			if diff := cmp.Diff(tt.then, outcomeOf(e)); diff != "" {
+				t.Errorf("after the pickup (-want +got):\n%s\npending %+v fatal %+v", diff, e.Pending, e.Fatal)
+			}
+		})
+	}
+}

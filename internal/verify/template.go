@@ -1,0 +1,59 @@
+package verify
+
+import (
+	"encoding/json"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/org/app-status-action/internal/assess"
+)
+
+// noteTemplateWritten puts on a cached Deployment or DaemonSet when its pod template was last
+// written (assess.TemplateWritten), read from its managedFields before they are dropped: the
+// API server moves an entry's time whenever its manager changes a field it owns. The
+// annotation is never taken from the cluster.
+func noteTemplateWritten(obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	annotations := u.GetAnnotations()
+	_, forged := annotations[assess.TemplateWritten]
+	delete(annotations, assess.TemplateWritten)
+	if gk := u.GroupVersionKind().GroupKind(); gk.Group != "apps" || (gk.Kind != "Deployment" && gk.Kind != "DaemonSet") {
+		if forged {
+			u.SetAnnotations(annotations)
+		}
+		return
+	}
+	if at := templateWritten(u.GetManagedFields()); !at.IsZero() {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[assess.TemplateWritten] = at.UTC().Format(time.RFC3339)
+	}
+	u.SetAnnotations(annotations)
+}
+
+// templateWritten is the latest time of the managedFields entries that own fields of
+// spec.template; zero when none says.
+func templateWritten(entries []metav1.ManagedFieldsEntry) time.Time {
+	var latest time.Time
+	for _, f := range entries {
+		if f.Time == nil || f.FieldsV1 == nil || !f.Time.After(latest) {
+			continue
+		}
+		var top struct {
+			Spec map[string]json.RawMessage `json:"f:spec"`
+		}
+		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &top) != nil {
+			continue
+		}
+		if _, owns := top.Spec["f:template"]; owns {
+			latest = f.Time.Time
+		}
+	}
+	return latest
+}
