@@ -3,8 +3,11 @@ package assess
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -95,6 +98,9 @@ type canary struct {
 	interval time.Duration
 	// targetKind and targetName are spec.targetRef's.
 	targetKind, targetName string
+	// tracked are the ConfigMaps and Secrets Flagger tracks (status.trackedConfigs keys,
+	// "configmap/NAME" and "secret/NAME"): a change of one starts an analysis too.
+	tracked []string
 }
 
 func readCanary(u *unstructured.Unstructured) canary {
@@ -106,6 +112,11 @@ func readCanary(u *unstructured.Unstructured) canary {
 	c.promoted, _, _ = unstructured.NestedString(u.Object, "status", "lastPromotedSpec")
 	c.targetKind, _, _ = unstructured.NestedString(u.Object, "spec", "targetRef", "kind")
 	c.targetName, _, _ = unstructured.NestedString(u.Object, "spec", "targetRef", "name")
+	tracked, _, _ := unstructured.NestedMap(u.Object, "status", "trackedConfigs")
+	for key := range tracked {
+		c.tracked = append(c.tracked, key)
+	}
+	slices.Sort(c.tracked)
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, raw := range conds {
 		cond, _ := raw.(map[string]any)
@@ -154,7 +165,8 @@ type canaryTarget struct {
 	// workload is false for a target that has no primary copy to compare (a Service).
 	workload bool
 	found    bool
-	// written is when its pod template was last written (TemplateWritten); zero: unknown.
+	// written is when its pod template, or a ConfigMap or Secret Flagger tracks for it, was
+	// last written; zero: unknown.
 	written time.Time
 	// primaryID names NAME-primary; primaryFound, primaryStatus (kstatus) and primaryMessage
 	// are its state, imageDiff how its images differ from the target's template ("": same).
@@ -182,9 +194,9 @@ func judgeCanary(c canary, t canaryTarget, staleFor time.Duration) canaryJudgeme
 	}
 	stale := c.since.IsZero() || (!t.written.IsZero() && !c.since.After(t.written))
 	waitPickup := stale && staleFor < c.pickup()
-	of := ""
+	at := ""
 	if !t.written.IsZero() {
-		of = " of " + t.written.UTC().Format(time.RFC3339)
+		at = " at " + t.written.UTC().Format(time.RFC3339)
 	}
 	switch {
 	case c.phase == "" || c.phase == "Initializing":
@@ -197,7 +209,7 @@ func judgeCanary(c canary, t canaryTarget, staleFor time.Duration) canaryJudgeme
 	promotedLast := c.applied != "" && c.applied == c.promoted
 	if c.phase == canaryFailed && !promotedLast {
 		if waitPickup {
-			j := inProgress("%s Failed before the template%s was written: waiting for Flagger to analyse it", c.id, of)
+			j := inProgress("%s Failed before its target changed%s: waiting for Flagger to analyse the change", c.id, at)
 			j.stale = true
 			return j
 		}
@@ -207,7 +219,7 @@ func judgeCanary(c canary, t canaryTarget, staleFor time.Duration) canaryJudgeme
 		return inProgress("%s %s has not promoted the last template it saw", c.id, c.phase)
 	}
 	if waitPickup {
-		j := inProgress("%s %s before the template%s was written: waiting for Flagger to pick it up", c.id, c.phase, of)
+		j := inProgress("%s %s before its target changed%s: waiting for Flagger to pick the change up", c.id, c.phase, at)
 		j.stale = true
 		return j
 	}
@@ -226,7 +238,7 @@ func judgeCanary(c canary, t canaryTarget, staleFor time.Duration) canaryJudgeme
 		msg = fmt.Sprintf("promoted by Flagger (%s %s, %s runs the template)", c.id, c.phase, t.primaryID)
 	}
 	if stale {
-		msg += fmt.Sprintf("; Flagger started no analysis of the template%s in %s", of, staleFor.Round(time.Second))
+		msg += fmt.Sprintf("; Flagger started no analysis of the change%s in %s", at, staleFor.Round(time.Second))
 	}
 	return canaryJudgement{status: result.ObjectCurrent, message: msg}
 }
@@ -367,6 +379,9 @@ func (a *assessor) judgeCanaryObject(e *Assessment, cd *unstructured.Unstructure
 			}
 		}
 	}
+	if !a.trackedWritten(e, c, ns, ownerID, &t) {
+		return canaryJudgement{}, false
+	}
 	key := c.id + "@" + t.written.String() + "@" + c.since.String()
 	var staleFor time.Duration
 	if first, seen := a.mem.canaryStale[key]; seen {
@@ -426,4 +441,49 @@ func (a *assessor) canaryJudgement(e *Assessment, o flux.ObjectRef, u *unstructu
 		return j, ok, ok
 	}
 	return j, false, true
+}
+
+// trackedConfigs are the kinds of the configuration Flagger tracks, by its key's prefix.
+var trackedConfigs = map[string]schema.GroupVersionResource{
+	"configmap": {Version: "v1", Resource: "configmaps"},
+	"secret":    {Version: "v1", Resource: "secrets"},
+}
+
+// trackedWritten moves t.written to the latest write of a ConfigMap or Secret Flagger tracks
+// for c (their managedFields times, kept by the view's metadata-only lists): a change of one
+// starts an analysis of the same template. ok is false while their list is on its way; a list
+// the credentials may not make leaves the template's time alone, with the object's note.
+func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t *canaryTarget) bool {
+	for _, key := range c.tracked {
+		kind, name, _ := strings.Cut(key, "/")
+		gvr, ok := trackedConfigs[kind]
+		if !ok {
+			continue
+		}
+		key := ListKey{GVR: gvr, Namespace: ns}
+		w := a.list(key)
+		ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(ns))
+		if forbidden != "" {
+			continue
+		}
+		if !ready {
+			e.listOnItsWay(w)
+			return false
+		}
+		a.consistent(key, w, ownerID)
+		obj, found := w.Object(ns, name)
+		if !found {
+			continue
+		}
+		acc, err := meta.Accessor(obj)
+		if err != nil {
+			continue
+		}
+		for _, f := range acc.GetManagedFields() {
+			if f.Time != nil && f.Time.After(t.written) {
+				t.written = f.Time.UTC()
+			}
+		}
+	}
+	return true
 }

@@ -90,11 +90,30 @@ status:
 		phase, applied, promoted, since, status, phase, message, since, since)
 }
 
-// The hashes of two templates, as Flagger records them.
+// The hashes of two templates, as Flagger v1.36.1 recorded them on the test bed (the
+// Deployments of TestCanaryCurrentOnlyAfterPromotion, images web:1.0.0 and web:1.1.0).
 const (
-	hashA = "5f6b8d7c9"
-	hashB = "7c4d9f88b"
+	hashA = "5499cc7985"
+	hashB = "6d99bbd4d"
 )
+
+// tracked makes a Canary track ConfigMap shop/web-config, as Flagger's config tracker records
+// it (status.trackedConfigs: key, checksum of its data).
+func tracked(canary string) string {
+	return strings.Replace(canary, "  lastAppliedSpec:", "  trackedConfigs: {configmap/web-config: 5c8f7d}\n  lastAppliedSpec:", 1)
+}
+
+// trackedConfig is ConfigMap shop/web-config, last applied by kustomize-controller at at.
+func trackedConfig(at string) string {
+	return `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-config
+  namespace: shop
+  managedFields:
+  - {manager: kustomize-controller, operation: Apply, apiVersion: v1, time: "` + at + `", fieldsType: FieldsV1, fieldsV1: {"f:data": {}}}
+data: {greeting: hello}`
+}
 
 // TestAssessCanaries: a Flagger Canary of the tree, or one that targets a Deployment of the
 // tree, decides whether the new template serves: Current only once Flagger promoted it, for
@@ -149,7 +168,7 @@ func TestAssessCanaries(t *testing.T) {
 			want: inProgress, message: "web-primary rolling out"},
 		{name: "the previous revision's Succeeded: Flagger has not seen the template yet",
 			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("Succeeded", hashA, hashA, beforeB)},
-			want: inProgress, message: "waiting for Flagger to pick it up"},
+			want: inProgress, message: "waiting for Flagger to pick the change up"},
 		{name: "Succeeded after the template, but the primary runs other images",
 			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("Succeeded", hashB, hashB, afterB)},
 			want: inProgress, message: "web-primary runs web:1.0.0 of container web, the template web:1.1.0"},
@@ -161,13 +180,19 @@ func TestAssessCanaries(t *testing.T) {
 			want: failed, message: "Canary/shop/web Failed"},
 		{name: "the previous revision's failure: Flagger has not analysed the template yet",
 			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("Failed", hashA, hashB, beforeB)},
-			want: inProgress, message: "waiting for Flagger to analyse it"},
+			want: inProgress, message: "waiting for Flagger to analyse the change"},
 		{name: "a failure while the Kustomization has not applied the expected revision",
 			docs: []string{ks("app", "GitRepository", "app", "", revA, "shop_web_apps_Deployment", "shop_web_flagger.app_Canary@v1beta1"), gitRepo(),
 				target, primaryOld, flaggerCanary("Failed", hashB, hashA, afterB)},
 			want: outcome{Verdict: result.VerdictInProgress}},
 		{name: "Failed, then the target reverted to the promoted template (Flagger syncs lastAppliedSpec)",
 			docs: []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.0.0", writtenB, true), primaryOld, flaggerCanary("Failed", hashA, hashA, afterB)},
+			want: current},
+		{name: "a tracked ConfigMap changed after Flagger's Succeeded: Flagger starts an analysis of the same template",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z")},
+			want: inProgress, message: "Canary/shop/web Succeeded before its target changed at 2026-11-01T11:58:00Z"},
+		{name: "a tracked ConfigMap unchanged since Flagger's Succeeded",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB)},
 			want: current},
 		{name: "the target not found",
 			docs: []string{ks("app", "GitRepository", "app", "", revB, "shop_web_flagger.app_Canary@v1beta1"), gitRepo(), flaggerCanary("Succeeded", hashB, hashB, afterB)},
@@ -186,7 +211,7 @@ func TestAssessCanaries(t *testing.T) {
 			t.Parallel()
 			docs := strings.Join(tt.docs, "\n---\n")
 			for _, snapshot := range []bool{true, false} {
-				v := newFixtureView(t, docs, "kustomizations", "gitrepositories", "deployments", "canaries")
+				v := newFixtureView(t, docs, "kustomizations", "gitrepositories", "deployments", "canaries", "configmaps")
 				v.flagger = !tt.notServed
 				if tt.forbidden {
 					v.failList(canaryGVR.GroupResource(), apierrors.NewForbidden(canaryGVR.GroupResource(), "", fmt.Errorf("no RBAC")))
