@@ -53,6 +53,7 @@ func TestMain(m *testing.M) {
 	realBed.Close()
 	prevBed.Close()
 	downBed.Close()
+	flaggerBed.Close()
 	os.Exit(code)
 }
 
