@@ -54,6 +54,21 @@ status:
   - {type: Progressing, status: "True", reason: NewReplicaSetAvailable}`, name, TemplateWritten, written, name, image, updated)
 }
 
+// asDaemonSet turns a flaggerWorkload into the DaemonSet of the same template, rolled out.
+func asDaemonSet(doc string) string {
+	doc = strings.Replace(doc, "kind: Deployment", "kind: DaemonSet", 1)
+	doc = strings.Replace(doc, "  replicas: 2\n  template:", "  template:", 1)
+	i := strings.Index(doc, "\nstatus:")
+	return doc[:i] + `
+status:
+  observedGeneration: 4
+  desiredNumberScheduled: 2
+  currentNumberScheduled: 2
+  updatedNumberScheduled: 2
+  numberReady: 2
+  numberAvailable: 2`
+}
+
 // flaggerCanary is Canary shop/web of Deployment web in phase, with the hashes Flagger
 // recorded (v1.36.1 wrote such values on the test bed) and its Promoted condition as
 // MakeStatusConditions writes it, last updated at since.
@@ -194,6 +209,14 @@ func TestAssessCanaries(t *testing.T) {
 		{name: "a tracked ConfigMap unchanged since Flagger's Succeeded",
 			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB)},
 			want: current},
+		{name: "a DaemonSet target, promoted",
+			docs: []string{ks("app", "GitRepository", "app", "", revB, "shop_web_apps_DaemonSet"), gitRepo(), asDaemonSet(target), asDaemonSet(primaryNew),
+				strings.Replace(flaggerCanary("Succeeded", hashB, hashB, afterB), "kind: Deployment, name: web", "kind: DaemonSet, name: web", 1)},
+			want: current},
+		{name: "a DaemonSet target, its primary on the previous images",
+			docs: []string{ks("app", "GitRepository", "app", "", revB, "shop_web_apps_DaemonSet"), gitRepo(), asDaemonSet(target), asDaemonSet(primaryOld),
+				strings.Replace(flaggerCanary("Progressing", hashB, hashA, afterB), "kind: Deployment, name: web", "kind: DaemonSet, name: web", 1)},
+			want: inProgress, message: "Canary/shop/web Progressing"},
 		{name: "the target not found",
 			docs: []string{ks("app", "GitRepository", "app", "", revB, "shop_web_flagger.app_Canary@v1beta1"), gitRepo(), flaggerCanary("Succeeded", hashB, hashB, afterB)},
 			want: inProgress, message: "targets Deployment web, not found"},
@@ -211,7 +234,7 @@ func TestAssessCanaries(t *testing.T) {
 			t.Parallel()
 			docs := strings.Join(tt.docs, "\n---\n")
 			for _, snapshot := range []bool{true, false} {
-				v := newFixtureView(t, docs, "kustomizations", "gitrepositories", "deployments", "canaries", "configmaps")
+				v := newFixtureView(t, docs, "kustomizations", "gitrepositories", "deployments", "daemonsets", "canaries", "configmaps")
 				v.flagger = !tt.notServed
 				if tt.forbidden {
 					v.failList(canaryGVR.GroupResource(), apierrors.NewForbidden(canaryGVR.GroupResource(), "", fmt.Errorf("no RBAC")))
