@@ -1,0 +1,213 @@
+package assess
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// What the decision reads for a Canary (canary.go): the Canaries of a workload's namespace,
+// a Canary's target and its primary, and the ConfigMaps and Secrets Flagger tracks.
+
+// canaryOf finds the Canary that targets the workload u of the tree, listing the Canaries of
+// its namespace when the cluster serves the kind. ok is false while that cannot be told yet;
+// note says why the workload is judged without Flagger (credentials that may not list
+// Canaries).
+func (a *assessor) canaryOf(e *Assessment, u *unstructured.Unstructured, ownerID string) (cd *unstructured.Unstructured, note string, ok bool) {
+	m := a.view.Mapping(CanaryGVK)
+	if !m.Done {
+		a.e.need(CanaryGVK)
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Discovering", Message: "discovering whether the cluster serves Flagger's Canaries", Progress: ProgressStep})
+		return nil, "", false
+	}
+	if m.Err != nil {
+		var notServed NotServedError
+		if errors.As(m.Err, &notServed) {
+			// No Flagger: judged as any workload.
+			return nil, "", true
+		}
+		a.e.need(CanaryGVK)
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "UnknownKind", Message: "discovering Flagger's Canaries: " + m.Err.Error()})
+		e.recheckAt(a.now.Add(MappingRetry))
+		return nil, "", false
+	}
+	ns := u.GetNamespace()
+	key := ListKey{GVR: m.Mapping.Resource, Namespace: ns}
+	w := a.list(key)
+	what := m.Mapping.Resource.Resource + namespaceSuffix(ns)
+	ready, forbidden := a.optionalWatchReady(e, w, what)
+	if forbidden != "" {
+		return nil, "not checked against Flagger's Canaries: " + forbidden, true
+	}
+	if !ready {
+		e.listOnItsWay(w)
+		return nil, "", false
+	}
+	a.consistent(key, w, ownerID)
+	kind, name := u.GetKind(), u.GetName()
+	for _, item := range w.Items() {
+		c, isU := item.(*unstructured.Unstructured)
+		if !isU {
+			continue
+		}
+		tk, _, _ := unstructured.NestedString(c.Object, "spec", "targetRef", "kind")
+		tn, _, _ := unstructured.NestedString(c.Object, "spec", "targetRef", "name")
+		if tk == kind && tn == name && (cd == nil || c.GetName() < cd.GetName()) {
+			cd = c
+		}
+	}
+	return cd, "", true
+}
+
+// judgeCanaryObject judges Canary cd, reading its target and primary; ok is false while
+// their list is on its way.
+func (a *assessor) judgeCanaryObject(e *Assessment, cd *unstructured.Unstructured, ownerID string) (canaryJudgement, bool) {
+	c := readCanary(cd)
+	ns := cd.GetNamespace()
+	t := canaryTarget{primaryID: result.ObjectID(c.targetKind, ns, c.targetName+"-primary")}
+	if gvr, workload := canaryTargets[c.targetKind]; workload {
+		t.workload = true
+		key := ListKey{GVR: gvr, Namespace: ns}
+		w := a.list(key)
+		if !a.watchReady(e, w, gvr.Resource+namespaceSuffix(ns)) {
+			e.listOnItsWay(w)
+			return canaryJudgement{}, false
+		}
+		a.consistent(key, w, ownerID)
+		gvk := gvr.GroupVersion().WithKind(c.targetKind)
+		var target *unstructured.Unstructured
+		if obj, ok := w.Object(ns, c.targetName); ok {
+			target, t.found = AsUnstructured(obj, gvk)
+		}
+		if t.found {
+			t.written = templateWritten(target)
+		}
+		if obj, ok := w.Object(ns, c.targetName+"-primary"); ok {
+			memo := a.mem.statuses.status(obj, gvk, a.spec.Health, nil)
+			if memo.ok && memo.u != nil {
+				t.primaryFound = true
+				t.primaryStatus, t.primaryMessage = memo.status, memo.msg
+				if memo.err != nil {
+					t.primaryStatus, t.primaryMessage = result.ObjectUnknown, memo.err.Error()
+				}
+				if t.found {
+					t.imageDiff = imageDiff(target, memo.u)
+				}
+			}
+		}
+	}
+	if !a.trackedWritten(e, c, ns, ownerID, &t) {
+		return canaryJudgement{}, false
+	}
+	key := c.id + "@" + t.written.String() + "@" + c.since.String()
+	var staleFor time.Duration
+	if first, seen := a.mem.canaryStale[key]; seen {
+		staleFor = a.now.Sub(first)
+	}
+	j := judgeCanary(c, t, staleFor)
+	if j.stale {
+		if a.mem.canaryStale == nil {
+			a.mem.canaryStale = map[string]time.Time{}
+		}
+		if _, seen := a.mem.canaryStale[key]; !seen {
+			a.mem.canaryStale[key] = a.now
+		}
+		e.recheckAt(a.mem.canaryStale[key].Add(c.pickup()))
+	}
+	return j, true
+}
+
+// isCanary reports whether an inventory entry is a Flagger Canary.
+func isCanary(o flux.ObjectRef) bool { return o.Group == CanaryGVK.Group && o.Kind == CanaryGVK.Kind }
+
+// judgedByCanary applies what a Canary says to ro, the object it judges (the Canary itself,
+// or the workload it targets): current is whether the owner applied the expected revision,
+// so a failure is this revision's. A Canary's status replaces kstatus's, which calls a
+// Canary Current whatever its phase, and a target Current once its own pods are ready.
+func judgedByCanary(ro *result.Object, j canaryJudgement, current bool) {
+	ro.Status = j.status
+	ro.Message = joinMessage(j.message, ro.Message)
+	if j.failed {
+		if current {
+			ro.Failure = &result.Failure{Code: result.CodeCanaryFailed, Reason: canaryFailed, Message: j.message}
+		} else {
+			// The previous revision's failure: the expected one may fix it.
+			ro.Status = result.ObjectInProgress
+		}
+	}
+}
+
+// canaryJudgement is what a Canary says of inventory object o (u as cached): judged is false
+// for an object no Canary judges; ok is false while that cannot be told yet. A note on the
+// object (Canaries the credentials may not list) is added to ro's message.
+func (a *assessor) canaryJudgement(e *Assessment, o flux.ObjectRef, u *unstructured.Unstructured, ownerID string, ro *result.Object) (j canaryJudgement, judged, ok bool) {
+	switch {
+	case isCanary(o):
+		j, ok = a.judgeCanaryObject(e, u, ownerID)
+		return j, ok, ok
+	case o.Group == "apps" && canaryTargets[o.Kind] != (schema.GroupVersionResource{}):
+		cd, note, found := a.canaryOf(e, u, ownerID)
+		ro.Message = joinMessage(ro.Message, note)
+		if !found {
+			return j, false, false
+		}
+		if cd == nil {
+			return j, false, true
+		}
+		j, ok = a.judgeCanaryObject(e, cd, ownerID)
+		return j, ok, ok
+	}
+	return j, false, true
+}
+
+// trackedConfigs are the kinds of the configuration Flagger tracks, by its key's prefix.
+var trackedConfigs = map[string]schema.GroupVersionResource{
+	"configmap": {Version: "v1", Resource: "configmaps"},
+	"secret":    {Version: "v1", Resource: "secrets"},
+}
+
+// trackedWritten moves t.written to the latest write of a ConfigMap or Secret Flagger tracks
+// for c (their managedFields times, kept by the view's metadata-only lists): a change of one
+// starts an analysis of the same template. ok is false while their list is on its way; a list
+// the credentials may not make leaves the template's time alone, with the object's note.
+func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t *canaryTarget) bool {
+	for _, key := range c.tracked {
+		kind, name, _ := strings.Cut(key, "/")
+		gvr, ok := trackedConfigs[kind]
+		if !ok {
+			continue
+		}
+		key := ListKey{GVR: gvr, Namespace: ns}
+		w := a.list(key)
+		ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(ns))
+		if forbidden != "" {
+			continue
+		}
+		if !ready {
+			e.listOnItsWay(w)
+			return false
+		}
+		a.consistent(key, w, ownerID)
+		obj, found := w.Object(ns, name)
+		if !found {
+			continue
+		}
+		acc, err := meta.Accessor(obj)
+		if err != nil {
+			continue
+		}
+		for _, f := range acc.GetManagedFields() {
+			if f.Time != nil && f.Time.After(t.written) {
+				t.written = f.Time.UTC()
+			}
+		}
+	}
+	return true
+}
