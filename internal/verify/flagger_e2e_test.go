@@ -369,3 +369,54 @@ func TestCanaryManualGate(t *testing.T) {
 	promotedAt := phaseAt(ctx, t, c, ns, "Succeeded", done)
 	t.Logf("Flagger promoted at %s, Current at %s (%s after)", promotedAt.Format("15:04:05"), done.Format("15:04:05.000"), done.Sub(promotedAt).Round(time.Millisecond))
 }
+
+// TestCanaryFixAfterFailure: a fix pushed over a failed analysis is not failed on the previous
+// revision's Failed, which the Canary still says until Flagger picks the new template up: the
+// run waits, and is Current once Flagger promoted the fix.
+func TestCanaryFixAfterFailure(t *testing.T) {
+	b := flaggerBed.Get(t)
+	c := b.Clusters[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	g := newGate(t)
+	k := testbed.Kustomization{Name: ns, TargetNamespace: ns}
+	deployCanaryApp(ctx, t, c, k, canaryApp(t, "ghcr.io/example/web:1.0.0", g.srv.URL, ""), commitA)
+
+	watch := watchCanary(ctx, t, c, ns)
+	g.fail.Store(true)
+	if _, err := c.DeployApp(ctx, k, canaryApp(t, "ghcr.io/example/web:1.1.0", g.srv.URL, ""), commitB); err != nil {
+		t.Fatal(err)
+	}
+	for !watch.seen("Failed") {
+		select {
+		case <-ctx.Done():
+			t.Fatal("Flagger never failed the analysis")
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	g.fail.Store(false)
+	if _, err := c.DeployApp(ctx, k, canaryApp(t, "ghcr.io/example/web:1.2.0", g.srv.URL, ""), commitC); err != nil {
+		t.Fatal(err)
+	}
+	run := verify.Run(ctx, verify.Request{
+		Targets:   targetsOf(c),
+		Resources: []flux.Ref{ks(ns)},
+		Revision:  mustRevision(t, commitC),
+		Timeout:   3 * time.Minute,
+		Workloads: true,
+	})
+	done := time.Now()
+	if cl := run.Results[0]; cl.Verdict != result.VerdictCurrent {
+		t.Fatalf("verdict = %s (%s): %s, want Current once the fix is promoted\nflagger log:\n%s", cl.Verdict, cl.Code, cl.Message, flaggerLog(c))
+	}
+	promotedAt := phaseAt(ctx, t, c, ns, "Succeeded", done)
+	t.Logf("Flagger promoted the fix at %s, Current at %s (%s after)", promotedAt.Format("15:04:05"), done.Format("15:04:05.000"), done.Sub(promotedAt).Round(time.Millisecond))
+	primary, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, "web-primary", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := primary.Spec.Template.Spec.Containers[0].Image; got != "ghcr.io/example/web:1.2.0" {
+		t.Errorf("web-primary runs %s once Current, want the fix's ghcr.io/example/web:1.2.0", got)
+	}
+}
