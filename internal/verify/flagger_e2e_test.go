@@ -196,10 +196,11 @@ func (w *canaryWatch) seen(phase string) bool {
 	return ok
 }
 
-// deployCanaryApp deploys the Canary app at commit and waits until verify says Current on it:
-// Flagger has initialized the canary (web-primary runs image).
-func deployCanaryApp(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir, commit string) {
+// deployCanaryApp deploys the Canary app at commitA and waits until verify says Current on
+// it: Flagger has initialized the canary (web-primary runs its image).
+func deployCanaryApp(ctx context.Context, t *testing.T, c *testbed.Cluster, k testbed.Kustomization, dir string) {
 	t.Helper()
+	const commit = commitA
 	if _, err := c.DeployApp(ctx, k, dir, commit); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestCanaryCurrentOnlyAfterPromotion(t *testing.T) {
 	ns := c.Namespace(t)
 	g := newGate(t)
 	k := testbed.Kustomization{Name: ns, TargetNamespace: ns}
-	deployCanaryApp(ctx, t, c, k, canaryApp(t, "ghcr.io/example/web:1.0.0", g.srv.URL, ""), commitA)
+	deployCanaryApp(ctx, t, c, k, canaryApp(t, "ghcr.io/example/web:1.0.0", g.srv.URL, ""))
 
 	watch := watchCanary(ctx, t, c, ns)
 	if _, err := c.DeployApp(ctx, k, canaryApp(t, "ghcr.io/example/web:1.1.0", g.srv.URL, ""), commitB); err != nil {
@@ -278,7 +279,7 @@ func TestCanaryFailedAnalysis(t *testing.T) {
 	ns := c.Namespace(t)
 	g := newGate(t)
 	k := testbed.Kustomization{Name: ns, TargetNamespace: ns}
-	deployCanaryApp(ctx, t, c, k, canaryApp(t, "ghcr.io/example/web:1.0.0", g.srv.URL, ""), commitA)
+	deployCanaryApp(ctx, t, c, k, canaryApp(t, "ghcr.io/example/web:1.0.0", g.srv.URL, ""))
 
 	watch := watchCanary(ctx, t, c, ns)
 	g.fail.Store(true)
@@ -334,7 +335,7 @@ func TestCanaryManualGate(t *testing.T) {
 	ns := c.Namespace(t)
 	g, approval := newGate(t), newGate(t)
 	k := testbed.Kustomization{Name: ns, TargetNamespace: ns}
-	deployCanaryApp(ctx, t, c, k, canaryApp(t, "ghcr.io/example/web:1.0.0", g.srv.URL, approval.srv.URL), commitA)
+	deployCanaryApp(ctx, t, c, k, canaryApp(t, "ghcr.io/example/web:1.0.0", g.srv.URL, approval.srv.URL))
 
 	watch := watchCanary(ctx, t, c, ns)
 	approval.fail.Store(true)
@@ -381,7 +382,7 @@ func TestCanaryFixAfterFailure(t *testing.T) {
 	ns := c.Namespace(t)
 	g := newGate(t)
 	k := testbed.Kustomization{Name: ns, TargetNamespace: ns}
-	deployCanaryApp(ctx, t, c, k, canaryApp(t, "ghcr.io/example/web:1.0.0", g.srv.URL, ""), commitA)
+	deployCanaryApp(ctx, t, c, k, canaryApp(t, "ghcr.io/example/web:1.0.0", g.srv.URL, ""))
 
 	watch := watchCanary(ctx, t, c, ns)
 	g.fail.Store(true)
