@@ -39,6 +39,17 @@ const (
 	rsetWaitFailed = `  - {type: Ready, status: "False", reason: ReconciliationFailed, message: "reconciliation failed: failed early due to stalled resources: [Kustomization/flux-system/team2 status: 'Failed']", observedGeneration: 2}`
 )
 
+// fromProviders is doc, an rset without inline inputs, taking its inputs from a
+// ResourceSetInputProvider (spec.inputsFrom); inputs, when set, is the count of inputs its
+// newest status.history entry records, as flux-operator v0.59.0 writes it.
+func fromProviders(doc, inputs string) string {
+	doc = strings.Replace(doc, "  inputs: []\n", "  inputsFrom: [{kind: ResourceSetInputProvider, name: app}]\n", 1)
+	if inputs != "" {
+		doc = strings.Replace(doc, "status:\n", "status:\n  history:\n  - {digest: sha256:43ad78c94b2655429d84f21488f29d7cca9cd45b7f54d2b27e16bbec8eff9228, lastReconciledStatus: ReconciliationSucceeded, metadata: {inputs: \""+inputs+"\", resources: \""+inputs+"\"}}\n", 1)
+	}
+	return doc
+}
+
 // ksFailed is Kustomization name of GitRepository app whose build of rev failed.
 func ksFailed(name, rev string) string {
 	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -63,6 +74,7 @@ func TestAssessResourceSets(t *testing.T) {
 	teams := []string{"flux-system_team1_kustomize.toolkit.fluxcd.io_Kustomization", "flux-system_team2_kustomize.toolkit.fluxcd.io_Kustomization"}
 	order := []string{"resourcesets", "kustomizations", "helmreleases", "gitrepositories", "ocirepositories", "deployments", "services"}
 	const noInputs = "[]"
+	dep := "shop_web_apps_Deployment"
 	tests := []struct {
 		name      string
 		revision  string
@@ -75,7 +87,7 @@ func TestAssessResourceSets(t *testing.T) {
 			want: current},
 		{name: "Ready, the generated Kustomizations on the previous revision, which their source still serves",
 			docs: []string{rset(noInputs, rsetReady, teams...), ks("team1", "GitRepository", "app", "", revA), ks("team2", "GitRepository", "app", "", revA), gitRepoAt(revA)},
-			want: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}},
+			want: outcome{Verdict: result.VerdictInProgress, Reason: "RevisionNotApplied"}},
 		{name: "no revision expected: what their source offers",
 			revision: "-",
 			docs:     []string{rset(noInputs, rsetReady, teams...), ks("team1", "GitRepository", "app", "", revA), ks("team2", "GitRepository", "app", "", revA), gitRepoAt(revA)},
@@ -97,6 +109,32 @@ func TestAssessResourceSets(t *testing.T) {
 			docs: []string{rset(`[{tenant: shop, version: "1.0.0"}]`, rsetReady, "shop_web_helm.toolkit.fluxcd.io_HelmRelease"),
 				helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), strings.Replace(ociRepo(), "generation: 1", "generation: 2", 1)},
 			want: outcome{Verdict: result.VerdictInProgress, Reason: "SourceNotReady"}},
+		{name: "inputs from providers, only a Deployment generated: nothing says the revision is applied",
+			docs:      []string{fromProviders(rset(noInputs, rsetReady, dep), ""), deployment("Deployment", 1, 1)},
+			workloads: true,
+			want:      outcome{Verdict: result.VerdictInProgress, Reason: "RevisionNotApplied"}},
+		{name: "inputs from providers, only a Deployment generated, without the workloads",
+			docs: []string{fromProviders(rset(noInputs, rsetReady, dep), ""), deployment("Deployment", 1, 1)},
+			want: outcome{Verdict: result.VerdictInProgress, Reason: "RevisionNotApplied"}},
+		{name: "inputs from providers, empty inventory: the provider has not exported yet",
+			docs: []string{fromProviders(rset(noInputs, rsetReady), "")},
+			want: outcome{Verdict: result.VerdictInProgress, Reason: "RevisionNotApplied"}},
+		{name: "inputs from providers, zero inputs at its last reconcile, an old Kustomization still listed",
+			docs: []string{fromProviders(rset(noInputs, rsetReady, teams[0]), "0"), ks("team1", "GitRepository", "app", "", revB), gitRepo()},
+			want: outcome{Verdict: result.VerdictInProgress, Reason: "RevisionNotApplied"}},
+		{name: "inputs from providers, a generated Kustomization applied the revision",
+			docs: []string{fromProviders(rset(noInputs, rsetReady, teams[0]), "1"), ks("team1", "GitRepository", "app", "", revB), gitRepo()},
+			want: current},
+		{name: "inline inputs without the revision, only a Deployment generated",
+			revision:  "1.2.3",
+			docs:      []string{rset(`[{image: "ghcr.io/org/app:1.2.2"}]`, rsetReady, dep), deployment("Deployment", 1, 1)},
+			workloads: true,
+			want:      outcome{Verdict: result.VerdictInProgress, Reason: "RevisionNotApplied"}},
+		{name: "inline inputs carry the revision, only a Deployment generated",
+			revision:  "1.2.3",
+			docs:      []string{rset(`[{image: ghcr.io/org/app, tag: "1.2.3"}]`, rsetReady, dep), deployment("Deployment", 1, 1)},
+			workloads: true,
+			want:      current},
 		{name: "not reconciled at its generation yet",
 			docs: []string{rset(noInputs, strings.Replace(rsetReady, "observedGeneration: 2", "observedGeneration: 1", 1), teams...),
 				ks("team1", "GitRepository", "app", "", revB), ks("team2", "GitRepository", "app", "", revB), gitRepo()},

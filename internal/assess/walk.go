@@ -337,6 +337,14 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	if ref.Kind == flux.KindHelmRelease && parent != nil && parent.Applied {
 		srcNote = joinMessage(srcNote, a.settleValues(e, &gate, obj, parent, now))
 	}
+	if gate.GeneratedWant && gate.Verdict == result.VerdictCurrent {
+		// Ready says it applied what it rendered, which its inputs do not tie to the
+		// expected revision: one of the Flux objects it generated must have applied it.
+		if msg := a.generatedWaits(e, ref, obj, want); msg != "" {
+			override(&gate, result.VerdictInProgress, "", "RevisionNotApplied", msg)
+			gate.Applied = false
+		}
+	}
 	if parent == nil && gate.Applied && (gate.Verdict == result.VerdictCurrent || want.Matches(gate.Attempting...)) {
 		e.appliedRoots++
 	}
@@ -889,4 +897,45 @@ func objectIDs(refs []flux.ObjectRef) []string {
 		ids[i] = r.ID()
 	}
 	return ids
+}
+
+// generatedWaits says why a ResourceSet whose inputs do not carry the expected revision
+// (Gate.GeneratedWant) has not brought it yet, or "" once one of the Flux objects it generated
+// (its inventory) has applied it. Its Ready says nothing of the revision: inputs from
+// providers (spec.inputsFrom) are not read, and a provider that has not exported yet leaves
+// it Ready on zero inputs with an empty inventory.
+func (a *assessor) generatedWaits(e *Assessment, ref flux.Ref, obj *unstructured.Unstructured, want flux.Revision) string {
+	if flux.ResourceSetWithoutInputs(obj) {
+		return fmt.Sprintf("its input providers (spec.inputsFrom) gave it no inputs at its last reconcile (status.history): it generated nothing that applies %s yet", want)
+	}
+	refs, _, err := a.inventory(ref.ID(), obj)
+	if err != nil {
+		return err.Error()
+	}
+	generated := 0
+	for _, o := range refs {
+		kind, isFlux := flux.IsFluxKind(o.Group, o.Kind)
+		if !isFlux {
+			continue
+		}
+		generated++
+		w := a.list(ListKey{GVR: kind.GroupVersionResource(), Namespace: o.Namespace})
+		if !w.Synced() {
+			continue
+		}
+		cached, _ := w.Object(o.Namespace, o.Name)
+		child, ok := cached.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		src, _ := a.source(e, flux.SourceOf(kind, child))
+		if flux.Evaluate(flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, child, want, src).HasApplied {
+			return ""
+		}
+	}
+	if generated == 0 {
+		return fmt.Sprintf("no inline input (spec.inputs) carries %s and it generated no Kustomization or HelmRelease that could apply it: "+
+			"nothing says the revision is applied (inputs from providers are not read)", want)
+	}
+	return fmt.Sprintf("none of the %d Flux objects it generated has applied %s yet (no inline input carries it)", generated, want)
 }

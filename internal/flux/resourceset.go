@@ -142,3 +142,22 @@ func anyStringMatches(v any, want Revision) bool {
 	}
 	return false
 }
+
+// ResourceSetWithoutInputs reports whether a ResourceSet takes inputs from providers
+// (spec.inputsFrom) and its last reconcile had none: flux-operator v0.59.0 then reconciles an
+// empty set (garbage collecting what it generated) and marks Ready all the same, recording
+// the count as the newest status.history entry's metadata.inputs.
+func ResourceSetWithoutInputs(obj *unstructured.Unstructured) bool {
+	if obj == nil {
+		return false
+	}
+	if from, _, _ := NestedSlice(obj.Object, "spec", "inputsFrom"); len(from) == 0 {
+		return false
+	}
+	history := nestedMaps(obj.Object, "status", "history")
+	if len(history) == 0 {
+		return false
+	}
+	inputs, _, _ := unstructured.NestedString(history[0], "metadata", "inputs")
+	return inputs == "0"
+}
