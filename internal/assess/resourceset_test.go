@@ -50,6 +50,16 @@ func fromProviders(doc, inputs string) string {
 	return doc
 }
 
+// helmV2 is doc, an rset, listing its HelmReleases at helm.toolkit.fluxcd.io/v2.
+func helmV2(doc string) string {
+	return strings.ReplaceAll(doc, "HelmRelease, v: v1", "HelmRelease, v: v2")
+}
+
+// valuesBy is the HelmRelease's values ConfigMap as the field manager manager applied it at.
+func valuesBy(manager, at string) string {
+	return strings.Replace(valuesConfigMap(at), "manager: kustomize-controller", "manager: "+manager, 1)
+}
+
 // ksFailed is Kustomization name of GitRepository app whose build of rev failed.
 func ksFailed(name, rev string) string {
 	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -72,9 +82,10 @@ func TestAssessResourceSets(t *testing.T) {
 	t.Parallel()
 	root := flux.Ref{Kind: flux.KindResourceSet, Namespace: "flux-system", Name: "tenants"}
 	teams := []string{"flux-system_team1_kustomize.toolkit.fluxcd.io_Kustomization", "flux-system_team2_kustomize.toolkit.fluxcd.io_Kustomization"}
-	order := []string{"resourcesets", "kustomizations", "helmreleases", "gitrepositories", "ocirepositories", "deployments", "services"}
+	order := []string{"resourcesets", "kustomizations", "helmreleases", "gitrepositories", "ocirepositories", "deployments", "services", "configmaps"}
 	const noInputs = "[]"
 	dep := "shop_web_apps_Deployment"
+	hr := "shop_web_helm.toolkit.fluxcd.io_HelmRelease"
 	tests := []struct {
 		name      string
 		revision  string
@@ -135,6 +146,22 @@ func TestAssessResourceSets(t *testing.T) {
 			docs:      []string{rset(`[{image: ghcr.io/org/app, tag: "1.2.3"}]`, rsetReady, dep), deployment("Deployment", 1, 1)},
 			workloads: true,
 			want:      current},
+		{name: "its generated values ConfigMap changed after the release was deployed",
+			revision: "1.0.0",
+			docs: []string{helmV2(rset(`[{tenant: shop, version: "1.0.0"}]`, rsetReady, hr, "shop_web-values__ConfigMap")),
+				helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), ociRepo(), valuesBy("flux-operator", "2026-11-01T11:45:00Z")},
+			want: outcome{Verdict: result.VerdictInProgress, Reason: "ValuesNotApplied"}},
+		{name: "its generated values ConfigMap changed after the release was deployed, with the workloads",
+			revision: "1.0.0",
+			docs: []string{helmV2(rset(`[{tenant: shop, version: "1.0.0"}]`, rsetReady, hr, "shop_web-values__ConfigMap")),
+				helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), ociRepo(), valuesBy("flux-operator", "2026-11-01T11:45:00Z")},
+			workloads: true,
+			want:      outcome{Verdict: result.VerdictInProgress, Reason: "ValuesNotApplied"}},
+		{name: "its generated values ConfigMap unchanged since the release was deployed",
+			revision: "1.0.0",
+			docs: []string{helmV2(rset(`[{tenant: shop, version: "1.0.0"}]`, rsetReady, hr, "shop_web-values__ConfigMap")),
+				helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), ociRepo(), valuesBy("flux-operator", "2026-11-01T11:15:00Z")},
+			want: current},
 		{name: "not reconciled at its generation yet",
 			docs: []string{rset(noInputs, strings.Replace(rsetReady, "observedGeneration: 2", "observedGeneration: 1", 1), teams...),
 				ks("team1", "GitRepository", "app", "", revB), ks("team2", "GitRepository", "app", "", revB), gitRepo()},

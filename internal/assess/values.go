@@ -1,6 +1,7 @@
 package assess
 
 import (
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -11,15 +12,25 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
+// fieldManager is the field manager the Flux object ownerID (an ID of the tree) applies what
+// its inventory lists with: flux-operator for a ResourceSet, kustomize-controller otherwise.
+func fieldManager(ownerID string) string {
+	if strings.HasPrefix(ownerID, string(flux.KindResourceSet)+"/") {
+		return flux.FluxOperator
+	}
+	return flux.KustomizeController
+}
+
 // settleValues holds back a nested HelmRelease that is Current on its chart while a ConfigMap
-// or Secret it takes values from, applied by the tree (listed in an inventory the run read),
+// or Secret it takes values from, applied by the tree (a Kustomization or a ResourceSet) (listed in an inventory the run read),
 // changed after helm-controller last composed the values (flux.StaleValues). Objects of its
 // valuesFrom that the tree does not apply (made by an operator, or by hand) are not this
 // rollout's, and are not compared. Their list is judged (consistency): read no earlier than
 // the HelmRelease's status and than the status of each Flux object whose inventory lists
 // them, or a change made before those would go unseen, with or without the workloads.
 func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructured.Unstructured, parent *flux.Gate, now time.Time) (note string) {
-	if gate.Verdict != result.VerdictCurrent || parent == nil || parent.Object.Kind != string(flux.KindKustomization) {
+	if gate.Verdict != result.VerdictCurrent || parent == nil ||
+		parent.Object.Kind != string(flux.KindKustomization) && parent.Object.Kind != string(flux.KindResourceSet) {
 		return ""
 	}
 	refs := flux.ValuesFrom(obj)
@@ -71,8 +82,14 @@ func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructure
 		if err != nil {
 			continue
 		}
-		if at, ok := flux.AppliedAt(acc.GetManagedFields(), flux.KustomizeController); ok {
-			changed[r] = flux.ValuesChange{At: at, Watched: acc.GetLabels()[flux.WatchLabel] == flux.WatchLabelEnabled, ResourceVersion: acc.GetResourceVersion()}
+		var last time.Time
+		for _, ownerID := range owners {
+			if at, ok := flux.AppliedAt(acc.GetManagedFields(), fieldManager(ownerID)); ok && at.After(last) {
+				last = at
+			}
+		}
+		if !last.IsZero() {
+			changed[r] = flux.ValuesChange{At: last, Watched: acc.GetLabels()[flux.WatchLabel] == flux.WatchLabelEnabled, ResourceVersion: acc.GetResourceVersion()}
 		}
 	}
 	if len(changed) == 0 {

@@ -18,7 +18,10 @@ import (
 // status.observedGeneration: the Ready condition's observedGeneration says which generation it
 // reconciled (api/v1 HealthCheckExpr: Ready True at metadata.generation).
 
-const fluxOperator = "flux-operator"
+// FluxOperator is the Flux Operator's controller, and the field manager it applies what a
+// ResourceSet generates with (cmd/operator controllerName, the StatusManager of its
+// ResourceSet reconciler).
+const FluxOperator = "flux-operator"
 
 // operatorReconcileAnnotation set to "disabled" pauses a Flux Operator object
 // (api/v1 ReconcileAnnotation, DisabledValue): its suspend.
@@ -50,7 +53,7 @@ func resourceSetGate(ref Ref, v *view, _ Revision) decision {
 		}
 		stalled := decision{verdict: result.VerdictFailed, code: code, reason: st.reason, message: "stalled: " + st.message}
 		if v.olderGeneration(st) {
-			return staleGeneration(v, st.observedGeneration, fluxOperator, stalled)
+			return staleGeneration(v, st.observedGeneration, FluxOperator, stalled)
 		}
 		return stalled
 	}
@@ -67,7 +70,7 @@ func resourceSetGate(ref Ref, v *view, _ Revision) decision {
 				failure.retried = applyWording(ready.message) == retriedWords
 			}
 			if v.olderGeneration(ready) {
-				return staleGeneration(v, ready.observedGeneration, fluxOperator, failure)
+				return staleGeneration(v, ready.observedGeneration, FluxOperator, failure)
 			}
 			return failure
 		case meta.DependencyNotReadyReason:
@@ -76,11 +79,11 @@ func resourceSetGate(ref Ref, v *view, _ Revision) decision {
 		}
 	}
 	if ready.status != string(metav1.ConditionTrue) {
-		return progressing(v, fluxOperator)
+		return progressing(v, FluxOperator)
 	}
 	if v.olderGeneration(ready) || ready.observedGeneration == 0 && v.generation > 0 {
 		return decision{reason: ready.reason, message: fmt.Sprintf("waiting for %s to reconcile generation %d (Ready is of generation %d)",
-			fluxOperator, v.generation, ready.observedGeneration)}
+			FluxOperator, v.generation, ready.observedGeneration)}
 	}
 	return decision{verdict: result.VerdictCurrent, reason: ready.reason, message: ready.message}
 }
