@@ -39,6 +39,12 @@ const (
 	rsetWaitFailed = `  - {type: Ready, status: "False", reason: ReconciliationFailed, message: "reconciliation failed: failed early due to stalled resources: [Kustomization/flux-system/team2 status: 'Failed']", observedGeneration: 2}`
 )
 
+// rsetTimedOut is the Ready condition flux-operator writes when its wait (spec.wait) for the
+// HelmRelease it generated timed out, at the given time.
+func rsetTimedOut(at string) string {
+	return `  - {type: Ready, status: "False", reason: ReconciliationFailed, message: "reconciliation failed: timeout waiting for: [HelmRelease/shop/web status: 'InProgress']", observedGeneration: 2, lastTransitionTime: "` + at + `"}`
+}
+
 // fromProviders is doc, an rset without inline inputs, taking its inputs from a
 // ResourceSetInputProvider (spec.inputsFrom); inputs, when set, is the count of inputs its
 // newest status.history entry records, as flux-operator v0.59.0 writes it.
@@ -86,6 +92,11 @@ func TestAssessResourceSets(t *testing.T) {
 	const noInputs = "[]"
 	dep := "shop_web_apps_Deployment"
 	hr := "shop_web_helm.toolkit.fluxcd.io_HelmRelease"
+	// The HelmRelease at generation 3, helm-controller running its upgrade.
+	hrUpgrading := strings.Replace(strings.Replace(helmRelease("OCIRepository", 3, 2, "1.0.0", dig1),
+		`{type: Ready, status: "True", reason: UpgradeSucceeded, message: "Helm upgrade succeeded", observedGeneration: 2}`,
+		`{type: Ready, status: "Unknown", reason: Progressing, message: "Running 'upgrade' action with timeout of 5m0s", observedGeneration: 3}`, 1),
+		"  observedGeneration: 2\n", "  observedGeneration: 3\n", 1)
 	tests := []struct {
 		name      string
 		revision  string
@@ -162,6 +173,22 @@ func TestAssessResourceSets(t *testing.T) {
 			docs: []string{helmV2(rset(`[{tenant: shop, version: "1.0.0"}]`, rsetReady, hr, "shop_web-values__ConfigMap")),
 				helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), ociRepo(), valuesBy("flux-operator", "2026-11-01T11:15:00Z")},
 			want: current},
+		{name: "its wait timed out a minute ago, its generated HelmRelease still upgrading",
+			revision: "1.0.0",
+			docs:     []string{helmV2(rset(`[{version: "1.0.0"}]`, rsetTimedOut("2026-11-01T11:59:00Z"), hr)), hrUpgrading, ociRepo()},
+			want:     outcome{Verdict: result.VerdictInProgress, Reason: "Progressing"}},
+		{name: "its wait timed out a minute ago, with the workloads",
+			revision:  "1.0.0",
+			docs:      []string{helmV2(rset(`[{version: "1.0.0"}]`, rsetTimedOut("2026-11-01T11:59:00Z"), hr)), hrUpgrading, ociRepo()},
+			workloads: true,
+			want:      outcome{Verdict: result.VerdictInProgress, Reason: "Progressing"}},
+		{name: "its wait timed out ten minutes ago: flux-operator's retry failed too",
+			revision: "1.0.0",
+			docs:     []string{helmV2(rset(`[{version: "1.0.0"}]`, rsetTimedOut("2026-11-01T11:50:00Z"), hr)), hrUpgrading, ociRepo()},
+			want:     outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxHealthCheckFailed, Reason: "ReconciliationFailed"}},
+		{name: "its wait timed out a minute ago, a generated Kustomization failed",
+			docs: []string{rset(noInputs, rsetTimedOut("2026-11-01T11:59:00Z"), teams...), ks("team1", "GitRepository", "app", "", revB), ksFailed("team2", revB), gitRepo()},
+			want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}},
 		{name: "not reconciled at its generation yet",
 			docs: []string{rset(noInputs, strings.Replace(rsetReady, "observedGeneration: 2", "observedGeneration: 1", 1), teams...),
 				ks("team1", "GitRepository", "app", "", revB), ks("team2", "GitRepository", "app", "", revB), gitRepo()},

@@ -372,9 +372,10 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 			// previous revision, so it waits, as the workloads do.
 			e.wait(Finding{Verdict: result.VerdictInProgress, Code: gate.Code, Reason: fo.Reason,
 				Message: id + ": " + gate.Message + " (before " + parent.Object.ID + " applied the expected revision)"})
-		case gate.Applied && (a.spec.Workloads || ref.Kind == flux.KindResourceSet) && !gate.Remote && workloadsExplain[gate.Code]:
+		case (gate.Applied || ref.Kind == flux.KindResourceSet) && (a.spec.Workloads || ref.Kind == flux.KindResourceSet) && !gate.Remote && workloadsExplain[gate.Code]:
 			// (A ResourceSet's failed wait is for the Flux objects it generated, judged
-			// with or without the workloads: theirs says why.)
+			// with or without the workloads: theirs says why; a wait of a step before the
+			// last, its previous objects still listed, as well.)
 			deferred = &v
 		default:
 			e.fail(v)
@@ -453,7 +454,8 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 }
 
 // failOrAwaitHealthRetry reports a deferred Flux failure once the inventory's objects are
-// judged. Failed health checks of a Kustomization are not final while none of its objects has
+// judged. Failed health checks of a Kustomization (or the failed wait of a ResourceSet, whose
+// flux-operator retries with a backoff: flux.Gate.RetryEvery) are not final while none of its objects has
 // failed: kustomize-controller runs them again at its next retry (spec.retryInterval, else
 // spec.interval), and turns Ready if the objects are Current by then (a Deployment that
 // became ready after spec.timeout). They wait until the retry after the first failure the run
@@ -478,6 +480,23 @@ func (a *assessor) failOrAwaitHealthRetry(e *Assessment, id string, gate *flux.G
 			current++
 		}
 	}
+	for _, f := range e.Flux {
+		// (The Flux objects it lists, judged as Flux objects: without the workloads, all
+		// that is judged of a ResourceSet's.)
+		if f.Owner != id {
+			continue
+		}
+		if f.Verdict == result.VerdictFailed {
+			e.fail(failure)
+			return
+		}
+		if !a.spec.Workloads {
+			listed++
+			if f.Verdict == result.VerdictCurrent {
+				current++
+			}
+		}
+	}
 	if a.mem.healthFailedAt == nil {
 		a.mem.healthFailedAt = map[string]time.Time{}
 	}
@@ -491,7 +510,11 @@ func (a *assessor) failOrAwaitHealthRetry(e *Assessment, id string, gate *flux.G
 		e.fail(failure)
 		return
 	}
-	message := fmt.Sprintf("its health checks failed at %s, %d of the %d objects it lists are Current now, and none failed: kustomize-controller checks them again by %s (spec.retryInterval, else spec.interval), and fails then if it still fails: %s",
+	retry := "kustomize-controller checks them again by %s (spec.retryInterval, else spec.interval)"
+	if gate.Object.Kind == string(flux.KindResourceSet) {
+		retry = flux.FluxOperator + " retries with a backoff and waits for them again by %s (its step's timeout, else the fluxcd.controlplane.io/reconcileTimeout annotation, else 5m)"
+	}
+	message := fmt.Sprintf("its health checks failed at %s, %d of the %d objects it lists are Current now, and none failed: "+retry+", and fails then if it still fails: %s",
 		first.UTC().Format(time.RFC3339), current, listed, next.UTC().Format(time.RFC3339), gate.Message)
 	for i := range e.Flux {
 		if e.Flux[i].ID == id {

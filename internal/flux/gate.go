@@ -154,6 +154,8 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 			switch ref.Kind {
 			case KindKustomization:
 				g.RetryEvery = retryInterval(obj, v.cond(meta.ReadyCondition).message)
+			case KindResourceSet:
+				g.RetryEvery = resourceSetRetry(obj)
 			case KindHelmRelease:
 				var note string
 				g.RetryEvery, note = helmRetryInterval(obj, v, d.code)

@@ -3,6 +3,7 @@ package flux
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,10 @@ const FluxOperator = "flux-operator"
 // operatorReconcileAnnotation set to "disabled" pauses a Flux Operator object
 // (api/v1 ReconcileAnnotation, DisabledValue): its suspend.
 const operatorReconcileAnnotation = "fluxcd.controlplane.io/reconcile"
+
+// operatorTimeoutAnnotation bounds a Flux Operator object's reconcile, its wait included
+// (api/v1 ReconcileTimeoutAnnotation).
+const operatorTimeoutAnnotation = "fluxcd.controlplane.io/reconcileTimeout"
 
 // operatorDisabled reports whether a Flux Operator object's reconciliation is disabled.
 func operatorDisabled(obj *unstructured.Unstructured) bool {
@@ -88,10 +93,15 @@ func resourceSetGate(ref Ref, v *view, _ Revision) decision {
 	return decision{verdict: result.VerdictCurrent, reason: ready.reason, message: ready.message}
 }
 
-// resourceSetApplied: flux-operator swaps status.inventory for the objects it applied once the
-// apply (and its garbage collection) succeeded, before it waits for them (spec.wait), and keeps
-// it when that wait fails. So what the inventory lists is of the current generation once
-// Ready is True at it, or once its wait for them failed at it.
+// resourceSetApplied: flux-operator (v0.59.0, ResourceSetReconciler.apply) applies the
+// objects of each step in turn and records status.inventory as the union of the previous
+// inventory and what it applied so far (inventory.Merge, trackPartialApply): a failed step, or
+// the failed wait of a step that is not the last (spec.steps), leaves the previous
+// generation's objects listed beside the new ones. Only once every step applied and garbage
+// collection removed what the new set no longer holds does it record the new inventory alone,
+// then it waits for the last step's objects (spec.wait). So what the inventory lists is of
+// the current generation once Ready is True at it, or once the wait of its last step (or of
+// a ResourceSet without steps) failed at it.
 func resourceSetApplied(v *view, _ Revision) bool {
 	ready := v.cond(meta.ReadyCondition)
 	if !v.hasInventory {
@@ -101,7 +111,38 @@ func resourceSetApplied(v *view, _ Revision) bool {
 		return false
 	}
 	return ready.status == string(metav1.ConditionTrue) ||
-		ready.status == string(metav1.ConditionFalse) && resourceSetHealthWords.MatchString(ready.message)
+		ready.status == string(metav1.ConditionFalse) && resourceSetHealthWords.MatchString(ready.message) && !earlierStep(v.obj, ready.message)
+}
+
+// earlierStep reports whether a ResourceSet's failure names a step (stepError: step "NAME")
+// that is not the last of spec.steps.
+func earlierStep(obj *unstructured.Unstructured, message string) bool {
+	m := resourceSetStepWords.FindStringSubmatch(message)
+	if m == nil || obj == nil {
+		return false
+	}
+	steps := nestedMaps(obj.Object, "spec", "steps")
+	return len(steps) > 0 && str(steps[len(steps)-1], "name") != m[1]
+}
+
+// resourceSetRetry is how long a ResourceSet's next attempt may take to say again that its
+// wait failed: flux-operator (v0.59.0) returns the failure to controller-runtime, which
+// retries with a backoff from 750 ms (--min-retry-delay), and each attempt waits for its
+// objects up to the step's timeout (spec.steps[].timeout), else the
+// fluxcd.controlplane.io/reconcileTimeout annotation, else 5 minutes (stepTimeout,
+// GetTimeout): the longest of those.
+func resourceSetRetry(obj *unstructured.Unstructured) time.Duration {
+	timeout := 5 * time.Minute
+	if d, err := time.ParseDuration(obj.GetAnnotations()[operatorTimeoutAnnotation]); err == nil && d > 0 {
+		timeout = d
+	}
+	longest := timeout
+	for _, st := range nestedMaps(obj.Object, "spec", "steps") {
+		if d, err := time.ParseDuration(str(st, "timeout")); err == nil && d > longest {
+			longest = d
+		}
+	}
+	return longest
 }
 
 // ResourceSetInputsCarry reports whether the revision is one of a ResourceSet's inputs: a

@@ -51,7 +51,8 @@ func TestResourceSetGate(t *testing.T) {
 }
 
 // TestResourceSetApplied: what a ResourceSet's inventory lists is of its current generation
-// once flux-operator is Ready at it, or its wait for those objects failed at it.
+// once flux-operator is Ready at it, or the wait of its last step failed at it (the wait of
+// an earlier step leaves the previous objects listed).
 func TestResourceSetApplied(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -60,6 +61,8 @@ func TestResourceSetApplied(t *testing.T) {
 	}{
 		{"rset-ready.yaml", true},
 		{"rset-health-failed.yaml", true},
+		{"rset-last-step-failed.yaml", true},
+		{"rset-step-failed.yaml", false},
 		{"rset-progressing.yaml", false},
 		{"rset-generation.yaml", false},
 		{"rset-apply-failed.yaml", false},

@@ -134,6 +134,10 @@ func valuesWording(message string) wording {
 	return finalWords
 }
 
+// resourceSetStepWords name the step of a ResourceSet's failure (flux-operator v0.59.0
+// stepError: step "NAME" ACTION: ERROR).
+var resourceSetStepWords = regexp.MustCompile(`(?:^|: )step "([^"]*)" `)
+
 // Flux Operator v0.59.0, internal/controller/resourceset_controller.go. Every failure to apply
 // is Ready=False with reason ReconciliationFailed and "reconciliation failed: %s"; a wait for
 // the generated objects that failed (spec.wait, or a step before the next) says so in the
