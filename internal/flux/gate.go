@@ -87,9 +87,9 @@ type Gate struct {
 	// (kustomizationGate says when); FailedAt and RetryEvery then time it.
 	MaybeOlderGeneration bool
 	// GeneratedWant is set on a ResourceSet whose inputs do not carry the expected revision
-	// (ResourceSetInputsCarry): the Flux objects it generated must each have applied the
-	// expected revision themselves. When its inputs carry it, or none is expected, they apply
-	// what their own sources offer, as any nested object of another source.
+	// (ResourceSetInputsCarry): one of the Flux objects it generated must have applied the
+	// expected revision itself. Each of them applies what its own source offers, as any
+	// nested object of another source.
 	GeneratedWant bool
 	// WaitsForAll is set when the object's Ready condition says every object it applied is
 	// Current, a Job deleted after it finished (ttlSecondsAfterFinished) included: a
