@@ -323,8 +323,11 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 	}
 	grace := a.retryGrace()
 	controller := "kustomize-controller"
-	if g.Object.Kind == string(flux.KindHelmRelease) {
+	switch g.Object.Kind {
+	case string(flux.KindHelmRelease):
 		controller = "helm-controller"
+	case string(flux.KindResourceSet):
+		controller = flux.FluxOperator
 	}
 	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	end := since.Add(grace)

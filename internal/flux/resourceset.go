@@ -57,6 +57,11 @@ func resourceSetGate(ref Ref, v *view, _ Revision) decision {
 			code = result.CodeFluxBuildFailed
 		}
 		stalled := decision{verdict: result.VerdictFailed, code: code, reason: st.reason, message: "stalled: " + st.message}
+		if resourceSetProviderWords.MatchString(st.message) {
+			// A provider not created yet: the rollout may create it.
+			stalled.verdict = result.VerdictInProgress
+			stalled.message = "waiting for its input provider (spec.inputsFrom) to exist: " + st.message
+		}
 		if v.olderGeneration(st) {
 			return staleGeneration(v, st.observedGeneration, FluxOperator, stalled)
 		}
@@ -72,7 +77,14 @@ func resourceSetGate(ref Ref, v *view, _ Revision) decision {
 			case resourceSetHealthWords.MatchString(ready.message):
 				failure.code = result.CodeFluxHealthCheckFailed
 			default:
-				failure.retried = applyWording(ready.message) == retriedWords
+				switch applyWording(ready.message) {
+				case retriedWords:
+					failure.retried = true
+				case unrecognised:
+					// Retried or final, only its words would say: neither fail nor pass.
+					failure.verdict = result.VerdictInProgress
+					failure.message = joinSentences(failure.message, unrecognisedNote(FluxOperator, "v0.59.0"))
+				}
 			}
 			if v.olderGeneration(ready) {
 				return staleGeneration(v, ready.observedGeneration, FluxOperator, failure)

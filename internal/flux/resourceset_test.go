@@ -18,14 +18,16 @@ func TestResourceSetGate(t *testing.T) {
 			LastAppliedRevision: "sha256:43ad78c94b2655429d84f21488f29d7cca9cd45b7f54d2b27e16bbec8eff9228"}
 	}
 	objects := map[string]result.FluxObject{
-		"rset-ready.yaml":         obj(2, 2, "True"),
-		"rset-progressing.yaml":   obj(3, 3, "Unknown"),
-		"rset-health-failed.yaml": obj(2, 2, "False"),
-		"rset-apply-failed.yaml":  obj(2, 2, "False"),
-		"rset-build-failed.yaml":  obj(2, 2, "False"),
-		"rset-dependency.yaml":    obj(2, 2, "False"),
-		"rset-generation.yaml":    obj(3, 2, "True"),
-		"rset-disabled.yaml":      obj(2, 2, "True"),
+		"rset-ready.yaml":            obj(2, 2, "True"),
+		"rset-progressing.yaml":      obj(3, 3, "Unknown"),
+		"rset-health-failed.yaml":    obj(2, 2, "False"),
+		"rset-apply-failed.yaml":     obj(2, 2, "False"),
+		"rset-build-failed.yaml":     obj(2, 2, "False"),
+		"rset-dependency.yaml":       obj(2, 2, "False"),
+		"rset-generation.yaml":       obj(3, 2, "True"),
+		"rset-disabled.yaml":         obj(2, 2, "True"),
+		"rset-unrecognised.yaml":     obj(2, 2, "False"),
+		"rset-provider-missing.yaml": obj(2, 2, "False"),
 	}
 	disabled := objects["rset-disabled.yaml"]
 	disabled.Suspended = true
@@ -45,6 +47,10 @@ func TestResourceSetGate(t *testing.T) {
 		{name: "a template that does not render", fixture: "rset-build-failed.yaml", verdict: failed, code: result.CodeFluxBuildFailed, reason: "BuildFailed", message: buildMessage},
 		{name: "a dependency not ready", fixture: "rset-dependency.yaml", verdict: inProgress, code: result.CodeFluxDependencyNotReady, reason: "DependencyNotReady",
 			message: `waiting for its dependencies (spec.dependsOn): Retrying dependency check: dependency apiextensions.k8s.io/v1/CustomResourceDefinition/widgets.example.com not found: customresourcedefinitions.apiextensions.k8s.io "widgets.example.com" not found`},
+		{name: "a failure in words not recognised", fixture: "rset-unrecognised.yaml", verdict: inProgress, code: result.CodeFluxReconciliationFailed, reason: "ReconciliationFailed",
+			message: `reconciliation failed: failed to copy data from ConfigMap/shared/settings: configmaps "settings" not found; the verdict waits: flux-operator's words were not recognised (read from v0.59.0)`},
+		{name: "an input provider not created yet", fixture: "rset-provider-missing.yaml", verdict: inProgress, code: result.CodeFluxBuildFailed, reason: "BuildFailed",
+			message: `waiting for its input provider (spec.inputsFrom) to exist: failed to compute inputs: failed to get provider flux-system/app: resourcesetinputproviders.fluxcd.controlplane.io "app" not found`},
 		{name: "reconciliation disabled", fixture: "rset-disabled.yaml", verdict: suspended, code: result.CodeFluxSuspended, reason: "Suspended",
 			message: "reconciliation disabled (annotation fluxcd.controlplane.io/reconcile: disabled); resume it with: flux-operator -n flux-system resume resourceset tenants"},
 	})

@@ -134,6 +134,12 @@ func valuesWording(message string) wording {
 	return finalWords
 }
 
+// resourceSetProviderWords: a provider of spec.inputsFrom that cannot be read yet (flux-operator
+// v0.59.0 getInputs, "failed to get provider %s/%s: %w", stalled by stallWithTerminalError
+// as "failed to compute inputs: %s"); flux-operator reconciles again when the provider is
+// created.
+var resourceSetProviderWords = regexp.MustCompile(`(?:^|: )failed to compute inputs: failed to get provider `)
+
 // resourceSetStepWords name the step of a ResourceSet's failure (flux-operator v0.59.0
 // stepError: step "NAME" ACTION: ERROR).
 var resourceSetStepWords = regexp.MustCompile(`(?:^|: )step "([^"]*)" `)
