@@ -71,7 +71,7 @@ func TestNamespacedRole(t *testing.T) {
 		}
 	}
 	account := applyNamespaced(ctx, t, c, ns, "-"+ns)
-	target, _ := saTarget(ctx, t, c, "flux-system", account)
+	target, _ := saTarget(ctx, t, c, account)
 	req := verify.Request{Targets: []verify.Target{target}, Resources: []flux.Ref{ks(name)}, Revision: mustRevision(t, commitA),
 		Timeout: time.Minute, Workloads: true}
 	got := verify.Run(ctx, req).Results[0]

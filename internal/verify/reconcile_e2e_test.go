@@ -48,11 +48,11 @@ func applyRBAC(ctx context.Context, t *testing.T, c *testbed.Cluster, files ...s
 	}
 }
 
-// saTarget is a run's target authenticating as the ServiceAccount ns/name, and a dynamic
-// client with its rights.
-func saTarget(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, name string) (verify.Target, dynamic.Interface) {
+// saTarget is a run's target authenticating as the ServiceAccount flux-system/name (where
+// deploy/rbac binds the action's accounts), and a dynamic client with its rights.
+func saTarget(ctx context.Context, t *testing.T, c *testbed.Cluster, name string) (verify.Target, dynamic.Interface) {
 	t.Helper()
-	data, err := c.ServiceAccountKubeconfig(ctx, ns, name)
+	data, err := c.ServiceAccountKubeconfig(ctx, "flux-system", name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestReconcilePolicy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	applyRBAC(ctx, t, c, "app-status.yaml", "app-status-reconcile.yaml", "app-status-reconcile-binding.yaml")
-	_, sa := saTarget(ctx, t, c, "flux-system", "app-status")
+	_, sa := saTarget(ctx, t, c, "app-status")
 	ns := c.Namespace(t)
 	user := ns + "@example.com"
 	bindUser(ctx, t, c, user, "app-status-reconciler")
@@ -333,7 +333,7 @@ func TestReconcileRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	applyRBAC(ctx, t, c, "app-status.yaml", "app-status-reconcile.yaml", "app-status-reconcile-binding.yaml")
-	target, _ := saTarget(ctx, t, c, "flux-system", "app-status")
+	target, _ := saTarget(ctx, t, c, "app-status")
 	ns := c.Namespace(t)
 	name := ns + "-rec"
 	cleanUpFlux(t, c, name)

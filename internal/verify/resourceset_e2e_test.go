@@ -243,7 +243,7 @@ func TestResourceSetReconcile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	applyRBAC(ctx, t, c, "app-status.yaml", "app-status-reconcile.yaml", "app-status-reconcile-binding.yaml")
-	target, sa := saTarget(ctx, t, c, "flux-system", "app-status")
+	target, sa := saTarget(ctx, t, c, "app-status")
 	ns := c.Namespace(t)
 	tenant := publishTenant(ctx, t, c, ns+"-a", appDir(t, "web"))
 	playResourceSet(ctx, t, c, ns, tenant)
