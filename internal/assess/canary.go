@@ -42,9 +42,13 @@ import (
 // target's template (TemplateWritten); a state written after the template is of that template.
 // A state older than the template waits for Flagger to pick it up (at its next analysis
 // tick, spec.analysis.interval), for two intervals at most (pickup); a Flagger that then still
-// has not reacted found nothing to analyse (the template hashes to the promoted one). Whatever
-// the state, a Succeeded canary is Current only when its primary runs the target's images and
-// has rolled out.
+// has not reacted found nothing to analyse (the template hashes to the promoted one). Neither
+// hashes nor times prove what the primary runs: Flagger looks for a new template only while
+// Progressing or WaitingPromotion, and writes Succeeded (Initialized on first install) with
+// the hash of whatever the target holds then, so a template written while it was Promoting,
+// Finalising or Initializing is recorded as promoted and never reaches the primary. A
+// Deployment's or DaemonSet's Canary is therefore Current only when its primary runs the
+// target's pod template (canaryspec.go) and has rolled out.
 
 var (
 	// CanaryGVK is the kind of a Flagger Canary.
@@ -170,7 +174,9 @@ type canaryTarget struct {
 	primaryFound   bool
 	primaryStatus  result.ObjectStatus
 	primaryMessage string
-	imageDiff      string
+	// differs says how the primary's pod template differs from the target's (imageDiff,
+	// else templateDiff); "": it is the target's.
+	differs string
 }
 
 // judgeCanary decides what Canary c says of its target's current template; staleFor is how
@@ -202,6 +208,9 @@ func judgeCanary(c canary, t canaryTarget, staleFor time.Duration) canaryJudgeme
 	case c.phase != canaryInitialized && c.phase != canarySucceeded && c.phase != canaryFailed:
 		return inProgress("%s", flagger(c.id+" "+c.phase))
 	}
+	if t.workload {
+		return judgeCanaryWorkload(c, t, waitPickup, at)
+	}
 	promotedLast := c.applied != "" && c.applied == c.promoted
 	if c.phase == canaryFailed && !promotedLast {
 		if waitPickup {
@@ -219,24 +228,50 @@ func judgeCanary(c canary, t canaryTarget, staleFor time.Duration) canaryJudgeme
 		j.stale = true
 		return j
 	}
-	if t.workload {
-		switch {
-		case !t.primaryFound:
-			return inProgress("%s %s, but %s not found", c.id, c.phase, t.primaryID)
-		case t.imageDiff != "":
-			return inProgress("%s %s, but %s %s", c.id, c.phase, t.primaryID, t.imageDiff)
-		case t.primaryStatus != result.ObjectCurrent:
-			return inProgress("%s %s, %s rolling out: %s", c.id, c.phase, t.primaryID, cmpOr(t.primaryMessage, string(t.primaryStatus)))
-		}
-	}
 	msg := fmt.Sprintf("promoted by Flagger (%s %s)", c.id, c.phase)
-	if t.workload {
-		msg = fmt.Sprintf("promoted by Flagger (%s %s, %s runs the template)", c.id, c.phase, t.primaryID)
-	}
 	if stale {
 		msg += fmt.Sprintf("; Flagger started no analysis of the change%s in %s", at, staleFor.Round(time.Second))
 	}
 	return canaryJudgement{status: result.ObjectCurrent, message: msg}
+}
+
+// judgeCanaryWorkload judges Canary c, settled (Initialized, Succeeded, Failed), of a
+// Deployment or DaemonSet: its primary serves the target's template when it runs the same pod
+// template (templateDiff) and has rolled out, whatever the hashes and times of Flagger's
+// status say; Flagger can write Succeeded with the hash of a template it never promoted (one
+// written while it was Promoting or Finalising, which it does not look for), and then it
+// never analyses it. A primary on another template waits, with no timer.
+func judgeCanaryWorkload(c canary, t canaryTarget, waitPickup bool, at string) canaryJudgement {
+	inProgress := func(format string, args ...any) canaryJudgement {
+		return canaryJudgement{status: result.ObjectInProgress, message: fmt.Sprintf(format, args...)}
+	}
+	promotedLast := c.applied != "" && c.applied == c.promoted
+	switch {
+	case !t.primaryFound:
+		return inProgress("%s %s, but %s not found", c.id, c.phase, t.primaryID)
+	case c.phase == canaryFailed && t.differs != "":
+		if waitPickup {
+			j := inProgress("%s Failed before its target changed%s: waiting for Flagger to analyse the change", c.id, at)
+			j.stale = true
+			return j
+		}
+		msg := c.id + " Failed"
+		if c.message != "" {
+			msg += ": " + c.message
+		}
+		return canaryJudgement{status: result.ObjectFailed, failed: true, message: msg}
+	case c.phase != canaryFailed && !promotedLast:
+		return inProgress("%s %s has not promoted the last template it saw", c.id, c.phase)
+	case t.differs != "":
+		return inProgress("%s %s, but %s %s: waiting for Flagger to promote the target's template", c.id, c.phase, t.primaryID, t.differs)
+	case waitPickup:
+		j := inProgress("%s %s before its target changed%s: waiting for Flagger to pick the change up", c.id, c.phase, at)
+		j.stale = true
+		return j
+	case t.primaryStatus != result.ObjectCurrent:
+		return inProgress("%s %s, %s rolling out: %s", c.id, c.phase, t.primaryID, cmpOr(t.primaryMessage, string(t.primaryStatus)))
+	}
+	return canaryJudgement{status: result.ObjectCurrent, message: fmt.Sprintf("promoted by Flagger (%s %s, %s runs the template)", c.id, c.phase, t.primaryID)}
 }
 
 // templateWritten is the TemplateWritten annotation the view put on a workload; zero when

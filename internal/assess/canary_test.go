@@ -130,6 +130,65 @@ metadata:
 data: {greeting: hello}`
 }
 
+// withTemplate replaces the pod template of a flaggerWorkload by tmpl (YAML under
+// spec.template, indented by four spaces).
+func withTemplate(doc, tmpl string) string {
+	i, j := strings.Index(doc, "  template:\n"), strings.Index(doc, "\nstatus:")
+	return doc[:i] + "  template:\n" + tmpl + doc[j:]
+}
+
+// The pod templates of a target and of its primary as Flagger copies it: tracked ConfigMap and
+// Secret renamed, selector values and the pod's selector label suffixed, flagger-id added,
+// Flux's annotations dropped.
+const (
+	richTarget = `    metadata:
+      labels: {app: web, kustomize.toolkit.fluxcd.io/name: app}
+      annotations: {kustomize.toolkit.fluxcd.io/checksum: abc, prometheus.io/scrape: "true"}
+    spec:
+      containers:
+      - name: web
+        image: web:1.1.0
+        args: [--listen=:8080]
+        env:
+        - {name: GREETING, valueFrom: {configMapKeyRef: {name: web-config, key: greeting}}}
+        - {name: TOKEN, valueFrom: {secretKeyRef: {name: web-token, key: token}}}
+        envFrom:
+        - configMapRef: {name: web-config}
+      volumes:
+      - {name: config, configMap: {name: web-config}}
+      - {name: token, secret: {secretName: web-token}}
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - topologyKey: kubernetes.io/hostname
+            labelSelector: {matchExpressions: [{key: app, operator: In, values: [web]}]}`
+	richPrimary = `    metadata:
+      labels: {app: web-primary}
+      annotations: {flagger-id: 5b1c3a2e-0000-4000-8000-000000000000, prometheus.io/scrape: "true"}
+    spec:
+      containers:
+      - name: web
+        image: web:1.1.0
+        args: [--listen=:8080]
+        env:
+        - {name: GREETING, valueFrom: {configMapKeyRef: {name: web-config-primary, key: greeting}}}
+        - {name: TOKEN, valueFrom: {secretKeyRef: {name: web-token-primary, key: token}}}
+        envFrom:
+        - configMapRef: {name: web-config-primary}
+      volumes:
+      - {name: config, configMap: {name: web-config-primary}}
+      - {name: token, secret: {secretName: web-token-primary}}
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web-primary}}}
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - topologyKey: kubernetes.io/hostname
+            labelSelector: {matchExpressions: [{key: app, operator: In, values: [web-primary]}]}`
+)
+
 // TestAssessCanaries: a Flagger Canary of the tree, or one that targets a Deployment of the
 // tree, decides whether the new template serves: Current only once Flagger promoted it, for
 // this template; in progress during the analysis; canary-failed when the analysis of this
@@ -183,7 +242,16 @@ func TestAssessCanaries(t *testing.T) {
 			want: inProgress, message: "web-primary rolling out"},
 		{name: "the previous revision's Succeeded: Flagger has not seen the template yet",
 			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("Succeeded", hashA, hashA, beforeB)},
-			want: inProgress, message: "waiting for Flagger to pick the change up"},
+			want: inProgress, message: "web-primary runs web:1.0.0 of container web, the template web:1.1.0: waiting for Flagger to promote"},
+		{name: "a change written while Flagger was Finalising: Succeeded after it, the primary on the previous env",
+			docs: []string{withCanary, gitRepo(), withTemplate(target, strings.Replace(richTarget, "--listen=:8080", "--listen=:9090", 1)), withTemplate(primaryNew, richPrimary), flaggerCanary("Succeeded", hashB, hashB, afterB)},
+			want: inProgress, message: "web-primary runs a pod template that differs from the target's in containers: waiting for Flagger to promote"},
+		{name: "a change written during the first install: Initialized after it, the primary on the previous volumes",
+			docs: []string{withCanary, gitRepo(), withTemplate(target, strings.Replace(richTarget, "{name: config, configMap: {name: web-config}}", "{name: config, emptyDir: {}}", 1)), withTemplate(primaryNew, richPrimary), flaggerCanary("Initialized", hashB, hashB, afterB)},
+			want: inProgress, message: "differs from the target's in volumes"},
+		{name: "promoted: the primary runs the target's template as Flagger rewrites it",
+			docs: []string{withCanary, gitRepo(), withTemplate(target, richTarget), withTemplate(primaryNew, richPrimary), flaggerCanary("Succeeded", hashB, hashB, afterB)},
+			want: current},
 		{name: "Succeeded after the template, but the primary runs other images",
 			docs: []string{withCanary, gitRepo(), target, primaryOld, flaggerCanary("Succeeded", hashB, hashB, afterB)},
 			want: inProgress, message: "web-primary runs web:1.0.0 of container web, the template web:1.1.0"},
@@ -293,16 +361,18 @@ func TestCanaryPickup(t *testing.T) {
 		name        string
 		docs        []string
 		first, then outcome
+		// timer is whether the first verdict waits for Flagger's pickup (a recheck).
+		timer bool
 	}{
 		{name: "Succeeded before the template, the primary on the same images",
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.0.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Succeeded", hashA, hashA, beforeB)},
-			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: current},
-		{name: "Succeeded before the template, the primary on other images",
+			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: current, timer: true},
+		{name: "Succeeded before the template, the primary on other images: waits with no timer",
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Succeeded", hashA, hashA, beforeB)},
 			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}},
 		{name: "Failed before the template",
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Failed", hashA, hashB, beforeB)},
-			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictFailed, Code: result.CodeCanaryFailed, Reason: "Failed"}},
+			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictFailed, Code: result.CodeCanaryFailed, Reason: "Failed"}, timer: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -320,7 +390,7 @@ func TestCanaryPickup(t *testing.T) {
 			if diff := cmp.Diff(tt.first, outcomeOf(e)); diff != "" {
 				t.Errorf("first (-want +got):\n%s\npending %+v fatal %+v", diff, e.Pending, e.Fatal)
 			}
-			if want := fixtureNow.Add(20 * time.Second); !e.Recheck.Equal(want) {
+			if want := fixtureNow.Add(20 * time.Second); tt.timer && !e.Recheck.Equal(want) || !tt.timer && !e.Recheck.IsZero() {
 				t.Errorf("Recheck = %s, want %s (two analysis intervals of 10s)", e.Recheck, want)
 			}
 			e = Assess(view(), mem, spec, fixtureNow.Add(19*time.Second))

@@ -98,7 +98,7 @@ func (a *assessor) judgeCanaryObject(e *Assessment, cd *unstructured.Unstructure
 					t.primaryStatus, t.primaryMessage = result.ObjectUnknown, memo.err.Error()
 				}
 				if t.found {
-					t.imageDiff = imageDiff(target, memo.u)
+					t.differs = cmpOr(imageDiff(target, memo.u), templateDiff(target, memo.u))
 				}
 			}
 		}
