@@ -177,6 +177,9 @@ type canaryTarget struct {
 	// differs says how the primary's pod template differs from the target's (imageDiff,
 	// else templateDiff); "": it is the target's.
 	differs string
+	// configs says which ConfigMap or Secret Flagger tracks was changed after its primary
+	// copy; unproven why that cannot be told (credentials that may not list Secrets).
+	configs, unproven string
 }
 
 // judgeCanary decides what Canary c says of its target's current template; staleFor is how
@@ -249,7 +252,7 @@ func judgeCanaryWorkload(c canary, t canaryTarget, waitPickup bool, at string) c
 	switch {
 	case !t.primaryFound:
 		return inProgress("%s %s, but %s not found", c.id, c.phase, t.primaryID)
-	case c.phase == canaryFailed && t.differs != "":
+	case c.phase == canaryFailed && (t.differs != "" || t.configs != ""):
 		if waitPickup {
 			j := inProgress("%s Failed before its target changed%s: waiting for Flagger to analyse the change", c.id, at)
 			j.stale = true
@@ -264,10 +267,10 @@ func judgeCanaryWorkload(c canary, t canaryTarget, waitPickup bool, at string) c
 		return inProgress("%s %s has not promoted the last template it saw", c.id, c.phase)
 	case t.differs != "":
 		return inProgress("%s %s, but %s %s: waiting for Flagger to promote the target's template", c.id, c.phase, t.primaryID, t.differs)
-	case waitPickup:
-		j := inProgress("%s %s before its target changed%s: waiting for Flagger to pick the change up", c.id, c.phase, at)
-		j.stale = true
-		return j
+	case t.configs != "":
+		return inProgress("%s %s, but %s: waiting for Flagger to promote it", c.id, c.phase, t.configs)
+	case t.unproven != "":
+		return inProgress("%s %s, but %s", c.id, c.phase, t.unproven)
 	case t.primaryStatus != result.ObjectCurrent:
 		return inProgress("%s %s, %s rolling out: %s", c.id, c.phase, t.primaryID, cmpOr(t.primaryMessage, string(t.primaryStatus)))
 	}

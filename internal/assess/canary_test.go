@@ -120,14 +120,29 @@ func tracked(canary string) string {
 
 // trackedConfig is ConfigMap shop/web-config, last applied by kustomize-controller at at.
 func trackedConfig(at string) string {
+	return configObject("ConfigMap", "web-config", "kustomize-controller", at)
+}
+
+// trackedCopy is ConfigMap shop/web-config-primary, Flagger's copy, last updated at at.
+func trackedCopy(at string) string {
+	return configObject("ConfigMap", "web-config-primary", "flagger", at)
+}
+
+// configObject is a ConfigMap or Secret of shop as the view's metadata-only list holds it, last
+// written by manager at at.
+func configObject(kind, name, manager, at string) string {
 	return `apiVersion: v1
-kind: ConfigMap
+kind: ` + kind + `
 metadata:
-  name: web-config
+  name: ` + name + `
   namespace: shop
   managedFields:
-  - {manager: kustomize-controller, operation: Apply, apiVersion: v1, time: "` + at + `", fieldsType: FieldsV1, fieldsV1: {"f:data": {}}}
-data: {greeting: hello}`
+  - {manager: ` + manager + `, operation: Apply, apiVersion: v1, time: "` + at + `", fieldsType: FieldsV1, fieldsV1: {"f:data": {}}}`
+}
+
+// trackedSecret makes a Canary track Secret shop/web-token too.
+func trackedSecret(canary string) string {
+	return strings.Replace(canary, "  lastAppliedSpec:", "  trackedConfigs: {secret/web-token: 9e1f2a}\n  lastAppliedSpec:", 1)
 }
 
 // withTemplate replaces the pod template of a flaggerWorkload by tmpl (YAML under
@@ -208,7 +223,9 @@ func TestAssessCanaries(t *testing.T) {
 		docs      []string
 		notServed bool
 		forbidden bool
-		want      outcome
+		// forbidSecrets makes the Secrets' list forbidden (the RBAC we ship).
+		forbidSecrets bool
+		want          outcome
 		// message is part of the verdict's message.
 		message string
 	}{
@@ -271,15 +288,33 @@ func TestAssessCanaries(t *testing.T) {
 		{name: "Failed, then the target reverted to the promoted template (Flagger syncs lastAppliedSpec)",
 			docs: []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.0.0", writtenB, true), primaryOld, flaggerCanary("Failed", hashA, hashA, afterB)},
 			want: current},
-		{name: "a tracked ConfigMap changed after Flagger's Succeeded: Flagger starts an analysis of the same template",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z")},
-			want: inProgress, message: "Canary/shop/web Succeeded before its target changed at 2026-11-01T11:58:00Z"},
-		{name: "a tracked ConfigMap unchanged since Flagger's Succeeded",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB)},
+		{name: "a tracked ConfigMap changed after its primary copy: Flagger starts an analysis of the same template",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z"), trackedCopy(afterB)},
+			want: inProgress, message: "ConfigMap/shop/web-config was written at 2026-11-01T11:58:00Z, after its primary copy (2026-11-01T11:55:00Z)"},
+		{name: "a tracked ConfigMap changed during Finalising: Succeeded after it, the copy older",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, "2026-11-01T11:59:00Z")), trackedConfig("2026-11-01T11:58:00Z"), trackedCopy(afterB)},
+			want: inProgress, message: "after its primary copy"},
+		{name: "a tracked ConfigMap copied since its last change",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB), trackedCopy(afterB)},
 			want: current},
+		{name: "a tracked ConfigMap with no primary copy",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB)},
+			want: inProgress, message: "ConfigMap/shop/web-config has no primary copy web-config-primary"},
+		{name: "a tracked Secret changed after its primary copy",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, trackedSecret(flaggerCanary("Succeeded", hashB, hashB, afterB)),
+				configObject("Secret", "web-token", "kustomize-controller", "2026-11-01T11:58:00Z"), configObject("Secret", "web-token-primary", "flagger", afterB)},
+			want: inProgress, message: "Secret/shop/web-token was written at 2026-11-01T11:58:00Z"},
+		{name: "a tracked Secret the credentials may not list: unproven, waits",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, trackedSecret(flaggerCanary("Succeeded", hashB, hashB, afterB))}, forbidSecrets: true,
+			want: inProgress, message: "whether Flagger promoted the secret web-token it tracks is unknown: the credentials may not list secrets in namespace shop (403)"},
 		{name: "a DaemonSet target, promoted",
 			docs: []string{ks("app", "GitRepository", "app", "", revB, "shop_web_apps_DaemonSet"), gitRepo(), asDaemonSet(target), asDaemonSet(primaryNew),
 				strings.Replace(flaggerCanary("Succeeded", hashB, hashB, afterB), "kind: Deployment, name: web", "kind: DaemonSet, name: web", 1)},
+			want: current},
+		{name: "a DaemonSet target scaled to zero by Flagger after its Succeeded: Current at once",
+			docs: []string{ks("app", "GitRepository", "app", "", revB, "shop_web_apps_DaemonSet"), gitRepo(),
+				asDaemonSet(withTemplate(flaggerWorkload("web", "web:1.1.0", "2026-11-01T11:55:01Z", true), "    metadata: {labels: {app: web}}\n    spec:\n      nodeSelector: {flagger.app/scale-to-zero: \"true\"}\n      containers:\n      - {name: web, image: \"web:1.1.0\"}")),
+				asDaemonSet(primaryNew), strings.Replace(flaggerCanary("Succeeded", hashB, hashB, afterB), "kind: Deployment, name: web", "kind: DaemonSet, name: web", 1)},
 			want: current},
 		{name: "a DaemonSet target, its primary on the previous images",
 			docs: []string{ks("app", "GitRepository", "app", "", revB, "shop_web_apps_DaemonSet"), gitRepo(), asDaemonSet(target), asDaemonSet(primaryOld),
@@ -302,8 +337,12 @@ func TestAssessCanaries(t *testing.T) {
 			t.Parallel()
 			docs := strings.Join(tt.docs, "\n---\n")
 			for _, snapshot := range []bool{true, false} {
-				v := newFixtureView(t, docs, "kustomizations", "gitrepositories", "deployments", "daemonsets", "canaries", "configmaps")
+				v := newFixtureView(t, docs, "kustomizations", "gitrepositories", "deployments", "daemonsets", "canaries", "configmaps", "secrets")
 				v.flagger = !tt.notServed
+				if tt.forbidSecrets {
+					secrets := trackedConfigs["secret"].GroupResource()
+					v.failList(secrets, apierrors.NewForbidden(secrets, "", fmt.Errorf("no RBAC")))
+				}
 				if tt.forbidden {
 					v.failList(canaryGVR.GroupResource(), apierrors.NewForbidden(canaryGVR.GroupResource(), "", fmt.Errorf("no RBAC")))
 				}
@@ -364,9 +403,9 @@ func TestCanaryPickup(t *testing.T) {
 		// timer is whether the first verdict waits for Flagger's pickup (a recheck).
 		timer bool
 	}{
-		{name: "Succeeded before the template, the primary on the same images",
+		{name: "Succeeded before the template, the primary on the same template: Current at once",
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.0.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Succeeded", hashA, hashA, beforeB)},
-			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: current, timer: true},
+			first: current, then: current},
 		{name: "Succeeded before the template, the primary on other images: waits with no timer",
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Succeeded", hashA, hashA, beforeB)},
 			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}},

@@ -2,6 +2,7 @@ package assess
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -175,8 +176,11 @@ var trackedConfigs = map[string]schema.GroupVersionResource{
 
 // trackedWritten moves t.written to the latest write of a ConfigMap or Secret Flagger tracks
 // for c (their managedFields times, kept by the view's metadata-only lists): a change of one
-// starts an analysis of the same template. ok is false while their list is on its way; a list
-// the credentials may not make leaves the template's time alone, with the object's note.
+// starts an analysis of the same template. It also tells whether Flagger copied each to its
+// NAME-primary (which the primary's template names) since the last change: Flagger updates
+// the copy when it promotes, so a copy written no earlier than its source holds its data
+// (t.configs says which is not). A list the credentials may not make leaves that unproven
+// (t.unproven), and the Canary waits. ok is false while a list is on its way.
 func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t *canaryTarget) bool {
 	for _, key := range c.tracked {
 		kind, name, _ := strings.Cut(key, "/")
@@ -188,6 +192,9 @@ func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t
 		w := a.list(key)
 		ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(ns))
 		if forbidden != "" {
+			if t.unproven == "" {
+				t.unproven = fmt.Sprintf("whether Flagger promoted the %s %s it tracks is unknown: %s", kind, name, forbidden)
+			}
 			continue
 		}
 		if !ready {
@@ -199,15 +206,39 @@ func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t
 		if !found {
 			continue
 		}
-		acc, err := meta.Accessor(obj)
-		if err != nil {
+		written := lastWrite(obj)
+		if written.After(t.written) {
+			t.written = written
+		}
+		if t.configs != "" {
 			continue
 		}
-		for _, f := range acc.GetManagedFields() {
-			if f.Time != nil && f.Time.After(t.written) {
-				t.written = f.Time.UTC()
-			}
+		id := result.ObjectID(trackedKinds[kind], ns, name)
+		copyObj, found := w.Object(ns, name+primarySuffix)
+		switch copied := lastWrite(copyObj); {
+		case !found:
+			t.configs = fmt.Sprintf("%s has no primary copy %s%s", id, name, primarySuffix)
+		case copied.Before(written):
+			t.configs = fmt.Sprintf("%s was written at %s, after its primary copy (%s)", id, written.Format(time.RFC3339), copied.Format(time.RFC3339))
 		}
 	}
 	return true
+}
+
+// trackedKinds are the kinds of trackedConfigs' keys.
+var trackedKinds = map[string]string{"configmap": "ConfigMap", "secret": "Secret"}
+
+// lastWrite is the latest time of obj's managedFields; zero when none says.
+func lastWrite(obj any) time.Time {
+	var latest time.Time
+	acc, err := meta.Accessor(obj)
+	if obj == nil || err != nil {
+		return latest
+	}
+	for _, f := range acc.GetManagedFields() {
+		if f.Time != nil && f.Time.After(latest) {
+			latest = f.Time.UTC()
+		}
+	}
+	return latest
 }
