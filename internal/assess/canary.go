@@ -96,6 +96,8 @@ type canary struct {
 	// since is when Flagger last changed the Promoted condition (a change of phase).
 	since    time.Time
 	interval time.Duration
+	// suspended is spec.suspend: Flagger skips the Canary.
+	suspended bool
 	// targetKind and targetName are spec.targetRef's.
 	targetKind, targetName string
 	// tracked are the ConfigMaps and Secrets Flagger tracks (status.trackedConfigs keys,
@@ -110,6 +112,7 @@ func readCanary(u *unstructured.Unstructured) canary {
 	c.iteration, _, _ = unstructured.NestedInt64(u.Object, "status", "iterations")
 	c.applied, _, _ = unstructured.NestedString(u.Object, "status", "lastAppliedSpec")
 	c.promoted, _, _ = unstructured.NestedString(u.Object, "status", "lastPromotedSpec")
+	c.suspended, _, _ = unstructured.NestedBool(u.Object, "spec", "suspend")
 	c.targetKind, _, _ = unstructured.NestedString(u.Object, "spec", "targetRef", "kind")
 	c.targetName, _, _ = unstructured.NestedString(u.Object, "spec", "targetRef", "name")
 	tracked, _, _ := unstructured.NestedMap(u.Object, "status", "trackedConfigs")
@@ -185,6 +188,18 @@ type canaryTarget struct {
 // judgeCanary decides what Canary c says of its target's current template; staleFor is how
 // long the run has seen this state of c older than the template.
 func judgeCanary(c canary, t canaryTarget, staleFor time.Duration) canaryJudgement {
+	j := judgeCanaryState(c, t, staleFor)
+	if c.suspended && j.status != result.ObjectCurrent {
+		// Flagger skips a suspended Canary (scheduler.go advanceCanary): its state, Failed
+		// included, may be of any earlier template, and nothing moves until it is resumed.
+		return canaryJudgement{status: result.ObjectInProgress,
+			message: c.id + " is suspended (spec.suspend): Flagger does not act on the target's changes; " + j.message}
+	}
+	return j
+}
+
+// judgeCanaryState is judgeCanary's decision by Flagger's state, whether suspended or not.
+func judgeCanaryState(c canary, t canaryTarget, staleFor time.Duration) canaryJudgement {
 	inProgress := func(format string, args ...any) canaryJudgement {
 		return canaryJudgement{status: result.ObjectInProgress, message: fmt.Sprintf(format, args...)}
 	}
@@ -226,7 +241,7 @@ func judgeCanary(c canary, t canaryTarget, staleFor time.Duration) canaryJudgeme
 	if !promotedLast {
 		return inProgress("%s %s has not promoted the last template it saw", c.id, c.phase)
 	}
-	if waitPickup {
+	if waitPickup || stale && c.suspended {
 		j := inProgress("%s %s before its target changed%s: waiting for Flagger to pick the change up", c.id, c.phase, at)
 		j.stale = true
 		return j

@@ -140,6 +140,11 @@ metadata:
   - {manager: ` + manager + `, operation: Apply, apiVersion: v1, time: "` + at + `", fieldsType: FieldsV1, fieldsV1: {"f:data": {}}}`
 }
 
+// suspended sets a Canary's spec.suspend.
+func suspended(canary string) string {
+	return strings.Replace(canary, "  provider: kubernetes\n", "  provider: kubernetes\n  suspend: true\n", 1)
+}
+
 // trackedSecret makes a Canary track Secret shop/web-token too.
 func trackedSecret(canary string) string {
 	return strings.Replace(canary, "  lastAppliedSpec:", "  trackedConfigs: {secret/web-token: 9e1f2a}\n  lastAppliedSpec:", 1)
@@ -307,6 +312,15 @@ func TestAssessCanaries(t *testing.T) {
 		{name: "a tracked Secret the credentials may not list: unproven, waits",
 			docs: []string{withCanary, gitRepo(), target, primaryNew, trackedSecret(flaggerCanary("Succeeded", hashB, hashB, afterB))}, forbidSecrets: true,
 			want: inProgress, message: "whether Flagger promoted the secret web-token it tracks is unknown: the credentials may not list secrets in namespace shop (403)"},
+		{name: "a suspended Canary whose primary runs the previous template: waits, says suspended",
+			docs: []string{withCanary, gitRepo(), target, primaryOld, suspended(flaggerCanary("Succeeded", hashA, hashA, beforeB))},
+			want: inProgress, message: "Canary/shop/web is suspended (spec.suspend): Flagger does not act on the target's changes; Canary/shop/web Succeeded, but Deployment/shop/web-primary runs web:1.0.0"},
+		{name: "a suspended Canary's Failed is not a failure",
+			docs: []string{withCanary, gitRepo(), target, primaryOld, suspended(flaggerCanary("Failed", hashB, hashA, afterB))},
+			want: inProgress, message: "is suspended (spec.suspend)"},
+		{name: "a suspended Canary whose primary runs the target's template",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, suspended(flaggerCanary("Succeeded", hashB, hashB, afterB))},
+			want: current},
 		{name: "a DaemonSet target, promoted",
 			docs: []string{ks("app", "GitRepository", "app", "", revB, "shop_web_apps_DaemonSet"), gitRepo(), asDaemonSet(target), asDaemonSet(primaryNew),
 				strings.Replace(flaggerCanary("Succeeded", hashB, hashB, afterB), "kind: Deployment, name: web", "kind: DaemonSet, name: web", 1)},
@@ -441,5 +455,23 @@ func TestCanaryPickup(t *testing.T) {
 				t.Errorf("after the pickup (-want +got):\n%s\npending %+v fatal %+v", diff, e.Pending, e.Fatal)
 			}
 		})
+	}
+}
+
+// TestSuspendedCanaryNotCurrentByTimer: a suspended Canary whose target has no primary to
+// compare (its state older than a tracked config's change) is never Current after the pickup
+// timer, since Flagger does not pick anything up.
+func TestSuspendedCanaryNotCurrentByTimer(t *testing.T) {
+	t.Parallel()
+	written := time.Date(2026, 11, 1, 11, 50, 0, 0, time.UTC)
+	c := canary{id: "Canary/shop/web", phase: "Succeeded", applied: "h", promoted: "h", since: written.Add(-time.Hour), interval: time.Minute, targetKind: "Service", targetName: "web"}
+	tgt := canaryTarget{written: written}
+	if got := judgeCanary(c, tgt, time.Hour); got.status != result.ObjectCurrent {
+		t.Fatalf("judgeCanary(not suspended) = %+v, want Current after the pickup", got)
+	}
+	c.suspended = true
+	got := judgeCanary(c, tgt, time.Hour)
+	if got.status != result.ObjectInProgress || !strings.Contains(got.message, "is suspended (spec.suspend)") {
+		t.Errorf("judgeCanary(suspended) = %+v, want InProgress saying suspended", got)
 	}
 }
