@@ -148,6 +148,19 @@ func readCanary(u *unstructured.Unstructured) canary {
 	return c
 }
 
+// canaryClockMargin is the margin kept where a time of Flagger's clock (its status) is compared
+// with one of the API server's (managedFields): their skew, and the second both are truncated
+// to.
+const canaryClockMargin = 2 * time.Second
+
+// sinceAt is " at T" for a known time.
+func sinceAt(at time.Time) string {
+	if at.IsZero() {
+		return ""
+	}
+	return " at " + at.UTC().Format(time.RFC3339)
+}
+
 // pickup is how long a canary state older than its target's last change waits for Flagger to
 // pick the change up: two analysis ticks.
 func (c canary) pickup() time.Duration { return 2 * c.interval }
@@ -227,7 +240,7 @@ func judgeCanaryState(c canary, t canaryTarget, staleFor time.Duration) canaryJu
 		return inProgress("%s", flagger(c.id+" "+c.phase))
 	}
 	if t.workload {
-		return judgeCanaryWorkload(c, t, waitPickup, at)
+		return judgeCanaryWorkload(c, t, at)
 	}
 	promotedLast := c.applied != "" && c.applied == c.promoted
 	if c.phase == canaryFailed && !promotedLast {
@@ -259,7 +272,7 @@ func judgeCanaryState(c canary, t canaryTarget, staleFor time.Duration) canaryJu
 // status say; Flagger can write Succeeded with the hash of a template it never promoted (one
 // written while it was Promoting or Finalising, which it does not look for), and then it
 // never analyses it. A primary on another template waits, with no timer.
-func judgeCanaryWorkload(c canary, t canaryTarget, waitPickup bool, at string) canaryJudgement {
+func judgeCanaryWorkload(c canary, t canaryTarget, at string) canaryJudgement {
 	inProgress := func(format string, args ...any) canaryJudgement {
 		return canaryJudgement{status: result.ObjectInProgress, message: fmt.Sprintf(format, args...)}
 	}
@@ -268,10 +281,13 @@ func judgeCanaryWorkload(c canary, t canaryTarget, waitPickup bool, at string) c
 	case !t.primaryFound:
 		return inProgress("%s %s, but %s not found", c.id, c.phase, t.primaryID)
 	case c.phase == canaryFailed && (t.differs != "" || t.configs != ""):
-		if waitPickup {
-			j := inProgress("%s Failed before its target changed%s: waiting for Flagger to analyse the change", c.id, at)
-			j.stale = true
-			return j
+		// While Failed, Flagger rewrites status.lastTransitionTime and lastAppliedSpec at every
+		// tick (scheduler.go shouldAdvance syncs the status before it looks for a new
+		// template), but not its Promoted condition (c.since): that says when Failed was
+		// written. It is this template's only when the tick before it came after the template:
+		// Failed written more than one interval (and the clocks' margin) after the template.
+		if t.written.IsZero() || c.since.IsZero() || !c.since.After(t.written.Add(c.interval+canaryClockMargin)) {
+			return inProgress("%s Failed%s, not provably for the target's template (written%s): waiting for Flagger to analyse it", c.id, sinceAt(c.since), at)
 		}
 		msg := c.id + " Failed"
 		if c.message != "" {
