@@ -107,17 +107,17 @@ type canary struct {
 
 func readCanary(u *unstructured.Unstructured) canary {
 	c := canary{id: result.ObjectID("Canary", u.GetNamespace(), u.GetName()), interval: canaryAnalysisInterval}
-	c.phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
+	c.phase = flaggerString(u, "status", "phase")
 	c.weight, _, _ = unstructured.NestedInt64(u.Object, "status", "canaryWeight")
 	c.iteration, _, _ = unstructured.NestedInt64(u.Object, "status", "iterations")
 	c.applied, _, _ = unstructured.NestedString(u.Object, "status", "lastAppliedSpec")
 	c.promoted, _, _ = unstructured.NestedString(u.Object, "status", "lastPromotedSpec")
 	c.suspended, _, _ = unstructured.NestedBool(u.Object, "spec", "suspend")
-	c.targetKind, _, _ = unstructured.NestedString(u.Object, "spec", "targetRef", "kind")
-	c.targetName, _, _ = unstructured.NestedString(u.Object, "spec", "targetRef", "name")
+	c.targetKind = flaggerString(u, "spec", "targetRef", "kind")
+	c.targetName = flaggerString(u, "spec", "targetRef", "name")
 	tracked, _, _ := unstructured.NestedMap(u.Object, "status", "trackedConfigs")
 	for key := range tracked {
-		c.tracked = append(c.tracked, key)
+		c.tracked = append(c.tracked, sanitize.Truncate(sanitize.Compact(key), canaryMessageMax))
 	}
 	slices.Sort(c.tracked)
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
@@ -127,7 +127,7 @@ func readCanary(u *unstructured.Unstructured) canary {
 			continue
 		}
 		msg, _ := cond["message"].(string)
-		c.message = sanitize.Compact(msg)
+		c.message = sanitize.Truncate(sanitize.Compact(msg), canaryMessageMax)
 		for _, field := range []string{"lastUpdateTime", "lastTransitionTime"} {
 			if s, _ := cond[field].(string); s != "" {
 				if at, err := time.Parse(time.RFC3339, s); err == nil {
@@ -159,6 +159,20 @@ func sinceAt(at time.Time) string {
 		return ""
 	}
 	return " at " + at.UTC().Format(time.RFC3339)
+}
+
+// canaryMessageMax and canaryWordMax bound what a Canary's status and spec put in a message:
+// Flagger's message, and a phase or a target's kind or name.
+const (
+	canaryMessageMax = 300
+	canaryWordMax    = 64
+)
+
+// flaggerString is the string at path in a Canary, compacted to one line and bounded: every
+// byte of it is untrusted.
+func flaggerString(u *unstructured.Unstructured, path ...string) string {
+	s, _, _ := unstructured.NestedString(u.Object, path...)
+	return sanitize.Truncate(sanitize.Compact(s), canaryWordMax)
 }
 
 // pickup is how long a canary state older than its target's last change waits for Flagger to
@@ -225,7 +239,7 @@ func judgeCanaryState(c canary, t canaryTarget, staleFor time.Duration) canaryJu
 	if t.workload && !t.found {
 		return inProgress("%s targets %s %s, not found", c.id, c.targetKind, c.targetName)
 	}
-	stale := c.since.IsZero() || (!t.written.IsZero() && !c.since.After(t.written))
+	stale := c.since.IsZero() || (!t.written.IsZero() && !c.since.After(t.written.Add(canaryClockMargin)))
 	waitPickup := stale && staleFor < c.pickup()
 	at := ""
 	if !t.written.IsZero() {

@@ -343,6 +343,10 @@ func TestAssessCanaries(t *testing.T) {
 		{name: "the target not found",
 			docs: []string{ks("app", "GitRepository", "app", "", revB, "shop_web_flagger.app_Canary@v1beta1"), gitRepo(), flaggerCanary("Succeeded", hashB, hashB, afterB)},
 			want: inProgress, message: "targets Deployment web, not found"},
+		{name: "a hostile phase is one bounded line",
+			docs: []string{withCanary, gitRepo(), target, primaryOld,
+				strings.Replace(flaggerCanary("Progressing", hashB, hashA, afterB), "  phase: Progressing\n", `  phase: "Weird\n::error::pwn `+strings.Repeat("a", 200)+`"`+"\n", 1)},
+			want: inProgress, message: "Canary/shop/web Weird ::error::pwn " + strings.Repeat("a", 44) + "…: New revision"},
 		{name: "a hostile message is one line",
 			docs: []string{withCanary, gitRepo(), target, primaryOld,
 				strings.Replace(flaggerCanary("Failed", hashB, hashA, afterB), `message: "Canary analysis failed, Deployment scaled to zero."`, `message: "bad\n::error::x\n##[group]y"`, 1)},
@@ -480,5 +484,27 @@ func TestSuspendedCanaryNotCurrentByTimer(t *testing.T) {
 	got := judgeCanary(c, tgt, time.Hour)
 	if got.status != result.ObjectInProgress || !strings.Contains(got.message, "is suspended (spec.suspend)") {
 		t.Errorf("judgeCanary(suspended) = %+v, want InProgress saying suspended", got)
+	}
+}
+
+// TestCanaryClockMargin: a Canary state Flagger wrote (its clock) within the clocks' margin of
+// the target's last change (the API server's) is not taken as written after it.
+func TestCanaryClockMargin(t *testing.T) {
+	t.Parallel()
+	written := time.Date(2026, 11, 1, 11, 50, 0, 0, time.UTC)
+	c := canary{id: "Canary/shop/web", phase: "Succeeded", applied: "h", promoted: "h", interval: time.Minute, targetKind: "Service", targetName: "web"}
+	tgt := canaryTarget{written: written}
+	for _, tt := range []struct {
+		since time.Duration
+		want  result.ObjectStatus
+	}{
+		{since: time.Second, want: result.ObjectInProgress},
+		{since: 2 * time.Second, want: result.ObjectInProgress},
+		{since: 3 * time.Second, want: result.ObjectCurrent},
+	} {
+		c.since = written.Add(tt.since)
+		if got := judgeCanary(c, tgt, 0); got.status != tt.want {
+			t.Errorf("judgeCanary(Succeeded %s after the change) = %+v, want %s", tt.since, got, tt.want)
+		}
 	}
 }
