@@ -40,15 +40,17 @@ import (
 // current one is told by time instead: Flagger writes its Promoted condition (lastUpdateTime)
 // at every change of phase, and the API server records when a field manager last wrote the
 // target's template (TemplateWritten); a state written after the template is of that template.
-// A state older than the template waits for Flagger to pick it up (at its next analysis
-// tick, spec.analysis.interval), for two intervals at most (pickup); a Flagger that then still
-// has not reacted found nothing to analyse (the template hashes to the promoted one). Neither
-// hashes nor times prove what the primary runs: Flagger looks for a new template only while
+// For a target with no primary to compare, a state older than the template waits for Flagger
+// to pick it up (at its next analysis tick, spec.analysis.interval), for two intervals at most
+// (pickup). For a Deployment or DaemonSet neither hashes nor times prove what the primary runs: Flagger looks for a new template only while
 // Progressing or WaitingPromotion, and writes Succeeded (Initialized on first install) with
 // the hash of whatever the target holds then, so a template written while it was Promoting,
 // Finalising or Initializing is recorded as promoted and never reaches the primary. A
 // Deployment's or DaemonSet's Canary is therefore Current only when its primary runs the
-// target's pod template (canaryspec.go) and has rolled out.
+// target's pod template (canaryspec.go) and copies of the configs Flagger tracks, and has
+// rolled out; it fails only on a Failed provably written about the current template (one
+// analysis interval after it), and waits with no timer otherwise. A suspended Canary is never
+// a failure, and Current only as any.
 
 var (
 	// CanaryGVK is the kind of a Flagger Canary.
