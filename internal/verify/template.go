@@ -2,6 +2,7 @@ package verify
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,7 +39,10 @@ func noteTemplateWritten(obj any) {
 }
 
 // templateWritten is the latest time of the managedFields entries that own fields of
-// spec.template; zero when none says.
+// spec.template; zero when none says. An entry that owns only the node selector Flagger adds
+// to a DaemonSet it scales to zero (flagger.app/scale-to-zero) is not a change of the template:
+// Flagger writes it when it rolls back, and counting it would date the template after the
+// Failed that wrote it.
 func templateWritten(entries []metav1.ManagedFieldsEntry) time.Time {
 	var latest time.Time
 	for _, f := range entries {
@@ -51,9 +55,34 @@ func templateWritten(entries []metav1.ManagedFieldsEntry) time.Time {
 		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &top) != nil {
 			continue
 		}
-		if _, owns := top.Spec["f:template"]; owns {
+		if raw, owns := top.Spec["f:template"]; owns && !onlyScaleToZero(raw) {
 			latest = f.Time.Time
 		}
 	}
 	return latest
+}
+
+// onlyScaleToZero reports whether the field set of a pod template holds nothing but Flagger's
+// scale-to-zero node selector (and the "." entries that stand for the maps holding it).
+func onlyScaleToZero(raw json.RawMessage) bool {
+	var tmpl map[string]any
+	if json.Unmarshal(raw, &tmpl) != nil {
+		return false
+	}
+	spec, _ := tmpl["f:spec"].(map[string]any)
+	selector, _ := spec["f:nodeSelector"].(map[string]any)
+	if _, ok := selector["f:flagger.app/scale-to-zero"]; !ok {
+		return false
+	}
+	return onlyKeys(tmpl, "f:spec", ".") && onlyKeys(spec, "f:nodeSelector", ".") && onlyKeys(selector, "f:flagger.app/scale-to-zero", ".")
+}
+
+// onlyKeys reports whether m has no key but those.
+func onlyKeys(m map[string]any, keys ...string) bool {
+	for key := range m {
+		if !slices.Contains(keys, key) {
+			return false
+		}
+	}
+	return true
 }

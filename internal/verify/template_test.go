@@ -41,6 +41,24 @@ metadata:
   - {manager: kustomize-controller, operation: Apply, time: "2026-11-01T11:50:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:template": {}}}}
   - {manager: kubectl-edit, operation: Update, time: "2026-11-01T11:52:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:template": {"f:metadata": {}}}}}`,
 			want: "2026-11-01T11:52:00Z"},
+		{name: "not Flagger's scale-to-zero node selector on a DaemonSet it rolled back",
+			doc: `apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+  managedFields:
+  - {manager: kustomize-controller, operation: Apply, time: "2026-11-01T11:50:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:template": {"f:spec": {}}}}}
+  - {manager: flagger, operation: Update, time: "2026-11-01T11:51:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:template": {"f:spec": {"f:nodeSelector": {".": {}, "f:flagger.app/scale-to-zero": {}}}}}}}`,
+			want: "2026-11-01T11:50:00Z"},
+		{name: "a writer of the node selector that also wrote another field",
+			doc: `apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+  managedFields:
+  - {manager: kustomize-controller, operation: Apply, time: "2026-11-01T11:50:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:template": {"f:spec": {}}}}}
+  - {manager: kubectl-edit, operation: Update, time: "2026-11-01T11:51:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:template": {"f:spec": {"f:nodeSelector": {"f:flagger.app/scale-to-zero": {}, "f:zone": {}}}}}}}`,
+			want: "2026-11-01T11:51:00Z"},
 		{name: "an annotation the cluster holds is never taken",
 			doc: `apiVersion: apps/v1
 kind: Deployment
