@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
 )
 
 // The preflight: before a run waits for Flux, it checks that the Flux controllers that must
@@ -114,8 +115,30 @@ const restartGrace = 30 * time.Second
 var knownControllers = []string{sourceController, kustomizeController, helmController, "notification-controller",
 	"image-reflector-controller", "image-automation-controller", "source-watcher"}
 
+// preflightRunes bounds each of the preflight's texts: they quote a Deployment's condition
+// message or a FluxReport's status, untrusted text of any length.
+const preflightRunes = 400
+
+// preflightText is s on one line, cut to preflightRunes.
+func preflightText(s string) string {
+	return sanitize.Truncate(sanitize.Compact(s), preflightRunes)
+}
+
 // Preflight decides whether the controllers the tree needs are available at now.
 func Preflight(needs []ControllerNeed, in PreflightInput, now time.Time) PreflightResult {
+	r := preflight(needs, in, now)
+	if r.Fatal != nil {
+		r.Fatal.Message = preflightText(r.Fatal.Message)
+	}
+	for _, texts := range [][]string{r.Warnings, r.Notes} {
+		for i := range texts {
+			texts[i] = preflightText(texts[i])
+		}
+	}
+	return r
+}
+
+func preflight(needs []ControllerNeed, in PreflightInput, now time.Time) PreflightResult {
 	r := PreflightResult{Notes: slices.Clone(in.Notes)}
 	needed := map[string]string{}
 	var order []string

@@ -1,7 +1,10 @@
 package assess
 
 import (
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -125,6 +128,52 @@ func TestPreflight(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Preflight (-want +got):\n%s\nfatal %+v\nwarnings %q\nnotes %q", diff, r.Fatal, r.Warnings, r.Notes)
+			}
+		})
+	}
+}
+
+// TestPreflightBoundsItsTexts: a Deployment's condition message and a FluxReport's status are
+// untrusted text of any length; every warning, note and failure message the preflight makes
+// of them is one line of at most preflightRunes runes.
+func TestPreflightBoundsItsTexts(t *testing.T) {
+	t.Parallel()
+	const long = "2026-11-01T11:00:00Z"
+	huge := strings.Repeat("line\n\x1b[31m", 40<<10)
+	withMessage := func(d *appsv1.Deployment) *appsv1.Deployment {
+		d.Status.Conditions[0].Message = huge
+		return d
+	}
+	ksNeeds := ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, nil, "GitRepository")
+	tests := []struct {
+		name string
+		in   PreflightInput
+	}{
+		{name: "a needed controller down for long", in: PreflightInput{Namespace: "flux-system", Deployments: map[string]*appsv1.Deployment{
+			"kustomize-controller": withMessage(controllerDeployment(t, "kustomize-controller", 1, 0, 1, "False", "MinimumReplicasUnavailable", long))}}},
+		{name: "a needed controller within its grace", in: PreflightInput{Namespace: "flux-system", Deployments: map[string]*appsv1.Deployment{
+			"kustomize-controller": withMessage(controllerDeployment(t, "kustomize-controller", 1, 0, 1, "False", "MinimumReplicasUnavailable", "2026-11-01T11:59:59Z"))}}},
+		{name: "a controller not needed down", in: PreflightInput{Namespace: "flux-system", Deployments: map[string]*appsv1.Deployment{
+			"helm-controller": withMessage(controllerDeployment(t, "helm-controller", 1, 0, 1, "False", "MinimumReplicasUnavailable", long))}}},
+		{name: "a FluxReport's status", in: PreflightInput{Namespace: "flux-system", Report: []ReportComponent{
+			{Name: "kustomize-controller", Status: "Failed " + huge}, {Name: "helm-controller", Status: "Failed " + huge}}}},
+		{name: "what could not be read", in: PreflightInput{Namespace: "flux-system", Notes: []string{huge}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := Preflight(ksNeeds, tt.in, fixtureNow)
+			texts := slices.Concat(r.Warnings, r.Notes)
+			if r.Fatal != nil {
+				texts = append(texts, r.Fatal.Message)
+			}
+			if len(texts) == 0 {
+				t.Fatalf("no text to check: %+v", r)
+			}
+			for _, text := range texts {
+				if n := utf8.RuneCountInString(text); n > preflightRunes || strings.ContainsAny(text, "\n\x1b") {
+					t.Errorf("a text of %d runes, or not on one line: %.80q…", n, text)
+				}
 			}
 		})
 	}

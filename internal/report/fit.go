@@ -233,6 +233,15 @@ func boundText(c *result.Cluster, s *clusterSize, runes int) bool {
 			}
 		}
 	}
+	if p := c.Preflight; p != nil {
+		for _, texts := range [][]string{p.Warnings, p.Notes} {
+			for k := range texts {
+				if bound(&texts[k], runes) {
+					cut = true
+				}
+			}
+		}
+	}
 	for j := range c.Flux {
 		f := &c.Flux[j]
 		if bound(&f.Message, runes) {
@@ -321,8 +330,8 @@ func keepObjects(c *result.Cluster, s *clusterSize, keep func(result.Object) boo
 	return cut
 }
 
-// copyRun copies what Fit changes: the clusters, their Flux objects and objects, and the
-// failures and their events.
+// copyRun copies what Fit changes: the clusters, their Flux objects and objects, their
+// reconcile and preflight notes, and the failures and their events.
 func copyRun(run result.Run) result.Run {
 	out := run
 	out.Results = slices.Clone(run.Results)
@@ -334,6 +343,11 @@ func copyRun(run result.Run) result.Run {
 			copied := *r
 			copied.Requested, copied.Notes = slices.Clone(r.Requested), slices.Clone(r.Notes)
 			c.Reconcile = &copied
+		}
+		if p := c.Preflight; p != nil {
+			copied := *p
+			copied.Warnings, copied.Notes = slices.Clone(p.Warnings), slices.Clone(p.Notes)
+			c.Preflight = &copied
 		}
 		for j := range c.Objects {
 			if f := c.Objects[j].Failure; f != nil {

@@ -99,9 +99,10 @@ func TestFitSizesAddUp(t *testing.T) {
 	}
 }
 
-// TestFitKeepsEveryClusterWhateverItsMessages: one Flux object's huge message, or many
-// clusters with long ones, never cost a cluster its entry (issue 20: `results = []` for one
-// 500 KB Kustomization message, 59 of 100 clusters with 5.6 KB messages).
+// TestFitKeepsEveryClusterWhateverItsMessages: one Flux object's huge message, many
+// clusters with long ones, or huge preflight warnings and notes never cost a cluster its
+// entry (issue 20: `results = []` for one 500 KB Kustomization message, 59 of 100 clusters
+// with 5.6 KB messages).
 func TestFitKeepsEveryClusterWhateverItsMessages(t *testing.T) {
 	t.Parallel()
 	huge := result.NewRun(nil, "", []result.Cluster{{Name: "prod", Verdict: result.VerdictFailed, Code: result.CodeFluxBuildFailed,
@@ -112,11 +113,26 @@ func TestFitKeepsEveryClusterWhateverItsMessages(t *testing.T) {
 		many = append(many, result.Cluster{Name: fmt.Sprintf("c%03d", i), Verdict: result.VerdictFailed, Code: result.CodeFluxBuildFailed,
 			Flux: []result.FluxObject{{ID: "Kustomization/flux-system/app", Message: strings.Repeat("z", 5600)}}})
 	}
+	var preflight []result.Cluster
+	for i := range 3 {
+		preflight = append(preflight, result.Cluster{Name: fmt.Sprintf("p%d", i), Verdict: result.VerdictFailed, Code: result.CodeFluxBuildFailed,
+			Flux: []result.FluxObject{{ID: "Kustomization/flux-system/app"}},
+			Preflight: &result.Preflight{Warnings: []string{"helm-controller in flux-system is not available (" + strings.Repeat("w", 400<<10) + ")"},
+				Notes: []string{"source-controller in flux-system: " + strings.Repeat("n", 400<<10)}}})
+	}
 	for name, tt := range map[string]struct {
 		run result.Run
 		max int
-	}{"one 500 KB message": {huge, 400 << 10}, "100 clusters of 5.6 KB": {result.NewRun(nil, "", many, 0), 400 << 10}} {
+	}{
+		"one 500 KB message":     {huge, 400 << 10},
+		"100 clusters of 5.6 KB": {result.NewRun(nil, "", many, 0), 400 << 10},
+		"400 KB preflight texts": {result.NewRun(nil, "", preflight, 0), 100 << 10},
+	} {
+		before := size(tt.run)
 		got, cut := Fit(tt.run, tt.max)
+		if size(tt.run) != before {
+			t.Errorf("%s: Fit changed the run it was given", name)
+		}
 		if !cut || len(got.Results) != len(tt.run.Results) || size(got) > tt.max {
 			t.Errorf("%s: cut %t, %d of %d clusters, %d bytes (max %d)", name, cut, len(got.Results), len(tt.run.Results), size(got), tt.max)
 		}
