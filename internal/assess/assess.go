@@ -285,6 +285,9 @@ type Memory struct {
 	// canaryStale is when the run first saw each Canary state older than its target's
 	// template, by Canary, template and state (judgeCanaryObject).
 	canaryStale map[string]time.Time
+	// controllerUnavailable is when the run first saw each Flux controller's Deployment with
+	// replicas but none available, by namespace and name (Preflight); forgotten once one is.
+	controllerUnavailable map[string]time.Time
 }
 
 // NewMemory is the memory of a run that has seen nothing yet.

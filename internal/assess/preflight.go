@@ -100,15 +100,19 @@ type PreflightResult struct {
 	Warnings []string
 	// Notes say what the preflight could not judge.
 	Notes []string
-	// RetryAt is when to look again: a controller the tree needs that has just lost its
-	// last available replica (a restart) is given restartGrace before it counts.
+	// RetryAt is when to look again: a controller the tree needs that has no available
+	// replica is given unavailableGrace, from when the run first saw it so, before it counts.
 	RetryAt time.Time
 }
 
-// restartGrace is how long a controller may have no available replica before it counts as
-// down: a pod restarted after an out-of-memory kill is back within seconds, a crash loop's
-// back-off and an eviction with nowhere to go are not.
-const restartGrace = 30 * time.Second
+// unavailableGrace is how long the run must have seen a controller with replicas but none
+// available before it counts as down: a pod restarted after an out-of-memory kill, or a Flux
+// upgrade of source-controller (strategy Recreate: the old pod terminates, then the new one's
+// image is pulled and it starts), is back within it; a crash loop's back-off and an eviction
+// with nowhere to go are not. It is measured from the run's own first look, not from the
+// Deployment's Available condition: with several replicas, one Pending for an hour keeps
+// that condition False since then, and the last one's restart would get no grace at all.
+const unavailableGrace = 2 * time.Minute
 
 // knownControllers are the Deployments of a Flux installation the preflight judges when
 // the tree does not need them (a warning).
@@ -124,9 +128,10 @@ func preflightText(s string) string {
 	return sanitize.Truncate(sanitize.Compact(s), preflightRunes)
 }
 
-// Preflight decides whether the controllers the tree needs are available at now.
-func Preflight(needs []ControllerNeed, in PreflightInput, now time.Time) PreflightResult {
-	r := preflight(needs, in, now)
+// Preflight decides whether the controllers the tree needs are available at now. mem keeps
+// when the run first saw each controller unavailable, from one call to the next.
+func Preflight(needs []ControllerNeed, in PreflightInput, mem *Memory, now time.Time) PreflightResult {
+	r := preflight(needs, in, mem, now)
 	if r.Fatal != nil {
 		r.Fatal.Message = preflightText(r.Fatal.Message)
 	}
@@ -138,7 +143,7 @@ func Preflight(needs []ControllerNeed, in PreflightInput, now time.Time) Preflig
 	return r
 }
 
-func preflight(needs []ControllerNeed, in PreflightInput, now time.Time) PreflightResult {
+func preflight(needs []ControllerNeed, in PreflightInput, mem *Memory, now time.Time) PreflightResult {
 	r := PreflightResult{Notes: slices.Clone(in.Notes)}
 	needed := map[string]string{}
 	var order []string
@@ -152,7 +157,7 @@ func preflight(needs []ControllerNeed, in PreflightInput, now time.Time) Preflig
 		return r
 	}
 	for _, name := range order {
-		down, state, retry := controllerDown(name, in, now)
+		down, state, retry := controllerDown(name, in, mem, now)
 		switch {
 		case state == "":
 			r.Notes = append(r.Notes, fmt.Sprintf("%s: no Deployment %s in %s; the preflight did not judge it", needed[name], name, in.Namespace))
@@ -162,7 +167,7 @@ func preflight(needs []ControllerNeed, in PreflightInput, now time.Time) Preflig
 					Message: fmt.Sprintf("%s in %s is not available: %s; it must reconcile %s", name, in.Namespace, state, needed[name])}
 			}
 		case down:
-			r.Notes = append(r.Notes, fmt.Sprintf("%s in %s: %s; it counts as down at %s", name, in.Namespace, state, retry.UTC().Format(time.RFC3339)))
+			r.Notes = append(r.Notes, fmt.Sprintf("%s in %s: %s; it counts as down at %s if still so", name, in.Namespace, state, retry.UTC().Format(time.RFC3339)))
 			if r.RetryAt.IsZero() || retry.Before(r.RetryAt) {
 				r.RetryAt = retry
 			}
@@ -172,7 +177,7 @@ func preflight(needs []ControllerNeed, in PreflightInput, now time.Time) Preflig
 		if _, ok := needed[name]; ok {
 			continue
 		}
-		if down, state, _ := controllerDown(name, in, now); down {
+		if down, state, _ := controllerDown(name, in, mem, now); down {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s in %s is not available (%s); this app does not need it", name, in.Namespace, state))
 		}
 	}
@@ -180,15 +185,35 @@ func preflight(needs []ControllerNeed, in PreflightInput, now time.Time) Preflig
 }
 
 // controllerDown says whether the controller is not available, and its state ("" when it
-// was not found); retry is set while a lost replica is within restartGrace. A rolling update
-// with a replica still available is not down; nor is a report of one in progress.
-func controllerDown(name string, in PreflightInput, now time.Time) (down bool, state string, retry time.Time) {
+// was not found); retry is set while it is within unavailableGrace. A rolling update with a
+// replica still available is not down; nor is a report of one in progress.
+func controllerDown(name string, in PreflightInput, mem *Memory, now time.Time) (down bool, state string, retry time.Time) {
 	if in.Deployments != nil {
 		d, ok := in.Deployments[name]
 		if !ok {
 			return false, "", time.Time{}
 		}
-		return deploymentDown(d, now)
+		scaledDown, unavailable, state := deploymentState(d)
+		key := in.Namespace + "/" + name
+		switch {
+		case scaledDown:
+			return true, state, time.Time{}
+		case !unavailable:
+			delete(mem.controllerUnavailable, key)
+			return false, state, time.Time{}
+		}
+		if mem.controllerUnavailable == nil {
+			mem.controllerUnavailable = map[string]time.Time{}
+		}
+		since, seen := mem.controllerUnavailable[key]
+		if !seen {
+			since, mem.controllerUnavailable[key] = now, now
+		}
+		state += "; unavailable since " + since.UTC().Format(time.RFC3339) + " at least"
+		if until := since.Add(unavailableGrace); now.Before(until) {
+			return true, state, until
+		}
+		return true, state, time.Time{}
 	}
 	for _, c := range in.Report {
 		if c.Name != name {
@@ -205,30 +230,24 @@ func controllerDown(name string, in PreflightInput, now time.Time) (down bool, s
 	return false, "", time.Time{}
 }
 
-// deploymentDown judges a controller's Deployment: scaled to zero, or no replica available
-// for restartGrace (the Available condition False since then).
-func deploymentDown(d *appsv1.Deployment, now time.Time) (bool, string, time.Time) {
+// deploymentState judges a controller's Deployment: scaled down (spec.replicas: 0), or with
+// replicas but none available, and says so.
+func deploymentState(d *appsv1.Deployment) (scaledDown, unavailable bool, state string) {
 	replicas := int32(1)
 	if d.Spec.Replicas != nil {
 		replicas = *d.Spec.Replicas
 	}
 	if replicas == 0 {
-		return true, "scaled to zero (spec.replicas: 0)", time.Time{}
+		return true, false, "scaled to zero (spec.replicas: 0)"
 	}
 	if d.Status.AvailableReplicas > 0 {
-		return false, fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, replicas), time.Time{}
+		return false, false, fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, replicas)
 	}
-	state := fmt.Sprintf("no replica available (0 of %d)", replicas)
+	state = fmt.Sprintf("no replica available (0 of %d)", replicas)
 	for _, c := range d.Status.Conditions {
-		if c.Type != appsv1.DeploymentAvailable || c.Status != corev1.ConditionFalse {
-			continue
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionFalse {
+			state += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
 		}
-		state += fmt.Sprintf(" since %s (%s: %s)", c.LastTransitionTime.UTC().Format(time.RFC3339), c.Reason, c.Message)
-		if until := c.LastTransitionTime.Add(restartGrace); now.Before(until) {
-			return true, state, until
-		}
-		return true, state, time.Time{}
 	}
-	// No Available=False yet: the Deployment controller has not caught up (a new pod).
-	return true, state, now.Add(restartGrace)
+	return false, true, state
 }

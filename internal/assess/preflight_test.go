@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -39,9 +40,11 @@ status:
 
 func itoa(n int) string { return string(rune('0' + n)) }
 
-// TestPreflight: a controller the tree needs that is not available fails the cluster at once
-// (flux-unhealthy); one it does not need is a warning; a rolling update with a replica still
-// available, a restart within its grace, or what could not be read, never fail.
+// TestPreflight: a controller the tree needs that is scaled to zero fails the cluster at once
+// (flux-unhealthy), one with no replica available once the run has seen it so for
+// unavailableGrace; one it does not need is a warning; a rolling update with a replica still
+// available, a restart or a Recreate rollout within the grace, or what could not be read,
+// never fail.
 func TestPreflight(t *testing.T) {
 	t.Parallel()
 	const long, recent = "2026-11-01T11:00:00Z", "2026-11-01T11:59:50Z" // fixtureNow is 12:00:00
@@ -62,22 +65,56 @@ func TestPreflight(t *testing.T) {
 		Notes    int
 		Retry    bool
 	}
+	// ksDown: kustomize-controller with one replica, available or not since since.
+	ksDown := func(available int, since string) PreflightInput {
+		status, reason := "False", "MinimumReplicasUnavailable"
+		if available > 0 {
+			status, reason = "True", "MinimumReplicasAvailable"
+		}
+		return PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("source-controller"),
+			controllerDeployment(t, "kustomize-controller", 1, available, 1, status, reason, since))}
+	}
+	// look is an earlier preflight of the same run, ago before fixtureNow.
+	type look struct {
+		ago time.Duration
+		in  PreflightInput
+	}
 	tests := []struct {
 		name  string
 		needs []ControllerNeed
-		in    PreflightInput
-		want  want
+		// earlier are the run's earlier looks, oldest first.
+		earlier []look
+		in      PreflightInput
+		want    want
 	}{
 		{name: "all healthy", needs: ksNeeds,
 			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"), healthy("source-controller"), healthy("helm-controller"))}},
 		{name: "kustomize-controller scaled to zero", needs: ksNeeds,
 			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "kustomize-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long), healthy("source-controller"))},
 			want: want{Code: result.CodeFluxUnhealthy}},
-		{name: "kustomize-controller crash-looping for long", needs: ksNeeds,
-			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "kustomize-controller", 1, 0, 1, "False", "MinimumReplicasUnavailable", long), healthy("source-controller"))},
+		{name: "kustomize-controller crash-looping for long, the run's first look", needs: ksNeeds,
+			in: ksDown(0, long), want: want{Notes: 1, Retry: true}},
+		{name: "kustomize-controller crash-looping, seen so by the run for its grace", needs: ksNeeds,
+			earlier: []look{{unavailableGrace, ksDown(0, long)}}, in: ksDown(0, long),
 			want: want{Code: result.CodeFluxUnhealthy}},
 		{name: "kustomize-controller restarting, within its grace", needs: ksNeeds,
-			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "kustomize-controller", 1, 0, 1, "False", "MinimumReplicasUnavailable", recent), healthy("source-controller"))},
+			earlier: []look{{unavailableGrace - time.Second, ksDown(0, recent)}}, in: ksDown(0, recent),
+			want: want{Notes: 1, Retry: true}},
+		{name: "HA: one replica Pending for an hour, the other just restarted", needs: ksNeeds,
+			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("source-controller"),
+				controllerDeployment(t, "kustomize-controller", 2, 0, 2, "False", "MinimumReplicasUnavailable", long))},
+			want: want{Notes: 1, Retry: true}},
+		{name: "a Flux upgrade of source-controller (Recreate): 0 available for 90 s", needs: ksNeeds,
+			earlier: []look{
+				{100 * time.Second, PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"), healthy("source-controller"))}},
+				{90 * time.Second, PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"),
+					controllerDeployment(t, "source-controller", 1, 0, 0, "False", "MinimumReplicasUnavailable", "2026-11-01T11:58:30Z"))}},
+			},
+			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"),
+				controllerDeployment(t, "source-controller", 1, 0, 1, "False", "MinimumReplicasUnavailable", "2026-11-01T11:58:30Z"))},
+			want: want{Notes: 1, Retry: true}},
+		{name: "available again in between: a new grace", needs: ksNeeds,
+			earlier: []look{{3 * time.Minute, ksDown(0, long)}, {time.Minute, ksDown(1, long)}}, in: ksDown(0, recent),
 			want: want{Notes: 1, Retry: true}},
 		{name: "a rolling update with one pod still available", needs: ksNeeds,
 			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "kustomize-controller", 1, 1, 0, "True", "MinimumReplicasAvailable", long), healthy("source-controller"))}},
@@ -115,13 +152,18 @@ func TestPreflight(t *testing.T) {
 				{Name: "source-controller", Ready: true, Status: "Current Deployment is available. Replicas: 1"}}},
 			want: want{Code: result.CodeFluxUnhealthy}},
 		{name: "a ResourceSet needs flux-operator", needs: ControllersFor("ResourceSet/flux-system/tenants", flux.KindResourceSet, nil, ""),
-			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "flux-operator", 1, 0, 1, "False", "MinimumReplicasUnavailable", long))},
-			want: want{Code: result.CodeFluxUnhealthy}},
+			earlier: []look{{unavailableGrace, PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "flux-operator", 1, 0, 1, "False", "MinimumReplicasUnavailable", long))}}},
+			in:      PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "flux-operator", 1, 0, 1, "False", "MinimumReplicasUnavailable", long))},
+			want:    want{Code: result.CodeFluxUnhealthy}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := Preflight(tt.needs, tt.in, fixtureNow)
+			mem := NewMemory()
+			for _, l := range tt.earlier {
+				Preflight(tt.needs, l.in, mem, fixtureNow.Add(-l.ago))
+			}
+			r := Preflight(tt.needs, tt.in, mem, fixtureNow)
 			got := want{Warnings: len(r.Warnings), Notes: len(r.Notes), Retry: !r.RetryAt.IsZero()}
 			if r.Fatal != nil {
 				got.Code = r.Fatal.Code
@@ -162,7 +204,7 @@ func TestPreflightBoundsItsTexts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := Preflight(ksNeeds, tt.in, fixtureNow)
+			r := Preflight(ksNeeds, tt.in, NewMemory(), fixtureNow)
 			texts := slices.Concat(r.Warnings, r.Notes)
 			if r.Fatal != nil {
 				texts = append(texts, r.Fatal.Message)

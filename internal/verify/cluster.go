@@ -64,7 +64,7 @@ type clusterState struct {
 	releasesMu sync.Mutex
 	releases   map[string]assess.StoredRelease
 
-	// mem is the run's own memory, which only assess.Assess changes.
+	// mem is the run's own memory, which only assess.Assess and assess.Preflight change.
 	mem *assess.Memory
 	// readOrder numbers the cluster's list reads (assess.Snapshot).
 	readOrder *readOrder

@@ -63,7 +63,7 @@ func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment) asse
 			}
 		}
 	}
-	return assess.Preflight(s.controllersNeeded(e), in, s.req.Clock())
+	return assess.Preflight(s.controllersNeeded(e), in, s.mem, s.req.Clock())
 }
 
 // controllersNeeded lists the controllers the Flux objects the assessment walked need, read
