@@ -70,6 +70,39 @@ func ControllersFor(id string, kind flux.Kind, labels map[string]string, sourceK
 	return needs
 }
 
+// PreflightObject is what was read of a Flux object of the tree for the preflight.
+type PreflightObject struct {
+	// Read is false when the object was not read (not there yet): whoever creates it, its
+	// kind's controller must reconcile it then (its shard, if it has one, is not known yet).
+	Read bool
+	// Labels are the object's.
+	Labels map[string]string
+	// SourceKind is its source's kind, "" when it has none.
+	SourceKind string
+}
+
+// ControllersNeeded lists the controllers the Flux objects of the tree still need: those of
+// the objects not yet Current, and their sources'. A Current object's controllers have done
+// their part for this run (a Current HelmRelease needs helm-controller no more: the rollout
+// of what it applied is the Deployment controller's), except the requested objects' while
+// the run waits for Flux to handle its own reconcile request (awaitingRequest). read returns
+// what was read of one.
+func ControllersNeeded(objects []result.FluxObject, awaitingRequest bool, read func(result.FluxObject) PreflightObject) []ControllerNeed {
+	var needs []ControllerNeed
+	for _, fo := range objects {
+		if fo.Verdict == result.VerdictCurrent && (!awaitingRequest || fo.Owner != "") {
+			continue
+		}
+		obj := read(fo)
+		if !obj.Read {
+			needs = append(needs, ControllersFor(fo.ID, flux.Kind(fo.Kind), nil, "")...)
+			continue
+		}
+		needs = append(needs, ControllersFor(fo.ID, flux.Kind(fo.Kind), obj.Labels, obj.SourceKind)...)
+	}
+	return needs
+}
+
 // ReportComponent is one component of a FluxReport (spec.components, Flux Operator v0.59.0
 // api/v1 FluxComponentStatus): Ready is kstatus's Current for its Deployment, Status
 // "<kstatus status> <message>" (internal/reporter/components.go).

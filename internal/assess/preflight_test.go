@@ -121,6 +121,13 @@ func TestPreflight(t *testing.T) {
 		{name: "helm-controller down, not needed", needs: ksNeeds,
 			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"), healthy("source-controller"), controllerDeployment(t, "helm-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
 			want: want{Warnings: 1}},
+		{name: "helm-controller down, its HelmRelease Current",
+			needs: ControllersNeeded([]result.FluxObject{
+				{ID: "Kustomization/flux-system/app", Kind: "Kustomization", Verdict: result.VerdictInProgress},
+				{ID: "HelmRelease/shop/web", Kind: "HelmRelease", Owner: "Kustomization/flux-system/app", Verdict: result.VerdictCurrent},
+			}, false, func(result.FluxObject) PreflightObject { return PreflightObject{} }),
+			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"), healthy("source-controller"), controllerDeployment(t, "helm-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
+			want: want{Warnings: 1}},
 		{name: "a sharded Kustomization: its shard's controller down",
 			needs: ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, map[string]string{ShardLabel: "shard1"}, ""),
 			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"),
@@ -216,6 +223,54 @@ func TestPreflightBoundsItsTexts(t *testing.T) {
 				if n := utf8.RuneCountInString(text); n > preflightRunes || strings.ContainsAny(text, "\n\x1b") {
 					t.Errorf("a text of %d runes, or not on one line: %.80q…", n, text)
 				}
+			}
+		})
+	}
+}
+
+// TestControllersNeeded: only the Flux objects not yet Current need their controllers and
+// their sources' for the rest of the run; the requested ones do while the run waits for Flux
+// to handle its own reconcile request.
+func TestControllersNeeded(t *testing.T) {
+	t.Parallel()
+	root := result.FluxObject{ID: "Kustomization/flux-system/app", Kind: "Kustomization", Namespace: "flux-system", Name: "app"}
+	hr := result.FluxObject{ID: "HelmRelease/shop/web", Kind: "HelmRelease", Namespace: "shop", Name: "web", Owner: root.ID}
+	at := func(fo result.FluxObject, v result.Verdict) result.FluxObject {
+		fo.Verdict = v
+		return fo
+	}
+	read := map[string]PreflightObject{
+		root.ID: {Read: true, SourceKind: "GitRepository"},
+		hr.ID:   {Read: true, Labels: map[string]string{ShardLabel: "shard1"}, SourceKind: "OCIRepository"},
+	}
+	tests := []struct {
+		name            string
+		objects         []result.FluxObject
+		awaitingRequest bool
+		read            map[string]PreflightObject
+		want            []ControllerNeed
+	}{
+		{name: "nothing Current: every controller",
+			objects: []result.FluxObject{at(root, result.VerdictInProgress), at(hr, result.VerdictInProgress)}, read: read,
+			want: []ControllerNeed{{"kustomize-controller", root.ID}, {"source-controller", root.ID}, {"helm-controller-shard1", hr.ID}, {"source-controller-shard1", hr.ID}}},
+		{name: "a Current HelmRelease needs helm-controller no more",
+			objects: []result.FluxObject{at(root, result.VerdictInProgress), at(hr, result.VerdictCurrent)}, read: read,
+			want: []ControllerNeed{{"kustomize-controller", root.ID}, {"source-controller", root.ID}}},
+		{name: "every object Current: no controller",
+			objects: []result.FluxObject{at(root, result.VerdictCurrent), at(hr, result.VerdictCurrent)}, read: read},
+		{name: "awaiting the run's reconcile request: the requested object's controllers",
+			objects: []result.FluxObject{at(root, result.VerdictCurrent), at(hr, result.VerdictCurrent)}, awaitingRequest: true, read: read,
+			want: []ControllerNeed{{"kustomize-controller", root.ID}, {"source-controller", root.ID}}},
+		{name: "not read yet: its kind's controller",
+			objects: []result.FluxObject{at(root, result.VerdictNotFound)},
+			want:    []ControllerNeed{{"kustomize-controller", root.ID}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := ControllersNeeded(tt.objects, tt.awaitingRequest, func(fo result.FluxObject) PreflightObject { return tt.read[fo.ID] })
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ControllersNeeded (-want +got):\n%s", diff)
 			}
 		})
 	}

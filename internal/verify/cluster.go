@@ -195,7 +195,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		if trig != nil && state.awaitsHandling() && e.Fatal == nil && e.Pending == nil {
 			// The state before the run's own request would pass: wait for Flux to handle it.
 			if msg := state.unhandled(trig); msg != "" {
-				e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: "ReconcileRequested", Message: msg}
+				e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: reconcileRequested, Message: msg}
 			}
 		}
 		if !req.Snapshot && !preflightDone && e.Fatal == nil && e.Pending != nil && !e.Syncing && !now.Before(preflightAt) {

@@ -26,6 +26,10 @@ var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", R
 // defaultFluxNamespace is where Flux runs when no FluxReport says otherwise.
 const defaultFluxNamespace = "flux-system"
 
+// reconcileRequested is the reason of the pending verdict while the run waits for Flux to
+// handle its own reconcile requests.
+const reconcileRequested = "ReconcileRequested"
+
 // preflightTimeout bounds the preflight's reads together: they are advice, read while the
 // cluster's loop waits, and a server or proxy that holds them must not hold the verdict.
 const preflightTimeout = 5 * time.Second
@@ -66,23 +70,19 @@ func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment) asse
 	return assess.Preflight(s.controllersNeeded(e), in, s.mem, s.req.Clock())
 }
 
-// controllersNeeded lists the controllers the Flux objects the assessment walked need, read
-// from the view's caches (their shard label, their source).
+// controllersNeeded lists the controllers the Flux objects the assessment walked still need
+// (assess.ControllersNeeded), read from the view's caches (their shard label, their source).
 func (s *clusterState) controllersNeeded(e *assess.Assessment) []assess.ControllerNeed {
-	var needs []assess.ControllerNeed
-	for _, fo := range e.Flux {
+	awaitingRequest := e.Pending != nil && e.Pending.Reason == reconcileRequested
+	return assess.ControllersNeeded(e.Flux, awaitingRequest, func(fo result.FluxObject) assess.PreflightObject {
 		kind := flux.Kind(fo.Kind)
 		cached, _ := s.watches.get(assess.ListKey{GVR: kind.GroupVersionResource(), Namespace: fo.Namespace}).Object(fo.Namespace, fo.Name)
 		obj, ok := cached.(*unstructured.Unstructured)
 		if !ok {
-			// Not there yet: whoever creates it, its own controller must reconcile it then
-			// (its shard, if it has one, is not known yet).
-			needs = append(needs, assess.ControllersFor(fo.ID, kind, nil, "")...)
-			continue
+			return assess.PreflightObject{}
 		}
-		needs = append(needs, assess.ControllersFor(fo.ID, kind, obj.GetLabels(), flux.SourceOf(kind, obj).Kind)...)
-	}
-	return needs
+		return assess.PreflightObject{Read: true, Labels: obj.GetLabels(), SourceKind: flux.SourceOf(kind, obj).Kind}
+	})
 }
 
 // reportComponents reads a FluxReport's spec.components.
