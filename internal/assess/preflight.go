@@ -45,11 +45,11 @@ type ControllerNeed struct {
 }
 
 // ControllersFor lists the controllers a Flux object of the tree needs: its own (by its kind
-// and shard), and source-controller for what it applies from (unless that is an
-// ExternalArtifact, which its producer writes). labels are the object's; source its
-// source's kind, "" when it has none.
-func ControllersFor(id string, kind flux.Kind, labels map[string]string, sourceKind string) []ControllerNeed {
-	shard := func(name string) string {
+// and shard), and the source-controller of the source it applies from, by the source's own
+// shard (unless that is an ExternalArtifact, which its producer writes, or the source was not
+// read: its shard is not known).
+func ControllersFor(id string, kind flux.Kind, obj PreflightObject) []ControllerNeed {
+	shard := func(name string, labels map[string]string) string {
 		if key := labels[ShardLabel]; key != "" {
 			return name + "-" + key
 		}
@@ -58,27 +58,31 @@ func ControllersFor(id string, kind flux.Kind, labels map[string]string, sourceK
 	var needs []ControllerNeed
 	switch kind {
 	case flux.KindKustomization:
-		needs = append(needs, ControllerNeed{Controller: shard(kustomizeController), For: id})
+		needs = append(needs, ControllerNeed{Controller: shard(kustomizeController, obj.Labels), For: id})
 	case flux.KindHelmRelease:
-		needs = append(needs, ControllerNeed{Controller: shard(helmController), For: id})
+		needs = append(needs, ControllerNeed{Controller: shard(helmController, obj.Labels), For: id})
 	case flux.KindResourceSet:
 		needs = append(needs, ControllerNeed{Controller: operatorController, For: id})
 	}
-	if sourceKind != "" && sourceKind != flux.KindExternalArtifact {
-		needs = append(needs, ControllerNeed{Controller: shard(sourceController), For: id})
+	if obj.SourceRead && obj.SourceKind != "" && obj.SourceKind != flux.KindExternalArtifact {
+		needs = append(needs, ControllerNeed{Controller: shard(sourceController, obj.SourceLabels), For: id})
 	}
 	return needs
 }
 
-// PreflightObject is what was read of a Flux object of the tree for the preflight.
+// PreflightObject is what was read of a Flux object of the tree for the preflight; the zero
+// value for one not read (not there yet): whoever creates it, its kind's controller must
+// reconcile it then (its shard, if it has one, is not known yet).
 type PreflightObject struct {
-	// Read is false when the object was not read (not there yet): whoever creates it, its
-	// kind's controller must reconcile it then (its shard, if it has one, is not known yet).
-	Read bool
 	// Labels are the object's.
 	Labels map[string]string
 	// SourceKind is its source's kind, "" when it has none.
 	SourceKind string
+	// SourceRead says whether its source was read, SourceLabels are the source's labels: a
+	// source is its own shard's (sharding.fluxcd.io/key on the source), whatever the
+	// shard of the object that applies from it.
+	SourceRead   bool
+	SourceLabels map[string]string
 }
 
 // ControllersNeeded lists the controllers the Flux objects of the tree still need: those of
@@ -93,12 +97,7 @@ func ControllersNeeded(objects []result.FluxObject, awaitingRequest bool, read f
 		if fo.Verdict == result.VerdictCurrent && (!awaitingRequest || fo.Owner != "") {
 			continue
 		}
-		obj := read(fo)
-		if !obj.Read {
-			needs = append(needs, ControllersFor(fo.ID, flux.Kind(fo.Kind), nil, "")...)
-			continue
-		}
-		needs = append(needs, ControllersFor(fo.ID, flux.Kind(fo.Kind), obj.Labels, obj.SourceKind)...)
+		needs = append(needs, ControllersFor(fo.ID, flux.Kind(fo.Kind), read(fo))...)
 	}
 	return needs
 }
@@ -194,6 +193,8 @@ func preflight(needs []ControllerNeed, in PreflightInput, mem *Memory, now time.
 		switch {
 		case state == "":
 			r.Notes = append(r.Notes, fmt.Sprintf("%s: no Deployment %s in %s; the preflight did not judge it", needed[name], name, in.Namespace))
+		case !down && strings.HasPrefix(state, reportState+"Failed"):
+			r.Notes = append(r.Notes, fmt.Sprintf("%s in %s: %s; the FluxReport does not say whether a replica is available: the preflight did not judge it", name, in.Namespace, state))
 		case down && retry.IsZero():
 			if r.Fatal == nil {
 				r.Fatal = &Finding{Verdict: result.VerdictFailed, Code: result.CodeFluxUnhealthy, Reason: "ControllerUnavailable",
@@ -216,6 +217,9 @@ func preflight(needs []ControllerNeed, in PreflightInput, mem *Memory, now time.
 	}
 	return r
 }
+
+// reportState begins the state of a controller read from the FluxReport.
+const reportState = "FluxReport: "
 
 // controllerDown says whether the controller is not available, and its state ("" when it
 // was not found); retry is set while it is within unavailableGrace. A rolling update with a
@@ -252,13 +256,12 @@ func controllerDown(name string, in PreflightInput, mem *Memory, now time.Time) 
 		if c.Name != name {
 			continue
 		}
+		// Only a Deployment scaled to zero is down by the FluxReport alone: it says "Current
+		// Deployment is available. Replicas: 0" for it. Its kstatus Failed ("Progress deadline
+		// exceeded", "Failed to compute status") does not say whether a replica of the
+		// previous version still serves, nor does InProgress.
 		status := strings.TrimSpace(c.Status)
-		// kstatus Failed (a progress deadline exceeded), or Current with no replica: the
-		// FluxReport says "Current Deployment is available. Replicas: 0" for one scaled to zero.
-		if !c.Ready && strings.HasPrefix(status, "Failed") || strings.HasSuffix(status, "Replicas: 0") {
-			return true, "FluxReport: " + status, time.Time{}
-		}
-		return false, "FluxReport: " + status, time.Time{}
+		return c.Ready && strings.HasSuffix(status, "Replicas: 0"), reportState + status, time.Time{}
 	}
 	return false, "", time.Time{}
 }

@@ -48,7 +48,7 @@ func itoa(n int) string { return string(rune('0' + n)) }
 func TestPreflight(t *testing.T) {
 	t.Parallel()
 	const long, recent = "2026-11-01T11:00:00Z", "2026-11-01T11:59:50Z" // fixtureNow is 12:00:00
-	ksNeeds := ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, nil, "GitRepository")
+	ksNeeds := ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, PreflightObject{SourceKind: "GitRepository", SourceRead: true})
 	healthy := func(name string) *appsv1.Deployment {
 		return controllerDeployment(t, name, 1, 1, 1, "True", "MinimumReplicasAvailable", long)
 	}
@@ -129,14 +129,31 @@ func TestPreflight(t *testing.T) {
 			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"), healthy("source-controller"), controllerDeployment(t, "helm-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
 			want: want{Warnings: 1}},
 		{name: "a sharded Kustomization: its shard's controller down",
-			needs: ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, map[string]string{ShardLabel: "shard1"}, ""),
+			needs: ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, PreflightObject{Labels: map[string]string{ShardLabel: "shard1"}}),
 			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"),
 				controllerDeployment(t, "kustomize-controller-shard1", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
 			want: want{Code: result.CodeFluxUnhealthy}},
 		{name: "a sharded Kustomization: the main controller down is not its",
-			needs: ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, map[string]string{ShardLabel: "shard1"}, ""),
+			needs: ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, PreflightObject{Labels: map[string]string{ShardLabel: "shard1"}}),
 			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller-shard1"),
 				controllerDeployment(t, "kustomize-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
+			want: want{Warnings: 1}},
+		{name: "a sharded Kustomization, its source unsharded: the main source-controller down",
+			needs: ControllersFor("Kustomization/flux-system/app", flux.KindKustomization,
+				PreflightObject{Labels: map[string]string{ShardLabel: "shard1"}, SourceKind: "GitRepository", SourceRead: true}),
+			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller-shard1"),
+				controllerDeployment(t, "source-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
+			want: want{Code: result.CodeFluxUnhealthy}},
+		{name: "an unsharded Kustomization, its source sharded: the source's shard down",
+			needs: ControllersFor("Kustomization/flux-system/app", flux.KindKustomization,
+				PreflightObject{SourceKind: "GitRepository", SourceRead: true, SourceLabels: map[string]string{ShardLabel: "shard1"}}),
+			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"), healthy("source-controller"),
+				controllerDeployment(t, "source-controller-shard1", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
+			want: want{Code: result.CodeFluxUnhealthy}},
+		{name: "its source not read: its shard unknown, source-controller not judged as needed",
+			needs: ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, PreflightObject{SourceKind: "GitRepository"}),
+			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"),
+				controllerDeployment(t, "source-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long))},
 			want: want{Warnings: 1}},
 		{name: "Flux runs elsewhere: no Deployments found", needs: ksNeeds,
 			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments()},
@@ -157,8 +174,13 @@ func TestPreflight(t *testing.T) {
 			in: PreflightInput{Namespace: "flux-system", Report: []ReportComponent{
 				{Name: "kustomize-controller", Ready: false, Status: "Failed Progress deadline exceeded"},
 				{Name: "source-controller", Ready: true, Status: "Current Deployment is available. Replicas: 1"}}},
-			want: want{Code: result.CodeFluxUnhealthy}},
-		{name: "a ResourceSet needs flux-operator", needs: ControllersFor("ResourceSet/flux-system/tenants", flux.KindResourceSet, nil, ""),
+			want: want{Notes: 1}},
+		{name: "the FluxReport alone: its status not computed", needs: ksNeeds,
+			in: PreflightInput{Namespace: "flux-system", Report: []ReportComponent{
+				{Name: "kustomize-controller", Ready: false, Status: "Failed to compute status: timeout"},
+				{Name: "source-controller", Ready: true, Status: "Current Deployment is available. Replicas: 1"}}},
+			want: want{Notes: 1}},
+		{name: "a ResourceSet needs flux-operator", needs: ControllersFor("ResourceSet/flux-system/tenants", flux.KindResourceSet, PreflightObject{}),
 			earlier: []look{{unavailableGrace, PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "flux-operator", 1, 0, 1, "False", "MinimumReplicasUnavailable", long))}}},
 			in:      PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "flux-operator", 1, 0, 1, "False", "MinimumReplicasUnavailable", long))},
 			want:    want{Code: result.CodeFluxUnhealthy}},
@@ -193,7 +215,7 @@ func TestPreflightBoundsItsTexts(t *testing.T) {
 		d.Status.Conditions[0].Message = huge
 		return d
 	}
-	ksNeeds := ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, nil, "GitRepository")
+	ksNeeds := ControllersFor("Kustomization/flux-system/app", flux.KindKustomization, PreflightObject{SourceKind: "GitRepository", SourceRead: true})
 	tests := []struct {
 		name string
 		in   PreflightInput
@@ -240,8 +262,8 @@ func TestControllersNeeded(t *testing.T) {
 		return fo
 	}
 	read := map[string]PreflightObject{
-		root.ID: {Read: true, SourceKind: "GitRepository"},
-		hr.ID:   {Read: true, Labels: map[string]string{ShardLabel: "shard1"}, SourceKind: "OCIRepository"},
+		root.ID: {SourceKind: "GitRepository", SourceRead: true},
+		hr.ID:   {Labels: map[string]string{ShardLabel: "shard1"}, SourceKind: "OCIRepository", SourceRead: true, SourceLabels: map[string]string{ShardLabel: "shard1"}},
 	}
 	tests := []struct {
 		name            string

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -48,10 +49,11 @@ func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment) asse
 		if ctx.Err() == nil && !apierrors.IsNotFound(err) {
 			in.Notes = append(in.Notes, "preflight could not read the Flux Operator's FluxReports: "+apiMessage(err))
 		}
-	} else if len(reports.Items) > 0 {
-		r := reports.Items[0]
+	} else if r, note := operatorReport(reports.Items); r != nil {
 		in.Namespace = r.GetNamespace()
-		in.Report = reportComponents(&r)
+		in.Report = reportComponents(r)
+	} else if note != "" {
+		in.Notes = append(in.Notes, note)
 	}
 	list, err := s.dynamicClient.Resource(deploymentsGVR).Namespace(in.Namespace).List(rctx, metav1.ListOptions{})
 	if err != nil {
@@ -71,7 +73,7 @@ func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment) asse
 }
 
 // controllersNeeded lists the controllers the Flux objects the assessment walked still need
-// (assess.ControllersNeeded), read from the view's caches (their shard label, their source).
+// (assess.ControllersNeeded), read from the view's caches (their shard label, their source's).
 func (s *clusterState) controllersNeeded(e *assess.Assessment) []assess.ControllerNeed {
 	awaitingRequest := e.Pending != nil && e.Pending.Reason == reconcileRequested
 	return assess.ControllersNeeded(e.Flux, awaitingRequest, func(fo result.FluxObject) assess.PreflightObject {
@@ -81,8 +83,46 @@ func (s *clusterState) controllersNeeded(e *assess.Assessment) []assess.Controll
 		if !ok {
 			return assess.PreflightObject{}
 		}
-		return assess.PreflightObject{Read: true, Labels: obj.GetLabels(), SourceKind: flux.SourceOf(kind, obj).Kind}
+		src := flux.SourceOf(kind, obj)
+		read := assess.PreflightObject{Labels: obj.GetLabels(), SourceKind: src.Kind}
+		// (The assessment watches the sources of the objects not yet Current; peek starts no
+		// watch of its own.)
+		if gvr, ok := src.GroupVersionResource(); ok {
+			if w, ok := s.watches.peek(assess.ListKey{GVR: gvr, Namespace: src.Namespace}); ok {
+				cached, _ := w.Object(src.Namespace, src.Name)
+				if so, ok := cached.(*unstructured.Unstructured); ok {
+					read.SourceRead, read.SourceLabels = true, so.GetLabels()
+				}
+			}
+		}
+		return read
 	})
+}
+
+// fluxReportName is the name of the FluxReport the Flux Operator writes, in the namespace it
+// runs in (Flux Operator v0.59.0 api/v1 DefaultInstanceName; its manager caches no other).
+const fluxReportName = "flux"
+
+// operatorReport is the FluxReport the Flux Operator writes among reports; nil, with a note,
+// when several namespaces hold one of its name (the Deployments of flux-system decide then).
+// Another FluxReport is no report of the operator's: nothing updates it.
+func operatorReport(reports []unstructured.Unstructured) (*unstructured.Unstructured, string) {
+	var found []*unstructured.Unstructured
+	var namespaces []string
+	for i := range reports {
+		if reports[i].GetName() == fluxReportName {
+			found = append(found, &reports[i])
+			namespaces = append(namespaces, reports[i].GetNamespace())
+		}
+	}
+	if len(found) > 1 {
+		return nil, fmt.Sprintf("preflight found a FluxReport %s in several namespaces (%s); it read the Deployments of %s",
+			fluxReportName, strings.Join(namespaces, ", "), defaultFluxNamespace)
+	}
+	if len(found) == 0 {
+		return nil, ""
+	}
+	return found[0], ""
 }
 
 // reportComponents reads a FluxReport's spec.components.
