@@ -32,6 +32,13 @@ const operatorReconcileAnnotation = "fluxcd.controlplane.io/reconcile"
 // (api/v1 ReconcileTimeoutAnnotation).
 const operatorTimeoutAnnotation = "fluxcd.controlplane.io/reconcileTimeout"
 
+// operatorDisabledReason is the reason of the Ready condition flux-operator writes, True, on
+// an object created with reconciliation disabled (api/v1 ReconciliationDisabledReason,
+// internal/controller initializeObjectStatus: "Initialized with reconciliation suspended"):
+// it has reconciled nothing yet, and the condition stays so once the annotation is removed
+// until it does.
+const operatorDisabledReason = "ReconciliationDisabled"
+
 // operatorDisabled reports whether a Flux Operator object's reconciliation is disabled.
 func operatorDisabled(obj *unstructured.Unstructured) bool {
 	return strings.EqualFold(obj.GetAnnotations()[operatorReconcileAnnotation], "disabled")
@@ -98,6 +105,10 @@ func resourceSetGate(ref Ref, v *view, _ Revision) decision {
 	if ready.status != string(metav1.ConditionTrue) {
 		return progressing(v, FluxOperator)
 	}
+	if ready.reason == operatorDisabledReason {
+		return decision{reason: ready.reason, message: fmt.Sprintf("waiting for %s to reconcile it: it was created with reconciliation disabled and has not been reconciled since (Ready: %s)",
+			FluxOperator, ready.message)}
+	}
 	if v.olderGeneration(ready) || ready.observedGeneration == 0 && v.generation > 0 {
 		return decision{reason: ready.reason, message: fmt.Sprintf("waiting for %s to reconcile generation %d (Ready is of generation %d)",
 			FluxOperator, v.generation, ready.observedGeneration)}
@@ -116,6 +127,9 @@ func resourceSetGate(ref Ref, v *view, _ Revision) decision {
 // a ResourceSet without steps) failed at it.
 func resourceSetApplied(v *view, _ Revision) bool {
 	ready := v.cond(meta.ReadyCondition)
+	if ready.reason == operatorDisabledReason {
+		return false // never reconciled: created disabled
+	}
 	if !v.hasInventory {
 		return true // nothing applied yet
 	}

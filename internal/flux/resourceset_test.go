@@ -28,6 +28,7 @@ func TestResourceSetGate(t *testing.T) {
 		"rset-disabled.yaml":         obj(2, 2, "True"),
 		"rset-unrecognised.yaml":     obj(2, 2, "False"),
 		"rset-provider-missing.yaml": obj(2, 2, "False"),
+		"rset-created-disabled.yaml": {Ready: "True", Generation: 2, ObservedGeneration: 2},
 	}
 	disabled := objects["rset-disabled.yaml"]
 	disabled.Suspended = true
@@ -51,6 +52,8 @@ func TestResourceSetGate(t *testing.T) {
 			message: `reconciliation failed: failed to copy data from ConfigMap/shared/settings: configmaps "settings" not found; the verdict waits: flux-operator's words were not recognised (read from v0.59.0)`},
 		{name: "an input provider not created yet", fixture: "rset-provider-missing.yaml", verdict: inProgress, code: result.CodeFluxBuildFailed, reason: "BuildFailed",
 			message: `waiting for its input provider (spec.inputsFrom) to exist: failed to compute inputs: failed to get provider flux-system/app: resourcesetinputproviders.fluxcd.controlplane.io "app" not found`},
+		{name: "created disabled, resumed, not reconciled since", fixture: "rset-created-disabled.yaml", verdict: inProgress, reason: "ReconciliationDisabled",
+			message: "waiting for flux-operator to reconcile it: it was created with reconciliation disabled and has not been reconciled since (Ready: Initialized with reconciliation suspended)"},
 		{name: "reconciliation disabled", fixture: "rset-disabled.yaml", verdict: suspended, code: result.CodeFluxSuspended, reason: "Suspended",
 			message: "reconciliation disabled (annotation fluxcd.controlplane.io/reconcile: disabled); resume it with: flux-operator -n flux-system resume resourceset tenants"},
 	})
@@ -73,6 +76,7 @@ func TestResourceSetApplied(t *testing.T) {
 		{"rset-generation.yaml", false},
 		{"rset-apply-failed.yaml", false},
 		{"rset-build-failed.yaml", false},
+		{"rset-created-disabled.yaml", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
