@@ -42,7 +42,7 @@ func TestPreflightWarningAnnotation(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^::error|##\[error\]`).FindString(log); m != "" {
 		t.Errorf("the controller's words forged a runner command (%q):\n%s", m, log)
 	}
-	if summary := f.file(t, f.summary); !strings.Contains(summary, "⚠️ prod-eu: warning: helm-controller in flux-system is not available") {
+	if summary := f.file(t, f.summary); !strings.Contains(summary, "⚠️ prod-eu: helm-controller in flux-system is not available") {
 		t.Errorf("the job summary does not name the controller that is down:\n%s", summary)
 	}
 }

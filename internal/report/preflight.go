@@ -12,59 +12,41 @@ import (
 // at most; the JSON results hold them all.
 const maxPreflightRows = 20
 
-// hasPreflight says whether the check of the Flux controllers found something on c that did
-// not decide its verdict.
-func hasPreflight(c result.Cluster) bool {
-	return c.Preflight != nil && len(c.Preflight.Warnings)+len(c.Preflight.Notes) > 0
+// hasPreflightWarning says whether the check of the Flux controllers found, on c, a controller
+// the app does not need that is down. Its notes (what it could not read, a controller it did
+// not find, one it gives a grace) stay in the JSON results: they depend on when the run looked
+// and on where Flux runs, and would repeat on every cluster of a fleet that installs Flux its
+// own way.
+func hasPreflightWarning(c result.Cluster) bool {
+	return c.Preflight != nil && len(c.Preflight.Warnings) > 0
 }
 
-// preflightLine says in one line what the check of the Flux controllers found on a cluster.
-func preflightLine(p *result.Preflight) string { return "Flux controllers: " + preflightFindings(p) }
-
-// preflightFindings are the warnings of the check of the Flux controllers (a controller the
-// app does not need is down), then its notes (what it could not read), joined by "; ".
-func preflightFindings(p *result.Preflight) string {
-	parts := make([]string, 0, len(p.Warnings)+len(p.Notes))
-	for _, w := range p.Warnings {
-		parts = append(parts, "warning: "+w)
-	}
-	for _, n := range p.Notes {
-		parts = append(parts, "note: "+n)
-	}
-	return strings.Join(parts, "; ")
+// preflightLine says in one line which Flux controllers the app does not need are down.
+func preflightLine(p *result.Preflight) string {
+	return "Flux controllers: " + strings.Join(p.Warnings, "; ")
 }
 
-// writePreflight lists, after the table, the clusters whose check of the Flux controllers
-// found something that did not decide the verdict, those with warnings first, while the list
-// fits in budget. A controller that must act and is down is a failure (flux-unhealthy) and
-// shows in the table instead.
+// writePreflight lists, after the table, the clusters where a Flux controller the app does not
+// need is down, while the list fits in budget. A controller that must act and is down is a
+// failure (flux-unhealthy) and shows in the table instead.
 func writePreflight(b *strings.Builder, clusters []result.Cluster, budget int) {
-	var warned, noted []result.Cluster
+	var rows []result.Cluster
 	for _, c := range clusters {
-		switch {
-		case !hasPreflight(c):
-		case len(c.Preflight.Warnings) > 0:
-			warned = append(warned, c)
-		default:
-			noted = append(noted, c)
+		if hasPreflightWarning(c) {
+			rows = append(rows, c)
 		}
 	}
-	rows := append(warned, noted...)
 	if len(rows) == 0 {
 		return
 	}
-	const header = "**Flux controllers**, checked before waiting (these do not change the verdicts):\n\n"
+	const header = "**Flux controllers** the app does not need that are down (they do not change the verdicts):\n\n"
 	const closing = "\n"
 	if b.Len()+len(header)+len(closing) > budget {
 		return
 	}
 	b.WriteString(header)
 	for i, c := range rows {
-		mark := ""
-		if len(c.Preflight.Warnings) > 0 {
-			mark = "⚠️ "
-		}
-		row := fmt.Sprintf("- %s%s: %s\n", mark, mdText(c.Name, maxNameRunes), mdText(preflightFindings(c.Preflight), maxCellRunes))
+		row := fmt.Sprintf("- ⚠️ %s: %s\n", mdText(c.Name, maxNameRunes), mdText(strings.Join(c.Preflight.Warnings, "; "), maxCellRunes))
 		if i == maxPreflightRows || b.Len()+len(row)+len(closing) > budget {
 			fmt.Fprintf(b, "- _%s not listed here: the JSON results name them._\n", plural(len(rows)-i, "more cluster"))
 			break

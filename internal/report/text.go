@@ -59,7 +59,7 @@ func TextWith(w io.Writer, run result.Run, opts TextOptions) error {
 				b.WriteByte('\n')
 				writeTextLine(&b, 0, c.Name+": "+reconcileLine(c.Reconcile))
 			}
-			if hasPreflight(c) {
+			if hasPreflightWarning(c) {
 				b.WriteByte('\n')
 				writeTextLine(&b, 0, c.Name+": "+preflightLine(c.Preflight))
 			}
@@ -155,7 +155,7 @@ func writeTextCluster(b *bytes.Buffer, c result.Cluster) {
 	if c.Reconcile != nil {
 		writeTextLine(b, 1, reconcileLine(c.Reconcile))
 	}
-	if hasPreflight(c) {
+	if hasPreflightWarning(c) {
 		writeTextLine(b, 1, preflightLine(c.Preflight))
 	}
 	t := buildTree(c)

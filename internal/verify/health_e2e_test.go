@@ -161,9 +161,13 @@ func testHelmReleaseTTLJobs(t *testing.T, b *testbed.Bed) {
 // Reconciling condition True while it polls. It waits for the object to be applied.
 func setPhase(ctx context.Context, t *testing.T, client dynamic.ResourceInterface, name, phase string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	var last error
+	// Until the test's own deadline: on two loaded cores a controller may take over a minute
+	// to apply the object.
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		d, err := client.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
+			last = err
 			return false, nil // not applied yet
 		}
 		status := map[string]any{"observedGeneration": d.GetGeneration(), "phase": phase, "conditions": []any{map[string]any{
@@ -173,10 +177,11 @@ func setPhase(ctx context.Context, t *testing.T, client dynamic.ResourceInterfac
 			return false, err
 		}
 		_, err = client.UpdateStatus(ctx, d, metav1.UpdateOptions{})
+		last = err
 		return err == nil, nil
 	})
 	if err != nil {
-		t.Fatalf("write the status of %s: %v", name, err)
+		t.Fatalf("write the status of %s: %v (last: %v)", name, err, last)
 	}
 }
 
