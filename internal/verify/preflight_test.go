@@ -126,11 +126,13 @@ func TestPreflightReads(t *testing.T) {
 				t.Errorf("preflight warnings %q, want %q", warnings, tt.warnings)
 			}
 			if tt.hostile {
-				// The cluster's text is data; each exit escapes it.
-				md := report.Markdown(run, report.MarkdownOptions{})
-				if !strings.Contains(md, "pwned") {
-					t.Errorf("the summary does not show the controller's text:\n%s", md)
+				// The cluster's text is data; each exit escapes it. A note goes to the JSON
+				// results only; the summary must not carry it raw either way.
+				js, err := report.JSON(run)
+				if err != nil || !strings.Contains(string(js), "pwned") {
+					t.Errorf("the JSON results do not hold the controller's text (%v):\n%s", err, js)
 				}
+				md := report.Markdown(run, report.MarkdownOptions{})
 				if strings.Contains(md, "<script>") || strings.Contains(md, "\n::error::") || strings.Contains(md, " @org/team") {
 					t.Errorf("the summary carries the controller's text unescaped:\n%s", md)
 				}
