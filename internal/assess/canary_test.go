@@ -140,6 +140,13 @@ metadata:
   - {manager: ` + manager + `, operation: Apply, apiVersion: v1, time: "` + at + `", fieldsType: FieldsV1, fieldsV1: {"f:data": {}}}`
 }
 
+// metadataWrite adds to a configObject a later write by manager at at of its labels only (a
+// Helm chart label bump), which leaves its data as it was.
+func metadataWrite(doc, manager, at string) string {
+	return doc + `
+  - {manager: ` + manager + `, operation: Update, apiVersion: v1, time: "` + at + `", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:labels": {"f:helm.sh/chart": {}}}}}`
+}
+
 // suspended sets a Canary's spec.suspend.
 func suspended(canary string) string {
 	return strings.Replace(canary, "  provider: kubernetes\n", "  provider: kubernetes\n  suspend: true\n", 1)
@@ -308,6 +315,12 @@ func TestAssessCanaries(t *testing.T) {
 		{name: "a tracked ConfigMap copied since its last change",
 			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB), trackedCopy(afterB)},
 			want: current},
+		{name: "a tracked ConfigMap whose labels only changed after its copy: copied (Flagger's checksum covers the data)",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), metadataWrite(trackedConfig(writtenB), "helm", "2026-11-01T11:58:00Z"), trackedCopy(afterB)},
+			want: current},
+		{name: "a tracked ConfigMap changed after its copy, whose labels only were written later",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z"), metadataWrite(trackedCopy(afterB), "helm", "2026-11-01T11:59:00Z")},
+			want: inProgress, message: "ConfigMap/shop/web-config was written at 2026-11-01T11:58:00Z, after its primary copy (2026-11-01T11:55:00Z)"},
 		{name: "a tracked ConfigMap with no primary copy",
 			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB)},
 			want: inProgress, message: "ConfigMap/shop/web-config has no primary copy web-config-primary"},

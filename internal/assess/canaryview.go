@@ -1,6 +1,7 @@
 package assess
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -175,12 +176,13 @@ var trackedConfigs = map[string]schema.GroupVersionResource{
 }
 
 // trackedWritten moves t.written to the latest write of a ConfigMap or Secret Flagger tracks
-// for c (their managedFields times, kept by the view's metadata-only lists): a change of one
-// starts an analysis of the same template. It also tells whether Flagger copied each to its
-// NAME-primary (which the primary's template names) since the last change: Flagger updates
-// the copy when it promotes, so a copy written no earlier than its source holds its data
-// (t.configs says which is not). A list the credentials may not make leaves that unproven
-// (t.unproven), and the Canary waits. ok is false while a list is on its way.
+// for c (the times of the managedFields entries owning their data, kept by the view's
+// metadata-only lists): a change of one starts an analysis of the same template. It also
+// tells whether Flagger copied each to its NAME-primary (which the primary's template names)
+// since the last change: Flagger updates the copy when it promotes, so a copy written no
+// earlier than its source holds its data (t.configs says which is not). A list the
+// credentials may not make leaves that unproven (t.unproven), and the Canary waits.
+// ok is false while a list is on its way.
 func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t *canaryTarget) bool {
 	for _, key := range c.tracked {
 		kind, name, _ := strings.Cut(key, "/")
@@ -228,7 +230,11 @@ func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t
 // trackedKinds are the kinds of trackedConfigs' keys.
 var trackedKinds = map[string]string{"configmap": "ConfigMap", "secret": "Secret"}
 
-// lastWrite is the latest time of obj's managedFields; zero when none says.
+// lastWrite is the latest time of obj's managedFields entries that own its data (f:data,
+// f:binaryData or f:stringData); zero when none says. A write of the metadata only (a label
+// or an annotation bumped by Helm or another tool) changes nothing Flagger tracks: its
+// checksum covers the data only, and it never rewrites the copy for such a write, so counting
+// it would make a source newer than its copy for good.
 func lastWrite(obj any) time.Time {
 	var latest time.Time
 	acc, err := meta.Accessor(obj)
@@ -236,8 +242,18 @@ func lastWrite(obj any) time.Time {
 		return latest
 	}
 	for _, f := range acc.GetManagedFields() {
-		if f.Time != nil && f.Time.After(latest) {
-			latest = f.Time.UTC()
+		if f.Time == nil || f.FieldsV1 == nil || !f.Time.After(latest) {
+			continue
+		}
+		var top map[string]json.RawMessage
+		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &top) != nil {
+			continue
+		}
+		for _, field := range []string{"f:data", "f:binaryData", "f:stringData"} {
+			if _, owns := top[field]; owns {
+				latest = f.Time.UTC()
+				break
+			}
 		}
 	}
 	return latest
