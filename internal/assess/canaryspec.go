@@ -23,6 +23,8 @@ import (
 //     toolkit.fluxcd.io are dropped;
 //   - a DaemonSet target scaled to zero gains the node selector flagger.app/scale-to-zero.
 //
+// A pod annotation found on the primary only is not compared (dropPrimaryOnly).
+//
 // Both templates are normalised the same way (a "-primary" suffix dropped at those places), so
 // a template that Flagger copied compares equal to its target's, and a template that it did
 // not (the primary runs another env, args, resources, volume...) does not, whatever Flagger's
@@ -40,6 +42,7 @@ const (
 func templateDiff(target, primary *unstructured.Unstructured) string {
 	want := normalTemplate(target)
 	got := normalTemplate(primary)
+	dropPrimaryOnly(want, got)
 	var fields []string
 	for _, part := range []string{"metadata", "spec"} {
 		w, _ := want[part].(map[string]any)
@@ -64,6 +67,25 @@ func templateDiff(target, primary *unstructured.Unstructured) string {
 		fields = append(fields[:5], "...")
 	}
 	return "runs a pod template that differs from the target's in " + strings.Join(fields, ", ")
+}
+
+// dropPrimaryOnly drops from got the pod annotations that want lacks: one written on the
+// primary alone (kubectl rollout restart's kubectl.kubernetes.io/restartedAt) is not the
+// target's template, and nothing rewrites it before a later promotion, so it would make the
+// templates differ for good. A key the target holds is compared: its change is a real one.
+func dropPrimaryOnly(want, got map[string]any) {
+	wm, _ := want["metadata"].(map[string]any)
+	gm, _ := got["metadata"].(map[string]any)
+	wa, _ := wm["annotations"].(map[string]any)
+	ga, _ := gm["annotations"].(map[string]any)
+	for key := range ga {
+		if _, ok := wa[key]; !ok {
+			delete(ga, key)
+		}
+	}
+	if ga != nil && len(ga) == 0 {
+		delete(gm, "annotations")
+	}
 }
 
 // normalTemplate is a copy of u's spec.template with Flagger's rewrites undone.
