@@ -133,7 +133,8 @@ type PreflightResult struct {
 	// Notes say what the preflight could not judge.
 	Notes []string
 	// RetryAt is when to look again: a controller the tree needs that has no available
-	// replica is given unavailableGrace, from when the run first saw it so, before it counts.
+	// replica is given unavailableGrace, from when the run first saw it so, before it counts,
+	// and is looked at again every unavailableRecheck meanwhile.
 	RetryAt time.Time
 }
 
@@ -145,6 +146,12 @@ type PreflightResult struct {
 // Deployment's Available condition: with several replicas, one Pending for an hour keeps
 // that condition False since then, and the last one's restart would get no grace at all.
 const unavailableGrace = 2 * time.Minute
+
+// unavailableRecheck is how often the preflight looks again at a controller within its
+// grace. Only a look that sees the controller available clears the run's memory of when it
+// was first seen unavailable; with looks at the grace's end only, a controller back in 10 s
+// and down again later would be judged from its first outage and fail at once.
+const unavailableRecheck = 15 * time.Second
 
 // knownControllers are the Deployments of a Flux installation the preflight judges when
 // the tree does not need them (a warning).
@@ -202,8 +209,15 @@ func preflight(needs []ControllerNeed, in PreflightInput, mem *Memory, now time.
 			}
 		case down:
 			r.Notes = append(r.Notes, fmt.Sprintf("%s in %s: %s; it counts as down at %s if still so", name, in.Namespace, state, retry.UTC().Format(time.RFC3339)))
-			if r.RetryAt.IsZero() || retry.Before(r.RetryAt) {
-				r.RetryAt = retry
+			// Look again within unavailableRecheck, not only at the grace's end: a look that
+			// sees it available forgets when it was first seen not, so a later outage gets
+			// a grace of its own.
+			next := retry
+			if soon := now.Add(unavailableRecheck); soon.Before(next) {
+				next = soon
+			}
+			if r.RetryAt.IsZero() || next.Before(r.RetryAt) {
+				r.RetryAt = next
 			}
 		}
 	}

@@ -63,7 +63,8 @@ func TestPreflight(t *testing.T) {
 		Code     result.Code
 		Warnings int
 		Notes    int
-		Retry    bool
+		// Retry is when the preflight asks to look again, from fixtureNow; 0 when never.
+		Retry time.Duration
 	}
 	// ksDown: kustomize-controller with one replica, available or not since since.
 	ksDown := func(available int, since string) PreflightInput {
@@ -93,17 +94,17 @@ func TestPreflight(t *testing.T) {
 			in:   PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "kustomize-controller", 0, 0, 0, "True", "MinimumReplicasAvailable", long), healthy("source-controller"))},
 			want: want{Code: result.CodeFluxUnhealthy}},
 		{name: "kustomize-controller crash-looping for long, the run's first look", needs: ksNeeds,
-			in: ksDown(0, long), want: want{Notes: 1, Retry: true}},
+			in: ksDown(0, long), want: want{Notes: 1, Retry: 15 * time.Second}},
 		{name: "kustomize-controller crash-looping, seen so by the run for its grace", needs: ksNeeds,
 			earlier: []look{{unavailableGrace, ksDown(0, long)}}, in: ksDown(0, long),
 			want: want{Code: result.CodeFluxUnhealthy}},
 		{name: "kustomize-controller restarting, within its grace", needs: ksNeeds,
 			earlier: []look{{unavailableGrace - time.Second, ksDown(0, recent)}}, in: ksDown(0, recent),
-			want: want{Notes: 1, Retry: true}},
+			want: want{Notes: 1, Retry: time.Second}},
 		{name: "HA: one replica Pending for an hour, the other just restarted", needs: ksNeeds,
 			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("source-controller"),
 				controllerDeployment(t, "kustomize-controller", 2, 0, 2, "False", "MinimumReplicasUnavailable", long))},
-			want: want{Notes: 1, Retry: true}},
+			want: want{Notes: 1, Retry: 15 * time.Second}},
 		{name: "a Flux upgrade of source-controller (Recreate): 0 available for 90 s", needs: ksNeeds,
 			earlier: []look{
 				{100 * time.Second, PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"), healthy("source-controller"))}},
@@ -112,10 +113,13 @@ func TestPreflight(t *testing.T) {
 			},
 			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(healthy("kustomize-controller"),
 				controllerDeployment(t, "source-controller", 1, 0, 1, "False", "MinimumReplicasUnavailable", "2026-11-01T11:58:30Z"))},
-			want: want{Notes: 1, Retry: true}},
+			want: want{Notes: 1, Retry: 15 * time.Second}},
 		{name: "available again in between: a new grace", needs: ksNeeds,
 			earlier: []look{{3 * time.Minute, ksDown(0, long)}, {time.Minute, ksDown(1, long)}}, in: ksDown(0, recent),
-			want: want{Notes: 1, Retry: true}},
+			want: want{Notes: 1, Retry: 15 * time.Second}},
+		{name: "back within 10 s, seen so by the look 15 s on, down again at 2 min: a new grace", needs: ksNeeds,
+			earlier: []look{{2 * time.Minute, ksDown(0, long)}, {2*time.Minute - 15*time.Second, ksDown(1, long)}}, in: ksDown(0, recent),
+			want: want{Notes: 1, Retry: 15 * time.Second}},
 		{name: "a rolling update with one pod still available", needs: ksNeeds,
 			in: PreflightInput{Namespace: "flux-system", Deployments: deployments(controllerDeployment(t, "kustomize-controller", 1, 1, 0, "True", "MinimumReplicasAvailable", long), healthy("source-controller"))}},
 		{name: "helm-controller down, not needed", needs: ksNeeds,
@@ -193,7 +197,10 @@ func TestPreflight(t *testing.T) {
 				Preflight(tt.needs, l.in, mem, fixtureNow.Add(-l.ago))
 			}
 			r := Preflight(tt.needs, tt.in, mem, fixtureNow)
-			got := want{Warnings: len(r.Warnings), Notes: len(r.Notes), Retry: !r.RetryAt.IsZero()}
+			got := want{Warnings: len(r.Warnings), Notes: len(r.Notes)}
+			if !r.RetryAt.IsZero() {
+				got.Retry = r.RetryAt.Sub(fixtureNow)
+			}
 			if r.Fatal != nil {
 				got.Code = r.Fatal.Code
 			}
