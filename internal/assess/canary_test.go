@@ -123,9 +123,10 @@ func trackedConfig(at string) string {
 	return configObject("ConfigMap", "web-config", "kustomize-controller", at)
 }
 
-// trackedCopy is ConfigMap shop/web-config-primary, Flagger's copy, last updated at at.
-func trackedCopy(at string) string {
-	return configObject("ConfigMap", "web-config-primary", "flagger", at)
+// trackedCopy is ConfigMap shop/web-config-primary, Flagger's copy, last updated at afterB,
+// when Flagger promoted B.
+func trackedCopy() string {
+	return configObject("ConfigMap", "web-config-primary", "flagger", afterB)
 }
 
 // configObject is a ConfigMap or Secret of shop as the view's metadata-only list holds it, last
@@ -318,19 +319,19 @@ func TestAssessCanaries(t *testing.T) {
 			docs: []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.0.0", writtenB, true), primaryOld, flaggerCanary("Failed", hashA, hashA, afterB)},
 			want: current},
 		{name: "a tracked ConfigMap changed after its primary copy: Flagger starts an analysis of the same template",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z"), trackedCopy(afterB)},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z"), trackedCopy()},
 			want: inProgress, message: "ConfigMap/shop/web-config was written at 2026-11-01T11:58:00Z, after its primary copy (2026-11-01T11:55:00Z)"},
 		{name: "a tracked ConfigMap changed during Finalising: Succeeded after it, the copy older",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, "2026-11-01T11:59:00Z")), trackedConfig("2026-11-01T11:58:00Z"), trackedCopy(afterB)},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, "2026-11-01T11:59:00Z")), trackedConfig("2026-11-01T11:58:00Z"), trackedCopy()},
 			want: inProgress, message: "after its primary copy"},
 		{name: "a tracked ConfigMap copied since its last change",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB), trackedCopy(afterB)},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB), trackedCopy()},
 			want: current},
 		{name: "a tracked ConfigMap whose labels only changed after its copy: copied (Flagger's checksum covers the data)",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), metadataWrite(trackedConfig(writtenB), "helm", "2026-11-01T11:58:00Z"), trackedCopy(afterB)},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), metadataWrite(trackedConfig(writtenB), "helm", "2026-11-01T11:58:00Z"), trackedCopy()},
 			want: current},
 		{name: "a tracked ConfigMap changed after its copy, whose labels only were written later",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z"), metadataWrite(trackedCopy(afterB), "helm", "2026-11-01T11:59:00Z")},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z"), metadataWrite(trackedCopy(), "helm", "2026-11-01T11:59:00Z")},
 			want: inProgress, message: "ConfigMap/shop/web-config was written at 2026-11-01T11:58:00Z, after its primary copy (2026-11-01T11:55:00Z)"},
 		{name: "a tracked ConfigMap with no primary copy",
 			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB)},
