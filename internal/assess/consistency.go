@@ -1,0 +1,86 @@
+package assess
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+)
+
+// The consistency rule: every object judged comes from a read no older than the Flux object
+// whose inventory names it.
+
+// consistency: a Current verdict rests on objects read no earlier than the Flux status that
+// says applied. A Kustomization without wait is Ready on revision B a few milliseconds after
+// kustomize-controller's server-side apply returns; a view whose Deployment was read before
+// that status (a watch stream delivered later than the Kustomization's, or a list made
+// before) may hold its previous generation, rolled out, and would pass. So every object
+// judged, every nested Flux object and a nested object's own source must come from that very
+// list (one list is one moment, one watch stream one ordered history) or from a Snapshot that
+// holds the cluster as of the owner's status or later: its revision at least the owner
+// object's resourceVersion (both etcd revisions of the same API server), or, where they do
+// not compare, a list requested after the owner's list returned (Ordered). By induction down the tree, every object
+// judged was read after every Flux status above it said applied. What cannot prove it (a
+// watch, an owner not read) is Unconfirmed: the fetching side reads it again as a Snapshot.
+func (a *assessor) consistent(key ListKey, l List, ownerID string) {
+	if owner, known := a.fluxLists[ownerID]; !known || !readAfter(l, owner, a.fluxRevisions[ownerID]) {
+		a.unconfirmed(key)
+	}
+}
+
+// readAfter reports whether l holds the cluster as of the moment owner, the list an object
+// was read from at resourceVersion ownerRV, held it, or later: l is owner itself, a Snapshot
+// whose revision is at least ownerRV, or, where they do not compare, a list requested after
+// owner's returned.
+func readAfter(l, owner List, ownerRV string) bool {
+	if owner == l {
+		return true
+	}
+	if snap, ok := l.(Snapshot); ok {
+		if c, err := resourceversion.CompareResourceVersion(snap.Revision(), ownerRV); err == nil {
+			return c >= 0
+		}
+	}
+	lo, ok := l.(Ordered)
+	oo, ownerOK := owner.(Ordered)
+	if !ok || !ownerOK {
+		return false
+	}
+	sent, _ := lo.ReadOrder()
+	_, done := oo.ReadOrder()
+	return sent >= done
+}
+
+// unconfirmed records key as a list to read again, once.
+func (a *assessor) unconfirmed(key ListKey) {
+	if !slices.Contains(a.e.Unconfirmed, key) {
+		a.e.Unconfirmed = append(a.e.Unconfirmed, key)
+	}
+}
+
+// readFrom records that the Flux object id was read from w, as obj (consistency).
+func (a *assessor) readFrom(id string, w List, obj *unstructured.Unstructured) {
+	if a.fluxLists == nil {
+		a.fluxLists, a.fluxRevisions = map[string]List{}, map[string]string{}
+	}
+	a.fluxLists[id], a.fluxRevisions[id] = w, obj.GetResourceVersion()
+}
+
+// fewKeys names up to three lists, and how many more.
+func fewKeys(keys []ListKey) string {
+	var names []string
+	for _, k := range keys {
+		n := k.GVR.Resource
+		if k.Namespace != "" {
+			n += " in " + k.Namespace
+		}
+		names = append(names, n)
+	}
+	if len(names) > 3 {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,386 @@
+package assess
+
+import (
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/classify"
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
+)
+
+// The objects of an inventory that are not Flux objects: judged by kstatus, Flux's health
+// rules and the rollout classifier.
+
+// workloadsExplain are the Flux failures that only say the workloads did not become healthy:
+// when the classifier finds why, its failure is reported instead.
+var workloadsExplain = map[result.Code]bool{
+	result.CodeFluxHealthCheckFailed: true,
+	result.CodeFluxInstallFailed:     true,
+	result.CodeFluxUpgradeFailed:     true,
+	result.CodeFluxTestFailed:        true,
+}
+
+// evalObject computes an inventory object's status with kstatus and, when it is a workload
+// that is not Current yet, asks the classifier whether its rollout can still succeed.
+// id is o.ID().
+func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner *flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
+	// The inventory's objects may fail the rollout only once Flux has applied the expected
+	// revision: before, they are the previous revision's, which the expected one may fix.
+	current := owner.Applied
+	ro := result.Object{ID: id, Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner.Object.ID, Status: result.ObjectUnknown}
+	gvk := schema.GroupVersionKind{Group: o.Group, Version: o.Version, Kind: o.Kind}
+	answer := a.assessMapping(e, gvk)
+	mapping, done, err := answer.Mapping, answer.Done, answer.Err
+	if !done {
+		ro.Message = "discovering the API of " + gvk.Kind
+		e.Objects = append(e.Objects, ro)
+		if e.Pending == nil {
+			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Discovering", Message: ro.ID + ": " + ro.Message, Progress: ProgressStep})
+		}
+		return
+	}
+	if err != nil {
+		ro.Message = err.Error()
+		e.Objects = append(e.Objects, ro)
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "UnknownKind", Message: ro.ID + ": " + err.Error()})
+		e.recheckAt(now.Add(MappingRetry))
+		return
+	}
+	ns := o.Namespace
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		// A Helm manifest read from the storage secret gives every object the release's
+		// namespace; a cluster-scoped one has none.
+		ns, ro.Namespace, ro.ID = "", "", result.ObjectID(o.Kind, "", o.Name)
+	}
+	objKey := ListKey{GVR: mapping.Resource, Namespace: ns}
+	w := a.list(objKey)
+	if w.Synced() {
+		a.consistent(objKey, w, owner.Object.ID)
+	} else {
+		// (What the watch is, said only while it has no first list: a synced watch is ready
+		// either way.)
+		what := mapping.Resource.Resource + namespaceSuffix(ns)
+		if gr := mapping.Resource.GroupResource(); MetadataOnly[gr] || NoReadiness[gr] {
+			// A Secret or a ConfigMap has no status: it is Current once it exists, which
+			// Flux's inventory already says; configuration, RBAC, CRDs, quotas and sources
+			// have no rollout of their own. Credentials that may not read them (least
+			// privilege) leave them unverified, not the cluster Forbidden.
+			ready, forbidden := a.optionalWatchReady(e, w, what)
+			if forbidden != "" {
+				ro.Message = "not verified: " + forbidden
+				e.Objects = append(e.Objects, ro)
+				return
+			}
+			if !ready {
+				ro.Message = "not listed yet"
+				e.Objects = append(e.Objects, ro)
+				e.listOnItsWay(w)
+				return
+			}
+		} else if !a.watchReady(e, w, what) {
+			ro.Message = "not listed yet"
+			e.Objects = append(e.Objects, ro)
+			e.listOnItsWay(w)
+			return
+		}
+	}
+	cached, ok := w.Object(ns, o.Name)
+	if !ok {
+		done, failedJob, msg := jobGone(w, ns, o, owner, a.mem.firstWorkedOn[owner.Object.ID])
+		switch {
+		case done:
+			ro.Status, ro.Message = result.ObjectCurrent, msg
+			e.Objects = append(e.Objects, ro)
+		case failedJob != nil && current:
+			ro.Status, ro.Message = result.ObjectFailed, "deleted after it failed (ttlSecondsAfterFinished)"
+			e.Objects = append(e.Objects, ro)
+			e.fail(Finding{Verdict: result.VerdictFailed, Code: result.CodeJobFailed, Reason: "Failed", Message: ro.ID + ": " + ro.Message})
+		default:
+			ro.Status, ro.Message = result.ObjectNotFound, "not found in the cluster"
+			e.Objects = append(e.Objects, ro)
+			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "NotFound", Message: ro.ID + " not found"})
+		}
+		return
+	}
+	memo := a.mem.statuses.status(cached, gvk, a.spec.Health, a.exprs[owner.Object.ID])
+	u := memo.u
+	if !memo.ok {
+		// Every kind the caches hold converts: this is a defect, said as one, never a pass.
+		ro.Message = fmt.Sprintf("compute status: cannot read the cached %T", cached)
+		e.Objects = append(e.Objects, ro)
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: string(result.ObjectUnknown), Message: ro.ID + ": " + ro.Message})
+		return
+	}
+	if memo.err != nil {
+		ro.Message = memo.err.Error()
+	} else {
+		ro.Status, ro.Message = memo.status, memo.msg
+	}
+
+	if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {
+		e.Objects = append(e.Objects, ro)
+		a.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited, roots)
+		return
+	}
+	if src, isSource := flux.InventorySource(o); isSource && u != nil && ro.Status != result.ObjectTerminating {
+		// A Flux source is judged as source-controller serves it, not by kstatus: one whose
+		// next fetch fails keeps Reconciling=True while what applies from it goes on.
+		read := flux.ReadSource(src, u)
+		var (
+			upstream *flux.Source
+			note     string
+			reading  bool
+		)
+		if read.Stalled {
+			// Whether a stalled HelmChart may heal, its repository says (flux.IndexWait).
+			upstream, note, reading = a.chartUpstream(e, read)
+		}
+		status, code, msg, until := flux.Serving(read, upstream, now)
+		if reading && read.Stalled {
+			status, code, msg = result.ObjectInProgress, "", "stalled; reading its source, which says whether it may heal: "+read.Message
+		}
+		e.recheckAt(until)
+		ro.Status, ro.Message = status, sanitize.Compact(joinMessage(msg, note))
+		if status == result.ObjectFailed && current {
+			ro.Failure = &result.Failure{Code: code, Reason: "Stalled", Message: ro.Message}
+		}
+	}
+	ro.Message = joinMessage(ro.Message, memo.ignoreNote)
+	if keys := memo.notFromGitKeys; keys != "" {
+		ro.Message = joinMessage(ro.Message, "annotations "+keys+" ignored: not applied by Flux (set them in Git)")
+	}
+	if memo.ignoreReadiness && ro.Status != result.ObjectCurrent {
+		// The team said so in Git: reported as it is, neither waited for nor failed.
+		ro.Message = joinMessage(ro.Message, IgnoredReadiness)
+		e.Objects = append(e.Objects, ro)
+		return
+	}
+	var byCanary *canaryJudgement
+	if u != nil && ro.Status != result.ObjectTerminating {
+		j, judged, ok := a.canaryJudgement(e, o, u, owner.Object.ID, &ro)
+		if !ok {
+			ro.Status, ro.Message = result.ObjectUnknown, joinMessage("not listed yet", ro.Message)
+			e.Objects = append(e.Objects, ro)
+			return
+		}
+		if judged {
+			byCanary = &j
+		}
+	}
+	installing := owner.Installing != ""
+	if installing {
+		// Created by Helm's install of the expected chart, which records nothing until its
+		// wait is over: the new chart's, and may fail the rollout now.
+		current = true
+	}
+	upgraded := a.updatedByUpgrade(owner, ro.ID, u) && !current
+	if upgraded {
+		// helm-controller records the release only once Helm's wait is over; Helm updated
+		// this workload since the run first saw it, during the upgrade to the expected chart:
+		// it is the new chart's, and may fail the rollout now.
+		current = true
+	}
+	classified := true
+	if ro.Status != result.ObjectCurrent && current && classify.Supported(o.Group, o.Kind) {
+		if u == nil {
+			// (A metadata-only kind is never one the classifier reads.)
+			u, _ = AsUnstructured(cached, gvk)
+		}
+		status := ro.Status
+		classified = a.classify(e, &ro, u, objKey, w, now)
+		switch {
+		case upgraded && ro.Failure != nil:
+			ro.Failure.Message += fmt.Sprintf(" (during Helm's upgrade of %s to %s, which waits for it)", owner.Object.ID, owner.Upgrading)
+		case installing && ro.Failure != nil && recoversDuringInstall[ro.Failure.Code]:
+			// A first install may crash until what the chart installs beside it (a
+			// database, an operator) is up: Helm's own wait says.
+			ro.Message = joinMessage(ro.Message, fmt.Sprintf("%s (%s), left to Helm's wait during the install of chart %s", ro.Failure.Code, ro.Failure.Reason, owner.Installing))
+			ro.Failure, ro.Status = nil, status
+		case installing && ro.Failure != nil:
+			ro.Failure.Message += fmt.Sprintf(" (during Helm's install of %s, chart %s, which waits for it)", owner.Object.ID, owner.Installing)
+		}
+	}
+	if byCanary != nil && ro.Failure == nil {
+		// (A failure the classifier found in the target's own pods stands: Flagger fails the
+		// analysis of a crashing revision only at its deadline.)
+		judgedByCanary(&ro, *byCanary, current)
+	}
+	e.Objects = append(e.Objects, ro)
+	switch {
+	case ro.Failure != nil:
+		e.fail(Finding{Verdict: result.VerdictFailed, Code: ro.Failure.Code, Reason: ro.Failure.Reason, Message: ro.ID + ": " + ro.Failure.Message})
+	case ro.Status == result.ObjectFailed && current && classified && !installing:
+		e.fail(Finding{Verdict: result.VerdictFailed, Reason: "Failed", Message: ro.ID + ": " + ro.Message})
+	case ro.Status != result.ObjectCurrent && e.Pending == nil:
+		// (Only the first reason to wait is kept: the message is not made for the others.)
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: string(ro.Status), Message: waitingFor(ro)})
+	}
+}
+
+// recoversDuringInstall are the failures of a workload that may still pass during a first
+// install, as what the chart installs beside it comes up: they are left to Helm's wait.
+var recoversDuringInstall = map[result.Code]bool{
+	result.CodeCrashLoop: true, result.CodeOOM: true, result.CodeNotProgressing: true, result.CodeNeverReady: true,
+}
+
+// IgnoredReadiness ends the message of a workload whose annotation says its readiness does not
+// count.
+const IgnoredReadiness = "not verified (" + classify.AnnotationIgnoreReadiness + ")"
+
+func waitingFor(o result.Object) string {
+	if o.Message == "" {
+		return fmt.Sprintf("waiting for %s (%s)", o.ID, o.Status)
+	}
+	return fmt.Sprintf("waiting for %s: %s", o.ID, o.Message)
+}
+func namespaceSuffix(ns string) string {
+	if ns == "" {
+		return ""
+	}
+	return " in namespace " + ns
+}
+
+// watchReady reports whether a watch has its first list; a list the credentials may not make
+// settles the cluster as Forbidden (or Unauthorized) at once, since waiting will not fix it.
+func (a *assessor) watchReady(e *Assessment, w List, what string) bool {
+	if w.Synced() {
+		return true
+	}
+	if err := w.Err(); err != nil {
+		if x := a.view.Explain(err, what); x.Known && x.Verdict != result.VerdictUnreachable {
+			e.fail(Finding{Verdict: x.Verdict, Reason: string(x.Verdict), Message: x.Message})
+			return false
+		}
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "ListFailed", Message: fmt.Sprintf("listing %s: %s", what, a.view.Explain(err, what).Detail)})
+	} else {
+		if e.Pending == nil {
+			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: a.view.WaitingMessage(w, what, a.now), Progress: ProgressStep})
+		}
+		e.Listing = true
+	}
+	e.Syncing = true
+	return false
+}
+
+// classifierReads lists, per workload kind, the kinds the classifier reads besides the
+// workload itself; only those are watched, so credentials need only what the app's kinds need.
+var classifierReads = map[schema.GroupKind][]schema.GroupVersionResource{
+	{Group: "apps", Kind: "Deployment"}:  {RSGVR, PodsGVR},
+	{Group: "apps", Kind: "ReplicaSet"}:  {PodsGVR},
+	{Group: "apps", Kind: "StatefulSet"}: {PodsGVR},
+	{Group: "apps", Kind: "DaemonSet"}:   {RevisionsGVR, PodsGVR},
+	{Group: "batch", Kind: "Job"}:        {PodsGVR},
+	{Group: "batch", Kind: "CronJob"}:    {JobsGVR, PodsGVR},
+	{Group: "", Kind: "Pod"}:             nil,
+}
+
+// classify runs the rollout classifier on a workload that is not Current, read from the list
+// wl. What it reads is evidence (evidenceReady): when a list fails (the credentials may not
+// make it, the server does not serve the kind there, it errs) the workload is classified on
+// what was read before it, its own status at least, and its message says what could not be
+// read; the lists after it are not read, as they only matter through it (a Deployment's pods
+// through its ReplicaSets). It returns false while what it reads is still being listed: a
+// kstatus failure then waits for the precise one (a Job Failed waits for its pods, which name
+// the backoff limit and the logs). A failure rests on lists read no earlier than the
+// workload's own state (consistency): an old ReplicaSet's refusal, as a watch behind the
+// cluster still holds it, is not the failure of a Deployment that has replaced it since. The
+// lists that cannot prove it are Unconfirmed, after the workload's own list, wk: read again in
+// that order, they prove it even where revisions do not compare.
+func (a *assessor) classify(e *Assessment, ro *result.Object, u *unstructured.Unstructured, wk ListKey, wl List, now time.Time) bool {
+	ns := ro.Namespace
+	in := classify.Input{Workload: u, Now: now}
+	var before []ListKey
+	for _, gvr := range classifierReads[schema.GroupKind{Group: ro.Group, Kind: ro.Kind}] {
+		key := ListKey{GVR: gvr, Namespace: ns}
+		w := a.list(key)
+		ready, note := a.evidenceReady(e, w, gvr.Resource+namespaceSuffix(ns))
+		if note != "" {
+			ro.Message = joinMessage(ro.Message, "rollout failures classified without "+gvr.Resource+": "+note)
+			in.Incomplete = true
+			break
+		}
+		if !ready {
+			return false
+		}
+		if !readAfter(w, wl, u.GetResourceVersion()) {
+			before = append(before, key)
+		}
+		switch gvr {
+		case PodsGVR:
+			in.Pods = listOf[corev1.Pod](w)
+		case RSGVR:
+			in.ReplicaSets = listOf[appsv1.ReplicaSet](w)
+		case RevisionsGVR:
+			in.Revisions = listOf[appsv1.ControllerRevision](w)
+		case JobsGVR:
+			in.Jobs = listOf[batchv1.Job](w)
+		}
+	}
+	opts, notes := a.spec.Classify.ForObject(u.GetAnnotations())
+	for _, n := range notes {
+		ro.Message = joinMessage(ro.Message, n)
+	}
+	v, err := classify.Classify(in, opts)
+	if err != nil {
+		ro.Message = joinMessage(ro.Message, "classify: "+err.Error())
+		return true
+	}
+	e.recheckAt(v.Recheck)
+	if v.Note != "" {
+		// What fails within its grace period: the wait says why.
+		ro.Message = joinMessage(ro.Message, v.Note)
+	}
+	if v.Failure != nil {
+		ro.Failure = v.Failure
+		ro.Status = result.ObjectFailed
+		if len(before) > 0 {
+			a.unconfirmed(wk)
+		}
+		for _, key := range before {
+			a.unconfirmed(key)
+		}
+	}
+	return true
+}
+
+// optionalWatchReady is watchReady for what the verdict can do without: a list the
+// credentials may not make (403) is not the cluster's verdict but a note, returned as
+// forbidden, saying what to grant.
+func (a *assessor) optionalWatchReady(e *Assessment, w List, what string) (ready bool, forbidden string) {
+	if w.Synced() {
+		return true, ""
+	}
+	if err := w.Err(); err != nil && apierrors.IsForbidden(err) {
+		return false, fmt.Sprintf("the credentials may not list %s (403); grant get, list and watch on it for a precise reason", what)
+	}
+	return a.watchReady(e, w, what), ""
+}
+func joinMessage(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
+}
+func listOf[T any](w List) []*T {
+	items := w.Items()
+	out := make([]*T, 0, len(items))
+	for _, it := range items {
+		if t, ok := it.(*T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
