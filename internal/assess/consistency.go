@@ -79,8 +79,14 @@ func fewKeys(keys []ListKey) string {
 		}
 		names = append(names, n)
 	}
-	if len(names) > 3 {
-		return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+	return FewOf(names)
+}
+
+// FewOf names the first three of names, and counts the rest: "a, b, c and 4 more".
+func FewOf(names []string) string {
+	const few = 3
+	if len(names) <= few {
+		return strings.Join(names, ", ")
 	}
-	return strings.Join(names, ", ")
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:few], ", "), len(names)-few)
 }

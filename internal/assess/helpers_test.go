@@ -152,3 +152,20 @@ func TestJobGone(t *testing.T) {
 		t.Errorf("owner Ready with spec.wait: done %t, %q; want done, saying why", done, msg)
 	}
 }
+
+func TestFewOf(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		names []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b", "c"}, "a, b, c"},
+		{[]string{"a", "b", "c", "d", "e"}, "a, b, c and 2 more"},
+	} {
+		if got := FewOf(tt.names); got != tt.want {
+			t.Errorf("FewOf(%q) = %q, want %q", tt.names, got, tt.want)
+		}
+	}
+}

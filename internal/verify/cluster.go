@@ -386,21 +386,12 @@ func currentMessage(c result.Cluster) string {
 		}
 	}
 	if len(suspended) > 0 {
-		msg += "; suspended, not verified: " + fewOf(suspended)
+		msg += "; suspended, not verified: " + assess.FewOf(suspended)
 	}
 	if len(remote) > 0 {
-		msg += "; applied to a remote cluster (spec.kubeConfig), not verified here: " + fewOf(remote)
+		msg += "; applied to a remote cluster (spec.kubeConfig), not verified here: " + assess.FewOf(remote)
 	}
 	return msg
-}
-
-// fewOf lists up to three IDs, and how many more there are.
-func fewOf(ids []string) string {
-	const few = 3
-	if len(ids) <= few {
-		return strings.Join(ids, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(ids[:few], ", "), len(ids)-few)
 }
 
 // newClusterState builds the clients for a cluster and its object cache: informers, or lists
