@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/assess"
@@ -158,6 +159,8 @@ func TestConsistentlyDecides(t *testing.T) {
 		wantFailed bool
 		// wantNamed is said by the first Confirming round, when there is one.
 		wantNamed string
+		// noList: the decision makes no list of Deployments after their watch's first.
+		noList bool
 	}{
 		{name: "a watch left behind the cluster",
 			moved: func(t *testing.T, objects []map[string]any) map[string]any {
@@ -166,6 +169,9 @@ func TestConsistentlyDecides(t *testing.T) {
 				return d
 			},
 			wantNamed: "the watch of deployments in app is behind the cluster"},
+		// The Deployments' watch listed after the Kustomization's status: its stream proves
+		// the rule, with no list to confirm it.
+		{name: "a watch whose stream is past its owner's status", atOnce: true, noList: true},
 		{name: "a namespace whose objects change all the time", churn: true, atOnce: true},
 		{name: "resourceVersions that are no numbers", opaque: true, atOnce: true},
 		{name: "a failure on resourceVersions that are no numbers", opaque: true, broken: true, wantFailed: true, atOnce: true},
@@ -180,8 +186,12 @@ func TestConsistentlyDecides(t *testing.T) {
 			// churn, once set, changes the Deployments' cache while each of their lists is
 			// answered: the cache never holds still from before a list to after it.
 			var churn atomic.Pointer[func()]
+			var deploymentLists atomic.Int64
 			s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, OpaqueRevisions: tt.opaque,
 				BeforeList: func(plural, _ string) {
+					if plural == "deployments" {
+						deploymentLists.Add(1)
+					}
 					if f := churn.Load(); f != nil && plural == "deployments" {
 						(*f)()
 					}
@@ -191,7 +201,17 @@ func TestConsistentlyDecides(t *testing.T) {
 			synced(t, state)
 			if tt.moved != nil {
 				s.Set(tt.moved(t, objects))
+				// The Kustomization's watch then delivers a status written after the move:
+				// the Deployments' stream, still at its first list, is behind its owner.
+				ks := appObject(t, objects, "app")
+				s.Set(ks)
+				ks["metadata"].(map[string]any)["resourceVersion"] = "3"
+				l, _ := state.watches.peek(assess.ListKey{GVR: ksGVR, Namespace: "flux-system"})
+				if err := l.(*watch).store.Update(&unstructured.Unstructured{Object: ks}); err != nil {
+					t.Fatal(err)
+				}
 			}
+			listed := deploymentLists.Load()
 			if tt.churn {
 				l, _ := state.watches.peek(appDeployments)
 				w := l.(*watch)
@@ -212,6 +232,9 @@ func TestConsistentlyDecides(t *testing.T) {
 				}
 			} else if !e.Current() {
 				t.Errorf("decision: fatal %+v, pending %+v, want Current", e.Fatal, e.Pending)
+			}
+			if n := deploymentLists.Load() - listed; tt.noList && n != 0 {
+				t.Errorf("the decision listed Deployments %d times, want none: their watch proves the rule", n)
 			}
 			if tt.wantNamed != "" && (len(confirming) == 0 || !strings.Contains(confirming[0], tt.wantNamed)) {
 				t.Errorf("Confirming rounds said %q, want the first to say %q", confirming, tt.wantNamed)

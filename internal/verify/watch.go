@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/wait"
 	apiwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -78,10 +79,13 @@ type notifyingStore struct {
 	cache.Store
 	// changes counts the changes the store received (a cache confirmed at one count is the
 	// same at that count).
-	changes   atomic.Uint64
-	transform cache.TransformFunc
-	onChange  func()
-	isSynced  atomic.Bool
+	changes atomic.Uint64
+	// position is the resourceVersion the watch stream has delivered up to (streamPosition).
+	positionMu sync.Mutex
+	position   string
+	transform  cache.TransformFunc
+	onChange   func()
+	isSynced   atomic.Bool
 	// keepGone keeps the last state of deleted objects in deleted: a Job deleted after it
 	// finished (ttlSecondsAfterFinished) is still listed by its Flux inventory.
 	keepGone bool
@@ -155,8 +159,10 @@ func (n *notifyingStore) Add(obj any) error {
 	}
 	n.noteOf(o)
 	n.revive(o)
-	defer n.onChange()
-	return n.Store.Add(o)
+	err = n.Store.Add(o)
+	n.advance(objectRevision(o))
+	n.onChange()
+	return err
 }
 
 func (n *notifyingStore) Update(obj any) error {
@@ -168,15 +174,19 @@ func (n *notifyingStore) Update(obj any) error {
 	o = n.carried(o)
 	n.noteOf(o)
 	n.revive(o)
-	defer n.onChange()
-	return n.Store.Update(o)
+	err = n.Store.Update(o)
+	n.advance(objectRevision(o))
+	n.onChange()
+	return err
 }
 
 func (n *notifyingStore) Delete(obj any) error {
 	n.changes.Add(1)
-	defer n.onChange()
 	n.remember(obj)
-	return n.Store.Delete(obj)
+	err := n.Store.Delete(obj)
+	n.advance(objectRevision(obj))
+	n.onChange()
+	return err
 }
 
 func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
@@ -208,12 +218,87 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 			n.revive(o)
 		}
 	}
-	defer n.onChange()
-	defer n.isSynced.Store(true)
-	return n.Store.Replace(converted, resourceVersion)
+	err := n.Store.Replace(converted, resourceVersion)
+	n.setPosition(resourceVersion)
+	n.isSynced.Store(true)
+	n.onChange()
+	return err
 }
 
 func (n *notifyingStore) Resync() error { return nil }
+
+// The watch stream's position. A reflector lists, then watches from the list's
+// resourceVersion: the API server sends that watch's events in the order of their
+// resourceVersions, each event's object carrying the revision of its change (a deletion's,
+// the revision that deleted it), and bookmarks carry the revision the stream has reached. So a
+// store that has taken in the list and every event up to revision R holds the kind in that
+// namespace exactly as of R: Revision can say so without asking the cluster
+// (assess.Snapshot), and a confirmation needs no list for a watch whose stream has passed
+// the owner's status.
+
+// advance moves the position to rv when the store has taken in a change of the stream at rv:
+// forward only, where revisions compare; a store whose server's revisions are no numbers
+// keeps none (streamPosition).
+func (n *notifyingStore) advance(rv string) {
+	if rv == "" {
+		return
+	}
+	n.positionMu.Lock()
+	defer n.positionMu.Unlock()
+	if n.position == "" {
+		return // no list taken in yet: the stream has no known start
+	}
+	if c, err := resourceversion.CompareResourceVersion(rv, n.position); err == nil && c > 0 {
+		n.position = rv
+	}
+}
+
+// setPosition is the position after a list at rv was taken in whole (Replace).
+func (n *notifyingStore) setPosition(rv string) {
+	n.positionMu.Lock()
+	defer n.positionMu.Unlock()
+	if !numbered(rv) {
+		n.position = ""
+		return
+	}
+	n.position = rv
+}
+
+// UpdateResourceVersion is the reflector's word that its watch reached rv, after an event or
+// with a bookmark (cache.ResourceVersionUpdater): a bookmark past the owner's status confirms
+// a kind that did not change, so the cluster assesses again when the position moves.
+func (n *notifyingStore) UpdateResourceVersion(rv string) {
+	n.positionMu.Lock()
+	before := n.position
+	n.positionMu.Unlock()
+	n.advance(rv)
+	n.positionMu.Lock()
+	moved := n.position != before
+	n.positionMu.Unlock()
+	if moved {
+		n.onChange()
+	}
+}
+
+// streamPosition is the revision the store holds the kind as of, from its watch stream; ""
+// before the first list or where revisions are no numbers.
+func (n *notifyingStore) streamPosition() string {
+	n.positionMu.Lock()
+	defer n.positionMu.Unlock()
+	return n.position
+}
+
+// objectRevision is the resourceVersion of a watch event's object.
+func objectRevision(obj any) string {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return acc.GetResourceVersion()
+}
 
 // noteOf keeps the moment note reads from a state of an object, when it is the latest.
 func (n *notifyingStore) noteOf(obj any) {
@@ -490,13 +575,18 @@ func (s *watchSet) peek(key assess.ListKey) (assess.List, bool) {
 	return w, true
 }
 
-// Revision is the revision a quorum list found the cache equal to, while the cache has not
-// changed since; "" otherwise (assess.Snapshot).
+// Revision is the latest revision the cache is known to hold the cluster as of
+// (assess.Snapshot): its watch stream's position, or the revision a quorum list found the
+// cache equal to while the cache has not changed since, whichever is later; "" when neither.
 func (w *watch) Revision() string {
+	position := w.store.streamPosition()
 	w.confirmedMu.Lock()
 	defer w.confirmedMu.Unlock()
 	if w.confirmed == "" || w.store.changes.Load() != w.confirmedAt {
-		return ""
+		return position
+	}
+	if c, err := resourceversion.CompareResourceVersion(position, w.confirmed); err == nil && c > 0 {
+		return position
 	}
 	return w.confirmed
 }
