@@ -275,3 +275,45 @@ func TestSettled(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmingWhenTheWatchCatchesUp: a read that found a watch behind the cluster waits for
+// the watch, not for a backoff: once the watch takes in a change, the next round reads again
+// at once, and the verdict follows one list after the last change.
+func TestConfirmingWhenTheWatchCatchesUp(t *testing.T) {
+	t.Parallel()
+	resources, objects := consistentApp()
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects})
+	t.Cleanup(s.Close)
+	state := consistentState(t, s, false)
+	synced(t, state)
+	d := appObject(t, objects, "app-000")
+	d["metadata"].(map[string]any)["labels"] = map[string]any{"moved": "yes"}
+	s.Set(d) // at revision 2, which the quiet watch does not deliver
+	ks := appObject(t, objects, "app")
+	s.Set(ks)
+	ks["metadata"].(map[string]any)["resourceVersion"] = "3"
+	l, _ := state.watches.peek(assess.ListKey{GVR: ksGVR, Namespace: "flux-system"})
+	if err := l.(*watch).store.Update(&unstructured.Unstructured{Object: ks}); err != nil {
+		t.Fatal(err)
+	}
+	var c confirmations
+	now := time.Now()
+	e := state.consistently(t.Context(), state.assess(now), now, &c)
+	if e.Pending == nil || e.Pending.Reason != "Confirming" {
+		t.Fatalf("first round: fatal %+v, pending %+v, want Confirming on a watch behind the cluster: the test proves nothing", e.Fatal, e.Pending)
+	}
+	// The watch delivers the change it missed, well before the backoff ends.
+	d["metadata"].(map[string]any)["resourceVersion"] = "2"
+	dl, _ := state.watches.peek(appDeployments)
+	if err := dl.(*watch).store.Update(&unstructured.Unstructured{Object: d}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Millisecond)
+	if !now.Before(c.next) {
+		t.Fatalf("the backoff ends at %s, not after %s: the test proves nothing", c.next, now)
+	}
+	e = state.consistently(t.Context(), state.assess(now), now, &c)
+	if !e.Current() {
+		t.Errorf("after the watch caught up: fatal %+v, pending %+v, want Current at once", e.Fatal, e.Pending)
+	}
+}

@@ -395,6 +395,34 @@ type confirmations struct {
 	misses int
 	next   time.Time
 	last   string // what the last read that disagreed waited for
+	// changes are the counts of changes of the watches the read could not confirm, when it
+	// disagreed: a watch that took in a change since has caught up with some of what the
+	// read found, and is compared again at once rather than after the backoff.
+	changes map[assess.ListKey]uint64
+}
+
+// caughtUp reports whether a watch the last read could not confirm has changed since.
+func (c *confirmations) caughtUp(watches objectCache) bool {
+	for key, at := range c.changes {
+		if l, ok := watches.peek(key); ok {
+			if w, isWatch := l.(*watch); isWatch && w.store.changes.Load() != at {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// noteChanges records the counts of changes of the watches of keys.
+func (c *confirmations) noteChanges(watches objectCache, keys []assess.ListKey) {
+	c.changes = map[assess.ListKey]uint64{}
+	for _, key := range keys {
+		if l, ok := watches.peek(key); ok {
+			if w, isWatch := l.(*watch); isWatch {
+				c.changes[key] = w.store.changes.Load()
+			}
+		}
+	}
 }
 
 // consistently is the decision the cluster's loop acts on, from e, the watches' view at now.
@@ -412,7 +440,7 @@ func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, n
 	if s.req.Snapshot {
 		return s.readAgain(ctx, s.watches, e, now)
 	}
-	if now.Before(c.next) {
+	if now.Before(c.next) && !c.caughtUp(s.watches) {
 		e.Fatal = nil
 		e.Pending = &assess.Finding{Verdict: result.VerdictInProgress, Reason: "Confirming",
 			Message: "waiting to read the cluster consistently again: " + cmp.Or(c.last, "the watches are behind it")}
@@ -437,6 +465,7 @@ func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, n
 	}
 	c.misses++
 	c.next = now.Add(confirmBackoff(c.misses))
+	c.noteChanges(s.watches, e.Unconfirmed)
 	c.last = pendingMessage(read)
 	if awaitsRead(read) {
 		// What the read waits for is the lists themselves: named, with what stood in the way.
