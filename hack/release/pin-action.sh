@@ -4,7 +4,8 @@
 # top of the tagged commit; the version tag and, for a release that is not a pre-release, the
 # major tag (v1 for v1.4.2) are moved to that commit, here and on origin.
 # The Tekton Task (deploy/tekton/task.yaml) runs the same image by digest in that commit, with
-# the release's version as its app.kubernetes.io/version label (hack/release/pin-tekton.sh).
+# the release's version as its app.kubernetes.io/version label (hack/release/pin-tekton.sh), and
+# the setup action (setup/action.yml) installs the release's CLI by default.
 # With a third argument, the release's image with a shell becomes the default image of the GitLab
 # CI/CD component (templates/app-status.yml) in the same commit.
 # Usage: hack/release/pin-action.sh TAG IMAGE@sha256:DIGEST [SHELL_IMAGE@sha256:DIGEST]
@@ -43,6 +44,11 @@ fi
 hack/release/pin-tekton.sh "$tag" "$ref" deploy/tekton/task.yaml deploy/tekton/task.yaml
 sed -i "s|^  image: Dockerfile\$|  image: docker://$ref|" action.yml
 files=(action.yml deploy/tekton/task.yaml)
+# The setup action installs this release's CLI: `uses: .../setup@v1` then names the release.
+setup_marker='    default: "" # set by a release (hack/release/pin-action.sh) to its version'
+grep -qxF "$setup_marker" setup/action.yml || fail "setup/action.yml has no line '$setup_marker'"
+sed -i "s|^$setup_marker\$|    default: $tag|" setup/action.yml
+files+=(setup/action.yml)
 if [ -n "$shell_ref" ]; then
   marker='      # default: set by a release (hack/release/pin-action.sh) to its image with a shell, by digest'
   grep -qxF "$marker" templates/app-status.yml || fail "templates/app-status.yml has no line '$marker'"

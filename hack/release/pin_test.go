@@ -41,6 +41,7 @@ func newRepo(t *testing.T) *repo {
 	}{
 		{"templates/app-status.yml", 0o644},
 		{"deploy/tekton/task.yaml", 0o644},
+		{"setup/action.yml", 0o644},
 		{"hack/release/pin-action.sh", 0o755},
 		{"hack/release/pin-tekton.sh", 0o755},
 	} {
@@ -118,8 +119,8 @@ func TestPinAction(t *testing.T) {
 	if parent := r.git(r.origin, "rev-parse", released+"^"); parent != source {
 		t.Errorf("the released commit's parent = %s, want the tagged commit %s", parent, source)
 	}
-	if files := r.git(r.origin, "diff", "--name-only", source, released); files != "action.yml\ndeploy/tekton/task.yaml" {
-		t.Errorf("the released commit changes %q, want action.yml and deploy/tekton/task.yaml", files)
+	if files := r.git(r.origin, "diff", "--name-only", source, released); files != "action.yml\ndeploy/tekton/task.yaml\nsetup/action.yml" {
+		t.Errorf("the released commit changes %q, want action.yml, deploy/tekton/task.yaml and setup/action.yml", files)
 	}
 	diff := r.git(r.origin, "diff", "--unified=0", source, released, "--", "action.yml")
 	for _, want := range []string{"\n-  image: Dockerfile\n", "\n+  image: docker://" + image + "\n"} {
@@ -132,6 +133,11 @@ func TestPinAction(t *testing.T) {
 	}
 
 	checkPinnedTask(t, r.git(r.origin, "show", released+":deploy/tekton/task.yaml"), image, "1.4.2")
+	checkPinnedSetup(t, r.git(r.origin, "show", released+":setup/action.yml"), "v1.4.2")
+	setupDiff := r.git(r.origin, "diff", "--unified=0", source, released, "--", "setup/action.yml")
+	if n := strings.Count(setupDiff, "\n+") + strings.Count(setupDiff, "\n-"); n != 4 {
+		t.Errorf("the released commit changes more of the setup action than its version:\n%s", setupDiff)
+	}
 	taskDiff := r.git(r.origin, "diff", "--unified=0", source, released, "--", "deploy/tekton/task.yaml")
 	if n := strings.Count(taskDiff, "\n+") + strings.Count(taskDiff, "\n-"); n != 6 { // headers, the two markers and their lines
 		t.Errorf("the released commit changes more of the Task than its image and version:\n%s", taskDiff)
@@ -161,8 +167,8 @@ func TestPinActionShellImage(t *testing.T) {
 		t.Fatalf("pin-action.sh v1.5.0: %v\n%s", err, out)
 	}
 	released := r.originTag("v1.5.0")
-	if files := r.git(r.origin, "diff", "--name-only", source, released); files != "action.yml\ndeploy/tekton/task.yaml\ntemplates/app-status.yml" {
-		t.Errorf("the released commit changes %q, want action.yml, deploy/tekton/task.yaml and templates/app-status.yml", files)
+	if files := r.git(r.origin, "diff", "--name-only", source, released); files != "action.yml\ndeploy/tekton/task.yaml\nsetup/action.yml\ntemplates/app-status.yml" {
+		t.Errorf("the released commit changes %q, want action.yml, deploy/tekton/task.yaml, setup/action.yml and templates/app-status.yml", files)
 	}
 	diff := r.git(r.origin, "diff", "--unified=0", source, released, "--", "templates/app-status.yml")
 	for _, want := range []string{
@@ -236,5 +242,18 @@ func TestPinActionRefusesBadArguments(t *testing.T) {
 				t.Errorf("HEAD moved to %s", got)
 			}
 		})
+	}
+}
+
+// checkPinnedSetup: the released setup action installs version by default.
+func checkPinnedSetup(t *testing.T, setup, version string) {
+	t.Helper()
+	var a struct {
+		Inputs map[string]struct {
+			Default string `json:"default"`
+		} `json:"inputs"`
+	}
+	if err := yaml.Unmarshal([]byte(setup), &a); err != nil || a.Inputs["version"].Default != version {
+		t.Errorf("the released setup action's version input defaults to %q (%v), want %s", a.Inputs["version"].Default, err, version)
 	}
 }

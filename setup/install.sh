@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Installs the app-status CLI of a release on a GitHub runner (setup/action.yml runs it): the
+# archive of the runner's platform, checked against the release's checksums.txt, and that file
+# against its keyless cosign signature by the release workflow at the version's tag (when cosign
+# is on the PATH, or always with APP_STATUS_VERIFY_SIGNATURE=true); the binary's folder is
+# added to GITHUB_PATH, and the version and folder are written to GITHUB_OUTPUT.
+#
+# Environment (set by setup/action.yml from its inputs and the runner):
+#   APP_STATUS_VERSION           vX.Y.Z[-PRE], or empty: the tag in APP_STATUS_ACTION_REF
+#   APP_STATUS_ACTION_REF        the ref the action was used at (github.action_ref)
+#   APP_STATUS_REPOSITORY        OWNER/REPO of the releases (github.action_repository)
+#   APP_STATUS_VERIFY_SIGNATURE  auto | true | false
+#   APP_STATUS_DOWNLOAD_URL      the releases' base (default https://github.com/OWNER/REPO/releases/download);
+#                                tests serve a release snapshot from 127.0.0.1
+#   RUNNER_OS, RUNNER_ARCH, RUNNER_TEMP, GITHUB_PATH, GITHUB_OUTPUT  the runner's
+set -euo pipefail
+
+fail() {
+  echo "::error title=app-status setup::$*"
+  exit 1
+}
+
+version=${APP_STATUS_VERSION:-}
+if [ -z "$version" ]; then
+  ref=${APP_STATUS_ACTION_REF:-}
+  [[ $ref =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
+    fail "no version to install: the action was used at '${ref//[^0-9A-Za-z._\/-]/?}', which is not a release tag; use setup@vX.Y.Z (or setup@vMAJOR of a release), or set the version input"
+  version=$ref
+fi
+[[ $version =~ ^v?([0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?)$ ]] ||
+  fail "version '${version//[^0-9A-Za-z._-]/?}' is not vMAJOR.MINOR.PATCH"
+plain=${BASH_REMATCH[1]}
+version=v$plain
+
+repo=${APP_STATUS_REPOSITORY:-}
+[[ $repo =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]] ||
+  fail "the releases' repository '${repo//[^0-9A-Za-z._\/-]/?}' is not OWNER/REPO"
+base=${APP_STATUS_DOWNLOAD_URL:-https://github.com/$repo/releases/download}
+
+case "${RUNNER_OS:-}" in
+  Linux) os=linux ;;
+  macOS) os=darwin ;;
+  Windows) os=windows ;;
+  *) fail "runner OS '${RUNNER_OS:-}' has no release archive (Linux, macOS, Windows)" ;;
+esac
+case "${RUNNER_ARCH:-}" in
+  X64) arch=amd64 ;;
+  ARM64) arch=arm64 ;;
+  *) fail "runner architecture '${RUNNER_ARCH:-}' has no release archive (X64, ARM64)" ;;
+esac
+ext=tar.gz binary=app-status
+if [ "$os" = windows ]; then
+  ext=zip binary=app-status.exe
+fi
+archive=app-status_${plain}_${os}_${arch}.$ext
+
+verify=${APP_STATUS_VERIFY_SIGNATURE:-auto}
+case "$verify" in
+  auto | true | false) ;;
+  *) fail "verify-signature is '${verify//[^0-9A-Za-z._-]/?}': auto, true or false" ;;
+esac
+if [ "$verify" = auto ]; then
+  verify=false
+  if command -v cosign >/dev/null; then verify=true; fi
+fi
+if [ "$verify" = true ] && ! command -v cosign >/dev/null; then
+  fail "verify-signature is true and cosign is not on the PATH: add a step that installs it (sigstore/cosign-installer) before this one"
+fi
+
+dir=${RUNNER_TEMP:?RUNNER_TEMP is not set}/app-status/$version
+download=$(mktemp -d "${RUNNER_TEMP}/app-status-download.XXXXXX")
+trap 'rm -rf "$download"' EXIT
+files=("$archive" checksums.txt)
+if [ "$verify" = true ]; then files+=(checksums.txt.sigstore.json); fi
+proto='=https'
+case $base in
+  http://127.0.0.1:*) proto='=http' ;; # a test's release snapshot
+esac
+for f in "${files[@]}"; do
+  curl --fail --silent --show-error --location --retry 3 --proto "$proto" --proto-redir '=https' -o "$download/$f" "$base/$version/$f" ||
+    fail "could not download $base/$version/$f: is $version a release of $repo with an archive for $os/$arch?"
+done
+
+cd "$download"
+if [ "$verify" = true ]; then
+  cosign verify-blob checksums.txt --bundle checksums.txt.sigstore.json \
+    --certificate-identity "https://github.com/$repo/.github/workflows/release.yml@refs/tags/$version" \
+    --certificate-oidc-issuer https://token.actions.githubusercontent.com >/dev/null ||
+    fail "checksums.txt of $version is not signed by $repo's release workflow at $version"
+else
+  echo "::notice title=app-status setup::the signature of checksums.txt was not checked (no cosign on the PATH); the archive is checked against the release's checksums.txt"
+fi
+want=$(awk -v f="$archive" '$2 == f { print $1 }' checksums.txt)
+[[ $want =~ ^[0-9a-f]{64}$ ]] || fail "checksums.txt of $version has no SHA-256 for $archive"
+if command -v sha256sum >/dev/null; then
+  got=$(sha256sum "$archive" | awk '{ print $1 }')
+else
+  got=$(shasum -a 256 "$archive" | awk '{ print $1 }')
+fi
+[ "$got" = "$want" ] || fail "$archive does not match checksums.txt of $version (sha256 $got, want $want)"
+
+rm -rf "$dir"
+mkdir -p "$dir"
+if [ "$ext" = zip ]; then
+  unzip -q -o "$archive" "$binary" -d "$dir"
+else
+  tar -xzf "$archive" -C "$dir" "$binary"
+fi
+chmod +x "$dir/$binary"
+echo "$dir" >>"${GITHUB_PATH:?GITHUB_PATH is not set}"
+{
+  echo "version=$version"
+  echo "path=$dir"
+} >>"${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set}"
+echo "app-status $version ($os/$arch) installed in $dir"
