@@ -143,22 +143,7 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	var deferred *Finding
 	switch gate.Verdict {
 	case result.VerdictFailed:
-		v := Finding{Verdict: result.VerdictFailed, Code: gate.Code, Reason: fo.Reason, Message: id + ": " + gate.Message}
-		switch {
-		case parent != nil && !parent.Applied:
-			// Its owner has not applied the expected revision yet, which may change its spec
-			// and fix what failed (a values fix for a broken release): the failure is of the
-			// previous revision, so it waits, as the workloads do.
-			e.wait(Finding{Verdict: result.VerdictInProgress, Code: gate.Code, Reason: fo.Reason,
-				Message: id + ": " + gate.Message + " (before " + parent.Object.ID + " applied the expected revision)"})
-		case (gate.Applied || ref.Kind == flux.KindResourceSet) && (a.spec.Workloads || ref.Kind == flux.KindResourceSet) && !gate.Remote && workloadsExplain[gate.Code]:
-			// (A ResourceSet's failed wait is for the Flux objects it generated, judged
-			// with or without the workloads: theirs says why; a wait of a step before the
-			// last, its previous objects still listed, as well.)
-			deferred = &v
-		default:
-			e.fail(v)
-		}
+		deferred = a.failFlux(e, ref, parent, &gate)
 	case result.VerdictSuspended:
 		if parent != nil && !a.spec.FailOnSuspended {
 			// Suspended on purpose, as a team may a sub-Kustomization: reported, and what it
@@ -232,6 +217,29 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	}
 }
 
+// failFlux reports the failure of the Flux object ref, or returns it when it is deferred until
+// the objects its inventory lists are judged (failOrAwaitHealthRetry).
+func (a *assessor) failFlux(e *Assessment, ref flux.Ref, parent, gate *flux.Gate) (deferred *Finding) {
+	id := ref.ID()
+	v := Finding{Verdict: result.VerdictFailed, Code: gate.Code, Reason: gate.Object.Reason, Message: id + ": " + gate.Message}
+	switch {
+	case parent != nil && !parent.Applied:
+		// Its owner has not applied the expected revision yet, which may change its spec
+		// and fix what failed (a values fix for a broken release): the failure is of the
+		// previous revision, so it waits, as the workloads do.
+		e.wait(Finding{Verdict: result.VerdictInProgress, Code: gate.Code, Reason: gate.Object.Reason,
+			Message: id + ": " + gate.Message + " (before " + parent.Object.ID + " applied the expected revision)"})
+	case (gate.Applied || ref.Kind == flux.KindResourceSet) && (a.spec.Workloads || ref.Kind == flux.KindResourceSet) && !gate.Remote && workloadsExplain[gate.Code]:
+		// (A ResourceSet's failed wait is for the Flux objects it generated, judged
+		// with or without the workloads: theirs says why; a wait of a step before the
+		// last, its previous objects still listed, as well.)
+		return &v
+	default:
+		e.fail(v)
+	}
+	return nil
+}
+
 // failOrAwaitHealthRetry reports a deferred Flux failure once the inventory's objects are
 // judged. Failed health checks of a Kustomization (or the failed wait of a ResourceSet, whose
 // flux-operator retries with a backoff: flux.Gate.RetryEvery) are not final while none of its objects has
@@ -276,15 +284,7 @@ func (a *assessor) failOrAwaitHealthRetry(e *Assessment, id string, gate *flux.G
 			}
 		}
 	}
-	if a.mem.healthFailedAt == nil {
-		a.mem.healthFailedAt = map[string]time.Time{}
-	}
-	key := id + "|" + gate.Object.LastAttemptedRevision
-	first, ok := a.mem.healthFailedAt[key]
-	if !ok || gate.FailedAt.Before(first) {
-		first, a.mem.healthFailedAt[key] = gate.FailedAt, gate.FailedAt
-	}
-	next := first.Add(gate.RetryEvery + gate.RetryEvery/10 + 30*time.Second)
+	first, next := a.healthRetryAt(id, gate)
 	if listed == 0 || !now.Before(next) {
 		e.fail(failure)
 		return
@@ -302,6 +302,21 @@ func (a *assessor) failOrAwaitHealthRetry(e *Assessment, id string, gate *flux.G
 	}
 	e.wait(Finding{Verdict: result.VerdictInProgress, Code: gate.Code, Reason: failure.Reason, Message: id + ": " + message})
 	e.recheckAt(next)
+}
+
+// healthRetryAt is when the first failure of gate's health checks the run saw (by object and
+// revision, kept in the run's memory) was reported, and when the controller's retry after it
+// is surely over: its retry interval, a tenth of it for the jitter, and 30 s for the checks.
+func (a *assessor) healthRetryAt(id string, gate *flux.Gate) (first, next time.Time) {
+	if a.mem.healthFailedAt == nil {
+		a.mem.healthFailedAt = map[string]time.Time{}
+	}
+	key := id + "|" + gate.Object.LastAttemptedRevision
+	first, ok := a.mem.healthFailedAt[key]
+	if !ok || gate.FailedAt.Before(first) {
+		first, a.mem.healthFailedAt[key] = gate.FailedAt, gate.FailedAt
+	}
+	return first, first.Add(gate.RetryEvery + gate.RetryEvery/10 + 30*time.Second)
 }
 
 // parsedInventory is a Flux object's inventory as parsed at one resourceVersion.
