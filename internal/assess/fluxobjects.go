@@ -229,10 +229,12 @@ func (a *assessor) failFlux(e *Assessment, ref flux.Ref, parent, gate *flux.Gate
 		// previous revision, so it waits, as the workloads do.
 		e.wait(Finding{Verdict: result.VerdictInProgress, Code: gate.Code, Reason: gate.Object.Reason,
 			Message: id + ": " + gate.Message + " (before " + parent.Object.ID + " applied the expected revision)"})
-	case (gate.Applied || ref.Kind == flux.KindResourceSet) && (a.spec.Workloads || ref.Kind == flux.KindResourceSet) && !gate.Remote && workloadsExplain[gate.Code]:
+	case (gate.Applied || ref.Kind == flux.KindResourceSet) && !gate.Remote && workloadsExplain[gate.Code] &&
+		(a.spec.Workloads || ref.Kind == flux.KindResourceSet || gate.Code == result.CodeFluxHealthCheckFailed):
 		// (A ResourceSet's failed wait is for the Flux objects it generated, judged
 		// with or without the workloads: theirs says why; a wait of a step before the
-		// last, its previous objects still listed, as well.)
+		// last, its previous objects still listed, as well. Failed health checks wait for
+		// the controller's retry without the workloads too.)
 		return &v
 	default:
 		e.fail(v)
@@ -244,10 +246,12 @@ func (a *assessor) failFlux(e *Assessment, ref flux.Ref, parent, gate *flux.Gate
 // judged. Failed health checks of a Kustomization (or the failed wait of a ResourceSet, whose
 // flux-operator retries with a backoff: flux.Gate.RetryEvery) are not final while none of its objects has
 // failed: kustomize-controller runs them again at its next retry (spec.retryInterval, else
-// spec.interval), and turns Ready if the objects are Current by then (a Deployment that
-// became ready after spec.timeout). They wait until the retry after the first failure the run
-// saw is due, with a margin for its jitter and the checks' own time, and fail then if Flux
-// still says so.
+// spec.interval: kustomize-controller v1.9.5 Reconcile returns RequeueAfter:
+// obj.GetRetryInterval() on a failed reconcile), and turns Ready if the objects are Current by
+// then (a Deployment that became ready after spec.timeout). They wait until the retry after
+// the first failure the run saw is due, with a margin for its jitter and the checks' own time,
+// and fail then if Flux still says so. Without the workloads only the Flux objects it lists
+// are judged: it waits for the retry whether or not it lists any.
 func (a *assessor) failOrAwaitHealthRetry(e *Assessment, id string, gate *flux.Gate, failure Finding, now time.Time) {
 	if gate.Code != result.CodeFluxHealthCheckFailed || gate.FailedAt.IsZero() || gate.RetryEvery <= 0 || e.Fatal != nil {
 		e.fail(failure)
@@ -285,7 +289,7 @@ func (a *assessor) failOrAwaitHealthRetry(e *Assessment, id string, gate *flux.G
 		}
 	}
 	first, next := a.healthRetryAt(id, gate)
-	if listed == 0 || !now.Before(next) {
+	if (listed == 0 && a.spec.Workloads) || !now.Before(next) {
 		e.fail(failure)
 		return
 	}
@@ -293,8 +297,12 @@ func (a *assessor) failOrAwaitHealthRetry(e *Assessment, id string, gate *flux.G
 	if gate.Object.Kind == string(flux.KindResourceSet) {
 		retry = flux.FluxOperator + " retries with a backoff and waits for them again by %s (its step's timeout, else the fluxcd.controlplane.io/reconcileTimeout annotation, else 5m)"
 	}
-	message := fmt.Sprintf("its health checks failed at %s, %d of the %d objects it lists are Current now, and none failed: "+retry+", and fails then if it still fails: %s",
-		first.UTC().Format(time.RFC3339), current, listed, next.UTC().Format(time.RFC3339), gate.Message)
+	judged := fmt.Sprintf("%d of the %d objects it lists are Current now, and none failed", current, listed)
+	if !a.spec.Workloads {
+		judged = fmt.Sprintf("the objects it lists are not verified (workloads: false), and none of the %d Flux objects among them failed", listed)
+	}
+	message := fmt.Sprintf("its health checks failed at %s, %s: "+retry+", and fails then if it still fails: %s",
+		first.UTC().Format(time.RFC3339), judged, next.UTC().Format(time.RFC3339), gate.Message)
 	for i := range e.Flux {
 		if e.Flux[i].ID == id {
 			e.Flux[i].Verdict, e.Flux[i].Message = result.VerdictInProgress, message

@@ -41,14 +41,21 @@ type look struct {
 }
 
 // runLooks assesses each look in turn with one memory, as one run does, the Flux objects and
-// sources read before the rest.
+// sources read before the rest, the workloads verified.
 func runLooks(t *testing.T, want flux.Revision, root flux.Ref, looks []look) {
+	t.Helper()
+	runLooksOf(t, Spec{Resources: []flux.Ref{root}, Revision: want, Workloads: true}, looks)
+}
+
+// runLooksOf is runLooks for what spec verifies, as `get` (Spec.Snapshot) and as `verify`.
+func runLooksOf(t *testing.T, spec Spec, looks []look) {
 	t.Helper()
 	for _, snapshot := range []bool{true, false} {
 		mem := NewMemory()
+		spec.Snapshot = snapshot
 		for i, l := range looks {
 			view := newFixtureView(t, strings.Join(l.docs, "\n---\n"), "kustomizations", "helmreleases", "gitrepositories", "ocirepositories", "deployments", "services")
-			e := Assess(view, mem, Spec{Resources: []flux.Ref{root}, Revision: want, Workloads: true, Snapshot: snapshot}, l.at)
+			e := Assess(view, mem, spec, l.at)
 			got := outcomeOf(e)
 			if l.want.Reason == "" && l.want.Verdict == result.VerdictInProgress {
 				got.Reason = ""
@@ -156,14 +163,9 @@ status:
 	})
 	t.Run("a Deployment that turns ready after spec.timeout: waits, Current at the retry", func(t *testing.T) {
 		t.Parallel()
-		ready := strings.Replace(app, `lastAppliedRevision: "`+revA+`"`, `lastAppliedRevision: "`+revB+`"`, 1)
-		ready = ready[:strings.Index(ready, "  conditions:")] + `  conditions:
-  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revB + `", observedGeneration: 2}
-  inventory:
-    entries: [{id: shop_web_apps_Deployment, v: v1}, {id: shop_web__Service, v: v1}]`
 		runLooks(t, b, root, []look{
 			{docs: []string{app, gitRepoAt(revB), notReadyDeployment(3, 3), service}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
-			{docs: []string{ready, gitRepoAt(revB), deployment("Deployment", 3, 3), service}, at: retry.Add(-time.Second), want: current},
+			{docs: []string{healthyApp(app), gitRepoAt(revB), deployment("Deployment", 3, 3), service}, at: retry.Add(-time.Second), want: current},
 		})
 	})
 	t.Run("a Deployment still not ready at the retry: fails", func(t *testing.T) {
@@ -174,6 +176,36 @@ status:
 			{docs: docs, at: retry.Add(time.Second), want: healthFailed},
 		})
 	})
+	// Without the workloads nothing says whether an object failed: kustomize-controller's
+	// retry (RequeueAfter: GetRetryInterval()) decides, as it does with them.
+	alone := Spec{Resources: []flux.Ref{root}, Revision: b}
+	waiting := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"}
+	t.Run("workloads false: waits for the retry, fails after it", func(t *testing.T) {
+		t.Parallel()
+		docs := []string{app, gitRepoAt(revB), notReadyDeployment(3, 3), service}
+		runLooksOf(t, alone, []look{
+			{docs: docs, at: fixtureNow, want: waiting},
+			{docs: docs, at: retry.Add(-time.Second), want: waiting},
+			{docs: docs, at: retry.Add(time.Second), want: healthFailed},
+		})
+	})
+	t.Run("workloads false: Current once the retry finds the objects ready", func(t *testing.T) {
+		t.Parallel()
+		runLooksOf(t, alone, []look{
+			{docs: []string{app, gitRepoAt(revB), notReadyDeployment(3, 3), service}, at: fixtureNow, want: waiting},
+			{docs: []string{healthyApp(app), gitRepoAt(revB), deployment("Deployment", 3, 3), service}, at: retry.Add(-time.Second), want: current},
+		})
+	})
+}
+
+// healthyApp is the Kustomization app of TestHealthCheckRetry once kustomize-controller's
+// retry found its objects healthy: Ready on revB.
+func healthyApp(failed string) string {
+	ready := strings.Replace(failed, `lastAppliedRevision: "`+revA+`"`, `lastAppliedRevision: "`+revB+`"`, 1)
+	return ready[:strings.Index(ready, "  conditions:")] + `  conditions:
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revB + `", observedGeneration: 2}
+  inventory:
+    entries: [{id: shop_web_apps_Deployment, v: v1}, {id: shop_web__Service, v: v1}]`
 }
 
 // TestHelmRetryOnFailure: a failed release helm-controller tries again instead of remediating
