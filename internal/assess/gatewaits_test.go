@@ -455,3 +455,57 @@ status:
 		})
 	}
 }
+
+// healthFailedKs is Kustomization flux-system/name of GitRepository app whose health checks
+// of revB failed at failedAt (retryInterval 1m, kustomize-controller v1.9.5's words), revA
+// applied before.
+func healthFailedKs(name string, failedAt time.Time) string {
+	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ` + name + `, namespace: flux-system, generation: 2}
+spec: {sourceRef: {kind: GitRepository, name: app}, interval: 10m, retryInterval: 1m, wait: true, timeout: 30s}
+status:
+  observedGeneration: 2
+  lastAppliedRevision: "` + revA + `"
+  lastAttemptedRevision: "` + revB + `"
+  conditions:
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Running health checks for revision ` + revB + ` with a timeout of 30s", observedGeneration: 2}
+  - {type: Ready, status: "False", reason: HealthCheckFailed, observedGeneration: 2, lastTransitionTime: "` + failedAt.Format(time.RFC3339) + `",
+     message: "health check failed after 30.004s: timeout waiting for: [Deployment/infra/ingress status: 'InProgress']"}
+  inventory:
+    entries: [{id: infra_ingress_apps_Deployment, v: v1}]`
+}
+
+// TestDependencyHealthRetry: a dependency outside the tree whose health checks failed does not
+// hold its dependent back for good: kustomize-controller runs them again at its retry
+// (RequeueAfter: GetRetryInterval()) and lets the dependent go on once the dependency is Ready
+// (checkDependencies). The dependent waits for that retry, as the dependency's own failure
+// would, and fails with flux-dependency-failed after it.
+func TestDependencyHealthRetry(t *testing.T) {
+	t.Parallel()
+	apps := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "apps"}
+	b, err := flux.ParseRevision(revB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedAt := fixtureNow.Add(-30 * time.Second)
+	retry := failedAt.Add(time.Minute + 6*time.Second + 30*time.Second)
+	failing := []string{waitingKs("apps", "infra"), healthFailedKs("infra", failedAt), gitRepoAt(revB)}
+	waiting := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxDependencyNotReady, Reason: "DependencyNotReady"}
+	t.Run("the dependency still failing after its retry: fails", func(t *testing.T) {
+		t.Parallel()
+		runLooks(t, b, apps, []look{
+			{docs: failing, at: fixtureNow, want: waiting},
+			{docs: failing, at: retry.Add(-time.Second), want: waiting},
+			{docs: failing, at: retry.Add(time.Second), want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxDependencyFailed, Reason: "HealthCheckFailed"}},
+		})
+	})
+	t.Run("the dependency Ready at its retry: the dependent goes on", func(t *testing.T) {
+		t.Parallel()
+		runLooks(t, b, apps, []look{
+			{docs: failing, at: fixtureNow, want: waiting},
+			{docs: []string{ks("apps", "GitRepository", "app", ", dependsOn: [{name: infra}]", revB), ks("infra", "GitRepository", "app", "", revB), gitRepoAt(revB)},
+				at: retry.Add(-time.Second), want: current},
+		})
+	})
+}

@@ -180,6 +180,9 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 			}
 			what = "is suspended short of Ready"
 		case result.VerdictFailed:
+			if a.awaitsHealthRetry(e, dep, &g, now) {
+				continue
+			}
 		case result.VerdictInProgress:
 			if g.Code != result.CodeFluxDependencyNotReady {
 				continue
@@ -196,6 +199,25 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		return fmt.Sprintf("%s (dependsOn), which %s: %s", dep.ID(), what, g.Message), g.Object.Reason, true
 	}
 	return "", "", false
+}
+
+// awaitsHealthRetry reports whether dep, a dependency outside the tree whose gate g failed,
+// may still let its dependent go on: its health checks failed, which kustomize-controller
+// v1.9.5 runs again at its retry (Reconcile: RequeueAfter: obj.GetRetryInterval()), and the
+// dependent goes on once the dependency is Ready at that retry (checkDependencies). Its
+// objects are not judged here (they are not the tree's), so it waits for the retry after the
+// first failure the run saw, as failOrAwaitHealthRetry does, and holds the dependent back for
+// good only past it.
+func (a *assessor) awaitsHealthRetry(e *Assessment, dep flux.Ref, g *flux.Gate, now time.Time) bool {
+	if g.Code != result.CodeFluxHealthCheckFailed || g.FailedAt.IsZero() || g.RetryEvery <= 0 {
+		return false
+	}
+	_, next := a.healthRetryAt(dep.ID(), g)
+	if !now.Before(next) {
+		return false
+	}
+	e.recheckAt(next)
+	return true
 }
 
 // sourceStalled fails a gate that waits on a source source-controller stalled on
