@@ -104,6 +104,9 @@ type View interface {
 	Mapping(gvk schema.GroupVersionKind) Mapping
 	// Release returns the Helm release record read under key (a ReleaseNeed's Key).
 	Release(key string) (StoredRelease, bool)
+	// Config returns what was read of a ConfigMap's or Secret's data under key (a
+	// ConfigNeed's Key).
+	Config(key string) (StoredConfig, bool)
 	// Explain says what an error of a read means.
 	Explain(err error, what string) Explanation
 	// WaitingMessage says what a list with no first list yet waits for at now.
@@ -128,15 +131,36 @@ type ReleaseNeed struct {
 	Namespace, Name string
 }
 
+// StoredConfig is what one read of a ConfigMap's or Secret's data found: their
+// FlaggerChecksum, never the data; or why they could not be read (Unreadable, for a person).
+type StoredConfig struct {
+	Checksum   string
+	Unreadable string
+	// RetryAt is when to read again; zero when reading again cannot help.
+	RetryAt time.Time
+}
+
+// ConfigNeed names a ConfigMap or Secret whose data's checksum the decision needs, as of the
+// resourceVersion its (metadata-only) list holds.
+type ConfigNeed struct {
+	// Key is what View.Config finds the answer under.
+	Key             string
+	GVR             schema.GroupVersionResource
+	Namespace, Name string
+}
+
 // Needs is what an assessment could not judge for want of a read.
 type Needs struct {
 	Lists    []ListKey
 	Mappings []schema.GroupVersionKind
 	Releases []ReleaseNeed
+	Configs  []ConfigNeed
 }
 
 // Empty reports whether nothing is needed.
-func (n Needs) Empty() bool { return len(n.Lists) == 0 && len(n.Mappings) == 0 && len(n.Releases) == 0 }
+func (n Needs) Empty() bool {
+	return len(n.Lists) == 0 && len(n.Mappings) == 0 && len(n.Releases) == 0 && len(n.Configs) == 0
+}
 
 // Finding explains a verdict.
 type Finding struct {
@@ -245,6 +269,8 @@ func (e *Assessment) need(what any) {
 		e.Needs.Mappings = append(e.Needs.Mappings, n)
 	case ReleaseNeed:
 		e.Needs.Releases = append(e.Needs.Releases, n)
+	case ConfigNeed:
+		e.Needs.Configs = append(e.Needs.Configs, n)
 	}
 }
 

@@ -118,34 +118,45 @@ func tracked(canary string) string {
 	return strings.Replace(canary, "  lastAppliedSpec:", "  trackedConfigs: {configmap/web-config: 5c8f7d}\n  lastAppliedSpec:", 1)
 }
 
-// trackedConfig is ConfigMap shop/web-config, last applied by kustomize-controller at at.
-func trackedConfig(at string) string {
-	return configObject("ConfigMap", "web-config", "kustomize-controller", at)
+// The data of a tracked ConfigMap as revision B applies it, and as a later commit changes it.
+const (
+	dataB     = "{greeting: hello}"
+	dataLater = "{greeting: hola}"
+)
+
+// trackedConfig is ConfigMap shop/web-config holding data, last applied by
+// kustomize-controller at at.
+func trackedConfig(at, data string) string {
+	return configObject("ConfigMap", "web-config", "kustomize-controller", at, data)
 }
 
-// trackedCopy is ConfigMap shop/web-config-primary, Flagger's copy, last updated at afterB,
-// when Flagger promoted B.
+// trackedCopy is ConfigMap shop/web-config-primary, Flagger's copy of dataB, last updated at
+// afterB, when Flagger promoted B.
 func trackedCopy() string {
-	return configObject("ConfigMap", "web-config-primary", "flagger", afterB)
+	return configObject("ConfigMap", "web-config-primary", "flagger", afterB, dataB)
 }
 
-// configObject is a ConfigMap or Secret of shop as the view's metadata-only list holds it, last
-// written by manager at at.
-func configObject(kind, name, manager, at string) string {
+// configObject is a ConfigMap or Secret of shop holding data, last written by manager at at
+// (one entry that owns the data and the labels, as kustomize-controller's server-side apply
+// writes it). The view's list holds its metadata only; its data are read for their checksum
+// (View.Config).
+func configObject(kind, name, manager, at, data string) string {
 	return `apiVersion: v1
 kind: ` + kind + `
 metadata:
   name: ` + name + `
   namespace: shop
   managedFields:
-  - {manager: ` + manager + `, operation: Apply, apiVersion: v1, time: "` + at + `", fieldsType: FieldsV1, fieldsV1: {"f:data": {}}}`
+  - {manager: ` + manager + `, operation: Apply, apiVersion: v1, time: "` + at + `", fieldsType: FieldsV1, fieldsV1: {"f:data": {}, "f:metadata": {"f:labels": {}}}}
+data: ` + data
 }
 
 // metadataWrite adds to a configObject a later write by manager at at of its labels only (a
 // Helm chart label bump), which leaves its data as it was.
 func metadataWrite(doc, manager, at string) string {
-	return doc + `
-  - {manager: ` + manager + `, operation: Update, apiVersion: v1, time: "` + at + `", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:labels": {"f:helm.sh/chart": {}}}}}`
+	return strings.Replace(doc, "\ndata:", `
+  - {manager: `+manager+`, operation: Update, apiVersion: v1, time: "`+at+`", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:labels": {"f:helm.sh/chart": {}}}}}
+data:`, 1)
 }
 
 // suspended sets a Canary's spec.suspend.
@@ -238,7 +249,9 @@ func TestAssessCanaries(t *testing.T) {
 		forbidden bool
 		// forbidSecrets makes the Secrets' list forbidden (the RBAC we ship).
 		forbidSecrets bool
-		want          outcome
+		// unreadable makes every read of a ConfigMap's or Secret's data fail, saying so.
+		unreadable string
+		want       outcome
 		// message is part of the verdict's message.
 		message string
 	}{
@@ -319,27 +332,35 @@ func TestAssessCanaries(t *testing.T) {
 			docs: []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.0.0", writtenB, true), primaryOld, flaggerCanary("Failed", hashA, hashA, afterB)},
 			want: current},
 		{name: "a tracked ConfigMap changed after its primary copy: Flagger starts an analysis of the same template",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z"), trackedCopy()},
-			want: inProgress, message: "ConfigMap/shop/web-config was written at 2026-11-01T11:58:00Z, after its primary copy (2026-11-01T11:55:00Z)"},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z", dataLater), trackedCopy()},
+			want: inProgress, message: "the data of ConfigMap/shop/web-config differ from its primary copy web-config-primary's: waiting for Flagger to promote it"},
 		{name: "a tracked ConfigMap changed during Finalising: Succeeded after it, the copy older",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, "2026-11-01T11:59:00Z")), trackedConfig("2026-11-01T11:58:00Z"), trackedCopy()},
-			want: inProgress, message: "after its primary copy"},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, "2026-11-01T11:59:00Z")), trackedConfig("2026-11-01T11:58:00Z", dataLater), trackedCopy()},
+			want: inProgress, message: "differ from its primary copy"},
 		{name: "a tracked ConfigMap copied since its last change",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB), trackedCopy()},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB, dataB), trackedCopy()},
 			want: current},
 		{name: "a tracked ConfigMap whose labels only changed after its copy: copied (Flagger's checksum covers the data)",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), metadataWrite(trackedConfig(writtenB), "helm", "2026-11-01T11:58:00Z"), trackedCopy()},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), metadataWrite(trackedConfig(writtenB, dataB), "helm", "2026-11-01T11:58:00Z"), trackedCopy()},
+			want: current},
+		{name: "a tracked ConfigMap whose labels only changed by kustomize-controller's apply, which owns its data too: copied",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z", dataB), trackedCopy()},
 			want: current},
 		{name: "a tracked ConfigMap changed after its copy, whose labels only were written later",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z"), metadataWrite(trackedCopy(), "helm", "2026-11-01T11:59:00Z")},
-			want: inProgress, message: "ConfigMap/shop/web-config was written at 2026-11-01T11:58:00Z, after its primary copy (2026-11-01T11:55:00Z)"},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig("2026-11-01T11:58:00Z", dataLater), metadataWrite(trackedCopy(), "helm", "2026-11-01T11:59:00Z")},
+			want: inProgress, message: "the data of ConfigMap/shop/web-config differ from its primary copy web-config-primary's"},
 		{name: "a tracked ConfigMap with no primary copy",
-			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB)},
+			docs: []string{withCanary, gitRepo(), target, primaryNew, tracked(flaggerCanary("Succeeded", hashB, hashB, afterB)), trackedConfig(writtenB, dataB)},
 			want: inProgress, message: "ConfigMap/shop/web-config has no primary copy web-config-primary"},
 		{name: "a tracked Secret changed after its primary copy",
 			docs: []string{withCanary, gitRepo(), target, primaryNew, trackedSecret(flaggerCanary("Succeeded", hashB, hashB, afterB)),
-				configObject("Secret", "web-token", "kustomize-controller", "2026-11-01T11:58:00Z"), configObject("Secret", "web-token-primary", "flagger", afterB)},
-			want: inProgress, message: "Secret/shop/web-token was written at 2026-11-01T11:58:00Z"},
+				configObject("Secret", "web-token", "kustomize-controller", "2026-11-01T11:58:00Z", "{token: aG9sYQ==}"), configObject("Secret", "web-token-primary", "flagger", afterB, "{token: aGVsbG8=}")},
+			want: inProgress, message: "the data of Secret/shop/web-token differ from its primary copy web-token-primary's"},
+		{name: "a tracked Secret whose data the credentials may not read: unproven, waits",
+			docs: []string{withCanary, gitRepo(), target, primaryNew, trackedSecret(flaggerCanary("Succeeded", hashB, hashB, afterB)),
+				configObject("Secret", "web-token", "kustomize-controller", writtenB, "{token: aGVsbG8=}"), configObject("Secret", "web-token-primary", "flagger", afterB, "{token: aGVsbG8=}")},
+			unreadable: "the credentials may not get secrets in namespace shop (403)",
+			want:       inProgress, message: "whether Flagger promoted the secret web-token it tracks is unknown: the credentials may not get secrets in namespace shop (403)"},
 		{name: "a tracked Secret the credentials may not list: unproven, waits",
 			docs: []string{withCanary, gitRepo(), target, primaryNew, trackedSecret(flaggerCanary("Succeeded", hashB, hashB, afterB))}, forbidSecrets: true,
 			want: inProgress, message: "whether Flagger promoted the secret web-token it tracks is unknown: the credentials may not list secrets in namespace shop (403)"},
@@ -388,6 +409,7 @@ func TestAssessCanaries(t *testing.T) {
 			for _, snapshot := range []bool{true, false} {
 				v := newFixtureView(t, docs, "kustomizations", "gitrepositories", "deployments", "daemonsets", "canaries", "configmaps", "secrets")
 				v.flagger = !tt.notServed
+				v.unreadableConfigs = tt.unreadable
 				if tt.forbidSecrets {
 					secrets := trackedConfigs["secret"].GroupResource()
 					v.failList(secrets, apierrors.NewForbidden(secrets, "", fmt.Errorf("no RBAC")))
@@ -530,6 +552,30 @@ func TestCanaryClockMargin(t *testing.T) {
 		c.since = written.Add(tt.since)
 		if got := judgeCanary(c, tgt, 0); got.status != tt.want {
 			t.Errorf("judgeCanary(Succeeded %s after the change) = %+v, want %s", tt.since, got, tt.want)
+		}
+	}
+}
+
+// TestFlaggerChecksum: the checksum of a tracked config's data is Flagger v1.36.1's
+// (config_tracker.go checksum: sha256 of the data's JSON, its first 8 bytes in hex), the same
+// whether the data are typed, as the fetching side reads them (a ConfigMap's map[string]string,
+// a Secret's map[string][]byte), or unstructured, as a fixture holds them; no data is "null".
+func TestFlaggerChecksum(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		data any
+		want string
+	}{
+		{"a ConfigMap's data", map[string]string{"greeting": "hello"}, "aac83f481075f7ca"},
+		{"the same, unstructured", map[string]any{"greeting": "hello"}, "aac83f481075f7ca"},
+		{"a Secret's data", map[string][]byte{"token": []byte("hello")}, "6521fdf5f27056f0"},
+		{"the same, unstructured (base64)", map[string]any{"token": "aGVsbG8="}, "6521fdf5f27056f0"},
+		{"no data", map[string]string(nil), "74234e98afe7498f"},
+		{"no data, unstructured", nil, "74234e98afe7498f"},
+	} {
+		if got := FlaggerChecksum(tt.data); got != tt.want {
+			t.Errorf("%s: FlaggerChecksum(%v) = %s, want %s", tt.name, tt.data, got, tt.want)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package assess
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -175,19 +177,25 @@ var trackedConfigs = map[string]schema.GroupVersionResource{
 	"secret":    {Version: "v1", Resource: "secrets"},
 }
 
-// trackedWritten moves t.written to the latest write of a ConfigMap or Secret Flagger tracks
-// for c (the times of the managedFields entries owning their data, kept by the view's
-// metadata-only lists): a change of one starts an analysis of the same template. It also
-// tells whether Flagger copied each to its NAME-primary (which the primary's template names)
-// since the last change: Flagger updates the copy when it promotes, so a copy written no
-// earlier than its source holds its data (t.configs says which is not). A list the
-// credentials may not make leaves that unproven (t.unproven), and the Canary waits.
-// ok is false while a list is on its way.
-func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t *canaryTarget) bool {
+// trackedWritten compares each ConfigMap and Secret Flagger tracks for c with its NAME-primary
+// copy (which the primary's template names) by their data, as Flagger does: it keeps a
+// checksum of the data only (Flagger v1.36.1 pkg/canary/config_tracker.go checksum,
+// HasConfigChanged) and, when it promotes, copies the data to the copy
+// (CreatePrimaryConfigs). A copy whose data are not the source's says which (t.configs), and
+// the source's last write of its data (the managedFields entries owning them, kept by the
+// view's metadata-only lists) moves t.written: a change of data starts an analysis of the same
+// template. A write that changed no data (a label, by kustomize-controller's one server-side
+// apply entry that owns the data too) is not a change: Flagger never rewrites the copy for it.
+// A read the credentials may not make leaves that unproven (t.unproven), and the Canary waits.
+// (Flagger's own status.trackedConfigs is no proof of a promotion: SyncStatus rewrites it at
+// every tick, a Failed one's too, pkg/canary/deployment_status.go.) ok is false while a list
+// or a read is on its way.
+func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t *canaryTarget) (ok bool) {
+	ok = true
 	for _, key := range c.tracked {
 		kind, name, _ := strings.Cut(key, "/")
-		gvr, ok := trackedConfigs[kind]
-		if !ok {
+		gvr, known := trackedConfigs[kind]
+		if !known {
 			continue
 		}
 		key := ListKey{GVR: gvr, Namespace: ns}
@@ -208,33 +216,92 @@ func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t
 		if !found {
 			continue
 		}
-		written := lastWrite(obj)
-		if written.After(t.written) {
-			t.written = written
-		}
-		if t.configs != "" {
+		differs, unreadable, read := a.trackedDiffers(e, w, kind, ns, name)
+		switch {
+		case !read:
+			ok = false
+			continue
+		case unreadable != "":
+			if t.unproven == "" {
+				t.unproven = fmt.Sprintf("whether Flagger promoted the %s %s it tracks is unknown: %s", kind, name, unreadable)
+			}
+		case differs == "":
 			continue
 		}
-		id := result.ObjectID(trackedKinds[kind], ns, name)
-		copyObj, found := w.Object(ns, name+primarySuffix)
-		switch copied := lastWrite(copyObj); {
-		case !found:
-			t.configs = fmt.Sprintf("%s has no primary copy %s%s", id, name, primarySuffix)
-		case copied.Before(written):
-			t.configs = fmt.Sprintf("%s was written at %s, after its primary copy (%s)", id, written.Format(time.RFC3339), copied.Format(time.RFC3339))
+		if written := lastWrite(obj); written.After(t.written) {
+			t.written = written
+		}
+		if t.configs == "" {
+			t.configs = differs
 		}
 	}
-	return true
+	return ok
+}
+
+// trackedDiffers says how the data of name, tracked as kind ("configmap", "secret") and listed
+// in w, differ from its NAME-primary copy's ("" when they are the same), or why that cannot be
+// told (unreadable); read is false while their data are being read.
+func (a *assessor) trackedDiffers(e *Assessment, w List, kind, ns, name string) (differs, unreadable string, read bool) {
+	gvr := trackedConfigs[kind]
+	id := result.ObjectID(trackedKinds[kind], ns, name)
+	copyObj, found := w.Object(ns, name+primarySuffix)
+	if !found {
+		return fmt.Sprintf("%s has no primary copy %s%s", id, name, primarySuffix), "", true
+	}
+	obj, _ := w.Object(ns, name)
+	src, srcRead := a.configData(e, gvr, ns, name, obj)
+	cp, cpRead := a.configData(e, gvr, ns, name+primarySuffix, copyObj)
+	switch {
+	case !srcRead || !cpRead:
+		return "", "", false
+	case src.Unreadable != "" || cp.Unreadable != "":
+		return "", cmpOr(src.Unreadable, cp.Unreadable), true
+	case src.Checksum != cp.Checksum:
+		return fmt.Sprintf("the data of %s differ from its primary copy %s%s's", id, name, primarySuffix), "", true
+	}
+	return "", "", true
+}
+
+// configData is what the view read of the data of ConfigMap or Secret ns/name, obj as its
+// metadata-only list holds it, at that object's resourceVersion; read is false while it is
+// being read (a need).
+func (a *assessor) configData(e *Assessment, gvr schema.GroupVersionResource, ns, name string, obj any) (stored StoredConfig, read bool) {
+	rv := ""
+	if acc, err := meta.Accessor(obj); err == nil {
+		rv = acc.GetResourceVersion()
+	}
+	key := gvr.Resource + "/" + ns + "/" + name + "@" + rv
+	stored, cached := a.view.Config(key)
+	if !cached || (!stored.RetryAt.IsZero() && !a.now.Before(stored.RetryAt)) {
+		e.need(ConfigNeed{Key: key, GVR: gvr, Namespace: ns, Name: name})
+	}
+	if !cached {
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Reading",
+			Message: fmt.Sprintf("reading the data of %s %s/%s, which a Flagger Canary tracks", gvr.Resource, ns, name), Progress: ProgressStep})
+		return stored, false
+	}
+	e.recheckAt(stored.RetryAt)
+	return stored, true
+}
+
+// FlaggerChecksum is the checksum Flagger v1.36.1 keeps of a tracked ConfigMap's or Secret's
+// data (pkg/canary/config_tracker.go checksum): the first 8 bytes of the SHA-256 of the data's
+// JSON, in hex. data is a ConfigMap's Data (map[string]string: its binaryData is not in it) or
+// a Secret's Data (map[string][]byte, which JSON writes in base64, as an unstructured Secret
+// holds it).
+func FlaggerChecksum(data any) string {
+	b, _ := json.Marshal(data) // (as Flagger: data of these types always marshal)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 // trackedKinds are the kinds of trackedConfigs' keys.
 var trackedKinds = map[string]string{"configmap": "ConfigMap", "secret": "Secret"}
 
 // lastWrite is the latest time of obj's managedFields entries that own its data (f:data,
-// f:binaryData or f:stringData); zero when none says. A write of the metadata only (a label
-// or an annotation bumped by Helm or another tool) changes nothing Flagger tracks: its
-// checksum covers the data only, and it never rewrites the copy for such a write, so counting
-// it would make a source newer than its copy for good.
+// f:binaryData or f:stringData); zero when none says. It dates a change of data that the data
+// themselves showed (trackedWritten): an entry that owns the data moves with a write of the
+// labels alone too, when one manager owns both (a server-side apply).
 func lastWrite(obj any) time.Time {
 	var latest time.Time
 	acc, err := meta.Accessor(obj)

@@ -106,6 +106,8 @@ type fixtureView struct {
 	onItsWay map[schema.GroupResource]time.Time
 	// flagger is set for a cluster that serves Flagger's Canaries (its CRDs are installed).
 	flagger bool
+	// unreadableConfigs, when set, is why no ConfigMap's or Secret's data can be read.
+	unreadableConfigs string
 	// reads are the resources read in order (newFixtureView's order), with their place.
 	reads map[string]fixtureRead
 }
@@ -234,6 +236,28 @@ func (v *fixtureView) Mapping(gvk schema.GroupVersionKind) Mapping {
 }
 
 func (v *fixtureView) Release(string) (StoredRelease, bool) { return StoredRelease{}, false }
+
+// Config reads the data of the ConfigMap or Secret a ConfigNeed's key names
+// ("resource/namespace/name@resourceVersion") from the fixture's documents, as the fetching
+// side reads them; unreadableConfigs makes every such read fail as one the credentials may
+// not make.
+func (v *fixtureView) Config(key string) (StoredConfig, bool) {
+	if v.unreadableConfigs != "" {
+		return StoredConfig{Unreadable: v.unreadableConfigs}, true
+	}
+	resource, rest, _ := strings.Cut(key, "/")
+	ns, rest, _ := strings.Cut(rest, "/")
+	name, _, _ := strings.Cut(rest, "@")
+	l, ok := v.lists[ListKey{GVR: schema.GroupVersionResource{Version: "v1", Resource: resource}, Namespace: ns}]
+	if !ok {
+		return StoredConfig{}, false
+	}
+	u, ok := l.objects[ns+"/"+name].(*unstructured.Unstructured)
+	if !ok {
+		return StoredConfig{Unreadable: "not found"}, true
+	}
+	return StoredConfig{Checksum: FlaggerChecksum(u.Object["data"])}, true
+}
 
 // Explain reads errors as the fetching side does: what it knows settles a cluster's verdict
 // when a read of what is judged meets it.

@@ -63,6 +63,10 @@ type clusterState struct {
 	// releasesMu guards releases, what the Helm storage secrets read list (assess.ReleaseNeed).
 	releasesMu sync.Mutex
 	releases   map[string]assess.StoredRelease
+	// configsMu guards configs, the checksums of the data of the ConfigMaps and Secrets a
+	// Flagger Canary tracks (assess.ConfigNeed), by object: the last read of each.
+	configsMu sync.Mutex
+	configs   map[string]storedConfig
 
 	// mem is the run's own memory, which only assess.Assess and assess.Preflight change.
 	mem *assess.Memory

@@ -45,6 +45,8 @@ func (v clusterView) Release(key string) (assess.StoredRelease, bool) {
 	return r, ok
 }
 
+func (v clusterView) Config(key string) (assess.StoredConfig, bool) { return v.s.config(key) }
+
 func (v clusterView) Explain(err error, what string) assess.Explanation {
 	verdict, msg, ok := connectionVerdict(err, what)
 	return assess.Explanation{Verdict: verdict, Message: msg, Known: ok, Detail: apiMessage(err)}
@@ -120,6 +122,11 @@ func (s *clusterState) fetch(lists objectCache, needs assess.Needs, now time.Tim
 		s.releases[r.Key] = stored
 		s.releasesMu.Unlock()
 		changed = true
+	}
+	for _, c := range needs.Configs {
+		if s.fetchConfig(c, now) {
+			changed = true
+		}
 	}
 	return changed
 }
