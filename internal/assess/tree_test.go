@@ -308,6 +308,15 @@ func TestAssessTrees(t *testing.T) {
 		{name: "remote, with wait",
 			docs: []string{ks("app", "GitRepository", "app", ", wait: true, kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo()},
 			want: current},
+		// kustomize-controller's health checks without wait check spec.healthChecks only
+		// (v1.9.5 checkHealth: ReferenceToObjMetadataSet(obj.Spec.HealthChecks)).
+		{name: "remote, health checks of some of its objects",
+			docs: []string{ks("app", "GitRepository", "app", ", healthChecks: [{apiVersion: apps/v1, kind: Deployment, name: web, namespace: shop}], kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo()},
+			want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRemoteUnverified, Reason: "RemoteNotVerified"}},
+		{name: "remote, health checks of every object with a status (a ConfigMap has none)",
+			docs: []string{ks("app", "GitRepository", "app", ", healthChecks: [{apiVersion: apps/v1, kind: Deployment, name: web, namespace: shop}, {apiVersion: v1, kind: Service, name: web, namespace: shop}], kubeConfig: {secretRef: {name: prod}}",
+				revB, append(web, "shop_web-config__ConfigMap")...), gitRepo()},
+			want: current},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
@@ -240,18 +241,16 @@ func retryInterval(obj *unstructured.Unstructured, message string) time.Duration
 const driftedCondition = "Drifted"
 
 // remoteWaited reports whether Flux itself waited for the objects an object applies to a
-// remote cluster before it said Ready: a Kustomization with spec.wait or health checks, a
-// HelmRelease with Helm's wait (on unless disableWait); how says which, or what is missing.
+// remote cluster before it said Ready: a Kustomization with spec.wait or health checks of
+// every object it applies that has a status (remoteChecked), a HelmRelease with Helm's wait (on
+// unless disableWait); how says which, or what is missing.
 func remoteWaited(kind Kind, obj *unstructured.Unstructured) (bool, string) {
 	switch kind {
 	case KindKustomization:
 		if wait, _, _ := unstructured.NestedBool(obj.Object, "spec", "wait"); wait {
 			return true, "kustomize-controller waited for them (spec.wait)"
 		}
-		if checks, _, _ := NestedSlice(obj.Object, "spec", "healthChecks"); len(checks) > 0 {
-			return true, fmt.Sprintf("kustomize-controller checked %d of them (spec.healthChecks)", len(checks))
-		}
-		return false, "no spec.wait, no spec.healthChecks"
+		return remoteChecked(obj)
 	case KindHelmRelease:
 		// The wait of the action that made the release: status.lastAttemptedReleaseAction
 		// (helm-controller v1.6), both when it is not recorded.
@@ -301,6 +300,54 @@ func waitsForAll(kind Kind, obj *unstructured.Unstructured) bool {
 		return true
 	}
 	return false
+}
+
+// statusless are the kinds whose objects have no status to wait for: kstatus calls them
+// Current as soon as they exist (cli-utils kstatus/status/core.go has no rule for them, and
+// they carry no conditions), so a health check of one proves nothing more than Ready does.
+var statusless = map[string]bool{
+	"/ConfigMap": true, "/Secret": true, "/ServiceAccount": true, "/LimitRange": true, "/ResourceQuota": true,
+	"rbac.authorization.k8s.io/Role": true, "rbac.authorization.k8s.io/RoleBinding": true,
+	"rbac.authorization.k8s.io/ClusterRole": true, "rbac.authorization.k8s.io/ClusterRoleBinding": true,
+	"networking.k8s.io/NetworkPolicy": true,
+}
+
+// remoteChecked reports whether a Kustomization without spec.wait checked every object it
+// applies that has a status: kustomize-controller v1.9.5 (checkHealth) then checks
+// spec.healthChecks only (inventory.ReferenceToObjMetadataSet: apiVersion apps/v1 when unset,
+// the namespace as given), so its Ready says nothing of an object they leave out. how says
+// which objects they miss, or that they cover them all.
+func remoteChecked(obj *unstructured.Unstructured) (bool, string) {
+	checks := nestedMaps(obj.Object, "spec", "healthChecks")
+	if len(checks) == 0 {
+		return false, "no spec.wait, no spec.healthChecks"
+	}
+	refs, err := Inventory(obj)
+	if err != nil {
+		return false, "its inventory cannot be read to compare with spec.healthChecks: " + err.Error()
+	}
+	checked := map[ObjectRef]bool{}
+	for _, c := range checks {
+		gv, err := schema.ParseGroupVersion(cmp.Or(str(c, "apiVersion"), "apps/v1"))
+		if err != nil {
+			continue
+		}
+		checked[ObjectRef{Group: gv.Group, Kind: str(c, "kind"), Namespace: str(c, "namespace"), Name: str(c, "name")}] = true
+	}
+	var missed []string
+	for _, r := range refs {
+		if !statusless[r.Group+"/"+r.Kind] && !checked[ObjectRef{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}] {
+			missed = append(missed, r.ID())
+		}
+	}
+	if len(missed) > 0 {
+		more := ""
+		if len(missed) > 3 {
+			missed, more = missed[:3], fmt.Sprintf(" and %d more", len(missed)-3)
+		}
+		return false, fmt.Sprintf("spec.healthChecks leave out %s%s, and there is no spec.wait", strings.Join(missed, ", "), more)
+	}
+	return true, fmt.Sprintf("kustomize-controller checked every one with a status (spec.healthChecks, %d)", len(checks))
 }
 
 // remoteNote says that the objects of an object applying to another cluster are not verified.

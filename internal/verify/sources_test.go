@@ -205,7 +205,7 @@ status:
 
 // TestAssessRemoteCluster: a Kustomization with spec.kubeConfig applies to another cluster:
 // its objects are never looked up here (a namesake would pass, none would wait forever). It is
-// Current only when Flux itself waited for them (spec.wait, health checks); without, Ready
+// Current only when Flux itself waited for them (spec.wait, health checks of every one); without, Ready
 // says only that they were applied, and the verdict is flux-remote-unverified.
 func TestAssessRemoteCluster(t *testing.T) {
 	t.Parallel()
@@ -220,7 +220,8 @@ func TestAssessRemoteCluster(t *testing.T) {
 	}{
 		{name: "without wait", code: result.CodeFluxRemoteUnverified},
 		{name: "with spec.wait", extra: ", wait: true"},
-		{name: "with health checks", extra: ", healthChecks: [{apiVersion: apps/v1, kind: Deployment, name: web, namespace: shop}]"},
+		{name: "with health checks of every object", extra: ", healthChecks: [{apiVersion: apps/v1, kind: Deployment, name: web, namespace: shop}, {apiVersion: v1, kind: Service, name: web, namespace: shop}]"},
+		{name: "with health checks of some objects", extra: ", healthChecks: [{apiVersion: apps/v1, kind: Deployment, name: web, namespace: shop}]", code: result.CodeFluxRemoteUnverified},
 	} {
 		s := newFakeState(t, revB, remote(tt.extra)+"\n---\n"+deploymentPulling)
 		e := s.assess(fixtureNow)
