@@ -154,6 +154,9 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		}
 		e.fail(Finding{Verdict: result.VerdictSuspended, Code: gate.Code, Reason: "Suspended", Message: id + ": " + gate.Message})
 		return
+	case result.VerdictUnverified:
+		// Applied to another cluster, unwaited for: the run cannot tell how it went.
+		e.fail(Finding{Verdict: result.VerdictUnverified, Code: gate.Code, Reason: fo.Reason, Message: id + ": " + gate.Message})
 	case result.VerdictInProgress:
 		v := Finding{Verdict: result.VerdictInProgress, Code: gate.Code, Reason: fo.Reason, Message: id + ": " + gate.Message}
 		if gate.Working() {

@@ -302,9 +302,9 @@ func TestAssessTrees(t *testing.T) {
 			order: []string{"kustomizations", "gitrepositories", "helmreleases", "externalartifacts"}, want: current},
 
 		// Remote objects (spec.kubeConfig): Current only when Flux itself waited.
-		{name: "remote, without wait",
+		{name: "remote, without wait: not verifiable here, not a failed rollout",
 			docs: []string{ks("app", "GitRepository", "app", ", kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo()},
-			want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRemoteUnverified, Reason: "RemoteNotVerified"}},
+			want: outcome{Verdict: result.VerdictUnverified, Code: result.CodeFluxRemoteUnverified, Reason: "RemoteNotVerified"}},
 		{name: "remote, with wait",
 			docs: []string{ks("app", "GitRepository", "app", ", wait: true, kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo()},
 			want: current},
@@ -312,7 +312,7 @@ func TestAssessTrees(t *testing.T) {
 		// (v1.9.5 checkHealth: ReferenceToObjMetadataSet(obj.Spec.HealthChecks)).
 		{name: "remote, health checks of some of its objects",
 			docs: []string{ks("app", "GitRepository", "app", ", healthChecks: [{apiVersion: apps/v1, kind: Deployment, name: web, namespace: shop}], kubeConfig: {secretRef: {name: prod}}", revB, web...), gitRepo()},
-			want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRemoteUnverified, Reason: "RemoteNotVerified"}},
+			want: outcome{Verdict: result.VerdictUnverified, Code: result.CodeFluxRemoteUnverified, Reason: "RemoteNotVerified"}},
 		{name: "remote, health checks of every object with a status (a ConfigMap has none)",
 			docs: []string{ks("app", "GitRepository", "app", ", healthChecks: [{apiVersion: apps/v1, kind: Deployment, name: web, namespace: shop}, {apiVersion: v1, kind: Service, name: web, namespace: shop}], kubeConfig: {secretRef: {name: prod}}",
 				revB, append(web, "shop_web-config__ConfigMap")...), gitRepo()},

@@ -187,9 +187,12 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 			if waited, how := remoteWaited(ref.Kind, obj); waited {
 				d.message = joinSentences(d.message, remoteNote(v)+"; "+how)
 			} else {
-				d = decision{verdict: result.VerdictFailed, code: result.CodeFluxRemoteUnverified, reason: "RemoteNotVerified",
+				// Not a failed rollout: nothing here says how it went, so the run cannot tell.
+				d = decision{verdict: result.VerdictUnverified, code: result.CodeFluxRemoteUnverified, reason: "RemoteNotVerified",
 					message: joinSentences(d.message, remoteNote(v)+", and Flux did not wait for them ("+how+
-						"): their rollout is verified nowhere; set spec.wait (a HelmRelease: leave Helm's wait on), or verify the remote cluster's objects there")}
+						"), so its Ready says only that they were applied: whether they rolled out cannot be told from this cluster. "+
+						"To verify it, make Flux wait for them: set spec.wait: true (or spec.healthChecks naming every object it applies); "+
+						"a HelmRelease: leave Helm's wait on")}
 			}
 		}
 		if ref.Kind == KindHelmRelease && d.verdict == result.VerdictCurrent {

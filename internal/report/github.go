@@ -19,7 +19,8 @@ const MaxDeploymentDescription = 140
 // DeploymentState is the GitHub deployment status state a cluster's verdict is shown as:
 // success when Current, failure when the rollout failed or its Flux object does not exist,
 // inactive when the run was cancelled, error when the run could not tell (the cluster could
-// not be reached or read, the time ran out, or the object is suspended and not verified).
+// not be reached or read, the time ran out, the object is suspended and not verified, or it
+// applies to another cluster without Flux's wait: Unverified).
 func DeploymentState(v result.Verdict) string {
 	switch v {
 	case result.VerdictCurrent:

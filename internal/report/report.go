@@ -50,6 +50,8 @@ func verdictSymbol(v result.Verdict) string {
 		return "🔒"
 	case result.VerdictInvalidConfig:
 		return "⚠️"
+	case result.VerdictUnverified:
+		return "🔭"
 	case result.VerdictCancelled:
 		return "🚫"
 	case result.VerdictUnknown:

@@ -31,6 +31,7 @@ const (
 	VerdictUnauthorized  Verdict = "Unauthorized"  // the credentials were rejected (401)
 	VerdictForbidden     Verdict = "Forbidden"     // the credentials may not read what is needed (403)
 	VerdictInvalidConfig Verdict = "InvalidConfig" // the kubeconfig cannot be used from the container
+	VerdictUnverified    Verdict = "Unverified"    // the rollout cannot be verified from this cluster: it applies to another one and Flux did not wait for it
 	VerdictCancelled     Verdict = "Cancelled"     // stopped before a verdict: fail-fast or a cancelled job
 	VerdictUnknown       Verdict = "Unknown"       // a merge has no report for the cluster (a shard missing or given twice)
 )
@@ -38,8 +39,8 @@ const (
 // Verdicts lists every verdict, in the order the reports explain them.
 var Verdicts = []Verdict{
 	VerdictCurrent, VerdictInProgress, VerdictFailed, VerdictTimeout, VerdictSuspended, VerdictNotFound,
-	VerdictUnreachable, VerdictThrottled, VerdictUnauthorized, VerdictForbidden, VerdictInvalidConfig, VerdictCancelled,
-	VerdictUnknown,
+	VerdictUnreachable, VerdictThrottled, VerdictUnauthorized, VerdictForbidden, VerdictInvalidConfig, VerdictUnverified,
+	VerdictCancelled, VerdictUnknown,
 }
 
 // Code is a stable, machine-readable reason for a failure that a pipeline can switch on.

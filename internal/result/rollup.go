@@ -17,7 +17,7 @@ type Group struct {
 // verdictOrder ranks verdicts for the rollup: what needs action first, Current last.
 var verdictOrder = []Verdict{
 	VerdictUnknown, VerdictFailed, VerdictNotFound, VerdictUnauthorized, VerdictForbidden, VerdictInvalidConfig,
-	VerdictUnreachable, VerdictThrottled, VerdictTimeout, VerdictCancelled, VerdictSuspended,
+	VerdictUnverified, VerdictUnreachable, VerdictThrottled, VerdictTimeout, VerdictCancelled, VerdictSuspended,
 	VerdictInProgress, VerdictCurrent,
 }
 
