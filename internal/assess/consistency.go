@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+
+	"github.com/org/app-status-action/internal/flux"
 )
 
 // The consistency rule: every object judged comes from a read no older than the Flux object
@@ -28,6 +30,18 @@ import (
 func (a *assessor) consistent(key ListKey, l List, ownerID string) {
 	if owner, known := a.fluxLists[ownerID]; !known || !readAfter(l, owner, a.fluxRevisions[ownerID]) {
 		a.unconfirmed(key)
+	}
+}
+
+// consistentSource applies the rule to the read of the source ref names when it alone decides
+// a failure of ownerID (a source stalled short of the revision, one that moved past it): the
+// source's list must hold the cluster as of ownerID's status or later, like any object judged,
+// or the failure waits for it to be read again. (A source that only lets a gate pass is not
+// asked for: the gate's own status says applied.)
+func (a *assessor) consistentSource(ref flux.SourceRef, ownerID string) {
+	if gvr, ok := ref.GroupVersionResource(); ok {
+		key := ListKey{GVR: gvr, Namespace: ref.Namespace}
+		a.consistent(key, a.list(key), ownerID)
 	}
 }
 

@@ -103,3 +103,76 @@ func TestClassifierReadsAfterTheWorkload(t *testing.T) {
 		})
 	}
 }
+
+// TestFailureReadsAfterItsOwner: a read that alone decides a failure (a root's own source
+// stalled, a dependency outside the tree that failed, its own source stalled) comes under the
+// same consistency rule as the objects judged: one that cannot prove it was made no earlier
+// than the Flux object that led to it (a watch of another kind or namespace) is Unconfirmed,
+// so the fetching side reads it again before the failure fails the cluster.
+func TestFailureReadsAfterItsOwner(t *testing.T) {
+	t.Parallel()
+	app := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
+	apps := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "apps"}
+	// apps waits for Kustomization platform/infra, a watch of its own (another namespace).
+	waitsOnPlatform := strings.NewReplacer("dependsOn: [{name: infra}]", "dependsOn: [{name: infra, namespace: platform}]",
+		"flux-system/infra", "platform/infra").Replace(waitingKs("apps", "infra"))
+	inPlatform := func(doc string) string {
+		return strings.Replace(doc, "namespace: flux-system", "namespace: platform", 1)
+	}
+	stalledRoot := withRevision(ks("app", "GitRepository", "app", "", revA), "100")
+	stalled := func(code result.Code, reason string) outcome {
+		return outcome{Verdict: result.VerdictFailed, Code: code, Reason: reason}
+	}
+	tests := []struct {
+		name            string
+		root            flux.Ref
+		docs            []string
+		order           []string
+		want            outcome
+		wantUnconfirmed []string
+	}{
+		{name: "a root's source stalled, as its watch holds it",
+			root: app, docs: []string{stalledRoot, withRevision(source("GitRepository", "app", stalledSource(revA)), "90")},
+			order: []string{"kustomizations@100"},
+			want:  stalled(result.CodeFluxArtifactFailed, "SourceStalled"), wantUnconfirmed: []string{"gitrepositories"}},
+		{name: "a root's source stalled, listed after the root",
+			root: app, docs: []string{stalledRoot, withRevision(source("GitRepository", "app", stalledSource(revA)), "90")},
+			order: []string{"kustomizations@100", "gitrepositories@110"},
+			want:  stalled(result.CodeFluxArtifactFailed, "SourceStalled")},
+		{name: "a dependency in another namespace failed, as its watch holds it",
+			root: apps, docs: []string{waitsOnPlatform, inPlatform(stalledKs("infra")), gitRepo()},
+			want: stalled(result.CodeFluxDependencyFailed, "InvalidCELExpression"), wantUnconfirmed: []string{"kustomizations"}},
+		{name: "a dependency of the same namespace failed: read from the dependent's own list",
+			root: apps, docs: []string{waitingKs("apps", "infra"), stalledKs("infra"), gitRepo()},
+			want: stalled(result.CodeFluxDependencyFailed, "InvalidCELExpression")},
+		{name: "a dependency whose own source is stalled, as their watches hold them",
+			root: apps, docs: []string{waitingKs("apps", "infra"), source("GitRepository", "infra", stalledSource("")), gitRepo(),
+				strings.Replace(ks("infra", "GitRepository", "infra", "", ""), `status: "True", reason: ReconciliationSucceeded, message: "Applied revision: "`,
+					`status: "False", reason: ArtifactFailed, message: "Source artifact not found, retrying in 30s"`, 1)},
+			want: stalled(result.CodeFluxDependencyFailed, "SourceStalled"), wantUnconfirmed: []string{"gitrepositories"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rev, err := flux.ParseRevision(revB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, snapshot := range []bool{true, false} {
+				spec := Spec{Resources: []flux.Ref{tt.root}, Revision: rev, Workloads: true, Snapshot: snapshot, Health: fluxhealth.New(t.Context())}
+				e := Assess(newFixtureView(t, strings.Join(tt.docs, "\n---\n"), tt.order...), NewMemory(), spec, fixtureNow)
+				var unconfirmed []string
+				for _, key := range e.Unconfirmed {
+					unconfirmed = append(unconfirmed, key.GVR.Resource)
+				}
+				slices.Sort(unconfirmed)
+				if diff := cmp.Diff(tt.want, outcomeOf(e)); diff != "" {
+					t.Errorf("snapshot %t: verdict (-want +got):\n%s\nfatal %+v pending %+v", snapshot, diff, e.Fatal, e.Pending)
+				}
+				if diff := cmp.Diff(tt.wantUnconfirmed, unconfirmed); diff != "" {
+					t.Errorf("snapshot %t: unconfirmed lists (-want +got):\n%s", snapshot, diff)
+				}
+			}
+		})
+	}
+}

@@ -106,6 +106,7 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 			supersededAfterApply = true
 		case flux.Superseded(want, first, *src, gate.Attempting):
 			override(&gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "Superseded", flux.SupersededMessage(want, *src))
+			a.consistentSource(srcRef, id)
 		}
 	}
 	if !ownSource {

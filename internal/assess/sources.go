@@ -153,7 +153,8 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		if roots[dep.ID()] || (visited[dep.ID()] && !slices.Contains(e.SkippedSuspended, dep.ID())) {
 			continue // judged in the tree, or on its own as a requested resource
 		}
-		w := a.list(ListKey{GVR: dep.Kind.GroupVersionResource(), Namespace: dep.Namespace})
+		key := ListKey{GVR: dep.Kind.GroupVersionResource(), Namespace: dep.Namespace}
+		w := a.list(key)
 		ready, forbidden := a.optionalWatchReady(e, w, dep.Kind.GroupVersionResource().Resource+namespaceSuffix(dep.Namespace))
 		if !ready || forbidden != "" {
 			continue
@@ -163,6 +164,7 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		if !ok {
 			continue
 		}
+		a.readFrom(dep.ID(), w, obj)
 		srcRef := flux.SourceOf(dep.Kind, obj)
 		src, _ := a.source(e, srcRef)
 		depWant := flux.NestedWant(gate.Source, want, srcRef, src)
@@ -190,12 +192,16 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 			// Flux checks the dependency's own dependencies before it: one of them may hold
 			// the whole chain back.
 			if deeper, r, ok := a.blockedBy(e, g, depWant, now, visited, roots, seen); ok {
+				a.consistent(key, w, gate.Object.ID)
 				return fmt.Sprintf("%s (dependsOn), which waits for %s", dep.ID(), deeper), r, true
 			}
 			continue
 		default:
 			continue
 		}
+		// (It alone decides the failure: read no earlier than the dependent's status, as any
+		// object judged, or read again first.)
+		a.consistent(key, w, gate.Object.ID)
 		return fmt.Sprintf("%s (dependsOn), which %s: %s", dep.ID(), what, g.Message), g.Object.Reason, true
 	}
 	return "", "", false
@@ -242,6 +248,7 @@ func (a *assessor) sourceStalled(e *Assessment, g *flux.Gate, src *flux.Source, 
 	switch {
 	case stalled:
 		override(g, result.VerdictFailed, code, "SourceStalled", message)
+		a.consistentSource(src.Ref, g.Object.ID)
 	case src.Stalled:
 		// It may heal: its index's next fetch (until), or a build from its source's new
 		// artifact, which source-controller has queued.
