@@ -92,3 +92,67 @@ func TestSignatureChecksPinTheReleaseWorkflow(t *testing.T) {
 		}
 	}
 }
+
+var (
+	fromLine = regexp.MustCompile(`(?m)^FROM\s+(\S+)(?:\s+AS\s+(\S+))?\s*$`)
+	argLine  = regexp.MustCompile(`(?m)^ARG\s+([A-Za-z_][A-Za-z0-9_]*)=(\S+)\s*$`)
+	byDigest = regexp.MustCompile(`^[^@\s]+@sha256:[0-9a-f]{64}$`)
+)
+
+// TestReleaseImagesPinTheirBases: every image a release builds (the dockers_v2 of
+// .goreleaser.yaml) starts from scratch, from a stage of its own, or from an image pinned by
+// digest (with the tag beside it for the reader): a tag can be moved to other contents
+// between two releases, a digest cannot. An ARG's default counts, as the release passes no
+// build argument.
+func TestReleaseImagesPinTheirBases(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		DockersV2 []struct {
+			ID         string            `json:"id"`
+			Dockerfile string            `json:"dockerfile"`
+			BuildArgs  map[string]string `json:"build_args"`
+		} `json:"dockers_v2"`
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		t.Fatalf(".goreleaser.yaml: %v", err)
+	}
+	if len(c.DockersV2) == 0 {
+		t.Fatal("no dockers_v2 images in .goreleaser.yaml")
+	}
+	shell := false
+	for _, d := range c.DockersV2 {
+		if len(d.BuildArgs) > 0 {
+			t.Errorf("image %s: build_args %v: the bases are the Containerfile's own defaults, pinned there", d.ID, d.BuildArgs)
+		}
+		shell = shell || d.Dockerfile == "hack/image/Containerfile.shell"
+		data, err := os.ReadFile(filepath.Join("..", "..", d.Dockerfile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := map[string]string{}
+		for _, m := range argLine.FindAllStringSubmatch(string(data), -1) {
+			args[m[1]] = m[2]
+		}
+		stages := map[string]bool{}
+		froms := fromLine.FindAllStringSubmatch(string(data), -1)
+		if len(froms) == 0 {
+			t.Errorf("%s: no FROM line", d.Dockerfile)
+		}
+		for _, m := range froms {
+			base := os.Expand(m[1], func(k string) string { return args[k] })
+			if base != "scratch" && !stages[base] && !byDigest.MatchString(base) {
+				t.Errorf("%s: FROM %s (%s) is not pinned by digest (IMAGE:TAG@sha256:...)", d.Dockerfile, m[1], base)
+			}
+			if m[2] != "" {
+				stages[m[2]] = true
+			}
+		}
+	}
+	if !shell {
+		t.Error("no release image is built from hack/image/Containerfile.shell: the test checks another recipe than the release's")
+	}
+}
