@@ -32,6 +32,9 @@ type reportFiles struct {
 	// inClone: the CLI runs in a CI job whose folders a repository's files can occupy
 	// (inCIClone), so every file it writes there is one of its own too.
 	inClone bool
+	// workspaces are the folders of the job's clone (workspaceRoots): an absolute path under
+	// one of them gets the folder checks a relative one gets (createOwn).
+	workspaces []string
 	// jsonCopy, when set, is given the --json-file document once the file is written whole:
 	// -o json prints the very same document, which is then encoded once (a fleet's is tens of
 	// MiB).
@@ -50,7 +53,28 @@ type fileCopy struct {
 
 func newReportFiles(o cliOptions, summaryFile string, env Env) reportFiles {
 	return reportFiles{summary: summaryFile, junit: o.junitFile, dotenv: o.dotenvFile, json: o.jsonFile, tekton: o.tektonResults,
-		inClone: inCIClone(env) || o.tektonResults != ""}
+		inClone: inCIClone(env) || o.tektonResults != "", workspaces: workspaceRoots(env, o.tektonResults != "")}
+}
+
+// workspaceRoots are the folders a CI job's clone may be in: the working folder, and the
+// clone's folder as each CI names it (GitHub's GITHUB_WORKSPACE, GitLab's CI_PROJECT_DIR,
+// Azure's BUILD_SOURCESDIRECTORY, Jenkins's WORKSPACE), and, for a Tekton Task, /workspace,
+// where its workspaces are mounted. A report path under one of them, however written, may
+// pass through a folder link a repository committed.
+func workspaceRoots(env Env, tekton bool) []string {
+	var roots []string
+	if wd, err := os.Getwd(); err == nil {
+		roots = append(roots, wd)
+	}
+	for _, v := range []string{"GITHUB_WORKSPACE", "CI_PROJECT_DIR", "BUILD_SOURCESDIRECTORY", "WORKSPACE"} {
+		if dir := env.Getenv(v); filepath.IsAbs(dir) {
+			roots = append(roots, dir)
+		}
+	}
+	if tekton {
+		roots = append(roots, "/workspace")
+	}
+	return roots
 }
 
 // inCIClone reports whether the CLI runs in a CI job whose working folder is the repository's
@@ -74,7 +98,7 @@ func (f reportFiles) write(run result.Run, badInput string, warn io.Writer) erro
 		{f.summary, func(p string, r result.Run) error { return writeSummaryFile(f.put(p), p, r, badInput) }},
 		{f.junit, func(p string, r result.Run) error { return writeJUnit(f.put(p), p, r) }},
 		{f.dotenv, func(p string, r result.Run) error { return writeDotenv(f.put(p), p, r) }},
-		{f.json, func(p string, r result.Run) error { return writeJSONFile(f.own(p), p, r, f.jsonCopy) }},
+		{f.json, func(p string, r result.Run) error { return writeJSONFile(f.ownPut(p), p, r, f.jsonCopy) }},
 		{f.tekton, writeTektonResults},
 	}
 	var errs []error
@@ -108,10 +132,19 @@ func (f reportFiles) own(path string) bool {
 
 // put is how the file at path is written (own).
 func (f reportFiles) put(path string) putFile {
-	if f.own(path) {
-		return createOwn
+	if put := f.ownPut(path); put != nil {
+		return put
 	}
 	return safefile.Write
+}
+
+// ownPut is createOwn in the job's workspaces when the file at path is written as a new file of
+// its own (own), else nil.
+func (f reportFiles) ownPut(path string) putFile {
+	if !f.own(path) {
+		return nil
+	}
+	return createOwn(f.workspaces)
 }
 
 // ownFile reports whether a report file the user named is written as a new file of its own:
@@ -122,30 +155,72 @@ func ownFile(inClone bool, path string) bool {
 	return inClone && !strings.HasPrefix(filepath.Clean(path), "/dev/")
 }
 
-// reportPut is how a report file the user named is written (ownFile).
-func reportPut(inClone bool, path string) putFile {
+// reportPut is how a report file the user named is written (ownFile), workspaces being the
+// job's (workspaceRoots).
+func reportPut(inClone bool, workspaces []string, path string) putFile {
 	if ownFile(inClone, path) {
-		return createOwn
+		return createOwn(workspaces)
 	}
 	return safefile.Write
 }
 
-// createOwn is safefile.Create, refusing as well a relative path whose folders hold a
-// symbolic link (reports/summary.md where reports, committed, links to another folder).
-func createOwn(name string, perm os.FileMode, write func(io.Writer) error) error {
-	if !filepath.IsAbs(name) {
-		dir := ""
-		for _, elem := range strings.Split(filepath.Dir(filepath.Clean(name)), string(filepath.Separator)) {
-			dir = filepath.Join(dir, elem)
-			if elem == "." || elem == ".." {
-				continue
-			}
-			if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-				return fmt.Errorf("write %s: its folder %s is %w, and a report file in a CI job's clone is never written through one (a link in a repository could lead anywhere): remove it, or name another file", name, dir, safefile.ErrLink)
+// createOwn returns safefile.Create, refusing as well a path whose folders in the job's clone
+// hold a symbolic link (reports/summary.md where reports, committed, links to another
+// folder): every folder of a relative path, and of an absolute one those below the workspace
+// it is in ($CI_PROJECT_DIR/reports/summary.md), the workspace itself being where the CI put
+// it. An absolute path in no workspace is written as safefile.Create writes it.
+func createOwn(workspaces []string) putFile {
+	return func(name string, perm os.FileMode, write func(io.Writer) error) error {
+		if dir := linkedFolder(name, workspaces); dir != "" {
+			return fmt.Errorf("write %s: its folder %s is %w, and a report file in a CI job's clone is never written through one (a link in a repository could lead anywhere): remove it, or name another file", name, dir, safefile.ErrLink)
+		}
+		return safefile.Create(name, perm, write)
+	}
+}
+
+// linkedFolder returns the first folder of name's path, below the working folder (a relative
+// name) or the workspace name is in (an absolute one), that is a symbolic link, or "".
+func linkedFolder(name string, workspaces []string) string {
+	name = filepath.Clean(name)
+	base, rel := "", name
+	if filepath.IsAbs(name) {
+		rel = ""
+		for _, ws := range workspaceForms(workspaces) {
+			if r, ok := strings.CutPrefix(name, ws+string(filepath.Separator)); ok && ws != string(filepath.Separator) {
+				base, rel = ws, r
+				break
 			}
 		}
+		if rel == "" {
+			return ""
+		}
 	}
-	return safefile.Create(name, perm, write)
+	dir := base
+	for _, elem := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
+		dir = filepath.Join(dir, elem)
+		if elem == "." || elem == ".." {
+			continue
+		}
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return dir
+		}
+	}
+	return ""
+}
+
+// workspaceForms are the workspaces as given and with their own links resolved (a path may
+// name a workspace either way), cleaned, deepest first: a path is checked below the deepest
+// workspace it is in.
+func workspaceForms(workspaces []string) []string {
+	var forms []string
+	for _, ws := range workspaces {
+		forms = append(forms, filepath.Clean(ws))
+		if real, err := filepath.EvalSymlinks(ws); err == nil {
+			forms = append(forms, real)
+		}
+	}
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	return slices.Compact(forms)
 }
 
 // writeWhole writes a report file (markdown, XML, dotenv, JSON) whole or not at all (put): a

@@ -263,7 +263,7 @@ func runMerge(args []string, env Env) int {
 	env.Stdout = stdout
 	err = writeCLIOutput(env, output, onlyFailed, run)
 	if err == nil && summaryFile != "" {
-		err = writeSummaryFile(reportPut(inCIClone(env), summaryFile), summaryFile, run, "")
+		err = writeSummaryFile(reportPut(inCIClone(env), workspaceRoots(env, false), summaryFile), summaryFile, run, "")
 	}
 	if flushErr := stdout.Flush(); err == nil && flushErr != nil {
 		err = fmt.Errorf("write output: %w", flushErr)

@@ -303,15 +303,15 @@ func writeCleanJSON(w io.Writer, run result.Run) error {
 
 // writeJSONFile writes the whole report, as -o json prints it, to path (--json-file), and
 // copies it to also's writer when set (-o json with it) and the file was read back.
-func writeJSONFile(own bool, path string, run result.Run, also *fileCopy) error {
+func writeJSONFile(own putFile, path string, run result.Run, also *fileCopy) error {
 	// Whole or not at all (safefile.Write); the file may be the job's log (/dev/stdout). A
-	// file of its own (createOwn, see reportFiles.own) is not read back: stdout then gets
+	// file of its own (own: createOwn, see reportFiles.own) is not read back: stdout then gets
 	// the document encoded again.
 	encode := func(w io.Writer) error { return writeCleanJSON(w, run) }
 	var err error
 	switch {
-	case own:
-		err = createOwn(path, 0o644, encode)
+	case own != nil:
+		err = own(path, 0o644, encode)
 	case also == nil:
 		err = safefile.Write(path, 0o644, encode)
 	default:
