@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
@@ -44,7 +45,7 @@ func newFleetCredentials(tb testing.TB, n int) fleetCredentials {
 			user = "ci"
 		}
 		doc := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: %[1]s\n  cluster:\n    server: https://%[1]s.example.test:6443\n"+
-			"users:\n- name: %[2]s\n  user:\n    client-certificate-data: %[3]s\n    client-key-data: %[4]s\n- name: t\n  user:\n    token: %[5]s\n"+
+			"users:\n- name: %[2]s\n  user:\n    client-certificate-data: %[3]s\n    client-key-data: %[4]s\n    token: %[5]s\n"+
 			"contexts:\n- name: %[1]s\n  context:\n    cluster: %[1]s\n    user: %[2]s\ncurrent-context: %[1]s\n",
 			name, user, base64.StdEncoding.EncodeToString([]byte(fakeCertificate)), base64.StdEncoding.EncodeToString([]byte(key)), token)
 		vars["KUBECONFIG_"+strings.ToUpper(name)] = doc
@@ -204,6 +205,89 @@ func TestCleanRunInAHurry(t *testing.T) {
 		if !strings.Contains(c.Flux[0].Message, "Bearer ***") || strings.Contains(c.Flux[0].Message, creds.tokens[i]) {
 			t.Errorf("cluster %d: Flux message %q, want its token redacted", i, c.Flux[0].Message)
 		}
+	}
+}
+
+// TestCleanRunKeepsTheRunsWords: secrets equal to the run's words (its status, verdicts, a
+// code, a reason, a kind, a namespace, the requested resource's name) rewrite none of them, on
+// a failing run and a healthy one: the status, the exit code it decides, and every verdict,
+// code, reason, kind, namespace, ID and resource stay as the engine gave them. The free text
+// quoting them (messages, events, logs) is redacted. The loader refuses such secrets before
+// they are recorded (TestUnsafeSecretsRefused in internal/kubeconfig); this holds if one is
+// recorded all the same.
+func TestCleanRunKeepsTheRunsWords(t *testing.T) {
+	t.Parallel()
+	secrets := &kubeconfig.Secrets{}
+	for _, w := range []string{"success", "failure", "Current", "Failed", "flux-system", "image-pull", "ImagePullBackOff", "Deployment", "apps", "web-app", "ReconciliationSucceeded"} {
+		secrets.Add(w)
+	}
+	type words struct {
+		Status                                           result.RunStatus
+		Resources                                        []string
+		ConditionReason                                  string
+		Verdicts, Codes, Reasons, Kinds, Namespaces, IDs []string
+	}
+	wordsOf := func(run result.Run) words {
+		w := words{Status: run.Status, Resources: run.Resources, ConditionReason: run.Condition.Reason}
+		for _, c := range run.Results {
+			w.Verdicts = append(w.Verdicts, string(c.Verdict))
+			w.Codes = append(w.Codes, string(c.Code))
+			w.Reasons = append(w.Reasons, c.Reason)
+			for _, f := range c.Flux {
+				w.Verdicts = append(w.Verdicts, string(f.Verdict))
+				w.Reasons = append(w.Reasons, f.Reason)
+				w.Kinds, w.Namespaces, w.IDs = append(w.Kinds, f.Kind), append(w.Namespaces, f.Namespace), append(w.IDs, f.ID, f.Name)
+			}
+			for _, o := range c.Objects {
+				w.Verdicts = append(w.Verdicts, string(o.Status))
+				w.Kinds, w.Namespaces, w.IDs = append(w.Kinds, o.Kind), append(w.Namespaces, o.Namespace), append(w.IDs, o.ID, o.Owner, o.Group)
+				if o.Failure != nil {
+					w.Codes, w.Reasons = append(w.Codes, string(o.Failure.Code)), append(w.Reasons, o.Failure.Reason)
+					for _, e := range o.Failure.Events {
+						w.Reasons, w.IDs = append(w.Reasons, e.Reason), append(w.IDs, e.Object)
+					}
+				}
+			}
+		}
+		return w
+	}
+	cluster := func(name string, failing bool) result.Cluster {
+		c := result.Cluster{Name: name, Verdict: result.VerdictCurrent, Message: "2 objects Current",
+			Flux: []result.FluxObject{{ID: "Kustomization/flux-system/web-app", Kind: "Kustomization", Namespace: "flux-system", Name: "web-app",
+				Verdict: result.VerdictCurrent, Ready: "True", Reason: "ReconciliationSucceeded", Message: "Applied revision: main@sha1:a1b2c3d"}},
+			Objects: []result.Object{{ID: "Deployment/apps/web-app", Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "apps", Name: "web-app",
+				Owner: "Kustomization/flux-system/web-app", Status: result.ObjectCurrent, Message: "Deployment is available. Replicas: 2"}}}
+		if failing {
+			c.Verdict, c.Code, c.Reason, c.Message = result.VerdictFailed, result.CodeImagePull, "ImagePullBackOff", "Deployment/apps/web-app: image-pull: Failed to pull image"
+			c.Objects[0].Status = result.ObjectFailed
+			c.Objects[0].Failure = &result.Failure{Code: result.CodeImagePull, Reason: "ImagePullBackOff", Message: "Back-off pulling image: Failed",
+				Events: []result.Event{{Object: "Pod/apps/web-app-5d9c7b8f4-x2x7q", Reason: "Failed", Message: "Failed to pull image", Count: 3}}}
+		}
+		return c
+	}
+	for _, tt := range []struct {
+		name       string
+		clusters   []result.Cluster
+		wantStatus result.RunStatus
+	}{
+		{"healthy", []result.Cluster{cluster("prod-eu", false), cluster("prod-us", false)}, result.RunSuccess},
+		{"failing", []result.Cluster{cluster("prod-eu", true), cluster("prod-us", false)}, result.RunFailure},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := result.NewRun([]string{"Kustomization/flux-system/web-app"}, "a1b2c3d", tt.clusters, 0)
+			want := wordsOf(in)
+			got := cleanRun(in, secrets, never, report.EvidenceFull)
+			if got.Status != tt.wantStatus {
+				t.Errorf("Status = %q, want %q", got.Status, tt.wantStatus)
+			}
+			if diff := cmp.Diff(want, wordsOf(got)); diff != "" {
+				t.Errorf("the run's words after cleanRun (-want +got):\n%s", diff)
+			}
+			if msg := got.Results[0].Objects[0].Message; !strings.Contains(msg, "***") {
+				t.Errorf("object message = %q, want the secret \"Deployment\" redacted from free text", msg)
+			}
+		})
 	}
 }
 

@@ -200,11 +200,14 @@ const (
 	tallyEvery    = 10 * time.Second
 )
 
-// cleanRun makes the run safe to write anywhere: every string that came from a cluster has
-// every secret redacted, in any of the forms the secrets were recorded in, and is cleaned to
-// one line (container logs keep their lines). It rewrites the values themselves, so it cannot
-// fail whatever they hold. The names of the clusters and the resources, which the user gave,
-// are kept as they are: they never come from a cluster.
+// cleanRun makes the run safe to write anywhere: every string that came from a cluster is
+// cleaned to one line (container logs keep their lines), and the free text among them
+// (freeText: messages, events, logs, notes) has every secret redacted, in any of the forms the
+// secrets were recorded in. The run's own words (its status, the verdicts, codes, statuses,
+// reasons, kinds, namespaces, names, IDs and revisions) are never redacted: no secret decides
+// the exit code or the status output, nor blanks a verdict. It rewrites the values
+// themselves, so it cannot fail whatever they hold. The names of the clusters and the
+// resources, which the user gave, are kept as they are: they never come from a cluster.
 //
 // Its cost is one pass over the run's text whatever the number of secrets: one redactor for
 // the whole run, and each distinct string cleaned once (a fleet repeats the same kinds,
@@ -222,11 +225,14 @@ func cleanRun(run result.Run, secrets *kubeconfig.Secrets, hurry func() bool, ev
 	}
 	ready, failed, resources := slices.Clone(run.ReadyClusters), slices.Clone(run.FailedClusters), slices.Clone(run.Resources)
 	redactor := secrets.Redactor()
-	lines, logs := map[string]string{}, map[string]string{}
+	words, lines, logs := map[string]string{}, map[string]string{}, map[string]string{}
 	rewriter := result.NewRewriter(func(field, s string) string {
-		memo := lines
-		if field == "Logs" {
+		memo := words
+		switch {
+		case field == "Logs":
 			memo = logs
+		case freeText[field]:
+			memo = lines
 		}
 		if cleaned, ok := memo[s]; ok {
 			return cleaned
@@ -234,10 +240,13 @@ func cleanRun(run result.Run, secrets *kubeconfig.Secrets, hurry func() bool, ev
 		// Redacted, cleaned, and redacted again: cleaning drops escape sequences and
 		// bidirectional controls, which could have split a secret in two.
 		var cleaned string
-		if field == "Logs" {
+		switch {
+		case field == "Logs":
 			cleaned = redactor.Redact(logLines(redactor.Redact(s)))
-		} else {
+		case freeText[field]:
 			cleaned = redactor.Redact(sanitize.Compact(redactor.Redact(s)))
+		default:
+			cleaned = sanitize.Compact(s)
 		}
 		if len(s) <= maxMemoBytes {
 			memo[s] = cleaned
@@ -257,6 +266,11 @@ func cleanRun(run result.Run, secrets *kubeconfig.Secrets, hurry func() bool, ev
 	run.ReadyClusters, run.FailedClusters, run.Resources = ready, failed, resources
 	return run
 }
+
+// freeText are the fields of a run (result's Go names) whose text a cluster writes as it likes,
+// and which may quote what was sent to it (an echoed Authorization header): the only ones
+// redacted. The Ready condition's message quotes the clusters' messages.
+var freeText = map[string]bool{"Message": true, "Logs": true, "LogsError": true, "EventsError": true, "Notes": true, "Warnings": true}
 
 // hurryOnceCancelled returns a function that reports true once ctx has been done for grace:
 // the job was cancelled (SIGTERM) and the runner kills the process a few seconds later, so
