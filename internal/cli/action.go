@@ -63,7 +63,7 @@ func runAction(ctx context.Context, env Env) int {
 	if secrets == nil {
 		// Another input was bad before the kubeconfigs were read: read them all the same,
 		// only to mask what they hold.
-		_, secrets, _ = kubeconfig.Load(s.clusters, s.kubeconfigEnv(env))
+		_, secrets, _ = kubeconfig.Load(s.kubeconfigInput(), s.kubeconfigEnv(env))
 	}
 	// Mask before printing anything else, the bad-input error included, and mask a secret
 	// obtained later (a token a provider mints) before it can be printed.

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/org/app-status-action/internal/filecommand"
 	"github.com/org/app-status-action/internal/testing/cloudauthtest"
@@ -118,6 +121,104 @@ func TestActionOutputsSurviveRunnerMasks(t *testing.T) {
 	for name, v := range outputs {
 		if m := runnertest.Hidden(masks, v); m != "" {
 			t.Errorf("output %s holds the mask %q: the runner would drop it (%.200s)", name, m, v)
+		}
+	}
+}
+
+// TestSecretsNeverRewriteTheRunsWords: a kubeconfig whose token is one of the run's words
+// (success, failure, Current, Failed, the Flux namespace) changes no word of the run, on a
+// healthy cluster and a failing one. In a user no context in use names, it is ignored: the
+// exit code, the status output and every verdict in results are the engine's, and no mask
+// is registered. In the user of a context in use, that cluster is InvalidConfig, saying why,
+// the other keeps its verdict, and the word is never given to the runner to mask: the runner
+// drops no output, and blanks nothing in them.
+func TestSecretsNeverRewriteTheRunsWords(t *testing.T) {
+	t.Parallel()
+	const rev = "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	resources, objects := fakeapi.App("app", rev, 3)
+	healthy := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects})
+	t.Cleanup(healthy.Close)
+	resources, objects = fakeapi.App("app", rev, 3)
+	objects[0]["status"].(map[string]any)["conditions"] = []any{
+		map[string]any{"type": "Ready", "status": "False", "reason": "BuildFailed", "message": "kustomize build failed", "observedGeneration": int64(1)},
+	}
+	failing := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects})
+	t.Cleanup(failing.Close)
+
+	kubeconfig := func(server, token, spare string) string {
+		doc := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: %q}}]\ncontexts: [{name: c, context: {cluster: c, user: deploy}}]\n"+
+			"current-context: c\nusers:\n- name: deploy\n  user: {token: %q}\n", server, token)
+		if spare != "" {
+			doc += fmt.Sprintf("- name: spare\n  user: {token: %q}\n", spare)
+		}
+		return doc
+	}
+	for _, word := range []string{"success", "failure", "Current", "Failed", "flux-system"} {
+		for _, fleet := range []struct {
+			name    string
+			server  string
+			verdict string
+			status  string
+		}{{"healthy", healthy.URL(), "Current", "success"}, {"failing", failing.URL(), "Failed", "failure"}} {
+			for _, used := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/used=%t", word, fleet.name, used), func(t *testing.T) {
+					t.Parallel()
+					vars := map[string]string{"INPUT_RESOURCE": "ks/app", "INPUT_REVISION": "a1b2c3d4", "INPUT_TIMEOUT": "20s",
+						"INPUT_CLUSTERS": "prod=env:KC_PROD\n", "KC_PROD": kubeconfig(fleet.server, "tok-prod-0123456789", word)}
+					wantVerdicts := map[string]string{"prod": fleet.verdict}
+					wantStatus, wantCode := fleet.status, map[string]int{"success": 0, "failure": 1}[fleet.status]
+					if used {
+						vars["INPUT_CLUSTERS"] += "extra=env:KC_EXTRA\n"
+						vars["KC_EXTRA"] = kubeconfig(healthy.URL(), word, "")
+						wantVerdicts["extra"] = "InvalidConfig"
+						wantStatus, wantCode = "failure", 1
+					}
+					f := newFakeEnv(t, vars)
+					if code := Run(context.Background(), []string{"action"}, f.env()); code != wantCode {
+						t.Errorf("Run() = %d, want %d\n%s", code, wantCode, f.stdout.String())
+					}
+					log := f.stdout.String()
+					masks := runnertest.Masks(log)
+					if masks[word] {
+						t.Errorf("%q is registered as a mask", word)
+					}
+					data := f.file(t, f.output)
+					outputs, err := filecommand.ParseOutputs(data)
+					if err != nil {
+						t.Fatalf("the runner could not read the outputs: %v\n%s", err, data)
+					}
+					if outputs["status"] != wantStatus {
+						t.Errorf("output status = %q, want %q", outputs["status"], wantStatus)
+					}
+					var results []struct {
+						Cluster, Verdict, Message string
+						Flux                      []struct{ ID, Namespace, Verdict string }
+					}
+					if err := json.Unmarshal([]byte(outputs["results"]), &results); err != nil {
+						t.Fatalf("results = %s: %v", outputs["results"], err)
+					}
+					got := map[string]string{}
+					for _, r := range results {
+						got[r.Cluster] = r.Verdict
+						for _, fo := range r.Flux {
+							if fo.ID != "Kustomization/flux-system/app" || fo.Namespace != "flux-system" || fo.Verdict == "***" {
+								t.Errorf("cluster %s: Flux object %+v rewritten", r.Cluster, fo)
+							}
+						}
+						if r.Verdict == "InvalidConfig" && !strings.Contains(r.Message, "cannot be masked safely") {
+							t.Errorf("cluster %s: message %q, want it to say the token cannot be masked", r.Cluster, r.Message)
+						}
+					}
+					if diff := cmp.Diff(wantVerdicts, got); diff != "" {
+						t.Errorf("verdicts in results (-want +got):\n%s", diff)
+					}
+					for name, v := range outputs {
+						if m := runnertest.Hidden(masks, v); m != "" {
+							t.Errorf("output %s holds the mask %q: the runner would drop it", name, m)
+						}
+					}
+				})
+			}
 		}
 	}
 }

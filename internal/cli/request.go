@@ -126,7 +126,7 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	if s.retryGrace <= 0 || s.retryGrace > maxDuration {
 		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.retryGrace, s.retryGrace)
 	}
-	in := s.clusters
+	in := s.kubeconfigInput()
 	if !s.shard.IsZero() {
 		// Only the shard's own kubeconfigs are read: the others' cost it nothing.
 		in.Keep = s.shard.Has
@@ -311,6 +311,28 @@ func logLines(logs string) string {
 // maxMemoBytes is the longest string cleanRun remembers: names, kinds and one-line messages
 // repeat from cluster to cluster, long messages and logs seldom do.
 const maxMemoBytes = 512
+
+// kubeconfigInput is the clusters' input, with the words the run prints (runWords).
+func (s settings) kubeconfigInput() kubeconfig.Input {
+	in := s.clusters
+	in.Words = s.runWords()
+	return in
+}
+
+// runWords are the words the run prints whatever its clusters say: its vocabulary (statuses,
+// verdicts, codes, the JSON's keys), the namespace and the requested resources' kinds,
+// namespaces, names and IDs (those that parse). A kubeconfig's credential equal to one, or to a
+// part of one, could not be masked without blanking it (kubeconfig.Input.Words).
+func (s settings) runWords() []string {
+	ns := cmp.Or(s.namespace, defaultSettings().namespace)
+	words := append(result.Vocabulary(), ns)
+	for _, r := range s.resources {
+		if ref, err := flux.ParseResource(r, ns); err == nil {
+			words = append(words, string(ref.Kind), ref.Namespace, ref.Name, ref.ID())
+		}
+	}
+	return words
+}
 
 // kubeconfigEnv is what the kubeconfig loader may see. Only the CLI may run exec credential
 // plugins: the action's container has none, so the built-in providers replace the ones they

@@ -25,6 +25,9 @@ type doc struct {
 	// (see confine and checkRoute).
 	repo bool
 	cfg  *clientcmdapi.Config
+	// public are the names the run prints (publicNames): no exec or auth-provider value equal
+	// to one is a secret.
+	public map[string]bool
 }
 
 var errNotKubeconfig = errors.New("not a kubeconfig (neither YAML nor base64 of one)")

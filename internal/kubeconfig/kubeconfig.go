@@ -84,10 +84,17 @@ type Input struct {
 	// What every shard reads all the same: the list itself, whole (a line that does not
 	// parse, or a name given twice, is the same error in every shard, and then every env:
 	// and file: line's kubeconfig is read, only to mask it); the kubeconfig input or
-	// --kubeconfig when given (one document, parsed whole, all its secrets recorded), and the
-	// default kubeconfig when a context: line of the shard's own needs it. A kubeconfig that
+	// --kubeconfig when given (one document, parsed whole, the secrets of the shard's own
+	// contexts recorded), and the default kubeconfig when a context: line of the shard's own
+	// needs it. A kubeconfig that
 	// cannot be read is the error of the shard whose cluster needs it.
 	Keep func(name string) bool
+
+	// Words are the words the run prints besides the clusters' names (result.Vocabulary, the
+	// resources' kinds, namespaces and names): a credential equal to one, or to a part of one,
+	// cannot be masked without blanking it, so its context is Invalid (recordContext), and no
+	// secret's form that is one is ever given to the runner to mask (Secrets.Values, OnAdd).
+	Words []string
 
 	// AllowedServers are API servers, besides the cloud's own endpoints, that a kubeconfig of a
 	// file: source (from the repository) may have a built-in provider's token sent to: https://
@@ -177,8 +184,10 @@ func (l *loader) load() ([]Cluster, error) {
 	}
 	entries, parseErr := parseClusters(list, origin)
 	l.names = map[string]bool{}
+	l.secrets.addWords(l.in.Words...)
 	for _, e := range entries {
 		l.names[e.name] = true
+		l.secrets.addWords(e.name)
 	}
 	if len(entries) == 0 && parseErr == nil && l.in.CLI && l.in.ClustersFile != "" {
 		return nil, fmt.Errorf("%s lists no clusters: add one name=source line per cluster, e.g. prod=context:prod", origin)

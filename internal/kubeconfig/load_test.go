@@ -184,6 +184,9 @@ func TestLoadAction(t *testing.T) {
 	}
 }
 
+// TestLoadRecordsSecrets: the secrets of the users the contexts in use name are recorded,
+// and the base64 text of an encoded kubeconfig, line by line; those of the kubeconfig's other
+// users are not (never sent anywhere, they could only blank words from the job's outputs).
 func TestLoadRecordsSecrets(t *testing.T) {
 	t.Parallel()
 	cfg := newConfig("a", "b", "unused")
@@ -197,11 +200,16 @@ func TestLoadRecordsSecrets(t *testing.T) {
 	}
 	values := secrets.Values()
 	for _, want := range []string{
-		tokenFor("a"), tokenFor("unused"), "pw-" + marker + "-hunter2", tokenFor("c"),
+		tokenFor("a"), tokenFor("c"),
 		encoded[:76], // each line of the wrapped base64
 	} {
 		if !slices.Contains(values, want) {
 			t.Errorf("Secrets.Values() lacks %q", want)
+		}
+	}
+	for _, unused := range []string{tokenFor("unused"), "pw-" + marker + "-hunter2"} {
+		if slices.Contains(values, unused) || secrets.Redact(unused) != unused {
+			t.Errorf("Secrets holds %q, of a user no context in use names", unused)
 		}
 	}
 	if slices.Contains(values, "admin") {
@@ -239,9 +247,10 @@ func TestLoadKeep(t *testing.T) {
 		name: "every context of the kubeconfig",
 		in:   Input{Kubeconfig: yamlOf(t, newConfig("ctx-a", "ctx-b")), Keep: keepA},
 		want: []summary{ok("ctx-a", "context:ctx-a", "ctx-a"), {Name: "ctx-b", Source: "context:ctx-b", Context: "ctx-b"}},
-		// The kubeconfig is one document, read for the kept context: its secrets are all
-		// recorded, the other context's too.
-		wantSecret: tokenFor("ctx-b"),
+		// The kubeconfig is one document, read for the kept context: the secrets of that
+		// context's user alone are recorded, not the other context's.
+		wantSecret: tokenFor("ctx-a"),
+		notRead:    tokenFor("ctx-b"),
 	}, {
 		name: "a context: line of another shard needs no kubeconfig here",
 		in:   Input{CLI: true, ClustersFile: "/ws/clusters", Keep: keepA},

@@ -26,6 +26,9 @@ const tokenAdvice = "pass a kubeconfig with a token instead, e.g. a ServiceAccou
 // runner's files nor its environment (KUBERNETES_MASTER, ~/.kube).
 func (l *loader) restConfig(d *doc, contextName string) (*rest.Config, string) {
 	kctx := d.cfg.Contexts[contextName]
+	if msg := l.recordContext(d, kctx); msg != "" {
+		return nil, msg
+	}
 	if kctx.Cluster == "" {
 		return nil, fmt.Sprintf("context %q names no cluster: set its cluster (kubectl config set-context %s --cluster=CLUSTER)", contextName, contextName)
 	}
@@ -108,6 +111,9 @@ func (l *loader) inlineFiles(d *doc, clusterName string, c *clientcmdapi.Cluster
 			return msg
 		}
 		if r.secret {
+			if why := l.secrets.unmaskable(string(data)); why != "" {
+				return fmt.Sprintf("the kubeconfig's %s has a %s file that cannot be masked safely: %s; %s", r.owner, r.field, why, maskAdvice)
+			}
 			l.secrets.add(string(data))
 		}
 		*r.data = data
@@ -124,10 +130,13 @@ func (l *loader) inlineFiles(d *doc, clusterName string, c *clientcmdapi.Cluster
 		return msg
 	}
 	u.Token = strings.TrimSpace(string(data))
-	l.secrets.add(u.Token)
 	if u.Token == "" {
 		return fmt.Sprintf("the kubeconfig's user %q has an empty tokenFile %s: put the token in it, or set token: instead", userName, u.TokenFile)
 	}
+	if why := l.secrets.unmaskable(u.Token); why != "" {
+		return fmt.Sprintf("the kubeconfig's user %q has a token in its tokenFile that cannot be masked safely: %s; %s", userName, why, maskAdvice)
+	}
+	l.secrets.add(u.Token)
 	// Kept so that client-go rereads a rotated token; clientcmd does not read it again since
 	// the token is set. Not for a repository kubeconfig: its file is read once, where it was
 	// checked, and a file of the repository is not rotated.

@@ -3,6 +3,7 @@ package kubeconfig
 import (
 	"cmp"
 	"encoding/base64"
+	"fmt"
 	"math"
 	"net/url"
 	"regexp"
@@ -44,12 +45,64 @@ type Secrets struct {
 	// since, until there are too many of them and the next Redact builds a new one.
 	redactor *Redactor
 	added    []string
+	// words are the words the run prints (Input.Words, the clusters' names), set before any
+	// secret is recorded: no form contained in one is registered with the runner (maskable).
+	words   []string
+	wordMax int
+}
+
+// addWords adds to the words the run prints, before any secret is registered with the runner.
+func (s *Secrets) addWords(words ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range words {
+		if w != "" {
+			s.words = append(s.words, w)
+			s.wordMax = max(s.wordMax, len(w))
+		}
+	}
+}
+
+// inWord reports whether v is one of the words the run prints, or a part of one: the runner
+// masks a value inside words too.
+func (s *Secrets) inWord(v string) bool {
+	if len(v) > s.wordMax {
+		return false
+	}
+	for _, w := range s.words {
+		if strings.Contains(w, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// unmaskable says why a secret cannot be masked safely, or "": it is shorter than MinMaskLen
+// (the runner would blank it from every later line, inside words too), or it, or one of the
+// forms it is masked in, is a word the run prints or a part of one (the runner would blank the
+// word, and drop every output that holds it: the status, the results, the clusters' lists).
+// It never quotes the secret.
+func (s *Secrets) unmaskable(raw string) string {
+	v := strings.TrimSpace(raw)
+	if v == "" {
+		return ""
+	}
+	if len(v) < MinMaskLen {
+		return fmt.Sprintf("it is shorter than %d characters, and the runner would blank so short a value from every line of the job", MinMaskLen)
+	}
+	for _, f := range forms(raw) {
+		if len(f) >= MinMaskLen && !strings.Contains(f, "\n") && s.inWord(f) {
+			return "it is, or is part of, a word the run prints (a status, a verdict, a code, a namespace, a kind, a cluster's or a resource's name), " +
+				"and the runner would blank that word and drop every output that holds it"
+		}
+	}
+	return ""
 }
 
 // OnAdd registers fn to be called, with each secret added from now on, as soon as it is added:
 // the action registers it with ::add-mask:: before the value can reach any output. Secrets
 // already held are not passed: mask them from Values first. Like Values, it is given no value
-// shorter than MinMaskLen.
+// shorter than MinMaskLen, nor a word the run prints or a part of one.
 func (s *Secrets) OnAdd(fn func(string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -68,9 +121,15 @@ func (s *Secrets) Add(v string) {
 // say nothing but the value's length modulo 3, and a fleet's client keys are held half as
 // many times (a PEM key's forms were 18 KB of every cluster's memory).
 func (s *Secrets) add(raw string) {
+	s.record(forms(raw)...)
+}
+
+// forms are raw as it is (trimmed) and the forms it may be echoed in (add); none for a blank
+// value.
+func forms(raw string) []string {
 	v := strings.TrimSpace(raw)
 	if v == "" {
-		return
+		return nil
 	}
 	forms := []string{v}
 	if strings.Contains(v, "\n") {
@@ -87,7 +146,7 @@ func (s *Secrets) add(raw string) {
 			forms = append(forms, enc.EncodeToString([]byte(raw)))
 		}
 	}
-	s.record(forms...)
+	return forms
 }
 
 // addBasicAuth records a username and password and the basic-auth credentials they make,
@@ -110,7 +169,7 @@ func (s *Secrets) record(forms ...string) {
 		if _, ok := s.values[f]; !ok {
 			s.values[f] = struct{}{}
 			s.added = append(s.added, f)
-			if maskable(f) {
+			if s.maskable(f) {
 				added = append(added, f)
 			}
 		}
@@ -130,13 +189,15 @@ func pemArmor(line string) bool {
 	return strings.HasPrefix(line, "-----BEGIN ") || strings.HasPrefix(line, "-----END ")
 }
 
-// maskable reports a form to register with the runner: one line, of MinMaskLen bytes or more.
-func maskable(v string) bool {
-	return len(v) >= MinMaskLen && !strings.Contains(v, "\n")
+// maskable reports a form to register with the runner: one line, of MinMaskLen bytes or more,
+// and no word the run prints nor a part of one (inWord). s.mu is held.
+func (s *Secrets) maskable(v string) bool {
+	return len(v) >= MinMaskLen && !strings.Contains(v, "\n") && !s.inWord(v)
 }
 
 // Values returns the secrets to register with ::add-mask:: before anything is printed,
-// sorted and unique, none shorter than MinMaskLen (Redact hides those). The runner masks line
+// sorted and unique, none shorter than MinMaskLen (Redact hides those) and none a word the run
+// prints or a part of one (the loader refuses a credential that is one: unmaskable). The runner masks line
 // by line, so a multi-line secret (a PEM key, a wrapped base64 kubeconfig) is given as its
 // lines, not as one value.
 func (s *Secrets) Values() []string {
@@ -147,7 +208,7 @@ func (s *Secrets) Values() []string {
 	defer s.mu.Unlock()
 	var out []string
 	for v := range s.values {
-		if maskable(v) {
+		if s.maskable(v) {
 			out = append(out, v)
 		}
 	}
@@ -299,41 +360,60 @@ func wordByte(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
 }
 
-// addKubeconfig records the secrets of every user and cluster in cfg, selected or not. names
-// are the clusters' names the run reports (the clusters input's, nil when it names none):
-// like cfg's own cluster, context and user names, no exec or auth-provider value equal to one
-// is a secret (publicNames).
-func (s *Secrets) addKubeconfig(cfg *clientcmdapi.Config, names map[string]bool) {
-	public := publicNames(cfg, names)
-	for _, u := range cfg.AuthInfos {
-		if u == nil {
-			continue
-		}
-		s.add(u.Token)
-		s.addBasicAuth(u.Username, u.Password)
-		if len(u.ClientKeyData) > 0 {
-			s.add(string(u.ClientKeyData))
-		}
-		if u.AuthProvider != nil {
-			for k, v := range u.AuthProvider.Config {
-				if providerSecret(k) && !public[strings.TrimSpace(v)] {
-					s.add(v)
-				}
-			}
-		}
-		if u.Exec != nil {
-			for _, v := range execSecrets(u.Exec, public) {
-				s.add(v)
+// fieldSecret is a credential a kubeconfig holds for sure, and the field it is in, for
+// messages. basic is set for a basic-auth password: user:password is a form of it too.
+type fieldSecret struct {
+	field, value, user string
+	basic              bool
+}
+
+// userSecrets returns what a user holds: the credentials it holds for sure (its token, its
+// basic-auth password, its client key) and the values taken for one by their name or shape (an
+// auth provider's settings, an exec plugin's arguments and env; see providerSecret and
+// execSecrets). public are the names the run prints (publicNames): never taken for a
+// credential.
+func userSecrets(u *clientcmdapi.AuthInfo, public map[string]bool) (sure []fieldSecret, guessed []string) {
+	if u.Token != "" {
+		sure = append(sure, fieldSecret{field: "token", value: u.Token})
+	}
+	if u.Password != "" {
+		sure = append(sure, fieldSecret{field: "password", value: u.Password, user: u.Username, basic: true})
+	}
+	if len(u.ClientKeyData) > 0 {
+		sure = append(sure, fieldSecret{field: "client-key-data", value: string(u.ClientKeyData)})
+	}
+	if u.AuthProvider != nil {
+		for k, v := range u.AuthProvider.Config {
+			if providerSecret(k) && !public[strings.TrimSpace(v)] {
+				guessed = append(guessed, v)
 			}
 		}
 	}
-	for _, c := range cfg.Clusters {
-		if c == nil {
-			continue
-		}
-		s.addURLPassword(c.Server)
-		s.addURLPassword(c.ProxyURL)
+	if u.Exec != nil {
+		guessed = append(guessed, execSecrets(u.Exec, public)...)
 	}
+	return sure, guessed
+}
+
+// clusterSecrets returns the passwords a cluster's URLs hold (https://user:pass@host), its
+// server's and its proxy's.
+func clusterSecrets(c *clientcmdapi.Cluster) []fieldSecret {
+	var out []fieldSecret
+	for _, u := range []struct{ field, raw string }{{"server", c.Server}, {"proxy-url", c.ProxyURL}} {
+		if user, password, basic, ok := urlPassword(u.raw); ok {
+			out = append(out, fieldSecret{field: u.field + " URL's password", value: password, user: user, basic: basic})
+		}
+	}
+	return out
+}
+
+// recordSure records a credential in every form (a password with its user:password too).
+func (s *Secrets) recordSure(f fieldSecret) {
+	if f.basic {
+		s.addBasicAuth(f.user, f.value)
+		return
+	}
+	s.add(f.value)
 }
 
 // publicNames are the names a run prints in its outputs (failed-clusters, the report): the
@@ -503,22 +583,22 @@ var execWords = map[string]bool{
 	"msi": true, "ropc": true, "azd": true, "6dae42f8-4368-4678-94ff-3960e28e3630": true,
 }
 
-// addURLPassword records the password of a URL's user info (https://user:pass@host).
-func (s *Secrets) addURLPassword(raw string) {
+// urlPassword returns the user and password of a URL's user info (https://user:pass@host);
+// basic is unset for a URL that does not parse, whose password is found by its shape alone.
+func urlPassword(raw string) (user, password string, basic, ok bool) {
 	if raw == "" {
-		return
+		return "", "", false, false
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		// An unparsable URL may still end up quoted in a validation message.
-		if m := urlPassword.FindStringSubmatch(raw); m != nil {
-			s.add(m[1])
+		if m := urlPasswordShape.FindStringSubmatch(raw); m != nil {
+			return "", m[1], false, true
 		}
-		return
+		return "", "", false, false
 	}
-	if p, ok := u.User.Password(); ok {
-		s.addBasicAuth(u.User.Username(), p)
-	}
+	password, ok = u.User.Password()
+	return u.User.Username(), password, true, ok && password != ""
 }
 
-var urlPassword = regexp.MustCompile(`://[^/@:]*:([^/@]+)@`)
+var urlPasswordShape = regexp.MustCompile(`://[^/@:]*:([^/@]+)@`)

@@ -68,13 +68,14 @@ func TestSecretsValues(t *testing.T) {
 	}
 }
 
-// TestSecretsForms: what a kubeconfig holds that is a credential is masked in every form it
-// can be echoed in, from 8 bytes; a shorter one is redacted here alone. What names things (a
-// cluster, a region, a client ID, an issuer, a login mode) is neither.
+// TestSecretsForms: what a kubeconfig's users in use hold that is a credential is masked in
+// every form it can be echoed in. A value only taken for a credential by its name (an exec
+// plugin's flag) that is too short to mask is no credential: neither masked nor redacted. What
+// names things (a cluster, a region, a client ID, an issuer, a login mode) is neither.
 func TestSecretsForms(t *testing.T) {
 	t.Parallel()
 	cfg := clientcmdapi.NewConfig()
-	cfg.AuthInfos["basic"] = &clientcmdapi.AuthInfo{Username: "deploy", Password: "pw"}
+	cfg.AuthInfos["basic"] = &clientcmdapi.AuthInfo{Username: "deploy", Password: "pw-4-deploy"}
 	cfg.AuthInfos["exec"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
 		Command: "kubelogin", Args: []string{"get-token", "--login", "spn", "--client-secret", "cs-Value", "--tenant-id=tnt", "--token=tk-v",
 			"positional", "--environment", "AzurePublicCloud", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630", "Zx9Qp3Lm7Vb2Kk4Rr8Tt6Yy1"},
@@ -102,12 +103,18 @@ func TestSecretsForms(t *testing.T) {
 	}}
 	cfg.Contexts["platform-prod-context-2024"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "pinniped"}
 	s := &Secrets{}
-	s.addKubeconfig(cfg, map[string]bool{"prod-fleet-member-0042": true})
+	l := &loader{secrets: s}
+	d := &doc{cfg: cfg, public: publicNames(cfg, map[string]bool{"prod-fleet-member-0042": true})}
+	for name := range cfg.AuthInfos {
+		if msg := l.recordContext(d, &clientcmdapi.Context{AuthInfo: name}); msg != "" {
+			t.Fatalf("user %s: %s", name, msg)
+		}
+	}
 	masked := map[string]bool{}
 	for _, v := range s.Values() {
 		masked[v] = true
 	}
-	for _, v := range [][]string{encoded("deploy:pw"), encoded("cs-Value"), encoded("Zx9Qp3Lm7Vb2Kk4Rr8Tt6Yy1"),
+	for _, v := range [][]string{encoded("pw-4-deploy"), encoded("deploy:pw-4-deploy"), encoded("cs-Value"), encoded("Zx9Qp3Lm7Vb2Kk4Rr8Tt6Yy1"),
 		encoded("a1B2c3D4e5F6g7H8i9J0kLmN"), encoded("aws-secret-wJalrXUtnFEMI"), encoded("idt-eyJhbGciOiJSUzI1NiJ9"),
 		encoded("rt-0123456789abcdef"), encoded("cs-oidc-Zk3Pq9"), encoded("ya29.a0AfB_byC0123"), encoded("Pz8xNDc2YWJjZGVmZ2hpams")} {
 		for _, form := range v {
@@ -116,12 +123,12 @@ func TestSecretsForms(t *testing.T) {
 			}
 		}
 	}
-	for _, short := range []string{"pw", "tk-v", "env-v"} {
+	for _, short := range []string{"tk-v", "env-v"} {
 		if masked[short] {
 			t.Errorf("%q is masked: it is shorter than %d bytes", short, MinMaskLen)
 		}
-		if got := s.Redact("x " + short + " y"); got != "x *** y" {
-			t.Errorf("Redact(%q) = %q: a short secret must still be redacted here", short, got)
+		if got := s.Redact("x " + short + " y"); got != "x "+short+" y" {
+			t.Errorf("Redact(%q) = %q: a value too short to be a credential is kept", short, got)
 		}
 	}
 	for _, word := range []string{"get-token", "spn", "--login", "--client-secret", "deploy", "eks", "json", "aws", "v1beta1",
@@ -141,7 +148,7 @@ func TestSecretsForms(t *testing.T) {
 			t.Errorf("Redact(%q) = %q, want it kept", word, got)
 		}
 	}
-	if got := s.Redact("Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("deploy:pw"))); got != "Authorization: Basic ***" {
+	if got := s.Redact("Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("deploy:pw-4-deploy"))); got != "Authorization: Basic ***" {
 		t.Errorf("Redact(an echoed Basic header) = %q", got)
 	}
 }

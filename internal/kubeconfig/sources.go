@@ -99,8 +99,9 @@ func (l *loader) kubeconfigPath() (path, how string, err error) {
 	return filepath.Join(l.env.Home, ".kube", "config"), "the default; pass --kubeconfig or set KUBECONFIG to use another", nil
 }
 
-// decodeDoc parses a kubeconfig and records its secrets, and the text itself when it is
-// base64 (the encoded kubeconfig is a secret as a whole).
+// decodeDoc parses a kubeconfig and records the text itself when it is base64 (the encoded
+// kubeconfig is a secret as a whole). The secrets of its users are recorded as its contexts
+// are used (recordContext), those of no other user.
 func (l *loader) decodeDoc(raw []byte, origin, dir string) (*doc, error) {
 	cfg, encoded, err := decode(raw)
 	if encoded {
@@ -109,8 +110,8 @@ func (l *loader) decodeDoc(raw []byte, origin, dir string) (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.secrets.addKubeconfig(cfg, l.names)
-	return &doc{origin: origin, dir: dir, cfg: cfg}, nil
+	l.secrets.addWords(runWords(cfg)...)
+	return &doc{origin: origin, dir: dir, cfg: cfg, public: publicNames(cfg, l.names)}, nil
 }
 
 // cached runs read once per key.
