@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/org/app-status-action/internal/merge"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/shard"
 )
@@ -96,5 +99,107 @@ func TestMergeWeightyReport(t *testing.T) {
 	}
 	if allocated > 2*uint64(size) {
 		t.Errorf("%d MiB allocated for a report of %d MiB, want no more than twice its size", allocated>>20, size>>20)
+	}
+}
+
+// denseReport is a report at the density a merge accepts at most (one JSON object per 48
+// bytes, merge's bytesPerObject: here one per 51), in clusters of 8000 objects, of about size
+// bytes, and the count of JSON values it holds.
+func denseReport(size int) ([]byte, int) {
+	var names, results bytes.Buffer
+	values := 0
+	for i := 0; results.Len() < size; i++ {
+		if i > 0 {
+			names.WriteString(",")
+			results.WriteString(",")
+		}
+		fmt.Fprintf(&names, `"c%04d"`, i)
+		fmt.Fprintf(&results, `{"schemaVersion":1,"cluster":"c%04d","verdict":"Failed","flux":[],"objects":[`, i)
+		for j := range 8000 {
+			if j > 0 {
+				results.WriteString(",")
+			}
+			fmt.Fprintf(&results, `{"id":"D/a/%07d","kind":"D","status":"Current"}`, j)
+		}
+		results.WriteString("]}")
+		values += 8002
+	}
+	doc := fmt.Sprintf(`{"schemaVersion":1,"status":"failure","resources":["Kustomization/flux-system/app"],"readyClusters":[],"failedClusters":[%s],"results":[%s]}`,
+		names.String(), results.String())
+	return []byte(doc), values
+}
+
+// peakHeap runs f and returns the most heap in use above what was in use before, sampled
+// every millisecond (HeapAlloc: what is live and the garbage not yet collected; the process's
+// resident memory is about this and the runtime's own).
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var peak atomic.Uint64
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > peak.Load() {
+				peak.Store(m.HeapAlloc)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-stopped
+	return max(peak.Load(), before.HeapAlloc) - before.HeapAlloc
+}
+
+// mergeMemoryBound is the most memory a merge takes whatever its reports hold, as
+// docs/shards.md states it: its memory follows the JSON values it decodes, which
+// merge.MaxValues bounds.
+const mergeMemoryBound = 6 << 30
+
+// TestMergePeakMemory: a merge of a report at the density limit (one JSON object per 51 bytes,
+// where a report of app-status has one per 200 or more) takes about 12 times the report's
+// size at its peak, the CLI's and the action's, outputs included: about 600 bytes per JSON
+// value. At merge.MaxValues values (a 384 MiB report of that density, the largest a merge
+// decodes) that is within mergeMemoryBound, under a 7 GB runner's memory; the report's size
+// alone is no bound of it.
+func TestMergePeakMemory(t *testing.T) {
+	data, values := denseReport(16 << 20)
+	path := filepath.Join(t.TempDir(), "dense.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	size := len(data)
+	data = nil
+	for _, mode := range []string{"merge -o json", "action"} {
+		f := newFakeEnv(t, map[string]string{"INPUT_MERGE": path, "INPUT_MERGE-FOREIGN-REPORTS": "true"})
+		f.vars["RUNNER_TEMP"] = t.TempDir()
+		env := f.env()
+		env.Stdout = io.Discard
+		args := []string{"action"}
+		if mode != "action" {
+			env = OSEnv()
+			env.Stdout, env.Stderr, env.Getenv = io.Discard, io.Discard, func(string) string { return "" }
+			args = []string{"merge", "-o", "json", path}
+		}
+		var code int
+		peak := peakHeap(func() { code = Run(context.Background(), args, env) })
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1 (a failed cluster merged)\n%s", mode, code, f.stdout.String())
+		}
+		perValue := float64(peak) / float64(values)
+		atLimit := perValue * float64(merge.MaxValues)
+		t.Logf("%s: a report of %d MiB, %d values, peaked at %d MiB of heap (%.1f times its size, %.0f bytes per value): %.1f GiB at %d values",
+			mode, size>>20, values, peak>>20, float64(peak)/float64(size), perValue, atLimit/(1<<30), merge.MaxValues)
+		if atLimit > mergeMemoryBound {
+			t.Errorf("%s: %.1f GiB at merge.MaxValues values, want at most %d GiB", mode, atLimit/(1<<30), mergeMemoryBound>>30)
+		}
 	}
 }

@@ -15,12 +15,14 @@ import (
 // MaxTotalBytes or MaxValues together.
 const (
 	// MaxTotalBytes bounds the reports of one merge together: about 36,000 clusters of 200
-	// objects, merged in about 3 GiB of memory (a merge takes about one and a half times its
-	// reports' size).
+	// objects, merged in about 3 GiB of memory (reports of app-status take about one and a half
+	// times their size). It bounds the memory of a merge only with MaxValues.
 	MaxTotalBytes int64 = 2 << 30
 	// MaxValues bounds the JSON objects and array elements of the reports of one merge
-	// together: about 40,000 clusters of 200 objects. Decoded, they take at most about 4 GiB
-	// whatever they are (a document of nothing else).
+	// together: about 40,000 clusters of 200 objects. It is what bounds a merge's memory: some
+	// 600 bytes of heap per value at the peak, outputs included, at the density bytesPerObject
+	// allows (about 12 times the report's size), so at most about 5 GiB whatever the reports
+	// hold (TestMergePeakMemory in internal/cli).
 	MaxValues int64 = 8 << 20
 	// bytesPerObject is the fewest bytes a report has per JSON object (or element of an array
 	// that is not a string): a report of app-status has 200 and more.

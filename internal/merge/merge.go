@@ -22,9 +22,10 @@ import (
 
 // MaxReportBytes bounds one report file. A cluster of 200 objects takes about 59 KB of a
 // report (590 MB for 10,000 of them in one process, make bench-shards), so this is room for
-// a leg of about 18,000 such clusters, more than one runner verifies in a job; a merge takes
-// about one and a half times its reports' size in memory (the files and what they decode
-// to: 834 MiB for 590 MB in make bench-shards on fb2e62f).
+// a leg of about 18,000 such clusters, more than one runner verifies in a job; a merge of
+// such reports takes about one and a half times their size in memory (the files and what they
+// decode to: 834 MiB for 590 MB in make bench-shards on fb2e62f), and of any reports at most
+// what MaxValues allows.
 const MaxReportBytes int64 = 1 << 30
 
 // TooLargeHint is what to do about a report larger than MaxReportBytes.
