@@ -45,10 +45,14 @@ type Secrets struct {
 	// since, until there are too many of them and the next Redact builds a new one.
 	redactor *Redactor
 	added    []string
-	// words are the words the run prints (Input.Words, the clusters' names), set before any
-	// secret is recorded: no form contained in one is registered with the runner (maskable).
+	// words are the words the run prints (Input.Words, the clusters' and contexts' names) of
+	// MinMaskLen bytes or more, the only ones a value the runner masks can be part of, added
+	// before any secret is registered with the runner: no form that is one or a part of one is
+	// (maskable). grams holds every MinMaskLen bytes of them at every offset, so that a value
+	// none of them holds, as good as every one, is told in one lookup.
 	words   []string
 	wordMax int
+	grams   map[uint64]struct{}
 }
 
 // addWords adds to the words the run prints, before any secret is registered with the runner.
@@ -56,17 +60,36 @@ func (s *Secrets) addWords(words ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range words {
-		if w != "" {
-			s.words = append(s.words, w)
-			s.wordMax = max(s.wordMax, len(w))
+		if len(w) < MinMaskLen {
+			continue
+		}
+		if s.grams == nil {
+			s.grams = map[uint64]struct{}{}
+		}
+		s.words = append(s.words, w)
+		s.wordMax = max(s.wordMax, len(w))
+		for i := 0; i+MinMaskLen <= len(w); i++ {
+			s.grams[gram(w[i:])] = struct{}{}
 		}
 	}
 }
 
-// inWord reports whether v is one of the words the run prints, or a part of one: the runner
-// masks a value inside words too.
+// gram is the first MinMaskLen (8) bytes of v, which has as many or more, as one number.
+func gram(v string) uint64 {
+	var g uint64
+	for i := range MinMaskLen {
+		g = g<<8 | uint64(v[i])
+	}
+	return g
+}
+
+// inWord reports whether v, of MinMaskLen bytes or more, is one of the words the run prints
+// or a part of one: the runner masks a value inside words too.
 func (s *Secrets) inWord(v string) bool {
-	if len(v) > s.wordMax {
+	if len(v) < MinMaskLen || len(v) > s.wordMax {
+		return false
+	}
+	if _, ok := s.grams[gram(v)]; !ok {
 		return false
 	}
 	for _, w := range s.words {

@@ -94,3 +94,33 @@ func TestGuessedSecretsNeverMaskWords(t *testing.T) {
 		t.Errorf("Values() = %q, want none", values)
 	}
 }
+
+// TestSecretsInWord: a value is a word the run prints when it is one, or a part of one, of
+// MinMaskLen bytes or more; a longer value, another, or one in no word is not.
+func TestSecretsInWord(t *testing.T) {
+	t.Parallel()
+	s := &Secrets{}
+	s.addWords("flux-system", "ClustersNotReady", "Current", "platform-prod-eu-west-1", "")
+	tests := []struct {
+		v    string
+		want bool
+	}{
+		{"flux-system", true},
+		{"lux-syst", true},
+		{"ClustersNot", true},
+		{"NotReady", true},
+		{"prod-eu-west", true},
+		{"platform-prod-eu-west-1", true},
+		{"platform-prod-eu-west-1-x", false},
+		{"flux-systems", false},
+		{"Current1", false},
+		{"Current", false}, // shorter than MinMaskLen: never masked, so never checked here
+		{"tok-0123456789abcdef", false},
+		{"clustersnotready", false}, // another case is another word
+	}
+	for _, tt := range tests {
+		if got := s.inWord(tt.v); got != tt.want {
+			t.Errorf("inWord(%q) = %t, want %t", tt.v, got, tt.want)
+		}
+	}
+}
