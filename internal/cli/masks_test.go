@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,6 +220,21 @@ func TestSecretsNeverRewriteTheRunsWords(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestRunWords: the words a kubeconfig's credential may not be are the run's vocabulary and
+// its inputs as it prints them: the namespace, the revision, and each requested resource's
+// kind, namespace, name and ID.
+func TestRunWords(t *testing.T) {
+	t.Parallel()
+	s := settings{resources: []string{"ks/web-frontend", "helmrelease/payments/billing-api"}, namespace: "apps-system", revision: " 5f1c0ffee0dd "}
+	words := s.runWords()
+	for _, want := range []string{"success", "Current", "image-pull", "failedClusters", "apps-system", "5f1c0ffee0dd",
+		"Kustomization", "web-frontend", "Kustomization/apps-system/web-frontend", "HelmRelease", "payments", "billing-api", "HelmRelease/payments/billing-api"} {
+		if !slices.Contains(words, want) {
+			t.Errorf("runWords() lacks %q", want)
 		}
 	}
 }

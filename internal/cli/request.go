@@ -320,12 +320,13 @@ func (s settings) kubeconfigInput() kubeconfig.Input {
 }
 
 // runWords are the words the run prints whatever its clusters say: its vocabulary (statuses,
-// verdicts, codes, the JSON's keys), the namespace and the requested resources' kinds,
-// namespaces, names and IDs (those that parse). A kubeconfig's credential equal to one, or to a
-// part of one, could not be masked without blanking it (kubeconfig.Input.Words).
+// verdicts, codes, the JSON's keys), the namespace, the revision as given and the requested
+// resources' kinds, namespaces, names and IDs (those that parse). A kubeconfig's credential
+// equal to one, or to a part of one, could not be masked without blanking it
+// (kubeconfig.Input.Words).
 func (s settings) runWords() []string {
 	ns := cmp.Or(s.namespace, defaultSettings().namespace)
-	words := append(result.Vocabulary(), ns)
+	words := append(result.Vocabulary(), ns, strings.TrimSpace(s.revision))
 	for _, r := range s.resources {
 		if ref, err := flux.ParseResource(r, ns); err == nil {
 			words = append(words, string(ref.Kind), ref.Namespace, ref.Name, ref.ID())
