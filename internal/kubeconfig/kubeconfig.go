@@ -86,14 +86,15 @@ type Input struct {
 	// and file: line's kubeconfig is read, only to mask it); the kubeconfig input or
 	// --kubeconfig when given (one document, parsed whole, the secrets of the shard's own
 	// contexts recorded), and the default kubeconfig when a context: line of the shard's own
-	// needs it. A kubeconfig that
-	// cannot be read is the error of the shard whose cluster needs it.
+	// needs it. A kubeconfig that cannot be read is the error of the shard whose cluster needs
+	// it.
 	Keep func(name string) bool
 
 	// Words are the words the run prints besides the clusters' names (result.Vocabulary, the
-	// resources' kinds, namespaces and names): a credential equal to one, or to a part of one,
-	// cannot be masked without blanking it, so its context is Invalid (recordContext), and no
-	// secret's form that is one is ever given to the runner to mask (Secrets.Values, OnAdd).
+	// namespace, the revision, the resources' kinds, namespaces and names): a credential equal
+	// to one, or to a part of one, cannot be masked without blanking it, so its context is
+	// Invalid (recordContext), and no secret's form that is one is ever given to the runner to
+	// mask (Secrets.Values, OnAdd).
 	Words []string
 
 	// AllowedServers are API servers, besides the cloud's own endpoints, that a kubeconfig of a
