@@ -314,7 +314,13 @@ type Memory struct {
 	// controllerUnavailable is when the run first saw each Flux controller's Deployment with
 	// replicas but none available, by namespace and name (Preflight); forgotten once one is.
 	controllerUnavailable map[string]time.Time
+	// passes is how many assessments were made with this memory (Passes).
+	passes int
 }
+
+// Passes is how many times Assess has judged the cluster with this memory: the engine's work
+// per cluster, which the fleet benchmark reports.
+func (m *Memory) Passes() int { return m.passes }
 
 // NewMemory is the memory of a run that has seen nothing yet.
 func NewMemory() *Memory {
@@ -348,6 +354,7 @@ func Assess(view View, mem *Memory, spec Spec, now time.Time) *Assessment {
 	if mem.inventories == nil {
 		mem.inventories = map[string]parsedInventory{}
 	}
+	mem.passes++
 	a := &assessor{view: view, mem: mem, spec: spec, now: now}
 	return a.assess()
 }

@@ -89,9 +89,11 @@ type clusterState struct {
 
 // verifyCluster verifies one cluster and returns its verdict; it never returns an error:
 // whatever goes wrong is the verdict. Every goroutine and connection it opened is gone when it
-// returns.
-func verifyCluster(ctx context.Context, req Request, target Target, rep *reporter, slots *connectSlots, requests requestSlots) result.Cluster {
+// returns. It sets *passes to the number of assessments it made.
+func verifyCluster(ctx context.Context, req Request, target Target, rep *reporter, slots *connectSlots, requests requestSlots, passes *int) result.Cluster {
 	start := req.Clock()
+	// state is the cluster's clients and memory, once they are built.
+	var state *clusterState
 	out := result.Cluster{SchemaVersion: result.SchemaVersion, Name: target.Name, ExpectedRevision: req.Revision.String()}
 	var (
 		trig        *trigger
@@ -122,6 +124,9 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		}
 		if out.Objects == nil {
 			out.Objects = []result.Object{}
+		}
+		if state != nil {
+			*passes = state.mem.Passes()
 		}
 		rep.report(target.Name, req.Clock().Sub(start), out.Verdict, out.Summary(), progressFinal)
 		return out

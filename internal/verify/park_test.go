@@ -127,7 +127,7 @@ func TestWaitingClustersPark(t *testing.T) {
 			for i, s := range servers {
 				target := Target{Name: string(rune('a' + i)), Config: insecureConfig(s)}
 				go func() {
-					results <- verifyCluster(ctx, req, target, rep, slots, newRequestSlots(1))
+					results <- verifyCluster(ctx, req, target, rep, slots, newRequestSlots(1), new(int))
 				}()
 			}
 			var parks []string
@@ -185,7 +185,7 @@ func TestReconcilingClusterKeepsItsConnection(t *testing.T) {
 	rep := newReporter(nil, false)
 	done := make(chan result.Cluster, 1)
 	go func() {
-		done <- verifyCluster(ctx, req, Target{Name: "a", Config: insecureConfig(servers[0])}, rep, slots, newRequestSlots(1))
+		done <- verifyCluster(ctx, req, Target{Name: "a", Config: insecureConfig(servers[0])}, rep, slots, newRequestSlots(1), new(int))
 	}()
 	select {
 	case parked := <-waits:

@@ -68,6 +68,9 @@ type Request struct {
 	ProgressSteps bool
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+	// Stats, when set, is filled with what the run's engine did beyond its verdicts (the
+	// benchmarks read it); Run writes it before it returns.
+	Stats *Stats
 
 	// cpu tells the client's own wait for a CPU apart from a server's silence (set by Run).
 	cpu *cpuWatch
@@ -92,6 +95,13 @@ type Progress struct {
 	// period), and the verdict.
 	Step  bool
 	Final bool
+}
+
+// Stats is the engine's work in a run, cluster by cluster.
+type Stats struct {
+	// Passes is how many times each cluster's state was judged (assess.Assess, a pass
+	// over its whole tree), in the order of Request.Targets.
+	Passes []int
 }
 
 // The defaults of Request.Timeout and Request.MaxParallel.
@@ -145,10 +155,12 @@ func Run(ctx context.Context, req Request) result.Run {
 	slots := newConnectSlots(req.MaxParallel)
 	requests := newRequestSlots(req.MaxParallel)
 	results := make([]result.Cluster, len(req.Targets))
+	// passes is written by index, as results are.
+	passes := make([]int, len(req.Targets))
 	var wg sync.WaitGroup
 	for i, target := range req.Targets {
 		wg.Go(func() {
-			c := verifyCluster(failFast, req, target, report, slots, requests)
+			c := verifyCluster(failFast, req, target, report, slots, requests, &passes[i])
 			results[i] = c
 			if req.FailFast && !c.Ready() && c.Verdict != result.VerdictCancelled {
 				stopOthers(errFailFast)
@@ -157,6 +169,9 @@ func Run(ctx context.Context, req Request) result.Run {
 	}
 	wg.Wait()
 	report.close()
+	if req.Stats != nil {
+		req.Stats.Passes = passes
+	}
 
 	resources := make([]string, len(req.Resources))
 	for i, r := range req.Resources {
