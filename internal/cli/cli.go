@@ -62,10 +62,17 @@ Run "app-status verify -h" for the flags.
 `
 
 // Run runs the program and returns its exit code: 0 when every cluster is Current, 1 when
-// not, 2 for bad usage.
+// not, 2 for bad usage. The profiles APP_STATUS_CPUPROFILE and APP_STATUS_MEMPROFILE ask
+// for are written before it returns, in every mode and however the run ends.
 func Run(ctx context.Context, args []string, env Env) int {
 	verify.DiscardClientLogs()
+	stop := startProfiles(env)
+	defer stop()
+	return run(ctx, args, env)
+}
 
+// run is the program, its mode chosen by args.
+func run(ctx context.Context, args []string, env Env) int {
 	if len(args) == 0 {
 		if env.Getenv("GITHUB_ACTIONS") == "true" {
 			return runAction(ctx, env)
