@@ -91,7 +91,7 @@ func runAction(ctx context.Context, env Env) int {
 		req.Progress = actionProgress(progressPrinter(log, secrets.Redact, len(req.Targets)), pub, secrets.Redact)
 		fmt.Fprintf(log, "Verifying %s on %s (revision %s, timeout %s)\n",
 			strings.Join(resourceIDs(req), ", "), clusterCount(len(req.Targets), s.shard, fleet), cmp.Or(req.Revision.String(), "any"), req.Timeout)
-		run = stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
+		run = stampRun(cleanRun(runShard(ctx, req, s.shard, fleet, env), secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
 		githubNotes = append(githubNotes, finishPublisher(ctx, gha, pub, run, hurry, secrets.Redact)...)
 	}
 	if err := writeActionResults(gha, log, env, run, s.summary, badInput, githubNotes, hurry); err != nil {

@@ -53,8 +53,11 @@ func clusterCount(n int, s shard.Shard, fleet []string) string {
 }
 
 // runShard verifies the request; a shard that holds none of the fleet's clusters has nothing
-// to verify, and says so, without failing its leg (the merge judges the fleet).
-func runShard(ctx context.Context, req verify.Request, s shard.Shard, fleet []string) result.Run {
+// to verify, and says so, without failing its leg (the merge judges the fleet). The engine's
+// counts go to the file APP_STATUS_STATS names, if it names one (writeStats).
+func runShard(ctx context.Context, req verify.Request, s shard.Shard, fleet []string, env Env) result.Run {
+	req.Stats = &verify.Stats{}
+	defer writeStats(env, req.Stats)
 	if s.IsZero() || len(req.Targets) > 0 {
 		return verify.Run(ctx, req)
 	}

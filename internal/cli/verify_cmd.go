@@ -192,7 +192,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
 	defer stopHurry()
 	start := env.Clock()
-	run := stampRun(cleanRun(runShard(ctx, req, s.shard, fleet), secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
+	run := stampRun(cleanRun(runShard(ctx, req, s.shard, fleet, env), secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
 	if hurry() {
 		run = report.Essentials(run)
 	}
