@@ -41,30 +41,42 @@ lint:
 ## test: the whole suite with the race detector, in random order: cluster tests included (they
 ## fail, never skip, without binaries), the action's image run as the runner runs it (podman),
 ## the release scripts' tests, and the Tekton Task checked by Tekton's own validation (hack/tekton)
+## Every go test line states its -timeout, sized from a cold run (empty Go build cache) on a
+## 2-core machine with room to spare: CONTRIBUTING.md gives the measured times. The release
+## snapshot test (hack/release) cross-compiles six archives; goreleaser itself is built before
+## the hack module's tests start (hack/tools.sh caches it outside the clone).
+TEST_TIMEOUT ?= 60m
+HACK_TEST_TIMEOUT ?= 40m
+TEKTON_TEST_TIMEOUT ?= 20m
+SHORT_TEST_TIMEOUT ?= 30m
 test: lint
 	@command -v podman >/dev/null && command -v runc >/dev/null || \
 	echo "*** make test: podman or runc is not installed: TestActionImage (the action's image as the runner runs it) is SKIPPED; hack/install-packages.sh installs them"
 	@bindir=$$(hack/build-bins.sh) && \
-	APP_STATUS_BIN_DIR=$$bindir go test -race -shuffle=on -count=1 -timeout 60m ./...
-	go -C hack test -race -shuffle=on -count=1 ./...
-	go -C hack/tekton test -shuffle=on -count=1 ./...
+	APP_STATUS_BIN_DIR=$$bindir go test -race -shuffle=on -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@hack/tools.sh goreleaser >/dev/null
+	go -C hack test -race -shuffle=on -count=1 -timeout $(HACK_TEST_TIMEOUT) ./...
+	go -C hack/tekton test -shuffle=on -count=1 -timeout $(TEKTON_TEST_TIMEOUT) ./...
 
 ## test-short: the unit tests of the three modules with the race detector, no clusters, in
 ## minutes (CI's unit job runs it with make lint)
 test-short:
-	go test -short -race -shuffle=on -count=1 ./...
-	go -C hack test -short -race -shuffle=on -count=1 ./...
-	go -C hack/tekton test -short -shuffle=on -count=1 ./...
+	go test -short -race -shuffle=on -count=1 -timeout $(SHORT_TEST_TIMEOUT) ./...
+	go -C hack test -short -race -shuffle=on -count=1 -timeout $(SHORT_TEST_TIMEOUT) ./...
+	go -C hack/tekton test -short -shuffle=on -count=1 -timeout $(SHORT_TEST_TIMEOUT) ./...
 
 ## fuzz: run every fuzz target for FUZZTIME each (make test runs their seed corpora only)
 FUZZTIME ?= 30s
+# (Compiling a target with coverage instrumentation takes minutes cold; the fuzzing itself stops
+# at FUZZTIME.)
+FUZZ_TIMEOUT ?= 20m
 FUZZ_TARGETS = internal/kubeconfig:FuzzParseClusters internal/kubeconfig:FuzzDecode internal/kubeconfig:FuzzLoad \
 	internal/flux:FuzzParseRevision internal/report:FuzzMDText internal/report:FuzzAppendIndented internal/sanitize:FuzzLine internal/sanitize:FuzzCommands internal/filecommand:FuzzEncode \
 	internal/merge:FuzzParse internal/verify:FuzzDecodeUnstructuredList internal/jsontree:FuzzDecodeObject
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in ./$${t%%:*} for $(FUZZTIME)"; \
-		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
+		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -timeout $(FUZZ_TIMEOUT) ./$${t%%:*}; \
 	done
 
 ## demo: three local clusters with Flux, a sample app (one cluster gets a broken image),
