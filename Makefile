@@ -110,17 +110,20 @@ bench-shards: build
 	go -C hack run ./bench shards --app-status $(CURDIR)/bin/app-status --clusters 10000 --shards 20 --out $(CURDIR)/docs
 
 ## bench-fleet: 1, 20, 100 and 1000 fake clusters, some hung, throttled or failing, each
-## kubeconfig with its own client certificate and key, against the engine as it was before
-## redaction was built once (PEER, a commit) on the fleets it finishes in minutes, in one run
+## kubeconfig with its own client certificate and key, with this build and with the engine
+## before the consistency rule (PEER, a commit, built here) on the same fleets in one run: CPU
+## and passes per cluster, peak RSS, the last healthy verdict and the exit, each with its ratio
 ## (see docs/fleet-benchmark.md); the largest fleet again with 2 busy processes beside it, and
-## with each cluster's own token and with one shared token over plain HTTP (the engine's own cost)
-PEER ?= 593a5fc
+## with each cluster's own token and with one shared token over plain HTTP (the engine's own
+## cost)
+PEER ?= 779e5f9
+PEER_NAME ?= app-status before the consistency rule
 bench-fleet: build
 	@peer=$$(mktemp -d) && trap 'rm -rf "$$peer"' EXIT && \
 	git archive $(PEER) | tar -x -C $$peer && \
 	(cd $$peer && CGO_ENABLED=0 go build -trimpath -o app-status ./cmd/app-status) && \
 	go -C hack run ./bench fleet --app-status $(CURDIR)/bin/app-status --peer $$peer/app-status \
-		--peer-name "app-status before one-pass redaction" --clusters 1,20,100,1000 --peer-clusters 1,20 --busy 2 \
+		--peer-name "$(PEER_NAME)" --clusters 1,20,100,1000 --busy 2 \
 		--compare-credentials token,shared-token --out $(CURDIR)/docs
 
 ## image: the action's image as a release builds it (hack/image/Containerfile: the static

@@ -5,9 +5,11 @@ package main
 // process, on 127.0.0.1), each holding an app of 200 objects, a tenth of them hung, a
 // twentieth throttling (429) and a twentieth failing (500), and times `app-status verify` and
 // `app-status get` over the whole fleet: when the last healthy cluster's verdict is printed,
-// when the process exits, its peak RSS and its CPU time per cluster. With --peer it runs
-// another build (an earlier engine) on the same fleets in the same run, and reports
-// both side by side. It writes docs/fleet-benchmark.md and docs/fleet-benchmark.png.
+// when the process exits, its peak RSS, its CPU time per cluster and how many times the engine
+// judged each cluster's tree (APP_STATUS_STATS). With --peer it runs another build (an
+// earlier engine) on the same fleets in the same run, and reports both side by side, each
+// measure of the peer with its ratio to this build's. It writes docs/fleet-benchmark.md and
+// docs/fleet-benchmark.png.
 //
 // Every cluster's kubeconfig carries its own credentials, as real fleets' do (--credentials:
 // a client certificate and RSA 2048 key by default, served over TLS that verifies them), so
@@ -56,7 +58,9 @@ type fleetConfig struct {
 	// on its own fleet of servers (shared-token: one token over plain HTTP, the engine's own
 	// cost, on which its targets were set).
 	compareCredentials []string
-	args               []string
+	// peerJSONFile is whether the peer has --json-file (found out by asking it).
+	peerJSONFile bool
+	args         []string
 }
 
 func parseFleetConfig(args []string) (fleetConfig, error) {
@@ -115,6 +119,7 @@ func parseFleetConfig(args []string) (fleetConfig, error) {
 // fakeFleet is a set of fake clusters and the clusters-file that names them.
 type fakeFleet struct {
 	servers      []*fakeapi.Server
+	clusters     int
 	healthy      map[string]bool
 	mix          string
 	clustersFile string
@@ -123,7 +128,7 @@ type fakeFleet struct {
 // startFleet starts the servers of fleetPlan(n) in this process and writes their
 // clusters-file.
 func startFleet(n, objects int, dir string, creds *fleetCredentials) (*fakeFleet, error) {
-	f := &fakeFleet{healthy: map[string]bool{}}
+	f := &fakeFleet{clusters: n, healthy: map[string]bool{}}
 	counts := map[fakeapi.Behaviour]int{}
 	resources, objs := fakeapi.App("app", fleetRevision, objects)
 	var lines strings.Builder
@@ -170,6 +175,16 @@ type fleetSample struct {
 	// healthyStarved and healthyBlamed count the healthy clusters that were not Current: saying
 	// the runner was short of CPU, or blaming their server.
 	healthyStarved, healthyBlamed int
+	// passes is how many times the engine judged a cluster's tree, per cluster judged at least
+	// once, from its APP_STATUS_STATS file; hasPasses is false for a build that writes none.
+	passes    float64
+	hasPasses bool
+}
+
+// fleetRun is where one run of a tool writes its files: the report (--json-file; empty for a
+// build without the flag) and its engine's counts (APP_STATUS_STATS).
+type fleetRun struct {
+	reportFile, statsFile string
 }
 
 // measureFleet runs `BINARY command` over the fleet through the rusage program.
@@ -177,10 +192,10 @@ type fleetSample struct {
 // Above 30 clusters app-status's log prints the verdicts that are not Current and a tally, so
 // the healthy clusters' verdicts are read from its report (--json-file, reportFile: empty for
 // a peer that has no such flag): each cluster's duration, from the run's start.
-func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFleet, timeout, runCap time.Duration, reportFile string) (fleetSample, error) {
+func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFleet, timeout, runCap time.Duration, files fleetRun) (fleetSample, error) {
 	args := []string{binary, command, "--clusters-file", f.clustersFile, "--resource", "kustomization/app", "-o", "json", "--timeout", timeout.String()}
-	if reportFile != "" {
-		args = append(args, "--json-file", reportFile)
+	if files.reportFile != "" {
+		args = append(args, "--json-file", files.reportFile)
 	}
 	if command == "verify" {
 		args = append(args, "--revision", "a1b2c3d")
@@ -193,6 +208,14 @@ func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFl
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
+	cmd.Env = os.Environ()
+	if files.statsFile != "" {
+		// A file left by an earlier run would pass for this one's.
+		if err := os.Remove(files.statsFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fleetSample{}, err
+		}
+		cmd.Env = append(cmd.Env, "APP_STATUS_STATS="+files.statsFile)
+	}
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()
@@ -242,8 +265,13 @@ func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFl
 		return s, fmt.Errorf("read the rusage of %s: %w (%q)", command, err, stdout.String())
 	}
 	s.exit, s.cpu = wall, user+sys
-	if reportFile != "" && len(f.healthy) > 30 {
-		if err := s.readReport(reportFile, f); err != nil {
+	if files.reportFile != "" && len(f.healthy) > 30 {
+		if err := s.readReport(files.reportFile, f); err != nil {
+			return s, err
+		}
+	}
+	if files.statsFile != "" {
+		if err := s.readStats(files.statsFile); err != nil {
 			return s, err
 		}
 	}
@@ -272,8 +300,8 @@ func (s *fleetSample) readReport(path string, f *fakeFleet) error {
 		return fmt.Errorf("read the report: %w", err)
 	}
 	s.healthyOK, s.healthyStarved, s.healthyBlamed, s.lastHealthy = 0, 0, 0, 0
-	if len(run.Results) != len(f.servers) {
-		return fmt.Errorf("the report has %d clusters, the fleet %d", len(run.Results), len(f.servers))
+	if len(run.Results) != f.clusters {
+		return fmt.Errorf("the report has %d clusters, the fleet %d", len(run.Results), f.clusters)
 	}
 	for _, c := range run.Results {
 		switch {
@@ -288,6 +316,64 @@ func (s *fleetSample) readReport(path string, f *fakeFleet) error {
 		}
 	}
 	return nil
+}
+
+// readStats reads the engine's counts a run wrote (APP_STATUS_STATS): the passes per cluster
+// judged. A build that writes no such file leaves the sample without them.
+func (s *fleetSample) readStats(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the stats: %w", err)
+	}
+	var stats struct {
+		Judged int `json:"judged"`
+		Passes int `json:"passes"`
+	}
+	if err := json.Unmarshal(data, &stats); err != nil {
+		return fmt.Errorf("read the stats %s: %w", path, err)
+	}
+	if stats.Judged > 0 {
+		s.passes, s.hasPasses = float64(stats.Passes)/float64(stats.Judged), true
+	}
+	return nil
+}
+
+// fleetTool is a build the benchmark runs: this one, or the peer.
+type fleetTool struct {
+	name, binary string
+	// jsonFile is whether it has --json-file.
+	jsonFile bool
+}
+
+// appStatusTool is the build measured.
+func appStatusTool(cfg fleetConfig) fleetTool {
+	return fleetTool{name: "app-status", binary: cfg.appStatus, jsonFile: true}
+}
+
+// hasFlag reports whether `binary verify -h` lists --flag: an older build may lack it.
+func hasFlag(ctx context.Context, binary, flag string) bool {
+	out, _ := exec.CommandContext(ctx, binary, "verify", "-h").CombinedOutput()
+	return strings.Contains(string(out), "-"+flag+" ")
+}
+
+// runFiles are the files of tool's run called name (its command, fleet and run), in dir.
+func (cfg fleetConfig) runFiles(dir string, t fleetTool, name string) fleetRun {
+	files := fleetRun{statsFile: filepath.Join(dir, "stats.json")}
+	if t.jsonFile {
+		files.reportFile = filepath.Join(dir, "report.json")
+	}
+	return files
+}
+
+// passesText is a sample's passes per cluster for the log.
+func passesText(s fleetSample) string {
+	if !s.hasPasses {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f", s.passes)
 }
 
 // fleetRow is the runs of one tool and one command over one fleet.
@@ -314,9 +400,12 @@ func fleet(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tools := []struct{ name, binary string }{{"app-status", cfg.appStatus}}
+	tools := []fleetTool{appStatusTool(cfg)}
 	if cfg.peer != "" {
-		tools = append(tools, struct{ name, binary string }{cfg.peerName, cfg.peer})
+		// A peer that has --json-file writes the report this build writes: the only place the
+		// healthy clusters' verdicts are above 30 clusters, where the log counts them.
+		cfg.peerJSONFile = hasFlag(ctx, cfg.peer, "json-file")
+		tools = append(tools, fleetTool{name: cfg.peerName, binary: cfg.peer, jsonFile: cfg.peerJSONFile})
 	}
 	began := time.Now()
 	creds, err := newFleetCredentials(cfg.credentials, slices.Max(cfg.counts))
@@ -340,18 +429,15 @@ func fleet(ctx context.Context, args []string) error {
 				}
 				r := &fleetRow{tool: t.name, command: command, clusters: n, healthy: len(f.healthy)}
 				for i := range cfg.runs {
-					report := ""
-					if t.binary == cfg.appStatus {
-						report = filepath.Join(dir, "report.json")
-					}
-					s, err := measureFleet(ctx, rusage, t.binary, command, f, cfg.timeout, cfg.runCap, report)
+					files := cfg.runFiles(dir, t, fmt.Sprintf("%s-%d-run%d", command, n, i+1))
+					s, err := measureFleet(ctx, rusage, t.binary, command, f, cfg.timeout, cfg.runCap, files)
 					if err != nil {
 						f.close()
 						return err
 					}
 					r.samples = append(r.samples, s)
-					logf("  %s %s run %d: last healthy verdict %s (%d of %d), last verdict %s, exit %s%s, peak RSS %d MiB, CPU %s",
-						t.name, command, i+1, ms(s.lastHealthy), s.healthyOK, r.healthy, ms(s.lastVerdict), ms(s.exit), killedNote(s), s.rss>>20, ms(s.cpu))
+					logf("  %s %s run %d: last healthy verdict %s (%d of %d), last verdict %s, exit %s%s, peak RSS %d MiB, CPU %s, passes per cluster %s",
+						t.name, command, i+1, ms(s.lastHealthy), s.healthyOK, r.healthy, ms(s.lastVerdict), ms(s.exit), killedNote(s), s.rss>>20, ms(s.cpu), passesText(s))
 				}
 				rows = append(rows, r)
 			}
@@ -412,7 +498,8 @@ func busyRuns(ctx context.Context, cfg fleetConfig, rusage string, f *fakeFleet,
 	}
 	r := &fleetRow{tool: fmt.Sprintf("app-status, %d busy processes beside it", cfg.busy), command: "verify", clusters: n, healthy: len(f.healthy), busy: cfg.busy}
 	for i := range cfg.runs {
-		s, err := measureFleet(ctx, rusage, cfg.appStatus, "verify", f, cfg.timeout, cfg.runCap, filepath.Join(filepath.Dir(f.clustersFile), "report.json"))
+		s, err := measureFleet(ctx, rusage, cfg.appStatus, "verify", f, cfg.timeout, cfg.runCap,
+			cfg.runFiles(filepath.Dir(f.clustersFile), appStatusTool(cfg), fmt.Sprintf("verify-%d-busy%d-run%d", n, cfg.busy, i+1)))
 		if err != nil {
 			return nil, err
 		}
@@ -438,51 +525,15 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 	fmt.Fprintf(&b, "- **Machine:** %d CPUs, %s, %s.\n", runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(&b, "- **Command:** `make bench-fleet`: `go -C hack run ./bench fleet %s` (paths shortened)\n", fleetArgs(cfg.args))
 	fmt.Fprintf(&b, "- **Clusters:** fake API servers (`internal/testing/fakeapi`) in the benchmark's process on 127.0.0.1, each holding a Kustomization Ready at the revision and an inventory of %d Current objects (Deployments, Services, ConfigMaps), answering the metadata client (the probe, ConfigMaps) in protobuf as kube-apiserver does, everything else in JSON. Hung servers accept connections and never answer; throttled ones answer 429 with `Retry-After: 30`; failing ones answer 500 to everything. The unhealthy clusters come first in the clusters-file.\n", cfg.objects)
-	fmt.Fprintf(&b, "- **Runs:** `app-status verify --clusters-file F --resource kustomization/app --revision a1b2c3d --timeout %s -o json --json-file R` and `app-status get` with the same clusters and timeout (without it, a `get` that waits on hung servers runs for the default 10 minutes), default `max-parallel`; a peer gets no `--json-file` (it may not have the flag), so it writes one document where app-status writes the file and copies it to stdout; medians of %d runs each. *Last healthy* is when the last healthy cluster's Current verdict was printed (from the progress on stderr), *exit* when the process exited; peak RSS and CPU (user + system) are the process's own (rusage).\n", cfg.timeout, cfg.runs)
+	fmt.Fprintf(&b, "- **Runs:** `app-status verify --clusters-file F --resource kustomization/app --revision a1b2c3d --timeout %s -o json --json-file R` and `app-status get` with the same clusters and timeout (without it, a `get` that waits on hung servers runs for the default 10 minutes), default `max-parallel`%s; medians of %d runs each. *Last healthy* is when the last healthy cluster's Current verdict was printed (from the progress on stderr; above 30 clusters, where the log counts the Current ones, from the report), *exit* when the process exited; peak RSS and CPU (user + system) are the process's own (rusage). *Passes per cluster* is how many times the engine judged a cluster's whole tree, per cluster it judged at least once (`APP_STATUS_STATS`; empty for a build that does not count them).\n", cfg.timeout, peerJSONText(cfg), cfg.runs)
 	fmt.Fprintf(&b, "- **Credentials:** %s. *Last verdict to exit* is the time from the last cluster's verdict (the hung ones' Timeout) to the process's exit: redacting every secret from the result, fitting and writing it, and the teardown.\n", credentialsText(cfg.credentials))
 	if cfg.peer != "" {
-		fmt.Fprintf(&b, "- **Peer:** %s, built from that commit by `make bench-fleet`, run on the same fleets in the same run.\n", cfg.peerName)
+		fmt.Fprintf(&b, "- **Peer:** %s, built from that commit by `make bench-fleet`, run on the same fleets in the same run, one run of each build after the other.\n", cfg.peerName)
 	}
 	b.WriteString("\n![Fleet benchmark chart](fleet-benchmark.png)\n\n")
 	for _, n := range cfg.counts {
 		fmt.Fprintf(&b, "## %d cluster%s: %s\n\n", n, fleetPlural(n), mixes[n])
-		b.WriteString("| Command | Tool | Healthy clusters Current | Last healthy verdict | Exit | Last verdict to exit | Peak RSS | CPU per cluster |\n|---|---|---|---|---|---|---|---|\n")
-		var base map[string]*fleetRow
-		for _, r := range rows {
-			if r.clusters != n {
-				continue
-			}
-			if base == nil {
-				base = map[string]*fleetRow{}
-			}
-			if r.tool == "app-status" {
-				base[r.command] = r
-			}
-		}
-		for _, r := range rows {
-			if r.clusters != n || r.busy > 0 {
-				continue
-			}
-			last := median(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
-			exit := median(pick(r.samples, func(s fleetSample) time.Duration { return s.exit }))
-			ok := int(medianInt(pick(r.samples, func(s fleetSample) int64 { return int64(s.healthyOK) })))
-			lastText := ms(last)
-			if ok < r.healthy {
-				lastText = "never, for " + strconv.Itoa(r.healthy-ok)
-			}
-			if a := base[r.command]; a != nil && a != r && !anyKilled(r) && !anyKilled(a) {
-				aLast := median(pick(a.samples, func(s fleetSample) time.Duration { return s.lastHealthy }))
-				aExit := median(pick(a.samples, func(s fleetSample) time.Duration { return s.exit }))
-				if ok == r.healthy && aLast > 0 {
-					lastText += fmt.Sprintf(" (%.1f×)", float64(last)/float64(aLast))
-				}
-				exitText := ms(exit) + fmt.Sprintf(" (%.1f×)", float64(exit)/float64(aExit))
-				writeRow(&b, r, n, ok, lastText, exitText, cfg.runCap)
-				continue
-			}
-			writeRow(&b, r, n, ok, lastText, ms(exit), cfg.runCap)
-		}
-		b.WriteString("\n")
+		base := writeTable(&b, rows, n, cfg.runCap)
 		for _, r := range rows {
 			if r.clusters == n && r.busy > 0 {
 				writeBusy(&b, r, n, base["verify"])
@@ -495,17 +546,101 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 	return b.String()
 }
 
-func writeRow(b *strings.Builder, r *fleetRow, n, ok int, last, exit string, runCap time.Duration) {
+// peerJSONText says how the peer writes its report, when it lacks --json-file.
+func peerJSONText(cfg fleetConfig) string {
+	if cfg.peer == "" || cfg.peerJSONFile {
+		return ""
+	}
+	return "; the peer has no `--json-file`, so it writes one document where app-status writes the file and copies it to stdout"
+}
+
+// writeTable writes the table of the fleet of n clusters (its rows without busy processes
+// beside them), and returns this build's rows, by command: the base of the ratios.
+func writeTable(b *strings.Builder, rows []*fleetRow, n int, runCap time.Duration) map[string]*fleetRow {
+	b.WriteString("| Command | Tool | Healthy clusters Current | Last healthy verdict | Exit | Last verdict to exit | Peak RSS | CPU per cluster | Passes per cluster |\n|---|---|---|---|---|---|---|---|---|\n")
+	base := map[string]*fleetRow{}
+	for _, r := range rows {
+		if r.clusters == n && r.tool == "app-status" && r.busy == 0 {
+			base[r.command] = r
+		}
+	}
+	for _, r := range rows {
+		if r.clusters != n || r.busy > 0 {
+			continue
+		}
+		writeRow(b, r, base[r.command], runCap)
+	}
+	b.WriteString("\n")
+	return base
+}
+
+// fleetMedians are a row's medians, as its table prints them.
+type fleetMedians struct {
+	ok                    int
+	last, exit, tail, cpu time.Duration
+	rss                   int64
+	// passes is known when every run wrote its engine's counts.
+	passes    float64
+	hasPasses bool
+}
+
+func mediansOf(r *fleetRow) fleetMedians {
+	m := fleetMedians{
+		ok:   int(medianInt(pick(r.samples, func(s fleetSample) int64 { return int64(s.healthyOK) }))),
+		last: median(pick(r.samples, func(s fleetSample) time.Duration { return s.lastHealthy })),
+		exit: median(pick(r.samples, func(s fleetSample) time.Duration { return s.exit })),
+		tail: median(pick(r.samples, func(s fleetSample) time.Duration { return s.exit - s.lastVerdict })),
+		cpu:  median(pick(r.samples, func(s fleetSample) time.Duration { return s.cpu })),
+		rss:  medianInt(pick(r.samples, func(s fleetSample) int64 { return s.rss })),
+	}
+	if len(r.samples) > 0 && !slices.ContainsFunc(r.samples, func(s fleetSample) bool { return !s.hasPasses }) {
+		// (Durations carry the medians of the counts, in thousandths.)
+		m.passes = float64(median(pick(r.samples, func(s fleetSample) time.Duration { return time.Duration(s.passes * 1000) }))) / 1000
+		m.hasPasses = true
+	}
+	return m
+}
+
+// writeRow writes a row of a fleet's table; a row of another build than base (this one's, on
+// the same fleet and command) gets the ratio of each measure to base's, where both are known.
+func writeRow(b *strings.Builder, r, base *fleetRow, runCap time.Duration) {
+	m := mediansOf(r)
+	last := ms(m.last)
+	if m.ok < r.healthy {
+		last = "never, for " + strconv.Itoa(r.healthy-m.ok)
+	}
 	if killed := len(slices.DeleteFunc(slices.Clone(r.samples), func(s fleetSample) bool { return !s.killed })); killed > 0 {
-		fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | not within %s: stopped in %d of %d runs | | | |\n", r.command, r.tool, ok, r.healthy, last,
+		fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | not within %s: stopped in %d of %d runs | | | | |\n", r.command, r.tool, m.ok, r.healthy, last,
 			runCap, killed, len(r.samples))
 		return
 	}
-	rss := medianInt(pick(r.samples, func(s fleetSample) int64 { return s.rss }))
-	cpu := median(pick(r.samples, func(s fleetSample) time.Duration { return s.cpu }))
-	tail := median(pick(r.samples, func(s fleetSample) time.Duration { return s.exit - s.lastVerdict }))
-	fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | %s | %s | %d MiB | %.1f ms |\n", r.command, r.tool, ok, r.healthy, last, exit, ms(tail), rss>>20,
-		float64(cpu.Microseconds())/1000/float64(n))
+	perCluster := float64(m.cpu.Microseconds()) / 1000 / float64(r.clusters)
+	exit, rss, cpu := ms(m.exit), fmt.Sprintf("%d MiB", m.rss>>20), fmt.Sprintf("%.1f ms", perCluster)
+	passes := ""
+	if m.hasPasses {
+		passes = fmt.Sprintf("%.1f", m.passes)
+	}
+	if base != nil && base != r && !anyKilled(base) {
+		a := mediansOf(base)
+		if m.ok == r.healthy && a.ok == base.healthy {
+			last += ratioText(float64(m.last), float64(a.last))
+		}
+		exit += ratioText(float64(m.exit), float64(a.exit))
+		rss += ratioText(float64(m.rss), float64(a.rss))
+		cpu += ratioText(float64(m.cpu), float64(a.cpu))
+		if m.hasPasses && a.hasPasses {
+			passes += ratioText(m.passes, a.passes)
+		}
+	}
+	fmt.Fprintf(b, "| `%s` | %s | %d of %d | %s | %s | %s | %s | %s | %s |\n", r.command, r.tool, m.ok, r.healthy, last, exit, ms(m.tail), rss, cpu, passes)
+}
+
+// ratioText is " (a/b×)", or nothing when b is not a measure.
+func ratioText(a, b float64) string {
+	if b <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%.2f×)", a/b)
 }
 
 // writeBusy is the table of the runs with busy processes beside app-status: the healthy

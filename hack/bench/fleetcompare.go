@@ -37,7 +37,8 @@ func credentialRuns(ctx context.Context, cfg fleetConfig, rusage, dir string) ([
 		}
 		r := &fleetRow{tool: "app-status", command: "verify", clusters: n, healthy: len(f.healthy), credentials: kind}
 		for i := range cfg.runs {
-			s, err := measureFleet(ctx, rusage, cfg.appStatus, "verify", f, cfg.timeout, cfg.runCap, filepath.Join(sub, "report.json"))
+			s, err := measureFleet(ctx, rusage, cfg.appStatus, "verify", f, cfg.timeout, cfg.runCap,
+				cfg.runFiles(sub, appStatusTool(cfg), fmt.Sprintf("verify-%d-%s-run%d", n, kind, i+1)))
 			if err != nil {
 				f.close()
 				return nil, err

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestFleetTable: a fleet's table gives each build's CPU per cluster, passes per cluster, peak
+// RSS, last healthy verdict and exit, and the peer's rows the ratio of each to this build's,
+// where both are known: a build that writes no counts gets no passes, a run stopped at the cap
+// no figures.
+func TestFleetTable(t *testing.T) {
+	t.Parallel()
+	sample := func(last, exit, cpu time.Duration, rss int64, passes float64) fleetSample {
+		return fleetSample{lastHealthy: last, healthyOK: 8, lastVerdict: exit - 100*time.Millisecond, exit: exit, rss: rss << 20, cpu: cpu,
+			passes: passes, hasPasses: passes > 0}
+	}
+	own := &fleetRow{tool: "app-status", command: "verify", clusters: 10, healthy: 8, samples: []fleetSample{
+		sample(2*time.Second, 20*time.Second, 30*time.Millisecond, 200, 3),
+		sample(3*time.Second, 21*time.Second, 40*time.Millisecond, 220, 4),
+		sample(4*time.Second, 22*time.Second, 50*time.Millisecond, 210, 5),
+	}}
+	tests := []struct {
+		name string
+		rows []*fleetRow
+		want []string
+	}{
+		{name: "this build alone", rows: []*fleetRow{own}, want: []string{
+			"| `verify` | app-status | 8 of 8 | 3000 ms | 21.0 s | 100 ms | 210 MiB | 4.0 ms | 4.0 |",
+		}},
+		{name: "a peer that counts passes", rows: []*fleetRow{own, {tool: "before", command: "verify", clusters: 10, healthy: 8, samples: []fleetSample{
+			sample(6*time.Second, 42*time.Second, 60*time.Millisecond, 315, 12),
+		}}}, want: []string{
+			"| `verify` | app-status | 8 of 8 | 3000 ms | 21.0 s | 100 ms | 210 MiB | 4.0 ms | 4.0 |",
+			"| `verify` | before | 8 of 8 | 6000 ms (2.00×) | 42.0 s (2.00×) | 100 ms | 315 MiB (1.50×) | 6.0 ms (1.50×) | 12.0 (3.00×) |",
+		}},
+		{name: "a peer that does not count them", rows: []*fleetRow{own, {tool: "before", command: "verify", clusters: 10, healthy: 8, samples: []fleetSample{
+			sample(3*time.Second, 21*time.Second, 20*time.Millisecond, 105, 0),
+		}}}, want: []string{
+			"| `verify` | app-status | 8 of 8 | 3000 ms | 21.0 s | 100 ms | 210 MiB | 4.0 ms | 4.0 |",
+			"| `verify` | before | 8 of 8 | 3000 ms (1.00×) | 21.0 s (1.00×) | 100 ms | 105 MiB (0.50×) | 2.0 ms (0.50×) |  |",
+		}},
+		{name: "a peer stopped at the cap", rows: []*fleetRow{own, {tool: "before", command: "verify", clusters: 10, healthy: 8, samples: []fleetSample{
+			{killed: true, exit: 3 * time.Minute},
+		}}}, want: []string{
+			"| `verify` | app-status | 8 of 8 | 3000 ms | 21.0 s | 100 ms | 210 MiB | 4.0 ms | 4.0 |",
+			"| `verify` | before | 0 of 8 | never, for 8 | not within 3m0s: stopped in 1 of 1 runs | | | | |",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := fleetConfig{counts: []int{10}, runs: 3, objects: 200, timeout: 20 * time.Second, runCap: 3 * time.Minute, credentials: credsCert}
+			doc := fleetReport(cfg, tt.rows, map[int]string{10: "8 healthy"}, time.Unix(0, 0), time.Minute)
+			var got []string
+			for line := range strings.Lines(doc) {
+				if strings.HasPrefix(line, "| `verify` |") {
+					got = append(got, strings.TrimSuffix(line, "\n"))
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+			header := "| Command | Tool | Healthy clusters Current | Last healthy verdict | Exit | Last verdict to exit | Peak RSS | CPU per cluster | Passes per cluster |"
+			if !strings.Contains(doc, header) {
+				t.Errorf("the page has no table headed %q:\n%s", header, doc)
+			}
+		})
+	}
+}
+
+// TestReadStats: a run's passes per cluster are its passes over the clusters it judged; a
+// build that writes no file leaves them unknown, and a file that is not the engine's counts
+// is an error.
+func TestReadStats(t *testing.T) {
+	t.Parallel()
+	type passes struct {
+		Known bool
+		Per   float64
+	}
+	tests := []struct {
+		name    string
+		file    string // "" for none
+		want    passes
+		wantErr bool
+	}{
+		{name: "counts", file: `{"clusters":10,"judged":8,"passes":20,"maxPasses":4}`, want: passes{Known: true, Per: 2.5}},
+		{name: "none judged", file: `{"clusters":10,"judged":0,"passes":0,"maxPasses":0}`},
+		{name: "no file", file: ""},
+		{name: "not JSON", file: "passes: 3", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "stats.json")
+			if tt.file != "" {
+				if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var s fleetSample
+			err := s.readStats(path)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("readStats() = %v, want an error: %t", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, passes{Known: s.hasPasses, Per: s.passes}); diff != "" {
+				t.Errorf("passes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
