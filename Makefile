@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/org/app-status-action/internal/cli.Version=$(VERSION)
 BIN_DIR = $(shell hack/build-bins.sh)
 
-.PHONY: all build test test-short lint bins demo up bench bench-fleet bench-shards bench-merge fuzz clean image image-size image-start release-check screenshots
+.PHONY: all build test test-short lint bins demo up bench bench-fleet profile-fleet bench-shards bench-merge fuzz clean image image-size image-start release-check screenshots
 
 all: build
 
@@ -125,6 +125,17 @@ bench-fleet: build
 	go -C hack run ./bench fleet --app-status $(CURDIR)/bin/app-status --peer $$peer/app-status \
 		--peer-name "$(PEER_NAME)" --clusters 1,20,100,1000 --busy 2 \
 		--compare-credentials token,shared-token --out $(CURDIR)/docs
+
+## profile-fleet: the fleet benchmark's runs on PROFILE_CLUSTERS fake clusters (1000), once
+## each, with a CPU profile of each run and a heap profile at its end (APP_STATUS_CPUPROFILE,
+## APP_STATUS_MEMPROFILE) in PROFILE_DIR, then where they are and how to read them (go tool
+## pprof -top); its page goes to PROFILE_DIR too, not to docs/ (profiling costs CPU)
+PROFILE_DIR ?= $(CURDIR)/.profiles
+PROFILE_CLUSTERS ?= 1000
+profile-fleet: build
+	@mkdir -p $(PROFILE_DIR) && \
+	go -C hack run ./bench fleet --app-status $(CURDIR)/bin/app-status --clusters $(PROFILE_CLUSTERS) --runs 1 \
+		--profile $(PROFILE_DIR) --out $(PROFILE_DIR)
 
 ## image: the action's image as a release builds it (hack/image/Containerfile: the static
 ## binary and the CA certificates on scratch), with podman, tagged $(IMAGE), for IMAGE_ARCH

@@ -58,6 +58,8 @@ type fleetConfig struct {
 	// on its own fleet of servers (shared-token: one token over plain HTTP, the engine's own
 	// cost, on which its targets were set).
 	compareCredentials []string
+	// profile is the folder each run's pprof files go to (empty: none).
+	profile string
 	// peerJSONFile is whether the peer has --json-file (found out by asking it).
 	peerJSONFile bool
 	args         []string
@@ -79,6 +81,7 @@ func parseFleetConfig(args []string) (fleetConfig, error) {
 	fs.IntVar(&c.busy, "busy", 0, "also verify the largest fleet with this many busy processes beside it (a runner shared with other jobs): how many healthy clusters are Current, and whether the others blame their servers or say the runner was short of CPU")
 	compare := fs.String("compare-credentials", "", "also verify the largest fleet with these credentials, comma-separated (each on its own fleet), and report them side by side with --credentials")
 	fs.DurationVar(&c.runCap, "run-cap", 3*time.Minute, "how long one run may take before it is stopped with SIGTERM (then SIGKILL 10 s later)")
+	fs.StringVar(&c.profile, "profile", "", "write a CPU and a heap profile of every run into this folder (APP_STATUS_CPUPROFILE, APP_STATUS_MEMPROFILE): TOOL-COMMAND-CLUSTERS-runN.cpu.pprof and .mem.pprof; profiling costs a little CPU, so keep such runs' figures out of the docs")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -182,9 +185,11 @@ type fleetSample struct {
 }
 
 // fleetRun is where one run of a tool writes its files: the report (--json-file; empty for a
-// build without the flag) and its engine's counts (APP_STATUS_STATS).
+// build without the flag), its engine's counts (APP_STATUS_STATS) and, when profiling, the
+// prefix of its pprof files (APP_STATUS_CPUPROFILE, APP_STATUS_MEMPROFILE: PREFIX.cpu.pprof
+// and PREFIX.mem.pprof).
 type fleetRun struct {
-	reportFile, statsFile string
+	reportFile, statsFile, profile string
 }
 
 // measureFleet runs `BINARY command` over the fleet through the rusage program.
@@ -215,6 +220,9 @@ func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFl
 			return fleetSample{}, err
 		}
 		cmd.Env = append(cmd.Env, "APP_STATUS_STATS="+files.statsFile)
+	}
+	if files.profile != "" {
+		cmd.Env = append(cmd.Env, "APP_STATUS_CPUPROFILE="+files.profile+".cpu.pprof", "APP_STATUS_MEMPROFILE="+files.profile+".mem.pprof")
 	}
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
@@ -344,13 +352,14 @@ func (s *fleetSample) readStats(path string) error {
 // fleetTool is a build the benchmark runs: this one, or the peer.
 type fleetTool struct {
 	name, binary string
-	// jsonFile is whether it has --json-file.
+	// slug names its files (profiles); jsonFile is whether it has --json-file.
+	slug     string
 	jsonFile bool
 }
 
 // appStatusTool is the build measured.
 func appStatusTool(cfg fleetConfig) fleetTool {
-	return fleetTool{name: "app-status", binary: cfg.appStatus, jsonFile: true}
+	return fleetTool{name: "app-status", slug: "app-status", binary: cfg.appStatus, jsonFile: true}
 }
 
 // hasFlag reports whether `binary verify -h` lists --flag: an older build may lack it.
@@ -359,11 +368,15 @@ func hasFlag(ctx context.Context, binary, flag string) bool {
 	return strings.Contains(string(out), "-"+flag+" ")
 }
 
-// runFiles are the files of tool's run called name (its command, fleet and run), in dir.
+// runFiles are the files of tool's run called name (its command, fleet and run), in dir; its
+// profiles go to cfg.profile when set.
 func (cfg fleetConfig) runFiles(dir string, t fleetTool, name string) fleetRun {
 	files := fleetRun{statsFile: filepath.Join(dir, "stats.json")}
 	if t.jsonFile {
 		files.reportFile = filepath.Join(dir, "report.json")
+	}
+	if cfg.profile != "" {
+		files.profile = filepath.Join(cfg.profile, t.slug+"-"+name)
 	}
 	return files
 }
@@ -405,7 +418,12 @@ func fleet(ctx context.Context, args []string) error {
 		// A peer that has --json-file writes the report this build writes: the only place the
 		// healthy clusters' verdicts are above 30 clusters, where the log counts them.
 		cfg.peerJSONFile = hasFlag(ctx, cfg.peer, "json-file")
-		tools = append(tools, fleetTool{name: cfg.peerName, binary: cfg.peer, jsonFile: cfg.peerJSONFile})
+		tools = append(tools, fleetTool{name: cfg.peerName, slug: "peer", binary: cfg.peer, jsonFile: cfg.peerJSONFile})
+	}
+	if cfg.profile != "" {
+		if err := os.MkdirAll(cfg.profile, 0o755); err != nil {
+			return err
+		}
 	}
 	began := time.Now()
 	creds, err := newFleetCredentials(cfg.credentials, slices.Max(cfg.counts))
@@ -476,6 +494,32 @@ func fleet(ctx context.Context, args []string) error {
 		return err
 	}
 	logf("wrote %s", path)
+	if cfg.profile != "" {
+		return sayProfiles(cfg.profile)
+	}
+	return nil
+}
+
+// sayProfiles lists the profiles the runs wrote into dir, and how to read them.
+func sayProfiles(dir string) error {
+	profiles, err := filepath.Glob(filepath.Join(dir, "*.pprof"))
+	if err != nil {
+		return err
+	}
+	if len(profiles) == 0 {
+		return fmt.Errorf("no run wrote a profile into %s: does the build honour APP_STATUS_CPUPROFILE?", dir)
+	}
+	logf("%d profiles in %s (TOOL-COMMAND-CLUSTERS-runN, .cpu.pprof: the whole run; .mem.pprof: the heap at its end):", len(profiles), dir)
+	for _, p := range profiles {
+		logf("  %s", filepath.Base(p))
+	}
+	example := profiles[0]
+	for _, p := range profiles {
+		if strings.Contains(filepath.Base(p), "-verify-") && strings.HasSuffix(p, ".cpu.pprof") {
+			example = p
+		}
+	}
+	logf("read one with: go tool pprof -top %s (-top -cum: with what each function calls; on a .mem.pprof, -sample_index=alloc_space: what was allocated in all)", example)
 	return nil
 }
 

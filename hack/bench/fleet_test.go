@@ -114,3 +114,47 @@ func TestReadStats(t *testing.T) {
 		})
 	}
 }
+
+// TestRunFiles: a run's files are in its folder, the report only for a build that has
+// --json-file, and with --profile its pprof files' prefix in that folder, named by the build,
+// the command, the fleet and the run.
+func TestRunFiles(t *testing.T) {
+	t.Parallel()
+	peer := fleetTool{name: "before", slug: "peer", binary: "old/app-status"}
+	tests := []struct {
+		name    string
+		profile string
+		tool    fleetTool
+		want    fleetRun
+	}{
+		{name: "this build", tool: fleetTool{name: "app-status", slug: "app-status", jsonFile: true},
+			want: fleetRun{reportFile: "D/report.json", statsFile: "D/stats.json"}},
+		{name: "a peer without --json-file", tool: peer, want: fleetRun{statsFile: "D/stats.json"}},
+		{name: "profiled", profile: "P", tool: fleetTool{name: "app-status", slug: "app-status", jsonFile: true},
+			want: fleetRun{reportFile: "D/report.json", statsFile: "D/stats.json", profile: "P/app-status-verify-1000-run2"}},
+		{name: "the peer profiled", profile: "P", tool: peer, want: fleetRun{statsFile: "D/stats.json", profile: "P/peer-verify-1000-run2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := fleetConfig{profile: tt.profile}.runFiles("D", tt.tool, "verify-1000-run2")
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(fleetRun{})); diff != "" {
+				t.Errorf("runFiles() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSayProfiles: the benchmark fails when no run wrote a profile (a build that does not
+// honour APP_STATUS_CPUPROFILE), and lists them when they are there.
+func TestSayProfiles(t *testing.T) {
+	t.Parallel()
+	empty, full := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "app-status-verify-5-run1.cpu.pprof"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{"empty": sayProfiles(empty) != nil, "with a profile": sayProfiles(full) != nil}
+	if diff := cmp.Diff(map[string]bool{"empty": true, "with a profile": false}, got); diff != "" {
+		t.Errorf("sayProfiles() failed (-want +got):\n%s", diff)
+	}
+}
