@@ -115,15 +115,16 @@ bench-shards: build
 ## and passes per cluster, peak RSS, the last healthy verdict and the exit, each with its ratio
 ## (see docs/fleet-benchmark.md); the largest fleet again with 2 busy processes beside it, and
 ## with each cluster's own token and with one shared token over plain HTTP (the engine's own
-## cost)
+## cost). FLEET_LARGE=10000 also verifies that many clusters in one process (both builds).
 PEER ?= 779e5f9
 PEER_NAME ?= app-status before the consistency rule
+FLEET_LARGE ?= 0
 bench-fleet: build
 	@peer=$$(mktemp -d) && trap 'rm -rf "$$peer"' EXIT && \
 	git archive $(PEER) | tar -x -C $$peer && \
 	(cd $$peer && CGO_ENABLED=0 go build -trimpath -o app-status ./cmd/app-status) && \
 	go -C hack run ./bench fleet --app-status $(CURDIR)/bin/app-status --peer $$peer/app-status \
-		--peer-name "$(PEER_NAME)" --clusters 1,20,100,1000 --busy 2 \
+		--peer-name "$(PEER_NAME)" --clusters 1,20,100,1000 --large $(FLEET_LARGE) --busy 2 \
 		--compare-credentials token,shared-token --out $(CURDIR)/docs
 
 ## profile-fleet: the fleet benchmark's runs on PROFILE_CLUSTERS fake clusters (1000), once

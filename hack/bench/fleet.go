@@ -62,7 +62,11 @@ type fleetConfig struct {
 	profile string
 	// peerJSONFile is whether the peer has --json-file (found out by asking it).
 	peerJSONFile bool
-	args         []string
+	// large is the size of a fleet also verified in one process, its servers in helper
+	// processes of perHost each, with largeTimeout (0: none).
+	large, perHost int
+	largeTimeout   time.Duration
+	args           []string
 }
 
 func parseFleetConfig(args []string) (fleetConfig, error) {
@@ -81,6 +85,9 @@ func parseFleetConfig(args []string) (fleetConfig, error) {
 	fs.IntVar(&c.busy, "busy", 0, "also verify the largest fleet with this many busy processes beside it (a runner shared with other jobs): how many healthy clusters are Current, and whether the others blame their servers or say the runner was short of CPU")
 	compare := fs.String("compare-credentials", "", "also verify the largest fleet with these credentials, comma-separated (each on its own fleet), and report them side by side with --credentials")
 	fs.DurationVar(&c.runCap, "run-cap", 3*time.Minute, "how long one run may take before it is stopped with SIGTERM (then SIGKILL 10 s later)")
+	fs.IntVar(&c.large, "large", 0, "also verify a fleet of this many clusters (10000) in one process, `verify` only, its servers in helper processes, each kubeconfig with its own token over TLS (that many RSA keys would take longer than the runs); the peer too unless --peer-clusters leaves it out (0: none)")
+	fs.DurationVar(&c.largeTimeout, "large-timeout", 3*time.Minute, "the verify timeout of the --large fleet (long enough for its healthy clusters on 2 cores)")
+	fs.IntVar(&c.perHost, "servers-per-process", 2000, "fake API servers per helper process of the --large fleet")
 	fs.StringVar(&c.profile, "profile", "", "write a CPU and a heap profile of every run into this folder (APP_STATUS_CPUPROFILE, APP_STATUS_MEMPROFILE): TOOL-COMMAND-CLUSTERS-runN.cpu.pprof and .mem.pprof; profiling costs a little CPU, so keep such runs' figures out of the docs")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -96,8 +103,8 @@ func parseFleetConfig(args []string) (fleetConfig, error) {
 		c.peerCounts = map[int]bool{}
 		for f := range strings.SplitSeq(*peerCounts, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || !slices.Contains(c.counts, n) {
-				return c, fmt.Errorf("--peer-clusters: %q is not one of --clusters", f)
+			if err != nil || (!slices.Contains(c.counts, n) && (c.large == 0 || n != c.large)) {
+				return c, fmt.Errorf("--peer-clusters: %q is not one of --clusters nor --large", f)
 			}
 			c.peerCounts[n] = true
 		}
@@ -116,12 +123,18 @@ func parseFleetConfig(args []string) (fleetConfig, error) {
 	if c.runs < 1 || c.objects < 1 {
 		return c, errors.New("--runs and --objects must be at least 1")
 	}
+	if c.large != 0 && (c.large < 20 || c.perHost < 1 || slices.Contains(c.counts, c.large)) {
+		return c, errors.New("--large must be at least 20 (or 0: none) and not one of --clusters, --servers-per-process at least 1")
+	}
 	return c, nil
 }
 
 // fakeFleet is a set of fake clusters and the clusters-file that names them.
 type fakeFleet struct {
-	servers      []*fakeapi.Server
+	servers []*fakeapi.Server
+	// helpers hold the servers instead, for a fleet larger than one process can serve
+	// (startLargeFleet).
+	helpers      *shardedFleet
 	clusters     int
 	healthy      map[string]bool
 	mix          string
@@ -162,6 +175,9 @@ func startFleet(n, objects int, dir string, creds *fleetCredentials) (*fakeFleet
 func (f *fakeFleet) close() {
 	for _, s := range f.servers {
 		s.Close()
+	}
+	if f.helpers != nil {
+		f.helpers.close()
 	}
 }
 
@@ -470,6 +486,13 @@ func fleet(ctx context.Context, args []string) error {
 		}
 		f.close()
 	}
+	if cfg.large > 0 {
+		large, mix, err := largeRuns(ctx, cfg, rusage, dir, tools)
+		if err != nil {
+			return err
+		}
+		rows, mixes[cfg.large] = append(rows, large...), mix
+	}
 	credRows, err := credentialRuns(ctx, cfg, rusage, dir)
 	if err != nil {
 		return err
@@ -583,6 +606,12 @@ func fleetReport(cfg fleetConfig, rows []*fleetRow, mixes map[int]string, began 
 				writeBusy(&b, r, n, base["verify"])
 			}
 		}
+	}
+	if cfg.large > 0 {
+		fmt.Fprintf(&b, "## %d clusters in one process: %s\n\n", cfg.large, mixes[cfg.large])
+		fmt.Fprintf(&b, "`verify` only (`--large %d`), with a %s timeout; the servers in helper processes of %d each (one process may hold 20,000 files here), every kubeconfig with its own token over TLS (%d RSA keys would take longer than the runs).\n\n",
+			cfg.large, cfg.largeTimeout, cfg.perHost, cfg.large)
+		writeTable(&b, rows, cfg.large, cfg.largeRunCap())
 	}
 	if cfg.peer != "" {
 		fmt.Fprintf(&b, "Ratios in brackets are the peer's median over app-status's, in the same run.\n")

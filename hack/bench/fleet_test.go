@@ -158,3 +158,63 @@ func TestSayProfiles(t *testing.T) {
 		t.Errorf("sayProfiles() failed (-want +got):\n%s", diff)
 	}
 }
+
+// TestFleetLargeSection: the fleet verified in one process (--large) has a section of its own,
+// with the same columns and the peer's ratios.
+func TestFleetLargeSection(t *testing.T) {
+	t.Parallel()
+	row := func(tool string, cpu time.Duration, passes float64) *fleetRow {
+		return &fleetRow{tool: tool, command: "verify", clusters: 10000, healthy: 8000, samples: []fleetSample{{
+			lastHealthy: 20 * time.Second, healthyOK: 8000, lastVerdict: 179 * time.Second, exit: 180 * time.Second, rss: 1 << 30, cpu: cpu, passes: passes, hasPasses: true,
+		}}}
+	}
+	cfg := fleetConfig{counts: []int{10}, runs: 1, objects: 200, timeout: 20 * time.Second, runCap: 3 * time.Minute, credentials: credsCert,
+		peer: "peer", peerName: "before", large: 10000, perHost: 2000, largeTimeout: 3 * time.Minute}
+	doc := fleetReport(cfg, []*fleetRow{row("app-status", 30*time.Second, 3), row("before", 60*time.Second, 6)},
+		map[int]string{10: "8 healthy", 10000: "8000 healthy"}, time.Unix(0, 0), time.Minute)
+	_, section, found := strings.Cut(doc, "## 10000 clusters in one process: 8000 healthy\n")
+	var got []string
+	for line := range strings.Lines(section) {
+		if strings.HasPrefix(line, "| `verify` |") {
+			got = append(got, strings.TrimSuffix(line, "\n"))
+		}
+	}
+	want := []string{
+		"| `verify` | app-status | 8000 of 8000 | 20.0 s | 180.0 s | 1000 ms | 1024 MiB | 3.0 ms | 3.0 |",
+		"| `verify` | before | 8000 of 8000 | 20.0 s (1.00×) | 180.0 s (1.00×) | 1000 ms | 1024 MiB (1.00×) | 6.0 ms (2.00×) | 6.0 (2.00×) |",
+	}
+	if !found {
+		t.Fatalf("the page has no section of the fleet in one process:\n%s", doc)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseLarge: --large is a fleet of its own, at least 20 clusters and none of --clusters,
+// and --peer-clusters may name it.
+func TestParseLarge(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args    []string
+		want    int
+		wantErr string
+	}{
+		{args: []string{"--clusters", "1,1000"}, want: 0},
+		{args: []string{"--clusters", "1,1000", "--large", "10000"}, want: 10000},
+		{args: []string{"--clusters", "1,1000", "--large", "10000", "--peer-clusters", "1000,10000"}, want: 10000},
+		{args: []string{"--clusters", "1,1000", "--peer-clusters", "10000"}, wantErr: "--peer-clusters: \"10000\" is not one of --clusters nor --large"},
+		{args: []string{"--clusters", "1,1000", "--large", "10"}, wantErr: "--large must be at least 20"},
+		{args: []string{"--clusters", "1,1000", "--large", "1000"}, wantErr: "not one of --clusters"},
+	}
+	for _, tt := range tests {
+		cfg, err := parseFleetConfig(tt.args)
+		got, gotErr := cfg.large, ""
+		if err != nil {
+			got, gotErr = 0, err.Error()
+		}
+		if got != tt.want || !strings.Contains(gotErr, tt.wantErr) || (tt.wantErr == "") != (gotErr == "") {
+			t.Errorf("parseFleetConfig(%q) = %d, %q, want %d, an error saying %q", tt.args, got, gotErr, tt.want, tt.wantErr)
+		}
+	}
+}
