@@ -23,9 +23,7 @@ import (
 // failed cluster, the timeout, a cancellation, bad input. A profile that cannot be written
 // is said on stderr, naming the variable, and the exit code stays the verdicts'.
 //
-// Not parallel: a process takes one CPU profile at a time.
-//
-//nolint:tparallel // see above
+// Not parallel, nor are its cases: a process takes one CPU profile at a time.
 func TestProfiles(t *testing.T) {
 	const rev = "main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	// kubeconfig starts a fake API server holding the app, its Kustomization's conditions
