@@ -3,9 +3,13 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 
+	"github.com/org/app-status-action/internal/safefile"
 	"github.com/org/app-status-action/internal/sanitize"
 )
 
@@ -27,8 +31,8 @@ func startProfiles(env Env) (stop func()) {
 		fmt.Fprintf(env.Stderr, "app-status: %s\n", sanitize.Commands(sanitize.Line(fmt.Sprintf(
 			"no %s profile: %s=%s: %v (name a file in a folder this process can write, or unset it)", what, f.env, f.file, err))))
 	}
-	// The profile is kept in memory and written at the end as the run's other files are
-	// (env.WriteFile); its samples are aggregated by stack, so it stays small.
+	// The profile is kept in memory and written at the end (writeDiagnostic); its samples are
+	// aggregated by stack, so it stays small.
 	var cpu bytes.Buffer
 	cpuOn := false
 	if cpuFile != "" {
@@ -65,11 +69,19 @@ func startProfiles(env Env) (stop func()) {
 // profileFile is a file a diagnostic is written to, and the variable that named it.
 type profileFile struct{ env, file string }
 
-// writeDiagnostic writes a diagnostic file as the run's other files are written
-// (env.WriteFile: its folder created, never through a symbolic link).
+// writeDiagnostic writes a diagnostic file byte for byte, creating its folder, as a new file of
+// its own, never through a symbolic link (safefile.Create). Not with env.WriteFile, which
+// breaks what would read as a runner command in a report file: in a gzipped profile, that
+// corrupts it. As with env.WriteFile, an Env without one writes no file.
 func writeDiagnostic(env Env, name string, data []byte) error {
 	if env.WriteFile == nil {
 		return nil
 	}
-	return env.WriteFile(name, data)
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return safefile.Create(name, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }

@@ -155,3 +155,35 @@ func isProfile(data []byte, kind string) error {
 	}
 	return nil
 }
+
+// TestWriteDiagnosticByteForByte: a profile is binary, so it is written as it is: bytes that
+// would read as a runner command in a report file (a line starting "::", "##[") are kept, not
+// broken as the report files' cleaning breaks them, which corrupted gzipped profiles.
+func TestWriteDiagnosticByteForByte(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{name: "a runner command at a line start", data: []byte("\x1f\x8b\x08\x00\n::warning::x\n\x00\xff")},
+		{name: "a logging command anywhere", data: []byte("\x00##[group]\xfe\n##vso[task.setvariable]\r\n")},
+		{name: "empty", data: []byte{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "sub", "cpu.pprof")
+			f := newFakeEnv(t, nil)
+			if err := writeDiagnostic(f.env(), path, tt.data); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.data, got); diff != "" {
+				t.Errorf("file (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
