@@ -24,7 +24,8 @@ import (
 //   - a built-in provider's token (EKS, GKE, AKS, from the job's cloud credentials) goes only
 //     over verified TLS, to the cloud's own API endpoints or a server the workflow allows,
 //     never through a proxy the kubeconfig names (checkRoute); an endpoint is a plain DNS
-//     name under the cloud's domains, never an address whatever it ends with;
+//     name under the cloud's domains, never an address whatever it ends with, on port 443
+//     and with no tls-server-name;
 //   - it never chooses what such a token is for: kubelogin's --server-id is a server
 //     application's ID (cloudauth.Options.Repository);
 //   - its exec env may choose only an account, a role and a region (see cloudauth).
@@ -98,7 +99,9 @@ func hostPort(u *url.URL) string {
 
 // checkRoute says why a built-in provider's token may not go to the cluster of a repository
 // kubeconfig: without TLS verification, through a proxy the kubeconfig names, or to a server
-// that is neither the cloud's API endpoint nor one the workflow allows. Empty means it may.
+// that is neither the cloud's API endpoint nor one the workflow allows. A cloud's endpoint is
+// its name on port 443, with no tls-server-name; a server the workflow allows is taken as it
+// is listed, host and port. Empty means it may.
 func (l *loader) checkRoute(d *doc, clusterName string, c *clientcmdapi.Cluster, src *cloudauth.Source) string {
 	why := fmt.Sprintf("a kubeconfig from the repository (%s) never chooses where the job's %s token goes, so that a pull request cannot take it",
 		d.origin, src.Cloud())
@@ -119,13 +122,23 @@ func (l *loader) checkRoute(d *doc, clusterName string, c *clientcmdapi.Cluster,
 	if l.allowed[hostPort(u)] {
 		return ""
 	}
-	endpoints, ok := cloudauth.APIEndpoint(src.Cloud(), u.Hostname())
-	if ok {
-		return ""
-	}
 	allow := "the allowed-servers input"
 	if l.in.CLI {
 		allow = "--allowed-server"
+	}
+	endpoints, ok := cloudauth.APIEndpoint(src.Cloud(), u.Hostname())
+	switch {
+	case ok && u.Port() != "" && u.Port() != "443":
+		// The clouds serve their API endpoints on 443 alone: another port of such a name is
+		// a server of whoever the name's address points to (a private endpoint's name may
+		// point anywhere its creator chose).
+		return fmt.Sprintf("the kubeconfig's cluster %q has the server %s, the name of one of %s's API endpoints on port %s, and %s: the cloud serves its API endpoints on port 443 only: remove the port, or, if the server is yours, list %s in %s",
+			clusterName, shown, src.Cloud(), u.Port(), why, shown, allow)
+	case ok && c.TLSServerName != "":
+		return fmt.Sprintf("the kubeconfig's cluster %q sets tls-server-name, and %s: remove it (the certificate of %s's API endpoint holds its own name), or, if the server is yours, list it in %s",
+			clusterName, why, src.Cloud(), allow)
+	case ok:
+		return ""
 	}
 	return fmt.Sprintf("the kubeconfig's cluster %q has the server %s, which is not an %s API endpoint (%s), and %s: if the server is yours, list it in %s",
 		clusterName, shown, src.Cloud(), endpoints, why, allow)

@@ -2,6 +2,7 @@ package kubeconfig
 
 import (
 	"encoding/pem"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -401,6 +402,120 @@ func TestRepositoryKubeconfigChoosesNoAzureAudience(t *testing.T) {
 		got := strings.Contains(clusters[0].Invalid, "kubelogin --server-id is not an AKS server application ID")
 		if got != tt.refused || (!tt.refused && clusters[0].Config == nil) {
 			t.Errorf("Load(%s): Invalid = %q, want refused: %t", tt.clusters, clusters[0].Invalid, tt.refused)
+		}
+	}
+}
+
+// TestRepositoryKubeconfigCloudEndpointPortAndTLSName (attacker): a repository kubeconfig
+// whose built-in EKS, GKE or AKS provider names the cloud's endpoint on another port than 443,
+// or sets tls-server-name (either would let a server that is not the cloud's, at the address a
+// private endpoint's name points to, take the job's token), is refused with the field and the
+// fix; the endpoint on 443, written out or not, is used, and so is a port the workflow lists
+// in allowed-servers, or the same kubeconfig from an env: source (the workflow's own).
+func TestRepositoryKubeconfigCloudEndpointPortAndTLSName(t *testing.T) {
+	t.Parallel()
+	providers := []struct {
+		cloud string
+		host  string
+		user  *clientcmdapi.AuthInfo
+		vars  map[string]string
+		files map[string]string
+	}{{
+		cloud: "EKS",
+		host:  "0123456789abcdef0123456789abcdef.gr7.eu-west-1.eks.amazonaws.com",
+		user:  execUser(),
+		vars:  map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"},
+	}, {
+		cloud: "GKE",
+		host:  "gke-0123456789abcdef0123456789abcdef-my-project.europe-west1.gke.goog",
+		user: &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+			APIVersion: "client.authentication.k8s.io/v1beta1", Command: "gke-gcloud-auth-plugin", ProvideClusterInfo: true,
+		}},
+		vars:  map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": "/runner/gha-creds.json"},
+		files: map[string]string{"/runner/gha-creds.json": `{"type": "service_account"}`},
+	}, {
+		cloud: "AKS",
+		host:  "prod-dns-1a2b3c4d.hcp.westeurope.azmk8s.io",
+		user: &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+			APIVersion: "client.authentication.k8s.io/v1beta1", Command: "kubelogin",
+			Args: []string{"get-token", "--login", "spn", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"},
+		}},
+		vars: map[string]string{"AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "AZURE_CLIENT_SECRET": "azs-" + marker + "-Q8x7Yv"},
+	}}
+	// In the cases, HOST stands for the provider's endpoint and CLOUD for its name.
+	const why = `, and a kubeconfig from the repository (file:kc/config.yaml) never chooses where the job's CLOUD token goes, so that a pull request cannot take it`
+	tests := []struct {
+		name        string
+		server      string
+		tlsName     string
+		allowed     []string
+		env         bool
+		wantInvalid string
+	}{{
+		name:   "the endpoint",
+		server: "https://HOST",
+	}, {
+		name:   "the endpoint with port 443 written out",
+		server: "https://HOST:443",
+	}, {
+		name:   "the endpoint's name on another port",
+		server: "https://HOST:8443",
+		wantInvalid: `the kubeconfig's cluster "a" has the server https://HOST:8443, the name of one of CLOUD's API endpoints on port 8443` + why +
+			`: the cloud serves its API endpoints on port 443 only: remove the port, or, if the server is yours, list https://HOST:8443 in the allowed-servers input`,
+	}, {
+		name:    "tls-server-name",
+		server:  "https://HOST",
+		tlsName: "kubernetes.default.svc",
+		wantInvalid: `the kubeconfig's cluster "a" sets tls-server-name` + why +
+			`: remove it (the certificate of CLOUD's API endpoint holds its own name), or, if the server is yours, list it in the allowed-servers input`,
+	}, {
+		name:    "another port the workflow allows",
+		server:  "https://HOST:8443",
+		allowed: []string{"https://HOST:8443"},
+	}, {
+		name:    "tls-server-name of a server the workflow allows",
+		server:  "https://HOST",
+		tlsName: "kubernetes.default.svc",
+		allowed: []string{"HOST"},
+	}, {
+		name:    "another port and tls-server-name in the workflow's own kubeconfig",
+		server:  "https://HOST:8443",
+		tlsName: "kubernetes.default.svc",
+		env:     true,
+	}}
+	for _, p := range providers {
+		for _, tt := range tests {
+			t.Run(p.cloud+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				placeholders := strings.NewReplacer("HOST", p.host, "CLOUD", p.cloud)
+				cfg := newConfig("a")
+				cfg.Clusters["a"].Server = placeholders.Replace(tt.server)
+				cfg.Clusters["a"].TLSServerName = tt.tlsName
+				cfg.AuthInfos["a"] = p.user.DeepCopy()
+				kubeconfig := yamlOf(t, cfg)
+				files := map[string]string{"/ws/kc/config.yaml": kubeconfig}
+				maps.Copy(files, p.files)
+				vars := map[string]string{"KC": kubeconfig}
+				maps.Copy(vars, p.vars)
+				in := Input{Clusters: "c=file:kc/config.yaml"}
+				if tt.env {
+					in.Clusters = "c=env:KC"
+				}
+				for _, a := range tt.allowed {
+					in.AllowedServers = append(in.AllowedServers, placeholders.Replace(a))
+				}
+				clusters, _, err := Load(in, fakeEnv{files: files, vars: vars}.env())
+				if err != nil {
+					t.Fatalf("Load() error = %v", err)
+				}
+				got := clusters[0]
+				if diff := cmp.Diff(placeholders.Replace(tt.wantInvalid), got.Invalid); diff != "" {
+					t.Errorf("Invalid (-want +got):\n%s", diff)
+				}
+				if tt.wantInvalid == "" && (got.Config == nil || got.Config.WrapTransport == nil) {
+					t.Errorf("Config = %+v, want the cluster served by the built-in provider", got.Config)
+				}
+			})
 		}
 	}
 }
