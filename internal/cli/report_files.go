@@ -53,7 +53,7 @@ type fileCopy struct {
 
 func newReportFiles(o cliOptions, summaryFile string, env Env) reportFiles {
 	return reportFiles{summary: summaryFile, junit: o.junitFile, dotenv: o.dotenvFile, json: o.jsonFile, tekton: o.tektonResults,
-		inClone: inCIClone(env) || o.tektonResults != "", workspaces: workspaceRoots(env, o.tektonResults != "")}
+		inClone: o.inCI(env), workspaces: workspaceRoots(env, o.tektonResults != "")}
 }
 
 // workspaceRoots are the folders a CI job's clone may be in: the working folder, and the
@@ -76,6 +76,10 @@ func workspaceRoots(env Env, tekton bool) []string {
 	}
 	return roots
 }
+
+// inCI reports whether the CLI runs in a CI job (inCIClone) or as the Tekton Task's step
+// (--tekton-results), whose workspaces a pipeline may have filled from a repository.
+func (o cliOptions) inCI(env Env) bool { return inCIClone(env) || o.tektonResults != "" }
 
 // inCIClone reports whether the CLI runs in a CI job whose working folder is the repository's
 // clone, which a pull request's files occupy (a committed symbolic link to an executable
