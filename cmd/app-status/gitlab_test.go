@@ -354,7 +354,7 @@ func TestGitLabScriptFollowsNoLink(t *testing.T) {
 	inputs := map[string]string{
 		"APP_STATUS_INPUT_RESOURCE": "kustomization/app", "APP_STATUS_INPUT_NAMESPACE": "flux-system",
 		"APP_STATUS_INPUT_REVISION": commit, "APP_STATUS_INPUT_CLUSTERS": "prod=file:missing.yaml",
-		"APP_STATUS_INPUT_TIMEOUT": "10s", "APP_STATUS_INPUT_RECONCILE": "false", "APP_STATUS_INPUT_ARGS": "--quiet",
+		"APP_STATUS_INPUT_TIMEOUT": "10s", "APP_STATUS_INPUT_RECONCILE": "false", "APP_STATUS_INPUT_ALLOW_EXEC": "false", "APP_STATUS_INPUT_ARGS": "--quiet",
 	}
 	if diff := cmp.Diff(slices.Sorted(maps.Keys(inputs)), slices.Sorted(maps.Keys(job.Variables))); diff != "" {
 		t.Fatalf("the template's variables changed (-test +template):\n%s", diff)
@@ -455,7 +455,7 @@ func TestGitLabShellImage(t *testing.T) {
 	inputs := map[string]string{
 		"APP_STATUS_INPUT_RESOURCE": "kustomization/" + ns, "APP_STATUS_INPUT_NAMESPACE": "flux-system",
 		"APP_STATUS_INPUT_REVISION": commit, "APP_STATUS_INPUT_CLUSTERS": clusters.String(),
-		"APP_STATUS_INPUT_TIMEOUT": "2m", "APP_STATUS_INPUT_RECONCILE": "false", "APP_STATUS_INPUT_ARGS": "--quiet",
+		"APP_STATUS_INPUT_TIMEOUT": "2m", "APP_STATUS_INPUT_RECONCILE": "false", "APP_STATUS_INPUT_ALLOW_EXEC": "false", "APP_STATUS_INPUT_ARGS": "--quiet",
 	}
 	if diff := cmp.Diff(slices.Sorted(maps.Keys(inputs)), slices.Sorted(maps.Keys(job.Variables))); diff != "" {
 		t.Fatalf("the template's variables changed (-test +template):\n%s", diff)

@@ -175,6 +175,9 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	if c.failOnSuspended, err = boolInput(gha, "fail-on-suspended", d.failOnSuspended); err != nil {
 		return c, err
 	}
+	if c.allowExec, err = boolInput(gha, "allow-exec", false); err != nil {
+		return c, err
+	}
 	if c.reconcile, err = parseReconcile(gha.GetInput("reconcile")); err != nil {
 		return c, fmt.Errorf("input reconcile: %w", err)
 	}

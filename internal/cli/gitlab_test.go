@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -283,6 +284,18 @@ func TestGitLabTemplate(t *testing.T) {
 		"--resource", "ks/a", "--resource", "*", "--context", "*"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("app-status's arguments (-want +got):\n%s", diff)
+	}
+
+	// The allow-exec input, true, passes --allow-exec.
+	cmd = exec.Command("sh", script)
+	cmd.Dir = work
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "APP_STATUS_INPUT_RESOURCE=ks/a", "APP_STATUS_INPUT_NAMESPACE=flux-system",
+		"APP_STATUS_INPUT_REVISION=abc1234", "APP_STATUS_INPUT_TIMEOUT=5m", "APP_STATUS_INPUT_RECONCILE=false", "APP_STATUS_INPUT_ALLOW_EXEC=true"}
+	if out, err = cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the script: %v\n%s", err, out)
+	}
+	if got := strings.Split(strings.TrimSpace(string(out)), "\n"); !slices.Contains(got, "--allow-exec") {
+		t.Errorf("app-status's arguments with allow-exec true: %q, want --allow-exec among them", got)
 	}
 
 	// The clusters input goes to a temporary file outside the job's folder, removed after the

@@ -69,6 +69,14 @@ type settings struct {
 	// builtinAuth prefers the built-in credential providers to installed exec plugins (the
 	// CLI's --builtin-auth; the action has no plugins to run).
 	builtinAuth bool
+	// ci: the CLI runs in a CI job (cliOptions.inCI), where the exec plugins of file:
+	// kubeconfigs, which a pull request can change, do not run unless allowExec. The action is
+	// always one.
+	ci bool
+	// allowExec lets the exec plugins of file: kubeconfigs run in CI (--allow-exec, input
+	// allow-exec): an installed program outside the workspace, never a shell or a relative
+	// path. In the action, it also lets exec plugins run at all: those its container can.
+	allowExec bool
 	// shard is the share of the clusters to verify (input shard, --shard I/N); zero: all.
 	shard shard.Shard
 	// evidence is how much of a failure's logs and events the published results keep (input
@@ -335,18 +343,24 @@ func (s settings) runWords() []string {
 	return words
 }
 
-// kubeconfigEnv is what the kubeconfig loader may see. Only the CLI may run exec credential
-// plugins: the action's container has none, so the built-in providers replace the ones they
-// know (EKS, GKE, AKS), and users of others get an InvalidConfig verdict that says how to pass
-// a token instead.
+// kubeconfigEnv is what the kubeconfig loader may see. The CLI runs exec credential plugins
+// (in CI, those of file: kubeconfigs only with allowExec); the action's container has none,
+// so the built-in providers replace the ones they know (EKS, GKE, AKS), and users of others
+// get an InvalidConfig verdict that says how to pass a token instead, unless allow-exec lets
+// the action run what its container can (a static binary the workflow put in a folder it
+// mounts).
 func (s settings) kubeconfigEnv(env Env) kubeconfig.Env {
-	ke := kubeconfig.Env{Getenv: env.Getenv, ReadFile: env.ReadFile, Home: env.Getenv("HOME")}
+	ke := kubeconfig.Env{Getenv: env.Getenv, ReadFile: env.ReadFile, Home: env.Getenv("HOME"), CI: s.ci, AllowExec: s.allowExec}
 	if s.clusters.CLI {
 		ke.BuiltinAuth = s.builtinAuth
 		ke.LookPath = exec.LookPath
 		ke.Workspace, _ = os.Getwd()
 	} else {
+		ke.CI = true
 		ke.Workspace = env.Getenv("GITHUB_WORKSPACE")
+		if s.allowExec {
+			ke.BuiltinAuth, ke.LookPath = true, exec.LookPath
+		}
 	}
 	return ke
 }

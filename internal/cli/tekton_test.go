@@ -165,7 +165,7 @@ func TestTektonRun(t *testing.T) {
 			t.Parallel()
 			results, reports := t.TempDir(), cmpOr(tt.reports, t.TempDir())
 			replace := strings.NewReplacer("$(workspaces.kubeconfigs.path)", kubeconfigs, "$(workspaces.report.path)", reports,
-				"$(params.resource)", "ks/app", "$(params.namespace)", "flux-system", "$(params.revision)", "", "$(params.timeout)", cmpOr(tt.timeout, "5s"),
+				"$(params.resource)", "ks/app", "$(params.namespace)", "flux-system", "$(params.revision)", "", "$(params.timeout)", cmpOr(tt.timeout, "5s"), "$(params.allow-exec)", "false",
 				"/tekton/results", results)
 			var args []string
 			for _, a := range task.Spec.Steps[0].Args {

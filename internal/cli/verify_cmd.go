@@ -96,6 +96,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 		return err
 	})
 	fs.BoolVar(&o.onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current (the others are counted)")
+	fs.BoolVar(&o.allowExec, "allow-exec", false, "in a CI job, let the exec credential plugins of file: kubeconfigs, which a pull request can change, run: an installed program (by its absolute path or in PATH) outside the workspace; never a shell, an interpreter or a relative path")
 	fs.BoolVar(&o.builtinAuth, "builtin-auth", false, "get EKS, GKE and AKS tokens in-process from the environment's credentials, as the action does, even when the kubeconfig's exec plugin (aws, gke-gcloud-auth-plugin, kubelogin) is installed")
 	return fs
 }
@@ -154,6 +155,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	}
 	s := o.settings
 	s.snapshot = snapshot
+	s.ci = o.inCI(env)
 	s.resources = o.resources
 	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, ClustersBase: o.clustersDir, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers}
 	if inGitLabCI(env) {

@@ -34,6 +34,15 @@ type Env struct {
 	// BuiltinAuth replaces the plugins a built-in provider knows even when LookPath finds
 	// them (the CLI's --builtin-auth).
 	BuiltinAuth bool
+	// CI says the run is a CI job (the action; the CLI in GitLab, GitHub Actions, Azure
+	// Pipelines, Jenkins, a Tekton Task or any CI that sets CI), whose file: kubeconfigs may
+	// be a pull request's: a built-in provider serves the plugins it knows, and no other exec
+	// plugin of theirs runs unless AllowExec (see repoExecRefused).
+	CI bool
+	// AllowExec lets the exec plugin of a file: kubeconfig run in CI (--allow-exec, the
+	// allow-exec input): one LookPath finds outside the workspace and the kubeconfig's
+	// folder, never a shell, an interpreter or a relative path.
+	AllowExec bool
 	// CloudAuth tunes the built-in providers (token lifetimes, the HTTP client of token
 	// requests); Load sets its Getenv, ReadFile and OnSecret. The secrets the providers read
 	// or obtain, also while verifying, go to the Secrets Load returns (see Secrets.OnAdd).

@@ -196,22 +196,34 @@ func (l *loader) resolve(dir, path string) string {
 // run by client-go, when Env.LookPath finds it (the CLI on a workstation), unless
 // Env.BuiltinAuth prefers the built-in provider; a built-in provider (internal/cloudauth)
 // when one knows the plugin; else nobody, and the message says why and what to do instead.
+// A repository kubeconfig's plugin runs only as repoExecRefused and repoProgramRefused allow;
+// in CI a built-in provider serves the plugins it knows, whatever is installed.
 func (l *loader) execCredentials(d *doc, userName string, exec *clientcmdapi.ExecConfig) (*cloudauth.Source, string) {
 	command := exec.Command
 	if command == "" {
 		return nil, fmt.Sprintf("the kubeconfig's user %q has an exec credential plugin without a command: %s", userName, tokenAdvice)
 	}
-	installed := false
-	if l.env.LookPath != nil {
+	plugin := cloudauth.Recognise(exec)
+	// A built-in provider serves a plugin it knows when asked to, and in CI for a repository
+	// kubeconfig; otherwise the plugin runs when it is installed.
+	builtinFirst := plugin != nil && (l.env.BuiltinAuth || d.repo && l.env.CI)
+	run := l.env.LookPath != nil && !builtinFirst
+	var refused string
+	if d.repo && (run || plugin == nil) {
+		refused = l.repoExecRefused(d, userName, exec)
+	}
+	if run && refused == "" {
 		if strings.ContainsRune(command, filepath.Separator) {
 			command = l.resolve(d.dir, command)
 		}
-		_, err := l.env.LookPath(command)
-		installed = err == nil
-	}
-	plugin := cloudauth.Recognise(exec)
-	if installed && (plugin == nil || !l.env.BuiltinAuth) {
-		return nil, ""
+		if path, err := l.env.LookPath(command); err == nil {
+			if d.repo {
+				refused = l.repoProgramRefused(d, userName, exec, path)
+			}
+			if refused == "" {
+				return nil, ""
+			}
+		}
 	}
 	if plugin != nil {
 		opts := l.env.CloudAuth
@@ -222,6 +234,9 @@ func (l *loader) execCredentials(d *doc, userName string, exec *clientcmdapi.Exe
 			return nil, fmt.Sprintf("the kubeconfig's user %q: %v", userName, err)
 		}
 		return src, ""
+	}
+	if refused != "" {
+		return nil, refused
 	}
 	return nil, execProblem(userName, exec, l.env.LookPath != nil)
 }
