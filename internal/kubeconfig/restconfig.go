@@ -221,6 +221,9 @@ func (l *loader) execCredentials(d *doc, userName string, exec *clientcmdapi.Exe
 				refused = l.repoProgramRefused(d, userName, exec, path)
 			}
 			if refused == "" {
+				// The program found is the one client-go runs: a relative command starts at
+				// the kubeconfig's folder, as kubectl has it, not at the working folder.
+				exec.Command = command
 				return nil, ""
 			}
 		}

@@ -1,6 +1,7 @@
 package kubeconfig
 
 import (
+	"errors"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -301,5 +302,31 @@ func TestBuiltinTokensAreSecrets(t *testing.T) {
 	}
 	if got := secrets.Redact("token " + sent); got != "token ***" {
 		t.Errorf("Redact() = %.40q…, want the token redacted", got)
+	}
+}
+
+// TestRelativeExecCommandRunsWhatWasFound: a relative exec command of the workflow's own
+// kubeconfig is looked for from the kubeconfig's folder, as kubectl does, and that very
+// program is what client-go runs, whatever the working folder.
+func TestRelativeExecCommandRunsWhatWasFound(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig("a")
+	cfg.AuthInfos["a"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1", Command: "./bin/get-token", InteractiveMode: clientcmdapi.NeverExecInteractiveMode}}
+	env := fakeEnv{files: map[string]string{"/home/me/kc/config.yaml": yamlOf(t, cfg)}}.env()
+	env.LookPath = func(c string) (string, error) {
+		if c == "/home/me/kc/bin/get-token" {
+			return c, nil
+		}
+		return "", errors.New("not found")
+	}
+	clusters, _, err := Load(Input{CLI: true, KubeconfigPath: "/home/me/kc/config.yaml"}, env)
+	if err != nil {
+		t.Fatalf("Load() error = %v", err)
+	}
+	if clusters[0].Config == nil {
+		t.Fatalf("Load() = %q, want the cluster", clusters[0].Invalid)
+	}
+	if got, want := clusters[0].Config.ExecProvider.Command, "/home/me/kc/bin/get-token"; got != want {
+		t.Errorf("the plugin client-go runs = %q, want %q", got, want)
 	}
 }
