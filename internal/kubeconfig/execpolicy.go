@@ -111,7 +111,7 @@ func (l *loader) repoExecRefused(d *doc, userName string, exec *clientcmdapi.Exe
 // repoProgramRefused says why the program LookPath found for a repository kubeconfig's exec
 // plugin may not run in CI: it is in the workspace (the repository's clone) or in the
 // kubeconfig's folder, so the repository's own. Empty means it may.
-func (l *loader) repoProgramRefused(d *doc, userName string, exec *clientcmdapi.ExecConfig, path string) string {
+func (l *loader) repoProgramRefused(d *doc, userName, path string) string {
 	if !l.env.CI {
 		return ""
 	}

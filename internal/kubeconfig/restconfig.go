@@ -218,7 +218,7 @@ func (l *loader) execCredentials(d *doc, userName string, exec *clientcmdapi.Exe
 		}
 		if path, err := l.env.LookPath(command); err == nil {
 			if d.repo {
-				refused = l.repoProgramRefused(d, userName, exec, path)
+				refused = l.repoProgramRefused(d, userName, path)
 			}
 			if refused == "" {
 				// The program found is the one client-go runs: a relative command starts at
