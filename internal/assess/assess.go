@@ -342,6 +342,8 @@ type assessor struct {
 	tree map[string][]flux.ObjectRef
 	// exprs are the compiled spec.healthCheckExprs of the Flux objects walked, by ID.
 	exprs map[string]*compiledExprs
+	// revisions are the Snapshots' revisions as the assessment first took each (revisionAt).
+	revisions map[ListKey]string
 }
 
 // MappingRetry is how long a kind that could not be mapped waits before it is asked again.

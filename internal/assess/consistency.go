@@ -28,9 +28,38 @@ import (
 // judged was read after every Flux status above it said applied. What cannot prove it (a
 // watch, an owner not read) is Unconfirmed: the fetching side reads it again as a Snapshot.
 func (a *assessor) consistent(key ListKey, l List, ownerID string) {
-	if owner, known := a.fluxLists[ownerID]; !known || !readAfter(l, owner, a.fluxRevisions[ownerID]) {
+	if owner, known := a.fluxLists[ownerID]; !known || !readAfter(l, a.revisionAt(key, l), owner, a.fluxRevisions[ownerID]) {
 		a.unconfirmed(key)
 	}
+}
+
+// revisionAt is the revision of the Snapshot l of key as the assessment first took it (list):
+// a watch's revision only moves forward, and its cache takes in a change before its revision
+// moves, so every object read from l since is at least that new; a revision asked after a
+// read may have moved past the state that was read.
+func (a *assessor) revisionAt(key ListKey, l List) string {
+	if rev, ok := a.revisions[key]; ok {
+		return rev
+	}
+	if snap, ok := l.(Snapshot); ok {
+		return snap.Revision()
+	}
+	return ""
+}
+
+// took records the revision of the Snapshot l of key when the assessment first takes it.
+func (a *assessor) took(key ListKey, l List) {
+	snap, ok := l.(Snapshot)
+	if !ok {
+		return
+	}
+	if _, seen := a.revisions[key]; seen {
+		return
+	}
+	if a.revisions == nil {
+		a.revisions = map[ListKey]string{}
+	}
+	a.revisions[key] = snap.Revision()
 }
 
 // consistentSource applies the rule to the read of the source ref names when it alone decides
@@ -45,16 +74,16 @@ func (a *assessor) consistentSource(ref flux.SourceRef, ownerID string) {
 	}
 }
 
-// readAfter reports whether l holds the cluster as of the moment owner, the list an object
-// was read from at resourceVersion ownerRV, held it, or later: l is owner itself, a Snapshot
-// whose revision is at least ownerRV, or, where they do not compare, a list requested after
-// owner's returned.
-func readAfter(l, owner List, ownerRV string) bool {
+// readAfter reports whether l, at revision rev (revisionAt), holds the cluster as of the
+// moment owner, the list an object was read from at resourceVersion ownerRV, held it, or
+// later: l is owner itself, a Snapshot whose revision is at least ownerRV, or, where they do
+// not compare, a list requested after owner's returned.
+func readAfter(l List, rev string, owner List, ownerRV string) bool {
 	if owner == l {
 		return true
 	}
-	if snap, ok := l.(Snapshot); ok {
-		if c, err := resourceversion.CompareResourceVersion(snap.Revision(), ownerRV); err == nil {
+	if _, ok := l.(Snapshot); ok {
+		if c, err := resourceversion.CompareResourceVersion(rev, ownerRV); err == nil {
 			return c >= 0
 		}
 	}

@@ -312,7 +312,7 @@ func (a *assessor) classify(e *Assessment, ro *result.Object, u *unstructured.Un
 		if !ready {
 			return false
 		}
-		if !readAfter(w, wl, u.GetResourceVersion()) {
+		if !readAfter(w, a.revisionAt(key, w), wl, u.GetResourceVersion()) {
 			before = append(before, key)
 		}
 		switch gvr {

@@ -26,6 +26,7 @@ func (e *Assessment) listOnItsWay(w List) {
 // list on its way that holds nothing.
 func (a *assessor) list(key ListKey) List {
 	if l, ok := a.view.List(key); ok && l != nil {
+		a.took(key, l)
 		return l
 	}
 	a.e.need(key)
