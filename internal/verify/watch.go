@@ -155,6 +155,7 @@ func (n *notifyingStore) Add(obj any) error {
 	n.changes.Add(1)
 	o, err := n.transform(obj)
 	if err != nil {
+		n.lose()
 		return err
 	}
 	n.noteOf(o)
@@ -169,6 +170,7 @@ func (n *notifyingStore) Update(obj any) error {
 	n.changes.Add(1)
 	o, err := n.transform(obj)
 	if err != nil {
+		n.lose()
 		return err
 	}
 	o = n.carried(o)
@@ -251,6 +253,15 @@ func (n *notifyingStore) advance(rv string) {
 	if c, err := resourceversion.CompareResourceVersion(rv, n.position); err == nil && c > 0 {
 		n.position = rv
 	}
+}
+
+// lose forgets the position when the store could not take in a change of the stream (an
+// object that does not convert): the reflector goes on past it, so the store no longer holds
+// the kind as of any revision the stream reaches, until a list is taken in whole again.
+func (n *notifyingStore) lose() {
+	n.positionMu.Lock()
+	defer n.positionMu.Unlock()
+	n.position = ""
 }
 
 // setPosition is the position after a list at rv was taken in whole (Replace).

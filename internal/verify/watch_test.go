@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/org/app-status-action/internal/assess"
 )
 
 // TestStreamPosition: a watch's store knows the revision its stream delivered it up to, and a
@@ -102,5 +104,36 @@ func TestRevisionConfirmedOrStreamed(t *testing.T) {
 	n.UpdateResourceVersion("25")
 	if got := w.Revision(); got != "25" {
 		t.Errorf("a bookmark at 25: Revision() = %q, want 25", got)
+	}
+}
+
+// TestStreamPositionLostOnAFailedChange: a change the store cannot take in (an object that
+// does not convert) leaves the cache behind the stream: the position is forgotten until the
+// next list, and the events and bookmarks after it do not bring it back.
+func TestStreamPositionLostOnAFailedChange(t *testing.T) {
+	t.Parallel()
+	n := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: typedKinds[assess.PodsGVR], onChange: func() {}}
+	w := &watch{store: n}
+	pod := func(rv string, phase any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": "web", "namespace": "app", "resourceVersion": rv},
+			"status":   map[string]any{"phase": phase}}}
+		return u
+	}
+	if err := n.Replace([]any{pod("90", "Running")}, "100"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Update(pod("205", int64(7))); err == nil {
+		t.Fatal("a Pod whose phase is a number converted: the test proves nothing")
+	}
+	n.UpdateResourceVersion("205")
+	if got := w.Revision(); got != "" {
+		t.Errorf("after a change the store could not take in: Revision() = %q, want none", got)
+	}
+	if err := n.Replace([]any{pod("210", "Running")}, "220"); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Revision(); got != "220" {
+		t.Errorf("after a list again: Revision() = %q, want 220", got)
 	}
 }
