@@ -404,7 +404,9 @@ type confirmations struct {
 	last   string // what the last read that disagreed waited for
 	// changes are the counts of changes of the watches the read could not confirm, when it
 	// disagreed: a watch that took in a change since has caught up with some of what the
-	// read found, and is compared again at once rather than after the backoff.
+	// read found, and is compared again at once rather than after the backoff; not once the
+	// reads turn to fresh lists (freshAfter), which a busy namespace would repeat at every
+	// change, at the moment its API server is slow.
 	changes map[assess.ListKey]uint64
 }
 
@@ -447,7 +449,7 @@ func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, n
 	if s.req.Snapshot {
 		return s.readAgain(ctx, s.watches, e, now)
 	}
-	if now.Before(c.next) && !c.caughtUp(s.watches) {
+	if now.Before(c.next) && (c.misses >= freshAfter || !c.caughtUp(s.watches)) {
 		e.Fatal = nil
 		e.Pending = &assess.Finding{Verdict: result.VerdictInProgress, Reason: "Confirming",
 			Message: "waiting to read the cluster consistently again: " + cmp.Or(c.last, "the watches are behind it")}
