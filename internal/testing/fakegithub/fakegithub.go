@@ -1,6 +1,7 @@
 // Package fakegithub is a fake of the part of GitHub's API that app-status posts to
-// (deployments, deployment statuses, the pull requests of a commit, issue comments, and the
-// GraphQL viewer), served on 127.0.0.1 for tests. It checks what GitHub checks (the token, the API version, required
+// (deployments, deployment statuses, commit statuses and the combined status of a commit,
+// the pull requests of a commit, issue comments, and the GraphQL viewer), served on 127.0.0.1
+// for tests. It checks what GitHub checks (the token, the API version, required
 // fields and their limits, the permissions, rate limits), answers as GitHub answers, and
 // records every call so that tests can assert the exact sequence.
 package fakegithub
@@ -52,6 +53,8 @@ type Options struct {
 	// with 403, as GitHub does when the token lacks the permission.
 	DenyDeployments  bool
 	DenyPullRequests bool
+	// DenyStatuses refuses commit statuses with 403, as GitHub does without `statuses: write`.
+	DenyStatuses bool
 	// RateLimit is the primary rate limit (1000 when zero): past it, 403 with
 	// x-ratelimit-remaining: 0.
 	RateLimit int
@@ -118,8 +121,10 @@ type Server struct {
 	faults []pendingFault
 	deps   []*Deployment
 	coms   []*Comment
-	nextID int64
-	used   int
+	// commitStatuses are the commit statuses in the order they were posted.
+	commitStatuses []CommitStatus
+	nextID         int64
+	used           int
 }
 
 type pendingFault struct {
@@ -254,6 +259,8 @@ var (
 	pullPath        = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/pulls/([0-9]+)$`)
 	issueComments   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/([0-9]+)/comments$`)
 	commentPath     = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/([0-9]+)$`)
+	commitStatus    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/statuses/([^/]+)$`)
+	combinedPath    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/commits/([^/]+)/status$`)
 	fullSHA         = regexp.MustCompile(`^[0-9a-f]{40}$`)
 )
 
@@ -295,7 +302,7 @@ func (s *Server) route(r *http.Request, body map[string]any) answer {
 	if p == "/graphql" && r.Method == http.MethodPost {
 		return s.graphQL(body)
 	}
-	for _, re := range []*regexp.Regexp{deploymentsPath, statusesPath, commitPullsPath, pullPath, issueComments, commentPath} {
+	for _, re := range []*regexp.Regexp{deploymentsPath, statusesPath, commitPullsPath, pullPath, issueComments, commentPath, commitStatus, combinedPath} {
 		if m := re.FindStringSubmatch(p); m != nil && (m[1] != s.opts.Owner || m[2] != s.opts.Repo) {
 			return msg(http.StatusNotFound, "Not Found")
 		}
@@ -316,6 +323,10 @@ func (s *Server) route(r *http.Request, body map[string]any) answer {
 	case issueComments.MatchString(p):
 		n, _ := strconv.Atoi(issueComments.FindStringSubmatch(p)[3])
 		return s.issueComments(r, n, body)
+	case commitStatus.MatchString(p) && r.Method == http.MethodPost:
+		return s.createCommitStatus(commitStatus.FindStringSubmatch(p)[3], body)
+	case combinedPath.MatchString(p) && r.Method == http.MethodGet:
+		return s.combinedStatus(r, combinedPath.FindStringSubmatch(p)[3])
 	case commentPath.MatchString(p) && r.Method == http.MethodPatch:
 		id, _ := strconv.ParseInt(commentPath.FindStringSubmatch(p)[3], 10, 64)
 		return s.editComment(id, body)
