@@ -69,7 +69,7 @@ func TestMergeActionRefusesForeignReports(t *testing.T) {
 			map[string]string{"INPUT_RESOURCE": "ks/app"}, 0, "Merged 1 reports", ownCommit},
 		{"no resource on the merge step: nothing posted",
 			leg("Kustomization/flux-system/app", reportRev, ownRun),
-			map[string]string{}, 0, "::warning title=app-status%3A nothing posted to GitHub::a merge step posts deployments and the pull-request comment for its own resource and revision inputs", ""},
+			map[string]string{}, 0, "::warning title=app-status%3A nothing posted to GitHub::a merge step posts deployments, commit statuses and the pull-request comment for its own resource and revision inputs", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

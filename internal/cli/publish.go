@@ -26,11 +26,15 @@ const (
 	publishGraceHurried = 10 * time.Second
 )
 
-// publishInputs reads the inputs of the GitHub deployments and the pull-request comment.
+// publishInputs reads the inputs of the GitHub deployments, the commit statuses and the
+// pull-request comment.
 func publishInputs(gha *githubactions.Action) (publish.Config, error) {
 	var c publish.Config
 	var err error
 	if c.Deployments, err = boolInput(gha, "deployments", false); err != nil {
+		return c, err
+	}
+	if c.CommitStatus, err = boolInput(gha, "commit-status", false); err != nil {
 		return c, err
 	}
 	if c.PRComment, err = boolInput(gha, "pr-comment", false); err != nil {
@@ -95,14 +99,15 @@ func clustersHash(clusters []string) string {
 	return hex.EncodeToString(sum[:4])
 }
 
-// startPublisher starts posting the run's deployments, when asked. A configuration GitHub
+// startPublisher starts posting the run's deployments and commit statuses, when asked. A configuration GitHub
 // cannot take (no token, a bad template) is a warning: the verification goes on without.
 func startPublisher(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, req verify.Request) *publish.Publisher {
-	if !s.shard.IsZero() && (s.publish.Deployments || s.publish.PRComment) {
-		// A leg sees its share of the fleet: a group's deployment or the comment it wrote
-		// would show that share as the fleet, and the next leg would overwrite it.
+	if !s.shard.IsZero() && publishes(s.publish) {
+		// A leg sees its share of the fleet: a group's deployment, the aggregate commit status
+		// or the comment it wrote would show that share as the fleet, and the next leg would
+		// overwrite it.
 		gha.WithFieldsMap(map[string]string{"title": "app-status: nothing posted to GitHub"}).Warningf("%s",
-			"a shard posts no deployment and no pull-request comment: set deployments and pr-comment on the merge step, which posts them once for the fleet")
+			"a shard posts no deployment, no commit status and no pull-request comment: set deployments, commit-status and pr-comment on the merge step, which posts them once for the fleet")
 		return nil
 	}
 	names := make([]string, len(req.Targets))
@@ -112,13 +117,13 @@ func startPublisher(ctx context.Context, gha *githubactions.Action, env Env, s a
 	return newPublisher(ctx, gha, env, s, resourceIDs(req), req.Revision, names, false)
 }
 
-// publishMerged posts a merged run's deployments (straight to their final status) and
-// comment, for the merge step's own resources and revision (its own commit when it names
+// publishMerged posts a merged run's deployments and commit statuses (straight to their
+// final status) and comment, for the merge step's own resources and revision (its own commit when it names
 // none), never a report's: a merge step given no resource posts nothing, and says so.
 func publishMerged(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, resources []string, rev flux.Revision, run result.Run, hurry func() bool) []string {
-	if (s.publish.Deployments || s.publish.PRComment) && len(resources) == 0 {
+	if publishes(s.publish) && len(resources) == 0 {
 		gha.WithFieldsMap(map[string]string{"title": "app-status: nothing posted to GitHub"}).Warningf("%s",
-			"a merge step posts deployments and the pull-request comment for its own resource and revision inputs, never for what a report says: set resource (and revision) on the merge step")
+			"a merge step posts deployments, commit statuses and the pull-request comment for its own resource and revision inputs, never for what a report says: set resource (and revision) on the merge step")
 		return nil
 	}
 	names := make([]string, len(run.Results))
@@ -131,7 +136,7 @@ func publishMerged(ctx context.Context, gha *githubactions.Action, env Env, s ac
 
 func newPublisher(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, resources []string, rev flux.Revision, names []string, final bool) *publish.Publisher {
 	cfg := s.publish
-	if !cfg.Deployments && !cfg.PRComment {
+	if !publishes(cfg) {
 		return nil
 	}
 	if cfg.Token != "" {
@@ -161,6 +166,9 @@ func newPublisher(ctx context.Context, gha *githubactions.Action, env Env, s act
 	}
 	return pub
 }
+
+// publishes reports whether the inputs ask to write anything to GitHub.
+func publishes(c publish.Config) bool { return c.Deployments || c.PRComment || c.CommitStatus }
 
 // finishPublisher posts the final statuses and the comment, and turns what could not be
 // posted into warnings and lines for the summary.

@@ -37,6 +37,13 @@ func TestPublishInputs(t *testing.T) {
 					t.Errorf("inputs: %+v", p)
 				}
 			}},
+		{name: "commit status", inputs: map[string]string{"commit-status": "true"}, check: func(t *testing.T, got actionConfig) {
+			t.Helper()
+			if !got.publish.CommitStatus || got.publish.Deployments || got.publish.PRComment {
+				t.Errorf("commit-status true: %+v, want CommitStatus alone", got.publish)
+			}
+		}},
+		{name: "commit status not a boolean", inputs: map[string]string{"commit-status": "maybe"}, wantErr: `input commit-status: "maybe" is not a boolean`},
 		{name: "negative pull request", inputs: map[string]string{"pull-request": "-3"}, wantErr: "input pull-request: -3 is not a pull request's number"},
 		{name: "pull request not a number", inputs: map[string]string{"pull-request": "#12"}, wantErr: `input pull-request: "#12" is not a whole number`},
 		{name: "production not a boolean", inputs: map[string]string{"production-environment": "prod"}, wantErr: `input production-environment: "prod" is not a boolean`},

@@ -16,9 +16,9 @@ import (
 // maxCommentPages bounds the search for the sticky comment (100 comments a page).
 const maxCommentPages = 30
 
-// Finish posts the final deployment statuses and the pull-request comment, within ctx, and
-// returns what could not be posted, one note each. The verdict is the run's whatever these
-// notes say.
+// Finish posts the final commit statuses (first: they are what a merge waits for), the final
+// deployment statuses and the pull-request comment, within ctx, and returns what could not be
+// posted, one note each. The verdict is the run's whatever these notes say.
 func (p *Publisher) Finish(ctx context.Context, run result.Run) []string {
 	if p == nil {
 		return nil
@@ -26,6 +26,17 @@ func (p *Publisher) Finish(ctx context.Context, run result.Run) []string {
 	p.finishing.Store(true)
 	if p.stopLive != nil {
 		p.stopLive()
+	}
+	if p.stopStatuses != nil {
+		p.stopStatuses()
+		select {
+		case <-p.statusesDone:
+			p.finishStatuses(ctx, run)
+		case <-ctx.Done():
+			p.note("commit statuses not posted: GitHub did not answer in time")
+		}
+	}
+	if p.stopLive != nil {
 		select {
 		case <-p.liveDone:
 			if p.cfg.Deployments {

@@ -28,12 +28,14 @@ const (
 )
 
 // Start creates (or finds, on a re-run) the deployments and marks them in_progress, then
-// keeps their description up to date with the clusters' progress until Finish. It returns at
-// once: the verification never waits for GitHub.
+// keeps their description up to date with the clusters' progress until Finish, and posts a
+// commit status pending once its cluster starts waiting. It returns at once: the
+// verification never waits for GitHub.
 func (p *Publisher) Start(ctx context.Context) {
 	if p == nil {
 		return
 	}
+	p.startStatuses(ctx)
 	liveCtx, stop := context.WithCancel(ctx)
 	p.stopLive = stop
 	go func() {
@@ -62,6 +64,9 @@ func (p *Publisher) Observe(cluster string, v result.Verdict, message string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.verdicts[cluster], p.messages[cluster] = v, message
+	if v == result.VerdictInProgress {
+		p.waiting(cluster)
+	}
 }
 
 func (p *Publisher) createAll(ctx context.Context) {
@@ -93,7 +98,7 @@ func (p *Publisher) createAll(ctx context.Context) {
 }
 
 // each runs f on every target, concurrentRequests at a time, and returns when all are done.
-func each(ctx context.Context, targets []*target, f func(*target)) {
+func each[T any](ctx context.Context, targets []T, f func(T)) {
 	slots := make(chan struct{}, concurrentRequests)
 	var wg sync.WaitGroup
 	for _, t := range targets {

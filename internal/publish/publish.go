@@ -1,7 +1,8 @@
-// Package publish shows a run's verdicts where people look on GitHub: a deployment per
-// cluster (or per group of clusters, for big fleets) with its live state, and one sticky
-// comment on the pull request that was merged. It only writes when asked, and what GitHub
-// refuses (a missing permission, a rate limit, an outage) is a note, never the verdict.
+// Package publish shows a run's verdicts where people and branch protection look on GitHub: a
+// deployment per cluster (or per group of clusters, for big fleets) with its live state, a
+// commit status per cluster (or one for big fleets), and one sticky comment on the pull
+// request that was merged. It only writes when asked, and what GitHub refuses (a missing
+// permission, a rate limit, an outage) is a note, never the verdict.
 package publish
 
 import (
@@ -31,9 +32,12 @@ const (
 
 // Config says what to publish, and where.
 type Config struct {
-	// Deployments creates a GitHub deployment per cluster; PRComment writes the sticky comment.
-	Deployments bool
-	PRComment   bool
+	// Deployments creates a GitHub deployment per cluster; PRComment writes the sticky comment;
+	// CommitStatus posts a commit status per cluster (app-status/<cluster>), or one
+	// (app-status) above GroupAbove clusters.
+	Deployments  bool
+	PRComment    bool
+	CommitStatus bool
 
 	// Token authenticates to GitHub's REST API at APIURL (https://api.github.com when empty,
 	// or GITHUB_API_URL on GitHub Enterprise Server), for the repository owner/name, and to
@@ -63,8 +67,9 @@ type Config struct {
 	// name. EnvironmentURL is the environment's link, a template likewise (none when empty).
 	Environment    string
 	EnvironmentURL string
-	// Above GroupAbove clusters, one deployment per group: GroupEnvironment names a
-	// cluster's group, a template likewise ("production" puts them all in one).
+	// Above GroupAbove clusters, one deployment per group (GroupEnvironment names a
+	// cluster's group, a template likewise: "production" puts them all in one) and one
+	// commit status for the fleet.
 	GroupAbove       int
 	GroupEnvironment string
 	// ProductionEnvironment and TransientEnvironment are the deployments'
@@ -107,6 +112,17 @@ type Publisher struct {
 	started   chan struct{} // closed when every deployment was created (or given up)
 	stopLive  context.CancelFunc
 	liveDone  chan struct{}
+
+	// The commit statuses: the contexts, the clusters that started waiting (under mu), the
+	// wake-up of the goroutine that posts the pending ones, its stop and end, and whether
+	// GitHub refused the token or failed a pending status.
+	statusTargets []*statusTarget
+	waits         map[string]bool
+	wake          chan struct{}
+	stopStatuses  context.CancelFunc
+	statusesDone  chan struct{}
+	refused       atomic.Bool
+	pendingFailed atomic.Bool
 }
 
 // target is one GitHub deployment: one cluster's, or a group's.
@@ -121,11 +137,11 @@ type target struct {
 
 // New checks the configuration against the run's clusters.
 func New(cfg Config, clusters []string) (*Publisher, error) {
-	if !cfg.Deployments && !cfg.PRComment {
+	if !cfg.Deployments && !cfg.PRComment && !cfg.CommitStatus {
 		return nil, nil //nolint:nilnil // nothing to publish
 	}
 	if cfg.Token == "" {
-		return nil, errors.New("deployments and pr-comment need a GitHub token: set the github-token input (its default is ${{ github.token }})")
+		return nil, errors.New("deployments, pr-comment and commit-status need a GitHub token: set the github-token input (its default is ${{ github.token }})")
 	}
 	cfg.Environment = cmpOr(cfg.Environment, DefaultEnvironment)
 	cfg.GroupEnvironment = cmpOr(cfg.GroupEnvironment, DefaultGroupEnvironment)
@@ -140,7 +156,8 @@ func New(cfg Config, clusters []string) (*Publisher, error) {
 		return nil, err
 	}
 	p := &Publisher{cfg: cfg, api: a, clock: a.clock, byName: map[string]*target{},
-		verdicts: map[string]result.Verdict{}, messages: map[string]string{}, started: make(chan struct{}), liveDone: make(chan struct{})}
+		verdicts: map[string]result.Verdict{}, messages: map[string]string{}, started: make(chan struct{}), liveDone: make(chan struct{}),
+		waits: map[string]bool{}, wake: make(chan struct{}, 1), statusesDone: make(chan struct{})}
 	if cfg.PullRequest < 0 {
 		return nil, fmt.Errorf("pull request %d is not a pull request's number", cfg.PullRequest)
 	}
@@ -152,6 +169,9 @@ func New(cfg Config, clusters []string) (*Publisher, error) {
 		p.eventSHA = p.event.headSHA
 	}
 	p.ref = commitOf(cfg.Revision, p.eventSHA)
+	if cfg.CommitStatus {
+		p.statusTargets = newStatusTargets(clusters, cfg.GroupAbove)
+	}
 	if !cfg.Deployments {
 		return p, nil
 	}
