@@ -88,3 +88,52 @@ func TestCommitStatusNeverChangesTheVerdict(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitStatusOfAVerifyStep: the action's verify mode posts the cluster's commit status
+// on the workflow's commit (the revision is a short SHA), pending once while it waits, then its
+// verdict, linked to the run; the exit code is the run's.
+func TestCommitStatusOfAVerifyStep(t *testing.T) {
+	t.Parallel()
+	const (
+		sha   = "c3d4e5f60718293a4b5c6d7e8f90123456789012"
+		token = "ghs_status_token_0123456789"
+	)
+	for _, tt := range []struct {
+		name, revision, timeout string
+		code                    int
+		// want is each state posted; the fake cluster is Current as soon as it is connected,
+		// so its pending status may not go out before the verdict: maybe is its pending.
+		want  []string
+		maybe string
+	}{
+		{"Current at once", "a1b2c3d4", "20s", 0, []string{"app-status/prod-eu success"}, "app-status/prod-eu pending"},
+		{"waits for another revision, times out", "b2c3d4e5", "3s", 1, []string{"app-status/prod-eu pending", "app-status/prod-eu error"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			gh := fakegithub.Start(t, fakegithub.Options{Token: token, Owner: "org", Repo: "app"})
+			f := newFakeEnv(t, map[string]string{
+				"KC_PROD": healthyCluster(t), "INPUT_CLUSTERS": "prod-eu=env:KC_PROD", "INPUT_RESOURCE": "ks/app",
+				"INPUT_REVISION": tt.revision, "INPUT_TIMEOUT": tt.timeout, "INPUT_COMMIT-STATUS": "true", "INPUT_GITHUB-TOKEN": token,
+				"GITHUB_REPOSITORY": "org/app", "GITHUB_RUN_ID": "7001", "GITHUB_RUN_ATTEMPT": "2", "GITHUB_SHA": sha,
+				"GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": gh.URL, "GITHUB_EVENT_NAME": "push",
+			})
+			if code := Run(context.Background(), []string{"action"}, f.env()); code != tt.code {
+				t.Errorf("Run() = %d, want %d:\n%s", code, tt.code, f.stdout.String())
+			}
+			if log := f.stdout.String(); strings.Contains(log, "::warning") {
+				t.Errorf("a warning, want none:\n%s", log)
+			}
+			var states []string
+			for _, st := range gh.CommitStatuses(sha) {
+				states = append(states, st.Context+" "+st.State)
+				if st.TargetURL != "https://github.com/org/app/actions/runs/7001/attempts/2" {
+					t.Errorf("%s %s: target_url %q, want the run's", st.Context, st.State, st.TargetURL)
+				}
+			}
+			if !cmp.Equal(tt.want, states) && (tt.maybe == "" || !cmp.Equal(append([]string{tt.maybe}, tt.want...), states)) {
+				t.Errorf("statuses %q, want %q (after %q or not)", states, tt.want, tt.maybe)
+			}
+		})
+	}
+}
