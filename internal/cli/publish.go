@@ -99,8 +99,9 @@ func clustersHash(clusters []string) string {
 	return hex.EncodeToString(sum[:4])
 }
 
-// startPublisher starts posting the run's deployments and commit statuses, when asked. A configuration GitHub
-// cannot take (no token, a bad template) is a warning: the verification goes on without.
+// startPublisher starts posting the run's deployments and commit statuses, when asked. A
+// configuration GitHub cannot take (no token, a bad template) is a warning: the verification
+// goes on without.
 func startPublisher(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, req verify.Request) *publish.Publisher {
 	if !s.shard.IsZero() && publishes(s.publish) {
 		// A leg sees its share of the fleet: a group's deployment, the aggregate commit status
@@ -118,8 +119,9 @@ func startPublisher(ctx context.Context, gha *githubactions.Action, env Env, s a
 }
 
 // publishMerged posts a merged run's deployments and commit statuses (straight to their
-// final status) and comment, for the merge step's own resources and revision (its own commit when it names
-// none), never a report's: a merge step given no resource posts nothing, and says so.
+// final status) and comment, for the merge step's own resources and revision (its own commit
+// when it names none), never a report's: a merge step given no resource posts nothing, and
+// says so.
 func publishMerged(ctx context.Context, gha *githubactions.Action, env Env, s actionConfig, resources []string, rev flux.Revision, run result.Run, hurry func() bool) []string {
 	if publishes(s.publish) && len(resources) == 0 {
 		gha.WithFieldsMap(map[string]string{"title": "app-status: nothing posted to GitHub"}).Warningf("%s",

@@ -56,12 +56,12 @@ func statusText(s string) string {
 	return sanitize.Truncate(sanitize.Commands(sanitize.Line(s)), report.MaxDeploymentDescription)
 }
 
-// CommitState is the commit status state of a cluster's verdict: success when Current;
+// commitState is the commit status state of a cluster's verdict: success when Current;
 // failure when the answer is no or the set-up must be fixed (the rollout failed, the Flux
 // object does not exist, the credentials or the kubeconfig are refused or unusable); error
 // when the run could not tell (unreachable, throttled, out of time, cancelled, suspended and
 // not verified, no report in a merge).
-func CommitState(v result.Verdict) string {
+func commitState(v result.Verdict) string {
 	switch v {
 	case result.VerdictCurrent:
 		return "success"
@@ -181,7 +181,7 @@ func finalStatus(t *statusTarget, byName map[string]result.Cluster) (state, desc
 		if !ok {
 			return "error", "no verdict"
 		}
-		return CommitState(c.Verdict), statusText(report.DeploymentDescription(c))
+		return commitState(c.Verdict), statusText(report.DeploymentDescription(c))
 	}
 	verdicts := make(map[string]result.Verdict, len(t.clusters))
 	state = "success"
@@ -191,7 +191,7 @@ func finalStatus(t *statusTarget, byName map[string]result.Cluster) (state, desc
 			v = c.Verdict
 		}
 		verdicts[name] = v
-		switch s := CommitState(v); {
+		switch s := commitState(v); {
 		case s == "failure":
 			state = "failure"
 		case s == "error" && state == "success":

@@ -85,10 +85,10 @@ func TestCommitState(t *testing.T) {
 	}
 	got := map[result.Verdict]string{}
 	for _, v := range result.Verdicts {
-		got[v] = CommitState(v)
+		got[v] = commitState(v)
 	}
 	if diff := gocmp.Diff(want, got); diff != "" {
-		t.Errorf("CommitState (-want +got):\n%s", diff)
+		t.Errorf("commitState (-want +got):\n%s", diff)
 	}
 }
 
