@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -233,19 +232,9 @@ func durationInput(gha *githubactions.Action, name string, def time.Duration) (t
 	if v == "" {
 		return def, nil
 	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil || isRangeError(err) {
-		// Whole seconds; checked before they are multiplied, which could overflow.
-		if err != nil || secs < 0 || secs > int64(maxDuration/time.Second) {
-			return 0, fmt.Errorf("input %s: %s seconds is out of range: give a duration up to 24h, e.g. 10m, 90s or 1h30m", name, v)
-		}
-		return time.Duration(secs) * time.Second, nil
-	}
-	d, err := time.ParseDuration(v)
+	d, err := parseDuration(v)
 	if err != nil {
-		if strings.Contains(err.Error(), "invalid duration") && durationShape.MatchString(v) {
-			return 0, fmt.Errorf("input %s: %q is out of range: give a duration up to 24h, e.g. 10m, 90s or 1h30m", name, v)
-		}
-		return 0, fmt.Errorf("input %s: %q is not a duration; use e.g. 10m, 90s or 1h30m", name, v)
+		return 0, fmt.Errorf("input %s: %w", name, err)
 	}
 	return d, nil
 }
@@ -263,14 +252,6 @@ func intInput(gha *githubactions.Action, name string, def int) (int, error) {
 		return 0, fmt.Errorf("input %s: %q is not a whole number", name, v)
 	}
 	return int(n), nil
-}
-
-// durationShape is a duration as ParseDuration reads it, whose only fault can be its size.
-var durationShape = regexp.MustCompile(`^([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+$`)
-
-func isRangeError(err error) bool {
-	var numErr *strconv.NumError
-	return errors.As(err, &numErr) && errors.Is(numErr.Err, strconv.ErrRange)
 }
 
 func boolInput(gha *githubactions.Action, name string, def bool) (bool, error) {

@@ -140,9 +140,13 @@ func TestTektonRun(t *testing.T) {
 			wantStderr: "flag provided but not defined: -no-such-flag",
 		},
 		{
-			name: "timeout param without a unit", timeout: "600", wantCode: 2, wantReports: true,
+			name: "timeout param in seconds", timeout: "5", args: []string{"--quiet"}, wantCode: 1, wantReports: true,
+			want: map[string]string{"status": "failure", "ready-count": "0", "failed-count": "2", "failed-clusters": `["prod-eu","prod-us"]`, "duration": "N.Ns"},
+		},
+		{
+			name: "timeout param out of range", timeout: "90000", wantCode: 2, wantReports: true,
 			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "0", "failed-clusters": `[]`, "duration": "N.Ns"},
-			wantStderr: `invalid value "600" for flag -timeout`,
+			wantStderr: `invalid value "90000" for flag -timeout: 90000 seconds is out of range`,
 		},
 		{
 			name: "secret given to the wrong flag", args: []string{"--max-parallel", "tekton-secret-0123456789"}, wantCode: 2, wantReports: true,
@@ -304,7 +308,7 @@ func TestFlagErrorWithoutValue(t *testing.T) {
 	}{
 		{[]string{"--max-parallel", secret}, "invalid value for flag -max-parallel (the step's log has the error)"},
 		{[]string{"--timeout=" + secret}, "invalid value for flag -timeout (the step's log has the error)"},
-		{[]string{"--timeout=600"}, "invalid value for flag -timeout (the step's log has the error)"},
+		{[]string{"--timeout=90000"}, "invalid value for flag -timeout (the step's log has the error)"},
 		{[]string{"--never-ready-grace", secret + " for flag -x: "}, "invalid value for flag -never-ready-grace (the step's log has the error)"},
 		{[]string{"--fail-fast=" + secret}, "invalid value for flag -fail-fast (the step's log has the error)"},
 		{[]string{"--shard", secret}, "invalid value for flag -shard (the step's log has the error)"},

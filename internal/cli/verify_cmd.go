@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/report"
@@ -63,22 +62,26 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.Var(&o.allowedServers, "allowed-server", "an API server (https://HOST[:PORT]) a kubeconfig of a file: source may have an EKS, GKE or AKS token of the built-in providers sent to, besides the cloud's own endpoints; repeat for several")
 	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
 	fs.StringVar(&o.clustersDir, "clusters-dir", "", "folder the relative file: paths of --clusters-file start at (default: the clusters file's folder)")
-	fs.DurationVar(&o.timeout, "timeout", d.timeout, "how long to wait for every cluster")
+	o.timeout, o.unschedulableGrace, o.retryGrace = d.timeout, d.unschedulableGrace, d.retryGrace
+	fs.Var(durationFlag{&o.timeout}, "timeout", "how long to wait for every cluster: seconds (600) or a duration with its unit (90s, 10m)")
 	fs.IntVar(&o.maxParallel, "max-parallel", d.maxParallel, "clusters connecting and making their first lists at once (a waiting cluster holds no slot)")
 	fs.BoolVar(&o.failFast, "fail-fast", d.failFast, "stop the other clusters once one has failed")
 	fs.BoolVar(&o.workloads, "workloads", d.workloads, "also verify the objects in the inventory (false: only the Flux objects, nested ones included)")
 	fs.BoolVar(&o.failOnSuspended, "fail-on-suspended", d.failOnSuspended, "fail a cluster where a nested Flux object is suspended (default: report it and skip what it lists)")
 	fs.IntVar(&o.crashRestarts, "crash-restarts", d.crashRestarts, "restarts after which a crashing container fails the rollout")
-	fs.DurationVar(&o.unschedulableGrace, "unschedulable-grace", d.unschedulableGrace, "how long a pod may stay unschedulable before the rollout fails")
+	fs.Var(durationFlag{&o.unschedulableGrace}, "unschedulable-grace", "how long a pod may stay unschedulable before the rollout fails")
 	fs.Func("never-ready-grace", "how long a pod may run without becoming ready before the rollout fails (default: the workload's own deadline, a Deployment's progressDeadlineSeconds, else what its probes allow)", func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("%q: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", v)
+		d, err := parseDuration(v)
+		if err != nil {
+			return err
+		}
+		if d <= 0 {
+			return fmt.Errorf("%q is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", v)
 		}
 		o.neverReadyGrace = d
 		return nil
 	})
-	fs.DurationVar(&o.retryGrace, "retry-grace", d.retryGrace, "how long an error the kubelet or a controller retries may last before the rollout fails (a transient pull error, a missing Secret or ConfigMap, a quota or webhook refusing pods)")
+	fs.Var(durationFlag{&o.retryGrace}, "retry-grace", "how long an error the kubelet or a controller retries may last before the rollout fails (a transient pull error, a missing Secret or ConfigMap, a quota or webhook refusing pods)")
 	fs.Var(reconcileFlag{&o.reconcile}, "reconcile", "ask Flux to reconcile the sources and the objects before verifying (--reconcile, or --reconcile=force to also rerun Helm releases); the only writes a run makes")
 	o.evidence = d.evidence
 	fs.Var(evidenceFlag{&o.evidence}, "evidence", "how much of a failure's evidence the outputs keep: full, no-logs (no container logs) or none (no logs, no events)")
