@@ -78,7 +78,9 @@ func runAction(ctx context.Context, env Env) int {
 	var githubNotes []string
 	if err != nil {
 		badInput = redactText(err.Error(), secrets)
-		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.Commands(badInput))
+		// Several errors (two bad lines of the clusters input) are a line each of the
+		// annotation, which the step's own command carries (gha escapes the line breaks).
+		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.CommandsText(strings.Join(redactLines(err.Error(), secrets), "\n")))
 		// The log and the job summary get the whole error (GitHub masks the secrets it knows
 		// in both); the report file, the JUnit report and the outputs, which an artifact upload
 		// carries further, only what holds no input's value, and no resource or revision.

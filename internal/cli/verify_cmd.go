@@ -135,7 +135,10 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	// (reported) that leaves out what was typed.
 	badInputReported := func(message, reported string) int {
 		if parseErr == nil {
-			fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, message)
+			// Several errors (two bad lines of a clusters file) are a line each.
+			for _, l := range strings.Split(message, "\n") {
+				fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, l)
+			}
 		}
 		files := newReportFiles(o, summaryFile, env)
 		files.gitlabDefaults = defaults
@@ -172,7 +175,8 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		noClusters: "the kubeconfig has no contexts; pass --kubeconfig, --context or --clusters-file",
 	})
 	if err != nil {
-		return badInput(redactText(err.Error(), secrets))
+		return badInputReported(strings.Join(redactLines(err.Error(), secrets), "\n"),
+			reportedBadInput(fs, env, redactText(err.Error(), secrets)))
 	}
 	var azure *azureCommands
 	var chosen map[string]bool // the files whose path the program chose, besides GitLab's
@@ -269,6 +273,18 @@ func redactText(s string, secrets *kubeconfig.Secrets) string {
 		return sanitize.Line(s)
 	}
 	return secrets.Redact(sanitize.Line(secrets.Redact(s)))
+}
+
+// redactLines is redactText for each line of s: the errors of several bad inputs (each bad
+// line of a clusters file), joined, are shown a line each. Empty lines are left out.
+func redactLines(s string, secrets *kubeconfig.Secrets) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(redactText(l, secrets)); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // reconcileFlag is --reconcile: alone it means true; =force, =true or =false.
