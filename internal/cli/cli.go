@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -18,8 +19,25 @@ import (
 	"github.com/org/app-status-action/internal/verify"
 )
 
-// Version is stamped at build time with -ldflags "-X .../internal/cli.Version=v1.2.3".
+// Version is stamped at build time with -ldflags "-X .../internal/cli.Version=v1.2.3"; left
+// unset ("dev"), the program reports the version its build info holds (programVersion).
 var Version = "dev"
+
+// programVersion is the version the program reports (app-status version, a report's
+// version): Version when stamped at link time, else the main module's version in the build
+// info, which `go install github.com/org/app-status-action/cmd/app-status@v1.2.3` records
+// (a pseudo-version at a commit), else "dev" (a build of a working tree says "(devel)").
+func programVersion() string { return versionOf(Version, debug.ReadBuildInfo) }
+
+func versionOf(stamped string, readBuildInfo func() (*debug.BuildInfo, bool)) string {
+	if stamped != "" && stamped != "dev" {
+		return stamped
+	}
+	if info, ok := readBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}
 
 // Env is the process's outside world, injected so tests can run every mode in-process.
 type Env struct {
@@ -92,7 +110,7 @@ func run(ctx context.Context, args []string, env Env) int {
 	case "exit":
 		return runExit(args[1:], env)
 	case "version", "--version":
-		fmt.Fprintf(env.Stdout, "app-status %s\n", Version)
+		fmt.Fprintf(env.Stdout, "app-status %s\n", programVersion())
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, usage)

@@ -71,7 +71,7 @@ func runShard(ctx context.Context, req verify.Request, s shard.Shard, fleet []st
 // stampRun adds what a merge needs to the run's report: when it ran, the tool's version, the
 // CI run it ran in (origin) and, for a shard, which one it is of which fleet.
 func stampRun(run result.Run, start, end time.Time, origin *result.Origin, s shard.Shard, fleet []string) result.Run {
-	run.StartedAt, run.EndedAt, run.Version = start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano), Version
+	run.StartedAt, run.EndedAt, run.Version = start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano), programVersion()
 	run.Origin = origin
 	if !s.IsZero() {
 		run.Shard = &result.Shard{Index: s.Index, Count: s.Count, Clusters: fleet, ClustersHash: shard.ListHash(fleet)}
@@ -194,7 +194,7 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 		if note := merge.VersionsNote(reports); note != "" {
 			gha.WithFieldsMap(map[string]string{"title": "app-status legs of several versions"}).Warningf("%s", sanitize.Commands(sanitize.Line(note)))
 		}
-		run.Version = Version
+		run.Version = programVersion()
 		run = report.KeepEvidence(run, s.evidence)
 		notes = publishMerged(ctx, gha, env, s, want.Resources, rev, run, hurry)
 	}
@@ -257,7 +257,7 @@ func runMerge(args []string, env Env) int {
 	if note := merge.VersionsNote(reports); note != "" {
 		fmt.Fprintf(env.Stderr, "app-status merge: warning: %s\n", sanitize.Line(note))
 	}
-	run.Version = Version
+	run.Version = programVersion()
 	run = report.KeepEvidence(run, evidence)
 	stdout := sanitize.NewCommandsWriter(env.Stdout)
 	if output == "json" {
