@@ -52,7 +52,7 @@ type cliOptions struct {
 func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	d := defaultSettings()
 	fs := flag.NewFlagSet("app-status "+name, flag.ContinueOnError)
-	fs.Var(&o.resources, "resource", "Flux object to verify: kustomization/NAME (ks/NAME) or helmrelease/NAME (hr/NAME); repeat for several")
+	fs.Var(&o.resources, "resource", "Flux object to verify: kustomization/NAME (ks/NAME), helmrelease/NAME (hr/NAME) or resourceset/NAME (rset/NAME, a Flux Operator ResourceSet), KIND/NAMESPACE/NAME for another namespace; repeat for several")
 	fs.StringVar(&o.namespace, "namespace", d.namespace, "namespace of the Flux objects")
 	fs.StringVar(&o.namespace, "n", d.namespace, "shorthand for --namespace")
 	fs.StringVar(&o.revision, "revision", d.revision, "revision every object must have applied: a commit SHA (7+ hex), a Flux revision (main@sha1:...), a version tag (or refs/tags/NAME), a chart version or an OCI digest; never a branch")
