@@ -89,10 +89,14 @@ func runAction(ctx context.Context, env Env) int {
 	} else {
 		fleet := applyShard(&req, s.shard)
 		pub := startPublisher(ctx, gha, env, s, req)
-		req.Progress = actionProgress(progressPrinter(log, secrets.Redact, len(req.Targets)), pub, secrets.Redact)
+		progress := newProgressLog(log, secrets.Redact, len(req.Targets), func() time.Duration { return env.Clock().Sub(start) })
+		req.Progress = actionProgress(progress.show, pub, secrets.Redact)
 		fmt.Fprintf(log, "Verifying %s on %s (revision %s, timeout %s)\n",
 			strings.Join(resourceIDs(req), ", "), clusterCount(len(req.Targets), s.shard, fleet), cmp.Or(req.Revision.String(), "any"), req.Timeout)
-		run = stampRun(cleanRun(runShard(ctx, req, s.shard, fleet, env), secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
+		stopHeartbeat := progress.startHeartbeat(cmp.Or(env.heartbeat, heartbeatTick))
+		verified := runShard(ctx, req, s.shard, fleet, env)
+		stopHeartbeat()
+		run = stampRun(cleanRun(verified, secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
 		githubNotes = append(githubNotes, finishPublisher(ctx, gha, pub, run, hurry, secrets.Redact)...)
 	}
 	if err := writeActionResults(gha, log, env, run, s.summary, badInput, githubNotes, hurry); err != nil {

@@ -341,7 +341,7 @@ func TestCleanRunJoinsNoSecret(t *testing.T) {
 		}
 	}
 	var progress strings.Builder
-	progressPrinter(&progress, secrets.Redact, 1)(verify.Progress{Cluster: "prod", Message: "token sk-abcdefg\x1b[0mhij123456"})
+	newProgressLog(&progress, secrets.Redact, 1, nil).show(verify.Progress{Cluster: "prod", Message: "token sk-abcdefg\x1b[0mhij123456"})
 	if strings.Contains(progress.String(), secret) {
 		t.Errorf("progress line shows the secret: %q", progress.String())
 	}
@@ -356,7 +356,7 @@ func TestFleetProgressLog(t *testing.T) {
 	t.Parallel()
 	var log strings.Builder
 	const clusters = 1000
-	printer := progressPrinter(&log, func(s string) string { return s }, clusters)
+	printer := newProgressLog(&log, func(s string) string { return s }, clusters, nil).show
 	for step := range 5 {
 		for i := range clusters {
 			p := verify.Progress{Cluster: fmt.Sprintf("c%04d", i), Elapsed: time.Duration(step)*4*time.Second + time.Duration(i)*time.Millisecond,

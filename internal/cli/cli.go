@@ -49,6 +49,9 @@ type Env struct {
 	// WriteFile is set, not given to it.
 	WriteFile func(name string, data []byte) error
 	Clock     func() time.Time
+	// heartbeat is how often a waiting run's progress looks for a silent log (zero:
+	// heartbeatTick); tests shorten it.
+	heartbeat time.Duration
 }
 
 // OSEnv is the real environment.

@@ -174,38 +174,110 @@ type inputNames struct {
 	resource, resourceItem, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, retryGrace, neverReadyGrace, noClusters string
 }
 
-// progressPrinter prints each cluster's state changes as they happen, one line each. Above
+// progressLog prints each cluster's state changes as they happen, one line each. Above
 // fleetLogAbove clusters the log is for a person scanning a fleet: the verdicts that are not
 // Current as they come, and a one-line tally of the fleet at most every tallyEvery (and once
-// every cluster has its verdict), so that 1000 clusters make a few hundred lines.
-func progressPrinter(w io.Writer, redact func(string) string, clusters int) func(verify.Progress) {
-	line := func(p verify.Progress) string {
-		return report.ProgressLine(p.Elapsed, p.Cluster, p.Verdict, p.Final, p.Step, redact(sanitize.Compact(redact(p.Message))))
+// every cluster has its verdict), so that 1000 clusters make a few hundred lines. While any
+// cluster waits, its heartbeat (startHeartbeat) keeps the log from going silent: a tally
+// line at least every tallyEvery.
+type progressLog struct {
+	w        io.Writer
+	redact   func(string) string
+	clusters int
+	// elapsed is the time since the run's start, for the heartbeat's tally.
+	elapsed func() time.Duration
+
+	mu    sync.Mutex
+	final map[string]result.Verdict
+	// lastTally is when the last tally was printed (fleet), as the events tell the time.
+	lastTally time.Duration
+	// printed is set by every line the heartbeat counts as a sign of life (a tally; below
+	// fleetLogAbove, any line), and cleared by each beat.
+	printed bool
+	stopped bool
+}
+
+func newProgressLog(w io.Writer, redact func(string) string, clusters int, elapsed func() time.Duration) *progressLog {
+	return &progressLog{w: w, redact: redact, clusters: clusters, elapsed: elapsed, final: map[string]result.Verdict{}}
+}
+
+// show prints what p changes: its line, and above fleetLogAbove clusters the tally.
+func (l *progressLog) show(p verify.Progress) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return
 	}
-	if clusters <= fleetLogAbove {
-		return func(p verify.Progress) { fmt.Fprint(w, line(p)) }
+	if p.Final {
+		l.final[p.Cluster] = p.Verdict
 	}
-	final := map[string]result.Verdict{}
-	var lastTally time.Duration
-	return func(p verify.Progress) {
-		if p.Final {
-			final[p.Cluster] = p.Verdict
-			if p.Verdict != result.VerdictCurrent {
-				fmt.Fprint(w, line(p))
+	line := func() string {
+		return report.ProgressLine(p.Elapsed, p.Cluster, p.Verdict, p.Final, p.Step, l.redact(sanitize.Compact(l.redact(p.Message))))
+	}
+	if l.clusters <= fleetLogAbove {
+		fmt.Fprint(l.w, line())
+		l.printed = true
+		return
+	}
+	if p.Final && p.Verdict != result.VerdictCurrent {
+		fmt.Fprint(l.w, line())
+	}
+	if p.Elapsed-l.lastTally >= tallyEvery || (p.Final && len(l.final) == l.clusters) {
+		l.lastTally = p.Elapsed
+		fmt.Fprint(l.w, report.TallyLine(p.Elapsed, l.clusters, l.final))
+		l.printed = true
+	}
+}
+
+// beat is the heartbeat's tick: while any cluster waits, a tally when no sign of life was
+// printed since the previous beat.
+func (l *progressLog) beat() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	quiet := !l.printed
+	l.printed = false
+	if l.stopped || !quiet || len(l.final) >= l.clusters {
+		return
+	}
+	now := l.elapsed()
+	l.lastTally = max(l.lastTally, now)
+	fmt.Fprint(l.w, report.TallyLine(now, l.clusters, l.final))
+}
+
+// startHeartbeat beats every tick until stop is called (which waits for the beats to end and
+// silences the log): with tick at most half of tallyEvery, no waiting run is silent for
+// longer than tallyEvery. Call stop before anything else writes to the log.
+func (l *progressLog) startHeartbeat(tick time.Duration) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				l.beat()
 			}
 		}
-		if p.Elapsed-lastTally >= tallyEvery || (p.Final && len(final) == clusters) {
-			lastTally = p.Elapsed
-			fmt.Fprint(w, report.TallyLine(p.Elapsed, clusters, final))
-		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+		l.mu.Lock()
+		l.stopped = true
+		l.mu.Unlock()
 	}
 }
 
 // Above fleetLogAbove clusters, progress is a tally every tallyEvery and the verdicts that
-// are not Current.
+// are not Current; at any size, a waiting run prints a tally at least every tallyEvery, and
+// its heartbeat looks every heartbeatTick.
 const (
 	fleetLogAbove = 30
 	tallyEvery    = 10 * time.Second
+	heartbeatTick = tallyEvery / 2
 )
 
 // cleanRun makes the run safe to write anywhere: every string that came from a cluster is

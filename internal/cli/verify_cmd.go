@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/report"
@@ -195,13 +197,18 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		}
 	}
 	fleet := applyShard(&req, s.shard)
+	start := env.Clock()
+	stopHeartbeat := func() {}
 	if !quiet {
-		req.Progress = progressPrinter(env.Stderr, secrets.Redact, len(req.Targets))
+		progress := newProgressLog(env.Stderr, secrets.Redact, len(req.Targets), func() time.Duration { return env.Clock().Sub(start) })
+		req.Progress = progress.show
+		stopHeartbeat = progress.startHeartbeat(cmp.Or(env.heartbeat, heartbeatTick))
 	}
 	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
 	defer stopHurry()
-	start := env.Clock()
-	run := stampRun(cleanRun(runShard(ctx, req, s.shard, fleet, env), secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
+	verified := runShard(ctx, req, s.shard, fleet, env)
+	stopHeartbeat()
+	run := stampRun(cleanRun(verified, secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
 	if hurry() {
 		run = report.Essentials(run)
 	}
