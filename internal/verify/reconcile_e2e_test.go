@@ -167,7 +167,7 @@ func coOwning(ctx context.Context, t *testing.T, c *testbed.Cluster, name string
 	return string(body)
 }
 
-// TestReconcilePolicy: deploy/rbac/app-status-reconcile.yaml limits every identity that may
+// TestReconcilePolicy: deploy/rbac/reconcile/app-status-reconcile.yaml limits every identity that may
 // patch Flux objects but not update them, whatever its name: app-status's ServiceAccount
 // (bound by app-status-reconcile-binding.yaml) and a second identity, a user of another name
 // bound to the same role, may each set the reconcile request annotation and nothing else:
@@ -181,7 +181,7 @@ func TestReconcilePolicy(t *testing.T) {
 	c := b.Clusters[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	applyRBAC(ctx, t, c, "app-status.yaml", "app-status-reconcile.yaml", "app-status-reconcile-binding.yaml")
+	applyRBAC(ctx, t, c, "app-status.yaml", "reconcile/app-status-reconcile.yaml", "reconcile/app-status-reconcile-binding.yaml")
 	_, sa := saTarget(ctx, t, c, "app-status")
 	ns := c.Namespace(t)
 	user := ns + "@example.com"
@@ -265,7 +265,7 @@ func TestReconcilePolicy(t *testing.T) {
 	}
 
 	// The force file: forceAt on HelmReleases, for who holds its verb.
-	applyRBAC(ctx, t, c, "app-status-reconcile-force.yaml")
+	applyRBAC(ctx, t, c, "force/app-status-reconcile-force.yaml")
 	t.Cleanup(func() {
 		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), "app-status-reconciler-force", metav1.DeleteOptions{})
 	})
@@ -332,7 +332,7 @@ func TestReconcileRun(t *testing.T) {
 	c := b.Clusters[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	applyRBAC(ctx, t, c, "app-status.yaml", "app-status-reconcile.yaml", "app-status-reconcile-binding.yaml")
+	applyRBAC(ctx, t, c, "app-status.yaml", "reconcile/app-status-reconcile.yaml", "reconcile/app-status-reconcile-binding.yaml")
 	target, _ := saTarget(ctx, t, c, "app-status")
 	ns := c.Namespace(t)
 	name := ns + "-rec"
