@@ -32,7 +32,7 @@ import (
 // cloudFakes is what the tests of the built-in credential providers run against: one test-bed
 // cluster (with Flux) whose kube-apiserver asks a TokenReview webhook served by this test about
 // every bearer token, and the fakes of the clouds' token endpoints the webhook trusts. The
-// webhook's users get deploy/rbac/app-status.yaml's read-only ClusterRole, nothing more.
+// webhook's users get deploy/rbac/base/app-status.yaml's read-only ClusterRole, nothing more.
 type cloudFakes struct {
 	dir     string
 	webhook *cloudauthtest.Webhook
@@ -96,7 +96,7 @@ func (f *cloudFakes) cluster(t *testing.T) *testbed.Cluster {
 	return c
 }
 
-// bindReadOnly creates deploy/rbac/app-status.yaml's ClusterRole and binds it to group.
+// bindReadOnly creates deploy/rbac/base/app-status.yaml's ClusterRole and binds it to group.
 func bindReadOnly(c *testbed.Cluster, group string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -104,7 +104,7 @@ func bindReadOnly(c *testbed.Cluster, group string) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(filepath.Join(root, "deploy", "rbac", "app-status.yaml"))
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "rbac", "base", "app-status.yaml"))
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func bindReadOnly(c *testbed.Cluster, group string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("deploy/rbac/app-status.yaml has no ClusterRole")
+	return fmt.Errorf("deploy/rbac/base/app-status.yaml has no ClusterRole")
 }
 
 // signedBy returns the access key ID that signed an EKS token.

@@ -366,7 +366,7 @@ func TestHelmChartRefused(t *testing.T) {
 	t.Logf("flow chart-refused: Failed (flux-chart-failed) %dms after the chart was published (timeout %s): %s", took.Milliseconds(), timeout, got.Message)
 }
 
-// leastPrivilegeRole reads the ClusterRole of deploy/rbac/app-status.yaml.
+// leastPrivilegeRole reads the ClusterRole of deploy/rbac/base/app-status.yaml.
 // markReady writes the status a Flux source's controller would: Ready at its generation.
 func markReady(ctx context.Context, t *testing.T, c *testbed.Cluster, gvr schema.GroupVersionResource, ns, name string) {
 	t.Helper()
@@ -390,7 +390,7 @@ func markReady(ctx context.Context, t *testing.T, c *testbed.Cluster, gvr schema
 
 func leastPrivilegeRole(t *testing.T) ([]byte, rbacv1.ClusterRole) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(testbed.Testdata(t)), "deploy", "rbac", "app-status.yaml"))
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(testbed.Testdata(t)), "deploy", "rbac", "base", "app-status.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,21 +407,21 @@ func leastPrivilegeRole(t *testing.T) ([]byte, rbacv1.ClusterRole) {
 			for _, r := range role.Rules {
 				for _, v := range r.Verbs {
 					if v != "get" && v != "list" && v != "watch" {
-						t.Fatalf("deploy/rbac/app-status.yaml grants %q on %v: the role must be read-only", v, r.Resources)
+						t.Fatalf("deploy/rbac/base/app-status.yaml grants %q on %v: the role must be read-only", v, r.Resources)
 					}
 				}
 				if slices.Contains(r.Resources, "secrets") || slices.Contains(r.Resources, "*") {
-					t.Fatalf("deploy/rbac/app-status.yaml grants %v: it must not read Secrets", r.Resources)
+					t.Fatalf("deploy/rbac/base/app-status.yaml grants %v: it must not read Secrets", r.Resources)
 				}
 			}
 			return data, role
 		}
 	}
-	t.Fatal("deploy/rbac/app-status.yaml has no ClusterRole")
+	t.Fatal("deploy/rbac/base/app-status.yaml has no ClusterRole")
 	return nil, rbacv1.ClusterRole{}
 }
 
-// TestLeastPrivilege: deploy/rbac/app-status.yaml, applied as docs/credentials.md says, is all the
+// TestLeastPrivilege: deploy/rbac/base/app-status.yaml, applied as docs/credentials.md says, is all the
 // action needs: with a token of its ServiceAccount, a healthy app (with a Secret it may not
 // read) is Current, and a broken one fails with its precise code and its evidence.
 func TestLeastPrivilege(t *testing.T) {

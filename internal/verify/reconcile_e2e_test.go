@@ -181,7 +181,7 @@ func TestReconcilePolicy(t *testing.T) {
 	c := b.Clusters[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	applyRBAC(ctx, t, c, "app-status.yaml", "reconcile/app-status-reconcile.yaml", "reconcile/app-status-reconcile-binding.yaml")
+	applyRBAC(ctx, t, c, "base/app-status.yaml", "reconcile/app-status-reconcile.yaml", "reconcile/app-status-reconcile-binding.yaml")
 	_, sa := saTarget(ctx, t, c, "app-status")
 	ns := c.Namespace(t)
 	user := ns + "@example.com"
@@ -332,7 +332,7 @@ func TestReconcileRun(t *testing.T) {
 	c := b.Clusters[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	applyRBAC(ctx, t, c, "app-status.yaml", "reconcile/app-status-reconcile.yaml", "reconcile/app-status-reconcile-binding.yaml")
+	applyRBAC(ctx, t, c, "base/app-status.yaml", "reconcile/app-status-reconcile.yaml", "reconcile/app-status-reconcile-binding.yaml")
 	target, _ := saTarget(ctx, t, c, "app-status")
 	ns := c.Namespace(t)
 	name := ns + "-rec"
@@ -456,7 +456,7 @@ func TestReconcileRun(t *testing.T) {
 	}
 }
 
-// leastPrivilegeRules are the rules of deploy/rbac/app-status.yaml's read-only ClusterRole.
+// leastPrivilegeRules are the rules of deploy/rbac/base/app-status.yaml's read-only ClusterRole.
 func leastPrivilegeRules(t *testing.T) []rbacv1.PolicyRule {
 	t.Helper()
 	_, role := leastPrivilegeRole(t)

@@ -242,7 +242,7 @@ func TestResourceSetReconcile(t *testing.T) {
 	c := b.Clusters[2]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	applyRBAC(ctx, t, c, "app-status.yaml", "reconcile/app-status-reconcile.yaml", "reconcile/app-status-reconcile-binding.yaml")
+	applyRBAC(ctx, t, c, "base/app-status.yaml", "reconcile/app-status-reconcile.yaml", "reconcile/app-status-reconcile-binding.yaml")
 	target, sa := saTarget(ctx, t, c, "app-status")
 	ns := c.Namespace(t)
 	tenant := publishTenant(ctx, t, c, ns+"-a", appDir(t, "web"))
