@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,5 +181,33 @@ func TestHeartbeatWhileWaiting(t *testing.T) {
 				t.Errorf("%d tally lines while the cluster waited 1 s, want a tally on every quiet beat of 20 ms:\n%s", tallies, log)
 			}
 		})
+	}
+}
+
+// blockedWriter blocks every Write until release is closed, telling entered of the first.
+type blockedWriter struct {
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (w *blockedWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.entered) })
+	<-w.release
+	return len(p), nil
+}
+
+// TestHeartbeatStopWithABlockedWriter: a beat stuck in a blocked log (a full pipe, a frozen
+// terminal) does not hold up the end of the run for longer than heartbeatStopWait.
+func TestHeartbeatStopWithABlockedWriter(t *testing.T) {
+	t.Parallel()
+	w := &blockedWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	defer close(w.release)
+	l := newProgressLog(w, func(s string) string { return s }, 1, func() time.Duration { return 0 })
+	stop := l.startHeartbeat(time.Millisecond)
+	<-w.entered // a beat's tally is blocked in Write
+	start := time.Now()
+	stop()
+	if took := time.Since(start); took > heartbeatStopWait+time.Second {
+		t.Errorf("stop took %s with a blocked writer, want at most about %s", took, heartbeatStopWait)
 	}
 }

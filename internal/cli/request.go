@@ -194,7 +194,8 @@ type progressLog struct {
 	// printed is set by every line the heartbeat counts as a sign of life (a tally; below
 	// fleetLogAbove, any line), and cleared by each beat.
 	printed bool
-	stopped bool
+	// stopped silences the log once the run is over (startHeartbeat's stop).
+	stopped atomic.Bool
 }
 
 func newProgressLog(w io.Writer, redact func(string) string, clusters int, elapsed func() time.Duration) *progressLog {
@@ -205,7 +206,7 @@ func newProgressLog(w io.Writer, redact func(string) string, clusters int, elaps
 func (l *progressLog) show(p verify.Progress) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.stopped {
+	if l.stopped.Load() {
 		return
 	}
 	if p.Final {
@@ -236,7 +237,7 @@ func (l *progressLog) beat() {
 	defer l.mu.Unlock()
 	quiet := !l.printed
 	l.printed = false
-	if l.stopped || !quiet || len(l.final) >= l.clusters {
+	if l.stopped.Load() || !quiet || len(l.final) >= l.clusters {
 		return
 	}
 	now := l.elapsed()
@@ -244,9 +245,10 @@ func (l *progressLog) beat() {
 	fmt.Fprint(l.w, report.TallyLine(now, l.clusters, l.final))
 }
 
-// startHeartbeat beats every tick until stop is called (which waits for the beats to end and
-// silences the log): with tick at most half of tallyEvery, no waiting run is silent for
-// longer than tallyEvery. Call stop before anything else writes to the log.
+// startHeartbeat beats every tick until stop is called, which silences the log and waits for
+// a beat under way to end (for heartbeatStopWait at most: a blocked writer never holds up the
+// verdicts). With tick at most half of tallyEvery, no waiting run is silent for longer than
+// tallyEvery. Call stop before anything else writes to the log.
 func (l *progressLog) startHeartbeat(tick time.Duration) (stop func()) {
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -263,11 +265,12 @@ func (l *progressLog) startHeartbeat(tick time.Duration) (stop func()) {
 		}
 	}()
 	return func() {
+		l.stopped.Store(true)
 		close(done)
-		<-exited
-		l.mu.Lock()
-		l.stopped = true
-		l.mu.Unlock()
+		select {
+		case <-exited:
+		case <-time.After(heartbeatStopWait):
+		}
 	}
 }
 
@@ -278,6 +281,9 @@ const (
 	fleetLogAbove = 30
 	tallyEvery    = 10 * time.Second
 	heartbeatTick = tallyEvery / 2
+	// heartbeatStopWait is how long the end of a run waits for a beat stuck in a blocked
+	// writer.
+	heartbeatStopWait = time.Second
 )
 
 // cleanRun makes the run safe to write anywhere: every string that came from a cluster is
