@@ -77,15 +77,17 @@ func runAction(ctx context.Context, env Env) int {
 	var badInput string
 	var githubNotes []string
 	if err != nil {
-		badInput = redactText(err.Error(), secrets)
 		// Several errors (two bad lines of the clusters input) are a line each of the
-		// annotation, which the step's own command carries (gha escapes the line breaks).
-		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.CommandsText(strings.Join(redactLines(err.Error(), secrets), "\n")))
+		// annotation, which the step's own command carries (gha escapes the line breaks), and
+		// of the job summary.
+		badInput = cmp.Or(strings.Join(redactLines(err.Error(), secrets), "\n"), "bad input")
+		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.CommandsText(badInput))
 		// The log and the job summary get the whole error (GitHub masks the secrets it knows
 		// in both); the report file, the JUnit report and the outputs, which an artifact upload
-		// carries further, only what holds no input's value, and no resource or revision.
+		// carries further, only what holds no input's value, and no resource or revision, on
+		// one line.
 		run = result.NewRun(nil, "", nil, env.Clock().Sub(start))
-		run.Condition.Message = reportedText(badInput, typed, inputNamed)
+		run.Condition.Message = reportedText(redactText(err.Error(), secrets), typed, inputNamed)
 	} else {
 		fleet := applyShard(&req, s.shard)
 		pub := startPublisher(ctx, gha, env, s, req)

@@ -51,6 +51,14 @@ func TestEachBadLineOnItsOwnLine(t *testing.T) {
 					`input clusters line 1: "staging": ` + help,
 					`input clusters line 2: "prod=bogus:x": unknown source "bogus:"; ` + help,
 				}
+				// The job summary lists them, a list item each.
+				summary := f.file(t, f.summary)
+				for _, l := range want {
+					item := "- " + strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(l) + "\n"
+					if !strings.Contains(summary, item) {
+						t.Errorf("the job summary lacks the item %q:\n%s", item, summary)
+					}
+				}
 			} else {
 				delete(f.vars, "GITHUB_ACTIONS")
 				file := clustersFile(t, t.TempDir(), clusters, nil)

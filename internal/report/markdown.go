@@ -19,8 +19,8 @@ const DefaultMaxBytes = 512 << 10
 type MarkdownOptions struct {
 	// MaxBytes is the size the summary stays under, DefaultMaxBytes when zero or less.
 	MaxBytes int
-	// BadInput, when set, is why no cluster was contacted: it opens the summary, escaped like
-	// any other text.
+	// BadInput, when set, is why no cluster was contacted (several errors a line each): it
+	// opens the summary, escaped like any other text.
 	BadInput string
 	// GitHubNotes say what the run could not post to GitHub (deployments, the pull-request
 	// comment): a short list after the table, escaped, at most maxGitHubNotes.
@@ -73,7 +73,7 @@ func Markdown(run result.Run, opts MarkdownOptions) string {
 
 	var b strings.Builder
 	if opts.BadInput != "" {
-		fmt.Fprintf(&b, "**Bad input:** %s\n\n", mdText(opts.BadInput, maxConditionRunes))
+		writeBadInput(&b, opts.BadInput)
 		run.Condition.Message = "no cluster was contacted" // the error is said once, above
 	}
 	writeHeadline(&b, run)
@@ -467,3 +467,31 @@ func CompactSummary(run result.Run) string {
 	return fmt.Sprintf("%s %s of %s at %s: %d of %s ready (the merge has the fleet's summary)\n", statusSymbol(run.Status),
 		leg, mdText(strings.Join(run.Resources, ", "), maxConditionRunes), revision, ready, plural(len(run.Results), "cluster"))
 }
+
+// writeBadInput opens the summary with why no cluster was contacted: one error on the line of
+// its heading, several (the bad lines of a clusters input, one per line of text) a list item
+// each, the first maxBadInputItems of them.
+func writeBadInput(b *strings.Builder, text string) {
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) <= 1 {
+		fmt.Fprintf(b, "**Bad input:** %s\n\n", mdText(text, maxConditionRunes))
+		return
+	}
+	b.WriteString("**Bad input:**\n\n")
+	for i, l := range lines {
+		if i == maxBadInputItems {
+			fmt.Fprintf(b, "- and %d more\n", len(lines)-i)
+			break
+		}
+		fmt.Fprintf(b, "- %s\n", mdText(l, maxCellRunes*2))
+	}
+	b.WriteString("\n")
+}
+
+// maxBadInputItems is how many errors of a bad input the summary lists.
+const maxBadInputItems = 20
