@@ -34,6 +34,9 @@ type Spec struct {
 	Snapshot bool
 	// Health judges Jobs and the kinds of spec.healthCheckExprs as Flux does (required).
 	Health Health
+	// NotFoundGrace is how long a requested Flux object may be missing before the cluster is
+	// NotFound, unless Flux may still create it; zero means DefaultNotFoundGrace.
+	NotFoundGrace time.Duration
 }
 
 // ListKey names one list: a resource type in a namespace ("" for cluster-scoped).
@@ -316,6 +319,8 @@ type Memory struct {
 	controllerUnavailable map[string]time.Time
 	// passes is how many assessments were made with this memory (Passes).
 	passes int
+	// missingSince is when the run first saw each requested Flux object missing (missingRoot).
+	missingSince map[string]time.Time
 }
 
 // Passes is how many times Assess has judged the cluster with this memory: the engine's work

@@ -100,6 +100,9 @@ func (l orderedList) Revision() string               { return l.revision }
 type fixtureView struct {
 	lists     map[ListKey]*fixtureList
 	forbidden map[schema.GroupResource]bool
+	// forbiddenAll are the resources whose lists of every namespace are forbidden, the
+	// lists of one namespace allowed (forbidAllNamespaces).
+	forbiddenAll map[schema.GroupResource]bool
 	// failing are the resources whose lists fail, with their error; onItsWay those whose
 	// first list has not answered yet, since when (failList, delayList).
 	failing  map[schema.GroupResource]error
@@ -149,6 +152,10 @@ func newFixtureView(t *testing.T, docs string, order ...string) *fixtureView {
 		key := ListKey{GVR: gvr, Namespace: u.GetNamespace()}
 		l := v.list(key)
 		l.objects[u.GetNamespace()+"/"+u.GetName()] = typed(t, gvr, u)
+		if u.GetNamespace() != "" {
+			// (The list of every namespace holds it too.)
+			v.list(ListKey{GVR: gvr}).objects[u.GetNamespace()+"/"+u.GetName()] = typed(t, gvr, u)
+		}
 	}
 	return v
 }
@@ -177,7 +184,7 @@ func (v *fixtureView) list(key ListKey) *fixtureList {
 	l, ok := v.lists[key]
 	if !ok {
 		l = &fixtureList{objects: map[string]any{}}
-		if v.forbidden[key.GVR.GroupResource()] {
+		if v.forbidden[key.GVR.GroupResource()] || key.Namespace == "" && v.forbiddenAll[key.GVR.GroupResource()] {
 			l.err = apierrors.NewForbidden(key.GVR.GroupResource(), "", errors.New("no RBAC"))
 		}
 		if err, ok := v.failing[key.GVR.GroupResource()]; ok {
@@ -202,6 +209,20 @@ func (v *fixtureView) failList(gr schema.GroupResource, err error) {
 	for key, l := range v.lists {
 		if key.GVR.GroupResource() == gr {
 			l.err = err
+		}
+	}
+}
+
+// forbidAllNamespaces makes the lists of gr in every namespace forbidden, as a Role in each
+// namespace allows the lists of one.
+func (v *fixtureView) forbidAllNamespaces(gr schema.GroupResource) {
+	if v.forbiddenAll == nil {
+		v.forbiddenAll = map[schema.GroupResource]bool{}
+	}
+	v.forbiddenAll[gr] = true
+	for key, l := range v.lists {
+		if key.GVR.GroupResource() == gr && key.Namespace == "" {
+			l.err = apierrors.NewForbidden(gr, "", errors.New("no RBAC"))
 		}
 	}
 }

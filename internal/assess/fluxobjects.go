@@ -49,6 +49,8 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 		e.Flux = append(e.Flux, fo)
 		if owner == "" {
 			e.NotFound = true
+			a.missingRoot(e, ref, fluxKey, w)
+			return
 		}
 		e.wait(Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: id + " not found"})
 		return

@@ -56,6 +56,7 @@ func runAction(ctx context.Context, env Env) int {
 			unschedulableGrace: "input unschedulable-grace",
 			retryGrace:         "input retry-grace",
 			neverReadyGrace:    "input never-ready-grace",
+			notFoundGrace:      "input not-found-grace",
 			noClusters:         "set the clusters input (name=env:VAR lines) or the kubeconfig input",
 		})
 	}
@@ -159,6 +160,9 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 		return c, err
 	}
 	if c.retryGrace, err = durationInput(gha, "retry-grace", d.retryGrace); err != nil {
+		return c, err
+	}
+	if c.notFoundGrace, err = durationInput(gha, "not-found-grace", d.notFoundGrace); err != nil {
 		return c, err
 	}
 	if c.neverReadyGrace, err = durationInput(gha, "never-ready-grace", d.neverReadyGrace); err != nil {

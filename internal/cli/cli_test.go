@@ -174,6 +174,11 @@ func TestActionBadInput(t *testing.T) {
 			want:   "input retry-grace 0s is out of range: give a duration from 1s to 24h",
 		},
 		{
+			name:   "no not-found grace",
+			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_NOT-FOUND-GRACE": "0"},
+			want:   "input not-found-grace 0s is out of range: give a duration from 1s to 24h",
+		},
+		{
 			name:         "markup in the input",
 			inputs:       map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "<img src=x onerror=alert(1)>/[a](http://x)"},
 			want:         "<img src=x onerror=alert(1)>",

@@ -43,6 +43,7 @@ func defaultSettings() settings {
 		crashRestarts:      int(classify.DefaultCrashRestarts),
 		unschedulableGrace: classify.DefaultUnschedulableGrace,
 		retryGrace:         classify.DefaultRetryGrace,
+		notFoundGrace:      verify.DefaultNotFoundGrace,
 		evidence:           report.EvidenceFull,
 	}
 }
@@ -65,7 +66,10 @@ type settings struct {
 	retryGrace         time.Duration
 	// neverReadyGrace is 0 for the workload's own deadline (never-ready-grace unset).
 	neverReadyGrace time.Duration
-	clusters        kubeconfig.Input
+	// notFoundGrace is how long a requested Flux object may be missing before the cluster
+	// is NotFound, unless Flux may still create it (input not-found-grace).
+	notFoundGrace time.Duration
+	clusters      kubeconfig.Input
 	// builtinAuth prefers the built-in credential providers to installed exec plugins (the
 	// CLI's --builtin-auth; the action has no plugins to run).
 	builtinAuth bool
@@ -134,6 +138,9 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	if s.retryGrace <= 0 || s.retryGrace > maxDuration {
 		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.retryGrace, s.retryGrace)
 	}
+	if s.notFoundGrace <= 0 || s.notFoundGrace > maxDuration {
+		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.notFoundGrace, s.notFoundGrace)
+	}
 	in := s.kubeconfigInput()
 	if !s.shard.IsZero() {
 		// Only the shard's own kubeconfigs are read: the others' cost it nothing.
@@ -165,13 +172,14 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	req.Reconcile = s.reconcile
 	req.ProgressSteps = s.verbose
 	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace, RetryGrace: s.retryGrace, NeverReadyGrace: s.neverReadyGrace}
+	req.NotFoundGrace = s.notFoundGrace
 	req.Clock = env.Clock
 	return req, secrets, nil
 }
 
 // inputNames names the inputs (action) or flags (CLI) in error messages.
 type inputNames struct {
-	resource, resourceItem, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, retryGrace, neverReadyGrace, noClusters string
+	resource, resourceItem, revision, timeout, maxParallel, crashRestarts, unschedulableGrace, retryGrace, neverReadyGrace, notFoundGrace, noClusters string
 }
 
 // progressLog prints each cluster's state changes as they happen, one line each. Above

@@ -64,7 +64,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.Var(&o.allowedServers, "allowed-server", "an API server (https://HOST[:PORT]) a kubeconfig of a file: source may have an EKS, GKE or AKS token of the built-in providers sent to, besides the cloud's own endpoints; repeat for several")
 	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
 	fs.StringVar(&o.clustersDir, "clusters-dir", "", "folder the relative file: paths of --clusters-file start at (default: the clusters file's folder)")
-	o.timeout, o.unschedulableGrace, o.retryGrace = d.timeout, d.unschedulableGrace, d.retryGrace
+	o.timeout, o.unschedulableGrace, o.retryGrace, o.notFoundGrace = d.timeout, d.unschedulableGrace, d.retryGrace, d.notFoundGrace
 	fs.Var(durationFlag{&o.timeout}, "timeout", "how long to wait for every cluster: seconds (600) or a duration with its unit (90s, 10m)")
 	fs.IntVar(&o.maxParallel, "max-parallel", d.maxParallel, "clusters connecting and making their first lists at once (a waiting cluster holds no slot)")
 	fs.BoolVar(&o.failFast, "fail-fast", d.failFast, "stop the other clusters once one has failed")
@@ -84,6 +84,7 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 		return nil
 	})
 	fs.Var(durationFlag{&o.retryGrace}, "retry-grace", "how long an error the kubelet or a controller retries may last before the rollout fails (a transient pull error, a missing Secret or ConfigMap, a quota or webhook refusing pods)")
+	fs.Var(durationFlag{&o.notFoundGrace}, "not-found-grace", "how long a requested Flux object may be missing before the cluster is NotFound, unless a Kustomization or ResourceSet of the cluster is still creating it")
 	fs.Var(reconcileFlag{&o.reconcile}, "reconcile", "ask Flux to reconcile the sources and the objects before verifying (--reconcile, or --reconcile=force to also rerun Helm releases); the only writes a run makes")
 	o.evidence = d.evidence
 	fs.Var(evidenceFlag{&o.evidence}, "evidence", "how much of a failure's evidence the outputs keep: full, no-logs (no container logs) or none (no logs, no events)")
@@ -174,7 +175,8 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	req, secrets, err := s.request(env, inputNames{
 		resource: "--resource", resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
 		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace", retryGrace: "--retry-grace", neverReadyGrace: "--never-ready-grace",
-		noClusters: "the kubeconfig has no contexts; pass --kubeconfig, --context or --clusters-file",
+		notFoundGrace: "--not-found-grace",
+		noClusters:    "the kubeconfig has no contexts; pass --kubeconfig, --context or --clusters-file",
 	})
 	if err != nil {
 		return badInputReported(strings.Join(redactLines(err.Error(), secrets), "\n"),

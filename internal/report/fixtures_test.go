@@ -32,7 +32,28 @@ func fixtures() []fixture {
 		{name: "empty", run: result.NewRun([]string{"HelmRelease/app/web"}, "1.4.0", nil, 1500*time.Millisecond)},
 		{name: "empty-shard", run: emptyShardRun()},
 		{name: "preflight", run: preflightRun()},
+		{name: "not-found", run: notFoundRun()},
 	}
+}
+
+// notFoundRun is a typo'd resource: NotFound once the not-found grace passed, naming the close
+// name and the namespace where the name exists, on one cluster; still waiting for a parent
+// Kustomization to create it on another, until the timeout.
+func notFoundRun() result.Run {
+	const typo = "Kustomization/flux-system/my-ap"
+	missing := func(name string, v result.Verdict, message string, ms int64) result.Cluster {
+		return result.Cluster{
+			SchemaVersion: result.SchemaVersion, Name: name, Verdict: v, Reason: "NotFound", ExpectedRevision: revNew,
+			Message: message,
+			Flux: []result.FluxObject{{ID: typo, Kind: "Kustomization", Namespace: "flux-system", Name: "my-ap", Ready: "Unknown",
+				Verdict: result.VerdictNotFound, Message: typo + " not found"}},
+			DurationMs: ms,
+		}
+	}
+	return result.NewRun([]string{typo}, revNew, []result.Cluster{
+		missing("prod-eu", result.VerdictNotFound, typo+" not found; close names in flux-system: my-app; Kustomization my-ap exists in namespace team-a; no Kustomization or ResourceSet is creating it (missing for 2m0s or more)", 120_310),
+		missing("staging", result.VerdictNotFound, "timed out after 10m0s: "+typo+" not found yet; Flux may still create it: Kustomization/flux-system/apps waits for its dependencies (spec.dependsOn)", 600_004),
+	}, 10*time.Minute+12*time.Millisecond)
 }
 
 // emptyShardRun is a shard that holds none of the fleet's clusters, as the CLI writes it: it

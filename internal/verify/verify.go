@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/semaphore"
 	"k8s.io/client-go/rest"
 
+	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -55,6 +56,10 @@ type Request struct {
 	Snapshot bool
 	// Classify holds the rollout-failure classifier's thresholds.
 	Classify classify.Options
+	// NotFoundGrace is how long a requested Flux object may be missing before the cluster is
+	// NotFound, unless a Kustomization or ResourceSet of the cluster may still create it;
+	// zero means assess.DefaultNotFoundGrace.
+	NotFoundGrace time.Duration
 	// Progress, when set, is called whenever a cluster's state changes, and once with its
 	// verdict, from one goroutine of its own: a slow Progress never holds up a verdict, and
 	// repeated changes of a cluster may be coalesced while it catches up; the final one never
@@ -104,10 +109,11 @@ type Stats struct {
 	Passes []int
 }
 
-// The defaults of Request.Timeout and Request.MaxParallel.
+// The defaults of Request.Timeout, Request.MaxParallel and Request.NotFoundGrace.
 const (
-	DefaultTimeout     = 10 * time.Minute
-	DefaultMaxParallel = 20
+	DefaultTimeout       = 10 * time.Minute
+	DefaultMaxParallel   = 20
+	DefaultNotFoundGrace = assess.DefaultNotFoundGrace
 )
 
 func (r Request) withDefaults() Request {

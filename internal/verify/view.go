@@ -60,7 +60,7 @@ func (v clusterView) WaitingMessage(l assess.List, what string, now time.Time) s
 func (s *clusterState) spec() assess.Spec {
 	return assess.Spec{Resources: s.req.Resources, Revision: s.req.Revision, Workloads: s.req.Workloads,
 		FailOnSuspended: s.req.FailOnSuspended, Classify: s.req.Classify, Snapshot: s.req.Snapshot,
-		Health: fluxhealth.New(s.ctx)}
+		Health: fluxhealth.New(s.ctx), NotFoundGrace: s.req.NotFoundGrace}
 }
 
 // maxFetchRounds bounds the rounds of one assessment (assess, fetch what it needs, assess
@@ -317,9 +317,11 @@ func awaitsRead(e *assess.Assessment) bool {
 	return e.AwaitsConsistentRead || (failedOn(e) && len(e.Unconfirmed) > 0)
 }
 
-// failedOn reports whether e failed the cluster.
+// failedOn reports whether e failed the cluster on what it read: a rollout failure, or a
+// requested object found missing after the not-found grace (a watch behind its parents' may
+// not hold it yet).
 func failedOn(e *assess.Assessment) bool {
-	return e.Fatal != nil && e.Fatal.Verdict == result.VerdictFailed
+	return e.Fatal != nil && (e.Fatal.Verdict == result.VerdictFailed || e.Fatal.Verdict == result.VerdictNotFound)
 }
 
 // confirmFailure reads again, after the watches' view failed the cluster on lists it could

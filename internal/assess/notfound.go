@@ -1,0 +1,331 @@
+package assess
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/sanitize"
+)
+
+// A requested Flux object that does not exist is an answer, not a wait: once it has been
+// missing for the not-found grace, and no Flux object of the cluster may still create it
+// (flux.MayStillCreate), the cluster is NotFound, and the message names what exists nearby.
+
+// DefaultNotFoundGrace is how long a requested Flux object may be missing before the cluster
+// is NotFound, while nothing shows Flux creating it (Spec.NotFoundGrace unset).
+const DefaultNotFoundGrace = 2 * time.Minute
+
+// creatorKinds are the kinds whose objects create Flux objects from their sources: a parent
+// Kustomization applies a child's manifest, a ResourceSet generates it.
+var creatorKinds = []flux.Kind{flux.KindKustomization, flux.KindResourceSet}
+
+// The bounds of the names a NotFound message shows (untrusted: the cluster's).
+const (
+	nearNamesMax = 3   // close names shown; FewOf counts the rest
+	nameRunes    = 100 // a name shown is cut to this
+	nearDistance = 3   // at most this many edits apart
+)
+
+// notFoundGrace is the run's not-found grace, its default when unset.
+func (a *assessor) notFoundGrace() time.Duration {
+	if a.spec.NotFoundGrace > 0 {
+		return a.spec.NotFoundGrace
+	}
+	return DefaultNotFoundGrace
+}
+
+// missingRoot decides a requested Flux object that w, the list of its kind in its namespace
+// (key), does not hold: it waits while the grace lasts or while a Flux object may still create
+// it, and is NotFound otherwise. A snapshot (get) has no grace: it says what is so now.
+func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List) {
+	id := ref.ID()
+	if a.mem.missingSince == nil {
+		a.mem.missingSince = map[string]time.Time{}
+	}
+	since, seen := a.mem.missingSince[id]
+	if !seen {
+		since = a.now
+		a.mem.missingSince[id] = since
+	}
+	grace := a.notFoundGrace()
+	hints := a.nearby(ref, w)
+	c := a.creators()
+	wait := func(reason, message string, p Progress) {
+		e.wait(Finding{Verdict: result.VerdictNotFound, Reason: reason, Message: message, Progress: p})
+	}
+	switch {
+	case c.listed(ref):
+		// A list of every namespace holds it, its own namespace's not yet: that watch is
+		// behind.
+		wait("NotFound", id+" not found in its namespace's list yet, though listed in all namespaces", ProgressStep)
+	case len(c.busy) > 0:
+		slices.Sort(c.busy)
+		wait("NotFound", fmt.Sprintf("%s not found yet; Flux may still create it: %s", id, FewOf(c.busy)), ProgressState)
+	case c.blind != "":
+		wait("NotFound", fmt.Sprintf("%s not found; cannot tell whether Flux is creating it: %s", id, c.blind), ProgressState)
+	case c.loading:
+		wait("NotFound", id+" not found; reading the Kustomizations and ResourceSets of the cluster, to tell whether Flux is creating it", ProgressStep)
+	case !a.spec.Snapshot && a.now.Before(since.Add(grace)):
+		e.recheckAt(since.Add(grace))
+		wait("NotFound", joinMessage(id+" not found", hints)+fmt.Sprintf("; NotFound once it has been missing for %s (not-found-grace), unless Flux creates it", grace), ProgressState)
+	default:
+		for _, l := range c.lists {
+			// The verdict rests on its namespace's list read no earlier than the statuses
+			// that say nothing will create it (consistency).
+			if rv := newestRevision(l); rv != "" && !readAfter(w, a.revisionAt(key, w), l, rv) {
+				a.unconfirmed(key)
+			}
+		}
+		e.fail(Finding{Verdict: result.VerdictNotFound, Reason: "NotFound",
+			Message: joinMessage(id+" not found", hints) + fmt.Sprintf("; no Kustomization or ResourceSet is creating it (missing for %s or more)", grace)})
+	}
+}
+
+// creatorsSeen is what the creator kinds' lists (every namespace) say of a missing object.
+type creatorsSeen struct {
+	// busy names the objects that may still create it, and what they are doing.
+	busy []string
+	// blind says why the rule cannot see them all (a list the credentials may not make, or
+	// that fails); loading is set while a list is on its way.
+	blind   string
+	loading bool
+	// lists are the creators' lists read; all those of its own kind, by namespace and name.
+	lists []List
+	all   map[flux.Kind]List
+}
+
+// listed reports whether a list of every namespace holds ref.
+func (c creatorsSeen) listed(ref flux.Ref) bool {
+	l, ok := c.all[ref.Kind]
+	if !ok {
+		return false
+	}
+	_, found := l.Object(ref.Namespace, ref.Name)
+	return found
+}
+
+// creators reads the creator kinds in every namespace (and the sources of the
+// Kustomizations) and says which may still create objects (flux.MayStillCreate).
+func (a *assessor) creators() creatorsSeen {
+	c := creatorsSeen{all: map[flux.Kind]List{}}
+	for _, kind := range creatorKinds {
+		l, ok := a.allNamespaces(kind, &c)
+		if !ok {
+			continue
+		}
+		c.lists = append(c.lists, l)
+		for _, item := range l.Items() {
+			u, isU := item.(*unstructured.Unstructured)
+			if !isU {
+				continue
+			}
+			src, known := a.creatorSource(kind, u)
+			if !known {
+				c.loading = true
+			}
+			if why := flux.MayStillCreate(kind, u, src); why != "" {
+				c.busy = append(c.busy, fmt.Sprintf("%s/%s/%s %s", kind, shownName(u.GetNamespace()), shownName(u.GetName()), why))
+			}
+		}
+	}
+	return c
+}
+
+// allNamespaces returns the list of kind in every namespace once it has arrived; a kind the
+// cluster does not serve (no Flux Operator) has none, and a list that fails or is on its way
+// is noted in c.
+func (a *assessor) allNamespaces(kind flux.Kind, c *creatorsSeen) (List, bool) {
+	l := a.list(ListKey{GVR: kind.GroupVersionResource()})
+	if l.Synced() {
+		c.all[kind] = l
+		return l, true
+	}
+	err := l.Err()
+	if err == nil {
+		c.loading = true
+		return nil, false
+	}
+	what := kind.GroupVersionResource().Resource + " in all namespaces"
+	if x := a.view.Explain(err, what); x.Known && x.Verdict == result.VerdictNotFound {
+		return nil, false
+	}
+	c.blind = joinMessage(c.blind, fmt.Sprintf("listing %s: %s", what, sanitize.Truncate(sanitize.Compact(a.view.Explain(err, what).Detail), 200)))
+	return nil, false
+}
+
+// creatorSource is a Kustomization's source as the view holds it; known is false while its
+// list is on its way. A source that cannot be read is nil: the rule goes without it.
+func (a *assessor) creatorSource(kind flux.Kind, u *unstructured.Unstructured) (src *flux.Source, known bool) {
+	if kind != flux.KindKustomization {
+		return nil, true
+	}
+	ref := flux.SourceOf(kind, u)
+	gvr, ok := ref.GroupVersionResource()
+	if !ok {
+		return nil, true
+	}
+	l := a.list(ListKey{GVR: gvr, Namespace: ref.Namespace})
+	if !l.Synced() {
+		return nil, l.Err() != nil
+	}
+	cached, _ := l.Object(ref.Namespace, ref.Name)
+	obj, isU := cached.(*unstructured.Unstructured)
+	if !isU {
+		return nil, true
+	}
+	s := flux.ReadSource(ref, obj)
+	return &s, true
+}
+
+// newestRevision is the resourceVersion of the newest object l holds, or its own revision
+// when it was read at one moment (Snapshot).
+func newestRevision(l List) string {
+	if s, ok := l.(Snapshot); ok && s.Revision() != "" {
+		return s.Revision()
+	}
+	newest := ""
+	for _, item := range l.Items() {
+		m, err := meta.Accessor(item)
+		if err != nil {
+			continue
+		}
+		rv := m.GetResourceVersion()
+		if c, err := resourceversion.CompareResourceVersion(rv, newest); newest == "" || err == nil && c > 0 {
+			newest = rv
+		}
+	}
+	return newest
+}
+
+// nearby names what exists near a missing object: objects of its kind in its namespace with
+// close names (w), and the namespaces where one of its name exists (the kind's list of every
+// namespace, when it may be read).
+func (a *assessor) nearby(ref flux.Ref, w List) string {
+	var near []nearName
+	for _, item := range w.Items() {
+		m, err := meta.Accessor(item)
+		if err != nil || m.GetNamespace() != ref.Namespace {
+			continue
+		}
+		if d, ok := closeName(ref.Name, m.GetName()); ok {
+			near = append(near, nearName{name: shownName(m.GetName()), distance: d})
+		}
+	}
+	slices.SortFunc(near, func(x, y nearName) int {
+		return cmp.Or(cmp.Compare(x.distance, y.distance), strings.Compare(x.name, y.name))
+	})
+	var msg string
+	if len(near) > 0 {
+		names := make([]string, 0, len(near))
+		for _, n := range near {
+			names = append(names, n.name)
+		}
+		msg = fmt.Sprintf("close names in %s: %s", ref.Namespace, fewNames(names))
+	}
+	all := a.list(ListKey{GVR: ref.Kind.GroupVersionResource()})
+	switch {
+	case all.Synced():
+		var namespaces []string
+		for _, item := range all.Items() {
+			m, err := meta.Accessor(item)
+			if err == nil && m.GetName() == ref.Name && m.GetNamespace() != ref.Namespace {
+				namespaces = append(namespaces, shownName(m.GetNamespace()))
+			}
+		}
+		slices.Sort(namespaces)
+		if len(namespaces) > 0 {
+			msg = joinMessage(msg, fmt.Sprintf("%s %s exists in namespace %s", ref.Kind, ref.Name, fewNames(namespaces)))
+		}
+	case all.Err() != nil:
+		what := ref.Kind.GroupVersionResource().Resource + " in all namespaces"
+		if x := a.view.Explain(all.Err(), what); !x.Known || x.Verdict != result.VerdictNotFound {
+			msg = joinMessage(msg, fmt.Sprintf("other namespaces not searched (listing %s: %s)", what,
+				sanitize.Truncate(sanitize.Compact(x.Detail), 200)))
+		}
+	}
+	return msg
+}
+
+// nearName is a close name and how many edits it is from the one asked for.
+type nearName struct {
+	name     string
+	distance int
+}
+
+// fewNames names the first nearNamesMax of names, and counts the rest.
+func fewNames(names []string) string {
+	if len(names) <= nearNamesMax {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:nearNamesMax], ", "), len(names)-nearNamesMax)
+}
+
+// shownName is a name from the cluster made safe to show: one line, bounded.
+func shownName(s string) string {
+	return sanitize.Truncate(sanitize.Compact(s), nameRunes)
+}
+
+// closeName reports whether have is close to want, a name asked for: at most nearDistance
+// edits apart (a third of want's length for short names, one at least), or one a prefix of
+// the other sharing at least four characters ("podinfo", "podinfo-staging"). distance orders
+// them; a prefix counts as the edits it takes, past nearDistance.
+func closeName(want, have string) (distance int, ok bool) {
+	if want == have {
+		return 0, false
+	}
+	limit := min(nearDistance, max(1, len(want)/3))
+	if d, ok := editDistance(want, have, limit); ok {
+		return d, true
+	}
+	if len(want) >= 4 && len(have) >= 4 && (strings.HasPrefix(have, want) || strings.HasPrefix(want, have)) {
+		return nearDistance + 1 + abs(len(have)-len(want)), true
+	}
+	return 0, false
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes: Kubernetes names are
+// ASCII) when it is at most limit; ok is false beyond it. It stops as soon as no path can stay
+// within limit, so a long name costs little.
+func editDistance(a, b string, limit int) (int, bool) {
+	if abs(len(a)-len(b)) > limit {
+		return 0, false
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		best := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			best = min(best, cur[j])
+		}
+		if best > limit {
+			return 0, false
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)], prev[len(b)] <= limit
+}

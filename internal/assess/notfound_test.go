@@ -1,0 +1,246 @@
+package assess
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/fluxhealth"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// ksIn is Kustomization namespace/name, Ready on revB.
+func ksIn(namespace, name string) string {
+	return strings.Replace(ks(name, "GitRepository", "app", "", revB), "namespace: flux-system", "namespace: "+namespace, 1)
+}
+
+// parentWith is the Kustomization flux-system/apps, which applies the app's Kustomization,
+// with the given status (YAML lines under status:).
+func parentWith(status string) string {
+	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system, generation: 2, resourceVersion: "5"}
+spec: {sourceRef: {kind: GitRepository, name: app}}
+status:
+` + status
+}
+
+const (
+	// parentApplied has applied revB, what its source offers.
+	parentApplied = `  observedGeneration: 2
+  lastAppliedRevision: "` + revB + `"
+  lastAttemptedRevision: "` + revB + `"
+  conditions:
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revB + `", observedGeneration: 2}`
+	// parentReconciling is kustomize-controller v1.9.5 at work on revB, revA applied.
+	parentReconciling = `  observedGeneration: 2
+  lastAppliedRevision: "` + revA + `"
+  lastAttemptedRevision: "` + revA + `"
+  conditions:
+  - {type: Ready, status: "Unknown", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}
+  - {type: Reconciling, status: "True", reason: Progressing, message: "Fetching manifests for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}`
+	// parentBehind is Ready on revA while its source offers revB: not started yet.
+	parentBehind = `  observedGeneration: 2
+  lastAppliedRevision: "` + revA + `"
+  lastAttemptedRevision: "` + revA + `"
+  conditions:
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: ` + revA + `", observedGeneration: 2}`
+	// parentWaitsForDependencies waits for spec.dependsOn.
+	parentWaitsForDependencies = `  observedGeneration: 2
+  lastAppliedRevision: "` + revA + `"
+  lastAttemptedRevision: "` + revA + `"
+  conditions:
+  - {type: Ready, status: "False", reason: DependencyNotReady, message: "dependency 'flux-system/infra' is not ready", observedGeneration: 2}`
+	// parentFailed failed to build revB, its source's newest: its answer for it.
+	parentFailed = `  observedGeneration: 1
+  lastAppliedRevision: "` + revA + `"
+  lastAttemptedRevision: "` + revB + `"
+  conditions:
+  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 2}
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Fetching manifests for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}`
+)
+
+// TestMissingRequestedObject: a requested Flux object that does not exist waits for the
+// not-found grace, and longer only while a Kustomization or ResourceSet of the cluster may
+// still create it; then it is NotFound, naming the close names of its namespace and the
+// namespaces where its name exists.
+func TestMissingRequestedObject(t *testing.T) {
+	t.Parallel()
+	app := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "pod-info"}
+	nearby := []string{ksIn("flux-system", "podinfo"), ksIn("flux-system", "unrelated"), ksIn("apps", "pod-info"), ksIn("shop", "pod-info")}
+	const grace = 2 * time.Minute
+	tests := []struct {
+		name    string
+		ref     flux.Ref
+		docs    []string
+		elapsed time.Duration // since the run first saw it missing
+		// forbidAll lists the resources whose lists of every namespace are forbidden.
+		forbidAll []string
+		snapshot  bool
+		// order, when set, reads the lists at one moment each, in order (consistency).
+		order       []string
+		want        outcome
+		wantMessage []string
+		// wantUnconfirmed are the lists a NotFound must be read again from.
+		wantUnconfirmed []string
+	}{
+		{name: "missing within the grace: waits",
+			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), elapsed: time.Minute,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"Kustomization/flux-system/pod-info not found", "close names in flux-system: podinfo", "not-found-grace"}},
+		{name: "missing after the grace, the parent applied its source's revision: NotFound",
+			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), elapsed: grace,
+			want: outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantMessage: []string{"Kustomization/flux-system/pod-info not found", "close names in flux-system: podinfo;",
+				"Kustomization pod-info exists in namespace apps, shop", "no Kustomization or ResourceSet is creating it"},
+			wantUnconfirmed: []string{"kustomizations in flux-system"}},
+		{name: "missing after the grace, read at one moment after the parents: nothing to read again",
+			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), elapsed: grace,
+			order: []string{"gitrepositories@3", "kustomizations@7"},
+			want:  outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"}},
+		{name: "missing after the grace while the parent reconciles a newer revision: waits",
+			ref: app, docs: append([]string{parentWith(parentReconciling), gitRepo()}, nearby...), elapsed: 5 * grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps is applying main@sha1:bbbbbbb"}},
+		{name: "missing after the grace, the parent not started on its source's newer revision: waits",
+			ref: app, docs: append([]string{parentWith(parentBehind), gitRepo()}, nearby...), elapsed: 5 * grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"Kustomization/flux-system/apps has not applied main@sha1:bbbbbbb of GitRepository/flux-system/app yet"}},
+		{name: "missing after the grace, the parent waits for its dependencies: waits",
+			ref: app, docs: append([]string{parentWith(parentWaitsForDependencies), gitRepo()}, nearby...), elapsed: 5 * grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"Kustomization/flux-system/apps waits for its dependencies"}},
+		{name: "missing after the grace, the parent failed its source's newest revision: NotFound",
+			ref: app, docs: append([]string{parentWith(parentFailed), gitRepo()}, nearby...), elapsed: grace,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: []string{"kustomizations in flux-system"}},
+		{name: "missing after the grace, a ResourceSet reconciling: waits",
+			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo(), rset("[]", `  - {type: Ready, status: "Unknown", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`)}, nearby...),
+			elapsed:     grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"ResourceSet/flux-system/tenants is reconciling"}},
+		{name: "Kustomizations of every namespace forbidden: waits, saying why",
+			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), elapsed: grace,
+			forbidAll:   []string{"kustomizations"},
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"cannot tell whether Flux is creating it: listing kustomizations in all namespaces"}},
+		{name: "HelmReleases of every namespace forbidden: NotFound, saying other namespaces were not searched",
+			ref: flux.Ref{Kind: flux.KindHelmRelease, Namespace: "flux-system", Name: "web"}, docs: []string{parentWith(parentApplied), gitRepo()}, elapsed: grace,
+			forbidAll:       []string{"helmreleases"},
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantMessage:     []string{"HelmRelease/flux-system/web not found; other namespaces not searched (listing helmreleases in all namespaces:"},
+			wantUnconfirmed: []string{"helmreleases in flux-system"}},
+		{name: "get: no grace",
+			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), snapshot: true,
+			order:       []string{"gitrepositories@3", "kustomizations@7"},
+			want:        outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantMessage: []string{"close names in flux-system: podinfo"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			view := newFixtureView(t, strings.Join(tt.docs, "\n---\n"), tt.order...)
+			for _, r := range tt.forbidAll {
+				view.forbidAllNamespaces(schema.GroupResource{Group: fixtureGroup(t, r), Resource: r})
+			}
+			rev, err := flux.ParseRevision(revB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := Spec{Resources: []flux.Ref{tt.ref}, Revision: rev, Snapshot: tt.snapshot, NotFoundGrace: grace, Health: fluxhealth.New(t.Context())}
+			mem := NewMemory()
+			first := Assess(view, mem, spec, fixtureNow)
+			if !first.NotFound {
+				t.Errorf("first assessment: NotFound false, want true")
+			}
+			e := first
+			if tt.elapsed > 0 {
+				e = Assess(view, mem, spec, fixtureNow.Add(tt.elapsed))
+			}
+			if diff := cmp.Diff(tt.want, outcomeOf(e)); diff != "" {
+				t.Errorf("Assess() (-want +got):\n%s\npending %+v fatal %+v", diff, e.Pending, e.Fatal)
+			}
+			msg := ""
+			switch {
+			case e.Fatal != nil:
+				msg = e.Fatal.Message
+			case e.Pending != nil:
+				msg = e.Pending.Message
+			}
+			for _, want := range tt.wantMessage {
+				if !strings.Contains(msg, want) {
+					t.Errorf("Assess() message = %q, want it to contain %q", msg, want)
+				}
+			}
+			if got, want := keyNames(e.Unconfirmed), tt.wantUnconfirmed; !cmp.Equal(got, want) {
+				t.Errorf("Assess() unconfirmed = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestMissingWithinGraceRechecks: within the grace, the assessment asks to be made again when
+// it ends, and the grace runs from the first assessment that saw the object missing.
+func TestMissingWithinGraceRechecks(t *testing.T) {
+	t.Parallel()
+	view := newFixtureView(t, strings.Join([]string{parentWith(parentApplied), gitRepo()}, "\n---\n"))
+	spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, NotFoundGrace: 90 * time.Second,
+		Health: fluxhealth.New(t.Context())}
+	mem := NewMemory()
+	Assess(view, mem, spec, fixtureNow)
+	e := Assess(view, mem, spec, fixtureNow.Add(time.Minute))
+	if want := fixtureNow.Add(90 * time.Second); !e.Recheck.Equal(want) {
+		t.Errorf("Assess() Recheck = %s, want %s", e.Recheck, want)
+	}
+}
+
+// TestCloseName: the names a NotFound message offers: a few edits apart, or one a prefix of
+// the other.
+func TestCloseName(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		want, have string
+		ok         bool
+	}{
+		{"podinfo", "podinfo", false},
+		{"podinfo", "podnfo", true},
+		{"podinfo", "pod-info", true},
+		{"podinfo", "podinfo-staging", true},
+		{"podinfo-staging", "podinfo", true},
+		{"web", "wep", true},
+		{"web", "api", false},
+		{"app", "app-two", false}, // a prefix of fewer than four characters
+		{"frontend", "backend", false},
+		{strings.Repeat("a", 253), strings.Repeat("b", 253), false},
+	}
+	for _, tt := range tests {
+		if _, ok := closeName(tt.want, tt.have); ok != tt.ok {
+			t.Errorf("closeName(%q, %q) = %t, want %t", tt.want, tt.have, ok, tt.ok)
+		}
+	}
+}
+
+// fixtureGroup is the API group of a fixture resource.
+func fixtureGroup(t *testing.T, resource string) string {
+	t.Helper()
+	for _, gvr := range fixtureKinds {
+		if gvr.Resource == resource {
+			return gvr.Group
+		}
+	}
+	t.Fatalf("fixture resource %s unknown", resource)
+	return ""
+}
+
+// keyNames names lists as "RESOURCE in NAMESPACE".
+func keyNames(keys []ListKey) []string {
+	var out []string
+	for _, k := range keys {
+		out = append(out, k.GVR.Resource+" in "+k.Namespace)
+	}
+	return out
+}
