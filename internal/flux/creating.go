@@ -34,7 +34,8 @@ import (
 //     source-controller's new artifact queues it (requestsForRevisionChangeOf), and a busy
 //     controller may take minutes to start it.
 //
-// A suspended or Stalled Kustomization, or one whose attempt of its source's newest revision
+// A Kustomization or ResourceSet being deleted only prunes. A suspended or Stalled
+// Kustomization, or one whose attempt of its source's newest revision
 // failed (Ready=False for any other reason), will not apply more without a change: the
 // missing object is then Flux's answer. A ResourceSet (flux-operator v0.59.0) generates its
 // objects the same way: at work (Ready missing or Unknown), waiting for its dependencies, or
@@ -42,7 +43,7 @@ import (
 // (annotation fluxcd.controlplane.io/reconcile: disabled), Stalled or failed, it is done.
 func MayStillCreate(kind Kind, obj *unstructured.Unstructured, src *Source) string {
 	v := readView(kind, obj)
-	if v.suspended || v.cond(meta.StalledCondition).status == string(metav1.ConditionTrue) {
+	if obj.GetDeletionTimestamp() != nil || v.suspended || v.cond(meta.StalledCondition).status == string(metav1.ConditionTrue) {
 		return ""
 	}
 	ready, rc := v.cond(meta.ReadyCondition), v.cond(meta.ReconcilingCondition)

@@ -3,6 +3,9 @@ package flux
 import (
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestMayStillCreate: a Kustomization or a ResourceSet may still create a missing object
@@ -18,32 +21,37 @@ func TestMayStillCreate(t *testing.T) {
 		fixture string
 		// artifact is its source's artifact revision; "" when the source was not read.
 		artifact string
+		deleted  bool   // it has a deletionTimestamp
 		want     string // what it says it is doing; "" when it will not create anything
 	}{
-		{"applied what its source offers", KindKustomization, "ks-ready.yaml", "main@sha1:" + newSHA, ""},
-		{"applied, source not read", KindKustomization, "ks-ready.yaml", "", ""},
-		{"its source offers a newer revision", KindKustomization, "ks-ready.yaml", "main@sha1:" + newerSHA, "has not applied main@sha1:1d47386 of GitRepository/flux-system/flux-system yet"},
-		{"building", KindKustomization, "ks-building.yaml", "main@sha1:" + newSHA, "is applying main@sha1:c2a6b03"},
-		{"health-checking", KindKustomization, "ks-reconciling.yaml", "main@sha1:" + newSHA, "is applying main@sha1:c2a6b03"},
-		{"never reconciled", KindKustomization, "ks-new.yaml", "", "has not reconciled yet"},
-		{"waiting for a dependency", KindKustomization, "ks-dependency.yaml", "main@sha1:" + newSHA, "waits for its dependencies"},
-		{"a new generation", KindKustomization, "ks-generation.yaml", "main@sha1:" + newSHA, "has not reconciled generation 3 yet"},
-		{"build failed", KindKustomization, "ks-build-failed.yaml", "main@sha1:" + newSHA, ""},
-		{"path missing in the revision", KindKustomization, "ks-artifact-failed.yaml", "main@sha1:" + oldSHA, ""},
-		{"stalled", KindKustomization, "ks-stalled.yaml", "main@sha1:" + newSHA, ""},
-		{"suspended", KindKustomization, "ks-suspended.yaml", "main@sha1:" + newerSHA, ""},
-		{"ResourceSet reconciling", rsKind, "rset-progressing.yaml", "", "is reconciling"},
-		{"ResourceSet waiting for a dependency", rsKind, "rset-dependency.yaml", "", "waits for its dependencies"},
-		{"ResourceSet at a new generation", rsKind, "rset-generation.yaml", "", "has not reconciled generation 3 yet"},
-		{"ResourceSet ready", rsKind, "rset-ready.yaml", "", ""},
-		{"ResourceSet disabled", rsKind, "rset-disabled.yaml", "", ""},
-		{"ResourceSet created disabled", rsKind, "rset-created-disabled.yaml", "", ""},
-		{"ResourceSet failed", rsKind, "rset-apply-failed.yaml", "", ""},
+		{"applied what its source offers", KindKustomization, "ks-ready.yaml", "main@sha1:" + newSHA, false, ""},
+		{"applied, source not read", KindKustomization, "ks-ready.yaml", "", false, ""},
+		{"its source offers a newer revision", KindKustomization, "ks-ready.yaml", "main@sha1:" + newerSHA, false, "has not applied main@sha1:1d47386 of GitRepository/flux-system/flux-system yet"},
+		{"building", KindKustomization, "ks-building.yaml", "main@sha1:" + newSHA, false, "is applying main@sha1:c2a6b03"},
+		{"health-checking", KindKustomization, "ks-reconciling.yaml", "main@sha1:" + newSHA, false, "is applying main@sha1:c2a6b03"},
+		{"being deleted", KindKustomization, "ks-reconciling.yaml", "main@sha1:" + newSHA, true, ""},
+		{"never reconciled", KindKustomization, "ks-new.yaml", "", false, "has not reconciled yet"},
+		{"waiting for a dependency", KindKustomization, "ks-dependency.yaml", "main@sha1:" + newSHA, false, "waits for its dependencies"},
+		{"a new generation", KindKustomization, "ks-generation.yaml", "main@sha1:" + newSHA, false, "has not reconciled generation 3 yet"},
+		{"build failed", KindKustomization, "ks-build-failed.yaml", "main@sha1:" + newSHA, false, ""},
+		{"path missing in the revision", KindKustomization, "ks-artifact-failed.yaml", "main@sha1:" + oldSHA, false, ""},
+		{"stalled", KindKustomization, "ks-stalled.yaml", "main@sha1:" + newSHA, false, ""},
+		{"suspended", KindKustomization, "ks-suspended.yaml", "main@sha1:" + newerSHA, false, ""},
+		{"ResourceSet reconciling", rsKind, "rset-progressing.yaml", "", false, "is reconciling"},
+		{"ResourceSet waiting for a dependency", rsKind, "rset-dependency.yaml", "", false, "waits for its dependencies"},
+		{"ResourceSet at a new generation", rsKind, "rset-generation.yaml", "", false, "has not reconciled generation 3 yet"},
+		{"ResourceSet ready", rsKind, "rset-ready.yaml", "", false, ""},
+		{"ResourceSet disabled", rsKind, "rset-disabled.yaml", "", false, ""},
+		{"ResourceSet created disabled", rsKind, "rset-created-disabled.yaml", "", false, ""},
+		{"ResourceSet failed", rsKind, "rset-apply-failed.yaml", "", false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			obj := loadFixture(t, tt.fixture)
+			if tt.deleted {
+				obj.SetDeletionTimestamp(&metav1.Time{Time: time.Date(2025, 9, 18, 10, 5, 0, 0, time.UTC)})
+			}
 			var src *Source
 			if tt.artifact != "" {
 				src = &Source{Ref: SourceOf(tt.kind, obj), Revision: tt.artifact}
