@@ -43,7 +43,13 @@ type Spec struct {
 type ListKey struct {
 	GVR       schema.GroupVersionResource
 	Namespace string
+	// Names is set for a list read only for its objects' names (a NotFound message's
+	// namespaces of a name): it holds their metadata.
+	Names bool
 }
+
+// Metadata reports whether the list holds only its objects' metadata (MetadataOnly, Names).
+func (k ListKey) Metadata() bool { return k.Names || MetadataOnly[k.GVR.GroupResource()] }
 
 // List is what the view holds of one kind in one namespace.
 type List interface {

@@ -241,6 +241,7 @@ func (v *fixtureView) delayList(gr schema.GroupResource, since time.Time) {
 }
 
 func (v *fixtureView) List(key ListKey) (List, bool) {
+	key.Names = false // (a list of names holds the same objects here)
 	l := v.list(key)
 	if l.ordered {
 		return orderedList{l}, true

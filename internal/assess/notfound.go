@@ -231,7 +231,9 @@ func (a *assessor) nearby(ref flux.Ref, w List) string {
 		}
 		msg = fmt.Sprintf("close names in %s: %s", ref.Namespace, fewNames(names))
 	}
-	all := a.list(ListKey{GVR: ref.Kind.GroupVersionResource()})
+	// (A creator kind's list of every namespace is read whole already; another's, for its
+	// names.)
+	all := a.list(ListKey{GVR: ref.Kind.GroupVersionResource(), Names: !slices.Contains(creatorKinds, ref.Kind)})
 	switch {
 	case all.Synced():
 		var namespaces []string

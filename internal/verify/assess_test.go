@@ -80,7 +80,7 @@ func newFakeState(t *testing.T, want string, docs string, forbidden ...schema.Gr
 			}
 		}
 		l := f.get(assess.ListKey{GVR: gvr, Namespace: u.GetNamespace()}).(*staticList)
-		obj, err := transformFor(gvr)(u)
+		obj, err := transformFor(assess.ListKey{GVR: gvr})(u)
 		if err != nil {
 			t.Fatal(err)
 		}

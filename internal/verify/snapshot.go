@@ -65,7 +65,7 @@ func (s *listSet) get(key assess.ListKey) assess.List {
 		defer func() { l.done = s.order.returned.Add(1) }()
 	}
 	var items []runtime.Object
-	if assess.MetadataOnly[key.GVR.GroupResource()] {
+	if key.Metadata() {
 		list, err := s.metadata.Resource(key.GVR).Namespace(key.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			l.listErr = err
@@ -86,7 +86,7 @@ func (s *listSet) get(key assess.ListKey) assess.List {
 			items = append(items, &list.Items[i])
 		}
 	}
-	transform := transformFor(key.GVR)
+	transform := transformFor(key)
 	for _, it := range items {
 		obj, err := transform(it)
 		if err != nil {

@@ -282,7 +282,7 @@ status: {conditions: [{type: ` + condition + `, status: "True"}]}`
 		return &unstructured.Unstructured{Object: m}
 	}
 	now := fixtureNow
-	n := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(assess.JobsGVR), onChange: func() {}, keepGone: true,
+	n := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(assess.ListKey{GVR: assess.JobsGVR}), onChange: func() {}, keepGone: true,
 		clock: func() time.Time { return now }}
 	w := &watch{store: n}
 	if err := n.Replace([]any{job("migrate", "Complete"), job("seed", "Failed"), job("old", "Complete"), job("again", "Complete")}, "1"); err != nil {

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/wait"
 	apiwatch "k8s.io/apimachinery/pkg/watch"
@@ -391,7 +390,7 @@ func (s *watchSet) listWatch(key assess.ListKey, w *watch) (*plainListWatch, run
 		ri      lister
 		example runtime.Object
 	)
-	if assess.MetadataOnly[key.GVR.GroupResource()] {
+	if key.Metadata() {
 		ri, example = metadataLister{s.metadata.Resource(key.GVR).Namespace(key.Namespace)}, &metav1.PartialObjectMetadata{}
 	} else {
 		ri, example = dynamicLister{s.dynamic.Resource(key.GVR).Namespace(key.Namespace)}, &unstructured.Unstructured{}
@@ -443,7 +442,7 @@ func (s *watchSet) get(key assess.ListKey) assess.List {
 		return w
 	}
 	w := &watch{since: s.clock(), onErr: s.notify}
-	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key.GVR), onChange: s.notify,
+	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key), onChange: s.notify,
 		keepGone: key.GVR == assess.JobsGVR, clock: s.clock}
 	switch key.GVR {
 	case assess.PodsGVR:
@@ -467,11 +466,11 @@ func (s *watchSet) get(key assess.ListKey) assess.List {
 
 // transformFor converts the objects of a kind as they arrive: the classifier's kinds to typed
 // objects, every other kind stripped of what no verdict reads.
-func transformFor(gvr schema.GroupVersionResource) cache.TransformFunc {
-	if t := typedKinds[gvr]; t != nil {
+func transformFor(key assess.ListKey) cache.TransformFunc {
+	if t := typedKinds[key.GVR]; t != nil {
 		return t
 	}
-	if assess.MetadataOnly[gvr.GroupResource()] {
+	if key.Metadata() {
 		return keepFieldManagers
 	}
 	return stripManagedFields
