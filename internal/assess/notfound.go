@@ -59,6 +59,9 @@ func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List)
 	grace := a.notFoundGrace()
 	hints := a.nearby(ref, w)
 	c := a.creators()
+	if why := a.revisionArriving(c, since); why != "" {
+		c.busy = append(c.busy, why)
+	}
 	wait := func(reason, message string, p Progress) {
 		e.wait(Finding{Verdict: result.VerdictNotFound, Reason: reason, Message: message, Progress: p})
 	}
@@ -90,6 +93,36 @@ func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List)
 	}
 }
 
+// sourceFetchMargin is how long past its interval a source may take to fetch.
+const sourceFetchMargin = 30 * time.Second
+
+// revisionArriving says why the expected revision (a commit, a Flux revision, a digest: what a
+// merge makes) may still reach the cluster, "" when it cannot: the run often starts right
+// after the merge, before source-controller fetched it, and no Kustomization is at work yet.
+// While no Kustomization's source offers it, and none applied or attempted it, each source
+// fetches within its spec.interval: the object may appear until the longest interval (and a
+// margin) since the run first saw it missing has passed.
+func (a *assessor) revisionArriving(c creatorsSeen, since time.Time) string {
+	want := a.spec.Revision
+	if !want.NamesArtifact() || len(c.sources) == 0 || want.Matches(c.revisions...) {
+		return ""
+	}
+	var longest time.Duration
+	for _, s := range c.sources {
+		if want.Matches(s.Revisions()...) {
+			return ""
+		}
+		longest = max(longest, s.Interval)
+	}
+	until := since.Add(longest + sourceFetchMargin)
+	if !a.now.Before(until) {
+		return ""
+	}
+	a.e.recheckAt(until)
+	return fmt.Sprintf("%s is in none of the %d sources the cluster's Kustomizations apply from yet (each fetches within its interval, the longest %s)",
+		flux.ShortRevision(want.String()), len(c.sources), longest)
+}
+
 // creatorsSeen is what the creator kinds' lists (every namespace) say of a missing object.
 type creatorsSeen struct {
 	// busy names the objects that may still create it, and what they are doing.
@@ -101,6 +134,10 @@ type creatorsSeen struct {
 	// lists are the creators' lists read; all those of its own kind, by namespace and name.
 	lists []List
 	all   map[flux.Kind]List
+	// sources are the Kustomizations' sources read, and revisions the revisions they applied
+	// and attempted (revisionArriving).
+	sources   map[string]flux.Source
+	revisions []string
 }
 
 // listed reports whether a list of every namespace holds ref.
@@ -116,7 +153,7 @@ func (c creatorsSeen) listed(ref flux.Ref) bool {
 // creators reads the creator kinds in every namespace (and the sources of the
 // Kustomizations) and says which may still create objects (flux.MayStillCreate).
 func (a *assessor) creators() creatorsSeen {
-	c := creatorsSeen{all: map[flux.Kind]List{}}
+	c := creatorsSeen{all: map[flux.Kind]List{}, sources: map[string]flux.Source{}}
 	for _, kind := range creatorKinds {
 		l, ok := a.allNamespaces(kind, &c)
 		if !ok {
@@ -131,6 +168,14 @@ func (a *assessor) creators() creatorsSeen {
 			src, known := a.creatorSource(kind, u)
 			if !known {
 				c.loading = true
+			}
+			if src != nil {
+				c.sources[src.Ref.ID()] = *src
+			}
+			if kind == flux.KindKustomization {
+				applied, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
+				attempted, _, _ := unstructured.NestedString(u.Object, "status", "lastAttemptedRevision")
+				c.revisions = append(c.revisions, applied, attempted)
 			}
 			if why := flux.MayStillCreate(kind, u, src); why != "" {
 				c.busy = append(c.busy, fmt.Sprintf("%s/%s/%s %s", kind, shownName(u.GetNamespace()), shownName(u.GetName()), why))

@@ -13,9 +13,9 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
-// ksIn is Kustomization namespace/name, Ready on revB.
-func ksIn(namespace, name string) string {
-	return strings.Replace(ks(name, "GitRepository", "app", "", revB), "namespace: flux-system", "namespace: "+namespace, 1)
+// ksIn is Kustomization namespace/name, Ready on rev.
+func ksIn(namespace, name, rev string) string {
+	return strings.Replace(ks(name, "GitRepository", "app", "", rev), "namespace: flux-system", "namespace: "+namespace, 1)
 }
 
 // parentWith is the Kustomization flux-system/apps, which applies the app's Kustomization,
@@ -71,7 +71,10 @@ const (
 func TestMissingRequestedObject(t *testing.T) {
 	t.Parallel()
 	app := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "pod-info"}
-	nearby := []string{ksIn("flux-system", "podinfo"), ksIn("flux-system", "unrelated"), ksIn("apps", "pod-info"), ksIn("shop", "pod-info")}
+	nearbyAt := func(rev string) []string {
+		return []string{ksIn("flux-system", "podinfo", rev), ksIn("flux-system", "unrelated", rev), ksIn("apps", "pod-info", rev), ksIn("shop", "pod-info", rev)}
+	}
+	nearby := nearbyAt(revB)
 	const grace = 2 * time.Minute
 	tests := []struct {
 		name    string
@@ -116,6 +119,14 @@ func TestMissingRequestedObject(t *testing.T) {
 			wantMessage: []string{"Kustomization/flux-system/apps waits for its dependencies"}},
 		{name: "missing after the grace, the parent failed its source's newest revision: NotFound",
 			ref: app, docs: append([]string{parentWith(parentFailed), gitRepo()}, nearby...), elapsed: grace,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: []string{"kustomizations in flux-system"}},
+		{name: "the merge's revision in no source yet, within the source's interval: waits",
+			ref: app, docs: append([]string{parentWith(parentBehind), fetchingEvery("5m", revA)}, nearbyAt(revA)...), elapsed: 5 * time.Minute,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"Flux may still create it: main@sha1:bbbbbbb is in none of the 1 sources the cluster's Kustomizations apply from yet (each fetches within its interval, the longest 5m0s)"}},
+		{name: "the merge's revision in no source past the source's interval: NotFound",
+			ref: app, docs: append([]string{parentWith(parentBehind), fetchingEvery("5m", revA)}, nearbyAt(revA)...), elapsed: 5*time.Minute + 30*time.Second,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantUnconfirmed: []string{"kustomizations in flux-system"}},
 		{name: "missing after the grace, a ResourceSet reconciling: waits",
@@ -181,6 +192,11 @@ func TestMissingRequestedObject(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fetchingEvery is the GitRepository app, fetching every interval, its artifact rev.
+func fetchingEvery(interval, rev string) string {
+	return strings.Replace(gitRepoAt(rev), "generation: 1}\n", "generation: 1}\nspec: {interval: "+interval+"}\n", 1)
 }
 
 // TestMissingWithinGraceRechecks: within the grace, the assessment asks to be made again when

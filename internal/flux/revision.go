@@ -122,6 +122,12 @@ func parseDigest(in, d string) (algo, hex string, err error) {
 	return algo, hex, nil
 }
 
+// NamesArtifact reports whether the revision names one artifact of a source, as a merge's
+// commit does: a commit SHA, a Flux revision or a digest, not a tag or a chart version.
+func (r Revision) NamesArtifact() bool {
+	return r.form == formSHA || r.form == formFull || r.form == formDigest
+}
+
 // IsZero reports whether no revision is expected.
 func (r Revision) IsZero() bool { return r.form == formAny }
 

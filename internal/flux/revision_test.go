@@ -232,3 +232,29 @@ func TestShortRevision(t *testing.T) {
 		})
 	}
 }
+
+// TestNamesArtifact: a commit SHA, a Flux revision or a digest names one artifact of a
+// source, as a merge's commit does; a tag or a chart version does not.
+func TestNamesArtifact(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"", false},
+		{"a1b2c3d", true},
+		{"main@sha1:a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", true},
+		{"sha256:43ad78c94b2655429d84f21488f29d7cca9cd45b7f54d2b27e16bbec8eff9228", true},
+		{"v1.2.3", false},
+		{"6.5.0", false},
+	}
+	for _, tt := range tests {
+		r, err := ParseRevision(tt.in)
+		if err != nil {
+			t.Fatalf("ParseRevision(%q): %v", tt.in, err)
+		}
+		if got := r.NamesArtifact(); got != tt.want {
+			t.Errorf("ParseRevision(%q).NamesArtifact() = %t, want %t", tt.in, got, tt.want)
+		}
+	}
+}
