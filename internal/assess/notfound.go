@@ -66,7 +66,7 @@ func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List)
 		e.wait(Finding{Verdict: result.VerdictNotFound, Reason: reason, Message: message, Progress: p})
 	}
 	switch {
-	case c.listed(ref):
+	case a.listedInAll(ref):
 		// A list of every namespace holds it, its own namespace's not yet: that watch is
 		// behind.
 		wait("NotFound", id+" not found in its namespace's list yet, though listed in all namespaces", ProgressStep)
@@ -131,19 +131,25 @@ type creatorsSeen struct {
 	// that fails); loading is set while a list is on its way.
 	blind   string
 	loading bool
-	// lists are the creators' lists read; all those of its own kind, by namespace and name.
+	// lists are the creators' lists read.
 	lists []List
-	all   map[flux.Kind]List
 	// sources are the Kustomizations' sources read, and revisions the revisions they applied
 	// and attempted (revisionArriving).
 	sources   map[string]flux.Source
 	revisions []string
 }
 
-// listed reports whether a list of every namespace holds ref.
-func (c creatorsSeen) listed(ref flux.Ref) bool {
-	l, ok := c.all[ref.Kind]
-	if !ok {
+// allKey is the list of kind in every namespace: whole for a creator kind, whose status the
+// rule reads; only the names of another.
+func allKey(kind flux.Kind) ListKey {
+	return ListKey{GVR: kind.GroupVersionResource(), Names: !slices.Contains(creatorKinds, kind)}
+}
+
+// listedInAll reports whether the list of ref's kind in every namespace holds it: the list of
+// its namespace is behind that one.
+func (a *assessor) listedInAll(ref flux.Ref) bool {
+	l := a.list(allKey(ref.Kind))
+	if !l.Synced() {
 		return false
 	}
 	_, found := l.Object(ref.Namespace, ref.Name)
@@ -153,7 +159,7 @@ func (c creatorsSeen) listed(ref flux.Ref) bool {
 // creators reads the creator kinds in every namespace (and the sources of the
 // Kustomizations) and says which may still create objects (flux.MayStillCreate).
 func (a *assessor) creators() creatorsSeen {
-	c := creatorsSeen{all: map[flux.Kind]List{}, sources: map[string]flux.Source{}}
+	c := creatorsSeen{sources: map[string]flux.Source{}}
 	for _, kind := range creatorKinds {
 		l, ok := a.allNamespaces(kind, &c)
 		if !ok {
@@ -189,9 +195,8 @@ func (a *assessor) creators() creatorsSeen {
 // cluster does not serve (no Flux Operator) has none, and a list that fails or is on its way
 // is noted in c.
 func (a *assessor) allNamespaces(kind flux.Kind, c *creatorsSeen) (List, bool) {
-	l := a.list(ListKey{GVR: kind.GroupVersionResource()})
+	l := a.list(allKey(kind))
 	if l.Synced() {
-		c.all[kind] = l
 		return l, true
 	}
 	err := l.Err()
@@ -276,9 +281,7 @@ func (a *assessor) nearby(ref flux.Ref, w List) string {
 		}
 		msg = fmt.Sprintf("close names in %s: %s", ref.Namespace, fewNames(names))
 	}
-	// (A creator kind's list of every namespace is read whole already; another's, for its
-	// names.)
-	all := a.list(ListKey{GVR: ref.Kind.GroupVersionResource(), Names: !slices.Contains(creatorKinds, ref.Kind)})
+	all := a.list(allKey(ref.Kind))
 	switch {
 	case all.Synced():
 		var namespaces []string

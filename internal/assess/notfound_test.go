@@ -199,6 +199,26 @@ func fetchingEvery(interval, rev string) string {
 	return strings.Replace(gitRepoAt(rev), "generation: 1}\n", "generation: 1}\nspec: {interval: "+interval+"}\n", 1)
 }
 
+// TestMissingButListedInAllNamespaces: a HelmRelease the list of its namespace lacks but the
+// list of every namespace holds (a watch behind the other) waits for the list to catch up,
+// never NotFound.
+func TestMissingButListedInAllNamespaces(t *testing.T) {
+	t.Parallel()
+	hr := `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: flux-system, generation: 1}
+spec: {interval: 10m}`
+	view := newFixtureView(t, strings.Join([]string{parentWith(parentApplied), gitRepo(), hr}, "\n---\n"))
+	gvr := flux.KindHelmRelease.GroupVersionResource()
+	delete(view.list(ListKey{GVR: gvr, Namespace: "flux-system"}).objects, "flux-system/web")
+	spec := Spec{Resources: []flux.Ref{{Kind: flux.KindHelmRelease, Namespace: "flux-system", Name: "web"}}, Snapshot: true,
+		Health: fluxhealth.New(t.Context())}
+	e := Assess(view, NewMemory(), spec, fixtureNow)
+	if e.Fatal != nil || e.Pending == nil || !strings.Contains(e.Pending.Message, "listed in all namespaces") {
+		t.Errorf("Assess() = fatal %+v, pending %+v; want it waiting for its namespace's list", e.Fatal, e.Pending)
+	}
+}
+
 // TestMissingWithinGraceRechecks: within the grace, the assessment asks to be made again when
 // it ends, and the grace runs from the first assessment that saw the object missing.
 func TestMissingWithinGraceRechecks(t *testing.T) {
