@@ -88,8 +88,11 @@ func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List)
 				a.unconfirmed(key)
 			}
 		}
-		e.fail(Finding{Verdict: result.VerdictNotFound, Reason: "NotFound",
-			Message: joinMessage(id+" not found", hints) + fmt.Sprintf("; no Kustomization or ResourceSet is creating it (missing for %s or more)", grace)})
+		msg := joinMessage(id+" not found", hints) + "; no Kustomization or ResourceSet is creating it"
+		if !a.spec.Snapshot {
+			msg += fmt.Sprintf(" (missing for %s or more)", grace)
+		}
+		e.fail(Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: msg})
 	}
 }
 

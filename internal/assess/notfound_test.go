@@ -88,6 +88,8 @@ func TestMissingRequestedObject(t *testing.T) {
 		order       []string
 		want        outcome
 		wantMessage []string
+		// lacksMessage must not be in the message.
+		lacksMessage string
 		// wantUnconfirmed are the lists a NotFound must be read again from.
 		wantUnconfirmed []string
 	}{
@@ -147,9 +149,10 @@ func TestMissingRequestedObject(t *testing.T) {
 			wantUnconfirmed: []string{"helmreleases in flux-system"}},
 		{name: "get: no grace",
 			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), snapshot: true,
-			order:       []string{"gitrepositories@3", "kustomizations@7"},
-			want:        outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantMessage: []string{"close names in flux-system: podinfo"}},
+			order:        []string{"gitrepositories@3", "kustomizations@7"},
+			want:         outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantMessage:  []string{"close names in flux-system: podinfo", "no Kustomization or ResourceSet is creating it"},
+			lacksMessage: "missing for"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,6 +189,9 @@ func TestMissingRequestedObject(t *testing.T) {
 				if !strings.Contains(msg, want) {
 					t.Errorf("Assess() message = %q, want it to contain %q", msg, want)
 				}
+			}
+			if tt.lacksMessage != "" && strings.Contains(msg, tt.lacksMessage) {
+				t.Errorf("Assess() message = %q, want it without %q", msg, tt.lacksMessage)
 			}
 			if got, want := keyNames(e.Unconfirmed), tt.wantUnconfirmed; !cmp.Equal(got, want) {
 				t.Errorf("Assess() unconfirmed = %q, want %q", got, want)
