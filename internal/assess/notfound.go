@@ -33,6 +33,7 @@ const (
 	nearNamesMax = 3   // close names shown; FewOf counts the rest
 	nameRunes    = 100 // a name shown is cut to this
 	nearDistance = 3   // at most this many edits apart
+	whyRunes     = 200 // what a Kustomization or ResourceSet is doing, as shown
 )
 
 // notFoundGrace is the run's not-found grace, its default when unset.
@@ -187,7 +188,9 @@ func (a *assessor) creators() creatorsSeen {
 				c.revisions = append(c.revisions, applied, attempted)
 			}
 			if why := flux.MayStillCreate(kind, u, src); why != "" {
-				c.busy = append(c.busy, fmt.Sprintf("%s/%s/%s %s", kind, shownName(u.GetNamespace()), shownName(u.GetName()), why))
+				// (What it is doing names revisions and sources its status and spec give.)
+				c.busy = append(c.busy, fmt.Sprintf("%s/%s/%s %s", kind, shownName(u.GetNamespace()), shownName(u.GetName()),
+					sanitize.Truncate(sanitize.Compact(why), whyRunes)))
 			}
 		}
 	}

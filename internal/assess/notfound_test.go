@@ -225,6 +225,24 @@ spec: {interval: 10m}`
 	}
 }
 
+// TestMissingMessageIsOneLine: what the cluster says of the objects that may still create a
+// missing one (a source's revision with an escape sequence and a line break) is shown on one
+// line, without them.
+func TestMissingMessageIsOneLine(t *testing.T) {
+	t.Parallel()
+	hostile := strings.Replace(gitRepo(), `revision: "`+revB+`"`, `revision: "main@sha1:\x1b[31mred\n::error::injected"`, 1)
+	view := newFixtureView(t, strings.Join([]string{parentWith(parentBehind), hostile}, "\n---\n"))
+	spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, Snapshot: true,
+		Health: fluxhealth.New(t.Context())}
+	e := Assess(view, NewMemory(), spec, fixtureNow)
+	if e.Pending == nil || !strings.Contains(e.Pending.Message, "Flux may still create it") {
+		t.Fatalf("Assess() = fatal %+v, pending %+v; want it waiting for the parent", e.Fatal, e.Pending)
+	}
+	if strings.ContainsAny(e.Pending.Message, "\x1b\n\r") {
+		t.Errorf("Assess() message = %q, want one line without escape sequences", e.Pending.Message)
+	}
+}
+
 // TestMissingWithinGraceRechecks: within the grace, the assessment asks to be made again when
 // it ends, and the grace runs from the first assessment that saw the object missing.
 func TestMissingWithinGraceRechecks(t *testing.T) {
