@@ -82,12 +82,20 @@ func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List)
 		e.recheckAt(since.Add(grace))
 		wait("NotFound", joinMessage(id+" not found", hints)+fmt.Sprintf("; NotFound once it has been missing for %s (not-found-grace), unless Flux creates it", grace), ProgressState)
 	default:
-		for _, l := range c.lists {
-			// The verdict rests on its namespace's list read no earlier than the statuses
-			// that say nothing will create it (consistency).
+		// The verdict rests on its namespace's list read no earlier than the statuses that
+		// say nothing will create it (consistency). When it was not, those statuses are read
+		// again too (a watch of them may be behind as well), and first.
+		var before []ListKey
+		for i, l := range c.lists {
 			if rv := newestRevision(l); rv != "" && !readAfter(w, a.revisionAt(key, w), l, rv) {
-				a.unconfirmed(key)
+				before = append(before, c.keys[i])
 			}
+		}
+		if len(before) > 0 {
+			for _, k := range before {
+				a.unconfirmed(k)
+			}
+			a.unconfirmed(key)
 		}
 		msg := joinMessage(id+" not found", hints) + "; no Kustomization or ResourceSet is creating it"
 		if !a.spec.Snapshot {
@@ -135,8 +143,9 @@ type creatorsSeen struct {
 	// that fails); loading is set while a list is on its way.
 	blind   string
 	loading bool
-	// lists are the creators' lists read.
+	// lists are the creators' lists read, under keys.
 	lists []List
+	keys  []ListKey
 	// sources are the Kustomizations' sources read, and revisions the revisions they applied
 	// and attempted (revisionArriving).
 	sources   map[string]flux.Source
@@ -169,7 +178,7 @@ func (a *assessor) creators() creatorsSeen {
 		if !ok {
 			continue
 		}
-		c.lists = append(c.lists, l)
+		c.lists, c.keys = append(c.lists, l), append(c.keys, allKey(kind))
 		for _, item := range l.Items() {
 			u, isU := item.(*unstructured.Unstructured)
 			if !isU {

@@ -102,7 +102,7 @@ func TestMissingRequestedObject(t *testing.T) {
 			want: outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantMessage: []string{"Kustomization/flux-system/pod-info not found", "close names in flux-system: podinfo;",
 				"Kustomization pod-info exists in namespace apps, shop", "no Kustomization or ResourceSet is creating it"},
-			wantUnconfirmed: []string{"kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
 		{name: "missing after the grace, read at one moment after the parents: nothing to read again",
 			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), elapsed: grace,
 			order: []string{"gitrepositories@3", "kustomizations@7"},
@@ -122,7 +122,7 @@ func TestMissingRequestedObject(t *testing.T) {
 		{name: "missing after the grace, the parent failed its source's newest revision: NotFound",
 			ref: app, docs: append([]string{parentWith(parentFailed), gitRepo()}, nearby...), elapsed: grace,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantUnconfirmed: []string{"kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
 		{name: "the merge's revision in no source yet, within the source's interval: waits",
 			ref: app, docs: append([]string{parentWith(parentBehind), fetchingEvery("5m", revA)}, nearbyAt(revA)...), elapsed: 5 * time.Minute,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
@@ -130,7 +130,7 @@ func TestMissingRequestedObject(t *testing.T) {
 		{name: "the merge's revision in no source past the source's interval: NotFound",
 			ref: app, docs: append([]string{parentWith(parentBehind), fetchingEvery("5m", revA)}, nearbyAt(revA)...), elapsed: 5*time.Minute + 30*time.Second,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantUnconfirmed: []string{"kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
 		{name: "missing after the grace, a ResourceSet reconciling: waits",
 			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo(), rset("[]", `  - {type: Ready, status: "Unknown", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`)}, nearby...),
 			elapsed:     grace,
@@ -146,7 +146,7 @@ func TestMissingRequestedObject(t *testing.T) {
 			forbidAll:       []string{"helmreleases"},
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantMessage:     []string{"HelmRelease/flux-system/web not found; other namespaces not searched (listing helmreleases in all namespaces:"},
-			wantUnconfirmed: []string{"helmreleases in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "helmreleases in flux-system"}},
 		{name: "get: no grace",
 			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), snapshot: true,
 			order:        []string{"gitrepositories@3", "kustomizations@7"},
@@ -296,11 +296,15 @@ func fixtureGroup(t *testing.T, resource string) string {
 	return ""
 }
 
-// keyNames names lists as "RESOURCE in NAMESPACE".
+// keyNames names lists as "RESOURCE in NAMESPACE" ("in all namespaces" for "").
 func keyNames(keys []ListKey) []string {
 	var out []string
 	for _, k := range keys {
-		out = append(out, k.GVR.Resource+" in "+k.Namespace)
+		ns := k.Namespace
+		if ns == "" {
+			ns = "all namespaces"
+		}
+		out = append(out, k.GVR.Resource+" in "+ns)
 	}
 	return out
 }
