@@ -81,7 +81,7 @@ func TestCommitState(t *testing.T) {
 		result.VerdictUnauthorized: "failure", result.VerdictForbidden: "failure",
 		result.VerdictUnreachable: "error", result.VerdictThrottled: "error", result.VerdictTimeout: "error",
 		result.VerdictCancelled: "error", result.VerdictSuspended: "error", result.VerdictUnknown: "error",
-		result.VerdictInProgress: "error",
+		result.VerdictInProgress: "error", result.VerdictUnverified: "error",
 	}
 	got := map[result.Verdict]string{}
 	for _, v := range result.Verdicts {
