@@ -1,7 +1,6 @@
 package assess
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +21,14 @@ func gitRepoAt(rev string) string {
 	return strings.Replace(gitRepo(), `revision: "`+revB+`"`, `revision: "`+rev+`"`, 1)
 }
 
-// notReadyDeployment is Deployment shop/web at generation gen, its controller at observed,
-// its replica not ready.
-func notReadyDeployment(gen, observed int) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
+// notReadyDeployment is Deployment shop/web at generation 3, its controller there too, its
+// replica not ready.
+func notReadyDeployment() string {
+	return `apiVersion: apps/v1
 kind: Deployment
-metadata: {name: web, namespace: shop, generation: %d}
+metadata: {name: web, namespace: shop, generation: 3}
 spec: {replicas: 1}
-status: {observedGeneration: %d, replicas: 1, updatedReplicas: 0, readyReplicas: 0, availableReplicas: 0}`, gen, observed)
+status: {observedGeneration: 3, replicas: 1, updatedReplicas: 0, readyReplicas: 0, availableReplicas: 0}`
 }
 
 // look is one assessment of a sequence that shares the run's memory: the view's documents,
@@ -164,13 +163,13 @@ status:
 	t.Run("a Deployment that turns ready after spec.timeout: waits, Current at the retry", func(t *testing.T) {
 		t.Parallel()
 		runLooks(t, b, root, []look{
-			{docs: []string{app, gitRepoAt(revB), notReadyDeployment(3, 3), service}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
+			{docs: []string{app, gitRepoAt(revB), notReadyDeployment(), service}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
 			{docs: []string{healthyApp(app), gitRepoAt(revB), deployment("Deployment", 3, 3), service}, at: retry.Add(-time.Second), want: current},
 		})
 	})
 	t.Run("a Deployment still not ready at the retry: fails", func(t *testing.T) {
 		t.Parallel()
-		docs := []string{app, gitRepoAt(revB), notReadyDeployment(3, 3), service}
+		docs := []string{app, gitRepoAt(revB), notReadyDeployment(), service}
 		runLooks(t, b, root, []look{
 			{docs: docs, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
 			{docs: docs, at: retry.Add(time.Second), want: healthFailed},
@@ -182,7 +181,7 @@ status:
 	waiting := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"}
 	t.Run("workloads false: waits for the retry, fails after it", func(t *testing.T) {
 		t.Parallel()
-		docs := []string{app, gitRepoAt(revB), notReadyDeployment(3, 3), service}
+		docs := []string{app, gitRepoAt(revB), notReadyDeployment(), service}
 		runLooksOf(t, alone, []look{
 			{docs: docs, at: fixtureNow, want: waiting},
 			{docs: docs, at: retry.Add(-time.Second), want: waiting},
@@ -192,7 +191,7 @@ status:
 	t.Run("workloads false: Current once the retry finds the objects ready", func(t *testing.T) {
 		t.Parallel()
 		runLooksOf(t, alone, []look{
-			{docs: []string{app, gitRepoAt(revB), notReadyDeployment(3, 3), service}, at: fixtureNow, want: waiting},
+			{docs: []string{app, gitRepoAt(revB), notReadyDeployment(), service}, at: fixtureNow, want: waiting},
 			{docs: []string{healthyApp(app), gitRepoAt(revB), deployment("Deployment", 3, 3), service}, at: retry.Add(-time.Second), want: current},
 		})
 	})

@@ -63,24 +63,24 @@ func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List)
 	if why := a.revisionArriving(c, since); why != "" {
 		c.busy = append(c.busy, why)
 	}
-	wait := func(reason, message string, p Progress) {
-		e.wait(Finding{Verdict: result.VerdictNotFound, Reason: reason, Message: message, Progress: p})
+	wait := func(message string, p Progress) {
+		e.wait(Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: message, Progress: p})
 	}
 	switch {
 	case a.listedInAll(ref):
 		// A list of every namespace holds it, its own namespace's not yet: that watch is
 		// behind.
-		wait("NotFound", id+" not found in its namespace's list yet, though listed in all namespaces", ProgressStep)
+		wait(id+" not found in its namespace's list yet, though listed in all namespaces", ProgressStep)
 	case len(c.busy) > 0:
 		slices.Sort(c.busy)
-		wait("NotFound", fmt.Sprintf("%s not found yet; Flux may still create it: %s", id, FewOf(c.busy)), ProgressState)
+		wait(fmt.Sprintf("%s not found yet; Flux may still create it: %s", id, FewOf(c.busy)), ProgressState)
 	case c.blind != "":
-		wait("NotFound", fmt.Sprintf("%s not found; cannot tell whether Flux is creating it: %s", id, c.blind), ProgressState)
+		wait(fmt.Sprintf("%s not found; cannot tell whether Flux is creating it: %s", id, c.blind), ProgressState)
 	case c.loading:
-		wait("NotFound", id+" not found; reading the Kustomizations and ResourceSets of the cluster, to tell whether Flux is creating it", ProgressStep)
+		wait(id+" not found; reading the Kustomizations and ResourceSets of the cluster, to tell whether Flux is creating it", ProgressStep)
 	case !a.spec.Snapshot && a.now.Before(since.Add(grace)):
 		e.recheckAt(since.Add(grace))
-		wait("NotFound", joinMessage(id+" not found", hints)+fmt.Sprintf("; NotFound once it has been missing for %s (not-found-grace), unless Flux creates it", grace), ProgressState)
+		wait(joinMessage(id+" not found", hints)+fmt.Sprintf("; NotFound once it has been missing for %s (not-found-grace), unless Flux creates it", grace), ProgressState)
 	default:
 		// The verdict rests on its namespace's list read no earlier than the statuses that
 		// say nothing will create it (consistency). When it was not, those statuses are read

@@ -177,7 +177,6 @@ func TestMergePeakMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := len(data)
-	data = nil
 	for _, mode := range []string{"merge -o json", "action"} {
 		f := newFakeEnv(t, map[string]string{"INPUT_MERGE": path, "INPUT_MERGE-FOREIGN-REPORTS": "true"})
 		f.vars["RUNNER_TEMP"] = t.TempDir()

@@ -101,15 +101,15 @@ func TestSnapshotFailureReadAgain(t *testing.T) {
 	}
 }
 
-// synced assesses the cluster as its loop does until every list it needs has its first list,
-// and returns that assessment; it fails the test after a minute.
-func synced(t *testing.T, state *clusterState) *assess.Assessment {
+// synced assesses the cluster as its loop does until every list it needs has its first list;
+// it fails the test after a minute.
+func synced(t *testing.T, state *clusterState) {
 	t.Helper()
 	deadline := time.After(time.Minute)
 	for {
 		e := state.assess(time.Now())
 		if !e.Syncing && e.Needs.Empty() {
-			return e
+			return
 		}
 		select {
 		case <-state.notifications():
