@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/org/app-status-action/internal/cli.Version=$(VERSION)
 BIN_DIR = $(shell hack/build-bins.sh)
 
-.PHONY: all build test test-short lint bins demo up bench bench-fleet profile-fleet bench-shards bench-merge fuzz clean image image-size image-start release-check screenshots
+.PHONY: all build test test-short lint vulncheck bins demo up bench bench-fleet profile-fleet bench-shards bench-merge fuzz clean image image-size image-start release-check screenshots
 
 all: build
 
@@ -20,9 +20,12 @@ bins:
 	@hack/build-bins.sh
 
 ## lint: gofmt, go vet and golangci-lint (the three modules, pinned by hack/tools.sh), actionlint
-## on .github/workflows with shellcheck (hack/install-packages.sh installs it), and the message of
-## the commit LINT_COMMIT (default: the latest) against the convention (hack/commitlint)
+## on .github/workflows with shellcheck (hack/install-packages.sh installs it), the message of
+## the commit LINT_COMMIT (default: the latest) against the convention (hack/commitlint), and
+## with VULNCHECK=1 make vulncheck (it needs the Go vulnerability database online: CI's unit job
+## on GitHub sets it; without it lint says that it did not run)
 LINT_COMMIT ?= HEAD
+VULNCHECK ?=
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
@@ -37,6 +40,20 @@ lint:
 	if [ -z "$$shellcheck" ]; then echo "lint: shellcheck is not installed: actionlint does not check the run: scripts"; fi && \
 	echo "actionlint .github/workflows" && "$$actionlint" -shellcheck="$$shellcheck"
 	go -C hack run ./commitlint -rev "$(LINT_COMMIT)"
+	@if [ -n "$(VULNCHECK)" ]; then $(MAKE) --no-print-directory vulncheck; else \
+	echo "*** make lint: govulncheck did NOT run (it needs the Go vulnerability database online): run make vulncheck, or make lint VULNCHECK=1, as CI's unit job on GitHub does"; fi
+
+## vulncheck: govulncheck (pinned by hack/tools.sh) on the product's module, the code that ships
+## in the binary and the image: fails on a known vulnerability in code that app-status calls, and
+## fails, saying so, when the database VULNDB cannot be reached (never a silent skip)
+VULNDB ?= https://vuln.go.dev
+vulncheck:
+	@govulncheck=$$(hack/tools.sh govulncheck) && "$$govulncheck" -version | sed -n '2p' && \
+	if ! curl -fsS -m 30 -o /dev/null "$(VULNDB)/index/db.json"; then \
+		echo "*** make vulncheck: the Go vulnerability database $(VULNDB) cannot be reached from this machine: NO vulnerability check ran. It runs in CI's unit job on GitHub (make lint VULNCHECK=1); see CONTRIBUTING.md" >&2; \
+		exit 1; \
+	fi && \
+	echo "govulncheck -db $(VULNDB) ./..." && "$$govulncheck" -db "$(VULNDB)" ./...
 
 ## test: the whole suite with the race detector, in random order: cluster tests included (they
 ## fail, never skip, without binaries), the action's image run as the runner runs it (podman),

@@ -3,15 +3,16 @@
 # Go version that builds it) and prints the binary's path on stdout; progress goes to stderr.
 # The tools never enter a go.mod of this repository.
 #
-# Usage: hack/tools.sh NAME      NAME: actionlint | golangci-lint | goreleaser
+# Usage: hack/tools.sh NAME      NAME: actionlint | golangci-lint | goreleaser | govulncheck
 set -euo pipefail
 
-name=${1:?usage: hack/tools.sh actionlint|golangci-lint|goreleaser}
+name=${1:?usage: hack/tools.sh actionlint|golangci-lint|goreleaser|govulncheck}
 case "$name" in
   actionlint)    pkg=github.com/rhysd/actionlint/cmd/actionlint; version=v1.7.12 ;;
   golangci-lint) pkg=github.com/golangci/golangci-lint/v2/cmd/golangci-lint; version=v2.15.0 ;;
   goreleaser)    pkg=github.com/goreleaser/goreleaser/v2; version=v2.16.0 ;; # as release.yml runs it
-  *) echo "hack/tools.sh: unknown tool $name (known: actionlint, golangci-lint, goreleaser)" >&2; exit 2 ;;
+  govulncheck)   pkg=golang.org/x/vuln/cmd/govulncheck; version=v1.10.0 ;;
+  *) echo "hack/tools.sh: unknown tool $name (known: actionlint, golangci-lint, goreleaser, govulncheck)" >&2; exit 2 ;;
 esac
 
 cache=${APP_STATUS_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/app-status-action/tools}
