@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v75/github"
+	"github.com/google/go-github/v89/github"
 	"golang.org/x/time/rate"
 )
 
@@ -62,9 +62,17 @@ func newAPI(cfg Config) (*api, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	gh := github.NewClient(hc).WithAuthToken(cfg.Token)
-	gh.BaseURL = u
-	gh.UserAgent = "app-status-action"
+	base = u.String()
+	opts := []github.ClientOptionsFunc{
+		github.WithHTTPClient(hc), github.WithURLs(&base, nil), github.WithUserAgent("app-status-action"),
+	}
+	if cfg.Token != "" { // New refuses an empty token before this
+		opts = append(opts, github.WithAuthToken(cfg.Token))
+	}
+	gh, err := github.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("GitHub client for %s: %w", base, err)
+	}
 	clock := cfg.Clock
 	if clock == nil {
 		clock = time.Now

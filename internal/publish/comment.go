@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/go-github/v75/github"
+	"github.com/google/go-github/v89/github"
 
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
@@ -202,11 +202,11 @@ func (p *Publisher) viewer(ctx context.Context) (string, error) {
 	}
 	err := p.api.call(ctx, false, func() (*github.Response, error) {
 		// A new request each time: a retry sends the body again.
-		req, err := p.api.gh.NewRequest(http.MethodPost, p.api.graphQL, map[string]string{"query": viewerQuery})
+		req, err := p.api.gh.NewRequest(ctx, http.MethodPost, p.api.graphQL, map[string]string{"query": viewerQuery})
 		if err != nil {
 			return nil, err
 		}
-		return p.api.gh.Do(ctx, req, &out)
+		return p.api.gh.Do(req, &out)
 	})
 	switch {
 	case err != nil:

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/go-github/v75/github"
+	"github.com/google/go-github/v89/github"
 
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
@@ -139,12 +139,12 @@ func (p *Publisher) create(ctx context.Context, t *target) error {
 		err := p.write(ctx, func() (*github.Response, error) {
 			var resp *github.Response
 			var err error
-			d, resp, err = p.api.gh.Repositories.CreateDeployment(ctx, p.api.owner, p.api.repo, &github.DeploymentRequest{
-				Ref:              github.Ptr(p.ref),
+			d, resp, err = p.api.gh.Repositories.CreateDeployment(ctx, p.api.owner, p.api.repo, github.DeploymentRequest{
+				Ref:              p.ref,
 				Task:             github.Ptr(deploymentTask),
 				Environment:      github.Ptr(t.environment),
 				AutoMerge:        github.Ptr(false),
-				RequiredContexts: &[]string{},
+				RequiredContexts: []string{}, // sent as []: no status check to wait for
 				Description:      github.Ptr(deploymentDescription(p.cfg.Resources)),
 				Payload: map[string]any{payloadKey: map[string]any{"resources": p.cfg.Resources, "clusters": t.clusters,
 					"workflow": p.cfg.Workflow, "key": p.cfg.CommentKey}},
@@ -206,7 +206,7 @@ func (p *Publisher) write(ctx context.Context, do func() (*github.Response, erro
 }
 
 func (p *Publisher) status(ctx context.Context, t *target, state, description string) error {
-	req := &github.DeploymentStatusRequest{State: github.Ptr(state), Description: github.Ptr(description)}
+	req := github.DeploymentStatusRequest{State: state, Description: github.Ptr(description)}
 	if p.cfg.RunURL != "" {
 		req.LogURL = github.Ptr(p.cfg.RunURL)
 	}

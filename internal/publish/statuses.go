@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/go-github/v75/github"
+	"github.com/google/go-github/v89/github"
 
 	"github.com/org/app-status-action/internal/report"
 	"github.com/org/app-status-action/internal/result"
@@ -162,7 +162,7 @@ func (p *Publisher) commitStatus(ctx context.Context, t *statusTarget, state, de
 		req.TargetURL = github.Ptr(p.cfg.RunURL)
 	}
 	return p.write(ctx, func() (*github.Response, error) {
-		_, resp, err := p.api.gh.Repositories.CreateStatus(ctx, p.api.owner, p.api.repo, p.ref, req)
+		_, resp, err := p.api.gh.Repositories.CreateStatus(ctx, p.api.owner, p.api.repo, p.ref, *req)
 		return resp, err
 	})
 }
