@@ -210,9 +210,11 @@ func TestFailureCodes(t *testing.T) {
 		{
 			// kustomize-controller waits at least 30s for pods that are merely not ready, but
 			// stops at its next poll (every 5s) once kstatus calls an object Failed: here the
-			// Deployment's progress deadline (3s) runs out.
+			// Deployment's progress deadline (3s) runs out. It checks them again at
+			// spec.retryInterval (10s): without the workloads the run waits for that retry, and
+			// fails once it fails again.
 			code: result.CodeFluxHealthCheckFailed, app: "fail-not-progressing",
-			kustomization: func(k *testbed.Kustomization) { k.Wait, k.Timeout = true, "30s" },
+			kustomization: func(k *testbed.Kustomization) { k.Wait, k.Timeout, k.RetryInterval = true, "30s", "10s" },
 			request:       func(r *verify.Request) { r.Workloads = false },
 			state:         kustomizationState("Ready=False HealthCheckFailed", readyFalse("HealthCheckFailed")),
 			message:       []string{"health check failed", "Deployment/"},

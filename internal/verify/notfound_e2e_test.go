@@ -38,7 +38,9 @@ func TestTypoNotFoundWithinGrace(t *testing.T) {
 	}
 	// A Kustomization of the typo's name in the app's namespace, suspended: it creates
 	// nothing, and the message names its namespace.
-	if err := c.ApplyObject(ctx, ns, testbed.Kustomization{Name: typo, Suspend: true}.Manifest()); err != nil {
+	namesake := testbed.Kustomization{Name: typo, TargetNamespace: ns, Suspend: true}.Manifest()
+	namesake.SetNamespace(ns)
+	if err := c.ApplyObject(ctx, ns, namesake); err != nil {
 		t.Fatal(err)
 	}
 	const grace, timeout = 5 * time.Second, 2 * time.Minute
