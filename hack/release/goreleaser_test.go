@@ -313,41 +313,6 @@ for a in "$@"; do case $a in --bundle=*) echo '{"mediaType":"application/vnd.dev
 	if err != nil || strings.TrimSpace(string(log)) != "sign-blob --yes --bundle=dist/checksums.txt.sigstore.json dist/checksums.txt" {
 		t.Errorf("cosign ran with %q (%v), want sign-blob of checksums.txt into its bundle", log, err)
 	}
-	checkSetupInstalls(t, filepath.Join(repo, "dist"))
-}
-
-// checkSetupInstalls runs the setup action's script against the release snapshot in dist, as
-// a runner of this machine's platform would, and runs the binary it put on the PATH.
-func checkSetupInstalls(t *testing.T, dist string) {
-	t.Helper()
-	runnerOS := map[string]string{"linux": "Linux", "darwin": "macOS"}[runtime.GOOS]
-	runnerArch := map[string]string{"amd64": "X64", "arm64": "ARM64"}[runtime.GOARCH]
-	if runnerOS == "" || runnerArch == "" {
-		t.Fatalf("no runner runs %s/%s: the setup action's check needs a Linux or macOS machine", runtime.GOOS, runtime.GOARCH)
-	}
-	files := map[string][]byte{}
-	entries, err := os.ReadDir(dist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.Type().IsRegular() {
-			data, err := os.ReadFile(filepath.Join(dist, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[e.Name()] = data
-		}
-	}
-	url := serveRelease(t, "v1.4.2", files)
-	out, path, _, err := runSetup(t, setupRun{env: []string{"RUNNER_OS=" + runnerOS, "RUNNER_ARCH=" + runnerArch,
-		"APP_STATUS_ACTION_REF=v1.4.2", "APP_STATUS_DOWNLOAD_URL=" + url}})
-	if err != nil {
-		t.Fatalf("the setup action on the snapshot: %v\n%s", err, out)
-	}
-	if got, err := exec.Command(filepath.Join(path, "app-status"), "version").Output(); err != nil || string(got) != "app-status v1.4.2\n" {
-		t.Errorf("the installed app-status version = %q (%v), want app-status v1.4.2", got, err)
-	}
 }
 
 // copyRepo copies the repository's files (tracked, or new and not ignored: the work tree as it
