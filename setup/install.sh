@@ -35,7 +35,14 @@ version=v$plain
 repo=${APP_STATUS_REPOSITORY:-}
 [[ $repo =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]] ||
   fail "the releases' repository '${repo//[^0-9A-Za-z._\/-]/?}' is not OWNER/REPO"
-base=${APP_STATUS_DOWNLOAD_URL:-https://github.com/$repo/releases/download}
+base=https://github.com/$repo/releases/download
+if [ -n "${APP_STATUS_DOWNLOAD_URL:-}" ]; then
+  # Only a test's release served on this machine may stand in for GitHub: an environment
+  # variable set by an earlier step must not send the download anywhere else.
+  [[ $APP_STATUS_DOWNLOAD_URL =~ ^http://127\.0\.0\.1:[0-9]+$ ]] ||
+    fail "APP_STATUS_DOWNLOAD_URL may only name a test server on http://127.0.0.1:PORT; unset it"
+  base=$APP_STATUS_DOWNLOAD_URL
+fi
 
 case "${RUNNER_OS:-}" in
   Linux) os=linux ;;
@@ -77,7 +84,7 @@ case $base in
   http://127.0.0.1:*) proto='=http' ;; # a test's release snapshot
 esac
 for f in "${files[@]}"; do
-  curl --fail --silent --show-error --location --retry 3 --proto "$proto" --proto-redir '=https' -o "$download/$f" "$base/$version/$f" ||
+  curl --fail --silent --show-error --location --retry 3 --connect-timeout 20 --max-time 300 --proto "$proto" --proto-redir '=https' -o "$download/$f" "$base/$version/$f" ||
     fail "could not download $base/$version/$f: is $version a release of $repo with an archive for $os/$arch?"
 done
 

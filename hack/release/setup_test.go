@@ -185,6 +185,8 @@ func TestSetupAction(t *testing.T) {
 			wantErr: "is v9.9.9 a release of org/app-status-action with an archive for linux/amd64?"},
 		{name: "a version with a runner command", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=\n::add-mask::x"},
 			wantErr: "version '???add-mask??x' is not vMAJOR.MINOR.PATCH"},
+		{name: "a download redirected elsewhere", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version, "APP_STATUS_DOWNLOAD_URL=https://example.invalid/releases"},
+			wantErr: "APP_STATUS_DOWNLOAD_URL may only name a test server on http://127.0.0.1:PORT"},
 		{name: "a platform without an archive", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=ARM", "APP_STATUS_VERSION=" + version},
 			wantErr: "runner architecture 'ARM' has no release archive"},
 	}
