@@ -30,31 +30,67 @@ var workloadsExplain = map[result.Code]bool{
 	result.CodeFluxTestFailed:        true,
 }
 
+// objectVisit is what the walk knows of one inventory object while it judges it.
+type objectVisit struct {
+	ref   flux.ObjectRef
+	owner *flux.Gate
+	ro    result.Object
+	gvk   schema.GroupVersionKind
+	// key and list are the list it is read from, in namespace ns ("" for a cluster-scoped
+	// kind).
+	key    ListKey
+	list   List
+	ns     string
+	cached any
+	memo   memoStatus
+	u      *unstructured.Unstructured
+	// current: the inventory's objects may fail the rollout only once Flux has applied the
+	// expected revision: before, they are the previous revision's, which the expected one
+	// may fix.
+	current bool
+}
+
 // evalObject computes an inventory object's status with kstatus and, when it is a workload
 // that is not Current yet, asks the classifier whether its rollout can still succeed.
 // id is o.ID().
 func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner *flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
-	// The inventory's objects may fail the rollout only once Flux has applied the expected
-	// revision: before, they are the previous revision's, which the expected one may fix.
-	current := owner.Applied
-	ro := result.Object{ID: id, Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner.Object.ID, Status: result.ObjectUnknown}
-	gvk := schema.GroupVersionKind{Group: o.Group, Version: o.Version, Kind: o.Kind}
+	v := &objectVisit{ref: o, owner: owner, current: owner.Applied,
+		ro:  result.Object{ID: id, Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner.Object.ID, Status: result.ObjectUnknown},
+		gvk: schema.GroupVersionKind{Group: o.Group, Version: o.Version, Kind: o.Kind}}
+	if !a.listObject(e, v, now) || !a.readObject(e, v) {
+		return
+	}
+	if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {
+		e.Objects = append(e.Objects, v.ro)
+		a.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited, roots)
+		return
+	}
+	if src, isSource := flux.InventorySource(o); isSource && v.u != nil && v.ro.Status != result.ObjectTerminating {
+		a.judgeSource(e, v, src, now)
+	}
+	a.judgeWorkload(e, v, now)
+}
+
+// listObject finds the list v's object is read from, by its kind's mapping; false, reported,
+// while the mapping or the list is not there yet.
+func (a *assessor) listObject(e *Assessment, v *objectVisit, now time.Time) bool {
+	o, owner, gvk, ro := v.ref, v.owner, v.gvk, &v.ro
 	answer := a.assessMapping(e, gvk)
 	mapping, done, err := answer.Mapping, answer.Done, answer.Err
 	if !done {
 		ro.Message = "discovering the API of " + gvk.Kind
-		e.Objects = append(e.Objects, ro)
+		e.Objects = append(e.Objects, *ro)
 		if e.Pending == nil {
 			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Discovering", Message: ro.ID + ": " + ro.Message, Progress: ProgressStep})
 		}
-		return
+		return false
 	}
 	if err != nil {
 		ro.Message = err.Error()
-		e.Objects = append(e.Objects, ro)
+		e.Objects = append(e.Objects, *ro)
 		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "UnknownKind", Message: ro.ID + ": " + err.Error()})
 		e.recheckAt(now.Add(MappingRetry))
-		return
+		return false
 	}
 	ns := o.Namespace
 	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
@@ -64,97 +100,110 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 	}
 	objKey := ListKey{GVR: mapping.Resource, Namespace: ns}
 	w := a.list(objKey)
+	v.key, v.list, v.ns = objKey, w, ns
 	if w.Synced() {
 		a.consistent(objKey, w, owner.Object.ID)
-	} else {
-		// (What the watch is, said only while it has no first list: a synced watch is ready
-		// either way.)
-		what := mapping.Resource.Resource + namespaceSuffix(ns)
-		if gr := mapping.Resource.GroupResource(); MetadataOnly[gr] || NoReadiness[gr] {
-			// A Secret or a ConfigMap has no status: it is Current once it exists, which
-			// Flux's inventory already says; configuration, RBAC, CRDs, quotas and sources
-			// have no rollout of their own. Credentials that may not read them (least
-			// privilege) leave them unverified, not the cluster Forbidden.
-			ready, forbidden := a.optionalWatchReady(e, w, what)
-			if forbidden != "" {
-				ro.Message = "not verified: " + forbidden
-				e.Objects = append(e.Objects, ro)
-				return
-			}
-			if !ready {
-				ro.Message = "not listed yet"
-				e.Objects = append(e.Objects, ro)
-				e.listOnItsWay(w)
-				return
-			}
-		} else if !a.watchReady(e, w, what) {
-			ro.Message = "not listed yet"
-			e.Objects = append(e.Objects, ro)
-			e.listOnItsWay(w)
-			return
-		}
+		return true
 	}
+	// (What the watch is, said only while it has no first list: a synced watch is ready
+	// either way.)
+	what := mapping.Resource.Resource + namespaceSuffix(ns)
+	if gr := mapping.Resource.GroupResource(); MetadataOnly[gr] || NoReadiness[gr] {
+		// A Secret or a ConfigMap has no status: it is Current once it exists, which
+		// Flux's inventory already says; configuration, RBAC, CRDs, quotas and sources
+		// have no rollout of their own. Credentials that may not read them (least
+		// privilege) leave them unverified, not the cluster Forbidden.
+		ready, forbidden := a.optionalWatchReady(e, w, what)
+		if forbidden != "" {
+			ro.Message = "not verified: " + forbidden
+			e.Objects = append(e.Objects, *ro)
+			return false
+		}
+		if !ready {
+			ro.Message = "not listed yet"
+			e.Objects = append(e.Objects, *ro)
+			e.listOnItsWay(w)
+			return false
+		}
+	} else if !a.watchReady(e, w, what) {
+		ro.Message = "not listed yet"
+		e.Objects = append(e.Objects, *ro)
+		e.listOnItsWay(w)
+		return false
+	}
+	return true
+}
+
+// readObject reads v's object from its list and computes its kstatus status; false,
+// reported, when it is not there (a Job may be gone once done) or cannot be read.
+func (a *assessor) readObject(e *Assessment, v *objectVisit) bool {
+	o, owner, gvk, ro, w, ns := v.ref, v.owner, v.gvk, &v.ro, v.list, v.ns
 	cached, ok := w.Object(ns, o.Name)
 	if !ok {
 		done, failedJob, msg := jobGone(w, ns, o, owner, a.mem.firstWorkedOn[owner.Object.ID])
 		switch {
 		case done:
 			ro.Status, ro.Message = result.ObjectCurrent, msg
-			e.Objects = append(e.Objects, ro)
-		case failedJob != nil && current:
+			e.Objects = append(e.Objects, *ro)
+		case failedJob != nil && v.current:
 			ro.Status, ro.Message = result.ObjectFailed, "deleted after it failed (ttlSecondsAfterFinished)"
-			e.Objects = append(e.Objects, ro)
+			e.Objects = append(e.Objects, *ro)
 			e.fail(Finding{Verdict: result.VerdictFailed, Code: result.CodeJobFailed, Reason: "Failed", Message: ro.ID + ": " + ro.Message})
 		default:
 			ro.Status, ro.Message = result.ObjectNotFound, "not found in the cluster"
-			e.Objects = append(e.Objects, ro)
+			e.Objects = append(e.Objects, *ro)
 			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "NotFound", Message: ro.ID + " not found"})
 		}
-		return
+		return false
 	}
 	memo := a.mem.statuses.status(cached, gvk, a.spec.Health, a.exprs[owner.Object.ID])
-	u := memo.u
 	if !memo.ok {
 		// Every kind the caches hold converts: this is a defect, said as one, never a pass.
 		ro.Message = fmt.Sprintf("compute status: cannot read the cached %T", cached)
-		e.Objects = append(e.Objects, ro)
+		e.Objects = append(e.Objects, *ro)
 		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: string(result.ObjectUnknown), Message: ro.ID + ": " + ro.Message})
-		return
+		return false
 	}
 	if memo.err != nil {
 		ro.Message = memo.err.Error()
 	} else {
 		ro.Status, ro.Message = memo.status, memo.msg
 	}
+	v.cached, v.memo, v.u = cached, memo, memo.u
+	return true
+}
 
-	if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {
-		e.Objects = append(e.Objects, ro)
-		a.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited, roots)
-		return
+// judgeSource judges a Flux source of v's inventory as source-controller serves it, not by
+// kstatus: one whose next fetch fails keeps Reconciling=True while what applies from it goes
+// on.
+func (a *assessor) judgeSource(e *Assessment, v *objectVisit, src flux.SourceRef, now time.Time) {
+	ro := &v.ro
+	read := flux.ReadSource(src, v.u)
+	var (
+		upstream *flux.Source
+		note     string
+		reading  bool
+	)
+	if read.Stalled {
+		// Whether a stalled HelmChart may heal, its repository says (flux.IndexWait).
+		upstream, note, reading = a.chartUpstream(e, read)
 	}
-	if src, isSource := flux.InventorySource(o); isSource && u != nil && ro.Status != result.ObjectTerminating {
-		// A Flux source is judged as source-controller serves it, not by kstatus: one whose
-		// next fetch fails keeps Reconciling=True while what applies from it goes on.
-		read := flux.ReadSource(src, u)
-		var (
-			upstream *flux.Source
-			note     string
-			reading  bool
-		)
-		if read.Stalled {
-			// Whether a stalled HelmChart may heal, its repository says (flux.IndexWait).
-			upstream, note, reading = a.chartUpstream(e, read)
-		}
-		status, code, msg, until := flux.Serving(read, upstream, now)
-		if reading && read.Stalled {
-			status, code, msg = result.ObjectInProgress, "", "stalled; reading its source, which says whether it may heal: "+read.Message
-		}
-		e.recheckAt(until)
-		ro.Status, ro.Message = status, sanitize.Compact(joinMessage(msg, note))
-		if status == result.ObjectFailed && current {
-			ro.Failure = &result.Failure{Code: code, Reason: "Stalled", Message: ro.Message}
-		}
+	status, code, msg, until := flux.Serving(read, upstream, now)
+	if reading && read.Stalled {
+		status, code, msg = result.ObjectInProgress, "", "stalled; reading its source, which says whether it may heal: "+read.Message
 	}
+	e.recheckAt(until)
+	ro.Status, ro.Message = status, sanitize.Compact(joinMessage(msg, note))
+	if status == result.ObjectFailed && v.current {
+		ro.Failure = &result.Failure{Code: code, Reason: "Stalled", Message: ro.Message}
+	}
+}
+
+// judgeWorkload judges v's object by its kstatus status, the team's annotations, the Canary
+// that judges it and, for a workload that is not Current, the rollout classifier, and
+// reports it.
+func (a *assessor) judgeWorkload(e *Assessment, v *objectVisit, now time.Time) {
+	o, owner, ro, memo := v.ref, v.owner, &v.ro, v.memo
 	ro.Message = joinMessage(ro.Message, memo.ignoreNote)
 	if keys := memo.notFromGitKeys; keys != "" {
 		ro.Message = joinMessage(ro.Message, "annotations "+keys+" ignored: not applied by Flux (set them in Git)")
@@ -162,15 +211,15 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 	if memo.ignoreReadiness && ro.Status != result.ObjectCurrent {
 		// The team said so in Git: reported as it is, neither waited for nor failed.
 		ro.Message = joinMessage(ro.Message, IgnoredReadiness)
-		e.Objects = append(e.Objects, ro)
+		e.Objects = append(e.Objects, *ro)
 		return
 	}
 	var byCanary *canaryJudgement
-	if u != nil && ro.Status != result.ObjectTerminating {
-		j, judged, ok := a.canaryJudgement(e, o, u, owner.Object.ID, &ro)
+	if v.u != nil && ro.Status != result.ObjectTerminating {
+		j, judged, ok := a.canaryJudgement(e, o, v.u, owner.Object.ID, ro)
 		if !ok {
 			ro.Status, ro.Message = result.ObjectUnknown, joinMessage("not listed yet", ro.Message)
-			e.Objects = append(e.Objects, ro)
+			e.Objects = append(e.Objects, *ro)
 			return
 		}
 		if judged {
@@ -181,23 +230,47 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 	if installing {
 		// Created by Helm's install of the expected chart, which records nothing until its
 		// wait is over: the new chart's, and may fail the rollout now.
-		current = true
+		v.current = true
 	}
-	upgraded := a.updatedByUpgrade(owner, ro.ID, u) && !current
+	upgraded := a.updatedByUpgrade(owner, ro.ID, v.u) && !v.current
 	if upgraded {
 		// helm-controller records the release only once Helm's wait is over; Helm updated
 		// this workload since the run first saw it, during the upgrade to the expected chart:
 		// it is the new chart's, and may fail the rollout now.
-		current = true
+		v.current = true
 	}
-	classified := true
-	if ro.Status != result.ObjectCurrent && current && classify.Supported(o.Group, o.Kind) {
+	classified := a.classifyRollout(e, v, installing, upgraded, now)
+	if byCanary != nil && ro.Failure == nil {
+		// (A failure the classifier found in the target's own pods stands: Flagger fails the
+		// analysis of a crashing revision only at its deadline.)
+		judgedByCanary(ro, *byCanary, v.current)
+	}
+	e.Objects = append(e.Objects, *ro)
+	switch {
+	case ro.Failure != nil:
+		e.fail(Finding{Verdict: result.VerdictFailed, Code: ro.Failure.Code, Reason: ro.Failure.Reason, Message: ro.ID + ": " + ro.Failure.Message})
+	case ro.Status == result.ObjectFailed && v.current && classified && !installing:
+		e.fail(Finding{Verdict: result.VerdictFailed, Reason: "Failed", Message: ro.ID + ": " + ro.Message})
+	case ro.Status != result.ObjectCurrent && e.Pending == nil:
+		// (Only the first reason to wait is kept: the message is not made for the others.)
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: string(ro.Status), Message: waitingFor(*ro)})
+	}
+}
+
+// classifyRollout asks the classifier whether v's workload, not Current, can still roll out,
+// once it may fail the rollout; a failure found during Helm's install or upgrade says so. It
+// returns false while what the classifier reads is still being listed.
+func (a *assessor) classifyRollout(e *Assessment, v *objectVisit, installing, upgraded bool, now time.Time) (classified bool) {
+	o, owner, ro := v.ref, v.owner, &v.ro
+	classified = true
+	if ro.Status != result.ObjectCurrent && v.current && classify.Supported(o.Group, o.Kind) {
+		u := v.u
 		if u == nil {
 			// (A metadata-only kind is never one the classifier reads.)
-			u, _ = AsUnstructured(cached, gvk)
+			u, _ = AsUnstructured(v.cached, v.gvk)
 		}
 		status := ro.Status
-		classified = a.classify(e, &ro, u, objKey, w, now)
+		classified = a.classify(e, ro, u, v.key, v.list, now)
 		switch {
 		case upgraded && ro.Failure != nil:
 			ro.Failure.Message += fmt.Sprintf(" (during Helm's upgrade of %s to %s, which waits for it)", owner.Object.ID, owner.Upgrading)
@@ -210,21 +283,7 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 			ro.Failure.Message += fmt.Sprintf(" (during Helm's install of %s, chart %s, which waits for it)", owner.Object.ID, owner.Installing)
 		}
 	}
-	if byCanary != nil && ro.Failure == nil {
-		// (A failure the classifier found in the target's own pods stands: Flagger fails the
-		// analysis of a crashing revision only at its deadline.)
-		judgedByCanary(&ro, *byCanary, current)
-	}
-	e.Objects = append(e.Objects, ro)
-	switch {
-	case ro.Failure != nil:
-		e.fail(Finding{Verdict: result.VerdictFailed, Code: ro.Failure.Code, Reason: ro.Failure.Reason, Message: ro.ID + ": " + ro.Failure.Message})
-	case ro.Status == result.ObjectFailed && current && classified && !installing:
-		e.fail(Finding{Verdict: result.VerdictFailed, Reason: "Failed", Message: ro.ID + ": " + ro.Message})
-	case ro.Status != result.ObjectCurrent && e.Pending == nil:
-		// (Only the first reason to wait is kept: the message is not made for the others.)
-		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: string(ro.Status), Message: waitingFor(ro)})
-	}
+	return classified
 }
 
 // recoversDuringInstall are the failures of a workload that may still pass during a first
