@@ -351,13 +351,7 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 		since, a.mem.retriedSince[key] = now, now
 	}
 	grace := a.retryGrace()
-	controller := "kustomize-controller"
-	switch g.Object.Kind {
-	case string(flux.KindHelmRelease):
-		controller = "helm-controller"
-	case string(flux.KindResourceSet):
-		controller = flux.FluxOperator
-	}
+	controller := retryingController(g.Object.Kind)
 	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	end := since.Add(grace)
 	if now.Before(end) {
@@ -408,6 +402,18 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 	}
 	override(g, result.VerdictFailed, g.Code, g.Object.Reason, fmt.Sprintf("still failing after %s of %s's retries: %s%s",
 		now.Sub(since).Round(time.Second), controller, g.Message, notRead))
+}
+
+// retryingController names the controller that retries a failed Flux object of kind.
+func retryingController(kind string) string {
+	controller := "kustomize-controller"
+	switch kind {
+	case string(flux.KindHelmRelease):
+		controller = "helm-controller"
+	case string(flux.KindResourceSet):
+		controller = flux.FluxOperator
+	}
+	return controller
 }
 
 // valuesSince is what valuesChangedSince found.
