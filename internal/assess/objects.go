@@ -50,9 +50,10 @@ type objectVisit struct {
 	current bool
 }
 
-// evalObject computes an inventory object's status with kstatus and, when it is a workload
-// that is not Current yet, asks the classifier whether its rollout can still succeed.
-// id is o.ID().
+// evalObject reads an inventory object and asks the judge of its kind (judgeOf): a Flux
+// object by its gate, a Flux source as source-controller serves it, any other by kstatus and,
+// when it is a workload that is not Current yet, the classifier, which says whether its
+// rollout can still succeed. id is o.ID().
 func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner *flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
 	v := &objectVisit{ref: o, owner: owner, current: owner.Applied,
 		ro:  result.Object{ID: id, Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner.Object.ID, Status: result.ObjectUnknown},
@@ -60,15 +61,9 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 	if !a.listObject(e, v, now) || !a.readObject(e, v) {
 		return
 	}
-	if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {
-		e.Objects = append(e.Objects, v.ro)
-		a.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, owner, want, now, visited, roots)
-		return
+	if nested := judgeOf(o)(a, e, v, now); nested != nil {
+		a.evalFlux(e, *nested, owner, want, now, visited, roots)
 	}
-	if src, isSource := flux.InventorySource(o); isSource && v.u != nil && v.ro.Status != result.ObjectTerminating {
-		a.judgeSource(e, v, src, now)
-	}
-	a.judgeWorkload(e, v, now)
 }
 
 // listObject finds the list v's object is read from, by its kind's mapping; false, reported,
