@@ -47,7 +47,7 @@ import (
 // the hash of whatever the target holds then, so a template written while it was Promoting,
 // Finalising or Initializing is recorded as promoted and never reaches the primary. A
 // Deployment's or DaemonSet's Canary is therefore Current only when its primary runs the
-// target's pod template (canaryspec.go) and copies of the configs Flagger tracks, and has
+// target's pod template (flagger.TemplateDiff) and copies of the configs Flagger tracks, and has
 // rolled out; it fails only on a Failed provably written about the current template (one
 // analysis interval after it), and waits with no timer otherwise. A suspended Canary is never
 // a failure, and Current only as any.
@@ -207,7 +207,7 @@ type canaryTarget struct {
 	primaryStatus  result.ObjectStatus
 	primaryMessage string
 	// differs says how the primary's pod template differs from the target's (imageDiff,
-	// else templateDiff); "": it is the target's.
+	// else flagger.TemplateDiff); "": it is the target's.
 	differs string
 	// configs says which ConfigMap or Secret Flagger tracks was changed after its primary
 	// copy; unproven why that cannot be told (credentials that may not list Secrets).
@@ -284,7 +284,7 @@ func judgeCanaryState(c canary, t canaryTarget, staleFor time.Duration) canaryJu
 
 // judgeCanaryWorkload judges Canary c, settled (Initialized, Succeeded, Failed), of a
 // Deployment or DaemonSet: its primary serves the target's template when it runs the same pod
-// template (templateDiff) and has rolled out, whatever the hashes and times of Flagger's
+// template (flagger.TemplateDiff) and has rolled out, whatever the hashes and times of Flagger's
 // status say; Flagger can write Succeeded with the hash of a template it never promoted (one
 // written while it was Promoting or Finalising, which it does not look for), and then it
 // never analyses it. A primary on another template waits, with no timer.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/org/app-status-action/internal/flagger"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
@@ -102,7 +103,7 @@ func (a *assessor) judgeCanaryObject(e *Assessment, cd *unstructured.Unstructure
 					t.primaryStatus, t.primaryMessage = result.ObjectUnknown, memo.err.Error()
 				}
 				if t.found {
-					t.differs = cmpOr(imageDiff(target, memo.u), templateDiff(target, memo.u))
+					t.differs = cmpOr(imageDiff(target, memo.u), flagger.TemplateDiff(target, memo.u))
 				}
 			}
 		}
@@ -244,20 +245,20 @@ func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t
 func (a *assessor) trackedDiffers(e *Assessment, w List, kind, ns, name string) (differs, unreadable string, read bool) {
 	gvr := trackedConfigs[kind]
 	id := result.ObjectID(trackedKinds[kind], ns, name)
-	copyObj, found := w.Object(ns, name+primarySuffix)
+	copyObj, found := w.Object(ns, name+flagger.PrimarySuffix)
 	if !found {
-		return fmt.Sprintf("%s has no primary copy %s%s", id, name, primarySuffix), "", true
+		return fmt.Sprintf("%s has no primary copy %s%s", id, name, flagger.PrimarySuffix), "", true
 	}
 	obj, _ := w.Object(ns, name)
 	src, srcRead := a.configData(e, gvr, ns, name, obj)
-	cp, cpRead := a.configData(e, gvr, ns, name+primarySuffix, copyObj)
+	cp, cpRead := a.configData(e, gvr, ns, name+flagger.PrimarySuffix, copyObj)
 	switch {
 	case !srcRead || !cpRead:
 		return "", "", false
 	case src.Unreadable != "" || cp.Unreadable != "":
 		return "", cmpOr(src.Unreadable, cp.Unreadable), true
 	case src.Checksum != cp.Checksum:
-		return fmt.Sprintf("the data of %s differ from its primary copy %s%s's", id, name, primarySuffix), "", true
+		return fmt.Sprintf("the data of %s differ from its primary copy %s%s's", id, name, flagger.PrimarySuffix), "", true
 	}
 	return "", "", true
 }

@@ -1,4 +1,6 @@
-package assess
+// Package flagger holds Flagger's rules that the decision reads: how a primary's pod template
+// compares with its target's once Flagger's rewrites are undone. It does no I/O.
+package flagger
 
 import (
 	"reflect"
@@ -31,15 +33,17 @@ import (
 // status says.
 
 const (
-	primarySuffix     = "-primary"
+	// PrimarySuffix ends the name of the copy Flagger makes of a target and of a config it
+	// tracks.
+	PrimarySuffix     = "-primary"
 	flaggerIDKey      = "flagger-id"
 	toolkitMarker     = "toolkit.fluxcd.io"
 	scaleToZeroMarker = "flagger.app/scale-to-zero"
 )
 
-// templateDiff says in which fields the pod template of primary differs from target's once
+// TemplateDiff says in which fields the pod template of primary differs from target's once
 // Flagger's rewrites are undone; "" when it is the target's.
-func templateDiff(target, primary *unstructured.Unstructured) string {
+func TemplateDiff(target, primary *unstructured.Unstructured) string {
 	want := normalTemplate(target)
 	got := normalTemplate(primary)
 	dropPrimaryOnly(want, got)
@@ -100,7 +104,7 @@ func normalTemplate(u *unstructured.Unstructured) map[string]any {
 	labels := keepMeta(meta, "labels", func(key string) bool { return !strings.Contains(key, toolkitMarker) })
 	for key, v := range labels {
 		if s, ok := v.(string); ok {
-			labels[key] = strings.TrimSuffix(s, primarySuffix)
+			labels[key] = strings.TrimSuffix(s, PrimarySuffix)
 		}
 	}
 	annotations := keepMeta(meta, "annotations", func(key string) bool {
@@ -188,7 +192,7 @@ func items(v any) []map[string]any {
 func trimAt(obj map[string]any, field, name string) {
 	ref, _ := obj[field].(map[string]any)
 	if s, ok := ref[name].(string); ok {
-		ref[name] = strings.TrimSuffix(s, primarySuffix)
+		ref[name] = strings.TrimSuffix(s, PrimarySuffix)
 	}
 }
 
@@ -198,7 +202,7 @@ func trimSelector(v any) {
 	if labels, ok := sel["matchLabels"].(map[string]any); ok {
 		for key, value := range labels {
 			if s, ok := value.(string); ok {
-				labels[key] = strings.TrimSuffix(s, primarySuffix)
+				labels[key] = strings.TrimSuffix(s, PrimarySuffix)
 			}
 		}
 	}
@@ -206,7 +210,7 @@ func trimSelector(v any) {
 		values, _ := expr["values"].([]any)
 		for i, value := range values {
 			if s, ok := value.(string); ok {
-				values[i] = strings.TrimSuffix(s, primarySuffix)
+				values[i] = strings.TrimSuffix(s, PrimarySuffix)
 			}
 		}
 	}
