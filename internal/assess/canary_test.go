@@ -516,46 +516,6 @@ func TestCanaryPickup(t *testing.T) {
 	}
 }
 
-// TestSuspendedCanaryNotCurrentByTimer: a suspended Canary whose target has no primary to
-// compare (its state older than a tracked config's change) is never Current after the pickup
-// timer, since Flagger does not pick anything up.
-func TestSuspendedCanaryNotCurrentByTimer(t *testing.T) {
-	t.Parallel()
-	written := time.Date(2026, 11, 1, 11, 50, 0, 0, time.UTC)
-	c := canary{id: "Canary/shop/web", phase: "Succeeded", applied: "h", promoted: "h", since: written.Add(-time.Hour), interval: time.Minute, targetKind: "Service", targetName: "web"}
-	tgt := canaryTarget{written: written}
-	if got := judgeCanary(c, tgt, time.Hour); got.status != result.ObjectCurrent {
-		t.Fatalf("judgeCanary(not suspended) = %+v, want Current after the pickup", got)
-	}
-	c.suspended = true
-	got := judgeCanary(c, tgt, time.Hour)
-	if got.status != result.ObjectInProgress || !strings.Contains(got.message, "is suspended (spec.suspend)") {
-		t.Errorf("judgeCanary(suspended) = %+v, want InProgress saying suspended", got)
-	}
-}
-
-// TestCanaryClockMargin: a Canary state Flagger wrote (its clock) within the clocks' margin of
-// the target's last change (the API server's) is not taken as written after it.
-func TestCanaryClockMargin(t *testing.T) {
-	t.Parallel()
-	written := time.Date(2026, 11, 1, 11, 50, 0, 0, time.UTC)
-	c := canary{id: "Canary/shop/web", phase: "Succeeded", applied: "h", promoted: "h", interval: time.Minute, targetKind: "Service", targetName: "web"}
-	tgt := canaryTarget{written: written}
-	for _, tt := range []struct {
-		since time.Duration
-		want  result.ObjectStatus
-	}{
-		{since: time.Second, want: result.ObjectInProgress},
-		{since: 2 * time.Second, want: result.ObjectInProgress},
-		{since: 3 * time.Second, want: result.ObjectCurrent},
-	} {
-		c.since = written.Add(tt.since)
-		if got := judgeCanary(c, tgt, 0); got.status != tt.want {
-			t.Errorf("judgeCanary(Succeeded %s after the change) = %+v, want %s", tt.since, got, tt.want)
-		}
-	}
-}
-
 // TestFlaggerChecksum: the checksum of a tracked config's data is Flagger v1.36.1's
 // (config_tracker.go checksum: sha256 of the data's JSON, its first 8 bytes in hex), the same
 // whether the data are typed, as the fetching side reads them (a ConfigMap's map[string]string,

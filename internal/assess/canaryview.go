@@ -1,6 +1,7 @@
 package assess
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -73,58 +74,58 @@ func (a *assessor) canaryOf(e *Assessment, u *unstructured.Unstructured, ownerID
 
 // judgeCanaryObject judges Canary cd, reading its target and primary; ok is false while
 // their list is on its way.
-func (a *assessor) judgeCanaryObject(e *Assessment, cd *unstructured.Unstructured, ownerID string) (canaryJudgement, bool) {
-	c := readCanary(cd)
+func (a *assessor) judgeCanaryObject(e *Assessment, cd *unstructured.Unstructured, ownerID string) (flagger.Judgement, bool) {
+	c := flagger.Read(cd)
 	ns := cd.GetNamespace()
-	t := canaryTarget{primaryID: result.ObjectID(c.targetKind, ns, c.targetName+"-primary")}
-	if gvr, workload := canaryTargets[c.targetKind]; workload {
-		t.workload = true
+	t := flagger.Target{PrimaryID: result.ObjectID(c.TargetKind, ns, c.TargetName+"-primary")}
+	if gvr, workload := canaryTargets[c.TargetKind]; workload {
+		t.Workload = true
 		key := ListKey{GVR: gvr, Namespace: ns}
 		w := a.list(key)
 		if !a.watchReady(e, w, gvr.Resource+namespaceSuffix(ns)) {
 			e.listOnItsWay(w)
-			return canaryJudgement{}, false
+			return flagger.Judgement{}, false
 		}
 		a.consistent(key, w, ownerID)
-		gvk := gvr.GroupVersion().WithKind(c.targetKind)
+		gvk := gvr.GroupVersion().WithKind(c.TargetKind)
 		var target *unstructured.Unstructured
-		if obj, ok := w.Object(ns, c.targetName); ok {
-			target, t.found = AsUnstructured(obj, gvk)
+		if obj, ok := w.Object(ns, c.TargetName); ok {
+			target, t.Found = AsUnstructured(obj, gvk)
 		}
-		if t.found {
-			t.written = templateWritten(target)
+		if t.Found {
+			t.Written = templateWritten(target)
 		}
-		if obj, ok := w.Object(ns, c.targetName+"-primary"); ok {
+		if obj, ok := w.Object(ns, c.TargetName+"-primary"); ok {
 			memo := a.mem.statuses.status(obj, gvk, a.spec.Health, nil)
 			if memo.ok && memo.u != nil {
-				t.primaryFound = true
-				t.primaryStatus, t.primaryMessage = memo.status, memo.msg
+				t.PrimaryFound = true
+				t.PrimaryStatus, t.PrimaryMessage = memo.status, memo.msg
 				if memo.err != nil {
-					t.primaryStatus, t.primaryMessage = result.ObjectUnknown, memo.err.Error()
+					t.PrimaryStatus, t.PrimaryMessage = result.ObjectUnknown, memo.err.Error()
 				}
-				if t.found {
-					t.differs = cmpOr(imageDiff(target, memo.u), flagger.TemplateDiff(target, memo.u))
+				if t.Found {
+					t.Differs = cmp.Or(flagger.ImageDiff(target, memo.u), flagger.TemplateDiff(target, memo.u))
 				}
 			}
 		}
 	}
 	if !a.trackedWritten(e, c, ns, ownerID, &t) {
-		return canaryJudgement{}, false
+		return flagger.Judgement{}, false
 	}
-	key := c.id + "@" + t.written.String() + "@" + c.since.String()
+	key := c.ID + "@" + t.Written.String() + "@" + c.Since.String()
 	var staleFor time.Duration
 	if first, seen := a.mem.canaryStale[key]; seen {
 		staleFor = a.now.Sub(first)
 	}
-	j := judgeCanary(c, t, staleFor)
-	if j.stale {
+	j := flagger.Judge(c, t, staleFor)
+	if j.Stale {
 		if a.mem.canaryStale == nil {
 			a.mem.canaryStale = map[string]time.Time{}
 		}
 		if _, seen := a.mem.canaryStale[key]; !seen {
 			a.mem.canaryStale[key] = a.now
 		}
-		e.recheckAt(a.mem.canaryStale[key].Add(c.pickup()))
+		e.recheckAt(a.mem.canaryStale[key].Add(c.Pickup()))
 	}
 	return j, true
 }
@@ -136,12 +137,12 @@ func isCanary(o flux.ObjectRef) bool { return o.Group == CanaryGVK.Group && o.Ki
 // or the workload it targets): current is whether the owner applied the expected revision,
 // so a failure is this revision's. A Canary's status replaces kstatus's, which calls a
 // Canary Current whatever its phase, and a target Current once its own pods are ready.
-func judgedByCanary(ro *result.Object, j canaryJudgement, current bool) {
-	ro.Status = j.status
-	ro.Message = joinMessage(j.message, ro.Message)
-	if j.failed {
+func judgedByCanary(ro *result.Object, j flagger.Judgement, current bool) {
+	ro.Status = j.Status
+	ro.Message = joinMessage(j.Message, ro.Message)
+	if j.Failed {
 		if current {
-			ro.Failure = &result.Failure{Code: result.CodeCanaryFailed, Reason: canaryFailed, Message: j.message}
+			ro.Failure = &result.Failure{Code: result.CodeCanaryFailed, Reason: flagger.PhaseFailed, Message: j.Message}
 		} else {
 			// The previous revision's failure: the expected one may fix it.
 			ro.Status = result.ObjectInProgress
@@ -152,7 +153,7 @@ func judgedByCanary(ro *result.Object, j canaryJudgement, current bool) {
 // canaryJudgement is what a Canary says of inventory object o (u as cached): judged is false
 // for an object no Canary judges; ok is false while that cannot be told yet. A note on the
 // object (Canaries the credentials may not list) is added to ro's message.
-func (a *assessor) canaryJudgement(e *Assessment, o flux.ObjectRef, u *unstructured.Unstructured, ownerID string, ro *result.Object) (j canaryJudgement, judged, ok bool) {
+func (a *assessor) canaryJudgement(e *Assessment, o flux.ObjectRef, u *unstructured.Unstructured, ownerID string, ro *result.Object) (j flagger.Judgement, judged, ok bool) {
 	switch {
 	case isCanary(o):
 		j, ok = a.judgeCanaryObject(e, u, ownerID)
@@ -182,18 +183,18 @@ var trackedConfigs = map[string]schema.GroupVersionResource{
 // copy (which the primary's template names) by their data, as Flagger does: it keeps a
 // checksum of the data only (Flagger v1.36.1 pkg/canary/config_tracker.go checksum,
 // HasConfigChanged) and, when it promotes, copies the data to the copy
-// (CreatePrimaryConfigs). A copy whose data are not the source's says which (t.configs), and
+// (CreatePrimaryConfigs). A copy whose data are not the source's says which (t.Configs), and
 // the source's last write of its data (the managedFields entries owning them, kept by the
-// view's metadata-only lists) moves t.written: a change of data starts an analysis of the same
+// view's metadata-only lists) moves t.Written: a change of data starts an analysis of the same
 // template. A write that changed no data (a label, by kustomize-controller's one server-side
 // apply entry that owns the data too) is not a change: Flagger never rewrites the copy for it.
-// A read the credentials may not make leaves that unproven (t.unproven), and the Canary waits.
+// A read the credentials may not make leaves that unproven (t.Unproven), and the Canary waits.
 // (Flagger's own status.trackedConfigs is no proof of a promotion: SyncStatus rewrites it at
 // every tick, a Failed one's too, pkg/canary/deployment_status.go.) ok is false while a list
 // or a read is on its way.
-func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t *canaryTarget) (ok bool) {
+func (a *assessor) trackedWritten(e *Assessment, c flagger.Canary, ns, ownerID string, t *flagger.Target) (ok bool) {
 	ok = true
-	for _, key := range c.tracked {
+	for _, key := range c.Tracked {
 		kind, name, _ := strings.Cut(key, "/")
 		gvr, known := trackedConfigs[kind]
 		if !known {
@@ -203,8 +204,8 @@ func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t
 		w := a.list(key)
 		ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(ns))
 		if forbidden != "" {
-			if t.unproven == "" {
-				t.unproven = fmt.Sprintf("whether Flagger promoted the %s %s it tracks is unknown: %s", kind, name, forbidden)
+			if t.Unproven == "" {
+				t.Unproven = fmt.Sprintf("whether Flagger promoted the %s %s it tracks is unknown: %s", kind, name, forbidden)
 			}
 			continue
 		}
@@ -223,17 +224,17 @@ func (a *assessor) trackedWritten(e *Assessment, c canary, ns, ownerID string, t
 			ok = false
 			continue
 		case unreadable != "":
-			if t.unproven == "" {
-				t.unproven = fmt.Sprintf("whether Flagger promoted the %s %s it tracks is unknown: %s", kind, name, unreadable)
+			if t.Unproven == "" {
+				t.Unproven = fmt.Sprintf("whether Flagger promoted the %s %s it tracks is unknown: %s", kind, name, unreadable)
 			}
 		case differs == "":
 			continue
 		}
-		if written := lastWrite(obj); written.After(t.written) {
-			t.written = written
+		if written := lastWrite(obj); written.After(t.Written) {
+			t.Written = written
 		}
-		if t.configs == "" {
-			t.configs = differs
+		if t.Configs == "" {
+			t.Configs = differs
 		}
 	}
 	return ok
@@ -256,7 +257,7 @@ func (a *assessor) trackedDiffers(e *Assessment, w List, kind, ns, name string) 
 	case !srcRead || !cpRead:
 		return "", "", false
 	case src.Unreadable != "" || cp.Unreadable != "":
-		return "", cmpOr(src.Unreadable, cp.Unreadable), true
+		return "", cmp.Or(src.Unreadable, cp.Unreadable), true
 	case src.Checksum != cp.Checksum:
 		return fmt.Sprintf("the data of %s differ from its primary copy %s%s's", id, name, flagger.PrimarySuffix), "", true
 	}

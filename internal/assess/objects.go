@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/classify"
+	"github.com/org/app-status-action/internal/flagger"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
@@ -209,7 +210,7 @@ func (a *assessor) judgeWorkload(e *Assessment, v *objectVisit, now time.Time) {
 		e.Objects = append(e.Objects, *ro)
 		return
 	}
-	var byCanary *canaryJudgement
+	var byCanary *flagger.Judgement
 	if v.u != nil && ro.Status != result.ObjectTerminating {
 		j, judged, ok := a.canaryJudgement(e, o, v.u, owner.Object.ID, ro)
 		if !ok {

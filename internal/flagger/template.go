@@ -1,5 +1,6 @@
-// Package flagger holds Flagger's rules that the decision reads: how a primary's pod template
-// compares with its target's once Flagger's rewrites are undone. It does no I/O.
+// Package flagger holds Flagger's rules that the decision reads: what a Canary's phase says of
+// its target's template, and how a primary's pod template compares with its target's once
+// Flagger's rewrites are undone. It does no I/O.
 package flagger
 
 import (
