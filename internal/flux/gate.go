@@ -151,19 +151,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		v.src = src
 		d = rules(ref, v, want)
 		if d.retried || d.olderGeneration || d.code == result.CodeFluxHealthCheckFailed {
-			g.FailedAt = v.cond(meta.ReadyCondition).since
-			switch ref.Kind {
-			case KindKustomization:
-				g.RetryEvery = retryInterval(obj, v.cond(meta.ReadyCondition).message)
-			case KindResourceSet:
-				g.RetryEvery = resourceSetRetry(obj)
-			case KindHelmRelease:
-				var note string
-				g.RetryEvery, note = helmRetryInterval(obj, v, d.code)
-				if d.retried && note != "" {
-					d.message = joinSentences(d.message, note)
-				}
-			}
+			retrySchedule(ref.Kind, obj, v, &d, &g)
 		}
 		g.Applied = appliedRules[ref.Kind](v, want)
 		g.Source, g.Remote = v.sourceRef, v.remote
@@ -219,6 +207,24 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		g.FailedAt, g.RetryEvery = time.Time{}, 0
 	}
 	return g
+}
+
+// retrySchedule records in g when the failure d was written and how soon the controller of
+// kind tries again; a HelmRelease's retry note is added to d's message.
+func retrySchedule(kind Kind, obj *unstructured.Unstructured, v *view, d *decision, g *Gate) {
+	g.FailedAt = v.cond(meta.ReadyCondition).since
+	switch kind {
+	case KindKustomization:
+		g.RetryEvery = retryInterval(obj, v.cond(meta.ReadyCondition).message)
+	case KindResourceSet:
+		g.RetryEvery = resourceSetRetry(obj)
+	case KindHelmRelease:
+		var note string
+		g.RetryEvery, note = helmRetryInterval(obj, v, d.code)
+		if d.retried && note != "" {
+			d.message = joinSentences(d.message, note)
+		}
+	}
 }
 
 // retryInterval is how soon kustomize-controller tries a failed Kustomization again: what its
