@@ -13,10 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/classify"
-	"github.com/org/app-status-action/internal/flagger"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
-	"github.com/org/app-status-action/internal/sanitize"
 )
 
 // The objects of an inventory that are not Flux objects: judged by kstatus, Flux's health
@@ -167,119 +165,6 @@ func (a *assessor) readObject(e *Assessment, v *objectVisit) bool {
 	}
 	v.cached, v.memo, v.u = cached, memo, memo.u
 	return true
-}
-
-// judgeSource judges a Flux source of v's inventory as source-controller serves it, not by
-// kstatus: one whose next fetch fails keeps Reconciling=True while what applies from it goes
-// on.
-func (a *assessor) judgeSource(e *Assessment, v *objectVisit, src flux.SourceRef, now time.Time) {
-	ro := &v.ro
-	read := flux.ReadSource(src, v.u)
-	var (
-		upstream *flux.Source
-		note     string
-		reading  bool
-	)
-	if read.Stalled {
-		// Whether a stalled HelmChart may heal, its repository says (flux.IndexWait).
-		upstream, note, reading = a.chartUpstream(e, read)
-	}
-	status, code, msg, until := flux.Serving(read, upstream, now)
-	if reading && read.Stalled {
-		status, code, msg = result.ObjectInProgress, "", "stalled; reading its source, which says whether it may heal: "+read.Message
-	}
-	e.recheckAt(until)
-	ro.Status, ro.Message = status, sanitize.Compact(joinMessage(msg, note))
-	if status == result.ObjectFailed && v.current {
-		ro.Failure = &result.Failure{Code: code, Reason: "Stalled", Message: ro.Message}
-	}
-}
-
-// judgeWorkload judges v's object by its kstatus status, the team's annotations, the Canary
-// that judges it and, for a workload that is not Current, the rollout classifier, and
-// reports it.
-func (a *assessor) judgeWorkload(e *Assessment, v *objectVisit, now time.Time) {
-	o, owner, ro, memo := v.ref, v.owner, &v.ro, v.memo
-	ro.Message = joinMessage(ro.Message, memo.ignoreNote)
-	if keys := memo.notFromGitKeys; keys != "" {
-		ro.Message = joinMessage(ro.Message, "annotations "+keys+" ignored: not applied by Flux (set them in Git)")
-	}
-	if memo.ignoreReadiness && ro.Status != result.ObjectCurrent {
-		// The team said so in Git: reported as it is, neither waited for nor failed.
-		ro.Message = joinMessage(ro.Message, IgnoredReadiness)
-		e.Objects = append(e.Objects, *ro)
-		return
-	}
-	var byCanary *flagger.Judgement
-	if v.u != nil && ro.Status != result.ObjectTerminating {
-		j, judged, ok := a.canaryJudgement(e, o, v.u, owner.Object.ID, ro)
-		if !ok {
-			ro.Status, ro.Message = result.ObjectUnknown, joinMessage("not listed yet", ro.Message)
-			e.Objects = append(e.Objects, *ro)
-			return
-		}
-		if judged {
-			byCanary = &j
-		}
-	}
-	installing := owner.Installing != ""
-	if installing {
-		// Created by Helm's install of the expected chart, which records nothing until its
-		// wait is over: the new chart's, and may fail the rollout now.
-		v.current = true
-	}
-	upgraded := a.updatedByUpgrade(owner, ro.ID, v.u) && !v.current
-	if upgraded {
-		// helm-controller records the release only once Helm's wait is over; Helm updated
-		// this workload since the run first saw it, during the upgrade to the expected chart:
-		// it is the new chart's, and may fail the rollout now.
-		v.current = true
-	}
-	classified := a.classifyRollout(e, v, installing, upgraded, now)
-	if byCanary != nil && ro.Failure == nil {
-		// (A failure the classifier found in the target's own pods stands: Flagger fails the
-		// analysis of a crashing revision only at its deadline.)
-		judgedByCanary(ro, *byCanary, v.current)
-	}
-	e.Objects = append(e.Objects, *ro)
-	switch {
-	case ro.Failure != nil:
-		e.fail(Finding{Verdict: result.VerdictFailed, Code: ro.Failure.Code, Reason: ro.Failure.Reason, Message: ro.ID + ": " + ro.Failure.Message})
-	case ro.Status == result.ObjectFailed && v.current && classified && !installing:
-		e.fail(Finding{Verdict: result.VerdictFailed, Reason: "Failed", Message: ro.ID + ": " + ro.Message})
-	case ro.Status != result.ObjectCurrent && e.Pending == nil:
-		// (Only the first reason to wait is kept: the message is not made for the others.)
-		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: string(ro.Status), Message: waitingFor(*ro)})
-	}
-}
-
-// classifyRollout asks the classifier whether v's workload, not Current, can still roll out,
-// once it may fail the rollout; a failure found during Helm's install or upgrade says so. It
-// returns false while what the classifier reads is still being listed.
-func (a *assessor) classifyRollout(e *Assessment, v *objectVisit, installing, upgraded bool, now time.Time) (classified bool) {
-	o, owner, ro := v.ref, v.owner, &v.ro
-	classified = true
-	if ro.Status != result.ObjectCurrent && v.current && classify.Supported(o.Group, o.Kind) {
-		u := v.u
-		if u == nil {
-			// (A metadata-only kind is never one the classifier reads.)
-			u, _ = AsUnstructured(v.cached, v.gvk)
-		}
-		status := ro.Status
-		classified = a.classify(e, ro, u, v.key, v.list, now)
-		switch {
-		case upgraded && ro.Failure != nil:
-			ro.Failure.Message += fmt.Sprintf(" (during Helm's upgrade of %s to %s, which waits for it)", owner.Object.ID, owner.Upgrading)
-		case installing && ro.Failure != nil && recoversDuringInstall[ro.Failure.Code]:
-			// A first install may crash until what the chart installs beside it (a
-			// database, an operator) is up: Helm's own wait says.
-			ro.Message = joinMessage(ro.Message, fmt.Sprintf("%s (%s), left to Helm's wait during the install of chart %s", ro.Failure.Code, ro.Failure.Reason, owner.Installing))
-			ro.Failure, ro.Status = nil, status
-		case installing && ro.Failure != nil:
-			ro.Failure.Message += fmt.Sprintf(" (during Helm's install of %s, chart %s, which waits for it)", owner.Object.ID, owner.Installing)
-		}
-	}
-	return classified
 }
 
 // recoversDuringInstall are the failures of a workload that may still pass during a first
