@@ -135,12 +135,12 @@ func newClusterHTTPClient(cfg *rest.Config, onHandshake func(tls.ConnectionState
 		if err != nil {
 			return nil, err
 		}
-		if h.h2, err = http2.ConfigureTransports(base); err != nil {
+		if h.h2, err = http2.ConfigureTransports(base); err != nil { //nolint:staticcheck // SA1019 since x/net v0.63.0: client-go (utilnet.SetTransportDefaults) configures HTTP/2 so still
 			return nil, fmt.Errorf("configure HTTP/2: %w", err)
 		}
 		if pings {
-			h.h2.ReadIdleTimeout = envSeconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", 30*time.Second)
-			h.h2.PingTimeout = envSeconds("HTTP2_PING_TIMEOUT_SECONDS", 15*time.Second)
+			h.h2.ReadIdleTimeout = envSeconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", 30*time.Second) //nolint:staticcheck // SA1019: as client-go does, above
+			h.h2.PingTimeout = envSeconds("HTTP2_PING_TIMEOUT_SECONDS", 15*time.Second)          //nolint:staticcheck // SA1019: as client-go does, above
 		}
 	}
 	rt, err := transport.HTTPWrappersForConfig(tc, base)
@@ -161,7 +161,7 @@ type clusterHTTP struct {
 	dialed *dialedConns
 	// h2 is the client's HTTP/2 transport; nil without HTTP/2 (DISABLE_HTTP2, a TLS
 	// configuration that does not offer it, a transport given with the config).
-	h2 *http2.Transport
+	h2 *http2.Transport //nolint:staticcheck // SA1019: as client-go configures HTTP/2 (newHTTP)
 }
 
 // envSeconds is client-go's reading of its HTTP/2 ping settings (utilnet): a whole number of

@@ -224,9 +224,9 @@ func TestHTTP2Pings(t *testing.T) {
 			if h.h2 == nil {
 				return
 			}
-			if h.h2.ReadIdleTimeout != tt.wantIdle || h.h2.PingTimeout != tt.wantPing {
+			if h.h2.ReadIdleTimeout != tt.wantIdle || h.h2.PingTimeout != tt.wantPing { //nolint:staticcheck // SA1019: the fields newHTTP sets
 				t.Errorf("pings after %v of silence, answered within %v; want %v and %v",
-					h.h2.ReadIdleTimeout, h.h2.PingTimeout, tt.wantIdle, tt.wantPing)
+					h.h2.ReadIdleTimeout, h.h2.PingTimeout, tt.wantIdle, tt.wantPing) //nolint:staticcheck // SA1019: as above
 			}
 		})
 	}
