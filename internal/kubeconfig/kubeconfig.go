@@ -222,6 +222,13 @@ func (l *loader) load() ([]Cluster, error) {
 		return nil, parseErr
 	}
 	if len(entries) == 0 {
+		if list := l.env.Getenv("KUBECONFIG"); kube == nil && !l.in.CLI && list != "" {
+			// A step before (azure/k8s-set-context, get-gke-credentials...) exported a
+			// kubeconfig file: the action reads it when the runner mounts its folder.
+			if kube, err = l.runnerKubeconfig(list); err != nil {
+				return nil, err
+			}
+		}
 		return l.fromContexts(kube)
 	}
 	clusters := make([]Cluster, 0, len(entries))
@@ -359,13 +366,6 @@ func (l *loader) fromEntry(e entry, kube *doc, origin, dir string) (Cluster, err
 // agent for a context the GitLab agent for Kubernetes wrote (contextClusterName).
 func (l *loader) fromContexts(kube *doc) ([]Cluster, error) {
 	if kube == nil {
-		if !l.in.CLI && l.env.Getenv("KUBECONFIG") != "" {
-			// A step before (azure/k8s-set-context, get-gke-credentials...) exported a
-			// kubeconfig file of the runner's, which a container action cannot read.
-			return nil, errors.New("no clusters: an earlier step exported KUBECONFIG, a file on the runner that this container action cannot read; " +
-				"run the CLI on the runner instead (uses: the setup action, <owner>/app-status-action/setup@v1, then run: app-status verify ...), " +
-				"or set the clusters input (one name=source per line, e.g. prod=env:PROD_KUBECONFIG) or the kubeconfig input")
-		}
 		return nil, errors.New("no clusters: set the clusters input (one name=source per line, e.g. prod=env:PROD_KUBECONFIG) or the kubeconfig input")
 	}
 	names, explicit := l.in.Contexts, len(l.in.Contexts) > 0

@@ -133,10 +133,6 @@ func TestLoadAction(t *testing.T) {
 		name:    "nothing given",
 		wantErr: `no clusters: set the clusters input (one name=source per line, e.g. prod=env:PROD_KUBECONFIG) or the kubeconfig input`,
 	}, {
-		name:    "nothing given but the KUBECONFIG an earlier step exported",
-		env:     fakeEnv{vars: map[string]string{"KUBECONFIG": "/home/runner/work/_temp/kubeconfig_1700000000000"}},
-		wantErr: `no clusters: an earlier step exported KUBECONFIG, a file on the runner that this container action cannot read; run the CLI on the runner instead (uses: the setup action, <owner>/app-status-action/setup@v1, then run: app-status verify ...), or set the clusters input (one name=source per line, e.g. prod=env:PROD_KUBECONFIG) or the kubeconfig input`,
-	}, {
 		name:    "unparsable kubeconfig input",
 		in:      Input{Clusters: "a=env:KC", Kubeconfig: "not base64 and not yaml"},
 		env:     fakeEnv{vars: map[string]string{"KC": one}},
