@@ -27,11 +27,17 @@ var platforms = []string{
 // goreleaserConfig is what the tests read of .goreleaser.yaml.
 type goreleaserConfig struct {
 	Builds []struct {
-		ID     string   `json:"id"`
-		Goos   []string `json:"goos"`
-		Goarch []string `json:"goarch"`
+		ID      string   `json:"id"`
+		Main    string   `json:"main"`
+		Binary  string   `json:"binary"`
+		Env     []string `json:"env"`
+		Goos    []string `json:"goos"`
+		Goarch  []string `json:"goarch"`
+		Flags   []string `json:"flags"`
+		Ldflags []string `json:"ldflags"`
 	} `json:"builds"`
 	Archives []struct {
+		NameTemplate    string   `json:"name_template"`
 		Formats         []string `json:"formats"`
 		FormatOverrides []struct {
 			Goos    string   `json:"goos"`
