@@ -2,14 +2,17 @@
 # Installs the app-status CLI of a release on a GitHub runner (setup/action.yml runs it): the
 # archive of the runner's platform, checked against the release's checksums.txt, and that file
 # against its keyless cosign signature by the release workflow at the version's tag (when cosign
-# is on the PATH, or always with APP_STATUS_VERIFY_SIGNATURE=true); the binary's folder is
-# added to GITHUB_PATH, and the version and folder are written to GITHUB_OUTPUT.
+# is on the PATH, or always with APP_STATUS_VERIFY_SIGNATURE=true; else, with gh on the PATH and
+# a token, the archive against its provenance attestation by that workflow: gh attestation
+# verify); the binary's folder is added to GITHUB_PATH, and the version and folder are written
+# to GITHUB_OUTPUT.
 #
 # Environment (set by setup/action.yml from its inputs and the runner):
 #   APP_STATUS_VERSION           vX.Y.Z[-PRE], or empty: the tag in APP_STATUS_ACTION_REF
 #   APP_STATUS_ACTION_REF        the ref the action was used at (github.action_ref)
 #   APP_STATUS_REPOSITORY        OWNER/REPO of the releases (github.action_repository)
 #   APP_STATUS_VERIFY_SIGNATURE  auto | true | false
+#   GH_TOKEN                     a token gh reads the attestations with (github.token), or empty
 #   APP_STATUS_DOWNLOAD_URL      the releases' base (default https://github.com/OWNER/REPO/releases/download);
 #                                tests serve a release snapshot from 127.0.0.1
 #   RUNNER_OS, RUNNER_ARCH, RUNNER_TEMP, GITHUB_PATH, GITHUB_OUTPUT  the runner's
@@ -66,9 +69,14 @@ case "$verify" in
   auto | true | false) ;;
   *) fail "verify-signature is '${verify//[^0-9A-Za-z._-]/?}': auto, true or false" ;;
 esac
+attest=false
 if [ "$verify" = auto ]; then
   verify=false
-  if command -v cosign >/dev/null; then verify=true; fi
+  if command -v cosign >/dev/null; then
+    verify=true
+  elif command -v gh >/dev/null && [ -n "${GH_TOKEN:-}" ]; then
+    attest=true
+  fi
 fi
 if [ "$verify" = true ] && ! command -v cosign >/dev/null; then
   fail "verify-signature is true and cosign is not on the PATH: add a step that installs it (sigstore/cosign-installer) before this one"
@@ -89,12 +97,13 @@ for f in "${files[@]}"; do
 done
 
 cd "$download"
+identity="https://github.com/$repo/.github/workflows/release.yml@refs/tags/$version"
 if [ "$verify" = true ]; then
   cosign verify-blob checksums.txt --bundle checksums.txt.sigstore.json \
-    --certificate-identity "https://github.com/$repo/.github/workflows/release.yml@refs/tags/$version" \
+    --certificate-identity "$identity" \
     --certificate-oidc-issuer https://token.actions.githubusercontent.com >/dev/null ||
     fail "checksums.txt of $version is not signed by $repo's release workflow at $version"
-else
+elif [ "$attest" = false ]; then
   echo "::notice title=app-status setup::the signature of checksums.txt was not checked (no cosign on the PATH); the archive is checked against the release's checksums.txt"
 fi
 want=$(awk -v f="$archive" '$2 == f { print $1 }' checksums.txt)
@@ -105,6 +114,16 @@ else
   got=$(shasum -a 256 "$archive" | awk '{ print $1 }')
 fi
 [ "$got" = "$want" ] || fail "$archive does not match checksums.txt of $version (sha256 $got, want $want)"
+if [ "$attest" = true ]; then
+  # No cosign: the release workflow's provenance attestation of the archive, read from GitHub
+  # with the job's token, stands in for the signature of checksums.txt.
+  bounded=() # gh has no time limit of its own; macOS has no timeout
+  if command -v timeout >/dev/null; then bounded=(timeout 120); fi
+  ${bounded[@]+"${bounded[@]}"} gh attestation verify "$archive" --repo "$repo" --cert-identity "$identity" \
+    --cert-oidc-issuer https://token.actions.githubusercontent.com >/dev/null ||
+    fail "$archive has no provenance attestation by $repo's release workflow at $version that gh attestation verify accepts; set verify-signature: false to check it against checksums.txt only"
+  echo "app-status setup: $archive is attested by $repo's release workflow at $version (gh attestation verify)"
+fi
 
 rm -rf "$dir"
 mkdir -p "$dir"

@@ -106,9 +106,10 @@ func runSetupAction(t *testing.T, bin string, step setupStep) setupResult {
 	values := map[string]string{
 		"github.action_ref":        step.actionRef,
 		"github.action_repository": "org/app-status-action",
+		"github.token":             "",
 	}
 	for name, in := range action.Inputs {
-		values["inputs."+name] = in.Default
+		values["inputs."+name] = evaluate(t, in.Default, values)
 	}
 	for name, v := range step.inputs {
 		if _, ok := action.Inputs[name]; !ok {

@@ -94,6 +94,7 @@ func serveRelease(t *testing.T, version string, files map[string][]byte) string 
 type setupRun struct {
 	env    []string
 	cosign string // a cosign script on the PATH, when set
+	gh     string // a gh script on the PATH, when set
 }
 
 // runSetup runs setup/install.sh with env over a PATH of the tools it needs (and cosign when
@@ -114,8 +115,11 @@ func runSetup(t *testing.T, run setupRun) (out, path, outputs string, err error)
 			t.Fatal(err)
 		}
 	}
-	if run.cosign != "" {
-		if err := os.WriteFile(filepath.Join(bin, "cosign"), []byte(run.cosign), 0o755); err != nil {
+	for name, script := range map[string]string{"cosign": run.cosign, "gh": run.gh} {
+		if script == "" {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil { //nolint:gosec // a test's stand-in
 			t.Fatal(err)
 		}
 	}
@@ -155,15 +159,20 @@ func TestSetupAction(t *testing.T) {
 	tamperedURL := serveRelease(t, version, tampered)
 	cosignOK := "#!/bin/sh\necho \"$@\" > \"$COSIGN_LOG\"\n"
 	cosignNo := "#!/bin/sh\necho 'Error: none of the expected identities matched' >&2\nexit 1\n"
+	ghOK := "#!/bin/sh\necho \"$@\" > \"$GH_LOG\"\n"
+	ghNo := "#!/bin/sh\necho \"$@\" > \"$GH_LOG\"\necho 'no attestations found' >&2\nexit 1\n"
+	const token = "GH_TOKEN=ghs_jobtokenfortests"
 
 	tests := []struct {
-		name     string
-		env      []string
-		cosign   string
-		wantErr  string // in the output, with a failure
-		wantBin  string // the binary installed, its content's platform
-		wantSay  string // in the output, with a success
-		wantSign bool   // cosign checked the signature of the release workflow at the tag
+		name       string
+		env        []string
+		cosign     string
+		gh         string
+		wantErr    string // in the output, with a failure
+		wantBin    string // the binary installed, its content's platform
+		wantSay    string // in the output, with a success
+		wantSign   bool   // cosign checked the signature of the release workflow at the tag
+		wantAttest bool   // gh checked the archive's attestation by the release workflow at the tag
 	}{
 		{name: "linux amd64, no cosign", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version},
 			wantBin: "app-status:linux/amd64", wantSay: "the signature of checksums.txt was not checked"},
@@ -175,6 +184,16 @@ func TestSetupAction(t *testing.T) {
 			cosign: cosignOK, wantBin: "app-status:linux/arm64", wantSign: true},
 		{name: "a signature of another identity", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version},
 			cosign: cosignNo, wantErr: "::error title=app-status setup::checksums.txt of v1.4.2 is not signed by org/app-status-action's release workflow at v1.4.2"},
+		{name: "no cosign, gh with a token: the attestation checked", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version, token},
+			gh: ghOK, wantBin: "app-status:linux/amd64", wantSay: "is attested by org/app-status-action's release workflow at v1.4.2", wantAttest: true},
+		{name: "no cosign, an attestation gh refuses", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version, token},
+			gh: ghNo, wantErr: "app-status_1.4.2_linux_amd64.tar.gz has no provenance attestation by org/app-status-action's release workflow at v1.4.2 that gh attestation verify accepts; set verify-signature: false"},
+		{name: "no cosign, gh without a token: the checksums only", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version},
+			gh: ghNo, wantBin: "app-status:linux/amd64", wantSay: "the signature of checksums.txt was not checked"},
+		{name: "cosign and gh: the signature, not the attestation", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version, token},
+			cosign: cosignOK, gh: ghNo, wantBin: "app-status:linux/amd64", wantSign: true},
+		{name: "the checksums only, with gh and a token", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version, token, "APP_STATUS_VERIFY_SIGNATURE=false"},
+			gh: ghNo, wantBin: "app-status:linux/amd64", wantSay: "the signature of checksums.txt was not checked"},
 		{name: "a signature required without cosign", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version, "APP_STATUS_VERIFY_SIGNATURE=true"},
 			wantErr: "cosign is not on the PATH"},
 		{name: "a tampered archive", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version, "APP_STATUS_DOWNLOAD_URL=" + tamperedURL},
@@ -193,9 +212,9 @@ func TestSetupAction(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cosignLog := filepath.Join(t.TempDir(), "cosign.log")
-			env := append([]string{"APP_STATUS_DOWNLOAD_URL=" + url, "COSIGN_LOG=" + cosignLog}, tt.env...)
-			out, path, outputs, err := runSetup(t, setupRun{env: env, cosign: tt.cosign})
+			cosignLog, ghLog := filepath.Join(t.TempDir(), "cosign.log"), filepath.Join(t.TempDir(), "gh.log")
+			env := append([]string{"APP_STATUS_DOWNLOAD_URL=" + url, "COSIGN_LOG=" + cosignLog, "GH_LOG=" + ghLog}, tt.env...)
+			out, path, outputs, err := runSetup(t, setupRun{env: env, cosign: tt.cosign, gh: tt.gh})
 			if strings.Contains(out, "::add-mask::") {
 				t.Errorf("install.sh printed a runner command from its input:\n%s", out)
 			}
@@ -229,6 +248,11 @@ func TestSetupAction(t *testing.T) {
 			signed := strings.Contains(string(log), "verify-blob checksums.txt --bundle checksums.txt.sigstore.json --certificate-identity https://github.com/org/app-status-action/.github/workflows/release.yml@refs/tags/v1.4.2 --certificate-oidc-issuer https://token.actions.githubusercontent.com")
 			if signed != tt.wantSign {
 				t.Errorf("cosign ran %q, want the signature checked: %t", log, tt.wantSign)
+			}
+			ghRan, _ := os.ReadFile(ghLog)
+			attested := strings.Contains(string(ghRan), "attestation verify app-status_1.4.2_linux_amd64.tar.gz --repo org/app-status-action --cert-identity https://github.com/org/app-status-action/.github/workflows/release.yml@refs/tags/v1.4.2 --cert-oidc-issuer https://token.actions.githubusercontent.com")
+			if attested != tt.wantAttest || (!tt.wantAttest && len(ghRan) > 0) {
+				t.Errorf("gh ran %q, want the attestation checked: %t", ghRan, tt.wantAttest)
 			}
 		})
 	}
