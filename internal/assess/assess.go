@@ -217,6 +217,9 @@ type Assessment struct {
 	InFlight []List
 	// Recheck is the earliest moment a grace period ends.
 	Recheck time.Time
+	// ReadinessIgnored is how many of Objects are not Current and not verified because the
+	// team's annotation says their readiness does not count (IgnoredReadiness).
+	ReadinessIgnored int
 	// SkippedSuspended are the nested objects reported suspended and not judged.
 	SkippedSuspended []string
 	// RootsApplied is set when every requested object has applied the expected revision.

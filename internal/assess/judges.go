@@ -106,6 +106,7 @@ func (a *assessor) judgeWorkload(e *Assessment, v *objectVisit, now time.Time) {
 	if memo.ignoreReadiness && ro.Status != result.ObjectCurrent {
 		// The team said so in Git: reported as it is, neither waited for nor failed.
 		ro.Message = joinMessage(ro.Message, IgnoredReadiness)
+		e.ReadinessIgnored++
 		e.Objects = append(e.Objects, *ro)
 		return
 	}

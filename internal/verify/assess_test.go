@@ -479,6 +479,9 @@ func TestAssessWorkloadAnnotations(t *testing.T) {
 	if m := objectMessage(e); !strings.Contains(m, "not verified (app-status.io/ignore-readiness)") {
 		t.Errorf("ignore-readiness: object message %q, want it to say it is not verified", m)
 	}
+	if got, want := currentMessage(e), "1 objects Current, 1 not verified (app-status.io/ignore-readiness)"; got != want {
+		t.Errorf("ignore-readiness: Current message %q, want %q", got, want)
+	}
 
 	// The same annotation added in the cluster (kubectl annotate), not by Flux: ignored, said.
 	byKubectl := strings.Replace(annotated(`app-status.io/ignore-readiness: "true"`, "web:nope: not found"), "manager: kustomize-controller, operation: Apply", "manager: kubectl-annotate, operation: Update", 1)

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -233,7 +232,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 			}
 			return finish(*e.Fatal)
 		case e.Pending == nil && !e.Syncing:
-			return finish(verdictReason{Verdict: result.VerdictCurrent, Message: currentMessage(out)})
+			return finish(verdictReason{Verdict: result.VerdictCurrent, Message: currentMessage(e)})
 		case req.Snapshot:
 			p := verdictReason{Verdict: result.VerdictInProgress, Message: "waiting"}
 			if e.Pending != nil {
@@ -364,19 +363,16 @@ func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, tim
 // currentMessage says what was verified; the applied revision has a column of its own. It
 // names what was left out: objects the credentials may not read, nested Flux objects that are
 // suspended, objects applied to a remote cluster.
-func currentMessage(c result.Cluster) string {
+func currentMessage(c *assess.Assessment) string {
 	msg := fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
 	if len(c.Objects) > 0 {
-		unverified, ignored := 0, 0
+		unverified, ignored := 0, c.ReadinessIgnored
 		for _, o := range c.Objects {
-			switch {
-			case o.Status == result.ObjectCurrent:
-			case strings.Contains(o.Message, assess.IgnoredReadiness):
-				ignored++
-			default:
+			if o.Status != result.ObjectCurrent {
 				unverified++
 			}
 		}
+		unverified -= ignored
 		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified-ignored)
 		if unverified > 0 {
 			msg += fmt.Sprintf(", %d not verified (the credentials may not read them)", unverified)

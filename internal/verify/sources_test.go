@@ -341,8 +341,7 @@ func TestAssessSuspendedNested(t *testing.T) {
 	if e.Fatal != nil || e.Pending != nil {
 		t.Fatalf("fatal %+v, pending %+v; want Current", e.Fatal, e.Pending)
 	}
-	c := result.Cluster{Flux: e.Flux, Objects: e.Objects}
-	if msg := currentMessage(c); !strings.Contains(msg, "suspended, not verified: Kustomization/flux-system/infra") {
+	if msg := currentMessage(e); !strings.Contains(msg, "suspended, not verified: Kustomization/flux-system/infra") {
 		t.Errorf("currentMessage = %q, want it to name the suspended Kustomization", msg)
 	}
 	s = newFakeState(t, revB, docs)
