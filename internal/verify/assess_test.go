@@ -479,7 +479,7 @@ func TestAssessWorkloadAnnotations(t *testing.T) {
 	if m := objectMessage(e); !strings.Contains(m, "not verified (app-status.io/ignore-readiness)") {
 		t.Errorf("ignore-readiness: object message %q, want it to say it is not verified", m)
 	}
-	if got, want := currentMessage(e), "1 objects Current, 1 not verified (app-status.io/ignore-readiness)"; got != want {
+	if got, want := assess.CurrentMessage(e), "1 objects Current, 1 not verified (app-status.io/ignore-readiness)"; got != want {
 		t.Errorf("ignore-readiness: Current message %q, want %q", got, want)
 	}
 

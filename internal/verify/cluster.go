@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/org/app-status-action/internal/assess"
-	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -232,7 +231,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 			}
 			return finish(*e.Fatal)
 		case e.Pending == nil && !e.Syncing:
-			return finish(verdictReason{Verdict: result.VerdictCurrent, Message: currentMessage(e)})
+			return finish(verdictReason{Verdict: result.VerdictCurrent, Message: assess.CurrentMessage(e)})
 		case req.Snapshot:
 			p := verdictReason{Verdict: result.VerdictInProgress, Message: "waiting"}
 			if e.Pending != nil {
@@ -358,45 +357,6 @@ func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, tim
 			Message: fmt.Sprintf("timed out after %s: %s", timeout, pending.Message)}
 	}
 	return verdictReason{Verdict: v, Code: pending.Code, Reason: "Cancelled", Message: msg + "; was " + pending.Message}
-}
-
-// currentMessage says what was verified; the applied revision has a column of its own. It
-// names what was left out: objects the credentials may not read, nested Flux objects that are
-// suspended, objects applied to a remote cluster.
-func currentMessage(c *assess.Assessment) string {
-	msg := fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
-	if len(c.Objects) > 0 {
-		unverified, ignored := 0, c.ReadinessIgnored
-		for _, o := range c.Objects {
-			if o.Status != result.ObjectCurrent {
-				unverified++
-			}
-		}
-		unverified -= ignored
-		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified-ignored)
-		if unverified > 0 {
-			msg += fmt.Sprintf(", %d not verified (the credentials may not read them)", unverified)
-		}
-		if ignored > 0 {
-			msg += fmt.Sprintf(", %d not verified (%s)", ignored, classify.AnnotationIgnoreReadiness)
-		}
-	}
-	var suspended, remote []string
-	for _, f := range c.Flux {
-		switch {
-		case f.Verdict == result.VerdictSuspended:
-			suspended = append(suspended, f.ID)
-		case f.Remote:
-			remote = append(remote, f.ID)
-		}
-	}
-	if len(suspended) > 0 {
-		msg += "; suspended, not verified: " + assess.FewOf(suspended)
-	}
-	if len(remote) > 0 {
-		msg += "; applied to a remote cluster (spec.kubeConfig), not verified here: " + assess.FewOf(remote)
-	}
-	return msg
 }
 
 // newClusterState builds the clients for a cluster and its object cache: informers, or lists

@@ -341,7 +341,7 @@ func TestAssessSuspendedNested(t *testing.T) {
 	if e.Fatal != nil || e.Pending != nil {
 		t.Fatalf("fatal %+v, pending %+v; want Current", e.Fatal, e.Pending)
 	}
-	if msg := currentMessage(e); !strings.Contains(msg, "suspended, not verified: Kustomization/flux-system/infra") {
+	if msg := assess.CurrentMessage(e); !strings.Contains(msg, "suspended, not verified: Kustomization/flux-system/infra") {
 		t.Errorf("currentMessage = %q, want it to name the suspended Kustomization", msg)
 	}
 	s = newFakeState(t, revB, docs)
