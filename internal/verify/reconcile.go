@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/flux"
@@ -42,13 +41,10 @@ const (
 	ReconcileForce ReconcileMode = "force"
 )
 
-// The annotations Flux's controllers read a reconcile request from (fluxcd/pkg/apis/meta
-// ReconcileRequestAnnotation, and helm-controller's ForceRequestAnnotation), and the one the
-// Flux Operator disables reconciliation with.
+// The annotation the Flux Operator disables reconciliation with (the ones Flux's controllers
+// read a request from are flux.RequestedAtAnnotation and flux.ForceAtAnnotation).
 const (
-	requestedAtAnnotation = "reconcile.fluxcd.io/requestedAt"
-	forceAtAnnotation     = "reconcile.fluxcd.io/forceAt"
-	operatorReconcile     = "fluxcd.controlplane.io/reconcile"
+	operatorReconcile = "fluxcd.controlplane.io/reconcile"
 	// FieldManager is the field manager of the run's requests. It must not start with
 	// "kubectl": kustomize-controller removes the fields of kubectl* managers.
 	FieldManager = "app-status"
@@ -79,24 +75,11 @@ type trigger struct {
 	notes       []string
 	// roots are the tokens of the requests sent to the requested objects, by ID: without a
 	// revision to gate on (or with force), the verdict waits until Flux has handled them.
-	roots map[string]rootRequest
+	roots map[string]flux.ReconcileRequest
 	// finished is set once the requests are all sent (or given up); poke wakes the cluster's
 	// loop then.
 	finished bool
 	poke     func()
-}
-
-// rootRequest is a request sent to a requested object: its token, whether it forced a Helm
-// release, and the object as the request left it (its resourceVersion, and the handled values
-// of its status then), against which Flux's handling of the request is proven.
-type rootRequest struct {
-	token  string
-	forced bool
-	// resourceVersion is the object's version that holds the request.
-	resourceVersion string
-	// before holds the handled values (status.lastHandledReconcileAt, lastHandledForceAt) of
-	// the object at the request, "" for none.
-	before map[string]string
 }
 
 // maxNotes bounds the notes of a cluster; the same note is kept once.
@@ -131,11 +114,11 @@ func (t *trigger) sent(id string, at time.Time) {
 	}
 }
 
-func (t *trigger) sentRoot(id string, r rootRequest) {
+func (t *trigger) sentRoot(id string, r flux.ReconcileRequest) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.roots == nil {
-		t.roots = map[string]rootRequest{}
+		t.roots = map[string]flux.ReconcileRequest{}
 	}
 	t.roots[id] = r
 }
@@ -151,7 +134,7 @@ func (t *trigger) finish() {
 }
 
 // state is whether the requests are all sent, and the requests sent to requested objects.
-func (t *trigger) state() (finished bool, roots map[string]rootRequest) {
+func (t *trigger) state() (finished bool, roots map[string]flux.ReconcileRequest) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.finished, maps.Clone(t.roots)
@@ -241,13 +224,13 @@ func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots r
 			return
 		}
 		now := s.req.Clock()
-		body := map[string]string{requestedAtAnnotation: token(now)}
+		body := map[string]string{flux.RequestedAtAnnotation: token(now)}
 		forced := s.req.Reconcile == ReconcileForce && p.ref.Kind == flux.KindHelmRelease
 		if forced {
-			body[forceAtAnnotation] = body[requestedAtAnnotation]
+			body[flux.ForceAtAnnotation] = body[flux.RequestedAtAnnotation]
 		}
 		if obj := s.request(ctx, t, slots, p.ref.Kind.GroupVersionResource(), p.ref.ID(), p.ref.Namespace, p.ref.Name, body); obj != nil {
-			t.sentRoot(p.ref.ID(), newRootRequest(obj, body[requestedAtAnnotation], forced))
+			t.sentRoot(p.ref.ID(), flux.NewReconcileRequest(obj, body[flux.RequestedAtAnnotation], forced))
 		}
 	}
 }
@@ -426,10 +409,10 @@ func (s *clusterState) requestSource(ctx context.Context, t *trigger, slots requ
 				src.ID(), cmp.Or(strings.TrimSpace(kind+" "+name), "an unnamed producer"))
 			return
 		}
-		s.request(ctx, t, slots, artifactGeneratorGVR, result.ObjectID(kind, ns, name), ns, name, map[string]string{requestedAtAnnotation: token(s.req.Clock())})
+		s.request(ctx, t, slots, artifactGeneratorGVR, result.ObjectID(kind, ns, name), ns, name, map[string]string{flux.RequestedAtAnnotation: token(s.req.Clock())})
 		return
 	}
-	s.request(ctx, t, slots, gvr, src.ID(), src.Namespace, src.Name, map[string]string{requestedAtAnnotation: token(s.req.Clock())})
+	s.request(ctx, t, slots, gvr, src.ID(), src.Namespace, src.Name, map[string]string{flux.RequestedAtAnnotation: token(s.req.Clock())})
 }
 
 // patchRequest sends one request: a merge patch of the object's annotations alone, with the
@@ -491,53 +474,9 @@ func (s *clusterState) awaitsHandling() bool {
 	return s.req.Reconcile == ReconcileForce || s.req.Revision.IsZero()
 }
 
-// The status fields that say which request a controller handled last (fluxcd/pkg/apis/meta
-// ReconcileRequestStatus, helm-controller's lastHandledForceAt), and the annotation each
-// handles.
-var handledFields = []struct{ status, annotation string }{
-	{"lastHandledReconcileAt", requestedAtAnnotation},
-	{"lastHandledForceAt", forceAtAnnotation},
-}
-
-// newRootRequest is the request of token sent to a requested object, from the object as the
-// request left it.
-func newRootRequest(patched *unstructured.Unstructured, token string, forced bool) rootRequest {
-	r := rootRequest{token: token, forced: forced, resourceVersion: patched.GetResourceVersion(), before: map[string]string{}}
-	for _, f := range handledFields {
-		r.before[f.status], _, _ = unstructured.NestedString(patched.Object, "status", f.status)
-	}
-	return r
-}
-
-// handled reports whether Flux has handled the request r, or one sent after it, by the object
-// obj as the run last saw it; field is what it waits for otherwise. A token is a value, not a
-// time, and is never compared with a clock: a token "in the future" already on the object
-// (a runner's clock behind the one that wrote it, or a `2099-…` set by hand) must not pass
-// for a handled request. The proof is the handled value moving from what it was at the
-// request to the request's own token; or, in a version of the object later than the
-// request's, to the token now requested, which was then written after the run's (another
-// run's request, that Flux handles in its place).
-func (r rootRequest) handled(obj *unstructured.Unstructured) (ok bool, field string) {
-	for _, f := range handledFields {
-		if f.annotation == forceAtAnnotation && !r.forced {
-			continue
-		}
-		v, _, _ := unstructured.NestedString(obj.Object, "status", f.status)
-		if v == r.token {
-			continue
-		}
-		later, err := resourceversion.CompareResourceVersion(obj.GetResourceVersion(), r.resourceVersion)
-		if v != "" && v != r.before[f.status] && err == nil && later > 0 && v == obj.GetAnnotations()[f.annotation] {
-			continue
-		}
-		return false, f.status
-	}
-	return true, ""
-}
-
 // unhandled says what the run still waits for when its verdict waits for its own requests:
 // the requests not sent yet, or a requested object whose controller has not handled the run's
-// request, or one sent after it (rootRequest.handled). "" when nothing.
+// request, or one sent after it (flux.ReconcileRequest.Handled). "" when nothing.
 func (s *clusterState) unhandled(t *trigger) string {
 	finished, roots := t.state()
 	if !finished {
@@ -560,8 +499,8 @@ func (s *clusterState) unhandled(t *trigger) string {
 		if !ok {
 			continue
 		}
-		if ok, field := r.handled(obj); !ok {
-			return fmt.Sprintf("%s: waiting for Flux to handle the reconcile request %s (status.%s)", id, r.token, field)
+		if ok, field := r.Handled(obj); !ok {
+			return fmt.Sprintf("%s: waiting for Flux to handle the reconcile request %s (status.%s)", id, r.Token, field)
 		}
 	}
 	return ""

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/org/app-status-action/internal/flux"
 )
 
@@ -39,14 +36,14 @@ func TestUnhandled(t *testing.T) {
 		return strings.Replace(kustomization(status+readyOnB), `resourceVersion: "7"`, meta, 1)
 	}
 	// The run's request was accepted at resourceVersion 10.
-	sent := func(handledBefore, forceBefore string, forced bool) rootRequest {
-		return rootRequest{token: ours, forced: forced, resourceVersion: "10",
-			before: map[string]string{"lastHandledReconcileAt": handledBefore, "lastHandledForceAt": forceBefore}}
+	sent := func(handledBefore, forceBefore string, forced bool) flux.ReconcileRequest {
+		return flux.ReconcileRequest{Token: ours, Forced: forced, ResourceVersion: "10",
+			Before: map[string]string{"lastHandledReconcileAt": handledBefore, "lastHandledForceAt": forceBefore}}
 	}
 	tests := []struct {
 		name     string
 		obj      string
-		req      rootRequest
+		req      flux.ReconcileRequest
 		finished bool
 		want     string // a part of the message, "" for none
 	}{
@@ -70,7 +67,7 @@ func TestUnhandled(t *testing.T) {
 			want: "waiting for Flux"},
 		{name: "resource versions that are not numbers", obj: strings.Replace(root("12", theirs, theirs, "", ""), `"12"`, `"b"`, 1), req: sent(before, "", false), finished: true,
 			want: "waiting for Flux"},
-		{name: "a token that is not a time, handled", obj: root("11", "by-hand", "by-hand", "", ""), req: rootRequest{token: "by-hand", resourceVersion: "10"}, finished: true},
+		{name: "a token that is not a time, handled", obj: root("11", "by-hand", "by-hand", "", ""), req: flux.ReconcileRequest{Token: "by-hand", ResourceVersion: "10"}, finished: true},
 		{name: "forced: the reconcile handled, not the force", obj: root("11", ours, ours, ours, future), req: sent(before, future, true), finished: true,
 			want: "(status.lastHandledForceAt)"},
 		{name: "forced: both handled", obj: root("11", ours, ours, ours, ours), req: sent(before, future, true), finished: true},
@@ -103,22 +100,6 @@ func TestUnhandled(t *testing.T) {
 	s.req.Reconcile = ReconcileForce
 	if !s.awaitsHandling() {
 		t.Error("force reruns Helm releases: the verdict must wait for them")
-	}
-}
-
-// TestNewRootRequest: the request remembers the object's version and handled values as the
-// request left it.
-func TestNewRootRequest(t *testing.T) {
-	t.Parallel()
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"resourceVersion": "42"},
-		"status":   map[string]any{"lastHandledReconcileAt": "2099-01-01T00:00:00Z"},
-	}}
-	got := newRootRequest(obj, "t", true)
-	want := rootRequest{token: "t", forced: true, resourceVersion: "42",
-		before: map[string]string{"lastHandledReconcileAt": "2099-01-01T00:00:00Z", "lastHandledForceAt": ""}}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(rootRequest{})); diff != "" {
-		t.Errorf("newRootRequest (-want +got):\n%s", diff)
 	}
 }
 
