@@ -2,6 +2,7 @@ package assess
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/result"
@@ -44,4 +45,15 @@ func CurrentMessage(c *Assessment) string {
 		msg += "; applied to a remote cluster (spec.kubeConfig), not verified here: " + FewOf(remote)
 	}
 	return msg
+}
+
+// ThrottledMessage says the API server refuses to answer for now, and for how long it asked
+// to wait.
+func ThrottledMessage(wait time.Duration, what string) string {
+	after := ""
+	if wait > 0 {
+		after = fmt.Sprintf(" and asked to retry after %s", wait)
+	}
+	return fmt.Sprintf("the API server answered 429 Too Many Requests while reading %s%s: it is overloaded or limits this client "+
+		"(API Priority and Fairness); retry later or raise the limits of the kubeconfig's user", what, after)
 }

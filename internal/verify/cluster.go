@@ -348,7 +348,7 @@ func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, tim
 	if v == result.VerdictTimeout {
 		if wait, ok := s.throttled.recent(); ok && last != nil && last.Syncing {
 			return verdictReason{Verdict: result.VerdictThrottled, Reason: string(result.VerdictThrottled),
-				Message: fmt.Sprintf("timed out after %s: %s", timeout, throttledMessage(wait, "the app's objects"))}
+				Message: fmt.Sprintf("timed out after %s: %s", timeout, assess.ThrottledMessage(wait, "the app's objects"))}
 		}
 		if last != nil && last.NotFound {
 			v = result.VerdictNotFound
@@ -546,7 +546,7 @@ func (s *clusterState) probe(ctx context.Context) (verdictReason, bool) {
 		// (An answer, a refusal included, says the runner could read it.)
 		lastFullStarved = timedOut && starvedNow
 		if wait, ok := s.throttled.recent(); ok {
-			return verdictReason{Verdict: result.VerdictThrottled, Reason: string(result.VerdictThrottled), Message: throttledMessage(wait, ref.ID())}, true
+			return verdictReason{Verdict: result.VerdictThrottled, Reason: string(result.VerdictThrottled), Message: assess.ThrottledMessage(wait, ref.ID())}, true
 		}
 		if starvedNow && uncounted < maxUncounted {
 			uncounted++

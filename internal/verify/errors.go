@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
+	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -58,7 +59,7 @@ func connectionVerdict(err error, what string) (v result.Verdict, message string
 	case apierrors.IsForbidden(err):
 		return result.VerdictForbidden, fmt.Sprintf("the credentials may not read %s (403): grant get, list and watch on it to the kubeconfig's user: %s", what, apiMessage(err)), true
 	case apierrors.IsTooManyRequests(err):
-		return result.VerdictThrottled, throttledMessage(retryAfter(err), what), true
+		return result.VerdictThrottled, assess.ThrottledMessage(retryAfter(err), what), true
 	case meta.IsNoMatchError(err), isNotServed(err):
 		return result.VerdictNotFound, fmt.Sprintf("the cluster does not serve %s: is Flux installed?", what), true
 	}
@@ -69,17 +70,6 @@ func connectionVerdict(err error, what string) (v result.Verdict, message string
 		return result.VerdictUnreachable, fmt.Sprintf("cannot reach the API server: %s", networkMessage(err)), true
 	}
 	return "", "", false
-}
-
-// throttledMessage says the API server refuses to answer for now, and for how long it asked
-// to wait.
-func throttledMessage(wait time.Duration, what string) string {
-	after := ""
-	if wait > 0 {
-		after = fmt.Sprintf(" and asked to retry after %s", wait)
-	}
-	return fmt.Sprintf("the API server answered 429 Too Many Requests while reading %s%s: it is overloaded or limits this client "+
-		"(API Priority and Fairness); retry later or raise the limits of the kubeconfig's user", what, after)
 }
 
 // retryAfter is the wait a 429's Retry-After asked for, when the error carries it.
