@@ -1,6 +1,7 @@
 package assess
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -56,4 +57,126 @@ func ThrottledMessage(wait time.Duration, what string) string {
 	}
 	return fmt.Sprintf("the API server answered 429 Too Many Requests while reading %s%s: it is overloaded or limits this client "+
 		"(API Priority and Fairness); retry later or raise the limits of the kubeconfig's user", what, after)
+}
+
+// ReconcileRequested is the reason of the pending verdict while the run waits for Flux to
+// handle its own reconcile requests.
+const ReconcileRequested = "ReconcileRequested"
+
+// Facts are what the run knows of a cluster beside what it read: whether it reads once, what
+// its own reconcile requests still wait for, what the preflight found, and why it stopped
+// waiting.
+type Facts struct {
+	// Snapshot is set when every list is read once (app-status get): the state found is the
+	// verdict.
+	Snapshot bool
+	// Reconcile is what the run's own reconcile requests still wait for, when the verdict
+	// waits until Flux has handled them; nil when it does not, or they are handled.
+	Reconcile *ReconcileWait
+	// Preflight is the preflight's finding, when a Flux controller the tree needs is down.
+	Preflight *Finding
+	// Stop is set when the run stopped waiting for the cluster: its deadline, or a
+	// cancellation.
+	Stop *Stop
+}
+
+// ReconcileWait is what the run's own reconcile requests still wait for: to be sent (Sending),
+// or the controller of the requested object ID to handle the request Token, which its
+// status.Field says (flux.ReconcileRequest.Handled).
+type ReconcileWait struct {
+	Sending          bool
+	ID, Token, Field string
+}
+
+// message says what the requests wait for.
+func (w ReconcileWait) message() string {
+	if w.Sending {
+		return "sending the reconcile requests"
+	}
+	return fmt.Sprintf("%s: waiting for Flux to handle the reconcile request %s (status.%s)", w.ID, w.Token, w.Field)
+}
+
+// Stop is why the run stopped waiting for a cluster before it had a verdict of its own.
+type Stop struct {
+	// Verdict is Timeout (the run's deadline) or Cancelled.
+	Verdict result.Verdict
+	// Cause says why a run was cancelled ("stopped: …"); "" for its deadline.
+	Cause string
+	// Timeout is the run's timeout.
+	Timeout time.Duration
+	// Throttled is set when the API server answered 429 Too Many Requests in the last minute,
+	// and RetryAfter is the wait it asked for then (zero for none).
+	Throttled  bool
+	RetryAfter time.Duration
+}
+
+// Conclusion is the cluster's verdict, once it has one, or what it waits for.
+type Conclusion struct {
+	// Done is set once Verdict is the cluster's.
+	Done    bool
+	Verdict Finding
+	// Pending is the first reason the cluster is not done yet, the run's own reconcile
+	// requests included; nil when none (a list still loading, or Done).
+	Pending *Finding
+	// AwaitsReconcile is set when Pending is the run's own reconcile requests.
+	AwaitsReconcile bool
+}
+
+// Conclude turns an assessment and the run's facts into the cluster's verdict, or what it
+// waits for. In order: the run's stop, which gives what the cluster waited for (a 429 while
+// the lists loaded, a requested object not found); the assessment's own failure, or the
+// preflight's; Current, once nothing is pending nor loading; a snapshot's state as it is;
+// otherwise the cluster waits, for what the assessment waits for or, when nothing else, for
+// Flux to handle the run's own reconcile requests.
+func Conclude(e *Assessment, f Facts) Conclusion {
+	c := Conclusion{Pending: e.Pending}
+	if e.Fatal == nil && e.Pending == nil && f.Reconcile != nil {
+		c.Pending = &Finding{Verdict: result.VerdictInProgress, Reason: ReconcileRequested, Message: f.Reconcile.message()}
+		c.AwaitsReconcile = true
+	}
+	fatal := e.Fatal
+	if fatal == nil {
+		fatal = f.Preflight
+	}
+	switch {
+	case f.Stop != nil:
+		return Conclusion{Done: true, Verdict: stopped(e, c.Pending, *f.Stop)}
+	case fatal != nil:
+		return Conclusion{Done: true, Verdict: *fatal}
+	case c.Pending == nil && !e.Syncing:
+		return Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictCurrent, Message: CurrentMessage(e)}}
+	case f.Snapshot:
+		p := Finding{Verdict: result.VerdictInProgress, Message: "waiting"}
+		if c.Pending != nil {
+			p = *c.Pending
+		}
+		p.Verdict = result.VerdictInProgress
+		if e.NotFound {
+			p.Verdict = result.VerdictNotFound
+		}
+		return Conclusion{Done: true, Verdict: p}
+	}
+	return c
+}
+
+// stopped is the verdict of a cluster whose wait ended before it had one of its own: what it
+// was waiting for (pending), and the API server's 429 if that is why.
+func stopped(e *Assessment, pending *Finding, stop Stop) Finding {
+	was := Finding{Message: "no answer from the API server yet"}
+	if pending != nil {
+		was = *pending
+	}
+	if stop.Verdict != result.VerdictTimeout {
+		return Finding{Verdict: stop.Verdict, Code: was.Code, Reason: "Cancelled", Message: stop.Cause + "; was " + was.Message}
+	}
+	if stop.Throttled && e.Syncing {
+		return Finding{Verdict: result.VerdictThrottled, Reason: string(result.VerdictThrottled),
+			Message: fmt.Sprintf("timed out after %s: %s", stop.Timeout, ThrottledMessage(stop.RetryAfter, "the app's objects"))}
+	}
+	v := stop.Verdict
+	if e.NotFound {
+		v = result.VerdictNotFound
+	}
+	return Finding{Verdict: v, Code: was.Code, Reason: cmp.Or(was.Reason, "Timeout"),
+		Message: fmt.Sprintf("timed out after %s: %s", stop.Timeout, was.Message)}
 }

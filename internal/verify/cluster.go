@@ -178,7 +178,7 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		// The API server answered the probe; the wait was this run's own.
 		turn := &assess.Assessment{Pending: &verdictReason{Verdict: result.VerdictInProgress, Reason: "WaitingForATurn",
 			Message: fmt.Sprintf("the API server answered; the cluster was waiting for its turn to be read (at most %d clusters are read at once: max-parallel)", req.MaxParallel)}}
-		return finish(state.stopped(ctx, turn, req.Timeout))
+		return finish(state.stopped(ctx, turn, assess.Facts{}))
 	}
 	release := slots.releaser()
 	defer release()
@@ -187,7 +187,10 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	notify := state.notifications()
-	var last *assess.Assessment
+	var (
+		last      *assess.Assessment
+		lastFacts assess.Facts
+	)
 	var confirms confirmations
 	var preflightDone bool
 	var preflightAt time.Time
@@ -199,24 +202,25 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 			applied = now
 		}
 		e = state.consistently(ctx, e, now, &confirms)
-		if trig != nil && state.awaitsHandling() && e.Fatal == nil && e.Pending == nil {
+		facts := assess.Facts{Snapshot: req.Snapshot}
+		if trig != nil && state.awaitsHandling() {
 			// The state before the run's own request would pass: wait for Flux to handle it.
-			if msg := state.unhandled(trig); msg != "" {
-				e.Pending = &verdictReason{Verdict: result.VerdictInProgress, Reason: reconcileRequested, Message: msg}
-			}
+			facts.Reconcile = state.unhandled(trig)
 		}
-		if !req.Snapshot && !preflightDone && e.Fatal == nil && e.Pending != nil && !e.Syncing && !now.Before(preflightAt) {
+		c := assess.Conclude(e, facts)
+		if !req.Snapshot && !preflightDone && !c.Done && c.Pending != nil && !e.Syncing && !now.Before(preflightAt) {
 			// Before it waits: a Flux controller the tree needs that is down is named now,
 			// not waited out.
-			pf := state.preflight(ctx, e)
+			pf := state.preflight(ctx, e, c.AwaitsReconcile)
 			out.Preflight = preflightResult(pf)
 			preflightAt, preflightDone = pf.RetryAt, pf.RetryAt.IsZero()
 			if pf.Fatal != nil {
-				e.Fatal, preflightDone = pf.Fatal, true
+				facts.Preflight, preflightDone = pf.Fatal, true
+				c = assess.Conclude(e, facts)
 			}
 			e.RecheckAt(pf.RetryAt)
 		}
-		last = e
+		last, lastFacts = e, facts
 		out.Flux, out.Objects = e.Flux, e.Objects
 		// The slot goes back once no first list is on its way: all arrived, or the ones
 		// left failed and wait for their retry (a server answering 500 or 429 costs nothing
@@ -224,25 +228,11 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		if !e.Listing || !now.Before(holdUntil) {
 			release()
 		}
-		switch {
-		case e.Fatal != nil:
-			if e.Fatal.Verdict == result.VerdictFailed {
+		if c.Done {
+			if c.Verdict.Verdict == result.VerdictFailed {
 				state.gatherEvidence(ctx, out.Objects)
 			}
-			return finish(*e.Fatal)
-		case e.Pending == nil && !e.Syncing:
-			return finish(verdictReason{Verdict: result.VerdictCurrent, Message: assess.CurrentMessage(e)})
-		case req.Snapshot:
-			p := verdictReason{Verdict: result.VerdictInProgress, Message: "waiting"}
-			if e.Pending != nil {
-				p = *e.Pending
-			}
-			if e.NotFound {
-				p.Verdict = result.VerdictNotFound
-			} else {
-				p.Verdict = result.VerdictInProgress
-			}
-			return finish(p)
+			return finish(c.Verdict)
 		}
 		if !announcedApplied && e.RootsApplied {
 			// (Said only while the cluster still waits: a verdict at once says it all.)
@@ -251,8 +241,8 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 				rep.report(target.Name, now.Sub(start), result.VerdictInProgress, msg, progressMilestone)
 			}
 		}
-		if e.Pending != nil {
-			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, e.Pending.Message, progressOf(e.Pending.Progress))
+		if c.Pending != nil {
+			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, c.Pending.Message, progressOf(c.Pending.Progress))
 		}
 		wake := e.Recheck
 		if e.Listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {
@@ -266,12 +256,12 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		}
 		select {
 		case <-ctx.Done():
-			return finish(state.stopped(ctx, last, req.Timeout))
+			return finish(state.stopped(ctx, last, lastFacts))
 		case <-notify:
 			if !settleLists(ctx, last, notify, listSettle) {
 				// (The run ended during the wait: the verdict is what the last assessment
 				// waited for, as when it ends at the select.)
-				return finish(state.stopped(ctx, last, req.Timeout))
+				return finish(state.stopped(ctx, last, lastFacts))
 			}
 		case <-timer.C:
 		}
@@ -337,26 +327,17 @@ func listsInFlight(ws []assess.List) bool {
 	return inFlight
 }
 
-// stopped is the verdict of a cluster whose wait ended before it had one of its own: what it
-// was waiting for, and the API server's 429 if that is why.
-func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, timeout time.Duration) verdictReason {
-	v, msg := stopVerdict(ctx)
-	pending := verdictReason{Message: "no answer from the API server yet"}
-	if last != nil && last.Pending != nil {
-		pending = *last.Pending
+// stopped is the verdict of a cluster whose wait ended before it had one of its own: the
+// last assessment, concluded with the facts it was concluded with and the run's stop.
+func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, facts assess.Facts) verdictReason {
+	if last == nil {
+		last = &assess.Assessment{}
 	}
-	if v == result.VerdictTimeout {
-		if wait, ok := s.throttled.recent(); ok && last != nil && last.Syncing {
-			return verdictReason{Verdict: result.VerdictThrottled, Reason: string(result.VerdictThrottled),
-				Message: fmt.Sprintf("timed out after %s: %s", timeout, assess.ThrottledMessage(wait, "the app's objects"))}
-		}
-		if last != nil && last.NotFound {
-			v = result.VerdictNotFound
-		}
-		return verdictReason{Verdict: v, Code: pending.Code, Reason: cmp.Or(pending.Reason, "Timeout"),
-			Message: fmt.Sprintf("timed out after %s: %s", timeout, pending.Message)}
-	}
-	return verdictReason{Verdict: v, Code: pending.Code, Reason: "Cancelled", Message: msg + "; was " + pending.Message}
+	v, cause := stopVerdict(ctx)
+	stop := &assess.Stop{Verdict: v, Cause: cause, Timeout: s.req.Timeout}
+	stop.RetryAfter, stop.Throttled = s.throttled.recent()
+	facts.Stop = stop
+	return assess.Conclude(last, facts).Verdict
 }
 
 // newClusterState builds the clients for a cluster and its object cache: informers, or lists

@@ -27,10 +27,6 @@ var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", R
 // defaultFluxNamespace is where Flux runs when no FluxReport says otherwise.
 const defaultFluxNamespace = "flux-system"
 
-// reconcileRequested is the reason of the pending verdict while the run waits for Flux to
-// handle its own reconcile requests.
-const reconcileRequested = "ReconcileRequested"
-
 // preflightTimeout bounds the preflight's reads together: they are advice, read while the
 // cluster's loop waits, and a server or proxy that holds them must not hold the verdict.
 const preflightTimeout = 5 * time.Second
@@ -39,8 +35,9 @@ const preflightTimeout = 5 * time.Second
 // decides with assess.Preflight whether the controllers it needs are available: the
 // FluxReport, if the Flux Operator is installed, for the namespace Flux runs in and its
 // components; then the Deployments of that namespace. A read that fails (403, 404, a Flux run
-// outside the cluster) is a note, never the verdict.
-func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment) assess.PreflightResult {
+// outside the cluster) is a note, never the verdict. awaitingRequest is set while the cluster
+// waits for Flux to handle the run's own reconcile requests (assess.Conclusion.AwaitsReconcile).
+func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment, awaitingRequest bool) assess.PreflightResult {
 	in := assess.PreflightInput{Namespace: defaultFluxNamespace}
 	rctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
@@ -69,13 +66,12 @@ func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment) asse
 			}
 		}
 	}
-	return assess.Preflight(s.controllersNeeded(e), in, s.mem, s.req.Clock())
+	return assess.Preflight(s.controllersNeeded(e, awaitingRequest), in, s.mem, s.req.Clock())
 }
 
 // controllersNeeded lists the controllers the Flux objects the assessment walked still need
 // (assess.ControllersNeeded), read from the view's caches (their shard label, their source's).
-func (s *clusterState) controllersNeeded(e *assess.Assessment) []assess.ControllerNeed {
-	awaitingRequest := e.Pending != nil && e.Pending.Reason == reconcileRequested
+func (s *clusterState) controllersNeeded(e *assess.Assessment, awaitingRequest bool) []assess.ControllerNeed {
 	return assess.ControllersNeeded(e.Flux, awaitingRequest, func(fo result.FluxObject) assess.PreflightObject {
 		kind := flux.Kind(fo.Kind)
 		cached, _ := s.watches.get(assess.ListKey{GVR: kind.GroupVersionResource(), Namespace: fo.Namespace}).Object(fo.Namespace, fo.Name)

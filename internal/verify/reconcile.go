@@ -474,13 +474,13 @@ func (s *clusterState) awaitsHandling() bool {
 	return s.req.Reconcile == ReconcileForce || s.req.Revision.IsZero()
 }
 
-// unhandled says what the run still waits for when its verdict waits for its own requests:
-// the requests not sent yet, or a requested object whose controller has not handled the run's
-// request, or one sent after it (flux.ReconcileRequest.Handled). "" when nothing.
-func (s *clusterState) unhandled(t *trigger) string {
+// unhandled is what the run still waits for when its verdict waits for its own requests: the
+// requests not sent yet, or a requested object whose controller has not handled the run's
+// request, or one sent after it (flux.ReconcileRequest.Handled); nil when nothing.
+func (s *clusterState) unhandled(t *trigger) *assess.ReconcileWait {
 	finished, roots := t.state()
 	if !finished {
-		return "sending the reconcile requests"
+		return &assess.ReconcileWait{Sending: true}
 	}
 	ids := slices.Sorted(maps.Keys(roots))
 	for _, id := range ids {
@@ -500,8 +500,8 @@ func (s *clusterState) unhandled(t *trigger) string {
 			continue
 		}
 		if ok, field := r.Handled(obj); !ok {
-			return fmt.Sprintf("%s: waiting for Flux to handle the reconcile request %s (status.%s)", id, r.Token, field)
+			return &assess.ReconcileWait{ID: id, Token: r.Token, Field: field}
 		}
 	}
-	return ""
+	return nil
 }

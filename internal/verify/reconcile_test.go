@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/flux"
 )
 
@@ -86,7 +87,11 @@ func TestUnhandled(t *testing.T) {
 			if tt.finished {
 				trig.finish()
 			}
-			got := s.unhandled(trig)
+			got := ""
+			if wait := s.unhandled(trig); wait != nil {
+				// (Worded as the verdict words it.)
+				got = assess.Conclude(&assess.Assessment{}, assess.Facts{Reconcile: wait}).Pending.Message
+			}
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("unhandled = %q, want %q", got, tt.want)
 			}

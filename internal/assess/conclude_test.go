@@ -1,0 +1,105 @@
+package assess
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// TestConclude: the cluster's verdict, or what it waits for, from an assessment and the run's
+// facts: the run's stop first, then a failure (the assessment's or the preflight's), Current,
+// a snapshot's state, and otherwise the wait, the run's own reconcile requests last.
+func TestConclude(t *testing.T) {
+	t.Parallel()
+	failed := &Finding{Verdict: result.VerdictFailed, Code: result.CodeImagePull, Reason: "Stalled", Message: "web: image pull"}
+	waiting := &Finding{Verdict: result.VerdictInProgress, Code: result.CodeNeverReady, Reason: "Progressing", Message: "web: 1/2 ready"}
+	controllerDown := &Finding{Verdict: result.VerdictFailed, Reason: "ControllerUnavailable", Message: "kustomize-controller has no available replica"}
+	requested := &ReconcileWait{ID: "Kustomization/flux-system/app", Token: "t1", Field: "lastHandledReconcileAt"}
+	requestedPending := &Finding{Verdict: result.VerdictInProgress, Reason: ReconcileRequested,
+		Message: "Kustomization/flux-system/app: waiting for Flux to handle the reconcile request t1 (status.lastHandledReconcileAt)"}
+	current := []result.Object{{Kind: "Deployment", Name: "web", Status: result.ObjectCurrent}}
+	fluxReady := []result.FluxObject{{ID: "Kustomization/flux-system/app"}}
+	timeout := &Stop{Verdict: result.VerdictTimeout, Timeout: 5 * time.Minute}
+	tests := []struct {
+		name  string
+		e     Assessment
+		facts Facts
+		want  Conclusion
+	}{
+		{name: "a failure", e: Assessment{Fatal: failed, Pending: waiting},
+			want: Conclusion{Done: true, Verdict: *failed}},
+		{name: "the preflight's failure", e: Assessment{Pending: waiting}, facts: Facts{Preflight: controllerDown},
+			want: Conclusion{Done: true, Verdict: *controllerDown}},
+		{name: "the assessment's failure before the preflight's", e: Assessment{Fatal: failed}, facts: Facts{Preflight: controllerDown},
+			want: Conclusion{Done: true, Verdict: *failed}},
+		{name: "Current", e: Assessment{Flux: fluxReady, Objects: current},
+			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictCurrent, Message: "1 objects Current"}}},
+		{name: "Current, an ignored workload counted from the assessment",
+			e: Assessment{Flux: fluxReady, Objects: append(current, result.Object{Kind: "Deployment", Name: "batch", Status: result.ObjectInProgress,
+				Message: "not verified (app-status.io/ignore-readiness)"}), ReadinessIgnored: 1},
+			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictCurrent, Message: "1 objects Current, 1 not verified (app-status.io/ignore-readiness)"}}},
+		{name: "Current: an object's words say nothing of what was verified",
+			e: Assessment{Flux: fluxReady, Objects: append(current, result.Object{Kind: "Secret", Name: "s", Status: result.ObjectUnknown,
+				Message: "not verified (app-status.io/ignore-readiness)"})},
+			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictCurrent, Message: "1 objects Current, 1 not verified (the credentials may not read them)"}}},
+		{name: "a list loading", e: Assessment{Syncing: true},
+			want: Conclusion{}},
+		{name: "waiting", e: Assessment{Pending: waiting},
+			want: Conclusion{Pending: waiting}},
+		{name: "Current but for the run's reconcile request", e: Assessment{Flux: fluxReady}, facts: Facts{Reconcile: requested},
+			want: Conclusion{Pending: requestedPending, AwaitsReconcile: true}},
+		{name: "the requests not sent yet", e: Assessment{}, facts: Facts{Reconcile: &ReconcileWait{Sending: true}},
+			want: Conclusion{Pending: &Finding{Verdict: result.VerdictInProgress, Reason: ReconcileRequested, Message: "sending the reconcile requests"}, AwaitsReconcile: true}},
+		{name: "a list loading, the request not handled", e: Assessment{Syncing: true}, facts: Facts{Reconcile: requested},
+			want: Conclusion{Pending: requestedPending, AwaitsReconcile: true}},
+		{name: "the assessment's wait before the request's", e: Assessment{Pending: waiting}, facts: Facts{Reconcile: requested},
+			want: Conclusion{Pending: waiting}},
+		{name: "a failure before the request's wait", e: Assessment{Fatal: failed}, facts: Facts{Reconcile: requested},
+			want: Conclusion{Done: true, Verdict: *failed}},
+		{name: "snapshot: the wait is the verdict", e: Assessment{Pending: waiting}, facts: Facts{Snapshot: true},
+			want: Conclusion{Done: true, Verdict: *waiting}},
+		{name: "snapshot: a list that did not load", e: Assessment{Syncing: true}, facts: Facts{Snapshot: true},
+			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictInProgress, Message: "waiting"}}},
+		{name: "snapshot: not found", e: Assessment{NotFound: true, Pending: &Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: "Kustomization/flux-system/app not found"}},
+			facts: Facts{Snapshot: true},
+			want:  Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: "Kustomization/flux-system/app not found"}}},
+		{name: "snapshot: a wait said NotFound elsewhere is in progress", e: Assessment{Pending: &Finding{Verdict: result.VerdictNotFound, Message: "m"}},
+			facts: Facts{Snapshot: true},
+			want:  Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictInProgress, Message: "m"}}},
+		{name: "timed out waiting", e: Assessment{Pending: waiting}, facts: Facts{Stop: timeout},
+			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictTimeout, Code: result.CodeNeverReady, Reason: "Progressing",
+				Message: "timed out after 5m0s: web: 1/2 ready"}}},
+		{name: "timed out with nothing to wait for yet", e: Assessment{Syncing: true}, facts: Facts{Stop: timeout},
+			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictTimeout, Reason: "Timeout",
+				Message: "timed out after 5m0s: no answer from the API server yet"}}},
+		{name: "timed out waiting for the run's reconcile request", e: Assessment{}, facts: Facts{Reconcile: requested, Stop: timeout},
+			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictTimeout, Reason: ReconcileRequested,
+				Message: "timed out after 5m0s: " + requestedPending.Message}}},
+		{name: "timed out, not found", e: Assessment{NotFound: true, Pending: &Finding{Verdict: result.VerdictInProgress, Reason: "NotFound", Message: "app not found"}},
+			facts: Facts{Stop: timeout},
+			want:  Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: "timed out after 5m0s: app not found"}}},
+		{name: "timed out throttled while the lists load", e: Assessment{Syncing: true, Pending: waiting},
+			facts: Facts{Stop: &Stop{Verdict: result.VerdictTimeout, Timeout: time.Minute, Throttled: true, RetryAfter: 3 * time.Second}},
+			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictThrottled, Reason: "Throttled",
+				Message: "timed out after 1m0s: " + ThrottledMessage(3*time.Second, "the app's objects")}}},
+		{name: "timed out throttled, the lists loaded: the wait says", e: Assessment{Pending: waiting},
+			facts: Facts{Stop: &Stop{Verdict: result.VerdictTimeout, Timeout: time.Minute, Throttled: true}},
+			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictTimeout, Code: result.CodeNeverReady, Reason: "Progressing",
+				Message: "timed out after 1m0s: web: 1/2 ready"}}},
+		{name: "cancelled", e: Assessment{Pending: waiting, NotFound: true, Syncing: true},
+			facts: Facts{Stop: &Stop{Verdict: result.VerdictCancelled, Cause: "stopped: the run was cancelled", Throttled: true}},
+			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictCancelled, Code: result.CodeNeverReady, Reason: "Cancelled",
+				Message: "stopped: the run was cancelled; was web: 1/2 ready"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, Conclude(&tt.e, tt.facts)); diff != "" {
+				t.Errorf("Conclude (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
