@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/fluxhealth"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -43,6 +46,7 @@ var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
 	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}:        "HelmChart",
 	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}:  "HelmRepository",
 	{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesets"}:        "ResourceSet",
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}:            "Role",
 })
 
 func kindsOf(resources map[schema.GroupVersionResource]string) map[schema.GroupVersionKind]schema.GroupVersionResource {
@@ -300,4 +304,196 @@ func (v *fixtureView) Explain(err error, what string) Explanation {
 
 func (v *fixtureView) WaitingMessage(_ List, what string, _ time.Time) string {
 	return "waiting for the list of " + what
+}
+
+// fixtureCase is one run against a cluster given as YAML documents: each look is the
+// documents at a moment and what is expected then, the looks sharing the run's memory.
+// runFixtureCases runs every case as `get` (Spec.Snapshot: each list read once, no waiting)
+// and as `verify` (the waiting mode), from the same documents.
+type fixtureCase struct {
+	name string
+	// resources are the requested Flux objects: the Kustomization flux-system/app when none.
+	resources []flux.Ref
+	// revision is the revision expected: revB when "".
+	revision string
+	// noWorkloads verifies only the Flux objects; failOnSuspended fails a suspended one.
+	noWorkloads, failOnSuspended bool
+	// forbidden are the resources the credentials may not list.
+	forbidden []schema.GroupResource
+	looks     []fixtureLook
+}
+
+// fixtureLook is one assessment of a fixtureCase: the documents, the moment (fixtureNow when
+// zero), and what `verify` decides then; get, when set, is what `get` decides where it differs.
+type fixtureLook struct {
+	docs []string
+	at   time.Time
+	want expected
+	get  *expected
+}
+
+// expected is what a look asserts: the outcome always, the rest when set.
+type expected struct {
+	Outcome outcome
+	// Says are parts of the verdict's message (the Fatal's, else the Pending's).
+	Says []string
+	// Objects are the statuses of every object judged: nil asserts nothing, empty that none is.
+	Objects map[string]result.ObjectStatus
+	// ObjectSays are parts of objects' messages, by ID.
+	ObjectSays map[string]string
+	// Flux are Flux objects of the assessment, by ID.
+	Flux map[string]fluxExpected
+	// Recheck is the moment the assessment asks to be made again.
+	Recheck time.Time
+}
+
+// fluxExpected is what a Flux object of the assessment is: its verdict, the Flux object whose
+// inventory lists it ("" for a requested one), whether it applies to a remote cluster, and a
+// part of its message.
+type fluxExpected struct {
+	Verdict result.Verdict
+	Owner   string
+	Remote  bool
+	Says    string
+}
+
+// fixtureReads is the order the fixtures' lists are read in: the Flux objects, then their
+// sources, then what the inventories hold, so that every object judged is read after the
+// Flux status above it (the consistency rule).
+var fixtureReads = []string{"kustomizations", "helmreleases", "resourcesets", "gitrepositories", "ocirepositories",
+	"helmrepositories", "helmcharts", "externalartifacts", "deployments", "statefulsets", "daemonsets", "replicasets",
+	"pods", "jobs", "canaries", "services", "configmaps", "secrets", "roles", "widgets"}
+
+// runFixtureCases runs each case as `get` and as `verify`, each with a memory of its own.
+func runFixtureCases(t *testing.T, cases []fixtureCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			revision := tc.revision
+			if revision == "" {
+				revision = revB
+			}
+			rev, err := flux.ParseRevision(revision)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resources := tc.resources
+			if resources == nil {
+				resources = []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}
+			}
+			for _, mode := range []string{"get", "verify"} {
+				spec := Spec{Resources: resources, Revision: rev, Workloads: !tc.noWorkloads, FailOnSuspended: tc.failOnSuspended,
+					Snapshot: mode == "get", Health: fluxhealth.New(t.Context())}
+				mem := NewMemory()
+				for i, l := range tc.looks {
+					view := newFixtureView(t, strings.Join(l.docs, "\n---\n"), fixtureReads...)
+					for _, gr := range tc.forbidden {
+						view.failList(gr, apierrors.NewForbidden(gr, "", errors.New("no RBAC")))
+					}
+					at := l.at
+					if at.IsZero() {
+						at = fixtureNow
+					}
+					want := l.want
+					if mode == "get" && l.get != nil {
+						want = *l.get
+					}
+					e := Assess(view, mem, spec, at)
+					if diff := cmp.Diff(want, expectedOf(e, want)); diff != "" {
+						t.Errorf("%s, look %d (-want +got):\n%s\npending %+v\nfatal %+v", mode, i, diff, e.Pending, e.Fatal)
+					}
+				}
+			}
+		})
+	}
+}
+
+// expectedOf is what e shows of what want asserts.
+func expectedOf(e *Assessment, want expected) expected {
+	got := expected{Outcome: outcomeOf(e)}
+	finding := e.Fatal
+	if finding == nil {
+		finding = e.Pending
+	}
+	for _, part := range want.Says {
+		switch {
+		case finding == nil:
+			got.Says = append(got.Says, "(no message)")
+		case strings.Contains(finding.Message, part):
+			got.Says = append(got.Says, part)
+		default:
+			got.Says = append(got.Says, finding.Message)
+		}
+	}
+	if want.Objects != nil {
+		got.Objects = map[string]result.ObjectStatus{}
+		for _, o := range e.Objects {
+			got.Objects[o.ID] = o.Status
+		}
+	}
+	if want.ObjectSays != nil {
+		got.ObjectSays = map[string]string{}
+		for id, part := range want.ObjectSays {
+			got.ObjectSays[id] = "(not judged)"
+			for _, o := range e.Objects {
+				if o.ID == id {
+					got.ObjectSays[id] = containing(o.Message, part)
+				}
+			}
+		}
+	}
+	if want.Flux != nil {
+		got.Flux = map[string]fluxExpected{}
+		for _, f := range e.Flux {
+			if w, ok := want.Flux[f.ID]; ok {
+				got.Flux[f.ID] = fluxExpected{Verdict: f.Verdict, Owner: f.Owner, Remote: f.Remote, Says: containing(f.Message, w.Says)}
+			}
+		}
+	}
+	if !want.Recheck.IsZero() {
+		got.Recheck = e.Recheck
+	}
+	return got
+}
+
+// containing is part when message contains it, else the message, for a diff to show.
+func containing(message, part string) string {
+	if strings.Contains(message, part) {
+		return part
+	}
+	return message
+}
+
+// notFromGit is docs as the view holds them when the annotations keys of the workloads among
+// them were set in the cluster, not by Flux: the fetching side drops them and names them in
+// the NotFromGit annotation. It is the one place the fixtures state that fact of the view.
+func notFromGit(t *testing.T, docs string, keys ...string) string {
+	t.Helper()
+	out := strings.Split(docs, "\n---\n")
+	for i, doc := range out {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		annotations := u.GetAnnotations()
+		var dropped []string
+		for _, k := range keys {
+			if _, ok := annotations[k]; ok {
+				delete(annotations, k)
+				dropped = append(dropped, k)
+			}
+		}
+		if len(dropped) == 0 {
+			continue
+		}
+		annotations[NotFromGit] = strings.Join(dropped, ",")
+		u.SetAnnotations(annotations)
+		data, err := yaml.Marshal(u.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = string(data)
+	}
+	return strings.Join(out, "\n---\n")
 }
