@@ -1,12 +1,10 @@
 package verify
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,8 +17,7 @@ import (
 
 // fakeCache is an objectCache over fixtures: every kind listed, none watched.
 type fakeCache struct {
-	lists     map[assess.ListKey]*staticList
-	forbidden map[schema.GroupResource]bool
+	lists map[assess.ListKey]*staticList
 }
 
 func (f *fakeCache) get(key assess.ListKey) assess.List {
@@ -28,9 +25,6 @@ func (f *fakeCache) get(key assess.ListKey) assess.List {
 		return l
 	}
 	l := &staticList{store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
-	if f.forbidden[key.GVR.GroupResource()] {
-		l.listErr = apierrors.NewForbidden(key.GVR.GroupResource(), "", errors.New("no RBAC"))
-	}
 	f.lists[key] = l
 	return l
 }
@@ -56,12 +50,9 @@ func fakeMappings() map[schema.GroupVersionKind]*meta.RESTMapping {
 }
 
 // newFakeState is a cluster whose objects are the YAML documents, as informers hold them.
-func newFakeState(t *testing.T, want string, docs string, forbidden ...schema.GroupResource) *clusterState {
+func newFakeState(t *testing.T, want string, docs string) *clusterState {
 	t.Helper()
-	f := &fakeCache{lists: map[assess.ListKey]*staticList{}, forbidden: map[schema.GroupResource]bool{}}
-	for _, gr := range forbidden {
-		f.forbidden[gr] = true
-	}
+	f := &fakeCache{lists: map[assess.ListKey]*staticList{}}
 	for _, doc := range strings.Split(docs, "\n---\n") {
 		data, err := yaml.YAMLToJSON([]byte(doc))
 		if err != nil {
@@ -195,37 +186,6 @@ status:
   phase: Pending
   containerStatuses:
   - {name: web, image: "web:nope", imageID: "", ready: false, restartCount: 0, state: {waiting: {reason: ErrImagePull, message: "web:nope: not found"}}}`
-
-// rootWithInfra is the Kustomization flux-system/app of the GitRepository app, whose inventory
-// lists the Kustomization flux-system/infra (of another source), then the other entries given.
-func rootWithInfra(status string, entries ...string) string {
-	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: flux-system, generation: 2, resourceVersion: "7"}
-spec: {sourceRef: {kind: GitRepository, name: app}}
-status:
-  inventory:
-    entries:
-    - {id: flux-system_infra_kustomize.toolkit.fluxcd.io_Kustomization, v: v1}
-` + strings.Join(entries, "") + status
-}
-
-// infra is the Kustomization flux-system/infra of the GitRepository infra, at generation 1.
-func infra(status string) string {
-	return `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: infra, namespace: flux-system, generation: 1, resourceVersion: "3"}
-spec: {sourceRef: {kind: GitRepository, name: infra}}
-status:
-  observedGeneration: 1
-` + status
-}
-
-// infraStalledOnA is infra's status when its build failed for good on revision A.
-const infraStalledOnA = `  lastAttemptedRevision: ` + revA + `
-  conditions:
-  - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}
-  - {type: Stalled, status: "True", reason: BuildFailed, message: "kustomize build failed", observedGeneration: 1}`
 
 func (f *fakeCache) peek(key assess.ListKey) (assess.List, bool) {
 	l, ok := f.lists[key]
