@@ -429,7 +429,8 @@ func TestGitLabAgentContextsNamedTwice(t *testing.T) {
 	}
 	f := newFakeEnv(t, map[string]string{"GITLAB_CI": "true", "KUBECONFIG": filepath.Join(dir, "KUBECONFIG")})
 	delete(f.vars, "GITHUB_ACTIONS")
-	code := Run(context.Background(), []string{"verify", "--resource", "ks/app", "--timeout", "5s", "--quiet"}, f.env())
+	// The component passes --all-contexts when its clusters input is empty.
+	code := Run(context.Background(), []string{"verify", "--resource", "ks/app", "--timeout", "5s", "--quiet", "--all-contexts"}, f.env())
 	if code != 2 {
 		t.Errorf("exit %d, want 2 (bad input)\n%s", code, f.stderr.String())
 	}

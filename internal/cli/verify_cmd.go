@@ -35,6 +35,7 @@ func (l *stringList) Set(v string) error {
 type cliOptions struct {
 	settings
 	resources, contexts stringList
+	allContexts         bool
 	allowedServers      stringList
 	output, summaryFile string
 	kubeconfigPath      string
@@ -58,9 +59,10 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	fs.StringVar(&o.namespace, "namespace", d.namespace, "namespace of the Flux objects")
 	fs.StringVar(&o.namespace, "n", d.namespace, "shorthand for --namespace")
 	fs.StringVar(&o.revision, "revision", d.revision, "revision every object must have applied: a commit SHA (7+ hex), a Flux revision (main@sha1:...), a version tag (or refs/tags/NAME), a chart version or an OCI digest; never a branch")
-	fs.StringVar(&o.kubeconfigPath, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&o.kubeconfigPath, "kubeconfig", "", "kubeconfig file (default: the files of $KUBECONFIG merged as kubectl merges them, else ~/.kube/config)")
 	fs.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of kubeconfig files, each a cluster named after its file (a mounted Secret, a Tekton workspace)")
-	fs.Var(&o.contexts, "context", "kubeconfig context to verify, named after it; repeat for several (default: every context)")
+	fs.Var(&o.contexts, "context", "kubeconfig context to verify, named after it; repeat for several (default: the current context)")
+	fs.BoolVar(&o.allContexts, "all-contexts", false, "verify every context of the kubeconfig, each a cluster named after it")
 	fs.Var(&o.allowedServers, "allowed-server", "an API server (https://HOST[:PORT]) a kubeconfig of a file: source may have an EKS, GKE or AKS token of the built-in providers sent to, besides the cloud's own endpoints; repeat for several")
 	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
 	fs.StringVar(&o.clustersDir, "clusters-dir", "", "folder the relative file: paths of --clusters-file start at (default: the clusters file's folder)")
@@ -166,7 +168,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	s.snapshot = snapshot
 	s.ci = o.inCI(env)
 	s.resources = o.resources
-	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, ClustersBase: o.clustersDir, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers}
+	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, ClustersBase: o.clustersDir, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, AllContexts: o.allContexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers}
 	if inGitLabCI(env) {
 		// The component's input, which it hands over as a --clusters-file: naming the flag
 		// would have the report files blame it for what $KUBECONFIG holds.

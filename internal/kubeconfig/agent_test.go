@@ -44,7 +44,7 @@ func TestLoadGitLabAgentContexts(t *testing.T) {
 		wantErr string
 	}{{
 		name: "$KUBECONFIG of the agent, every context",
-		in:   Input{CLI: true},
+		in:   Input{CLI: true, AllContexts: true},
 		env:  fakeEnv{vars: map[string]string{"KUBECONFIG": "/builds/tmp/KUBECONFIG"}, files: map[string]string{"/builds/tmp/KUBECONFIG": fleet}},
 		want: []summary{
 			agent("prod-eu", "mygroup/agent-config:prod-eu", "agent:1"),
@@ -71,14 +71,14 @@ func TestLoadGitLabAgentContexts(t *testing.T) {
 		want: []summary{agent("eu", "mygroup/agent-config:prod-eu", "agent:1")},
 	}, {
 		name: "two agents of one name",
-		in:   Input{CLI: true, KubeconfigPath: "/k"},
+		in:   Input{CLI: true, KubeconfigPath: "/k", AllContexts: true},
 		env:  fakeEnv{files: map[string]string{"/k": twice}},
 		wantErr: `the contexts "mygroup/agent-config:prod" and "other/agents:prod" of kubeconfig /k both name the cluster "prod" ` +
 			`(a GitLab agent's context, PROJECT:AGENT, is named after its agent): name them in a --clusters-file, a NAME=context:CONTEXT line each, ` +
 			`e.g. prod-1=context:mygroup/agent-config:prod and prod-2=context:other/agents:prod`,
 	}, {
 		name: "two agents of one name, in the GitLab component",
-		in:   Input{CLI: true, NamesClusters: "the component's clusters input"},
+		in:   Input{CLI: true, AllContexts: true, NamesClusters: "the component's clusters input"},
 		env:  fakeEnv{vars: map[string]string{"KUBECONFIG": "/builds/tmp/KUBECONFIG"}, files: map[string]string{"/builds/tmp/KUBECONFIG": twice}},
 		wantErr: `the contexts "mygroup/agent-config:prod" and "other/agents:prod" of kubeconfig /builds/tmp/KUBECONFIG both name the cluster "prod" ` +
 			`(a GitLab agent's context, PROJECT:AGENT, is named after its agent): name them in the component's clusters input, a NAME=context:CONTEXT line each, ` +

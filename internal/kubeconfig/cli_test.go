@@ -1,7 +1,13 @@
 package kubeconfig
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -25,12 +31,35 @@ func TestLoadCLI(t *testing.T) {
 		env:  fakeEnv{files: map[string]string{"/k/config": abc}},
 		want: []summary{ok("c", "context:c", "c"), ok("a", "context:a", "a")},
 	}, {
-		name: "no --context: every context, sorted; relative --kubeconfig from the working directory",
-		in:   Input{CLI: true, KubeconfigPath: "kc.yaml"},
+		name: "--all-contexts: every context, sorted; relative --kubeconfig from the working directory",
+		in:   Input{CLI: true, KubeconfigPath: "kc.yaml", AllContexts: true},
 		env:  fakeEnv{files: map[string]string{"/ws/kc.yaml": b64(abc)}},
 		want: []summary{ok("a", "context:a", "a"), ok("b", "context:b", "b"), ok("c", "context:c", "c")},
 	}, {
-		name: "KUBECONFIG's first file",
+		name: "no --context: the current-context alone, as kubectl",
+		in:   Input{CLI: true, KubeconfigPath: "/k/config"},
+		env:  fakeEnv{files: map[string]string{"/k/config": yamlOf(t, withCurrent(newConfig("a", "b", "c"), "b"))}},
+		want: []summary{ok("b", "context:b", "b")},
+	}, {
+		name:    "no --context and no current-context",
+		in:      Input{CLI: true, KubeconfigPath: "/k/config"},
+		env:     fakeEnv{files: map[string]string{"/k/config": abc}},
+		wantErr: `kubeconfig /k/config has no current-context: name the context to verify with --context NAME (repeat for several), or verify every context with --all-contexts`,
+	}, {
+		name:    "a current-context that is not a context",
+		in:      Input{CLI: true, KubeconfigPath: "/k/config"},
+		env:     fakeEnv{files: map[string]string{"/k/config": yamlOf(t, withCurrent(newConfig("a"), "gone"))}},
+		wantErr: `the current-context "gone" (pass --context NAME or --all-contexts to verify others): context "gone" not found in kubeconfig /k/config; it has: a`,
+	}, {
+		name:    "--all-contexts with --context",
+		in:      Input{CLI: true, AllContexts: true, Contexts: []string{"a"}},
+		wantErr: `--all-contexts and --context cannot be combined: give --all-contexts for every context, or --context NAME for each one to verify`,
+	}, {
+		name:    "--all-contexts with --clusters-file",
+		in:      Input{CLI: true, AllContexts: true, ClustersFile: "c.txt"},
+		wantErr: `--all-contexts cannot be combined with --clusters-file or --kubeconfig-dir: they name the clusters themselves`,
+	}, {
+		name: "KUBECONFIG's missing files are skipped, as kubectl skips them",
 		in:   Input{CLI: true, Contexts: []string{"b"}},
 		env: fakeEnv{
 			vars:  map[string]string{"KUBECONFIG": ":/k/first:/k/second"},
@@ -40,7 +69,7 @@ func TestLoadCLI(t *testing.T) {
 	}, {
 		name: "~/.kube/config by default",
 		in:   Input{CLI: true},
-		env:  fakeEnv{files: map[string]string{"/home/me/.kube/config": yamlOf(t, newConfig("kind-dev"))}},
+		env:  fakeEnv{files: map[string]string{"/home/me/.kube/config": yamlOf(t, withCurrent(newConfig("kind-dev"), "kind-dev"))}},
 		want: []summary{ok("kind-dev", "context:kind-dev", "kind-dev")},
 	}, {
 		name: "clusters file: file: paths and their CA files relative to their folders",
@@ -83,6 +112,11 @@ func TestLoadCLI(t *testing.T) {
 		in:      Input{CLI: true, KubeconfigDir: "/k", KubeconfigPath: "/k/config"},
 		wantErr: `--kubeconfig-dir cannot be combined with --clusters-file, --kubeconfig or --context: each file of the folder is a cluster`,
 	}, {
+		name:    "KUBECONFIG of missing files",
+		in:      Input{CLI: true},
+		env:     fakeEnv{vars: map[string]string{"KUBECONFIG": "/k/a:/k/b"}},
+		wantErr: `KUBECONFIG /k/a:/k/b: none of its files exists; set KUBECONFIG to your kubeconfig files, or pass --kubeconfig PATH`,
+	}, {
 		name:    "no default kubeconfig",
 		in:      Input{CLI: true},
 		wantErr: `kubeconfig /home/me/.kube/config (the default; pass --kubeconfig or set KUBECONFIG to use another): cannot read it: open /home/me/.kube/config: no such file or directory`,
@@ -112,7 +146,7 @@ func TestLoadCLI(t *testing.T) {
 	}, {
 		name:    "CLI flags in action mode",
 		in:      Input{Contexts: []string{"a"}},
-		wantErr: `kubeconfig: ClustersFile, KubeconfigPath, Contexts and KubeconfigDir are CLI flags: set Input.CLI`,
+		wantErr: `kubeconfig: ClustersFile, KubeconfigPath, Contexts, AllContexts and KubeconfigDir are CLI flags: set Input.CLI`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,6 +159,60 @@ func TestLoadCLI(t *testing.T) {
 				t.Errorf("Load() clusters (-want +got):\n%s", diff)
 			}
 			noSecret(t, "error", errString(err))
+		})
+	}
+}
+
+// TestLoadCLIMergesKUBECONFIG: the files of $KUBECONFIG are merged as kubectl merges them
+// (client-go's loading rules): the current-context may come from any file, a context of
+// each file can be named, and the first file to define a name wins.
+func TestLoadCLIMergesKUBECONFIG(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first := newConfig("dev", "shared")
+	second := withCurrent(newConfig("prod-eu", "prod-us", "shared"), "prod-eu")
+	second.Clusters["shared"].Server = "https://other.example.com:6443"
+	firstPath, secondPath := filepath.Join(dir, "dev.yaml"), filepath.Join(dir, "prod.yaml")
+	for path, cfg := range map[string]*clientcmdapi.Config{firstPath: first, secondPath: second} {
+		if err := os.WriteFile(path, []byte(yamlOf(t, cfg)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeconfigVar := strings.Join([]string{firstPath, filepath.Join(dir, "missing.yaml"), secondPath}, string(filepath.ListSeparator))
+
+	tests := []struct {
+		name    string
+		in      Input
+		want    []summary
+		wantErr string
+	}{{
+		name: "no --context: the current-context, set by the second file",
+		in:   Input{CLI: true},
+		want: []summary{ok("prod-eu", "context:prod-eu", "prod-eu")},
+	}, {
+		name: "a context of each file by --context",
+		in:   Input{CLI: true, Contexts: []string{"dev", "prod-us"}},
+		want: []summary{ok("dev", "context:dev", "dev"), ok("prod-us", "context:prod-us", "prod-us")},
+	}, {
+		name: "--all-contexts: every context of every file, the first file's shared one",
+		in:   Input{CLI: true, AllContexts: true},
+		want: []summary{ok("dev", "context:dev", "dev"), ok("prod-eu", "context:prod-eu", "prod-eu"), ok("prod-us", "context:prod-us", "prod-us"), ok("shared", "context:shared", "shared")},
+	}, {
+		name:    "--kubeconfig reads that file alone",
+		in:      Input{CLI: true, KubeconfigPath: firstPath, Contexts: []string{"prod-eu"}},
+		wantErr: fmt.Sprintf(`--context "prod-eu": context "prod-eu" not found in kubeconfig %s; it has: dev, shared`, firstPath),
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := Env{Getenv: func(k string) string { return map[string]string{"KUBECONFIG": kubeconfigVar}[k] }, ReadFile: os.ReadFile, Workspace: dir, Home: dir}
+			got, _, err := Load(tt.in, env)
+			if diff := cmp.Diff(tt.wantErr, errString(err)); diff != "" {
+				t.Errorf("Load() error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, summarize(got)); diff != "" {
+				t.Errorf("Load() clusters (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

@@ -72,12 +72,15 @@ type Input struct {
 	// ClustersBase, when set, is where the relative file: paths of ClustersFile start: a CI
 	// template that writes its clusters input to a temporary file means the job's folder.
 	ClustersBase string
-	// KubeconfigPath is --kubeconfig. Empty means $KUBECONFIG's first file, else
-	// ~/.kube/config, read only when a cluster needs it.
+	// KubeconfigPath is --kubeconfig. Empty means the files of $KUBECONFIG merged as kubectl
+	// merges them, else ~/.kube/config, read only when a cluster needs it.
 	KubeconfigPath string
 	// Contexts are the --context flags, each a cluster named by the context. None (and no
-	// ClustersFile) means every context, in sorted order.
+	// ClustersFile) means the kubeconfig's current-context, or every context with AllContexts.
 	Contexts []string
+	// AllContexts is --all-contexts: every context of the kubeconfig is a cluster, in sorted
+	// order.
+	AllContexts bool
 	// KubeconfigDir is --kubeconfig-dir: a folder of kubeconfig files, each a cluster named
 	// after its file (less a .yaml or .yml extension), such as a Secret mounted as a volume or
 	// a Tekton workspace. Names starting with '.' (a volume's ..data) are skipped.
@@ -254,8 +257,12 @@ func (l *loader) keep(name string) bool { return l.in.Keep == nil || l.in.Keep(n
 // check rejects flags of the other mode (a wiring mistake) and flags that cannot combine.
 func (in Input) check() error {
 	switch {
-	case !in.CLI && (in.ClustersFile != "" || in.KubeconfigPath != "" || len(in.Contexts) > 0 || in.KubeconfigDir != ""):
-		return errors.New("kubeconfig: ClustersFile, KubeconfigPath, Contexts and KubeconfigDir are CLI flags: set Input.CLI")
+	case !in.CLI && (in.ClustersFile != "" || in.KubeconfigPath != "" || len(in.Contexts) > 0 || in.KubeconfigDir != "" || in.AllContexts):
+		return errors.New("kubeconfig: ClustersFile, KubeconfigPath, Contexts, AllContexts and KubeconfigDir are CLI flags: set Input.CLI")
+	case in.AllContexts && len(in.Contexts) > 0:
+		return errors.New("--all-contexts and --context cannot be combined: give --all-contexts for every context, or --context NAME for each one to verify")
+	case in.AllContexts && (in.ClustersFile != "" || in.KubeconfigDir != ""):
+		return errors.New("--all-contexts cannot be combined with --clusters-file or --kubeconfig-dir: they name the clusters themselves")
 	case in.KubeconfigDir != "" && (in.ClustersFile != "" || in.KubeconfigPath != "" || len(in.Contexts) > 0):
 		return errors.New("--kubeconfig-dir cannot be combined with --clusters-file, --kubeconfig or --context: each file of the folder is a cluster")
 	case in.CLI && (in.Clusters != "" || in.Kubeconfig != ""):
@@ -362,14 +369,21 @@ func (l *loader) fromEntry(e entry, kube *doc, origin, dir string) (Cluster, err
 	return Cluster{Name: e.name, Source: e.written(), Context: name, Config: cfg, Invalid: invalid}, nil
 }
 
-// fromContexts makes a cluster of each --context, or of every context, named by it, or by its
-// agent for a context the GitLab agent for Kubernetes wrote (contextClusterName).
+// fromContexts makes a cluster of each --context, of the current context (the CLI without
+// --context or --all-contexts) or of every context, named by it, or by its agent for a context the GitLab agent for Kubernetes wrote (contextClusterName).
 func (l *loader) fromContexts(kube *doc) ([]Cluster, error) {
 	if kube == nil {
 		return nil, errors.New("no clusters: set the clusters input (one name=source per line, e.g. prod=env:PROD_KUBECONFIG) or the kubeconfig input")
 	}
 	names, explicit := l.in.Contexts, len(l.in.Contexts) > 0
-	if !explicit {
+	current := l.in.CLI && !explicit && !l.in.AllContexts
+	switch {
+	case current && kube.cfg.CurrentContext == "":
+		return nil, fmt.Errorf("%s has no current-context: name the context to verify with --context NAME (repeat for several), or verify every context with --all-contexts", kube.origin)
+	case current:
+		// As kubectl: the current context alone, unless told otherwise.
+		names = []string{kube.cfg.CurrentContext}
+	case !explicit:
 		if names = kube.contexts(); len(names) == 0 {
 			return nil, fmt.Errorf("%s has no contexts; add one (kubectl config set-context NAME --cluster=CLUSTER --user=USER)", kube.origin)
 		}
@@ -388,8 +402,11 @@ func (l *loader) fromContexts(kube *doc) ([]Cluster, error) {
 	contextOf := map[string]string{} // cluster name -> the context that named it first
 	for _, name := range names {
 		where := fmt.Sprintf("context %q of %s", name, kube.origin)
-		if explicit {
+		switch {
+		case explicit:
 			where = fmt.Sprintf("--context %q", name)
+		case current:
+			where = fmt.Sprintf("the current-context %q (pass --context NAME or --all-contexts to verify others)", name)
 		}
 		if seen[name] {
 			errs = append(errs, fmt.Errorf("%s is given twice", where))

@@ -319,7 +319,7 @@ func TestRelativeExecCommandRunsWhatWasFound(t *testing.T) {
 		}
 		return "", errors.New("not found")
 	}
-	clusters, _, err := Load(Input{CLI: true, KubeconfigPath: "/home/me/kc/config.yaml"}, env)
+	clusters, _, err := Load(Input{CLI: true, KubeconfigPath: "/home/me/kc/config.yaml", AllContexts: true}, env)
 	if err != nil {
 		t.Fatalf("Load() error = %v", err)
 	}

@@ -3,8 +3,11 @@ package kubeconfig
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // envDoc reads the kubeconfig of an env: source; an empty variable is an error that
@@ -66,6 +69,11 @@ func (l *loader) kubeconfig() (*doc, error) {
 		})
 	}
 	return l.cached("kubeconfig", func() (*doc, error) {
+		if l.in.KubeconfigPath == "" {
+			if paths := l.kubeconfigList(); len(paths) > 0 {
+				return l.mergedKubeconfig(paths)
+			}
+		}
 		path, how, err := l.kubeconfigPath()
 		if err != nil {
 			return nil, err
@@ -82,16 +90,66 @@ func (l *loader) kubeconfig() (*doc, error) {
 	})
 }
 
-// kubeconfigPath is --kubeconfig, else $KUBECONFIG's first file, else ~/.kube/config, and
-// how it was chosen, for messages.
+// kubeconfigList is $KUBECONFIG's files, as kubectl reads them: split at the path-list
+// separator, empty entries dropped, relative paths from the working directory.
+func (l *loader) kubeconfigList() []string {
+	var paths []string
+	for _, p := range filepath.SplitList(l.env.Getenv("KUBECONFIG")) {
+		if p != "" {
+			paths = append(paths, l.resolve(l.env.Workspace, p))
+		}
+	}
+	return paths
+}
+
+// mergedKubeconfig reads the files of $KUBECONFIG as kubectl does: a missing file is skipped,
+// and client-go's loading rules merge the others (the first file to set a context, cluster or
+// user, or the current-context, wins). Each file is first read and parsed here (env.ReadFile:
+// regular files only, bounded), so that a bad one is an error that quotes none of it; one file
+// alone is used as it is, plain or base64.
+func (l *loader) mergedKubeconfig(paths []string) (*doc, error) {
+	list := strings.Join(paths, string(filepath.ListSeparator))
+	var found []string
+	var first *doc
+	for _, path := range paths {
+		data, err := l.env.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s (in KUBECONFIG): cannot read it: %w", path, err)
+		}
+		d, err := l.decodeDoc(data, "kubeconfig "+path, filepath.Dir(path))
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s (in KUBECONFIG): %w", path, err)
+		}
+		if _, encoded, _ := decode(data); encoded && len(paths) > 1 {
+			return nil, fmt.Errorf("kubeconfig %s (in KUBECONFIG) is base64, which kubectl cannot merge: decode it (base64 -d), or pass it alone with --kubeconfig", path)
+		}
+		found = append(found, path)
+		if first == nil {
+			first = d
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("KUBECONFIG %s: none of its files exists; set KUBECONFIG to your kubeconfig files, or pass --kubeconfig PATH", list)
+	case 1:
+		return first, nil
+	}
+	rules := clientcmd.ClientConfigLoadingRules{Precedence: found}
+	cfg, err := rules.Load()
+	if err != nil {
+		return nil, fmt.Errorf("KUBECONFIG %s: its files cannot be merged: %w", list, err)
+	}
+	l.secrets.addWords(runWords(cfg)...)
+	return &doc{origin: "KUBECONFIG " + list, dir: filepath.Dir(found[0]), cfg: cfg, public: publicNames(cfg, l.names)}, nil
+}
+
+// kubeconfigPath is --kubeconfig, else ~/.kube/config, and how it was chosen, for messages.
 func (l *loader) kubeconfigPath() (path, how string, err error) {
 	if l.in.KubeconfigPath != "" {
 		return l.resolve(l.env.Workspace, l.in.KubeconfigPath), "--kubeconfig", nil
-	}
-	for _, p := range filepath.SplitList(l.env.Getenv("KUBECONFIG")) {
-		if p != "" {
-			return l.resolve(l.env.Workspace, p), "the first file of KUBECONFIG; pass --kubeconfig to use another", nil
-		}
 	}
 	if l.env.Home == "" {
 		return "", "", errors.New("no kubeconfig: pass --kubeconfig PATH or set KUBECONFIG")
