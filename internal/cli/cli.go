@@ -6,16 +6,13 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/org/app-status-action/internal/safefile"
-	"github.com/org/app-status-action/internal/sanitize"
 	"github.com/org/app-status-action/internal/verify"
 )
 
@@ -69,19 +66,6 @@ func writeFile(name string, data []byte) error {
 	return writeWhole(safefile.Create, name, data)
 }
 
-const usage = `app-status verifies that a Flux app is rolled out on many Kubernetes clusters at once.
-
-Usage:
-  app-status verify --resource kustomization/NAME [flags]   wait until every cluster is Current
-  app-status get    --resource kustomization/NAME [flags]   print the state now, without waiting
-  app-status merge  [flags] REPORT...                        the reports of a run's shards (or legs) as one run
-  app-status action                                         run as a GitHub Action (reads INPUT_*)
-  app-status exit   FILE                                     exit with the code FILE holds (the Tekton Task's last step)
-  app-status version
-
-Run "app-status verify -h" for the flags.
-`
-
 // Run runs the program and returns its exit code: 0 when every cluster is Current, 1 when
 // not, 2 for bad usage. The profiles APP_STATUS_CPUPROFILE and APP_STATUS_MEMPROFILE ask
 // for are written before it returns, in every mode and however the run ends.
@@ -90,35 +74,4 @@ func Run(ctx context.Context, args []string, env Env) int {
 	stop := startProfiles(env)
 	defer stop()
 	return run(ctx, args, env)
-}
-
-// run is the program, its mode chosen by args.
-func run(ctx context.Context, args []string, env Env) int {
-	if len(args) == 0 {
-		if env.Getenv("GITHUB_ACTIONS") == "true" {
-			return runAction(ctx, env)
-		}
-		fmt.Fprint(env.Stderr, usage)
-		return 2
-	}
-	switch args[0] {
-	case "verify":
-		return runCLI(ctx, args[1:], env, false)
-	case "get":
-		return runCLI(ctx, args[1:], env, true)
-	case "merge":
-		return runMerge(args[1:], env)
-	case "action":
-		return runAction(ctx, env)
-	case "exit":
-		return runExit(args[1:], env)
-	case "version", "--version":
-		fmt.Fprintf(env.Stdout, "app-status %s\n", programVersion())
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(env.Stdout, usage)
-		return 0
-	}
-	fmt.Fprintf(env.Stderr, "app-status: unknown command %s\n\n%s", sanitize.Commands(strconv.Quote(args[0])), usage)
-	return 2
 }

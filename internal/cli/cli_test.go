@@ -302,7 +302,7 @@ func TestCLIUsage(t *testing.T) {
 		{name: "no args outside actions", args: nil, wantCode: 2, wantErr: "Usage"},
 		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2, wantErr: `unknown command "frobnicate"`},
 		{name: "bad output", args: []string{"verify", "--resource", "ks/a", "-o", "yaml"}, wantCode: 2, wantErr: "-o must be text, json, markdown or junit"},
-		{name: "stray argument", args: []string{"verify", "ks/a"}, wantCode: 2, wantErr: `unexpected argument "ks/a"`},
+		{name: "positional object", args: []string{"verify", "ks/a"}, wantCode: 2, wantErr: "no kubeconfig: pass --kubeconfig PATH or set KUBECONFIG"},
 		{name: "missing kubeconfig", args: []string{"verify", "--resource", "ks/a", "--kubeconfig", "/nonexistent/kubeconfig"}, wantCode: 2, wantErr: "/nonexistent/kubeconfig"},
 		{name: "version", args: []string{"version"}, wantCode: 0},
 	}

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"flag"
+	"github.com/spf13/pflag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,11 +24,8 @@ func TestCLIFlagsDocumented(t *testing.T) {
 		}
 	}
 	var o cliOptions
-	newFlagSet("verify", &o).VisitAll(func(f *flag.Flag) {
+	newFlagSet("verify", &o).VisitAll(func(f *pflag.Flag) {
 		name := "`--" + f.Name
-		if len(f.Name) == 1 {
-			name = "-" + f.Name
-		}
 		if !strings.Contains(table.String(), name) {
 			t.Errorf("docs/cli.md's flag table has no row naming %s", strings.TrimPrefix(name, "`"))
 		}

@@ -54,6 +54,9 @@ func (f durationFlag) String() string {
 	return f.d.String()
 }
 
+// Type names the value in the help.
+func (durationFlag) Type() string { return "duration" }
+
 func (f durationFlag) Set(v string) error {
 	d, err := parseDuration(v)
 	if err != nil {

@@ -94,12 +94,12 @@ func TestDurationFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--timeout", "ten"}, `invalid value "ten" for flag -timeout: "ten" is not a duration: give seconds or a duration with its unit, e.g. 600, 90s, 10m or 1h30m`},
-		{[]string{"--timeout", "90000"}, `invalid value "90000" for flag -timeout: 90000 seconds is out of range: give a duration up to 24h`},
-		{[]string{"--retry-grace", "2 minutes"}, `invalid value "2 minutes" for flag -retry-grace: "2 minutes" is not a duration`},
-		{[]string{"--unschedulable-grace", "9999999999h"}, `invalid value "9999999999h" for flag -unschedulable-grace: "9999999999h" is out of range`},
-		{[]string{"--never-ready-grace", "0"}, `invalid value "0" for flag -never-ready-grace: "0" is out of range: give a duration from 1s to 24h`},
-		{[]string{"--never-ready-grace", "soon"}, `invalid value "soon" for flag -never-ready-grace: "soon" is not a duration`},
+		{[]string{"--timeout", "ten"}, `invalid argument "ten" for "--timeout" flag: "ten" is not a duration: give seconds or a duration with its unit, e.g. 600, 90s, 10m or 1h30m`},
+		{[]string{"--timeout", "90000"}, `invalid argument "90000" for "--timeout" flag: 90000 seconds is out of range: give a duration up to 24h`},
+		{[]string{"--retry-grace", "2 minutes"}, `invalid argument "2 minutes" for "--retry-grace" flag: "2 minutes" is not a duration`},
+		{[]string{"--unschedulable-grace", "9999999999h"}, `invalid argument "9999999999h" for "--unschedulable-grace" flag: "9999999999h" is out of range`},
+		{[]string{"--never-ready-grace", "0"}, `invalid argument "0" for "--never-ready-grace" flag: "0" is out of range: give a duration from 1s to 24h`},
+		{[]string{"--never-ready-grace", "soon"}, `invalid argument "soon" for "--never-ready-grace" flag: "soon" is not a duration`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -137,7 +137,7 @@ func TestTektonRun(t *testing.T) {
 		{
 			name: "unknown flag in the args param", args: []string{"--no-such-flag"}, wantCode: 2, wantReports: true,
 			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "0", "failed-clusters": `[]`, "duration": "N.Ns"},
-			wantStderr: "flag provided but not defined: -no-such-flag",
+			wantStderr: "unknown flag: --no-such-flag",
 		},
 		{
 			name: "timeout param in seconds", timeout: "5", args: []string{"--quiet"}, wantCode: 1, wantReports: true,
@@ -146,7 +146,7 @@ func TestTektonRun(t *testing.T) {
 		{
 			name: "timeout param out of range", timeout: "90000", wantCode: 2, wantReports: true,
 			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "0", "failed-clusters": `[]`, "duration": "N.Ns"},
-			wantStderr: `invalid value "90000" for flag -timeout: 90000 seconds is out of range`,
+			wantStderr: `invalid argument "90000" for "--timeout" flag: 90000 seconds is out of range`,
 		},
 		{
 			name: "secret given to the wrong flag", args: []string{"--max-parallel", "tekton-secret-0123456789"}, wantCode: 2, wantReports: true,
@@ -156,7 +156,7 @@ func TestTektonRun(t *testing.T) {
 		{
 			name: "secret as an argument", args: []string{"--quiet", "tekton-secret-0123456789"}, wantCode: 2, wantReports: true,
 			want:       map[string]string{"status": "failure", "ready-count": "0", "failed-count": "0", "failed-clusters": `[]`, "duration": "N.Ns"},
-			wantStderr: "unexpected argument",
+			wantStderr: `KIND/NAME (# 2): resource "tekton-secret-0123456789": not KIND/NAME`,
 		},
 		{
 			name: "report workspace not writable", args: []string{"--quiet"}, reports: filepath.Join(t.TempDir(), "missing"), wantCode: 1,
@@ -306,17 +306,18 @@ func TestFlagErrorWithoutValue(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--max-parallel", secret}, "invalid value for flag -max-parallel (the step's log has the error)"},
-		{[]string{"--timeout=" + secret}, "invalid value for flag -timeout (the step's log has the error)"},
-		{[]string{"--timeout=90000"}, "invalid value for flag -timeout (the step's log has the error)"},
-		{[]string{"--never-ready-grace", secret + " for flag -x: "}, "invalid value for flag -never-ready-grace (the step's log has the error)"},
-		{[]string{"--fail-fast=" + secret}, "invalid value for flag -fail-fast (the step's log has the error)"},
-		{[]string{"--shard", secret}, "invalid value for flag -shard (the step's log has the error)"},
+		{[]string{"--max-parallel", secret}, "invalid value for flag --max-parallel (the step's log has the error)"},
+		{[]string{"--timeout=" + secret}, "invalid value for flag --timeout (the step's log has the error)"},
+		{[]string{"--timeout=90000"}, "invalid value for flag --timeout (the step's log has the error)"},
+		{[]string{"--never-ready-grace", secret + " for flag -x: "}, "invalid value for flag --never-ready-grace (the step's log has the error)"},
+		{[]string{"--fail-fast=" + secret}, "invalid value for flag --fail-fast (the step's log has the error)"},
+		{[]string{"--shard", secret}, "invalid value for flag --shard (the step's log has the error)"},
 		{[]string{"--no-such-flag"}, "a flag that is not defined (the step's log names it)"},
 		{[]string{"-" + secret}, "a flag that is not defined (the step's log names it)"},
 		{[]string{"--" + secret + "=x"}, "a flag that is not defined (the step's log names it)"},
-		{[]string{"--timeout"}, "flag needs an argument: -timeout"},
-		{[]string{"-=" + secret}, "bad flag syntax: an argument of dashes alone, or starting with -="},
+		{[]string{"--timeout"}, "flag needs an argument: --timeout"},
+		{[]string{"-=" + secret}, "a flag that is not defined (the step's log names it)"},
+		{[]string{"---" + secret}, "bad flag syntax: an argument of dashes alone, or starting with -="},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

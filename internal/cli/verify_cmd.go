@@ -5,13 +5,15 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/report"
@@ -22,21 +24,12 @@ import (
 	"github.com/org/app-status-action/internal/verify"
 )
 
-// stringList is a repeatable flag.
-type stringList []string
-
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error {
-	*l = append(*l, v)
-	return nil
-}
-
 // cliOptions is what the verify and get commands' flags set.
 type cliOptions struct {
 	settings
-	resources, contexts stringList
+	resources, contexts []string
 	allContexts         bool
-	allowedServers      stringList
+	allowedServers      []string
 	output, summaryFile string
 	kubeconfigPath      string
 	clustersFile        string
@@ -50,25 +43,59 @@ type cliOptions struct {
 	kubeconfigDir       string
 }
 
+// The groups of the verify and get commands' flags, in the order their help lists them.
+const (
+	groupTarget  = "What to verify"
+	groupCluster = "Clusters"
+	groupWait    = "Waiting and failing"
+	groupOutput  = "Output"
+)
+
+// flagGroupKey is the annotation naming a flag's group.
+const flagGroupKey = "app-status/group"
+
+// flagGroups is the order of the groups in the help, the flags of none ("Other") last.
+func flagGroups() []string {
+	return []string{groupTarget, groupCluster, groupWait, groupOutput, "Other"}
+}
+
 // newFlagSet defines the flags of `app-status verify` (or `get`), with the defaults of
-// defaultSettings, writing into o.
-func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
+// defaultSettings, writing into o, each in its group of the help (flagGroups).
+func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 	d := defaultSettings()
-	fs := flag.NewFlagSet("app-status "+name, flag.ContinueOnError)
-	fs.Var(&o.resources, "resource", "Flux object to verify: kustomization/NAME (ks/NAME), helmrelease/NAME (hr/NAME) or resourceset/NAME (rset/NAME, a Flux Operator ResourceSet), KIND/NAMESPACE/NAME for another namespace; repeat for several")
-	fs.StringVar(&o.namespace, "namespace", d.namespace, "namespace of the Flux objects")
-	fs.StringVar(&o.namespace, "n", d.namespace, "shorthand for --namespace")
+	fs := pflag.NewFlagSet("app-status "+name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	group := func(g string, names ...string) {
+		for _, n := range names {
+			_ = fs.SetAnnotation(n, flagGroupKey, []string{g})
+		}
+	}
+	fs.StringArrayVar(&o.resources, "resource", nil, "Flux object to verify, as the arguments: kustomization/NAME (ks/NAME), helmrelease/NAME (hr/NAME) or resourceset/NAME (rset/NAME, a Flux Operator ResourceSet), KIND/NAMESPACE/NAME for another namespace; repeat for several")
+	fs.StringVarP(&o.namespace, "namespace", "n", d.namespace, "namespace of the Flux objects")
 	fs.StringVar(&o.revision, "revision", d.revision, "revision every object must have applied: a commit SHA (7+ hex), a Flux revision (main@sha1:...), a version tag (or refs/tags/NAME), a chart version or an OCI digest; never a branch")
+	fs.Var(reconcileFlag{&o.reconcile}, "reconcile", "ask Flux to reconcile the sources and the objects before verifying (--reconcile, or --reconcile=force to also rerun Helm releases); the only writes a run makes")
+	fs.Lookup("reconcile").NoOptDefVal = "true"
+	group(groupTarget, "resource", "namespace", "revision", "reconcile")
+
 	fs.StringVar(&o.kubeconfigPath, "kubeconfig", "", "kubeconfig file (default: the files of $KUBECONFIG merged as kubectl merges them, else ~/.kube/config)")
-	fs.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of kubeconfig files, each a cluster named after its file (a mounted Secret, a Tekton workspace)")
-	fs.Var(&o.contexts, "context", "kubeconfig context to verify, named after it; repeat for several (default: the current context)")
+	fs.StringArrayVar(&o.contexts, "context", nil, "kubeconfig context to verify, named after it; repeat for several (default: the current context)")
 	fs.BoolVar(&o.allContexts, "all-contexts", false, "verify every context of the kubeconfig, each a cluster named after it")
-	fs.Var(&o.allowedServers, "allowed-server", "an API server (https://HOST[:PORT]) a kubeconfig of a file: source may have an EKS, GKE or AKS token of the built-in providers sent to, besides the cloud's own endpoints; repeat for several")
+	fs.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of kubeconfig files, each a cluster named after its file (a mounted Secret, a Tekton workspace)")
 	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
 	fs.StringVar(&o.clustersDir, "clusters-dir", "", "folder the relative file: paths of --clusters-file start at (default: the clusters file's folder)")
+	fs.StringArrayVar(&o.allowedServers, "allowed-server", nil, "an API server (https://HOST[:PORT]) a kubeconfig of a file: source may have an EKS, GKE or AKS token of the built-in providers sent to, besides the cloud's own endpoints; repeat for several")
+	fs.BoolVar(&o.allowExec, "allow-exec", false, "in a CI job, let the exec credential plugins of file: kubeconfigs, which a pull request can change, run: an installed program (by its absolute path or in PATH) outside the workspace; never a shell, an interpreter or a relative path")
+	fs.BoolVar(&o.builtinAuth, "builtin-auth", false, "get EKS, GKE and AKS tokens in-process from the environment's credentials, as the action does, even when the kubeconfig's exec plugin (aws, gke-gcloud-auth-plugin, kubelogin) is installed")
+	fs.IntVar(&o.maxParallel, "max-parallel", d.maxParallel, "clusters connecting and making their first lists at once (a waiting cluster holds no slot)")
+	fs.Func("shard", "verify only shard I of N of the clusters (I/N), assigned by a hash of their names; app-status merge joins the shards' -o json reports", func(v string) error {
+		s, err := shard.Parse(v)
+		o.shard = s
+		return err
+	})
+	group(groupCluster, "kubeconfig", "context", "all-contexts", "kubeconfig-dir", "clusters-file", "clusters-dir", "allowed-server", "allow-exec", "builtin-auth", "max-parallel", "shard")
+
 	o.timeout, o.unschedulableGrace, o.retryGrace, o.notFoundGrace = d.timeout, d.unschedulableGrace, d.retryGrace, d.notFoundGrace
 	fs.Var(durationFlag{&o.timeout}, "timeout", "how long to wait for every cluster: seconds (600) or a duration with its unit (90s, 10m)")
-	fs.IntVar(&o.maxParallel, "max-parallel", d.maxParallel, "clusters connecting and making their first lists at once (a waiting cluster holds no slot)")
 	fs.BoolVar(&o.failFast, "fail-fast", d.failFast, "stop the other clusters once one has failed")
 	fs.BoolVar(&o.workloads, "workloads", d.workloads, "also verify the objects in the inventory (false: only the Flux objects, nested ones included)")
 	fs.BoolVar(&o.failOnSuspended, "fail-on-suspended", d.failOnSuspended, "fail a cluster where a nested Flux object is suspended (default: report it and skip what it lists)")
@@ -87,31 +114,27 @@ func newFlagSet(name string, o *cliOptions) *flag.FlagSet {
 	})
 	fs.Var(durationFlag{&o.retryGrace}, "retry-grace", "how long an error the kubelet or a controller retries may last before the rollout fails (a transient pull error, a missing Secret or ConfigMap, a quota or webhook refusing pods)")
 	fs.Var(durationFlag{&o.notFoundGrace}, "not-found-grace", "how long a requested Flux object may be missing before the cluster is NotFound, unless a Kustomization or ResourceSet of the cluster is still creating it")
-	fs.Var(reconcileFlag{&o.reconcile}, "reconcile", "ask Flux to reconcile the sources and the objects before verifying (--reconcile, or --reconcile=force to also rerun Helm releases); the only writes a run makes")
+	group(groupWait, "timeout", "fail-fast", "workloads", "fail-on-suspended", "crash-restarts", "unschedulable-grace", "never-ready-grace", "retry-grace", "not-found-grace")
+
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json, markdown or junit")
+	fs.BoolVar(&o.onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current (the others are counted)")
+	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
+	fs.BoolVar(&o.verbose, "verbose", false, "also print the run's internal steps in the progress on stderr: connecting, each list, discovery of a kind, reads of Helm's storage")
 	o.evidence = d.evidence
 	fs.Var(evidenceFlag{&o.evidence}, "evidence", "how much of a failure's evidence the outputs keep: full, no-logs (no container logs) or none (no logs, no events)")
-	fs.StringVar(&o.output, "o", "text", "output format: text, json, markdown or junit")
 	fs.StringVar(&o.junitFile, "junit-file", "", "also write the JUnit XML report to this file")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the markdown summary to this file")
 	fs.StringVar(&o.jsonFile, "json-file", "", "also write the whole report as JSON (as -o json prints it) to this file")
 	fs.StringVar(&o.tektonResults, "tekton-results", "", "also write the Tekton Task's results (status, ready-count, failed-count, failed-clusters, duration) as files in this folder (/tekton/results)")
 	fs.StringVar(&o.dotenvFile, "dotenv-file", "", "also write the verdict as a dotenv file (APP_STATUS=..., a GitLab dotenv report; in a GitLab job: "+gitlabDotenvFile+" unless given)")
-	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
-	fs.BoolVar(&o.verbose, "verbose", false, "also print the run's internal steps in the progress on stderr: connecting, each list, discovery of a kind, reads of Helm's storage")
-	fs.Func("shard", "verify only shard I of N of the clusters (I/N), assigned by a hash of their names; app-status merge joins the shards' -o json reports", func(v string) error {
-		s, err := shard.Parse(v)
-		o.shard = s
-		return err
-	})
-	fs.BoolVar(&o.onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current (the others are counted)")
-	fs.BoolVar(&o.allowExec, "allow-exec", false, "in a CI job, let the exec credential plugins of file: kubeconfigs, which a pull request can change, run: an installed program (by its absolute path or in PATH) outside the workspace; never a shell, an interpreter or a relative path")
-	fs.BoolVar(&o.builtinAuth, "builtin-auth", false, "get EKS, GKE and AKS tokens in-process from the environment's credentials, as the action does, even when the kubeconfig's exec plugin (aws, gke-gcloud-auth-plugin, kubelogin) is installed")
+	group(groupOutput, "output", "only-failed", "quiet", "verbose", "evidence", "junit-file", "summary-file", "json-file", "tekton-results", "dotenv-file")
 	return fs
 }
 
-// runCLI runs `app-status verify` (or `get` when snapshot): machine output on stdout, progress
-// on stderr.
-func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
+// runCLI runs `app-status verify` (or `get` when snapshot) with the flags fs has parsed into
+// o and the Flux objects given as arguments: machine output on stdout, progress on stderr.
+// parseErr is the error of a command line that did not parse: the run then only reports it.
+func runCLI(ctx context.Context, o *cliOptions, fs *pflag.FlagSet, args []string, env Env, snapshot bool, parseErr error) int {
 	name := "verify"
 	if snapshot {
 		name = "get"
@@ -120,18 +143,11 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	stderr := sanitize.NewCommandsWriter(env.Stderr)
 	defer func() { _ = stderr.Flush() }()
 	env.Stderr = stderr
-	o := cliOptions{}
-	fs := newFlagSet(name, &o)
-	fs.SetOutput(env.Stderr)
-	parseErr := fs.Parse(args)
-	if errors.Is(parseErr, flag.ErrHelp) {
-		return 0
-	}
 	var defaults map[string]bool
 	if inGitLabCI(env) {
 		// A GitLab job reports through files its artifacts:reports name: the template's, or
 		// these defaults in the job's folder.
-		defaults = gitlabDefaults(&o)
+		defaults = gitlabDefaults(o)
 	}
 	output, summaryFile, quiet, onlyFailed := o.output, o.summaryFile, o.quiet, o.onlyFailed
 	// badInput ends a run that contacted no cluster: the error, and the report files the flags
@@ -139,13 +155,14 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	// The report files, read by more people than the log, may get a shorter message
 	// (reported) that leaves out what was typed.
 	badInputReported := func(message, reported string) int {
-		if parseErr == nil {
-			// Several errors (two bad lines of a clusters file) are a line each.
-			for _, l := range strings.Split(message, "\n") {
-				fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, l)
-			}
+		// Several errors (two bad lines of a clusters file) are a line each.
+		for _, l := range strings.Split(message, "\n") {
+			fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, l)
 		}
-		files := newReportFiles(o, summaryFile, env)
+		if parseErr != nil {
+			fmt.Fprintf(env.Stderr, "See 'app-status %s --help' for usage.\n", name)
+		}
+		files := newReportFiles(*o, summaryFile, env)
 		files.gitlabDefaults = defaults
 		if err := files.write(badInputRun(reported), reported, env.Stderr); err != nil {
 			fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
@@ -155,27 +172,31 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 	badInput := func(message string) int { return badInputReported(message, reportedBadInput(fs, env, message)) }
 	switch {
 	case parseErr != nil:
-		// The flag package has printed the error and the usage; a flag's value, which may be
-		// a secret given to the wrong flag, stays out of the report files.
+		// A flag's value, which may be a secret given to the wrong flag, stays out of the
+		// report files.
 		return badInputReported(sanitize.Line(parseErr.Error()), flagErrorWithoutValue(fs, parseErr))
-	case fs.NArg() > 0:
-		return badInputReported(fmt.Sprintf("unexpected argument %q (flags come as --name value)", fs.Arg(0)),
-			"an unexpected argument after the flags (flags come as --name value; the step's log names it)")
+	case len(o.resources) == 0 && len(args) == 0:
+		return badInput(fmt.Sprintf("name the Flux object to verify: app-status %s ks/NAME (a Kustomization), hr/NAME (a HelmRelease) or rset/NAME (a ResourceSet); KIND/NAMESPACE/NAME for another namespace", name))
 	case output != "text" && output != "json" && output != "markdown" && output != "junit":
 		return badInput(fmt.Sprintf("-o must be text, json, markdown or junit, not %q", output))
 	}
 	s := o.settings
 	s.snapshot = snapshot
 	s.ci = o.inCI(env)
-	s.resources = o.resources
+	// The objects given as arguments come after those of --resource.
+	s.resources = append(slices.Clone(o.resources), args...)
 	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, ClustersBase: o.clustersDir, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, AllContexts: o.allContexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers}
 	if inGitLabCI(env) {
 		// The component's input, which it hands over as a --clusters-file: naming the flag
 		// would have the report files blame it for what $KUBECONFIG holds.
 		s.clusters.NamesClusters = "the clusters input of the GitLab component"
 	}
+	resourceName := "--resource"
+	if len(args) > 0 {
+		resourceName = "KIND/NAME"
+	}
 	req, secrets, err := s.request(env, inputNames{
-		resource: "--resource", resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
+		resource: resourceName, resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
 		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace", retryGrace: "--retry-grace", neverReadyGrace: "--never-ready-grace",
 		notFoundGrace: "--not-found-grace",
 		noClusters:    "the kubeconfig has no contexts; pass --kubeconfig, --context or --clusters-file",
@@ -221,7 +242,7 @@ func runCLI(ctx context.Context, args []string, env Env, snapshot bool) int {
 		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)
 	}
 	env.Stdout = stdout
-	files := newReportFiles(o, summaryFile, env)
+	files := newReportFiles(*o, summaryFile, env)
 	files.gitlabDefaults, files.chosen = defaults, chosen
 	if output == "json" && files.json != "" {
 		// The same document twice: encoded once, into the file, then copied from it through
@@ -317,8 +338,8 @@ func (f reconcileFlag) Set(v string) error {
 	return nil
 }
 
-// IsBoolFlag lets --reconcile stand alone.
-func (reconcileFlag) IsBoolFlag() bool { return true }
+// Type names the value in the help.
+func (reconcileFlag) Type() string { return "mode" }
 
 // writeCleanJSON writes the run's JSON document to w streamed (a fleet's report is tens to
 // hundreds of MiB, which a buffer would hold at the run's end, when memory peaks), with
@@ -371,26 +392,24 @@ func writeJUnit(put putFile, path string, run result.Run) error {
 	return nil
 }
 
-// flagErrorWithoutValue is the flag package's parse error without what was typed, which may
-// be a secret given to the wrong flag: a flag of fs is named, a flag fs does not define is not
-// (what was typed in its place may be a secret).
-func flagErrorWithoutValue(fs *flag.FlagSet, err error) string {
-	text := err.Error()
-	var named string
-	fs.VisitAll(func(f *flag.Flag) {
-		if strings.Contains(text, " -"+f.Name+": ") && len(f.Name) > len(named) {
-			named = f.Name
-		}
-	})
-	typed := regexp.MustCompile(`^(flag provided but not defined|flag needs an argument): -([a-zA-Z][a-zA-Z0-9-]{0,30})$`).FindStringSubmatch(text)
+// flagErrorWithoutValue is pflag's parse error without what was typed, which may be a secret
+// given to the wrong flag: a flag of fs is named, a flag fs does not define is not (what was
+// typed in its place may be a secret).
+func flagErrorWithoutValue(fs *pflag.FlagSet, err error) string {
+	var (
+		notExist *pflag.NotExistError
+		required *pflag.ValueRequiredError
+		invalid  *pflag.InvalidValueError
+		syntax   *pflag.InvalidSyntaxError
+	)
 	switch {
-	case typed != nil && fs.Lookup(typed[2]) != nil:
-		return typed[1] + ": -" + typed[2]
-	case strings.HasPrefix(text, "flag provided but not defined: "):
+	case errors.As(err, &required) && required.GetFlag() != nil && fs.Lookup(required.GetFlag().Name) != nil:
+		return "flag needs an argument: --" + required.GetFlag().Name
+	case errors.As(err, &invalid) && invalid.GetFlag() != nil && fs.Lookup(invalid.GetFlag().Name) != nil:
+		return "invalid value for flag --" + invalid.GetFlag().Name + " (the step's log has the error)"
+	case errors.As(err, &notExist):
 		return "a flag that is not defined (the step's log names it)"
-	case strings.HasPrefix(text, "invalid ") && named != "":
-		return "invalid value for flag -" + named + " (the step's log has the error)"
-	case strings.HasPrefix(text, "bad flag syntax: "):
+	case errors.As(err, &syntax):
 		return "bad flag syntax: an argument of dashes alone, or starting with -="
 	}
 	return "the command line could not be read (the step's log has the error)"
@@ -400,15 +419,16 @@ func flagErrorWithoutValue(fs *flag.FlagSet, err error) string {
 // nothing typed, else the flag it names and where to read the rest. The report files reach
 // more people than the log (a merge request's widget, a pipeline's artifacts), and what was
 // typed may be a secret given to the wrong flag, or a kubeconfig pasted in place of its path.
-func reportedBadInput(fs *flag.FlagSet, env Env, message string) string {
+func reportedBadInput(fs *pflag.FlagSet, env Env, message string) string {
 	typed := []string{env.Getenv("KUBECONFIG")}
-	fs.Visit(func(f *flag.Flag) { typed = append(typed, f.Value.String()) })
+	fs.Visit(func(f *pflag.Flag) { typed = append(typed, f.Value.String()) })
+	typed = append(typed, fs.Args()...)
 	return reportedText(message, typed, func(m string) string {
 		for _, name := range regexp.MustCompile(`(?:^|[\s(])--?([a-z][a-z-]*)`).FindAllStringSubmatch(m, -1) {
+			if len(name[1]) == 1 && fs.ShorthandLookup(name[1]) != nil {
+				return "-" + name[1]
+			}
 			if fs.Lookup(name[1]) != nil {
-				if len(name[1]) == 1 {
-					return "-" + name[1]
-				}
 				return "--" + name[1]
 			}
 		}
@@ -448,6 +468,9 @@ func (f evidenceFlag) String() string {
 	}
 	return string(*f.evidence)
 }
+
+// Type names the value in the help.
+func (evidenceFlag) Type() string { return "level" }
 
 func (f evidenceFlag) Set(v string) error {
 	e, err := report.ParseEvidence(v)

@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/org/app-status-action/internal/sanitize"
+)
+
+// errReported ends a command whose error is already printed, with its exit code set.
+var errReported = errors.New("reported")
+
+// The groups of the commands in the help, by task.
+const (
+	groupRollout = "rollout"
+	groupCI      = "ci"
+	groupOther   = "other"
+)
+
+// newRootCommand is the command tree of app-status, as flux and kubectl lay theirs out: each
+// command sets *code, the process's exit code, when it runs.
+func newRootCommand(ctx context.Context, env Env, code *int) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "app-status",
+		Short: "Verify that a Flux app is rolled out on many Kubernetes clusters at once",
+		Long: `app-status verifies that a Flux app is rolled out on many Kubernetes clusters at once:
+every requested Kustomization, HelmRelease or ResourceSet has applied the revision, and
+every object of its inventory is Current, on every cluster, each cluster's verdict as soon
+as it is known.`,
+		Example: `  # Wait until the current context's my-app has applied the commit
+  app-status verify ks/my-app --revision 5f1c0ff
+
+  # Every context of the kubeconfig, as JSON
+  app-status verify ks/my-app hr/my-chart --all-contexts -o json`,
+		Version:            programVersion(),
+		SilenceErrors:      true,
+		SilenceUsage:       true,
+		DisableSuggestions: true,
+	}
+	root.SetVersionTemplate("app-status {{.Version}}\n")
+	root.AddGroup(
+		&cobra.Group{ID: groupRollout, Title: "Verify a rollout:"},
+		&cobra.Group{ID: groupCI, Title: "In CI pipelines:"},
+		&cobra.Group{ID: groupOther, Title: "Other commands:"},
+	)
+	root.SetHelpCommandGroupID(groupOther)
+	root.SetCompletionCommandGroupID(groupOther)
+	root.AddCommand(
+		newVerifyCommand(false, code, runVerify(ctx, env, false)),
+		newVerifyCommand(true, code, runVerify(ctx, env, true)),
+		&cobra.Command{
+			Use:                "merge [flags] REPORT...",
+			Short:              "Join the -o json reports of a run's shards (or legs) into one run",
+			GroupID:            groupCI,
+			DisableFlagParsing: true, // its own flags (app-status merge -h)
+			RunE: func(_ *cobra.Command, args []string) error {
+				*code = runMerge(args, env)
+				return nil
+			},
+		},
+		&cobra.Command{
+			Use:     "action",
+			Short:   "Run as a GitHub Action (reads INPUT_*)",
+			GroupID: groupCI,
+			Args:    cobra.NoArgs,
+			RunE: func(*cobra.Command, []string) error {
+				*code = runAction(ctx, env)
+				return nil
+			},
+		},
+		&cobra.Command{
+			Use:                "exit FILE",
+			Short:              "Exit with the code FILE holds (the Tekton Task's last step)",
+			GroupID:            groupCI,
+			DisableFlagParsing: true,
+			RunE: func(_ *cobra.Command, args []string) error {
+				*code = runExit(args, env)
+				return nil
+			},
+		},
+		&cobra.Command{
+			Use:     "version",
+			Short:   "Print the version",
+			GroupID: groupOther,
+			Args:    cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				_, err := fmt.Fprintf(c.OutOrStdout(), "app-status %s\n", programVersion())
+				return err
+			},
+		},
+	)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetContext(ctx)
+	return root
+}
+
+// verifyFunc runs verify or get once the command line is parsed: the flags in o and fs, the
+// Flux objects given as arguments in args, or the parse error. It returns the exit code.
+type verifyFunc func(o *cliOptions, fs *pflag.FlagSet, args []string, parseErr error) int
+
+// runVerify is the verifyFunc of the program: runCLI.
+func runVerify(ctx context.Context, env Env, snapshot bool) verifyFunc {
+	return func(o *cliOptions, fs *pflag.FlagSet, args []string, parseErr error) int {
+		return runCLI(ctx, o, fs, args, env, snapshot, parseErr)
+	}
+}
+
+// newVerifyCommand is `app-status verify`, or `app-status get` when snapshot, which run runs.
+func newVerifyCommand(snapshot bool, code *int, run verifyFunc) *cobra.Command {
+	o := &cliOptions{}
+	cmd := &cobra.Command{
+		Use:     "verify KIND/NAME... [flags]",
+		Short:   "Wait until every cluster has rolled the Flux objects out",
+		GroupID: groupRollout,
+		Long: `Wait until every Flux object named has applied the revision and every object of its
+inventory is Current, on every cluster: the current context of the kubeconfig, the contexts
+--context names, every context (--all-contexts), or the clusters of --clusters-file or
+--kubeconfig-dir. Exits 0 when every cluster is Current, 1 when not, 2 on bad input.`,
+		Example: `  # The current context, until my-app has applied the commit
+  app-status verify ks/my-app --revision 5f1c0ff
+
+  # Two objects on two contexts, flags after the arguments, as JSON
+  app-status verify ks/my-app hr/my-chart --context prod-eu --context prod-us -o json
+
+  # Every context of the kubeconfig, for at most 10 minutes
+  app-status verify kustomization/my-app --all-contexts --timeout 10m
+
+  # The clusters of a file (name=source lines)
+  app-status verify ks/my-app --clusters-file clusters.txt --revision v1.4.2`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: completeResource,
+		RunE: func(c *cobra.Command, args []string) error {
+			*code = run(o, c.Flags(), args, nil)
+			return nil
+		},
+	}
+	if snapshot {
+		cmd.Use = "get KIND/NAME... [flags]"
+		cmd.Short = "Print the state of the Flux objects on every cluster now, without waiting"
+		cmd.Long = `Print the state of every Flux object named, and of its inventory, on every cluster now: a
+snapshot, no watches, 5s per request. The clusters are chosen as for verify.`
+		cmd.Example = `  # The current context's state of my-app
+  app-status get ks/my-app
+
+  # Every context, as markdown
+  app-status get hr/my-chart -n apps --all-contexts -o markdown`
+	}
+	fs := newFlagSet(cmd.Name(), o)
+	cmd.Flags().AddFlagSet(fs)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "markdown", "junit"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("evidence", cobra.FixedCompletions([]string{"full", "no-logs", "none"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		*code = run(o, c.Flags(), nil, err)
+		return errReported
+	})
+	cmd.SetUsageFunc(groupedUsage)
+	return cmd
+}
+
+// completeResource completes an argument of verify and get with the kinds' prefixes.
+func completeResource(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return []string{"kustomization/", "ks/", "helmrelease/", "hr/", "resourceset/", "rset/"}, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+}
+
+// groupedUsage prints a command's usage with its flags in their groups (flagGroups), the
+// flags of no group last.
+func groupedUsage(c *cobra.Command) error {
+	w := c.OutOrStderr()
+	fmt.Fprintf(w, "Usage:\n  %s\n", c.UseLine())
+	if c.HasExample() {
+		fmt.Fprintf(w, "\nExamples:\n%s\n", c.Example)
+	}
+	for _, g := range flagGroups() {
+		set := pflag.NewFlagSet(g, pflag.ContinueOnError)
+		set.SortFlags = false
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			in := f.Annotations[flagGroupKey]
+			if (len(in) > 0 && in[0] == g) || (len(in) == 0 && g == "Other") {
+				set.AddFlag(f)
+			}
+		})
+		if set.HasFlags() {
+			fmt.Fprintf(w, "\n%s:\n%s", g, set.FlagUsagesWrapped(100))
+		}
+	}
+	return nil
+}
+
+// run is the program, its mode chosen by args.
+func run(ctx context.Context, args []string, env Env) int {
+	if len(args) == 0 {
+		if env.Getenv("GITHUB_ACTIONS") == "true" {
+			return runAction(ctx, env)
+		}
+		root := newRootCommand(ctx, env, new(int))
+		root.SetOut(env.Stderr)
+		_ = root.Help()
+		return 2
+	}
+	code := 0
+	root := newRootCommand(ctx, env, &code)
+	if args[0] == "verify" || args[0] == "get" {
+		args = append([]string{args[0]}, longFlagsWithOneDash(root, args[0], args[1:])...)
+	}
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case errors.Is(err, errReported):
+		return code
+	case err != nil:
+		stderr := sanitize.NewCommandsWriter(env.Stderr)
+		fmt.Fprintf(stderr, "app-status: %s\nSee 'app-status --help' for usage.\n", sanitize.Line(err.Error()))
+		_ = stderr.Flush()
+		return 2
+	}
+	return code
+}
+
+// longFlagsWithOneDash rewrites -name to --name for a long flag of the command: Go's flag
+// package, which app-status used before, took both, and scripts written then keep working.
+// Nothing after "--" is rewritten.
+func longFlagsWithOneDash(root *cobra.Command, command string, args []string) []string {
+	c, _, err := root.Find([]string{command})
+	if err != nil {
+		return args
+	}
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--") {
+			continue
+		}
+		name, _, _ := strings.Cut(a[1:], "=")
+		if len(name) > 1 && c.Flags().Lookup(name) != nil {
+			out[i] = "-" + a
+		}
+	}
+	return out
+}
