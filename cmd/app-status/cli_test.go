@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/testing/testbed"
@@ -96,5 +97,44 @@ func TestCLIVerifyAndGet(t *testing.T) {
 		if c.Verdict != result.VerdictInProgress || !strings.Contains(c.Message, "0123456") {
 			t.Errorf("get %s = %s (%q), want InProgress naming the awaited revision", c.Name, c.Verdict, c.Message)
 		}
+	}
+}
+
+// TestCLIVerifyPositionalCurrentContext: `app-status verify ks/NAME -o json`, the object as an
+// argument as kubectl and flux take it, with a KUBECONFIG of two clusters' files: the files
+// are merged as kubectl merges them, and the current context alone (the first file's) is
+// verified.
+func TestCLIVerifyPositionalCurrentContext(t *testing.T) {
+	b := bed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := b.Namespace(t)
+	first, second := b.Clusters[0], b.Clusters[1]
+	if _, err := first.DeployApp(ctx, testbed.Kustomization{Name: ns, TargetNamespace: ns}, testbed.Testdata(t, "apps", "web"), commit); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.LoadFromFile(first.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "verify", "ks/"+ns, "--revision", "main@sha1:"+commit, "--timeout", "2m", "-o", "json")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
+		"KUBECONFIG=" + first.KubeconfigPath + string(filepath.ListSeparator) + second.KubeconfigPath}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("verify: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	validateAgainstSchema(t, stdout.String(), "")
+	var run result.Run
+	if err := json.Unmarshal(stdout.Bytes(), &run); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]result.Verdict{}
+	for _, c := range run.Results {
+		got[c.Name] = c.Verdict
+	}
+	if diff := cmp.Diff(map[string]result.Verdict{cfg.CurrentContext: result.VerdictCurrent}, got); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
 }
