@@ -244,7 +244,7 @@ func TestCleanRunKeepsTheRunsWords(t *testing.T) {
 				if o.Failure != nil {
 					w.Codes, w.Reasons = append(w.Codes, string(o.Failure.Code)), append(w.Reasons, o.Failure.Reason)
 					for _, e := range o.Failure.Events {
-						w.Reasons, w.IDs = append(w.Reasons, e.Reason), append(w.IDs, e.Object)
+						w.IDs = append(w.IDs, e.Object) // an event's reason is free text (TestCleanRunRedactsEventReasons)
 					}
 				}
 			}
@@ -288,6 +288,36 @@ func TestCleanRunKeepsTheRunsWords(t *testing.T) {
 				t.Errorf("object message = %q, want the secret \"Deployment\" redacted from free text", msg)
 			}
 		})
+	}
+}
+
+// TestCleanRunRedactsEventReasons: an event's reason is written by whatever recorded the
+// event (an app may record its own, with any reason), so it is free text: cleaned to one line
+// and redacted as its message is, while the failure's own reason, a word of the run, is kept.
+func TestCleanRunRedactsEventReasons(t *testing.T) {
+	t.Parallel()
+	const token = "k8s-token-0123456789abcdefXYZ"
+	secrets := &kubeconfig.Secrets{}
+	secrets.Add(token)
+	c := result.Cluster{Name: "prod-eu", Verdict: result.VerdictFailed, Code: result.CodeImagePull, Reason: "ImagePullBackOff",
+		Objects: []result.Object{{ID: "Deployment/apps/web", Kind: "Deployment", Namespace: "apps", Name: "web", Status: result.ObjectFailed,
+			Failure: &result.Failure{Code: result.CodeImagePull, Reason: "ImagePullBackOff", Message: "Back-off pulling image",
+				Events: []result.Event{
+					{Object: "Pod/apps/web-1", Reason: "Leak" + token + "\n::error::x\x1b[31m", Message: "auth " + token, Count: 1},
+					{Object: "Pod/apps/web-1", Reason: "Failed", Message: "Failed to pull image", Count: 2},
+				}}}}}
+	run := cleanRun(result.NewRun(nil, "", []result.Cluster{c}, 0), secrets, never, report.EvidenceFull)
+	f := run.Results[0].Objects[0].Failure
+	got := []result.Event{f.Events[0], f.Events[1]}
+	want := []result.Event{
+		{Object: "Pod/apps/web-1", Reason: sanitize.Compact("Leak***\n::error::x\x1b[31m"), Message: "auth ***", Count: 1},
+		{Object: "Pod/apps/web-1", Reason: "Failed", Message: "Failed to pull image", Count: 2},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events after cleanRun (-want +got):\n%s", diff)
+	}
+	if f.Reason != "ImagePullBackOff" {
+		t.Errorf("failure reason = %q, want the run's word kept", f.Reason)
 	}
 }
 

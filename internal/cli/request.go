@@ -296,11 +296,12 @@ const (
 
 // cleanRun makes the run safe to write anywhere: every string that came from a cluster is
 // cleaned to one line (container logs keep their lines), and the free text among them
-// (freeText: messages, events, logs, notes) has every secret redacted, in any of the forms the
-// secrets were recorded in. The run's own words (its status, the verdicts, codes, statuses,
-// reasons, kinds, namespaces, names, IDs and revisions) are never redacted: no secret decides
-// the exit code or the status output, nor blanks a verdict. It rewrites the values
-// themselves, so it cannot fail whatever they hold. The names of the clusters and the
+// (freeText: messages, events and their reasons, logs, notes) has every secret redacted, in
+// any of the forms the secrets were recorded in. The run's own words (its status, the
+// verdicts, codes, statuses, conditions' and failures' reasons, kinds, namespaces, names,
+// IDs and revisions) are never redacted: no secret decides the exit code or the status
+// output, nor blanks a verdict. It rewrites the values themselves, so it cannot fail
+// whatever they hold. The names of the clusters and the
 // resources, which the user gave, are kept as they are: they never come from a cluster.
 //
 // Its cost is one pass over the run's text whatever the number of secrets: one redactor for
@@ -356,6 +357,7 @@ func cleanRun(run result.Run, secrets *kubeconfig.Secrets, hurry func() bool, ev
 		}
 		rewriter.Cluster(&run.Results[i])
 		run.Results[i].Name = names[i]
+		redactEventReasons(&run.Results[i], redactor)
 	}
 	run.ReadyClusters, run.FailedClusters, run.Resources = ready, failed, resources
 	return run
@@ -365,6 +367,22 @@ func cleanRun(run result.Run, secrets *kubeconfig.Secrets, hurry func() bool, ev
 // and which may quote what was sent to it (an echoed Authorization header): the only ones
 // redacted. The Ready condition's message quotes the clusters' messages.
 var freeText = map[string]bool{"Message": true, "Logs": true, "LogsError": true, "EventsError": true, "Notes": true, "Warnings": true}
+
+// redactEventReasons redacts the reasons of c's Warning events, already cleaned as words: an
+// event's reason is whatever the client that recorded it wrote (an app may record its own
+// events), unlike a condition's reason, and decides no verdict, code or status, so it is free
+// text. The field name is shared with the run's words (Failure.Reason), hence this pass.
+func redactEventReasons(c *result.Cluster, redactor *kubeconfig.Redactor) {
+	for i := range c.Objects {
+		f := c.Objects[i].Failure
+		if f == nil {
+			continue
+		}
+		for k := range f.Events {
+			f.Events[k].Reason = redactor.Redact(f.Events[k].Reason)
+		}
+	}
+}
 
 // hurryOnceCancelled returns a function that reports true once ctx has been done for grace:
 // the job was cancelled (SIGTERM) and the runner kills the process a few seconds later, so
