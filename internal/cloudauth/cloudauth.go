@@ -70,6 +70,11 @@ type Options struct {
 	// --server-id must be an application ID, never a URL (https://management.azure.com
 	// would get an Azure Resource Manager token) nor another Microsoft service's.
 	Repository bool
+	// EKSAPI, GKEAPI are the base URLs of the clouds' control-plane APIs the providers ask
+	// where a repository kubeconfig's cluster is (Source.RequireEndpoint); empty means the
+	// cloud's own (https://eks.REGION.amazonaws.com, https://container.googleapis.com).
+	// Tests point them at fakes.
+	EKSAPI, GKEAPI string
 }
 
 func (o Options) withDefaults() Options {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -125,6 +127,7 @@ func (a eksArgs) start(p *provider) (fetcher, error) {
 		return nil, err
 	}
 	e := &eksTokens{args: a, p: p, region: region, base: base}
+	p.locate = e.locate
 	return e.token, nil
 }
 
@@ -301,27 +304,94 @@ type eksTokens struct {
 	base   aws.CredentialsProvider
 
 	mu        sync.Mutex
+	creds     aws.CredentialsProvider // the role's when --role-arn is given, else base
 	presigner *sts.PresignClient
 }
 
-func (e *eksTokens) presignClient() *sts.PresignClient {
+// credentials are the credentials the tokens are signed with: the role's of --role-arn,
+// assumed with the base credentials, or the base credentials.
+func (e *eksTokens) credentials() aws.CredentialsProvider {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.presigner == nil {
-		region := orDefault(e.region)
-		creds := e.base
+	if e.creds == nil {
+		e.creds = e.base
 		if e.args.roleARN != "" {
 			a := e.args
-			creds = masked(e.p, stscreds.NewAssumeRoleProvider(e.p.stsClient(region, e.base, true), a.roleARN, func(o *stscreds.AssumeRoleOptions) {
+			e.creds = masked(e.p, stscreds.NewAssumeRoleProvider(e.p.stsClient(orDefault(e.region), e.base, true), a.roleARN, func(o *stscreds.AssumeRoleOptions) {
 				o.RoleSessionName = a.sessionName
 				if a.externalID != "" {
 					o.ExternalID = aws.String(a.externalID)
 				}
 			}))
 		}
-		e.presigner = sts.NewPresignClient(e.p.stsClient(region, creds, false))
+	}
+	return e.creds
+}
+
+func (e *eksTokens) presignClient() *sts.PresignClient {
+	creds := e.credentials()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.presigner == nil {
+		e.presigner = sts.NewPresignClient(e.p.stsClient(orDefault(e.region), creds, false))
 	}
 	return e.presigner
+}
+
+// eksClusterName is the shape of an EKS cluster's name.
+var eksClusterName = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
+
+// emptyPayloadHash is the SHA-256 of an empty body, as SigV4 signs it.
+const emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// locate asks EKS (DescribeCluster, signed with the credentials the tokens are signed with)
+// where the cluster the tokens are for is: its endpoint and CA.
+func (e *eksTokens) locate(ctx context.Context, _ string) (Endpoint, error) {
+	region, name := orDefault(e.region), e.args.cluster
+	call := apiCall{cloud: "EKS", what: fmt.Sprintf("DescribeCluster of the cluster %q in %s", name, region), permission: "eks:DescribeCluster",
+		notFound: "check the cluster's name (--cluster-name, or -i) and region (--region, or AWS_REGION) in the kubeconfig"}
+	if !eksClusterName.MatchString(name) {
+		return Endpoint{}, invalid("the kubeconfig's EKS cluster name is not one (letters, digits, hyphens and underscores, at most 100)")
+	}
+	base := e.p.opts.EKSAPI
+	if base == "" {
+		base = "https://eks." + region + ".amazonaws.com"
+		if strings.HasPrefix(region, "cn-") {
+			base += ".cn"
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/clusters/"+url.PathEscape(name), nil)
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("EKS DescribeCluster: %w", err)
+	}
+	creds, err := e.credentials().Retrieve(ctx)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	req.Header.Set("X-Amz-Content-Sha256", emptyPayloadHash)
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, emptyPayloadHash, "eks", region, e.p.opts.Clock()); err != nil {
+		return Endpoint{}, fmt.Errorf("EKS DescribeCluster: %w", err)
+	}
+	var out struct {
+		Cluster struct {
+			Endpoint             string `json:"endpoint"`
+			CertificateAuthority struct {
+				Data string `json:"data"`
+			} `json:"certificateAuthority"`
+		} `json:"cluster"`
+	}
+	if err := call.do(e.p.http, req, &out); err != nil {
+		return Endpoint{}, err
+	}
+	ca, err := base64.StdEncoding.DecodeString(out.Cluster.CertificateAuthority.Data)
+	if err != nil {
+		return Endpoint{}, &Error{Verdict: result.VerdictUnreachable, Message: fmt.Sprintf("EKS's answer to %s has a CA that is not base64", call.what)}
+	}
+	ep := Endpoint{CAData: ca}
+	if h := endpointHost(out.Cluster.Endpoint); h != "" {
+		ep.Hosts = []string{h}
+	}
+	return ep, nil
 }
 
 // maskPresignedURL masks what an EKS token decodes to, which an API server or a proxy may

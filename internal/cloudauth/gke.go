@@ -2,10 +2,14 @@ package cloudauth
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
+	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -82,6 +86,7 @@ func startGKE(p *provider) (fetcher, error) {
 			path, file.Type, strings.Join(googleCredentialTypes, ", "))
 	}
 	g := &gkeTokens{p: p, path: path, data: data, subjectFile: file.CredentialSource.File}
+	p.locate = g.locate
 	return g.token, nil
 }
 
@@ -184,4 +189,63 @@ func (g *gkeTokens) token(ctx context.Context) (token, error) {
 		expiry = g.p.opts.Clock().Add(gkeDefaultLifetime)
 	}
 	return token{value: tok.AccessToken, expiry: expiry}, nil
+}
+
+// gkeClusterName is the name gcloud container clusters get-credentials gives a cluster's
+// entry: gke_PROJECT_LOCATION_NAME (none of which holds an underscore).
+var gkeClusterName = regexp.MustCompile(`^gke_([a-z][a-z0-9.:-]{0,100})_([a-z0-9-]{1,63})_([a-z][a-z0-9-]{0,99})$`)
+
+// locate asks GKE (clusters.get, with the job's access token) where the cluster the
+// kubeconfig's entry names (gke_PROJECT_LOCATION_NAME) is: its endpoints (the IP, the private
+// IP, the DNS name) and CA.
+func (g *gkeTokens) locate(ctx context.Context, kubeCluster string) (Endpoint, error) {
+	m := gkeClusterName.FindStringSubmatch(kubeCluster)
+	if m == nil {
+		return Endpoint{}, invalid("the kubeconfig's cluster entry is named %q, not gke_PROJECT_LOCATION_NAME as gcloud container clusters get-credentials names it: "+
+			"the built-in provider asks GKE where the cluster of that name is before it sends a token; rename the entry (and its context's cluster:)", kubeCluster)
+	}
+	project, location, name := m[1], m[2], m[3]
+	call := apiCall{cloud: "GKE", what: fmt.Sprintf("clusters.get of the cluster %q in %s of the project %s", name, location, project),
+		permission: "container.clusters.get (roles/container.clusterViewer)", notFound: "check the project, location and name in the kubeconfig's cluster entry gke_PROJECT_LOCATION_NAME"}
+	tok, err := g.token(ctx)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	base := g.p.opts.GKEAPI
+	if base == "" {
+		base = "https://container.googleapis.com"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/v1/projects/"+project+"/locations/"+location+"/clusters/"+name, nil)
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("GKE clusters.get: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok.value)
+	var out struct {
+		Endpoint   string `json:"endpoint"`
+		MasterAuth struct {
+			ClusterCACertificate string `json:"clusterCaCertificate"`
+		} `json:"masterAuth"`
+		PrivateClusterConfig struct {
+			PrivateEndpoint string `json:"privateEndpoint"`
+		} `json:"privateClusterConfig"`
+		ControlPlaneEndpointsConfig struct {
+			DNSEndpointConfig struct {
+				Endpoint string `json:"endpoint"`
+			} `json:"dnsEndpointConfig"`
+		} `json:"controlPlaneEndpointsConfig"`
+	}
+	if err := call.do(g.p.http, req, &out); err != nil {
+		return Endpoint{}, err
+	}
+	ca, err := base64.StdEncoding.DecodeString(out.MasterAuth.ClusterCACertificate)
+	if err != nil {
+		return Endpoint{}, invalid("GKE's answer to %s has a CA that is not base64", call.what)
+	}
+	ep := Endpoint{CAData: ca}
+	for _, e := range []string{out.ControlPlaneEndpointsConfig.DNSEndpointConfig.Endpoint, out.Endpoint, out.PrivateClusterConfig.PrivateEndpoint} {
+		if h := endpointHost(e); h != "" {
+			ep.Hosts = append(ep.Hosts, h)
+		}
+	}
+	return ep, nil
 }

@@ -146,7 +146,7 @@ func (p *Plugin) NewSource(opts Options) (*Source, error) {
 		}
 		return nil, fail(e)
 	}
-	return &Source{cloud: p.Cloud, what: p.describe(), refused: p.refused, fetch: fetch, opts: opts, secrets: s}, nil
+	return &Source{cloud: p.Cloud, what: p.describe(), refused: p.refused, fetch: fetch, locate: pr.locate, opts: opts, secrets: s}, nil
 }
 
 // provider is what a built-in provider works with.
@@ -155,6 +155,7 @@ type provider struct {
 	opts    Options
 	secrets *secrets
 	http    *http.Client // for token requests; it hands the tokens in responses to secrets
+	locate  locator      // asks the cloud where a cluster is; nil when the provider cannot
 }
 
 // requestTimeout bounds one token request.

@@ -38,6 +38,8 @@ type Source struct {
 	what    string // "EKS credentials (aws eks get-token, built in)", for messages
 	refused string // what to check when the API server refuses the token
 	fetch   fetcher
+	locate  locator // asks the cloud where the cluster is; nil when the provider cannot
+	pin     *pinned // what RequireEndpoint checks before any request; nil when nothing is
 	opts    Options
 	secrets *secrets
 
@@ -228,8 +230,10 @@ func httpStatus(err error) int {
 // WrapTransport is for rest.Config.WrapTransport: every request gets the source's token as
 // its bearer token, and a request the API server answers 401 is sent once more with a new
 // token when the old one was replaced; a 401 that stands is an *Error (Unauthorized) that
-// names the provider and what to check. It works with client-go's transport cache, which
-// caches the transport below it, and with one HTTP client shared by a cluster's clients.
+// names the provider and what to check. With RequireEndpoint, no request is sent, and no
+// token obtained, until the cloud has said that the server and CA are the cluster's. It works
+// with client-go's transport cache, which caches the transport below it, and with one HTTP
+// client shared by a cluster's clients.
 func (s *Source) WrapTransport(next http.RoundTripper) http.RoundTripper {
 	return &bearerTransport{source: s, next: next}
 }
@@ -240,6 +244,9 @@ type bearerTransport struct {
 }
 
 func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.source.checkEndpoint(req); err != nil {
+		return nil, err
+	}
 	tok, err := t.source.Token(req.Context())
 	if err != nil {
 		return nil, err

@@ -69,6 +69,13 @@ func (l *loader) restConfig(d *doc, contextName string) (*rest.Config, string) {
 	if msg := l.inlineFiles(d, kctx.Cluster, cluster, kctx.AuthInfo, user); msg != "" {
 		return nil, msg
 	}
+	if builtin != nil && d.repo && !l.allowedServer(cluster.Server) {
+		// The cloud's own API says where the cluster is and what its CA is; the source
+		// checks the server and the CA against it before any request (trust.go).
+		if _, err := builtin.RequireEndpoint(kctx.Cluster, cluster.Server, cluster.CertificateAuthorityData); err != nil {
+			return nil, fmt.Sprintf("the kubeconfig's cluster %q: %v", kctx.Cluster, err)
+		}
+	}
 
 	one := clientcmdapi.NewConfig()
 	one.Clusters[kctx.Cluster] = cluster

@@ -269,8 +269,10 @@ func TestBuiltinTokensAreSecrets(t *testing.T) {
 	cfg := newConfig("a")
 	cfg.AuthInfos["a"] = execUser()
 	cfg.Clusters["a"].Server = eksServer
-	env := fakeEnv{files: map[string]string{"/ws/kc/config.yaml": yamlOf(t, cfg)}, vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"}}.env()
-	clusters, secrets, err := Load(Input{Clusters: "c=file:kc/config.yaml"}, env)
+	// The workflow's own kubeconfig: a repository one's cluster is first located at the
+	// cloud's API (TestRepositoryKubeconfigServerFromTheCloud).
+	env := fakeEnv{vars: map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "KC": yamlOf(t, cfg)}}.env()
+	clusters, secrets, err := Load(Input{Clusters: "c=env:KC"}, env)
 	if err != nil || clusters[0].Config == nil {
 		t.Fatalf("Load() = %+v, %v; want a cluster with a built-in provider", clusters, err)
 	}

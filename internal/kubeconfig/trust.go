@@ -25,7 +25,10 @@ import (
 //     over verified TLS, to the cloud's own API endpoints or a server the workflow allows,
 //     never through a proxy the kubeconfig names (checkRoute); an endpoint is a plain DNS
 //     name under the cloud's domains, never an address whatever it ends with, on port 443
-//     and with no tls-server-name;
+//     and with no tls-server-name; and, unless the workflow allows the server, the cloud's
+//     own API (EKS DescribeCluster, GKE clusters.get), asked with the job's credentials, must
+//     say it is the cluster's endpoint and the kubeconfig's CA the cluster's before any
+//     request is sent (cloudauth.Source.RequireEndpoint);
 //   - it never chooses what such a token is for: kubelogin's --server-id is a server
 //     application's ID (cloudauth.Options.Repository);
 //   - its exec env may choose only an account, a role and a region (see cloudauth).
@@ -95,6 +98,12 @@ func hostPort(u *url.URL) string {
 		port = "443"
 	}
 	return net.JoinHostPort(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), port)
+}
+
+// allowedServer reports whether the workflow lists server in Input.AllowedServers.
+func (l *loader) allowedServer(server string) bool {
+	u, err := url.Parse(server)
+	return err == nil && u.Host != "" && l.allowed[hostPort(u)]
 }
 
 // checkRoute says why a built-in provider's token may not go to the cluster of a repository
