@@ -151,7 +151,7 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	c.namespace = cmp.Or(gha.GetInput("namespace"), d.namespace)
 	c.revision = gha.GetInput("revision")
 	c.clusters = kubeconfig.Input{Clusters: gha.GetInput("clusters"), Kubeconfig: gha.GetInput("kubeconfig"),
-		AllowedServers: lines(gha.GetInput("allowed-servers"))}
+		AllowedServers: lines(gha.GetInput("allowed-servers")), PinnedCA: gha.GetInput("pinned-ca")}
 	var err error
 	if c.timeout, err = durationInput(gha, "timeout", d.timeout); err != nil {
 		return c, err

@@ -30,6 +30,7 @@ type cliOptions struct {
 	resources, contexts []string
 	allContexts         bool
 	allowedServers      []string
+	pinnedCA            string
 	output, summaryFile string
 	kubeconfigPath      string
 	clustersFile        string
@@ -84,6 +85,7 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
 	fs.StringVar(&o.clustersDir, "clusters-dir", "", "folder the relative file: paths of --clusters-file start at (default: the clusters file's folder)")
 	fs.StringArrayVar(&o.allowedServers, "allowed-server", nil, "an API server (https://HOST[:PORT]) a kubeconfig of a file: source may have an EKS, GKE or AKS token of the built-in providers sent to, besides the cloud's own endpoints; repeat for several")
+	fs.StringVar(&o.pinnedCA, "pinned-ca", "", "a file of PEM CA certificates: a kubeconfig of a file: source whose EKS, GKE or AKS cluster the cloud is not asked about (AKS, an --allowed-server) must give one of these CAs")
 	fs.BoolVar(&o.allowExec, "allow-exec", false, "in a CI job, let the exec credential plugins of file: kubeconfigs, which a pull request can change, run: an installed program (by its absolute path or in PATH) outside the workspace; never a shell, an interpreter or a relative path")
 	fs.BoolVar(&o.builtinAuth, "builtin-auth", false, "get EKS, GKE and AKS tokens in-process from the environment's credentials, as the action does, even when the kubeconfig's exec plugin (aws, gke-gcloud-auth-plugin, kubelogin) is installed")
 	fs.IntVar(&o.maxParallel, "max-parallel", d.maxParallel, "clusters connecting and making their first lists at once (a waiting cluster holds no slot)")
@@ -92,7 +94,7 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 		o.shard = s
 		return err
 	})
-	group(groupCluster, "kubeconfig", "context", "all-contexts", "kubeconfig-dir", "clusters-file", "clusters-dir", "allowed-server", "allow-exec", "builtin-auth", "max-parallel", "shard")
+	group(groupCluster, "kubeconfig", "context", "all-contexts", "kubeconfig-dir", "clusters-file", "clusters-dir", "allowed-server", "pinned-ca", "allow-exec", "builtin-auth", "max-parallel", "shard")
 
 	o.timeout, o.unschedulableGrace, o.retryGrace, o.notFoundGrace = d.timeout, d.unschedulableGrace, d.retryGrace, d.notFoundGrace
 	fs.Var(durationFlag{&o.timeout}, "timeout", "how long to wait for every cluster: seconds (600) or a duration with its unit (90s, 10m)")
@@ -185,7 +187,7 @@ func runCLI(ctx context.Context, o *cliOptions, fs *pflag.FlagSet, args []string
 	s.ci = o.inCI(env)
 	// The objects given as arguments come after those of --resource.
 	s.resources = append(slices.Clone(o.resources), args...)
-	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, ClustersBase: o.clustersDir, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, AllContexts: o.allContexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers}
+	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, ClustersBase: o.clustersDir, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, AllContexts: o.allContexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers, PinnedCAFile: o.pinnedCA}
 	if inGitLabCI(env) {
 		// The component's input, which it hands over as a --clusters-file: naming the flag
 		// would have the report files blame it for what $KUBECONFIG holds.

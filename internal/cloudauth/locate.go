@@ -132,11 +132,11 @@ func (p *pinned) mismatch(cloud string, ep Endpoint) string {
 		return fmt.Sprintf("the kubeconfig's cluster %q has the server %s, but %s says the cluster's API server is %s: %s",
 			p.kubeCluster, p.server, cloud, orNone(strings.Join(shown, " or ")), fix)
 	}
-	cas, err := pemCertificates(p.caData)
+	cas, err := PEMCertificates(p.caData)
 	if err != nil {
 		return fmt.Sprintf("the kubeconfig's cluster %q has a certificate-authority-data that is not PEM certificates (%v): give the cluster's CA", p.kubeCluster, err)
 	}
-	cloudCAs, err := pemCertificates(ep.CAData)
+	cloudCAs, err := PEMCertificates(ep.CAData)
 	if err != nil {
 		return fmt.Sprintf("%s gave a CA for the cluster %q that is not PEM certificates", cloud, p.kubeCluster)
 	}
@@ -169,9 +169,9 @@ func describeCAs(ders [][]byte) string {
 	return strings.Join(names, ", ")
 }
 
-// pemCertificates returns the DER of each certificate of a PEM bundle; nothing for an empty
-// one.
-func pemCertificates(data []byte) ([][]byte, error) {
+// PEMCertificates returns the DER of each certificate of a PEM bundle (other blocks are
+// skipped); nothing for an empty one.
+func PEMCertificates(data []byte) ([][]byte, error) {
 	var out [][]byte
 	rest := bytes.TrimSpace(data)
 	for len(rest) > 0 {

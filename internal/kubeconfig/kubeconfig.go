@@ -114,6 +114,13 @@ type Input struct {
 	// URLs or HOST[:PORT], compared by host and port (the allowed-servers input, the CLI's
 	// --allowed-server). See checkRoute.
 	AllowedServers []string
+
+	// PinnedCA is a PEM bundle of CA certificates (the pinned-ca input), PinnedCAFile a file
+	// of one (the CLI's --pinned-ca). When either is given, a kubeconfig of a file: source
+	// whose built-in provider's cluster the cloud is not asked about (AKS, a server in
+	// AllowedServers) must give a certificate-authority-data of these CAs only. See pinCA.
+	PinnedCA     string
+	PinnedCAFile string
 }
 
 // Cluster is one cluster to verify: it becomes a verify.Target{Name, Config, Invalid}.
@@ -170,6 +177,7 @@ type loader struct {
 	secrets *Secrets
 	docs    map[string]loaded // by source, so a kubeconfig used by several lines is read once
 	allowed servers           // Input.AllowedServers
+	pinned  [][]byte          // the DER of Input.PinnedCA's (or PinnedCAFile's) certificates
 	names   map[string]bool   // the clusters' names the list gives, never masked (addKubeconfig)
 }
 
@@ -191,6 +199,9 @@ func (l *loader) load() ([]Cluster, error) {
 		return nil, err
 	}
 	l.allowed = allowed
+	if l.pinned, err = l.pinnedCAs(); err != nil {
+		return nil, err
+	}
 	list, origin, dir, err := l.list()
 	if err != nil {
 		return nil, err

@@ -69,11 +69,21 @@ func (l *loader) restConfig(d *doc, contextName string) (*rest.Config, string) {
 	if msg := l.inlineFiles(d, kctx.Cluster, cluster, kctx.AuthInfo, user); msg != "" {
 		return nil, msg
 	}
-	if builtin != nil && d.repo && !l.allowedServer(cluster.Server) {
+	if builtin != nil && d.repo {
 		// The cloud's own API says where the cluster is and what its CA is; the source
-		// checks the server and the CA against it before any request (trust.go).
-		if _, err := builtin.RequireEndpoint(kctx.Cluster, cluster.Server, cluster.CertificateAuthorityData); err != nil {
-			return nil, fmt.Sprintf("the kubeconfig's cluster %q: %v", kctx.Cluster, err)
+		// checks the server and the CA against it before any request (trust.go). Where the
+		// cloud is not asked, the workflow may pin the CA.
+		located := false
+		if !l.allowedServer(cluster.Server) {
+			var err error
+			if located, err = builtin.RequireEndpoint(kctx.Cluster, cluster.Server, cluster.CertificateAuthorityData); err != nil {
+				return nil, fmt.Sprintf("the kubeconfig's cluster %q: %v", kctx.Cluster, err)
+			}
+		}
+		if !located {
+			if msg := l.pinCA(d, kctx.Cluster, cluster.CertificateAuthorityData, builtin); msg != "" {
+				return nil, msg
+			}
 		}
 	}
 

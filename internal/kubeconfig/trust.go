@@ -1,12 +1,15 @@
 package kubeconfig
 
 import (
+	"bytes"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -151,4 +154,65 @@ func (l *loader) checkRoute(d *doc, clusterName string, c *clientcmdapi.Cluster,
 	}
 	return fmt.Sprintf("the kubeconfig's cluster %q has the server %s, which is not an %s API endpoint (%s), and %s: if the server is yours, list it in %s",
 		clusterName, shown, src.Cloud(), endpoints, why, allow)
+}
+
+// pinnedCAs reads Input.PinnedCA or Input.PinnedCAFile: the DER of each certificate; nil when
+// neither is given.
+func (l *loader) pinnedCAs() ([][]byte, error) {
+	origin, data := "input pinned-ca", []byte(l.in.PinnedCA)
+	if l.in.PinnedCAFile != "" {
+		origin = "--pinned-ca " + l.in.PinnedCAFile
+		var err error
+		if data, err = l.env.ReadFile(l.in.PinnedCAFile); err != nil {
+			return nil, fmt.Errorf("%s cannot be read: give a file of PEM CA certificates", origin)
+		}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	cas, err := cloudauth.PEMCertificates(data)
+	if err == nil && len(cas) == 0 {
+		err = errors.New("no certificate")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s is not PEM CA certificates (%w): give the clusters' CA certificates, each from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----", origin, err)
+	}
+	return cas, nil
+}
+
+// pinCA says why a repository kubeconfig's CA may not be used with a built-in provider's token
+// whose cluster the cloud is not asked about, when the workflow pins CAs: every certificate of
+// its certificate-authority-data must be a pinned one, and it must give one. Empty means it
+// may (or nothing is pinned).
+func (l *loader) pinCA(d *doc, clusterName string, caData []byte, src *cloudauth.Source) string {
+	if len(l.pinned) == 0 {
+		return ""
+	}
+	input := "the pinned-ca input"
+	if l.in.CLI {
+		input = "--pinned-ca"
+	}
+	why := fmt.Sprintf("a kubeconfig from the repository (%s) never chooses which server may take the job's %s token, and %s pins the CAs it may trust", d.origin, src.Cloud(), input)
+	cas, err := cloudauth.PEMCertificates(caData)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("the kubeconfig's cluster %q has a certificate-authority-data that is not PEM certificates (%v): give the cluster's CA", clusterName, err)
+	case len(cas) == 0:
+		return fmt.Sprintf("the kubeconfig's cluster %q gives no certificate-authority-data, and %s: give the cluster's CA (certificate-authority-data), one of those pinned", clusterName, why)
+	}
+	for _, c := range cas {
+		if !slices.ContainsFunc(l.pinned, func(p []byte) bool { return bytes.Equal(p, c) }) {
+			return fmt.Sprintf("the kubeconfig's cluster %q has a certificate-authority-data (%s) that is none of the pinned CAs, and %s: give the cluster's own CA, or pin it in %s",
+				clusterName, describeCerts(c), why, input)
+		}
+	}
+	return ""
+}
+
+// describeCerts names a certificate by its subject, for messages.
+func describeCerts(der []byte) string {
+	if c, err := x509.ParseCertificate(der); err == nil {
+		return fmt.Sprintf("%q", c.Subject.String())
+	}
+	return "a certificate"
 }
