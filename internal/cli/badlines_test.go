@@ -17,7 +17,7 @@ import (
 func TestEachBadLineOnItsOwnLine(t *testing.T) {
 	t.Parallel()
 	const clusters = "staging\nprod=bogus:x\n"
-	const help = "expected name=source, where source is env:VAR, file:PATH or context:NAME"
+	const help = "expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE"
 	tests := []struct {
 		name   string
 		action bool

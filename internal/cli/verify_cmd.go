@@ -82,7 +82,7 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.contexts, "context", nil, "kubeconfig context to verify, named after it; repeat for several (default: the current context)")
 	fs.BoolVar(&o.allContexts, "all-contexts", false, "verify every context of the kubeconfig, each a cluster named after it")
 	fs.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of kubeconfig files, each a cluster named after its file (a mounted Secret, a Tekton workspace)")
-	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME)")
+	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME, oidc:https://SERVER audience=AUDIENCE)")
 	fs.StringVar(&o.clustersDir, "clusters-dir", "", "folder the relative file: paths of --clusters-file start at (default: the clusters file's folder)")
 	fs.StringArrayVar(&o.allowedServers, "allowed-server", nil, "an API server (https://HOST[:PORT]) a kubeconfig of a file: source may have an EKS, GKE or AKS token of the built-in providers sent to, besides the cloud's own endpoints; repeat for several")
 	fs.StringVar(&o.pinnedCA, "pinned-ca", "", "a file of PEM CA certificates: a kubeconfig of a file: source whose EKS, GKE or AKS cluster the cloud is not asked about (AKS, an --allowed-server) must give one of these CAs")

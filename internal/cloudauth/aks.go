@@ -228,7 +228,9 @@ func (a kubeloginArgs) workloadIdentity(p *provider, tenantID, clientID string, 
 		assertion = func(context.Context) (string, error) { return federatedTokenFile(p, tokenFile) }
 	case reqURL != "" && reqToken != "":
 		p.secrets.add(reqToken)
-		assertion = func(ctx context.Context) (string, error) { return githubIDToken(ctx, p, reqURL, reqToken) }
+		assertion = func(ctx context.Context) (string, error) {
+			return githubIDToken(ctx, p, reqURL, reqToken, githubOIDCAudience)
+		}
 	default:
 		return nil, invalid("no federated token: give the job `permissions: id-token: write` (GitHub's OIDC token), or set AZURE_FEDERATED_TOKEN_FILE")
 	}
@@ -299,15 +301,15 @@ func federatedTokenFile(p *provider, path string) (string, error) {
 	return tok, nil
 }
 
-// githubIDToken asks GitHub's OIDC token endpoint of the job for a token whose audience is
-// Microsoft Entra ID's.
-func githubIDToken(ctx context.Context, p *provider, reqURL, reqToken string) (string, error) {
+// githubIDToken asks GitHub's OIDC token endpoint of the job for a token for audience
+// (Microsoft Entra ID's, or an API server's own).
+func githubIDToken(ctx context.Context, p *provider, reqURL, reqToken, audience string) (string, error) {
 	u, err := url.Parse(reqURL)
 	if err != nil {
 		return "", invalid("ACTIONS_ID_TOKEN_REQUEST_URL is not a URL")
 	}
 	q := u.Query()
-	q.Set("audience", githubOIDCAudience)
+	q.Set("audience", audience)
 	u.RawQuery = q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

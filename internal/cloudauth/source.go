@@ -37,11 +37,14 @@ type Source struct {
 	cloud   string // "EKS", "GKE" or "AKS"
 	what    string // "EKS credentials (aws eks get-token, built in)", for messages
 	refused string // what to check when the API server refuses the token
-	fetch   fetcher
-	locate  locator // asks the cloud where the cluster is; nil when the provider cannot
-	pin     *pinned // what RequireEndpoint checks before any request; nil when nothing is
-	opts    Options
-	secrets *secrets
+	// refusedBy, when set, says what to check when the API server refuses the token given
+	// (an ID token's own claims), instead of refused.
+	refusedBy func(token string) string
+	fetch     fetcher
+	locate    locator // asks the cloud where the cluster is; nil when the provider cannot
+	pin       *pinned // what RequireEndpoint checks before any request; nil when nothing is
+	opts      Options
+	secrets   *secrets
 
 	mu        sync.Mutex
 	current   token
@@ -270,13 +273,18 @@ func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if resp, err = t.next.RoundTrip(retry); err != nil || resp.StatusCode != http.StatusUnauthorized {
 				return resp, err
 			}
+			tok = fresh
 		}
 	}
 	// The 401 stands: say whose token it was and what to check, rather than the API server's
 	// generic answer.
 	discard(resp)
+	check := t.source.refused
+	if t.source.refusedBy != nil {
+		check = t.source.refusedBy(tok)
+	}
 	return nil, &Error{Verdict: result.VerdictUnauthorized,
-		Message: t.source.what + ": the API server refused the token (401): " + t.source.refused}
+		Message: t.source.what + ": the API server refused the token (401): " + check}
 }
 
 // discard drains and closes an answer that is not passed on.

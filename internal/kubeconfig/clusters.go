@@ -13,6 +13,7 @@ const (
 	sourceEnv     = "env"
 	sourceFile    = "file"
 	sourceContext = "context"
+	sourceOIDC    = "oidc"
 )
 
 // entry is one "name=source" line of a clusters list.
@@ -25,6 +26,8 @@ type entry struct {
 	// context is the "#context" suffix of an env: or file: source; empty means the
 	// kubeconfig's current-context, or its only context.
 	context string
+	// oidc is what an oidc: source says besides its server (ref).
+	oidc *oidcSpec
 }
 
 // source is the entry's source without its #context suffix: "env:KC".
@@ -32,6 +35,9 @@ func (e entry) source() string { return e.kind + ":" + e.ref }
 
 // written is the source as the user wrote it, #context included.
 func (e entry) written() string {
+	if e.kind == sourceOIDC {
+		return e.source() // the server; its options are in the list
+	}
 	if e.context != "" {
 		return e.source() + "#" + e.context
 	}
@@ -51,10 +57,10 @@ var (
 	// (GitLab's rule for that name: lower-case letters, digits and '-', at most 63).
 	gitlabAgentContext = regexp.MustCompile(`^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+:([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)$`)
 	// colonInsteadOfEquals is "prod: env:KC", a name=source written as YAML.
-	colonInsteadOfEquals = regexp.MustCompile(`^([A-Za-z0-9._-]+)\s*:\s*((env|file|context):.*)$`)
+	colonInsteadOfEquals = regexp.MustCompile(`^([A-Za-z0-9._-]+)\s*:\s*((env|file|context|oidc):.*)$`)
 )
 
-const sourceHelp = "expected name=source, where source is env:VAR, file:PATH or context:NAME"
+const sourceHelp = "expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE"
 
 // parseClusters parses a clusters list: one name=source per line; blank lines and lines
 // starting with # are skipped. origin names the list in messages ("input clusters"). Every
@@ -69,7 +75,10 @@ func parseClusters(text, origin string) ([]entry, error) {
 			continue
 		}
 		if err := e.parse(); err != nil {
-			if credentialLike(e.text) {
+			// An oidc: line names no secret (token=env:VAR is a name): only a run that looks
+			// like one hides it.
+			oidcLine := e.kind == sourceOIDC && len(e.text) <= 200 && !hasCredentialRun(e.text)
+			if !oidcLine && credentialLike(e.text) {
 				// The line and the parse error (which may quote its name) are not shown.
 				errs = append(errs, fmt.Errorf("%s line %d: this line looks like kubeconfig contents or a credential (not shown); %s: put the kubeconfig in an environment variable and write name=env:VAR", origin, e.line, sourceHelp))
 				continue
@@ -140,6 +149,8 @@ func (e *entry) parse() error {
 			return fmt.Errorf("context: needs a context name of the kubeconfig input, e.g. %s=context:%s", e.name, e.name)
 		}
 		return nil
+	case sourceOIDC:
+		return e.parseOIDC()
 	default:
 		return fmt.Errorf("unknown source %q; %s", e.kind+":", sourceHelp)
 	}

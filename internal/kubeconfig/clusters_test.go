@@ -29,19 +29,19 @@ func TestParseClusters(t *testing.T) {
 	}, {
 		name:    "no '='",
 		text:    "prod=env:A\nstaging",
-		wantErr: `input clusters line 2: "staging": expected name=source, where source is env:VAR, file:PATH or context:NAME`,
+		wantErr: `input clusters line 2: "staging": expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE`,
 	}, {
 		name:    "no source kind",
 		text:    "prod=PROD_KUBECONFIG",
-		wantErr: `input clusters line 1: "prod=PROD_KUBECONFIG": expected name=source, where source is env:VAR, file:PATH or context:NAME`,
+		wantErr: `input clusters line 1: "prod=PROD_KUBECONFIG": expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE`,
 	}, {
 		name:    "unknown source kind",
 		text:    "prod=secret:PROD",
-		wantErr: `input clusters line 1: "prod=secret:PROD": unknown source "secret:"; expected name=source, where source is env:VAR, file:PATH or context:NAME`,
+		wantErr: `input clusters line 1: "prod=secret:PROD": unknown source "secret:"; expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE`,
 	}, {
 		name:    "bad names",
 		text:    "-prod=env:A\n=env:A\npr od=env:A\n" + "a234567890123456789012345678901234567890123456789012345678901234=env:A",
-		wantErr: `input clusters line 1: "-prod=env:A": invalid cluster name "-prod": use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit` + "\n" + `input clusters line 2: "=env:A": missing cluster name before '='; expected name=source, where source is env:VAR, file:PATH or context:NAME` + "\n" + `input clusters line 3: "pr od=env:A": invalid cluster name "pr od": use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit` + "\n" + `input clusters line 4: "a234567890123456789012345678901234567890123456789012345678901234=env:A": invalid cluster name "a234567890123456789012345678901234567890123456789012345678901234": use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit`,
+		wantErr: `input clusters line 1: "-prod=env:A": invalid cluster name "-prod": use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit` + "\n" + `input clusters line 2: "=env:A": missing cluster name before '='; expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE` + "\n" + `input clusters line 3: "pr od=env:A": invalid cluster name "pr od": use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit` + "\n" + `input clusters line 4: "a234567890123456789012345678901234567890123456789012345678901234=env:A": invalid cluster name "a234567890123456789012345678901234567890123456789012345678901234": use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit`,
 	}, {
 		name:    "':' instead of '='",
 		text:    "prod: env:PROD_KUBECONFIG",
@@ -57,7 +57,7 @@ func TestParseClusters(t *testing.T) {
 	}, {
 		name:    "pasted kubeconfig lines and tokens are not shown",
 		text:    "apiVersion: v1\n    token: " + tokenFor("a") + "\nprod=" + b64("apiVersion: v1\nkind: Config\n") + "\n" + "x=token=abc",
-		wantErr: `input clusters line 1: this line looks like kubeconfig contents or a credential (not shown); expected name=source, where source is env:VAR, file:PATH or context:NAME: put the kubeconfig in an environment variable and write name=env:VAR` + "\n" + `input clusters line 2: this line looks like kubeconfig contents or a credential (not shown); expected name=source, where source is env:VAR, file:PATH or context:NAME: put the kubeconfig in an environment variable and write name=env:VAR` + "\n" + `input clusters line 3: this line looks like kubeconfig contents or a credential (not shown); expected name=source, where source is env:VAR, file:PATH or context:NAME: put the kubeconfig in an environment variable and write name=env:VAR` + "\n" + `input clusters line 4: this line looks like kubeconfig contents or a credential (not shown); expected name=source, where source is env:VAR, file:PATH or context:NAME: put the kubeconfig in an environment variable and write name=env:VAR`,
+		wantErr: `input clusters line 1: this line looks like kubeconfig contents or a credential (not shown); expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE: put the kubeconfig in an environment variable and write name=env:VAR` + "\n" + `input clusters line 2: this line looks like kubeconfig contents or a credential (not shown); expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE: put the kubeconfig in an environment variable and write name=env:VAR` + "\n" + `input clusters line 3: this line looks like kubeconfig contents or a credential (not shown); expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE: put the kubeconfig in an environment variable and write name=env:VAR` + "\n" + `input clusters line 4: this line looks like kubeconfig contents or a credential (not shown); expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE: put the kubeconfig in an environment variable and write name=env:VAR`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

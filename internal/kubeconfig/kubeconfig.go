@@ -127,7 +127,8 @@ type Input struct {
 type Cluster struct {
 	Name string
 	// Source is where its kubeconfig came from, as written: "env:KUBECONFIGS#prod-eu",
-	// "file:kubeconfigs/prod.yaml", "context:prod".
+	// "file:kubeconfigs/prod.yaml", "context:prod", or its server for an oidc: source,
+	// "oidc:https://prod.example.com:6443".
 	Source string
 	// Context is the kubeconfig context used.
 	Context string
@@ -363,6 +364,8 @@ func (l *loader) fromEntry(e entry, kube *doc, origin, dir string) (Cluster, err
 		if d, err = l.fileDoc(e, dir); err != nil {
 			err = fmt.Errorf("%s line %d: %s: %w", origin, e.line, e.source(), err)
 		}
+	case sourceOIDC:
+		return l.oidcCluster(e, origin, dir)
 	case sourceContext:
 		if kube == nil {
 			return Cluster{}, fmt.Errorf("%s line %d: %s needs the kubeconfig input", origin, e.line, e.source())

@@ -85,7 +85,7 @@ func TestLoadAction(t *testing.T) {
 		name:    "malformed line",
 		in:      Input{Clusters: "prod=env:KC\nstaging"},
 		env:     fakeEnv{vars: map[string]string{"KC": one}},
-		wantErr: `input clusters line 2: "staging": expected name=source, where source is env:VAR, file:PATH or context:NAME`,
+		wantErr: `input clusters line 2: "staging": expected name=source, where source is env:VAR, file:PATH, context:NAME or oidc:https://SERVER audience=AUDIENCE`,
 	}, {
 		name:    "duplicate name",
 		in:      Input{Clusters: "prod=env:KC\n#\n\nprod=env:KC"},

@@ -1,0 +1,144 @@
+package kubeconfig
+
+import (
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/org/app-status-action/internal/cloudauth"
+)
+
+// oidcSpec is an oidc: source: an API server that trusts the CI's OIDC issuer, reached with
+// the job's ID token for audience, no secret stored anywhere.
+type oidcSpec struct {
+	audience string
+	// caFile or caEnv holds the server's CA (PEM, or base64 of PEM); neither means the
+	// system's roots.
+	caFile, caEnv string
+	// tokenEnv or tokenFile holds the ID token; neither means GitHub's OIDC token endpoint.
+	tokenEnv, tokenFile string
+}
+
+// oidcExample is a complete oidc: line for cluster name, for messages.
+func oidcExample(name string) string {
+	return name + "=oidc:https://" + name + ".example.com:6443 audience=app-status ca=certs/" + name + ".pem"
+}
+
+// parseOIDC reads "https://SERVER[:PORT] audience=AUD [ca=PATH|ca=env:VAR]
+// [token=env:VAR|token=file:PATH]".
+func (e *entry) parseOIDC() error {
+	fields := strings.Fields(e.ref)
+	if len(fields) == 0 {
+		return fmt.Errorf("oidc: needs the API server's https:// URL and the audience, e.g. %s", oidcExample(e.name))
+	}
+	server, err := url.Parse(fields[0])
+	switch {
+	case err != nil || server.Host == "" || server.Scheme == "":
+		return fmt.Errorf("oidc: needs the API server's URL, https://HOST[:PORT], first, e.g. %s", oidcExample(e.name))
+	case server.Scheme != "https":
+		return fmt.Errorf("oidc: the server %s is not https: an ID token is sent only over TLS; write https://%s", server.Redacted(), server.Host)
+	case server.User != nil || server.RawQuery != "" || server.Fragment != "":
+		return errors.New("oidc: the server's URL may not have a user, a query or a fragment: write https://HOST[:PORT]")
+	}
+	e.ref = strings.TrimSuffix(server.String(), "/")
+	spec := &oidcSpec{}
+	seen := map[string]bool{}
+	for _, f := range fields[1:] {
+		key, value, ok := strings.Cut(f, "=")
+		if !ok || value == "" {
+			return fmt.Errorf("oidc: %q is not KEY=VALUE: after the server come audience=AUDIENCE, and optionally ca=PATH (or ca=env:VAR) and token=env:VAR (or token=file:PATH)", f)
+		}
+		if seen[key] {
+			return fmt.Errorf("oidc: %s= is given twice", key)
+		}
+		seen[key] = true
+		switch key {
+		case "audience":
+			spec.audience = value
+		case "ca":
+			if v, isEnv := strings.CutPrefix(value, "env:"); isEnv {
+				if !envVarName.MatchString(v) {
+					return fmt.Errorf("oidc: ca=env: needs a variable name (letters, digits and _), e.g. ca=env:%s_CA", envName(e.name))
+				}
+				spec.caEnv = v
+			} else {
+				spec.caFile = strings.TrimPrefix(value, "file:")
+			}
+		case "token":
+			kind, ref, _ := strings.Cut(value, ":")
+			switch {
+			case kind == "env" && envVarName.MatchString(ref):
+				spec.tokenEnv = ref
+			case kind == "file" && ref != "":
+				spec.tokenFile = ref
+			default:
+				return fmt.Errorf("oidc: token= is env:VAR (a GitLab id_tokens: variable) or file:PATH, e.g. token=env:%s_ID_TOKEN", envName(e.name))
+			}
+		default:
+			return fmt.Errorf("oidc: unknown option %q: the options are audience=, ca= and token=", key)
+		}
+	}
+	if spec.audience == "" {
+		return fmt.Errorf("oidc: needs audience=AUDIENCE, the audience the API server's AuthenticationConfiguration expects, e.g. %s", oidcExample(e.name))
+	}
+	e.oidc = spec
+	return nil
+}
+
+// oidcCluster is the cluster of an oidc: line: its server with its CA, and the job's ID token
+// as the bearer token of every request, sent to that server alone. A CA that cannot be read
+// is an error; an environment that cannot give a token (GitHub Actions without `id-token:
+// write`) makes the cluster Invalid, saying what to add.
+func (l *loader) oidcCluster(e entry, origin, dir string) (Cluster, error) {
+	spec := e.oidc
+	fail := func(format string, args ...any) (Cluster, error) {
+		return Cluster{}, fmt.Errorf("%s line %d: %s: %s", origin, e.line, e.source(), fmt.Sprintf(format, args...))
+	}
+	cfg := &rest.Config{Host: e.ref}
+	var ca []byte
+	switch {
+	case spec.caEnv != "":
+		v := strings.TrimSpace(l.env.Getenv(spec.caEnv))
+		if v == "" {
+			return fail("ca=env:%s: the environment variable is empty or not set: put the API server's CA certificate (PEM) in it", spec.caEnv)
+		}
+		ca = []byte(v)
+	case spec.caFile != "":
+		data, err := l.env.ReadFile(l.resolve(dir, spec.caFile))
+		if err != nil {
+			return fail("ca=%s: cannot read the API server's CA certificate: %v", spec.caFile, err)
+		}
+		ca = data
+	}
+	if ca != nil {
+		if !strings.Contains(string(ca), "-----BEGIN") {
+			if decoded, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(ca))); err == nil {
+				ca = decoded
+			}
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(ca) {
+			return fail("ca=: holds no PEM certificate: give the API server's CA certificate (-----BEGIN CERTIFICATE-----, or its base64)")
+		}
+		cfg.CAData = ca
+	}
+	from := cloudauth.IDTokenFrom{Audience: spec.audience, Env: spec.tokenEnv}
+	if spec.tokenFile != "" {
+		from.File = l.resolve(dir, spec.tokenFile)
+	}
+	opts := l.env.CloudAuth
+	opts.Getenv, opts.ReadFile, opts.OnSecret = l.env.Getenv, l.env.ReadFile, l.secrets.Add
+	cluster := Cluster{Name: e.name, Source: e.written()}
+	src, err := cloudauth.NewIDTokenSource(opts, from)
+	if err != nil {
+		cluster.Invalid = err.Error()
+		return cluster, nil
+	}
+	cfg.WrapTransport = src.WrapTransport
+	cluster.Config = cfg
+	return cluster, nil
+}
