@@ -304,6 +304,8 @@ func TestCLIUsage(t *testing.T) {
 		{name: "bad output", args: []string{"verify", "--resource", "ks/a", "-o", "yaml"}, wantCode: 2, wantErr: "-o must be text, json, markdown or junit"},
 		{name: "positional object", args: []string{"verify", "ks/a"}, wantCode: 2, wantErr: "no kubeconfig: pass --kubeconfig PATH or set KUBECONFIG"},
 		{name: "missing kubeconfig", args: []string{"verify", "--resource", "ks/a", "--kubeconfig", "/nonexistent/kubeconfig"}, wantCode: 2, wantErr: "/nonexistent/kubeconfig"},
+		{name: "a --cluster line that is not https", args: []string{"verify", "--resource", "ks/a", "--cluster", "prod=oidc:http://prod.example.com audience=k8s"}, wantCode: 2,
+			wantErr: `--cluster line 1: "prod=oidc:http://prod.example.com audience=k8s": oidc: the server http://prod.example.com is not https`},
 		{name: "version", args: []string{"version"}, wantCode: 0},
 	}
 	for _, tt := range tests {

@@ -31,6 +31,7 @@ type cliOptions struct {
 	allContexts         bool
 	allowedServers      []string
 	pinnedCA            string
+	clusterLines        []string
 	output, summaryFile string
 	kubeconfigPath      string
 	clustersFile        string
@@ -82,6 +83,7 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.contexts, "context", nil, "kubeconfig context to verify, named after it; repeat for several (default: the current context)")
 	fs.BoolVar(&o.allContexts, "all-contexts", false, "verify every context of the kubeconfig, each a cluster named after it")
 	fs.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of kubeconfig files, each a cluster named after its file (a mounted Secret, a Tekton workspace)")
+	fs.StringArrayVar(&o.clusterLines, "cluster", nil, "a cluster as a name=source line of a clusters file, e.g. prod=oidc:https://prod.example.com:6443 audience=app-status ca=prod.pem (no secret: the CI's ID token); repeat for several")
 	fs.StringVar(&o.clustersFile, "clusters-file", "", "file of name=source lines, as the action's clusters input (env:VAR, file:PATH, context:NAME, oidc:https://SERVER audience=AUDIENCE)")
 	fs.StringVar(&o.clustersDir, "clusters-dir", "", "folder the relative file: paths of --clusters-file start at (default: the clusters file's folder)")
 	fs.StringArrayVar(&o.allowedServers, "allowed-server", nil, "an API server (https://HOST[:PORT]) a kubeconfig of a file: source may have an EKS, GKE or AKS token of the built-in providers sent to, besides the cloud's own endpoints; repeat for several")
@@ -94,7 +96,7 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 		o.shard = s
 		return err
 	})
-	group(groupCluster, "kubeconfig", "context", "all-contexts", "kubeconfig-dir", "clusters-file", "clusters-dir", "allowed-server", "pinned-ca", "allow-exec", "builtin-auth", "max-parallel", "shard")
+	group(groupCluster, "kubeconfig", "context", "all-contexts", "cluster", "kubeconfig-dir", "clusters-file", "clusters-dir", "allowed-server", "pinned-ca", "allow-exec", "builtin-auth", "max-parallel", "shard")
 
 	o.timeout, o.unschedulableGrace, o.retryGrace, o.notFoundGrace = d.timeout, d.unschedulableGrace, d.retryGrace, d.notFoundGrace
 	fs.Var(durationFlag{&o.timeout}, "timeout", "how long to wait for every cluster: seconds (600) or a duration with its unit (90s, 10m)")
@@ -187,7 +189,7 @@ func runCLI(ctx context.Context, o *cliOptions, fs *pflag.FlagSet, args []string
 	s.ci = o.inCI(env)
 	// The objects given as arguments come after those of --resource.
 	s.resources = append(slices.Clone(o.resources), args...)
-	s.clusters = kubeconfig.Input{CLI: true, ClustersFile: o.clustersFile, ClustersBase: o.clustersDir, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, AllContexts: o.allContexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers, PinnedCAFile: o.pinnedCA}
+	s.clusters = kubeconfig.Input{CLI: true, ClusterLines: o.clusterLines, ClustersFile: o.clustersFile, ClustersBase: o.clustersDir, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, AllContexts: o.allContexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers, PinnedCAFile: o.pinnedCA}
 	if inGitLabCI(env) {
 		// The component's input, which it hands over as a --clusters-file: naming the flag
 		// would have the report files blame it for what $KUBECONFIG holds.

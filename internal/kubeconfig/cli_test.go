@@ -94,6 +94,19 @@ func TestLoadCLI(t *testing.T) {
 		},
 		want: []summary{ok("x", "env:KC#a", "a")},
 	}, {
+		name: "--cluster lines: an oidc: cluster and a context of --kubeconfig",
+		in:   Input{CLI: true, KubeconfigPath: "/k/config", ClusterLines: []string{"prod=oidc:https://prod.example.com:6443 audience=k8s token=env:ID_TOKEN", "dev=context:b"}},
+		env:  fakeEnv{files: map[string]string{"/k/config": abc}},
+		want: []summary{{Name: "prod", Source: "oidc:https://prod.example.com:6443", Host: "https://prod.example.com:6443"}, ok("dev", "context:b", "b")},
+	}, {
+		name:    "--cluster with --context",
+		in:      Input{CLI: true, ClusterLines: []string{"a=context:a"}, Contexts: []string{"a"}},
+		wantErr: `--cluster cannot be combined with --clusters-file, --context or --kubeconfig-dir: give every cluster as --cluster NAME=SOURCE (NAME=context:CONTEXT for a context), or put the lines in the clusters file`,
+	}, {
+		name:    "a bad --cluster names the flag",
+		in:      Input{CLI: true, ClusterLines: []string{"a=oidc:http://a.example.com audience=k8s"}},
+		wantErr: `--cluster line 1: "a=oidc:http://a.example.com audience=k8s": oidc: the server http://a.example.com is not https: an ID token is sent only over TLS; write https://a.example.com`,
+	}, {
 		name:    "unknown --context",
 		in:      Input{CLI: true, KubeconfigPath: "/k/config", Contexts: []string{"a", "nope"}},
 		env:     fakeEnv{files: map[string]string{"/k/config": abc}},
@@ -146,7 +159,7 @@ func TestLoadCLI(t *testing.T) {
 	}, {
 		name:    "CLI flags in action mode",
 		in:      Input{Contexts: []string{"a"}},
-		wantErr: `kubeconfig: ClustersFile, KubeconfigPath, Contexts, AllContexts and KubeconfigDir are CLI flags: set Input.CLI`,
+		wantErr: `kubeconfig: ClustersFile, ClusterLines, KubeconfigPath, Contexts, AllContexts and KubeconfigDir are CLI flags: set Input.CLI`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

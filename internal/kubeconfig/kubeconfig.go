@@ -66,6 +66,9 @@ type Input struct {
 	// Kubeconfig is the action's kubeconfig input, plain YAML or base64.
 	Kubeconfig string
 
+	// ClusterLines are the --cluster flags, each a name=source line of a clusters list (an
+	// oidc: cluster needs no file at all); their relative paths start at Env.Workspace.
+	ClusterLines []string
 	// ClustersFile is --clusters-file: a clusters list whose relative file: paths start at
 	// its folder, or at ClustersBase.
 	ClustersFile string
@@ -269,12 +272,14 @@ func (l *loader) keep(name string) bool { return l.in.Keep == nil || l.in.Keep(n
 // check rejects flags of the other mode (a wiring mistake) and flags that cannot combine.
 func (in Input) check() error {
 	switch {
-	case !in.CLI && (in.ClustersFile != "" || in.KubeconfigPath != "" || len(in.Contexts) > 0 || in.KubeconfigDir != "" || in.AllContexts):
-		return errors.New("kubeconfig: ClustersFile, KubeconfigPath, Contexts, AllContexts and KubeconfigDir are CLI flags: set Input.CLI")
+	case !in.CLI && (in.ClustersFile != "" || in.KubeconfigPath != "" || len(in.Contexts) > 0 || in.KubeconfigDir != "" || in.AllContexts || len(in.ClusterLines) > 0):
+		return errors.New("kubeconfig: ClustersFile, ClusterLines, KubeconfigPath, Contexts, AllContexts and KubeconfigDir are CLI flags: set Input.CLI")
 	case in.AllContexts && len(in.Contexts) > 0:
 		return errors.New("--all-contexts and --context cannot be combined: give --all-contexts for every context, or --context NAME for each one to verify")
-	case in.AllContexts && (in.ClustersFile != "" || in.KubeconfigDir != ""):
-		return errors.New("--all-contexts cannot be combined with --clusters-file or --kubeconfig-dir: they name the clusters themselves")
+	case in.AllContexts && (in.ClustersFile != "" || in.KubeconfigDir != "" || len(in.ClusterLines) > 0):
+		return errors.New("--all-contexts cannot be combined with --clusters-file, --kubeconfig-dir or --cluster: they name the clusters themselves")
+	case len(in.ClusterLines) > 0 && (in.ClustersFile != "" || len(in.Contexts) > 0 || in.KubeconfigDir != ""):
+		return errors.New("--cluster cannot be combined with --clusters-file, --context or --kubeconfig-dir: give every cluster as --cluster NAME=SOURCE (NAME=context:CONTEXT for a context), or put the lines in the clusters file")
 	case in.KubeconfigDir != "" && (in.ClustersFile != "" || in.KubeconfigPath != "" || len(in.Contexts) > 0):
 		return errors.New("--kubeconfig-dir cannot be combined with --clusters-file, --kubeconfig or --context: each file of the folder is a cluster")
 	case in.CLI && (in.Clusters != "" || in.Kubeconfig != ""):
@@ -293,6 +298,9 @@ func (l *loader) list() (list, origin, dir string, err error) {
 	}
 	if l.in.KubeconfigDir != "" {
 		return l.dirList()
+	}
+	if len(l.in.ClusterLines) > 0 {
+		return strings.Join(l.in.ClusterLines, "\n"), "--cluster", l.env.Workspace, nil
 	}
 	if l.in.ClustersFile == "" {
 		return "", "", "", nil
