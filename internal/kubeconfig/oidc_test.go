@@ -209,3 +209,40 @@ func TestLoadOIDC(t *testing.T) {
 		})
 	}
 }
+
+// TestOIDCTokenGoesToItsServerAlone: a redirect the API server answers with, to another host,
+// is followed without the ID token.
+func TestOIDCTokenGoesToItsServerAlone(t *testing.T) {
+	t.Parallel()
+	elsewhere := make(chan string, 1)
+	other := httptest.NewTLSServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		elsewhere <- r.Header.Get("Authorization")
+	}))
+	t.Cleanup(other.Close)
+	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			t.Errorf("the API server got no token")
+		}
+		// Another port is another server.
+		http.Redirect(w, r, other.URL+"/steal", http.StatusFound)
+	}))
+	t.Cleanup(api.Close)
+	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw}))
+	env := fakeEnv{vars: map[string]string{"ID_TOKEN": jwtFor("k8s"), "CA": caPEM}}
+	clusters, _, err := Load(Input{Clusters: "prod=oidc:" + api.URL + " audience=k8s ca=env:CA token=env:ID_TOKEN"}, env.env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := rest.HTTPClientFor(clusters[0].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Get(api.URL + "/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if got := <-elsewhere; got != "" {
+		t.Errorf("the redirect to another host carried %q; want no Authorization header", got)
+	}
+}
