@@ -52,6 +52,10 @@ type Options struct {
 	ControlPlaneOnly bool
 	// APIServerArgs are extra kube-apiserver flags, as key=value (e.g. "watch-cache=false").
 	APIServerArgs []string
+	// AuthenticationConfig, when set, is an AuthenticationConfiguration (apiserver.config.k8s.io)
+	// written into the bed's folder and given to every kube-apiserver as --authentication-config:
+	// the API servers then trust the JWT issuers it lists, besides their own certificates.
+	AuthenticationConfig []byte
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any)
 }

@@ -92,6 +92,13 @@ func (b *Bed) createCluster(ctx context.Context, name string, opts Options) (*Cl
 		"--wait", "2m",
 	}
 	args = append(args, opts.createArgs()...)
+	if len(opts.AuthenticationConfig) > 0 {
+		path := filepath.Join(b.workdir, name+".authentication-config.yaml")
+		if err := os.WriteFile(path, opts.AuthenticationConfig, 0o600); err != nil {
+			return nil, fmt.Errorf("testbed: write the authentication config of %s: %w", name, err)
+		}
+		args = append(args, "--extra-args", "kube-apiserver=authentication-config="+path)
+	}
 	if out, err := b.kwokctl(ctx, args...); err != nil {
 		return nil, fmt.Errorf("testbed: create cluster %s: %w\n%s", name, err, tail(out, 30))
 	}
