@@ -57,7 +57,7 @@ func TestLoadCLI(t *testing.T) {
 	}, {
 		name:    "--all-contexts with --clusters-file",
 		in:      Input{CLI: true, AllContexts: true, ClustersFile: "c.txt"},
-		wantErr: `--all-contexts cannot be combined with --clusters-file or --kubeconfig-dir: they name the clusters themselves`,
+		wantErr: `--all-contexts cannot be combined with --clusters-file, --kubeconfig-dir or --cluster: they name the clusters themselves`,
 	}, {
 		name: "KUBECONFIG's missing files are skipped, as kubectl skips them",
 		in:   Input{CLI: true, Contexts: []string{"b"}},
