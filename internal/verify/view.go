@@ -577,6 +577,7 @@ func typedTransform[T any]() func(any) (any, error) {
 		if acc, err := meta.Accessor(&out); err == nil {
 			vetAnnotations(acc)
 			acc.SetManagedFields(nil)
+			dropLastApplied(&out, acc)
 		}
 		return &out, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -517,14 +518,44 @@ func storeKey(namespace, name string) string {
 	return name
 }
 
-// stripManagedFields drops what no verdict reads, to keep memory flat with many objects.
+// stripManagedFields drops what no verdict reads, to keep memory flat with many objects:
+// managedFields, once read (vetAnnotations, noteTemplateWritten), and kubectl's
+// last-applied-configuration (dropLastApplied).
 func stripManagedFields(obj any) (any, error) {
 	if acc, err := meta.Accessor(obj); err == nil {
 		vetAnnotations(acc)
 		noteTemplateWritten(obj)
 		acc.SetManagedFields(nil)
+		dropLastApplied(obj, acc)
 	}
 	return obj, nil
+}
+
+// dropLastApplied drops kubectl's copy of the object as it was last applied client-side
+// (kubectl apply without --server-side): the whole manifest again as JSON, as large as the
+// rest of the object. No verdict reads it. An unstructured object's annotations are edited in
+// place (its GetAnnotations copies them).
+func dropLastApplied(obj any, acc metav1.Object) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		md, _ := u.Object["metadata"].(map[string]any)
+		annotations, _ := md["annotations"].(map[string]any)
+		if _, ok := annotations[corev1.LastAppliedConfigAnnotation]; !ok {
+			return
+		}
+		delete(annotations, corev1.LastAppliedConfigAnnotation)
+		if len(annotations) == 0 {
+			delete(md, "annotations")
+		}
+		return
+	}
+	annotations := acc.GetAnnotations()
+	if _, ok := annotations[corev1.LastAppliedConfigAnnotation]; !ok {
+		return
+	}
+	delete(annotations, corev1.LastAppliedConfigAnnotation)
+	if len(annotations) == 0 {
+		acc.SetAnnotations(nil)
+	}
 }
 
 // reconcileStarted reads when helm-controller started its reconcile of a HelmRelease
@@ -538,7 +569,8 @@ func reconcileStarted(obj any) (time.Time, bool) {
 }
 
 // keepFieldManagers keeps who applied an object and when (a HelmRelease's values source, see
-// flux.StaleValues), dropping the field sets, which are most of managedFields' size.
+// flux.StaleValues), dropping the field sets, which are most of managedFields' size, and
+// kubectl's last-applied-configuration (dropLastApplied).
 func keepFieldManagers(obj any) (any, error) {
 	if acc, err := meta.Accessor(obj); err == nil {
 		fields := acc.GetManagedFields()
@@ -546,6 +578,7 @@ func keepFieldManagers(obj any) (any, error) {
 			fields[i].FieldsV1 = nil
 		}
 		acc.SetManagedFields(fields)
+		dropLastApplied(obj, acc)
 	}
 	return obj, nil
 }
