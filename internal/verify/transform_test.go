@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/classify"
 )
 
 // TestTransformsDropLastApplied: every kind's cache holds its objects without kubectl's
@@ -61,5 +62,81 @@ func TestTransformsDropLastApplied(t *testing.T) {
 				t.Errorf("annotations (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestTransformsVetAnnotationsBeforeStripping: every transform that drops managedFields reads
+// them first, to tell an app-status.io annotation Flux applied from Git (kept) from one added
+// in the cluster (dropped, its key in assess.NotFromGit). Stripped first, every annotation
+// would look added in the cluster.
+func TestTransformsVetAnnotationsBeforeStripping(t *testing.T) {
+	t.Parallel()
+	owning := func(manager string, op metav1.ManagedFieldsOperationType) []metav1.ManagedFieldsEntry {
+		return []metav1.ManagedFieldsEntry{{
+			Manager: manager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:app-status.io/ignore-readiness":{}}}}`)},
+		}}
+	}
+	owners := []struct {
+		name   string
+		fields []metav1.ManagedFieldsEntry
+		want   map[string]string
+	}{
+		{
+			name:   "kubectl annotate",
+			fields: owning("kubectl-annotate", metav1.ManagedFieldsOperationUpdate),
+			want:   map[string]string{"team": "payments", assess.NotFromGit: classify.AnnotationIgnoreReadiness},
+		},
+		{
+			name:   "kustomize-controller apply",
+			fields: owning("kustomize-controller", metav1.ManagedFieldsOperationApply),
+			want:   map[string]string{"team": "payments", classify.AnnotationIgnoreReadiness: "true"},
+		},
+	}
+	// Every transform that strips managedFields: the unstructured kinds', and each typed kind's.
+	transforms := []struct {
+		name             string
+		key              assess.ListKey
+		apiVersion, kind string
+	}{
+		{name: "unstructured", key: assess.ListKey{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespace: "app"}, apiVersion: "apps/v1", kind: "Deployment"},
+		{name: "typed pod", key: assess.ListKey{GVR: assess.PodsGVR, Namespace: "app"}, apiVersion: "v1", kind: "Pod"},
+		{name: "typed replicaset", key: assess.ListKey{GVR: assess.RSGVR, Namespace: "app"}, apiVersion: "apps/v1", kind: "ReplicaSet"},
+		{name: "typed controllerrevision", key: assess.ListKey{GVR: assess.RevisionsGVR, Namespace: "app"}, apiVersion: "apps/v1", kind: "ControllerRevision"},
+		{name: "typed job", key: assess.ListKey{GVR: assess.JobsGVR, Namespace: "app"}, apiVersion: "batch/v1", kind: "Job"},
+	}
+	covered := map[schema.GroupVersionResource]bool{}
+	for _, tr := range transforms {
+		covered[tr.key.GVR] = true
+	}
+	for gvr := range typedKinds {
+		if !covered[gvr] {
+			t.Errorf("typed kind %s has no case here", gvr)
+		}
+	}
+	for _, tr := range transforms {
+		for _, o := range owners {
+			t.Run(tr.name+"/"+o.name, func(t *testing.T) {
+				t.Parallel()
+				u := &unstructured.Unstructured{}
+				u.SetAPIVersion(tr.apiVersion)
+				u.SetKind(tr.kind)
+				u.SetNamespace("app")
+				u.SetName("web")
+				u.SetAnnotations(map[string]string{classify.AnnotationIgnoreReadiness: "true", "team": "payments"})
+				u.SetManagedFields(o.fields)
+				got, err := transformFor(tr.key)(u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				acc := got.(metav1.Object)
+				if diff := cmp.Diff(o.want, acc.GetAnnotations()); diff != "" {
+					t.Errorf("annotations (-want +got):\n%s", diff)
+				}
+				if mf := acc.GetManagedFields(); mf != nil {
+					t.Errorf("managedFields = %v, want none", mf)
+				}
+			})
+		}
 	}
 }
