@@ -394,14 +394,14 @@ func TestGitLabScriptFollowsNoLink(t *testing.T) {
 		"write --summary-file: write app-status-summary.md: it is a symbolic link",
 		"write --junit-file: write app-status-junit.xml: it is a symbolic link",
 		"write --dotenv-file: write app-status.env: it is a symbolic link",
-		"file:missing.yaml: cannot read " + filepath.Join(project, "missing.yaml") + " (relative paths start at --clusters-dir .)",
+		"file:missing.yaml: cannot read " + filepath.Join(project, "missing.yaml") + " (relative paths start at the working directory, for a --cluster line)",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q:\n%s", want, log)
 		}
 	}
 	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
-		t.Errorf("the temporary folder holds %v (%v), want the clusters file removed", left, err)
+		t.Errorf("the temporary folder holds %v (%v), want nothing written there", left, err)
 	}
 }
 

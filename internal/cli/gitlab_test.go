@@ -298,23 +298,25 @@ func TestGitLabTemplate(t *testing.T) {
 		t.Errorf("app-status's arguments with allow-exec true: %q, want --allow-exec among them", got)
 	}
 
-	// The clusters input goes to a temporary file outside the job's folder, removed after the
-	// run, whose relative paths start at the job's folder.
+	// The clusters input goes to --cluster flags, a line each (blank lines kept, so that a
+	// message's line number is the input's), the pipeline's own text: no file is written.
 	tmp := t.TempDir()
 	cmd = exec.Command("sh", script)
 	cmd.Dir = work
 	cmd.Env = append(cmd.Env[:0:0], "PATH="+bin+":/usr/bin:/bin", "TMPDIR="+tmp, "APP_STATUS_INPUT_RESOURCE=ks/a", "APP_STATUS_INPUT_NAMESPACE=flux-system",
-		"APP_STATUS_INPUT_REVISION=abc1234", "APP_STATUS_INPUT_TIMEOUT=5m", "APP_STATUS_INPUT_RECONCILE=false", "APP_STATUS_INPUT_CLUSTERS=prod=file:kc/prod.yaml")
+		"APP_STATUS_INPUT_REVISION=abc1234", "APP_STATUS_INPUT_TIMEOUT=5m", "APP_STATUS_INPUT_RECONCILE=false",
+		"APP_STATUS_INPUT_CLUSTERS=prod=file:kc/prod.yaml\n\nedge=oidc:https://edge.example.com audience=app-status token=env:$T")
 	out, err = cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the script: %v\n%s", err, out)
 	}
-	got = strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(got) < 4 || got[len(got)-4] != "--clusters-file" || filepath.Dir(got[len(got)-3]) != tmp || got[len(got)-2] != "--clusters-dir" || got[len(got)-1] != "." {
-		t.Errorf("app-status's arguments end %q, want --clusters-file TMPDIR/FILE --clusters-dir .", got)
+	got = strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	want = []string{"--cluster", "prod=file:kc/prod.yaml", "--cluster", "", "--cluster", "edge=oidc:https://edge.example.com audience=app-status token=env:$T"}
+	if len(got) < len(want) || !slices.Equal(got[len(got)-len(want):], want) {
+		t.Errorf("app-status's arguments end %q, want %q", got, want)
 	}
 	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
-		t.Errorf("TMPDIR holds %v (%v) after the run, want the clusters file removed", left, err)
+		t.Errorf("TMPDIR holds %v (%v) after the run, want nothing written there", left, err)
 	}
 }
 

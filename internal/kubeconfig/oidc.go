@@ -94,13 +94,37 @@ func (e *entry) parseOIDC() error {
 // oidcCluster is the cluster of an oidc: line: its server with its CA, and the job's ID token
 // as the bearer token of every request, sent to that server alone. A CA that cannot be read
 // is an error; an environment that cannot give a token (GitHub Actions without `id-token:
-// write`) makes the cluster Invalid, saying what to add.
+// write`) makes the cluster Invalid, saying what to add. A line of a clusters file, which can
+// be a pull request's, is Invalid in CI unless the workflow allows its server, and its token
+// and CA files must be in the file's folder: it never chooses where the job's token goes.
 func (l *loader) oidcCluster(e entry, origin, dir string) (Cluster, error) {
 	spec := e.oidc
 	fail := func(format string, args ...any) (Cluster, error) {
 		return Cluster{}, fmt.Errorf("%s line %d: %s: %s", origin, e.line, e.source(), fmt.Sprintf(format, args...))
 	}
 	cfg := &rest.Config{Host: e.ref}
+	fromFile := l.clustersFromFile()
+	if fromFile && l.env.CI && !l.allowedServer(e.ref) {
+		return Cluster{Name: e.name, Source: e.written(), Invalid: fmt.Sprintf("%s line %d: the cluster %q is an oidc: line of a clusters file, which is not used in a CI job: "+
+			"the file can come from the repository, so from a pull request, and an oidc: line chooses where the job's identity token goes: "+
+			"put the line in the pipeline itself (--cluster '%s=oidc:...' in the job's script, or the GitLab component's clusters input), "+
+			"or list its server with --allowed-server %s", origin, e.line, e.name, e.name, e.ref)}, nil
+	}
+	// A line of a clusters file reads its files from the file's folder alone, as a file:
+	// kubeconfig does (confine): a pull request cannot send another file as the token.
+	path := func(option, p string) (string, string) {
+		file := l.resolve(dir, p)
+		if !fromFile {
+			return file, ""
+		}
+		file, refused := confine(dir, p, file)
+		if refused != "" {
+			refused = fmt.Sprintf("%s line %d: %s: %s%s is not read: %s, and a line of a clusters file, which can come from the repository and so from a pull request, "+
+				"may refer only to files in the folder its relative paths start at (%s): move the file there, or put the line in the pipeline itself (--cluster)",
+				origin, e.line, e.source(), option, p, strings.ReplaceAll(refused, "the kubeconfig's folder", "that folder"), dir)
+		}
+		return file, refused
+	}
 	var ca []byte
 	switch {
 	case spec.caEnv != "":
@@ -110,7 +134,11 @@ func (l *loader) oidcCluster(e entry, origin, dir string) (Cluster, error) {
 		}
 		ca = []byte(v)
 	case spec.caFile != "":
-		data, err := l.env.ReadFile(l.resolve(dir, spec.caFile))
+		file, refused := path("ca=", spec.caFile)
+		if refused != "" {
+			return Cluster{Name: e.name, Source: e.written(), Invalid: refused}, nil
+		}
+		data, err := l.env.ReadFile(file)
 		if err != nil {
 			return fail("ca=%s: cannot read the API server's CA certificate: %v", spec.caFile, err)
 		}
@@ -129,7 +157,11 @@ func (l *loader) oidcCluster(e entry, origin, dir string) (Cluster, error) {
 	}
 	from := cloudauth.IDTokenFrom{Audience: spec.audience, Env: spec.tokenEnv}
 	if spec.tokenFile != "" {
-		from.File = l.resolve(dir, spec.tokenFile)
+		file, refused := path("token=file:", spec.tokenFile)
+		if refused != "" {
+			return Cluster{Name: e.name, Source: e.written(), Invalid: refused}, nil
+		}
+		from.File = file
 	}
 	opts := l.env.CloudAuth
 	opts.Getenv, opts.ReadFile, opts.OnSecret = l.env.Getenv, l.env.ReadFile, l.secrets.Add
@@ -142,6 +174,13 @@ func (l *loader) oidcCluster(e entry, origin, dir string) (Cluster, error) {
 	cfg.WrapTransport = toServerOnly(e.ref, src.WrapTransport)
 	cluster.Config = cfg
 	return cluster, nil
+}
+
+// clustersFromFile reports whether the clusters list is a file (--clusters-file), which can
+// come from the repository, rather than the pipeline's own text (the action's clusters input,
+// --cluster).
+func (l *loader) clustersFromFile() bool {
+	return l.in.CLI && l.in.ClustersFile != "" && len(l.in.ClusterLines) == 0 && l.in.KubeconfigDir == ""
 }
 
 // toServerOnly wraps a transport so that only the requests to server (its scheme and host) go

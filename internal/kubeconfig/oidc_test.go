@@ -246,3 +246,154 @@ func TestOIDCTokenGoesToItsServerAlone(t *testing.T) {
 		t.Errorf("the redirect to another host carried %q; want no Authorization header", got)
 	}
 }
+
+// TestOIDCLineOfAClustersFile: an oidc: line chooses where the job's ID token goes, so in a CI
+// job one of a clusters file (which a pull request can change) is refused, its cluster
+// Invalid, before any token is asked or sent, unless the workflow lists its server; the
+// pipeline's own lines (--cluster) and a run outside CI use it. A line of a file reads its
+// token and CA files from the file's folder alone.
+func TestOIDCLineOfAClustersFile(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var received []string // the Authorization headers the API server received
+	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		received = append(received, r.Header.Get("Authorization"))
+		mu.Unlock()
+		_, _ = w.Write([]byte("{}"))
+	}))
+	t.Cleanup(api.Close)
+	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw}))
+	var asked []string // the audiences asked of GitHub
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Query().Get("audience"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"value": jwtFor("sts.amazonaws.com")})
+	}))
+	t.Cleanup(endpoint.Close)
+	token := jwtFor("app-status")
+	vars := map[string]string{"CA": caPEM, "ID_TOKEN": token, "GITHUB_ACTIONS": "true",
+		"ACTIONS_ID_TOKEN_REQUEST_URL": endpoint.URL + "/idtoken", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "request-token-0123456789"}
+	line := "x=oidc:" + api.URL + " audience=app-status ca=env:CA token=env:ID_TOKEN"
+
+	tests := []struct {
+		name        string
+		in          Input
+		ci          bool
+		files       map[string]string
+		wantInvalid []string // what the Invalid message says; none: the token reaches the server
+	}{{
+		name: "CI, a line of a clusters file",
+		in:   Input{CLI: true, ClustersFile: "clusters.txt"},
+		ci:   true, files: map[string]string{"/ws/clusters.txt": line},
+		wantInvalid: []string{`clusters.txt line 1: the cluster "x" is an oidc: line of a clusters file, which is not used in a CI job`,
+			"a pull request", "where the job's identity token goes", "--cluster 'x=oidc:...'", "--allowed-server " + api.URL},
+	}, {
+		name: "CI, a line of a clusters file asking GitHub for another audience",
+		in:   Input{CLI: true, ClustersFile: "clusters.txt"},
+		ci:   true, files: map[string]string{"/ws/clusters.txt": "x=oidc:" + api.URL + " audience=sts.amazonaws.com ca=env:CA"},
+		wantInvalid: []string{`the cluster "x" is an oidc: line of a clusters file, which is not used in a CI job`},
+	}, {
+		name: "CI, a line of a clusters file in another folder (--clusters-dir)",
+		in:   Input{CLI: true, ClustersFile: "clusters.txt", ClustersBase: "."},
+		ci:   true, files: map[string]string{"/ws/clusters.txt": line},
+		wantInvalid: []string{`the cluster "x" is an oidc: line of a clusters file, which is not used in a CI job`},
+	}, {
+		name: "CI, a --cluster line",
+		in:   Input{CLI: true, ClusterLines: []string{line}},
+		ci:   true,
+	}, {
+		name: "CI, the action's clusters input",
+		in:   Input{Clusters: line},
+		ci:   true,
+	}, {
+		name:  "outside CI, a line of a clusters file",
+		in:    Input{CLI: true, ClustersFile: "clusters.txt"},
+		files: map[string]string{"/ws/clusters.txt": line},
+	}, {
+		name: "CI, a line of a clusters file whose server the workflow allows",
+		in:   Input{CLI: true, ClustersFile: "clusters.txt", AllowedServers: []string{api.URL}},
+		ci:   true, files: map[string]string{"/ws/clusters.txt": line},
+	}, {
+		name:  "a token file in the clusters file's folder",
+		in:    Input{CLI: true, ClustersFile: "clusters.txt"},
+		files: map[string]string{"/ws/clusters.txt": "x=oidc:" + api.URL + " audience=app-status ca=env:CA token=file:tokens/id", "/ws/tokens/id": token},
+	}, {
+		name: "a token file outside the clusters file's folder",
+		in:   Input{CLI: true, ClustersFile: "clusters.txt"},
+		files: map[string]string{"/ws/clusters.txt": "x=oidc:" + api.URL + " audience=app-status ca=env:CA token=file:/var/run/secrets/kubernetes.io/serviceaccount/token",
+			"/var/run/secrets/kubernetes.io/serviceaccount/token": token},
+		wantInvalid: []string{"token=file:/var/run/secrets/kubernetes.io/serviceaccount/token is not read: it is outside that folder", "(/ws)"},
+	}, {
+		name: "a token file up from the clusters file's folder, with the server allowed in CI",
+		in:   Input{CLI: true, ClustersFile: "clusters.txt", AllowedServers: []string{api.URL}},
+		ci:   true,
+		files: map[string]string{"/ws/clusters.txt": "x=oidc:" + api.URL + " audience=app-status ca=env:CA token=file:../token",
+			"/token": token},
+		wantInvalid: []string{`token=file:../token is not read: it goes up with ".."`},
+	}, {
+		name: "a CA file outside the clusters file's folder",
+		in:   Input{CLI: true, ClustersFile: "clusters.txt"},
+		files: map[string]string{"/ws/clusters.txt": "x=oidc:" + api.URL + " audience=app-status ca=/etc/ca.pem token=env:ID_TOKEN",
+			"/etc/ca.pem": caPEM},
+		wantInvalid: []string{"ca=/etc/ca.pem is not read: it is outside that folder"},
+	}, {
+		name:  "a token file anywhere, on a --cluster line",
+		in:    Input{CLI: true, ClusterLines: []string{"x=oidc:" + api.URL + " audience=app-status ca=env:CA token=file:/run/ci/token"}},
+		ci:    true,
+		files: map[string]string{"/run/ci/token": token},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Not parallel: each case counts what the servers received.
+			mu.Lock()
+			received, asked = nil, nil
+			mu.Unlock()
+			env := fakeEnv{vars: vars, files: tt.files}.env()
+			env.CI = tt.ci
+			clusters, _, err := Load(tt.in, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(clusters) != 1 {
+				t.Fatalf("clusters = %+v; want one", summarize(clusters))
+			}
+			c := clusters[0]
+			if tt.wantInvalid != nil {
+				for _, want := range tt.wantInvalid {
+					if !strings.Contains(c.Invalid, want) {
+						t.Errorf("Invalid = %q; want it to contain %q", c.Invalid, want)
+					}
+				}
+				if c.Config != nil {
+					t.Errorf("the refused cluster has a config")
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if len(received) != 0 || len(asked) != 0 {
+					t.Errorf("the API server received %q, GitHub was asked for %q; want nothing sent", received, asked)
+				}
+				return
+			}
+			if c.Invalid != "" {
+				t.Fatalf("Invalid = %q; want the cluster used", c.Invalid)
+			}
+			client, err := rest.HTTPClientFor(c.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := client.Get(api.URL + "/version")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			if want := []string{"Bearer " + token}; !slices.Equal(received, want) {
+				t.Errorf("the API server received %d requests, with the job's token %v; want one, with it", len(received), slices.Equal(received, want))
+			}
+		})
+	}
+}

@@ -38,6 +38,8 @@ func (l *loader) fileDoc(e entry, dir string) (*doc, error) {
 		if err != nil {
 			where := "the workspace, GITHUB_WORKSPACE; is the repository checked out?"
 			switch {
+			case len(l.in.ClusterLines) > 0:
+				where = "the working directory, for a --cluster line"
 			case l.in.CLI && l.in.ClustersBase != "":
 				where = "--clusters-dir " + l.in.ClustersBase
 			case l.in.CLI:
