@@ -89,6 +89,9 @@ type settings struct {
 	// verbose also prints the run's internal steps in the progress (--verbose; the action
 	// when the runner's debug logging is on).
 	verbose bool
+	// note prints what the kubeconfig loader goes on without (kubeconfig.Env.Note): the CLI's
+	// one line on stderr each; nil in the action.
+	note func(string)
 }
 
 // request validates the settings and loads the kubeconfigs into a verification request. The
@@ -454,7 +457,7 @@ func (s settings) runWords() []string {
 // the action run what its container can (a static binary the workflow put in a folder it
 // mounts).
 func (s settings) kubeconfigEnv(env Env) kubeconfig.Env {
-	ke := kubeconfig.Env{Getenv: env.Getenv, ReadFile: env.ReadFile, Home: env.Getenv("HOME"), CI: s.ci, AllowExec: s.allowExec}
+	ke := kubeconfig.Env{Getenv: env.Getenv, ReadFile: env.ReadFile, Home: env.Getenv("HOME"), CI: s.ci, AllowExec: s.allowExec, Note: s.note}
 	if s.clusters.CLI {
 		ke.BuiltinAuth = s.builtinAuth
 		ke.LookPath = exec.LookPath

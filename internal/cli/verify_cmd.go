@@ -187,6 +187,7 @@ func runCLI(ctx context.Context, o *cliOptions, fs *pflag.FlagSet, args []string
 	s := o.settings
 	s.snapshot = snapshot
 	s.ci = o.inCI(env)
+	s.note = func(note string) { fmt.Fprintf(env.Stderr, "app-status %s: note: %s\n", name, sanitize.Line(note)) }
 	// The objects given as arguments come after those of --resource.
 	s.resources = append(slices.Clone(o.resources), args...)
 	s.clusters = kubeconfig.Input{CLI: true, ClusterLines: o.clusterLines, ClustersFile: o.clustersFile, ClustersBase: o.clustersDir, KubeconfigPath: o.kubeconfigPath, Contexts: o.contexts, AllContexts: o.allContexts, KubeconfigDir: o.kubeconfigDir, AllowedServers: o.allowedServers, PinnedCAFile: o.pinnedCA}

@@ -20,11 +20,12 @@ func TestLoadCLI(t *testing.T) {
 	relCA.Clusters["p"].CertificateAuthority = "ca.crt"
 
 	tests := []struct {
-		name    string
-		in      Input
-		env     fakeEnv
-		want    []summary
-		wantErr string
+		name      string
+		in        Input
+		env       fakeEnv
+		want      []summary
+		wantErr   string
+		wantNotes []string
 	}{{
 		name: "--context repeated, in the order given",
 		in:   Input{CLI: true, KubeconfigPath: "/k/config", Contexts: []string{"c", "a"}},
@@ -65,7 +66,35 @@ func TestLoadCLI(t *testing.T) {
 			vars:  map[string]string{"KUBECONFIG": ":/k/first:/k/second"},
 			files: map[string]string{"/k/first": abc},
 		},
-		want: []summary{ok("b", "context:b", "b")},
+		want:      []summary{ok("b", "context:b", "b")},
+		wantNotes: []string{"KUBECONFIG lists /k/second, which does not exist: skipped, as kubectl skips it"},
+	}, {
+		name: "in CI, a missing KUBECONFIG file is an error: the prod mount failed",
+		in:   Input{CLI: true},
+		env: fakeEnv{
+			vars:  map[string]string{"KUBECONFIG": "/secrets/prod.yaml:/home/me/.kube/config"},
+			files: map[string]string{"/home/me/.kube/config": yamlOf(t, withCurrent(newConfig("dev"), "dev"))},
+			ci:    true,
+		},
+		wantErr: `KUBECONFIG /secrets/prod.yaml:/home/me/.kube/config: /secrets/prod.yaml does not exist, and a CI job does not go on without a file it lists (a secret's mount that failed): mount it, or leave it out of KUBECONFIG`,
+	}, {
+		name: "in CI, every missing KUBECONFIG file is named",
+		in:   Input{CLI: true, Contexts: []string{"a"}},
+		env: fakeEnv{
+			vars:  map[string]string{"KUBECONFIG": "/k/a:/k/config:/k/b"},
+			files: map[string]string{"/k/config": abc},
+			ci:    true,
+		},
+		wantErr: `KUBECONFIG /k/a:/k/config:/k/b: /k/a, /k/b do not exist, and a CI job does not go on without a file it lists (a secret's mount that failed): mount it, or leave it out of KUBECONFIG`,
+	}, {
+		name: "in CI, KUBECONFIG's files all there",
+		in:   Input{CLI: true, Contexts: []string{"a"}},
+		env: fakeEnv{
+			vars:  map[string]string{"KUBECONFIG": "/k/config"},
+			files: map[string]string{"/k/config": abc},
+			ci:    true,
+		},
+		want: []summary{ok("a", "context:a", "a")},
 	}, {
 		name: "~/.kube/config by default",
 		in:   Input{CLI: true},
@@ -130,6 +159,11 @@ func TestLoadCLI(t *testing.T) {
 		env:     fakeEnv{vars: map[string]string{"KUBECONFIG": "/k/a:/k/b"}},
 		wantErr: `KUBECONFIG /k/a:/k/b: none of its files exists; set KUBECONFIG to your kubeconfig files, or pass --kubeconfig PATH`,
 	}, {
+		name:    "KUBECONFIG of missing files, in CI",
+		in:      Input{CLI: true},
+		env:     fakeEnv{vars: map[string]string{"KUBECONFIG": "/k/a:/k/b"}, ci: true},
+		wantErr: `KUBECONFIG /k/a:/k/b: none of its files exists; set KUBECONFIG to your kubeconfig files, or pass --kubeconfig PATH`,
+	}, {
 		name:    "no default kubeconfig",
 		in:      Input{CLI: true},
 		wantErr: `kubeconfig /home/me/.kube/config (the default; pass --kubeconfig or set KUBECONFIG to use another): cannot read it: open /home/me/.kube/config: no such file or directory`,
@@ -164,9 +198,15 @@ func TestLoadCLI(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, _, err := Load(tt.in, tt.env.env())
+			env := tt.env.env()
+			var notes []string
+			env.Note = func(n string) { notes = append(notes, n) }
+			got, _, err := Load(tt.in, env)
 			if diff := cmp.Diff(tt.wantErr, errString(err)); diff != "" {
 				t.Errorf("Load() error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantNotes, notes); diff != "" {
+				t.Errorf("Load() notes (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.want, summarize(got)); diff != "" {
 				t.Errorf("Load() clusters (-want +got):\n%s", diff)

@@ -90,6 +90,7 @@ type fakeEnv struct {
 	vars  map[string]string
 	files map[string]string
 	path  []string // commands LookPath finds; nil means no LookPath at all
+	ci    bool     // Env.CI
 }
 
 func (f fakeEnv) env() Env {
@@ -103,6 +104,7 @@ func (f fakeEnv) env() Env {
 		},
 		Workspace: "/ws",
 		Home:      "/home/me",
+		CI:        f.ci,
 	}
 	if f.path != nil {
 		env.LookPath = func(c string) (string, error) {

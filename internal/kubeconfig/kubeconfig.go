@@ -52,6 +52,9 @@ type Env struct {
 	Workspace string
 	// Home is the user's home folder, for ~/.kube/config and ~/ paths.
 	Home string
+	// Note, when set, is told what a run on a workstation goes on without, where a CI job
+	// fails: a file of $KUBECONFIG that does not exist. One line each, quoting no kubeconfig.
+	Note func(string)
 }
 
 // Input says which clusters to load, from the action's inputs or from the CLI's flags.

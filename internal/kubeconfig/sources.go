@@ -104,18 +104,21 @@ func (l *loader) kubeconfigList() []string {
 	return paths
 }
 
-// mergedKubeconfig reads the files of $KUBECONFIG as kubectl does: a missing file is skipped,
-// and client-go's loading rules merge the others (the first file to set a context, cluster or
-// user, or the current-context, wins). Each file is first read and parsed here (env.ReadFile:
-// regular files only, bounded), so that a bad one is an error that quotes none of it; one file
-// alone is used as it is, plain or base64.
+// mergedKubeconfig reads the files of $KUBECONFIG as kubectl does: client-go's loading rules
+// merge them (the first file to set a context, cluster or user, or the current-context, wins).
+// A missing file is skipped with a note (Env.Note) on a workstation, as kubectl skips it; in CI
+// it is an error, as the file left out (a secret's mount that failed) may be the one that
+// names the clusters to verify. Each file is first read and parsed here (env.ReadFile: regular
+// files only, bounded), so that a bad one is an error that quotes none of it; one file alone is
+// used as it is, plain or base64.
 func (l *loader) mergedKubeconfig(paths []string) (*doc, error) {
 	list := strings.Join(paths, string(filepath.ListSeparator))
-	var found []string
+	var found, missing []string
 	var first *doc
 	for _, path := range paths {
 		data, err := l.env.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, path)
 			continue
 		}
 		if err != nil {
@@ -133,9 +136,22 @@ func (l *loader) mergedKubeconfig(paths []string) (*doc, error) {
 			first = d
 		}
 	}
-	switch len(found) {
-	case 0:
+	switch {
+	case len(found) == 0:
 		return nil, fmt.Errorf("KUBECONFIG %s: none of its files exists; set KUBECONFIG to your kubeconfig files, or pass --kubeconfig PATH", list)
+	case len(missing) > 0 && l.env.CI:
+		verb := "does"
+		if len(missing) > 1 {
+			verb = "do"
+		}
+		return nil, fmt.Errorf("KUBECONFIG %s: %s %s not exist, and a CI job does not go on without a file it lists (a secret's mount that failed): mount it, or leave it out of KUBECONFIG", list, strings.Join(missing, ", "), verb)
+	}
+	for _, path := range missing {
+		if l.env.Note != nil {
+			l.env.Note(fmt.Sprintf("KUBECONFIG lists %s, which does not exist: skipped, as kubectl skips it", path))
+		}
+	}
+	switch len(found) {
 	case 1:
 		return first, nil
 	}
