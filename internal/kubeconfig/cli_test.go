@@ -37,10 +37,36 @@ func TestLoadCLI(t *testing.T) {
 		env:  fakeEnv{files: map[string]string{"/ws/kc.yaml": b64(abc)}},
 		want: []summary{ok("a", "context:a", "a"), ok("b", "context:b", "b"), ok("c", "context:c", "c")},
 	}, {
-		name: "no --context: the current-context alone, as kubectl",
+		name:      "no --context: the current-context alone, as kubectl",
+		in:        Input{CLI: true, KubeconfigPath: "/k/config"},
+		env:       fakeEnv{files: map[string]string{"/k/config": yamlOf(t, withCurrent(newConfig("a", "b", "c"), "b"))}},
+		want:      []summary{ok("b", "context:b", "b")},
+		wantNotes: []string{"verifying the current context b only (3 contexts in the kubeconfig): --all-contexts verifies every one, --context NAME one of them"},
+	}, {
+		name:    "no --context in CI, of several contexts: the job must say which it verifies",
+		in:      Input{CLI: true, KubeconfigPath: "/k/config"},
+		env:     fakeEnv{files: map[string]string{"/k/config": yamlOf(t, withCurrent(newConfig("a", "b", "c"), "b"))}, ci: true},
+		wantErr: "verifying the current context b only (3 contexts in the kubeconfig): --all-contexts verifies every one, --context NAME one of them",
+	}, {
+		name: "no --context in CI, of one context: nothing narrowed",
 		in:   Input{CLI: true, KubeconfigPath: "/k/config"},
-		env:  fakeEnv{files: map[string]string{"/k/config": yamlOf(t, withCurrent(newConfig("a", "b", "c"), "b"))}},
+		env:  fakeEnv{files: map[string]string{"/k/config": yamlOf(t, withCurrent(newConfig("b"), "b"))}, ci: true},
 		want: []summary{ok("b", "context:b", "b")},
+	}, {
+		name: "--context in CI, of several contexts",
+		in:   Input{CLI: true, KubeconfigPath: "/k/config", Contexts: []string{"a"}},
+		env:  fakeEnv{files: map[string]string{"/k/config": yamlOf(t, withCurrent(newConfig("a", "b", "c"), "b"))}, ci: true},
+		want: []summary{ok("a", "context:a", "a")},
+	}, {
+		name: "--all-contexts in CI, of several contexts",
+		in:   Input{CLI: true, KubeconfigPath: "/k/config", AllContexts: true},
+		env:  fakeEnv{files: map[string]string{"/k/config": yamlOf(t, withCurrent(newConfig("a", "b"), "b"))}, ci: true},
+		want: []summary{ok("a", "context:a", "a"), ok("b", "context:b", "b")},
+	}, {
+		name: "--cluster in CI names the clusters: a context: line of a kubeconfig of several",
+		in:   Input{CLI: true, KubeconfigPath: "/k/config", ClusterLines: []string{"dev=context:b"}},
+		env:  fakeEnv{files: map[string]string{"/k/config": yamlOf(t, withCurrent(newConfig("a", "b"), "a"))}, ci: true},
+		want: []summary{ok("dev", "context:b", "b")},
 	}, {
 		name:    "no --context and no current-context",
 		in:      Input{CLI: true, KubeconfigPath: "/k/config"},

@@ -158,6 +158,9 @@ func Load(in Input, env Env) ([]Cluster, *Secrets, error) {
 		env.ReadFile = func(name string) ([]byte, error) { return nil, fmt.Errorf("read %s: no file access", name) }
 	}
 	l := &loader{in: in, env: env, secrets: &Secrets{}, docs: map[string]loaded{}}
+	if note := env.Note; note != nil {
+		l.env.Note = func(msg string) { note(l.secrets.Redact(msg)) }
+	}
 	clusters, err := l.load()
 	if err != nil {
 		return nil, l.secrets, redacted{err: err, msg: l.secrets.Redact(err.Error())}
@@ -406,8 +409,19 @@ func (l *loader) fromContexts(kube *doc) ([]Cluster, error) {
 	case current && kube.cfg.CurrentContext == "":
 		return nil, fmt.Errorf("%s has no current-context: name the context to verify with --context NAME (repeat for several), or verify every context with --all-contexts", kube.origin)
 	case current:
-		// As kubectl: the current context alone, unless told otherwise.
+		// As kubectl: the current context alone, unless told otherwise. A kubeconfig of
+		// several contexts says so, as a script that verified every one of them now verifies
+		// one; a CI job must name the clusters it verifies.
 		names = []string{kube.cfg.CurrentContext}
+		if n := len(kube.cfg.Contexts); n > 1 && kube.cfg.Contexts[kube.cfg.CurrentContext] != nil && l.in.KubeconfigDir == "" && l.in.ClustersFile == "" && len(l.in.ClusterLines) == 0 {
+			narrowed := fmt.Sprintf("verifying the current context %s only (%d contexts in the kubeconfig): --all-contexts verifies every one, --context NAME one of them", kube.cfg.CurrentContext, n)
+			if l.env.CI {
+				return nil, errors.New(narrowed)
+			}
+			if l.env.Note != nil {
+				l.env.Note(narrowed)
+			}
+		}
 	case !explicit:
 		if names = kube.contexts(); len(names) == 0 {
 			return nil, fmt.Errorf("%s has no contexts; add one (kubectl config set-context NAME --cluster=CLUSTER --user=USER)", kube.origin)
