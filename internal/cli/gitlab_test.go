@@ -298,6 +298,48 @@ func TestGitLabTemplate(t *testing.T) {
 		t.Errorf("app-status's arguments with allow-exec true: %q, want --allow-exec among them", got)
 	}
 
+	// Without the clusters input, --all-contexts is passed unless the args input names the
+	// clusters itself, in either form of each flag.
+	for _, tc := range []struct {
+		args string
+		all  bool
+	}{
+		{"", true},
+		{"--fail-fast --max-parallel 50", true},
+		{"--clusters-dir ci", true},
+		{"--contexts-are-not-a-flag", true},
+		{"--context prod", false},
+		{"--context=prod", false},
+		{"--all-contexts", false},
+		{"--all-contexts=true", false},
+		{"--fail-fast --cluster prod=context:prod", false},
+		{"--cluster=prod=context:prod", false},
+		{"--clusters-file ci/clusters.txt", false},
+		{"--clusters-file=ci/clusters.txt", false},
+		{"--kubeconfig-dir /secrets", false},
+		{"--kubeconfig-dir=/secrets --fail-fast", false},
+	} {
+		cmd = exec.Command("sh", script)
+		cmd.Dir = work
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "APP_STATUS_INPUT_RESOURCE=ks/a", "APP_STATUS_INPUT_NAMESPACE=flux-system",
+			"APP_STATUS_INPUT_REVISION=abc1234", "APP_STATUS_INPUT_TIMEOUT=5m", "APP_STATUS_INPUT_RECONCILE=false", "APP_STATUS_INPUT_ARGS=" + tc.args}
+		if out, err = cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the script with args %q: %v\n%s", tc.args, err, out)
+		}
+		got := strings.Split(strings.TrimSpace(string(out)), "\n")
+		count := func(words []string) (n int) {
+			for _, w := range words {
+				if w == "--all-contexts" {
+					n++
+				}
+			}
+			return n
+		}
+		if added := count(got) - count(strings.Fields(tc.args)); added != map[bool]int{true: 1, false: 0}[tc.all] {
+			t.Errorf("args %q: app-status's arguments %q, want --all-contexts %s", tc.args, got, map[bool]string{true: "added", false: "not added"}[tc.all])
+		}
+	}
+
 	// The clusters input goes to --cluster flags, a line each (blank lines kept, so that a
 	// message's line number is the input's), the pipeline's own text: no file is written.
 	tmp := t.TempDir()
