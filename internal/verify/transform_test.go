@@ -74,7 +74,7 @@ func TestTransformsVetAnnotationsBeforeStripping(t *testing.T) {
 	owning := func(manager string, op metav1.ManagedFieldsOperationType) []metav1.ManagedFieldsEntry {
 		return []metav1.ManagedFieldsEntry{{
 			Manager: manager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:app-status.io/ignore-readiness":{}}}}`)},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:app-status.io/ignore-readiness":{}}}}`),
 		}}
 	}
 	owners := []struct {
