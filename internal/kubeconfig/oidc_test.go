@@ -253,7 +253,7 @@ func TestOIDCTokenGoesToItsServerAlone(t *testing.T) {
 // pipeline's own lines (--cluster) and a run outside CI use it. A line of a file reads its
 // token and CA files from the file's folder alone.
 func TestOIDCLineOfAClustersFile(t *testing.T) {
-	t.Parallel()
+	// Not parallel, nor its cases: each case counts what the fake servers received.
 	var mu sync.Mutex
 	var received []string // the Authorization headers the API server received
 	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -347,7 +347,6 @@ func TestOIDCLineOfAClustersFile(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// Not parallel: each case counts what the servers received.
 			mu.Lock()
 			received, asked = nil, nil
 			mu.Unlock()
