@@ -53,16 +53,9 @@ as it is known.`,
 	root.AddCommand(
 		newVerifyCommand(false, code, runVerify(ctx, env, false)),
 		newVerifyCommand(true, code, runVerify(ctx, env, true)),
-		&cobra.Command{
-			Use:                "merge [flags] REPORT...",
-			Short:              "Join the -o json reports of a run's shards (or legs) into one run",
-			GroupID:            groupCI,
-			DisableFlagParsing: true, // its own flags (app-status merge -h)
-			RunE: func(_ *cobra.Command, args []string) error {
-				*code = runMerge(args, env)
-				return nil
-			},
-		},
+		newMergeCommand(code, func(o *mergeOptions, args []string, parseErr error) int {
+			return runMerge(o, args, env, parseErr)
+		}),
 		&cobra.Command{
 			Use:     "action",
 			Short:   "Run as a GitHub Action (reads INPUT_*)",
@@ -205,9 +198,7 @@ func run(ctx context.Context, args []string, env Env) int {
 	}
 	code := 0
 	root := newRootCommand(ctx, env, &code)
-	if args[0] == "verify" || args[0] == "get" {
-		args = append([]string{args[0]}, longFlagsWithOneDash(root, args[0], args[1:])...)
-	}
+	args = append([]string{args[0]}, flagPackageSpellings(root, args[0], args[1:])...)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	switch {
@@ -222,25 +213,31 @@ func run(ctx context.Context, args []string, env Env) int {
 	return code
 }
 
-// longFlagsWithOneDash rewrites -name to --name for a long flag of the command: Go's flag
-// package, which app-status used before, took both, and scripts written then keep working.
-// Nothing after "--" is rewritten.
-func longFlagsWithOneDash(root *cobra.Command, command string, args []string) []string {
+// flagPackageSpellings rewrites the command's flags as Go's flag package, which app-status
+// used before, also took them to pflag's: -name to --name for a long flag (-help included),
+// --x to -x for a shorthand (--o json). Scripts written then keep working. Nothing after "--"
+// is rewritten, nor anything of a command that parses its own flags.
+func flagPackageSpellings(root *cobra.Command, command string, args []string) []string {
 	c, _, err := root.Find([]string{command})
-	if err != nil {
+	if err != nil || c == root || c.DisableFlagParsing {
 		return args
 	}
+	c.InitDefaultHelpFlag()
 	out := make([]string, len(args))
 	copy(out, args)
 	for i, a := range out {
 		if a == "--" {
 			break
 		}
-		if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--") {
+		if !strings.HasPrefix(a, "-") {
 			continue
 		}
-		name, _, _ := strings.Cut(a[1:], "=")
-		if len(name) > 1 && c.Flags().Lookup(name) != nil {
+		twoDashes := strings.HasPrefix(a, "--")
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case twoDashes && len(name) == 1 && c.Flags().ShorthandLookup(name) != nil:
+			out[i] = a[1:]
+		case !twoDashes && len(name) > 1 && c.Flags().Lookup(name) != nil:
 			out[i] = "-" + a
 		}
 	}

@@ -52,6 +52,18 @@ func parsed(o *cliOptions, args []string, parseErr error) string {
 	return b.String()
 }
 
+// parsedMerge is what a command line of merge gives runMerge, as text.
+func parsedMerge(o *mergeOptions, args []string, parseErr error) string {
+	if parseErr != nil {
+		return fmt.Sprintf("parse error: %v\n", parseErr)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "reports: %q\n--resource: %q\nnamespace: %s\nrevision: %s\n", args, o.resources, o.namespace, o.revision)
+	fmt.Fprintf(&b, "allow-foreign-reports: %t\noutput: %s\nonly-failed: %t\n", o.allowForeign, o.output, o.onlyFailed)
+	fmt.Fprintf(&b, "evidence: %s\nsummary-file: %s\n", o.evidence, o.summaryFile)
+	return b.String()
+}
+
 // TestCommandLineParsing: the forms of kubectl and flux (objects as arguments, -o and
 // --output, flags before or after the arguments) and the forms of before (--resource, a flag
 // with one dash, durations as seconds) give the flags and objects in the golden files.
@@ -72,6 +84,18 @@ func TestCommandLineParsing(t *testing.T) {
 		{"reconcile-force", []string{"get", "hr/x", "--reconcile=force", "--", "-not-a-flag"}},
 		{"bad-duration", []string{"verify", "ks/x", "--timeout", "ten minutes"}},
 		{"unknown-flag", []string{"verify", "ks/x", "--no-such-flag"}},
+		{"output-two-dashes", []string{"verify", "ks/x", "--o", "json"}},
+		// merge, as the repository calls it: hack/bench/shards.go, docs/shards.md and
+		// docs/shard-benchmark.md, docs/cli.md, the tests of internal/cli.
+		{"merge-bench", []string{"merge", "-o", "json", "shard-1.json", "shard-2.json"}},
+		{"merge-pattern", []string{"merge", "shard-*.json"}},
+		{"merge-foreign", []string{"merge", "--allow-foreign-reports", "--resource", "hr/app", "reports/shard.json"}},
+		{"merge-evidence", []string{"merge", "--evidence", "no-logs", "-o", "markdown", "reports/*.json"}},
+		// merge's forms of before (flag package) and those of verify.
+		{"merge-one-dash-long-flags", []string{"merge", "-resource", "ks/a", "-resource=ks/b", "-namespace", "apps", "-revision=5f1c0ff", "-only-failed", "-summary-file", "s.md", "-o", "junit", "r.json"}},
+		{"merge-flags-after-args", []string{"merge", "reports/*.json", "--resource", "ks/my-app", "--revision", "5f1c0ff", "--output=json", "-n", "apps", "--only-failed"}},
+		{"merge-end-of-flags", []string{"merge", "--", "-report.json"}},
+		{"merge-unknown-flag", []string{"merge", "r.json", "--no-such-flag"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,11 +105,15 @@ func TestCommandLineParsing(t *testing.T) {
 				got = parsed(o, args, parseErr)
 				return 0
 			}
+			recordMerge := func(o *mergeOptions, args []string, parseErr error) int {
+				got = parsedMerge(o, args, parseErr)
+				return 0
+			}
 			code := -1
 			root := &cobra.Command{Use: "app-status", SilenceErrors: true, SilenceUsage: true}
-			root.AddGroup(&cobra.Group{ID: groupRollout, Title: "Verify a rollout:"})
-			root.AddCommand(newVerifyCommand(false, &code, record), newVerifyCommand(true, &code, record))
-			root.SetArgs(append(tt.args[:1:1], longFlagsWithOneDash(root, tt.args[0], tt.args[1:])...))
+			root.AddGroup(&cobra.Group{ID: groupRollout, Title: "Verify a rollout:"}, &cobra.Group{ID: groupCI, Title: "In CI pipelines:"})
+			root.AddCommand(newVerifyCommand(false, &code, record), newVerifyCommand(true, &code, record), newMergeCommand(&code, recordMerge))
+			root.SetArgs(append(tt.args[:1:1], flagPackageSpellings(root, tt.args[0], tt.args[1:])...))
 			if err := root.Execute(); err != nil && !errors.Is(err, errReported) {
 				t.Fatalf("Execute() = %v", err)
 			}
@@ -120,6 +148,10 @@ func TestCommandLineErrors(t *testing.T) {
 		{"no-object", []string{"verify", "--revision", "5f1c0ff"}},
 		{"unknown-command", []string{"frobnicate"}},
 		{"unknown-root-flag", []string{"--frobnicate"}},
+		{"merge-unknown-flag", []string{"merge", "reports/*.json", "--no-such-flag"}},
+		{"merge-bad-evidence", []string{"merge", "--evidence", "some", "reports/*.json"}},
+		{"merge-bad-output", []string{"merge", "-o", "yaml", "reports/*.json"}},
+		{"merge-no-report", []string{"merge", "--revision", "5f1c0ff"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,6 +172,8 @@ func TestHelp(t *testing.T) {
 		{"verify", []string{"verify", "--help"}},
 		{"get", []string{"get", "-h"}},
 		{"completion", []string{"completion", "--help"}},
+		{"merge", []string{"merge", "--help"}},
+		{"merge-one-dash", []string{"merge", "-help"}},
 		{"no-arguments", nil},
 	}
 	for _, tt := range tests {
@@ -171,6 +205,10 @@ func TestCompletionOfArguments(t *testing.T) {
 	}{
 		{[]string{"__complete", "verify", ""}, "kustomization/\nks/\nhelmrelease/\nhr/\nresourceset/\nrset/\n:6\n"},
 		{[]string{"__complete", "verify", "ks/x", "-o", ""}, "text\njson\nmarkdown\njunit\n:4\n"},
+		{[]string{"__complete", "merge", "r.json", "-o", ""}, "text\njson\nmarkdown\njunit\n:4\n"},
+		{[]string{"__complete", "merge", "--evidence", ""}, "full\nno-logs\nnone\n:4\n"},
+		{[]string{"__complete", "merge", "--resource", ""}, "kustomization/\nks/\nhelmrelease/\nhr/\nresourceset/\nrset/\n:6\n"},
+		{[]string{"__complete", "merge", "--allow"}, "--allow-foreign-reports\tmerge reports written in another CI run (another repository, workflow run or pipeline, or none) on purpose\n:4\n"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

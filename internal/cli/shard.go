@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -208,43 +207,29 @@ func runMergeAction(ctx context.Context, gha *githubactions.Action, log *sanitiz
 	return 1
 }
 
-// runMerge is `app-status merge [flags] REPORT...`: the reports of the legs as one run.
-func runMerge(args []string, env Env) int {
+// runMerge is `app-status merge [flags] REPORT...`: the reports of the legs as one run, with
+// the flags newMergeFlagSet parsed into o. parseErr is the error of a command line that did
+// not parse: the run then only reports it.
+func runMerge(o *mergeOptions, args []string, env Env, parseErr error) int {
+	if parseErr != nil {
+		return badUsage(env, "merge", parseErr)
+	}
 	stderr := sanitize.NewCommandsWriter(env.Stderr)
 	defer func() { _ = stderr.Flush() }()
 	env.Stderr = stderr
-	fs := newMergeFlags()
-	fs.SetOutput(env.Stderr)
-	var output, summaryFile string
-	var onlyFailed bool
-	var ms mergeSettings
-	fs.Func("resource", "the Flux object the legs verify, as verify's --resource (repeat for several): a report of others is refused", func(v string) error {
-		ms.resources = append(ms.resources, v)
-		return nil
-	})
-	fs.StringVar(&ms.namespace, "namespace", defaultSettings().namespace, "namespace of the Flux objects of --resource")
-	fs.StringVar(&ms.revision, "revision", "", "the revision the legs verify, as verify's --revision: a report of another is refused")
-	fs.BoolVar(&ms.allowForeign, "allow-foreign-reports", false, "merge reports written in another CI run (another repository, workflow run or pipeline, or none) on purpose")
-	fs.StringVar(&output, "o", "text", "output format: text, json, markdown or junit")
-	fs.StringVar(&summaryFile, "summary-file", "", "also write the markdown summary to this file")
-	fs.BoolVar(&onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current")
-	evidence := report.EvidenceFull
-	fs.Var(evidenceFlag{&evidence}, "evidence", "how much of a failure's evidence the outputs keep: full, no-logs (no container logs) or none (no logs, no events)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
+	output, summaryFile, onlyFailed, ms, evidence := o.output, o.summaryFile, o.onlyFailed, o.mergeSettings, o.evidence
 	if output != "text" && output != "json" && output != "markdown" && output != "junit" {
 		fmt.Fprintf(env.Stderr, "app-status merge: -o must be text, json, markdown or junit, not %q\n", output)
 		return 2
 	}
-	if fs.NArg() == 0 {
+	if len(args) == 0 {
 		fmt.Fprintln(env.Stderr, "app-status merge: name the report files, e.g. app-status merge reports/*.json")
 		return 2
 	}
 	want, _, err := ms.expect(env, inputNames{resource: "--resource", resourceItem: "#", revision: "--revision"})
 	var reports []merge.Report
 	if err == nil {
-		reports, err = readReports(fs.Args())
+		reports, err = readReports(args)
 	}
 	var run result.Run
 	if err == nil {
@@ -280,5 +265,3 @@ func runMerge(args []string, env Env) int {
 	}
 	return 1
 }
-
-func newMergeFlags() *flag.FlagSet { return flag.NewFlagSet("app-status merge", flag.ContinueOnError) }

@@ -45,9 +45,10 @@ type cliOptions struct {
 	kubeconfigDir       string
 }
 
-// The groups of the verify and get commands' flags, in the order their help lists them.
+// The groups of the commands' flags, in the order their help lists them.
 const (
 	groupTarget  = "What to verify"
+	groupReports = "Which reports"
 	groupCluster = "Clusters"
 	groupWait    = "Waiting and failing"
 	groupOutput  = "Output"
@@ -58,7 +59,7 @@ const flagGroupKey = "app-status/group"
 
 // flagGroups is the order of the groups in the help, the flags of none ("Other") last.
 func flagGroups() []string {
-	return []string{groupTarget, groupCluster, groupWait, groupOutput, "Other"}
+	return []string{groupTarget, groupReports, groupCluster, groupWait, groupOutput, "Other"}
 }
 
 // newFlagSet defines the flags of `app-status verify` (or `get`), with the defaults of
