@@ -66,16 +66,9 @@ as it is known.`,
 				return nil
 			},
 		},
-		&cobra.Command{
-			Use:                "exit FILE",
-			Short:              "Exit with the code FILE holds (the Tekton Task's last step)",
-			GroupID:            groupCI,
-			DisableFlagParsing: true,
-			RunE: func(_ *cobra.Command, args []string) error {
-				*code = runExit(args, env)
-				return nil
-			},
-		},
+		newExitCommand(code, func(args []string, parseErr error) int {
+			return runExit(args, env, parseErr)
+		}),
 		&cobra.Command{
 			Use:     "version",
 			Short:   "Print the version",

@@ -96,6 +96,9 @@ func TestCommandLineParsing(t *testing.T) {
 		{"merge-flags-after-args", []string{"merge", "reports/*.json", "--resource", "ks/my-app", "--revision", "5f1c0ff", "--output=json", "-n", "apps", "--only-failed"}},
 		{"merge-end-of-flags", []string{"merge", "--", "-report.json"}},
 		{"merge-unknown-flag", []string{"merge", "r.json", "--no-such-flag"}},
+		// exit, as deploy/tekton/task.yaml's last step calls it.
+		{"exit-tekton", []string{"exit", "/tekton/steps/step-verify/exitCode"}},
+		{"exit-end-of-flags", []string{"exit", "--", "-exitCode"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,10 +112,14 @@ func TestCommandLineParsing(t *testing.T) {
 				got = parsedMerge(o, args, parseErr)
 				return 0
 			}
+			recordExit := func(args []string, parseErr error) int {
+				got = fmt.Sprintf("file: %q\nparse error: %v\n", args, parseErr)
+				return 0
+			}
 			code := -1
 			root := &cobra.Command{Use: "app-status", SilenceErrors: true, SilenceUsage: true}
 			root.AddGroup(&cobra.Group{ID: groupRollout, Title: "Verify a rollout:"}, &cobra.Group{ID: groupCI, Title: "In CI pipelines:"})
-			root.AddCommand(newVerifyCommand(false, &code, record), newVerifyCommand(true, &code, record), newMergeCommand(&code, recordMerge))
+			root.AddCommand(newVerifyCommand(false, &code, record), newVerifyCommand(true, &code, record), newMergeCommand(&code, recordMerge), newExitCommand(&code, recordExit))
 			root.SetArgs(append(tt.args[:1:1], flagPackageSpellings(root, tt.args[0], tt.args[1:])...))
 			if err := root.Execute(); err != nil && !errors.Is(err, errReported) {
 				t.Fatalf("Execute() = %v", err)
@@ -152,6 +159,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{"merge-bad-evidence", []string{"merge", "--evidence", "some", "reports/*.json"}},
 		{"merge-bad-output", []string{"merge", "-o", "yaml", "reports/*.json"}},
 		{"merge-no-report", []string{"merge", "--revision", "5f1c0ff"}},
+		{"exit-unknown-flag", []string{"exit", "-x", "/tekton/steps/step-verify/exitCode"}},
+		{"exit-no-file", []string{"exit"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -174,6 +183,7 @@ func TestHelp(t *testing.T) {
 		{"completion", []string{"completion", "--help"}},
 		{"merge", []string{"merge", "--help"}},
 		{"merge-one-dash", []string{"merge", "-help"}},
+		{"exit", []string{"exit", "--help"}},
 		{"no-arguments", nil},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/sanitize"
 )
@@ -59,16 +61,48 @@ func writeTektonResults(dir string, run result.Run) error {
 	return nil
 }
 
+// exitFunc runs exit once the command line is parsed: the file given as argument in args, or
+// the parse error. It returns the exit code.
+type exitFunc func(args []string, parseErr error) int
+
+// newExitCommand is `app-status exit`, which run runs.
+func newExitCommand(code *int, run exitFunc) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "exit FILE",
+		Short:   "Exit with the code FILE holds (the Tekton Task's last step)",
+		GroupID: groupCI,
+		Long: `Exit with the exit code FILE holds: the Tekton Task's last step, after a verify step that
+runs with onError: continue (so that Tekton keeps its results whatever the verdict) and writes
+its exit code to FILE. The TaskRun then fails as verify would have, with verify's exit code. A
+FILE that cannot be read or holds no exit code (a step ended by a signal) exits 1.`,
+		Example: `  # The Tekton Task's last step (args of a step whose command is app-status)
+  app-status exit $(steps.step-verify.exitCode.path)`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			*code = run(args, nil)
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		*code = run(nil, err)
+		return errReported
+	})
+	cmd.SetUsageFunc(groupedUsage)
+	return cmd
+}
+
 // runExit is `app-status exit FILE`, the Tekton Task's last step: it ends with the exit code
 // FILE holds. The verify step runs with onError: continue, so that Tekton keeps it a success and
 // its results whatever the verdict, and writes its exit code to a file
 // ($(steps.step-verify.exitCode.path)); this step then fails the TaskRun as verify would have,
 // with verify's exit code. A file that cannot be read or holds no exit code (a step ended by a
-// signal: -1) fails it too.
-func runExit(args []string, env Env) int {
-	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(env.Stderr, "usage: app-status exit FILE (the exit code file of the Tekton Task's verify step)\n")
-		return 2
+// signal: -1) fails it too. parseErr is the error of a command line that did not parse.
+func runExit(args []string, env Env, parseErr error) int {
+	switch {
+	case parseErr != nil:
+		return badUsage(env, "exit", parseErr)
+	case len(args) != 1:
+		return badUsage(env, "exit", fmt.Errorf("give one FILE, the exit code file of the Tekton Task's verify step, not %d arguments", len(args)))
 	}
 	data, err := env.ReadFile(args[0])
 	if err != nil {

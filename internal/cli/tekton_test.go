@@ -442,8 +442,9 @@ func TestTektonExit(t *testing.T) {
 		{name: "not a number", content: ptr("::error::x"), wantCode: 1, wantErr: "holds no exit code"},
 		{name: "out of range", content: ptr("256"), wantCode: 1, wantErr: "holds no exit code"},
 		{name: "no file", wantCode: 1, wantErr: "the verify step's exit code"},
-		{name: "no argument", args: []string{}, wantCode: 2, wantErr: "usage: app-status exit FILE"},
-		{name: "two arguments", args: []string{"a", "b"}, wantCode: 2, wantErr: "usage: app-status exit FILE"},
+		{name: "no argument", args: []string{}, wantCode: 2, wantErr: "app-status exit: give one FILE, the exit code file of the Tekton Task's verify step, not 0 arguments\nSee 'app-status exit --help' for usage.\n"},
+		{name: "two arguments", args: []string{"a", "b"}, wantCode: 2, wantErr: "not 2 arguments\nSee 'app-status exit --help' for usage.\n"},
+		{name: "a flag", args: []string{"--code", "1"}, wantCode: 2, wantErr: "app-status exit: unknown flag: --code\nSee 'app-status exit --help' for usage.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
