@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// TestCLIFlagsDocumented: every flag of `app-status verify` is in docs/cli.md's flag table
-// (`--name`, or `-x` for a one-letter flag).
+// TestCLIFlagsDocumented: every flag of `app-status verify` and `app-status merge` is in
+// docs/cli.md's flag table (`--name`, or `-x/--name` for one with a shorthand).
 func TestCLIFlagsDocumented(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
@@ -24,12 +24,18 @@ func TestCLIFlagsDocumented(t *testing.T) {
 		}
 	}
 	var o cliOptions
-	newFlagSet("verify", &o).VisitAll(func(f *pflag.Flag) {
-		name := "`--" + f.Name
-		if !strings.Contains(table.String(), name) {
-			t.Errorf("docs/cli.md's flag table has no row naming %s", strings.TrimPrefix(name, "`"))
-		}
-	})
+	var m mergeOptions
+	for command, fs := range map[string]*pflag.FlagSet{"verify": newFlagSet("verify", &o), "merge": newMergeFlagSet(&m)} {
+		fs.VisitAll(func(f *pflag.Flag) {
+			name := "`--" + f.Name
+			if f.Shorthand != "" {
+				name = "`-" + f.Shorthand + "/--" + f.Name
+			}
+			if !strings.Contains(table.String(), name) {
+				t.Errorf("docs/cli.md's flag table has no row naming %s's %s", command, strings.TrimPrefix(name, "`"))
+			}
+		})
+	}
 }
 
 // repoPath is a path in the repository that a template or action.yml names in its text.
