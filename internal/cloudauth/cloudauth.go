@@ -2,7 +2,7 @@
 // in-process token source: the token `aws eks get-token` (or aws-iam-authenticator),
 // gke-gcloud-auth-plugin or `kubelogin get-token` would print is obtained with the cloud's own
 // Go SDK, from the credentials the standard login actions leave in the job's environment, and
-// kept fresh for every request a rest.Config makes (see Source.WrapTransport).
+// kept fresh for every request a rest.Config makes (see Source.WrapTransportFor).
 //
 // Recognise says whether a built-in provider knows a plugin; Plugin.NewSource checks that the
 // environment holds what the provider needs (naming the variable that is missing when not)

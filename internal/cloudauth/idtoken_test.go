@@ -98,7 +98,7 @@ func TestIDTokenSourceRefreshesBeforeExpiry(t *testing.T) {
 	if !masked[endpoint.requestToken] {
 		t.Errorf("the request token was not masked")
 	}
-	client := &http.Client{Transport: src.WrapTransport(http.DefaultTransport)}
+	client := &http.Client{Transport: src.WrapTransportFor(api.URL)(http.DefaultTransport)}
 	get := func() {
 		t.Helper()
 		resp, err := client.Get(api.URL)
@@ -242,7 +242,7 @@ func TestIDTokenRefusedNamesItsClaims(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = (&http.Client{Transport: src.WrapTransport(http.DefaultTransport)}).Get(api.URL)
+			_, err = (&http.Client{Transport: src.WrapTransportFor(api.URL)(http.DefaultTransport)}).Get(api.URL)
 			var e *Error
 			if !errors.As(err, &e) || e.Verdict != result.VerdictUnauthorized {
 				t.Fatalf("error %v; want Unauthorized", err)

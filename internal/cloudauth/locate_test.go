@@ -198,7 +198,7 @@ func TestRepositoryClusterLocatedByTheCloud(t *testing.T) {
 				if tt.ca == "NONE" {
 					transport.TLSClientConfig.RootCAs = x509.NewCertPool()
 				}
-				client := &http.Client{Transport: src.WrapTransport(transport), Timeout: 20 * time.Second}
+				client := &http.Client{Transport: src.WrapTransportFor(server)(transport), Timeout: 20 * time.Second}
 				var got outcome
 				resp, err := client.Get(server + "/version")
 				if err == nil {

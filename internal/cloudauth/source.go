@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,23 +231,58 @@ func httpStatus(err error) int {
 	return 0
 }
 
-// WrapTransport is for rest.Config.WrapTransport: every request gets the source's token as
-// its bearer token, and a request the API server answers 401 is sent once more with a new
-// token when the old one was replaced; a 401 that stands is an *Error (Unauthorized) that
-// names the provider and what to check. With RequireEndpoint, no request is sent, and no
-// token obtained, until the cloud has said that the server and CA are the cluster's. It works
-// with client-go's transport cache, which caches the transport below it, and with one HTTP
-// client shared by a cluster's clients.
-func (s *Source) WrapTransport(next http.RoundTripper) http.RoundTripper {
-	return &bearerTransport{source: s, next: next}
+// WrapTransportFor is for rest.Config.WrapTransport: every request to server (the cluster's
+// own API server: its scheme, host and port) gets the source's token as its bearer token, and
+// a request the API server answers 401 is sent once more with a new token when the old one was
+// replaced; a 401 that stands is an *Error (Unauthorized) that names the provider and what to
+// check. A request to any other host (one the server redirects to) goes as it is, without
+// the token, so a compromised server answering 302 cannot send it elsewhere. With
+// RequireEndpoint, no request is sent, and no token obtained, until the cloud has said that
+// the server and CA are the cluster's. It works with client-go's transport cache, which caches
+// the transport below it, and with one HTTP client shared by a cluster's clients.
+func (s *Source) WrapTransportFor(server string) func(http.RoundTripper) http.RoundTripper {
+	origin := serverOrigin(server)
+	return func(next http.RoundTripper) http.RoundTripper {
+		return &bearerTransport{source: s, origin: origin, next: next}
+	}
 }
 
 type bearerTransport struct {
 	source *Source
+	origin string // the server's scheme://host:port; "" (not a URL) matches no request
 	next   http.RoundTripper
 }
 
+// serverOrigin is a server's scheme://host:port, the host in lower case and the port the
+// scheme's when none is given; a server without a scheme is taken as https, as client-go
+// takes one with TLS. "" when server is not a URL.
+func serverOrigin(server string) string {
+	if !strings.Contains(server, "://") {
+		server = "https://" + server
+	}
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return requestOrigin(u)
+}
+
+// requestOrigin is a URL's scheme://host:port, as serverOrigin gives it.
+func requestOrigin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = "443"
+		if scheme == "http" {
+			port = "80"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), port)
+}
+
 func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.origin == "" || requestOrigin(req.URL) != t.origin {
+		return t.next.RoundTrip(req) // not the cluster's server: no token
+	}
 	if err := t.source.checkEndpoint(req); err != nil {
 		return nil, err
 	}

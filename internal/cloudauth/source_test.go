@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -261,7 +263,7 @@ func TestWrapTransport(t *testing.T) {
 	defer server.Close()
 	f := &countingFetcher{clock: &fakeClock{now: time.Now()}, life: time.Hour}
 	s := newTestSource(f, Options{})
-	client := &http.Client{Transport: s.WrapTransport(http.DefaultTransport)}
+	client := &http.Client{Transport: s.WrapTransportFor(server.URL)(http.DefaultTransport)}
 
 	req, _ := http.NewRequest(http.MethodPost, server.URL, strings.NewReader("payload"))
 	resp, err := client.Do(req)
@@ -293,5 +295,80 @@ func TestWrapTransport(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) != 2 {
 		t.Errorf("requests seen = %q, want one retry, not more", seen)
+	}
+}
+
+// TestTokenNotSentOnRedirect: the token goes to the cluster's own server alone. A server
+// answering 302 to another host (B, whose certificate the client trusts, as it does every
+// httptest server's) gets its redirect followed without the token; a redirect within the
+// server keeps it; a server given as no URL gets no token at all.
+func TestTokenNotSentOnRedirect(t *testing.T) {
+	t.Parallel()
+	type seen struct{ A, B []string } // the Authorization headers each server received
+	tests := []struct {
+		name     string
+		server   func(a *httptest.Server) string // what the source is for
+		redirect func(b *httptest.Server) string // where A sends the client
+		want     seen
+	}{{
+		name:     "to another host",
+		server:   func(a *httptest.Server) string { return a.URL },
+		redirect: func(b *httptest.Server) string { return b.URL + "/version" },
+		want:     seen{A: []string{"Bearer t1"}, B: []string{""}},
+	}, {
+		name:     "to another host, the server written with a final dot and slash",
+		server:   func(a *httptest.Server) string { return strings.Replace(a.URL, "127.0.0.1", "127.0.0.1.", 1) + "/" },
+		redirect: func(b *httptest.Server) string { return b.URL + "/version" },
+		want:     seen{A: []string{"Bearer t1"}, B: []string{""}},
+	}, {
+		name:     "within the server",
+		server:   func(a *httptest.Server) string { return a.URL },
+		redirect: func(*httptest.Server) string { return "/version" },
+		want:     seen{A: []string{"Bearer t1", "Bearer t1"}},
+	}, {
+		name:     "a server that is no URL",
+		server:   func(*httptest.Server) string { return "https://[::1" },
+		redirect: func(b *httptest.Server) string { return b.URL + "/version" },
+		want:     seen{A: []string{""}, B: []string{""}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var got seen
+			b := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				got.B = append(got.B, r.Header.Get("Authorization"))
+				mu.Unlock()
+				_, _ = io.WriteString(w, "ok")
+			}))
+			t.Cleanup(b.Close)
+			var a *httptest.Server
+			a = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				got.A = append(got.A, r.Header.Get("Authorization"))
+				mu.Unlock()
+				if r.URL.Path == "/version" {
+					_, _ = io.WriteString(w, "ok")
+					return
+				}
+				http.Redirect(w, r, tt.redirect(b), http.StatusFound)
+			}))
+			t.Cleanup(a.Close)
+			f := &countingFetcher{clock: &fakeClock{now: time.Now()}, life: time.Hour}
+			s := newTestSource(f, Options{})
+			// a.Client() trusts the certificate every httptest TLS server has, B's too.
+			client := &http.Client{Transport: s.WrapTransportFor(tt.server(a))(a.Client().Transport)}
+			resp, err := client.Get(a.URL + "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Authorization headers received (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

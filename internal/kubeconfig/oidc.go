@@ -171,7 +171,7 @@ func (l *loader) oidcCluster(e entry, origin, dir string) (Cluster, error) {
 		cluster.Invalid = err.Error()
 		return cluster, nil
 	}
-	cfg.WrapTransport = toServerOnly(e.ref, src.WrapTransport)
+	cfg.WrapTransport = toServerOnly(e.ref, src.WrapTransportFor(e.ref))
 	cluster.Config = cfg
 	return cluster, nil
 }

@@ -97,7 +97,7 @@ func (l *loader) restConfig(d *doc, contextName string) (*rest.Config, string) {
 		return nil, "the kubeconfig cannot be used: " + err.Error()
 	}
 	if builtin != nil {
-		cfg.WrapTransport = builtin.WrapTransport
+		cfg.WrapTransport = builtin.WrapTransportFor(cluster.Server)
 	}
 	return cfg, ""
 }
