@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -16,6 +18,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/org/app-status-action/internal/result"
 )
 
 // kubeloginArgs are the arguments of kubelogin get-token, as az aks get-credentials and
@@ -140,6 +145,8 @@ func (a kubeloginArgs) start(p *provider) (fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	l := &aksLocator{p: p, cred: cred, environment: a.environment}
+	p.locate, p.locatable = l.locate, l.locatable
 	scope := strings.TrimSuffix(a.serverID, "/") + "/.default"
 	return func(ctx context.Context) (token, error) {
 		tok, err := cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{scope}})
@@ -162,20 +169,7 @@ var microsoftServices = []string{
 // (8-4-4-4-12 hexadecimal digits) that is not one of microsoftServices.
 func serverApplicationID(id string) bool {
 	id = strings.ToLower(id)
-	if len(id) != 36 || slices.Contains(microsoftServices, id) {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return false
-			}
-		case strings.IndexByte("0123456789abcdef", c) < 0:
-			return false
-		}
-	}
-	return true
+	return isGUID(id) && !slices.Contains(microsoftServices, id)
 }
 
 // azureAuthorities are the Microsoft Entra ID authority hosts of Azure's clouds.
@@ -345,3 +339,193 @@ type statusError int
 
 func (s statusError) Error() string       { return http.StatusText(int(s)) }
 func (s statusError) HTTPStatusCode() int { return int(s) }
+
+// The Azure Resource Manager API version of the managed cluster calls.
+const aksAPIVersion = "2024-09-01"
+
+// azureResourceManager is the Azure Resource Manager endpoint of the cloud kubelogin's
+// --environment names.
+func azureResourceManager(environment string) (string, bool) {
+	var c cloud.Configuration
+	switch strings.ToLower(environment) {
+	case "", "azurepubliccloud", "azurecloud":
+		c = cloud.AzurePublic
+	case "azurechinacloud":
+		c = cloud.AzureChina
+	case "azureusgovernmentcloud", "azureusgovernment":
+		c = cloud.AzureGovernment
+	default:
+		return "", false
+	}
+	return c.Services[cloud.ResourceManager].Endpoint, true
+}
+
+// aksClusterName and aksResourceGroup are the shapes of an AKS cluster's name and of a
+// resource group's.
+var (
+	aksClusterName   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+	aksResourceGroup = regexp.MustCompile(`^[-\w.()]{0,89}[-\w()]$`)
+)
+
+// aksUserPrefixes begin the user entries az aks get-credentials writes:
+// clusterUser_RESOURCEGROUP_NAME, clusterAdmin_RESOURCEGROUP_NAME with --admin.
+var aksUserPrefixes = []string{"clusterUser_", "clusterAdmin_"}
+
+// aksLocator asks Azure Resource Manager, with the job's Microsoft Entra credentials, where a
+// repository kubeconfig's AKS cluster is: the managed cluster's FQDNs, and the CA of the
+// kubeconfig listClusterUserCredential gives (the managed cluster's resource holds no CA).
+type aksLocator struct {
+	p           *provider
+	cred        azcore.TokenCredential
+	environment string // kubelogin's --environment
+}
+
+// aksCluster is what the managed cluster calls name: the subscription, resource group and name.
+type aksCluster struct {
+	subscription, resourceGroup, name string
+}
+
+// cluster reads the managed cluster's subscription (AZURE_SUBSCRIPTION_ID), resource group and
+// name (the kubeconfig's entries as az aks get-credentials names them: the user
+// clusterUser_RESOURCEGROUP_NAME and the cluster NAME), or says what is missing.
+func (l *aksLocator) cluster(entry Entry) (aksCluster, error) {
+	cannot := func(format string, args ...any) error {
+		e := invalid("the built-in provider asks Azure Resource Manager where a repository kubeconfig's AKS cluster is before it sends a token, and "+format, args...)
+		e.cannotLocate = true
+		return e
+	}
+	if _, _, ok := l.arm(); !ok {
+		return aksCluster{}, cannot("kubelogin --environment names a cloud whose Azure Resource Manager it does not know: use AzurePublicCloud, AzureChinaCloud or AzureUSGovernmentCloud")
+	}
+	sub := strings.TrimSpace(l.p.env.get("AZURE_SUBSCRIPTION_ID"))
+	switch {
+	case sub == "":
+		return aksCluster{}, cannot("AZURE_SUBSCRIPTION_ID is not set: set it in the step's env: to the cluster's subscription")
+	case !isGUID(sub):
+		return aksCluster{}, cannot("AZURE_SUBSCRIPTION_ID is not a subscription ID (a GUID): set it to the cluster's subscription")
+	}
+	name := entry.Cluster
+	var rg string
+	for _, prefix := range aksUserPrefixes {
+		if rest, ok := strings.CutPrefix(entry.User, prefix); ok {
+			if g, ok := strings.CutSuffix(rest, "_"+name); ok {
+				rg = g
+			}
+		}
+	}
+	if rg == "" || !aksResourceGroup.MatchString(rg) || !aksClusterName.MatchString(name) {
+		return aksCluster{}, cannot("the kubeconfig's user is named %q and its cluster %q, not clusterUser_RESOURCEGROUP_NAME and NAME as az aks get-credentials names them "+
+			"(the resource group and the name of the managed cluster): rename the entries (and the context's user: and cluster:)",
+			sanitizeLength(entry.User), sanitizeLength(name))
+	}
+	return aksCluster{subscription: strings.ToLower(sub), resourceGroup: rg, name: name}, nil
+}
+
+// locatable says why Azure Resource Manager cannot be asked about the entry's cluster.
+func (l *aksLocator) locatable(entry Entry) error {
+	_, err := l.cluster(entry)
+	return err
+}
+
+// arm is the Azure Resource Manager endpoint of kubelogin's --environment, and the scope of
+// its tokens; Options.AKSAPI replaces the endpoint (not the scope).
+func (l *aksLocator) arm() (base, scope string, ok bool) {
+	endpoint, ok := azureResourceManager(l.environment)
+	if !ok {
+		return "", "", false
+	}
+	base = endpoint
+	if l.p.opts.AKSAPI != "" {
+		base = l.p.opts.AKSAPI
+	}
+	return strings.TrimSuffix(base, "/"), strings.TrimSuffix(endpoint, "/") + "/.default", true
+}
+
+// locate asks Azure Resource Manager for the managed cluster (its fqdn and privateFQDN) and
+// for its user kubeconfig (listClusterUserCredential: the CA), with an Azure Resource Manager
+// token of the credentials the cluster's tokens come from.
+func (l *aksLocator) locate(ctx context.Context, entry Entry) (Endpoint, error) {
+	c, err := l.cluster(entry)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	base, scope, _ := l.arm()
+	of := fmt.Sprintf("the cluster %q in the resource group %q of the subscription %s", c.name, c.resourceGroup, c.subscription)
+	call := apiCall{cloud: "Azure Resource Manager", what: "the managed cluster read of " + of,
+		permission: "Microsoft.ContainerService/managedClusters/read and Microsoft.ContainerService/managedClusters/listClusterUserCredential/action " +
+			"(the role Azure Kubernetes Service Cluster User Role has both)",
+		notFound: "check AZURE_SUBSCRIPTION_ID, and the resource group and name in the kubeconfig's user clusterUser_RESOURCEGROUP_NAME and cluster NAME"}
+	tok, err := l.cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{scope}})
+	if err != nil {
+		return Endpoint{}, err
+	}
+	l.p.secrets.add(tok.Token)
+	resource := base + "/subscriptions/" + url.PathEscape(c.subscription) + "/resourceGroups/" + url.PathEscape(c.resourceGroup) +
+		"/providers/Microsoft.ContainerService/managedClusters/" + url.PathEscape(c.name)
+	send := func(method, path string, call apiCall, out any) error {
+		req, err := http.NewRequestWithContext(ctx, method, resource+path+"?api-version="+aksAPIVersion, nil)
+		if err != nil {
+			return fmt.Errorf("the request to Azure Resource Manager for %s: %w", call.what, err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok.Token)
+		req.Header.Set("Accept", "application/json")
+		return call.do(l.p.http, req, out)
+	}
+	var cluster struct {
+		Properties struct {
+			FQDN        string `json:"fqdn"`
+			PrivateFQDN string `json:"privateFQDN"`
+		} `json:"properties"`
+	}
+	if err := send(http.MethodGet, "", call, &cluster); err != nil {
+		return Endpoint{}, err
+	}
+	var creds struct {
+		Kubeconfigs []struct {
+			Value []byte `json:"value"` // base64, as encoding/json reads it
+		} `json:"kubeconfigs"`
+	}
+	call.what = "listClusterUserCredential of " + of
+	if err := send(http.MethodPost, "/listClusterUserCredential", call, &creds); err != nil {
+		return Endpoint{}, err
+	}
+	var ep Endpoint
+	for _, h := range []string{cluster.Properties.FQDN, cluster.Properties.PrivateFQDN} {
+		if h := endpointHost(h); h != "" && !slices.Contains(ep.Hosts, h) {
+			ep.Hosts = append(ep.Hosts, h)
+		}
+	}
+	for _, k := range creds.Kubeconfigs {
+		cfg, err := clientcmd.Load(k.Value)
+		if err != nil {
+			return Endpoint{}, &Error{Verdict: result.VerdictUnreachable, Message: fmt.Sprintf("Azure Resource Manager's answer to %s is not a kubeconfig", call.what)}
+		}
+		for _, u := range cfg.AuthInfos { // a local account's credentials: never used, never shown
+			l.p.secrets.add(u.Token)
+			l.p.secrets.add(string(u.ClientKeyData))
+		}
+		for _, name := range slices.Sorted(maps.Keys(cfg.Clusters)) {
+			ep.CAData = append(ep.CAData, cfg.Clusters[name].CertificateAuthorityData...)
+			ep.CAData = append(ep.CAData, '\n')
+		}
+	}
+	return ep, nil
+}
+
+// isGUID reports whether s is a GUID: 8-4-4-4-12 hexadecimal digits.
+func isGUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case strings.IndexByte("0123456789abcdefABCDEF", c) < 0:
+			return false
+		}
+	}
+	return true
+}

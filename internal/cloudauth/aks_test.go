@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/org/app-status-action/internal/cloudauth"
@@ -159,5 +160,98 @@ func TestAKSServerIDFromRepository(t *testing.T) {
 		if got := err != nil && strings.Contains(err.Error(), refused); got != tt.wantErr || (err != nil && !got) {
 			t.Errorf("NewSource(--server-id %s, Repository: %t) error = %v, want refused: %t", tt.serverID, tt.repository, err, tt.wantErr)
 		}
+	}
+}
+
+// TestAKSLocatable: Azure Resource Manager is asked where a repository kubeconfig's AKS
+// cluster is with the subscription of AZURE_SUBSCRIPTION_ID and the resource group and name
+// of the entries az aks get-credentials writes (user clusterUser_RESOURCEGROUP_NAME, cluster
+// NAME); when one is missing, RequireEndpoint says which, before anything is contacted, and
+// CannotLocate is true of its error, so that the workflow's pinned CA may stand in.
+func TestAKSLocatable(t *testing.T) {
+	t.Parallel()
+	const sub = "0b1f6471-1bf0-4dda-aec3-cb9272f09590"
+	tests := []struct {
+		name        string
+		vars        map[string]string
+		environment string // kubelogin's --environment, when not AzurePublicCloud
+		entry       cloudauth.Entry
+		wantSays    string // "" when the cloud can be asked
+	}{{
+		name:  "as az aks get-credentials writes it",
+		vars:  map[string]string{"AZURE_SUBSCRIPTION_ID": sub},
+		entry: cloudauth.Entry{Cluster: "prod", User: "clusterUser_my-rg_prod"},
+	}, {
+		name:  "a resource group with underscores, an admin user",
+		vars:  map[string]string{"AZURE_SUBSCRIPTION_ID": sub},
+		entry: cloudauth.Entry{Cluster: "prod_1", User: "clusterAdmin_my_rg.eu_prod_1"},
+	}, {
+		name:        "the China cloud",
+		vars:        map[string]string{"AZURE_SUBSCRIPTION_ID": sub},
+		environment: "AzureChinaCloud",
+		entry:       cloudauth.Entry{Cluster: "prod", User: "clusterUser_my-rg_prod"},
+	}, {
+		name:     "no subscription",
+		entry:    cloudauth.Entry{Cluster: "prod", User: "clusterUser_my-rg_prod"},
+		wantSays: "AZURE_SUBSCRIPTION_ID is not set: set it in the step's env: to the cluster's subscription",
+	}, {
+		name:     "a subscription that is no GUID",
+		vars:     map[string]string{"AZURE_SUBSCRIPTION_ID": "my-subscription"},
+		entry:    cloudauth.Entry{Cluster: "prod", User: "clusterUser_my-rg_prod"},
+		wantSays: "AZURE_SUBSCRIPTION_ID is not a subscription ID (a GUID)",
+	}, {
+		name:     "a user named otherwise",
+		vars:     map[string]string{"AZURE_SUBSCRIPTION_ID": sub},
+		entry:    cloudauth.Entry{Cluster: "prod", User: "deployer"},
+		wantSays: `the kubeconfig's user is named "deployer" and its cluster "prod", not clusterUser_RESOURCEGROUP_NAME and NAME as az aks get-credentials names them`,
+	}, {
+		name:     "a cluster entry renamed",
+		vars:     map[string]string{"AZURE_SUBSCRIPTION_ID": sub},
+		entry:    cloudauth.Entry{Cluster: "production", User: "clusterUser_my-rg_prod"},
+		wantSays: `the kubeconfig's user is named "clusterUser_my-rg_prod" and its cluster "production", not clusterUser_RESOURCEGROUP_NAME and NAME`,
+	}, {
+		name:     "a name that is no AKS cluster's",
+		vars:     map[string]string{"AZURE_SUBSCRIPTION_ID": sub},
+		entry:    cloudauth.Entry{Cluster: "prod/../x", User: "clusterUser_my-rg_prod/../x"},
+		wantSays: `not clusterUser_RESOURCEGROUP_NAME and NAME`,
+	}, {
+		name:        "a cloud whose Azure Resource Manager is not known",
+		vars:        map[string]string{"AZURE_SUBSCRIPTION_ID": sub, "AZURE_AUTHORITY_HOST": "https://login.example.org/"},
+		environment: "AzureStackCloud",
+		entry:       cloudauth.Entry{Cluster: "prod", User: "clusterUser_my-rg_prod"},
+		wantSays:    "kubelogin --environment names a cloud whose Azure Resource Manager it does not know",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			exec := aksExec("spn", "")
+			if tt.environment != "" {
+				exec.Args[2] = tt.environment
+			}
+			vars := map[string]string{"AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "AZURE_CLIENT_SECRET": "azs-Q8x7Yv-secret"}
+			for k, v := range tt.vars {
+				vars[k] = v
+			}
+			src := source(t, exec, vars, cloudauth.Options{Repository: true})
+			required, err := src.RequireEndpoint(tt.entry, "https://prod-dns-1a2b3c4d.hcp.westeurope.azmk8s.io:443", nil)
+			type outcome struct {
+				Required, CannotLocate bool
+				Verdict                result.Verdict
+			}
+			got, want := outcome{Required: required, CannotLocate: cloudauth.CannotLocate(err)}, outcome{Required: true}
+			if tt.wantSays != "" {
+				want = outcome{CannotLocate: true, Verdict: result.VerdictInvalidConfig}
+				if err == nil || !strings.Contains(err.Error(), tt.wantSays) {
+					t.Errorf("RequireEndpoint() error = %v\nwant it to say %s", err, tt.wantSays)
+				}
+			}
+			var e *cloudauth.Error
+			if errors.As(err, &e) {
+				got.Verdict = e.Verdict
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("RequireEndpoint() (-want +got):\n%s\nerror: %v", diff, err)
+			}
+		})
 	}
 }

@@ -70,11 +70,12 @@ type Options struct {
 	// --server-id must be an application ID, never a URL (https://management.azure.com
 	// would get an Azure Resource Manager token) nor another Microsoft service's.
 	Repository bool
-	// EKSAPI, GKEAPI are the base URLs of the clouds' control-plane APIs the providers ask
-	// where a repository kubeconfig's cluster is (Source.RequireEndpoint); empty means the
-	// cloud's own (https://eks.REGION.amazonaws.com, https://container.googleapis.com).
+	// EKSAPI, GKEAPI, AKSAPI are the base URLs of the clouds' control-plane APIs the
+	// providers ask where a repository kubeconfig's cluster is (Source.RequireEndpoint); empty
+	// means the cloud's own (https://eks.REGION.amazonaws.com, https://container.googleapis.com,
+	// Azure Resource Manager of kubelogin's --environment: https://management.azure.com).
 	// Tests point them at fakes.
-	EKSAPI, GKEAPI string
+	EKSAPI, GKEAPI, AKSAPI string
 }
 
 func (o Options) withDefaults() Options {
@@ -110,6 +111,8 @@ type Error struct {
 	Verdict result.Verdict
 	Message string
 	err     error
+	// cannotLocate: the cloud cannot be asked where the cluster is (see CannotLocate).
+	cannotLocate bool
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -346,7 +346,7 @@ const emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca49599
 
 // locate asks EKS (DescribeCluster, signed with the credentials the tokens are signed with)
 // where the cluster the tokens are for is: its endpoint and CA.
-func (e *eksTokens) locate(ctx context.Context, _ string) (Endpoint, error) {
+func (e *eksTokens) locate(ctx context.Context, _ Entry) (Endpoint, error) {
 	region, name := orDefault(e.region), e.args.cluster
 	call := apiCall{cloud: "EKS", what: fmt.Sprintf("DescribeCluster of the cluster %q in %s", name, region), permission: "eks:DescribeCluster",
 		notFound: "check the cluster's name (--cluster-name, or -i) and region (--region, or AWS_REGION) in the kubeconfig"}

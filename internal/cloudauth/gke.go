@@ -198,7 +198,8 @@ var gkeClusterName = regexp.MustCompile(`^gke_([a-z][a-z0-9.:-]{0,100})_([a-z0-9
 // locate asks GKE (clusters.get, with the job's access token) where the cluster the
 // kubeconfig's entry names (gke_PROJECT_LOCATION_NAME) is: its endpoints (the IP, the private
 // IP, the DNS name) and CA.
-func (g *gkeTokens) locate(ctx context.Context, kubeCluster string) (Endpoint, error) {
+func (g *gkeTokens) locate(ctx context.Context, entry Entry) (Endpoint, error) {
+	kubeCluster := entry.Cluster
 	m := gkeClusterName.FindStringSubmatch(kubeCluster)
 	if m == nil {
 		return Endpoint{}, invalid("the kubeconfig's cluster entry is named %q, not gke_PROJECT_LOCATION_NAME as gcloud container clusters get-credentials names it: "+

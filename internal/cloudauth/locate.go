@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -36,15 +37,34 @@ type Endpoint struct {
 	CAData []byte
 }
 
-// locator asks the cloud's API where the cluster is. kubeCluster is the kubeconfig's name of
-// the cluster entry (GKE's gke_PROJECT_LOCATION_NAME); EKS's plugin names its cluster in its
-// own arguments.
-type locator func(ctx context.Context, kubeCluster string) (Endpoint, error)
+// Entry names the kubeconfig's entries a cluster is reached with: its cluster entry (GKE's
+// gke_PROJECT_LOCATION_NAME, AKS's NAME) and its user (AKS's clusterUser_RESOURCEGROUP_NAME).
+type Entry struct {
+	Cluster, User string
+}
+
+// locator asks the cloud's API where the cluster the entry names is; EKS's plugin names its
+// cluster in its own arguments.
+type locator func(ctx context.Context, entry Entry) (Endpoint, error)
+
+// locatable says, before anything is contacted, why the cloud cannot be asked about the
+// entry's cluster (a setting or a name it needs is missing), as an *Error for which
+// CannotLocate is true; nil when it can.
+type locatable func(entry Entry) error
+
+// CannotLocate reports whether err says that the cloud cannot be asked where the cluster is
+// for want of a setting or a name, so that the workflow's other guards (allowed-servers,
+// pinned-ca) may stand in.
+func CannotLocate(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.cannotLocate
+}
 
 // pinned is what a repository kubeconfig says of its cluster, to be checked against the
 // cloud's answer before any request.
 type pinned struct {
-	kubeCluster string
+	entry       Entry
+	kubeCluster string // entry.Cluster, for messages
 	server      string // as the kubeconfig gives it, scheme and host, for messages
 	host        string // host:port
 	caData      []byte // the kubeconfig's CA, PEM
@@ -57,13 +77,15 @@ type pinned struct {
 }
 
 // RequireEndpoint makes every request of the source wait until the cloud's own API has said
-// where the cluster is (EKS DescribeCluster, GKE clusters.get), with the job's credentials,
+// where the cluster is (EKS DescribeCluster, GKE clusters.get, AKS's managed cluster at Azure
+// Resource Manager), with the job's credentials,
 // and fail, before any token is obtained or any byte is sent, unless the request goes to one
 // of the cluster's endpoints and every certificate of caData (the kubeconfig's CA; empty is
-// the system's roots) is one of the cluster's CAs. kubeCluster is the kubeconfig's cluster
-// entry's name, server its server. A provider that cannot ask its cloud (AKS) is left as it
-// is: RequireEndpoint reports false.
-func (s *Source) RequireEndpoint(kubeCluster, server string, caData []byte) (bool, error) {
+// the system's roots) is one of the cluster's CAs. entry names the kubeconfig's cluster and
+// user entries, server is its server. A provider that cannot ask its cloud is left as it is:
+// RequireEndpoint reports false. When the environment or the entries lack what the question
+// needs (AKS's subscription), the error says what, and CannotLocate is true of it.
+func (s *Source) RequireEndpoint(entry Entry, server string, caData []byte) (bool, error) {
 	if s.locate == nil {
 		return false, nil
 	}
@@ -71,7 +93,12 @@ func (s *Source) RequireEndpoint(kubeCluster, server string, caData []byte) (boo
 	if err != nil || u.Host == "" {
 		return false, invalid("the kubeconfig's server is not a URL")
 	}
-	s.pin = &pinned{kubeCluster: kubeCluster, server: u.Scheme + "://" + u.Host, host: hostPort(u), caData: slices.Clone(caData)}
+	if s.locatable != nil {
+		if err := s.locatable(entry); err != nil {
+			return false, s.asError(err)
+		}
+	}
+	s.pin = &pinned{entry: entry, kubeCluster: entry.Cluster, server: u.Scheme + "://" + u.Host, host: hostPort(u), caData: slices.Clone(caData)}
 	return true, nil
 }
 
@@ -107,7 +134,7 @@ func (s *Source) located(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Timeout)
 	defer cancel()
-	ep, err := s.locate(ctx, p.kubeCluster)
+	ep, err := s.locate(ctx, p.entry)
 	if err != nil {
 		p.failed, p.retryAt = s.asError(err), now.Add(errorBackoff)
 		return p.failed
@@ -123,7 +150,7 @@ func (s *Source) located(ctx context.Context) error {
 // mismatch says how the kubeconfig differs from what the cloud says of the cluster, or "".
 func (p *pinned) mismatch(cloud string, ep Endpoint) string {
 	fix := fmt.Sprintf("the job's %s token goes only to the cluster's own endpoint, with the cluster's own CA, so that a kubeconfig from the repository "+
-		"cannot send it elsewhere: write the kubeconfig again from the cloud (aws eks update-kubeconfig, gcloud container clusters get-credentials --dns-endpoint)", cloud)
+		"cannot send it elsewhere: write the kubeconfig again from the cloud (aws eks update-kubeconfig, gcloud container clusters get-credentials --dns-endpoint, az aks get-credentials)", cloud)
 	if !slices.Contains(ep.Hosts, p.host) {
 		shown := make([]string, len(ep.Hosts))
 		for i, h := range ep.Hosts {
@@ -223,7 +250,7 @@ const maxAPIAnswer = 4 << 20
 
 // apiCall is one request to a cloud's control-plane API, for locating a cluster.
 type apiCall struct {
-	cloud      string // "EKS", "GKE"
+	cloud      string // "EKS", "GKE", "Azure Resource Manager"
 	what       string // "DescribeCluster of the cluster \"prod\" in eu-west-1", for messages
 	permission string // what the job's identity needs: "eks:DescribeCluster"
 	notFound   string // what to check when the cluster does not exist

@@ -103,34 +103,53 @@ func TestRepositoryClusterLocatedByTheCloud(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	entra := cloudauthtest.NewEntra(oidc)
+	t.Cleanup(entra.Close)
+	aksAPI := cloudauthtest.NewAKSAPI(entra.ValidARM)
+	t.Cleanup(aksAPI.Close)
+	const subscription = "0b1f6471-1bf0-4dda-aec3-cb9272f09590"
 
 	type cloud struct {
 		name     string
 		exec     *clientcmdapi.ExecConfig
 		vars     map[string]string
 		api      *cloudauthtest.ClusterAPI
+		apiName  string // how errors name the API
 		path     string // the cluster's path at the API
 		entry    string // the kubeconfig's cluster entry
+		user     string // the kubeconfig's user entry, when the API needs it
 		endpoint func(victim *apiServer) cloudauthtest.APICluster
 		what     string // how errors name the cluster
 	}
 	clouds := []cloud{{
-		name: "EKS", exec: eksExec(), api: eksAPI, path: "prod", entry: "arn:aws:eks:eu-west-1:111122223333:cluster/prod",
+		name: "EKS", exec: eksExec(), api: eksAPI, apiName: "EKS", path: "prod", entry: "arn:aws:eks:eu-west-1:111122223333:cluster/prod",
 		vars: map[string]string{"AWS_ACCESS_KEY_ID": key.AccessKeyID, "AWS_SECRET_ACCESS_KEY": key.SecretAccessKey, "AWS_SESSION_TOKEN": key.SessionToken},
 		endpoint: func(v *apiServer) cloudauthtest.APICluster {
 			return cloudauthtest.APICluster{Endpoint: v.URL, CAData: certPEM(v.Server)}
 		},
 		what: `DescribeCluster of the cluster "prod" in eu-west-1`,
 	}, {
-		name: "GKE", exec: gkeExec(), api: gkeAPI, path: "projects/my-project/locations/europe-west1/clusters/prod",
+		name: "GKE", exec: gkeExec(), api: gkeAPI, apiName: "GKE", path: "projects/my-project/locations/europe-west1/clusters/prod",
 		entry: "gke_my-project_europe-west1_prod", vars: map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": googleCreds},
 		endpoint: func(v *apiServer) cloudauthtest.APICluster {
 			// The IP endpoint, as GKE gives it: an address, no scheme.
 			return cloudauthtest.APICluster{Endpoint: strings.TrimPrefix(v.URL, "https://"), CAData: certPEM(v.Server)}
 		},
 		what: `clusters.get of the cluster "prod" in europe-west1 of the project my-project`,
+	}, {
+		name: "AKS", exec: aksExec("workloadidentity", ""), api: aksAPI, apiName: "Azure Resource Manager",
+		path:  subscription + "/resourceGroups/my-rg/providers/Microsoft.ContainerService/managedClusters/prod",
+		entry: "prod", user: "clusterUser_my-rg_prod",
+		vars: map[string]string{"AZURE_AUTHORITY_HOST": entra.URL, "AZURE_CLIENT_ID": entra.ClientID, "AZURE_TENANT_ID": entra.TenantID,
+			"ACTIONS_ID_TOKEN_REQUEST_URL": oidc.RequestURL, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": oidc.RequestToken, "AZURE_SUBSCRIPTION_ID": subscription},
+		endpoint: func(v *apiServer) cloudauthtest.APICluster {
+			// properties.fqdn, a name without a scheme (here with the fake's port).
+			return cloudauthtest.APICluster{Endpoint: strings.TrimPrefix(v.URL, "https://"), CAData: certPEM(v.Server)}
+		},
+		what: `the managed cluster read of the cluster "prod" in the resource group "my-rg" of the subscription ` + subscription,
 	}}
-	permission := map[string]string{"EKS": "eks:DescribeCluster", "GKE": "container.clusters.get"}
+	permission := map[string]string{"EKS": "eks:DescribeCluster", "GKE": "container.clusters.get",
+		"AKS": "Microsoft.ContainerService/managedClusters/read and Microsoft.ContainerService/managedClusters/listClusterUserCredential/action"}
 
 	tests := []struct {
 		name   string
@@ -159,13 +178,13 @@ func TestRepositoryClusterLocatedByTheCloud(t *testing.T) {
 		name: "the identity may not ask the cloud", server: "VICTIM", ca: "VICTIM",
 		setup: func(api *cloudauthtest.ClusterAPI, path string, _ cloudauthtest.APICluster) { api.Deny(path) },
 		want: func(c cloud) outcome {
-			return outcome{Verdict: result.VerdictUnauthorized, MessageHas: []string{c.name + " refused " + c.what + " (403)", "permission " + permission[c.name]}}
+			return outcome{Verdict: result.VerdictUnauthorized, MessageHas: []string{c.apiName + " refused " + c.what + " (403)", "permission " + permission[c.name]}}
 		},
 	}, {
 		name: "no such cluster", server: "VICTIM", ca: "VICTIM",
 		setup: func(*cloudauthtest.ClusterAPI, string, cloudauthtest.APICluster) {},
 		want: func(c cloud) outcome {
-			return outcome{Verdict: result.VerdictInvalidConfig, MessageHas: []string{c.name + " has no cluster for " + c.what + " (404)"}}
+			return outcome{Verdict: result.VerdictInvalidConfig, MessageHas: []string{c.apiName + " has no cluster for " + c.what + " (404)"}}
 		},
 	}}
 	for _, c := range clouds {
@@ -187,10 +206,14 @@ func TestRepositoryClusterLocatedByTheCloud(t *testing.T) {
 				} else {
 					c.api.Add(path, apiCluster)
 				}
-				src := source(t, exec, c.vars, cloudauth.Options{EKSAPI: eksAPI.URL, GKEAPI: gkeAPI.URL, HTTPClient: c.api.Client()})
+				user := ""
+				if c.user != "" {
+					user = c.user + "-" + path[strings.LastIndex(path, "-")+1:]
+				}
+				src := source(t, exec, c.vars, cloudauth.Options{EKSAPI: eksAPI.URL, GKEAPI: gkeAPI.URL, AKSAPI: aksAPI.URL, HTTPClient: c.api.Client()})
 				server := map[string]string{"VICTIM": victim.URL, "ATTACKER": attacker.URL}[tt.server]
 				ca := map[string][]byte{"VICTIM": certPEM(victim.Server), "OTHER": otherCA(t)}[tt.ca]
-				required, err := src.RequireEndpoint(entry, server, ca)
+				required, err := src.RequireEndpoint(cloudauth.Entry{Cluster: entry, User: user}, server, ca)
 				if err != nil || !required {
 					t.Fatalf("RequireEndpoint() = %t, %v; want true, nil", required, err)
 				}

@@ -146,7 +146,8 @@ func (p *Plugin) NewSource(opts Options) (*Source, error) {
 		}
 		return nil, fail(e)
 	}
-	return &Source{cloud: p.Cloud, what: p.describe(), refused: p.refused, fetch: fetch, locate: pr.locate, opts: opts, secrets: s}, nil
+	return &Source{cloud: p.Cloud, what: p.describe(), refused: p.refused, fetch: fetch, locate: pr.locate, locatable: pr.locatable,
+		opts: opts, secrets: s}, nil
 }
 
 // provider is what a built-in provider works with.
@@ -156,6 +157,8 @@ type provider struct {
 	secrets *secrets
 	http    *http.Client // for token requests; it hands the tokens in responses to secrets
 	locate  locator      // asks the cloud where a cluster is; nil when the provider cannot
+	// locatable says why the cloud cannot be asked about an entry's cluster; nil when it can.
+	locatable locatable
 }
 
 // requestTimeout bounds one token request.

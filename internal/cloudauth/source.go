@@ -42,8 +42,9 @@ type Source struct {
 	// (an ID token's own claims), instead of refused.
 	refusedBy func(token string) string
 	fetch     fetcher
-	locate    locator // asks the cloud where the cluster is; nil when the provider cannot
-	pin       *pinned // what RequireEndpoint checks before any request; nil when nothing is
+	locate    locator   // asks the cloud where the cluster is; nil when the provider cannot
+	locatable locatable // why the cloud cannot be asked about an entry's cluster; nil when it always can
+	pin       *pinned   // what RequireEndpoint checks before any request; nil when nothing is
 	opts      Options
 	secrets   *secrets
 
@@ -180,7 +181,7 @@ func (s *Source) invalidate(value string) {
 func (s *Source) asError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
-		return &Error{Verdict: e.Verdict, Message: s.what + ": " + e.Message, err: e.err}
+		return &Error{Verdict: e.Verdict, Message: s.what + ": " + e.Message, err: e.err, cannotLocate: e.cannotLocate}
 	}
 	return &Error{Verdict: classify(err), Message: s.what + ": could not get a token: " + s.secrets.quote(err), err: err}
 }

@@ -123,8 +123,9 @@ type Input struct {
 
 	// PinnedCA is a PEM bundle of CA certificates (the pinned-ca input), PinnedCAFile a file
 	// of one (the CLI's --pinned-ca). When either is given, a kubeconfig of a file: source
-	// whose built-in provider's cluster the cloud is not asked about (AKS, a server in
-	// AllowedServers) must give a certificate-authority-data of these CAs only. See pinCA.
+	// whose built-in provider's cluster the cloud is not asked about (a server in
+	// AllowedServers, AKS without AZURE_SUBSCRIPTION_ID) must give a certificate-authority-data
+	// of these CAs only. See pinCA.
 	PinnedCA     string
 	PinnedCAFile string
 }

@@ -31,11 +31,13 @@ func selfSignedCA(t *testing.T, cn string) string {
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
-// TestRepositoryKubeconfigPinnedCA: where the cloud is not asked where the cluster is (AKS, a
-// server in allowed-servers), the workflow's pinned-ca (--pinned-ca FILE) decides which CAs a
-// repository kubeconfig may trust with the job's token: every certificate of its
-// certificate-authority-data must be pinned, and it must give one. Nothing pinned, or the
-// workflow's own kubeconfig, keeps the file's CA as it is. Bad PEM is bad input.
+// TestRepositoryKubeconfigPinnedCA: where the cloud is not asked where the cluster is (a server
+// in allowed-servers; AKS without AZURE_SUBSCRIPTION_ID), the workflow's pinned-ca
+// (--pinned-ca FILE) decides which CAs a repository kubeconfig may trust with the job's token:
+// every certificate of its certificate-authority-data must be pinned, and it must give one.
+// AKS with nothing pinned and no subscription is refused, saying what to set; with the
+// subscription, Azure Resource Manager is asked (TestRepositoryClusterLocatedByTheCloud). The
+// workflow's own kubeconfig keeps the file's CA as it is. Bad PEM is bad input.
 func TestRepositoryKubeconfigPinnedCA(t *testing.T) {
 	t.Parallel()
 	clusterCA, otherCA := selfSignedCA(t, "cluster-ca"), selfSignedCA(t, "attacker-ca")
@@ -57,6 +59,7 @@ func TestRepositoryKubeconfigPinnedCA(t *testing.T) {
 		pinnedFile  string // the CLI's --pinned-ca, a file holding pinned
 		allowed     []string
 		env         bool
+		aksNames    bool // the subscription set; the user named as az aks get-credentials names it unless the case is refused
 		wantInvalid string
 		wantErr     string
 	}{{
@@ -74,6 +77,17 @@ func TestRepositoryKubeconfigPinnedCA(t *testing.T) {
 		wantInvalid: `the kubeconfig's cluster "a" gives no certificate-authority-data` + why + `: give the cluster's CA (certificate-authority-data), one of those pinned`,
 	}, {
 		name: "a CA of its own, nothing pinned", server: aksServer, user: aks, ca: otherCA,
+		wantInvalid: `the kubeconfig's cluster "a": AKS credentials (kubelogin get-token, built in): the built-in provider asks Azure Resource Manager where a repository kubeconfig's AKS cluster is before it sends a token, ` +
+			`and AZURE_SUBSCRIPTION_ID is not set: set it in the step's env: to the cluster's subscription; or list its server in the allowed-servers input, or pin its CA with the pinned-ca input`,
+	}, {
+		name: "nothing pinned, the user not named as az aks get-credentials names it", server: aksServer, user: aks, ca: otherCA,
+		aksNames: true, wantInvalid: `the kubeconfig's cluster "a": AKS credentials (kubelogin get-token, built in): the built-in provider asks Azure Resource Manager where a repository kubeconfig's AKS cluster is before it sends a token, ` +
+			`and the kubeconfig's user is named "a" and its cluster "a", not clusterUser_RESOURCEGROUP_NAME and NAME as az aks get-credentials names them (the resource group and the name of the managed cluster): ` +
+			`rename the entries (and the context's user: and cluster:); or list its server in the allowed-servers input, or pin its CA with the pinned-ca input`,
+	}, {
+		name: "nothing pinned, the subscription set: the cloud is asked", server: aksServer, user: aks, ca: otherCA, aksNames: true,
+	}, {
+		name: "a CA of its own pinned against, the subscription set: the cloud is asked, not the pins", server: aksServer, user: aks, ca: otherCA, pinned: clusterCA, aksNames: true,
 	}, {
 		name: "a CA of its own in the workflow's own kubeconfig", server: aksServer, user: aks, ca: otherCA, pinned: clusterCA, env: true,
 	}, {
@@ -92,9 +106,17 @@ func TestRepositoryKubeconfigPinnedCA(t *testing.T) {
 			cfg := newConfig("a")
 			cfg.Clusters["a"] = &clientcmdapi.Cluster{Server: tt.server, CertificateAuthorityData: []byte(tt.ca)}
 			cfg.AuthInfos["a"] = tt.user.DeepCopy()
+			vars := map[string]string{"AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "AZURE_CLIENT_SECRET": "azs-" + marker + "-Q8x7Yv", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"}
+			if tt.aksNames {
+				vars["AZURE_SUBSCRIPTION_ID"] = "0b1f6471-1bf0-4dda-aec3-cb9272f09590"
+				if tt.wantInvalid == "" {
+					delete(cfg.AuthInfos, "a")
+					cfg.AuthInfos["clusterUser_my-rg_a"], cfg.Contexts["a"].AuthInfo = tt.user.DeepCopy(), "clusterUser_my-rg_a"
+				}
+			}
 			kc := yamlOf(t, cfg)
+			vars["KC"] = kc
 			files := map[string]string{"/ws/kc/config.yaml": kc, "/ws/pinned.pem": tt.pinnedFile}
-			vars := map[string]string{"KC": kc, "AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "AZURE_CLIENT_SECRET": "azs-" + marker + "-Q8x7Yv", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"}
 			in := Input{Clusters: "c=file:kc/config.yaml", AllowedServers: tt.allowed, PinnedCA: tt.pinned}
 			if tt.pinnedFile != "" {
 				in.PinnedCAFile = "/ws/pinned.pem"

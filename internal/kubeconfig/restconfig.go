@@ -72,11 +72,21 @@ func (l *loader) restConfig(d *doc, contextName string) (*rest.Config, string) {
 	if builtin != nil && d.repo {
 		// The cloud's own API says where the cluster is and what its CA is; the source
 		// checks the server and the CA against it before any request (trust.go). Where the
-		// cloud is not asked, the workflow may pin the CA.
+		// cloud is not asked, the workflow may pin the CA; where it cannot be asked for want
+		// of a setting (AKS's subscription), a pinned CA stands in, and without one the
+		// cluster is refused, saying what is missing.
 		located := false
 		if !l.allowedServer(cluster.Server) {
 			var err error
-			if located, err = builtin.RequireEndpoint(kctx.Cluster, cluster.Server, cluster.CertificateAuthorityData); err != nil {
+			located, err = builtin.RequireEndpoint(cloudauth.Entry{Cluster: kctx.Cluster, User: kctx.AuthInfo}, cluster.Server, cluster.CertificateAuthorityData)
+			switch {
+			case err != nil && cloudauth.CannotLocate(err) && len(l.pinned) == 0:
+				allow, pin := "the allowed-servers input", "the pinned-ca input"
+				if l.in.CLI {
+					allow, pin = "--allowed-server", "--pinned-ca"
+				}
+				return nil, fmt.Sprintf("the kubeconfig's cluster %q: %v; or list its server in %s, or pin its CA with %s", kctx.Cluster, err, allow, pin)
+			case err != nil && !cloudauth.CannotLocate(err):
 				return nil, fmt.Sprintf("the kubeconfig's cluster %q: %v", kctx.Cluster, err)
 			}
 		}

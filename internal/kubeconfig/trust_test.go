@@ -415,11 +415,12 @@ func TestRepositoryKubeconfigChoosesNoAzureAudience(t *testing.T) {
 func TestRepositoryKubeconfigCloudEndpointPortAndTLSName(t *testing.T) {
 	t.Parallel()
 	providers := []struct {
-		cloud string
-		host  string
-		user  *clientcmdapi.AuthInfo
-		vars  map[string]string
-		files map[string]string
+		cloud    string
+		host     string
+		user     *clientcmdapi.AuthInfo
+		userName string // the user entry's name, when not the context's
+		vars     map[string]string
+		files    map[string]string
 	}{{
 		cloud: "EKS",
 		host:  "0123456789abcdef0123456789abcdef.gr7.eu-west-1.eks.amazonaws.com",
@@ -440,7 +441,11 @@ func TestRepositoryKubeconfigCloudEndpointPortAndTLSName(t *testing.T) {
 			APIVersion: "client.authentication.k8s.io/v1beta1", Command: "kubelogin",
 			Args: []string{"get-token", "--login", "spn", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"},
 		}},
-		vars: map[string]string{"AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "AZURE_CLIENT_SECRET": "azs-" + marker + "-Q8x7Yv"},
+		// As az aks get-credentials names the user, with the subscription set: Azure Resource
+		// Manager is asked where the cluster is at the first request (TestRepositoryClusterLocatedByTheCloud).
+		userName: "clusterUser_my-rg_a",
+		vars: map[string]string{"AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "AZURE_CLIENT_SECRET": "azs-" + marker + "-Q8x7Yv",
+			"AZURE_SUBSCRIPTION_ID": "0b1f6471-1bf0-4dda-aec3-cb9272f09590"},
 	}}
 	// In the cases, HOST stands for the provider's endpoint and CLOUD for its name.
 	const why = `, and a kubeconfig from the repository (file:kc/config.yaml) never chooses where the job's CLOUD token goes, so that a pull request cannot take it`
@@ -492,6 +497,10 @@ func TestRepositoryKubeconfigCloudEndpointPortAndTLSName(t *testing.T) {
 				cfg.Clusters["a"].Server = placeholders.Replace(tt.server)
 				cfg.Clusters["a"].TLSServerName = tt.tlsName
 				cfg.AuthInfos["a"] = p.user.DeepCopy()
+				if p.userName != "" {
+					delete(cfg.AuthInfos, "a")
+					cfg.AuthInfos[p.userName], cfg.Contexts["a"].AuthInfo = p.user.DeepCopy(), p.userName
+				}
 				kubeconfig := yamlOf(t, cfg)
 				files := map[string]string{"/ws/kc/config.yaml": kubeconfig}
 				maps.Copy(files, p.files)

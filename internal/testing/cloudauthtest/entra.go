@@ -18,7 +18,8 @@ import (
 // over TLS with its own CA (azidentity only talks to an https authority): the tenant's
 // OpenID configuration, and client credentials grants with a federated client assertion (a
 // GitHub OIDC token for api://AzureADTokenExchange, or a token written to a federated token
-// file) or a client secret. Only the tokens it issued for ServerID, unexpired, are Valid.
+// file) or a client secret. Only the tokens it issued for ServerID, unexpired, are Valid; those
+// for Azure Resource Manager (scope https://management.azure.com/.default) are ValidARM.
 type Entra struct {
 	// URL is the authority host, for AZURE_AUTHORITY_HOST.
 	URL string
@@ -35,8 +36,12 @@ type Entra struct {
 
 	mu        sync.Mutex
 	federated map[string]bool // assertions accepted besides GitHub's
-	issued    issuedTokens    // access tokens -> expiry
+	issued    issuedTokens    // access tokens for ServerID -> expiry
+	arm       issuedTokens    // access tokens for Azure Resource Manager -> expiry
 }
+
+// ResourceManagerScope is the scope of Azure Resource Manager's tokens.
+const ResourceManagerScope = "https://management.azure.com/.default"
 
 // NewEntra starts the fake; the GitHub tokens it accepts as assertions are oidc's.
 func NewEntra(oidc *GitHubOIDC) *Entra {
@@ -80,6 +85,10 @@ func (e *Entra) WriteFederatedToken(dir string) (string, error) {
 	return path, os.WriteFile(path, []byte(tok), 0o600)
 }
 
+// ValidARM reports whether token is one the fake issued for Azure Resource Manager and has not
+// expired.
+func (e *Entra) ValidARM(token string) bool { return e.arm.valid(token) }
+
 // Valid reports whether token is one the fake issued for ServerID and has not expired.
 func (e *Entra) Valid(token string) (string, bool) {
 	if !e.issued.valid(token) {
@@ -106,6 +115,7 @@ func (e *Entra) token(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	federated := e.federated[f.Get("client_assertion")]
 	e.mu.Unlock()
+	arm := strings.Contains(" "+f.Get("scope")+" ", " "+ResourceManagerScope+" ")
 	switch {
 	case r.PathValue("tenant") != e.TenantID:
 		entraError(w, "invalid_request", "AADSTS90002: Tenant not found.")
@@ -116,7 +126,7 @@ func (e *Entra) token(w http.ResponseWriter, r *http.Request) {
 	case f.Get("client_id") != e.ClientID:
 		entraError(w, "unauthorized_client", "AADSTS700016: Application not found in the directory.")
 		return
-	case !strings.Contains(" "+f.Get("scope")+" ", " "+e.ServerID+"/.default "):
+	case !strings.Contains(" "+f.Get("scope")+" ", " "+e.ServerID+"/.default ") && !arm:
 		entraError(w, "invalid_scope", "AADSTS70011: The provided value for scope is not valid.")
 		return
 	case f.Has("client_assertion"):
@@ -130,7 +140,12 @@ func (e *Entra) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.aks-" + randomHex(32)
-	e.issued.add(tok, time.Now().Add(e.Lifetime))
+	if arm {
+		tok = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.arm-" + randomHex(32)
+		e.arm.add(tok, time.Now().Add(e.Lifetime))
+	} else {
+		e.issued.add(tok, time.Now().Add(e.Lifetime))
+	}
 	seconds := int(e.Lifetime / time.Second)
 	writeJSON(w, map[string]any{"token_type": "Bearer", "expires_in": seconds, "ext_expires_in": seconds, "access_token": tok})
 }
