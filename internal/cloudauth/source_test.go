@@ -343,8 +343,7 @@ func TestTokenNotSentOnRedirect(t *testing.T) {
 				_, _ = io.WriteString(w, "ok")
 			}))
 			t.Cleanup(b.Close)
-			var a *httptest.Server
-			a = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				mu.Lock()
 				got.A = append(got.A, r.Header.Get("Authorization"))
 				mu.Unlock()
