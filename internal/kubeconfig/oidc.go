@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -171,7 +170,8 @@ func (l *loader) oidcCluster(e entry, origin, dir string) (Cluster, error) {
 		cluster.Invalid = err.Error()
 		return cluster, nil
 	}
-	cfg.WrapTransport = toServerOnly(e.ref, src.WrapTransportFor(e.ref))
+	// The token goes to the line's own server alone: never on a redirect to another host.
+	cfg.WrapTransport = src.WrapTransportFor(e.ref)
 	cluster.Config = cfg
 	return cluster, nil
 }
@@ -182,28 +182,3 @@ func (l *loader) oidcCluster(e entry, origin, dir string) (Cluster, error) {
 func (l *loader) clustersFromFile() bool {
 	return l.in.CLI && l.in.ClustersFile != "" && len(l.in.ClusterLines) == 0 && l.in.KubeconfigDir == ""
 }
-
-// toServerOnly wraps a transport so that only the requests to server (its scheme and host) go
-// through withToken: a request elsewhere, a redirect the server answers with, goes without the
-// token.
-func toServerOnly(server string, withToken func(http.RoundTripper) http.RoundTripper) func(http.RoundTripper) http.RoundTripper {
-	u, _ := url.Parse(server) // parsed already: parseOIDC
-	return func(next http.RoundTripper) http.RoundTripper {
-		return &serverOnly{scheme: u.Scheme, host: u.Host, withToken: withToken(next), next: next}
-	}
-}
-
-type serverOnly struct {
-	scheme, host    string
-	withToken, next http.RoundTripper
-}
-
-func (s *serverOnly) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme == s.scheme && strings.EqualFold(req.URL.Host, s.host) {
-		return s.withToken.RoundTrip(req)
-	}
-	return s.next.RoundTrip(req)
-}
-
-// WrappedRoundTripper lets client-go's debugging and cancellation helpers see through.
-func (s *serverOnly) WrappedRoundTripper() http.RoundTripper { return s.withToken }
