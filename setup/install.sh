@@ -129,10 +129,12 @@ if [ "$attest" = true ]; then
     rc=$?
     echo "::warning title=app-status setup::gh attestation verify did not accept $archive as attested by $repo's release workflow at $version (exit $rc, its output below); it is installed checked against checksums.txt only. To require a signature, install cosign before this step and set verify-signature: true"
     # gh's words as plain lines: each prefixed, carriage returns turned to spaces (the runner
-    # starts a line at one), so none is a runner command.
+    # starts a line at one), and "##[" broken up (the runner reads it anywhere in a line), so
+    # none is a runner command.
     if [ -n "$said" ]; then
       while IFS= read -r line || [ -n "$line" ]; do
-        printf 'gh: %s\n' "${line//$'\r'/ }"
+        line=${line//$'\r'/ }
+        printf 'gh: %s\n' "${line//'##['/'## ['}"
       done <<<"$said"
     fi
   fi

@@ -161,7 +161,7 @@ func TestSetupAction(t *testing.T) {
 	cosignNo := "#!/bin/sh\necho 'Error: none of the expected identities matched' >&2\nexit 1\n"
 	ghOK := "#!/bin/sh\necho \"$@\" > \"$GH_LOG\"\n"
 	// gh's output may hold a runner command, on its own line or after a carriage return.
-	ghNo := "#!/bin/sh\necho \"$@\" > \"$GH_LOG\"\necho 'no attestations found' >&2\nprintf '::set-env name=GH::1\\n  ::set-output name=a::1\\r::stop-commands::x\\n' >&2\nexit 1\n"
+	ghNo := "#!/bin/sh\necho \"$@\" > \"$GH_LOG\"\necho 'no attestations found' >&2\nprintf '::set-env name=GH::1\\n  ::set-output name=a::1\\r::stop-commands::x\\n  ok ##[stop-commands]x\\n' >&2\nexit 1\n"
 	const token = "GH_TOKEN=ghs_jobtokenfortests"
 
 	tests := []struct {
@@ -229,6 +229,9 @@ func TestSetupAction(t *testing.T) {
 				if strings.HasPrefix(line, "::") && !strings.HasPrefix(line, "::error title=app-status setup::") &&
 					!strings.HasPrefix(line, "::warning title=app-status setup::") && !strings.HasPrefix(line, "::notice title=app-status setup::") {
 					t.Errorf("install.sh printed a runner command it did not write: %q", line)
+				}
+				if strings.Contains(line, "##[") { // the runner reads ##[ anywhere in a line
+					t.Errorf("install.sh printed a runner command anywhere in a line: %q", line)
 				}
 			}
 			if tt.wantErr != "" {
