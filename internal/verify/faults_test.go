@@ -202,8 +202,10 @@ func TestGetIsASnapshot(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s", name, c.Verdict, c.Message, v)
 		}
 	}
-	if took > 15*time.Second {
-		t.Errorf("get took %s with a 10m timeout: it must answer within seconds", took)
+	// The proof is that get does not wait out the 10m timeout; how fast it answers is a
+	// figure (logged below and in the bench), not a timed assertion a loaded machine can fail.
+	if took > 2*time.Minute {
+		t.Errorf("get took %s with a 10m timeout: it must not wait for the deadline", took)
 	}
 	t.Logf("get over healthy, hung, hung-watch, throttled and failing servers: %s", took.Round(time.Millisecond))
 }
