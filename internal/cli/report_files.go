@@ -83,13 +83,21 @@ func (o cliOptions) inCI(env Env) bool { return inCIClone(env) || o.tektonResult
 
 // inCIClone reports whether the CLI runs in a CI job whose working folder is the repository's
 // clone, which a pull request's files occupy (a committed symbolic link to an executable
-// script, to a file the job reads later): GitLab, GitHub Actions, Azure Pipelines, Jenkins, or
-// any CI that sets CI. A Tekton Task (--tekton-results) counts too: its report workspace is
-// often the one the source was cloned into.
+// script, to a file the job reads later): GitLab, GitHub Actions, Azure Pipelines, Jenkins,
+// the CIs that set no CI variable (ciMarkers), or any CI that sets CI. A Tekton Task
+// (--tekton-results) counts too: its report workspace is often the one the source was cloned
+// into.
 func inCIClone(env Env) bool {
-	return inGitLabCI(env) || inAzurePipelines(env) || env.Getenv("GITHUB_ACTIONS") == "true" ||
-		env.Getenv("JENKINS_URL") != "" || slices.Contains([]string{"true", "1"}, strings.ToLower(env.Getenv("CI")))
+	if inGitLabCI(env) || inAzurePipelines(env) || env.Getenv("GITHUB_ACTIONS") == "true" ||
+		slices.Contains([]string{"true", "1"}, strings.ToLower(env.Getenv("CI"))) {
+		return true
+	}
+	return slices.ContainsFunc(ciMarkers, func(name string) bool { return env.Getenv(name) != "" })
 }
+
+// ciMarkers are variables that CIs which do not set CI always set in a job: Jenkins, AWS
+// CodeBuild, TeamCity and Bamboo (which prefixes its variables with bamboo_).
+var ciMarkers = []string{"JENKINS_URL", "CODEBUILD_BUILD_ID", "TEAMCITY_VERSION", "bamboo_buildKey"}
 
 // write writes every file named, and returns what could not be written; a default GitLab file
 // that cannot be written is reported to warn instead.
