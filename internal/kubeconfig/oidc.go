@@ -94,8 +94,8 @@ func (e *entry) parseOIDC() error {
 // as the bearer token of every request, sent to that server alone. A CA that cannot be read
 // is an error; an environment that cannot give a token (GitHub Actions without `id-token:
 // write`) makes the cluster Invalid, saying what to add. A line of a clusters file, which can
-// be a pull request's, is Invalid in CI unless the workflow allows its server, and its token
-// and CA files must be in the file's folder: it never chooses where the job's token goes.
+// be a pull request's, is Invalid in CI, whatever its server, and its token and CA files must
+// be in the file's folder: it never chooses where the job's token goes, nor which token.
 func (l *loader) oidcCluster(e entry, origin, dir string) (Cluster, error) {
 	spec := e.oidc
 	fail := func(format string, args ...any) (Cluster, error) {
@@ -103,11 +103,14 @@ func (l *loader) oidcCluster(e entry, origin, dir string) (Cluster, error) {
 	}
 	cfg := &rest.Config{Host: e.ref}
 	fromFile := l.clustersFromFile()
-	if fromFile && l.env.CI && !l.allowedServer(e.ref) {
+	if fromFile && l.env.CI {
+		// Allowing the server is not enough: the line would still choose the audience the
+		// job's token is asked for, or which variable or file is sent as it (another
+		// id_tokens: variable, a cloud's audience), and the allowed server would get it.
 		return Cluster{Name: e.name, Source: e.written(), Invalid: fmt.Sprintf("%s line %d: the cluster %q is an oidc: line of a clusters file, which is not used in a CI job: "+
-			"the file can come from the repository, so from a pull request, and an oidc: line chooses where the job's identity token goes: "+
-			"put the line in the pipeline itself (--cluster '%s=oidc:...' in the job's script, or the GitLab component's clusters input), "+
-			"or list its server with --allowed-server %s", origin, e.line, e.name, e.name, e.ref)}, nil
+			"the file can come from the repository, so from a pull request, and an oidc: line chooses where the job's identity token goes, for which audience, and which token it is "+
+			"(--allowed-server does not change that): put the line in the pipeline itself, as --cluster '%s=oidc:...' in the job's script, or in the action's or the GitLab component's clusters input",
+			origin, e.line, e.name, e.name)}, nil
 	}
 	// A line of a clusters file reads its files from the file's folder alone, as a file:
 	// kubeconfig does (confine): a pull request cannot send another file as the token.

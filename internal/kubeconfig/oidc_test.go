@@ -247,11 +247,12 @@ func TestOIDCTokenGoesToItsServerAlone(t *testing.T) {
 	}
 }
 
-// TestOIDCLineOfAClustersFile: an oidc: line chooses where the job's ID token goes, so in a CI
-// job one of a clusters file (which a pull request can change) is refused, its cluster
-// Invalid, before any token is asked or sent, unless the workflow lists its server; the
-// pipeline's own lines (--cluster) and a run outside CI use it. A line of a file reads its
-// token and CA files from the file's folder alone.
+// TestOIDCLineOfAClustersFile: an oidc: line chooses where the job's ID token goes, for which
+// audience and which token, so in a CI job one of a clusters file (which a pull request can
+// change) is refused, its cluster Invalid, before any token is asked or sent, even when the
+// workflow lists its server; the pipeline's own lines (--cluster, the clusters input) and a
+// run outside CI use it. A line of a file reads its token and CA files from the file's folder
+// alone.
 func TestOIDCLineOfAClustersFile(t *testing.T) {
 	// Not parallel, nor its cases: each case counts what the fake servers received.
 	var mu sync.Mutex
@@ -277,6 +278,10 @@ func TestOIDCLineOfAClustersFile(t *testing.T) {
 	vars := map[string]string{"CA": caPEM, "ID_TOKEN": token, "GITHUB_ACTIONS": "true",
 		"ACTIONS_ID_TOKEN_REQUEST_URL": endpoint.URL + "/idtoken", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "request-token-0123456789"}
 	line := "x=oidc:" + api.URL + " audience=app-status ca=env:CA token=env:ID_TOKEN"
+	// The refusal names the line and the cluster, says why, and gives the fix.
+	refusedInCI := []string{`clusters.txt line 1: the cluster "x" is an oidc: line of a clusters file, which is not used in a CI job`,
+		"from a pull request", "where the job's identity token goes, for which audience, and which token it is", "--allowed-server does not change that",
+		"--cluster 'x=oidc:...' in the job's script, or in the action's or the GitLab component's clusters input"}
 
 	tests := []struct {
 		name        string
@@ -288,18 +293,17 @@ func TestOIDCLineOfAClustersFile(t *testing.T) {
 		name: "CI, a line of a clusters file",
 		in:   Input{CLI: true, ClustersFile: "clusters.txt"},
 		ci:   true, files: map[string]string{"/ws/clusters.txt": line},
-		wantInvalid: []string{`clusters.txt line 1: the cluster "x" is an oidc: line of a clusters file, which is not used in a CI job`,
-			"a pull request", "where the job's identity token goes", "--cluster 'x=oidc:...'", "--allowed-server " + api.URL},
+		wantInvalid: refusedInCI,
 	}, {
 		name: "CI, a line of a clusters file asking GitHub for another audience",
 		in:   Input{CLI: true, ClustersFile: "clusters.txt"},
 		ci:   true, files: map[string]string{"/ws/clusters.txt": "x=oidc:" + api.URL + " audience=sts.amazonaws.com ca=env:CA"},
-		wantInvalid: []string{`the cluster "x" is an oidc: line of a clusters file, which is not used in a CI job`},
+		wantInvalid: refusedInCI,
 	}, {
 		name: "CI, a line of a clusters file in another folder (--clusters-dir)",
 		in:   Input{CLI: true, ClustersFile: "clusters.txt", ClustersBase: "."},
 		ci:   true, files: map[string]string{"/ws/clusters.txt": line},
-		wantInvalid: []string{`the cluster "x" is an oidc: line of a clusters file, which is not used in a CI job`},
+		wantInvalid: refusedInCI,
 	}, {
 		name: "CI, a --cluster line",
 		in:   Input{CLI: true, ClusterLines: []string{line}},
@@ -313,9 +317,17 @@ func TestOIDCLineOfAClustersFile(t *testing.T) {
 		in:    Input{CLI: true, ClustersFile: "clusters.txt"},
 		files: map[string]string{"/ws/clusters.txt": line},
 	}, {
+		// The workflow allows the server, but the file would still choose the audience and
+		// the token: a cloud's audience, or another id_tokens: variable, sent to it.
 		name: "CI, a line of a clusters file whose server the workflow allows",
 		in:   Input{CLI: true, ClustersFile: "clusters.txt", AllowedServers: []string{api.URL}},
 		ci:   true, files: map[string]string{"/ws/clusters.txt": line},
+		wantInvalid: refusedInCI,
+	}, {
+		name: "CI, a line of a clusters file whose server the workflow allows, asking GitHub for a cloud's audience",
+		in:   Input{CLI: true, ClustersFile: "clusters.txt", AllowedServers: []string{api.URL}},
+		ci:   true, files: map[string]string{"/ws/clusters.txt": "x=oidc:" + api.URL + " audience=sts.amazonaws.com ca=env:CA"},
+		wantInvalid: refusedInCI,
 	}, {
 		name:  "a token file in the clusters file's folder",
 		in:    Input{CLI: true, ClustersFile: "clusters.txt"},
@@ -327,9 +339,8 @@ func TestOIDCLineOfAClustersFile(t *testing.T) {
 			"/var/run/secrets/kubernetes.io/serviceaccount/token": token},
 		wantInvalid: []string{"token=file:/var/run/secrets/kubernetes.io/serviceaccount/token is not read: it is outside that folder", "(/ws)"},
 	}, {
-		name: "a token file up from the clusters file's folder, with the server allowed in CI",
-		in:   Input{CLI: true, ClustersFile: "clusters.txt", AllowedServers: []string{api.URL}},
-		ci:   true,
+		name: "a token file up from the clusters file's folder",
+		in:   Input{CLI: true, ClustersFile: "clusters.txt"},
 		files: map[string]string{"/ws/clusters.txt": "x=oidc:" + api.URL + " audience=app-status ca=env:CA token=file:../token",
 			"/token": token},
 		wantInvalid: []string{`token=file:../token is not read: it goes up with ".."`},
