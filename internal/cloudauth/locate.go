@@ -41,6 +41,10 @@ type Endpoint struct {
 // gke_PROJECT_LOCATION_NAME, AKS's NAME) and its user (AKS's clusterUser_RESOURCEGROUP_NAME).
 type Entry struct {
 	Cluster, User string
+	// ListedIn, when set, says where the workflow lists the kubeconfig's server ("the
+	// allowed-servers input"): the server may then have any name, but the cloud is still
+	// asked, and a mismatch says that the list does not choose the cluster.
+	ListedIn string
 }
 
 // locator asks the cloud's API where the cluster the entry names is; EKS's plugin names its
@@ -151,6 +155,10 @@ func (s *Source) located(ctx context.Context) error {
 func (p *pinned) mismatch(cloud string, ep Endpoint) string {
 	fix := fmt.Sprintf("the job's %s token goes only to the cluster's own endpoint, with the cluster's own CA, so that a kubeconfig from the repository "+
 		"cannot send it elsewhere: write the kubeconfig again from the cloud (aws eks update-kubeconfig, gcloud container clusters get-credentials --dns-endpoint, az aks get-credentials)", cloud)
+	if p.entry.ListedIn != "" {
+		fix += fmt.Sprintf("; the server is listed in %s, which says where a token may go, not which cluster a kubeconfig from the repository may have it made for: "+
+			"a server that is not the cluster's own endpoint (a proxy) takes the token only from a kubeconfig of the workflow (the kubeconfig input, an env: source)", p.entry.ListedIn)
+	}
 	if !slices.Contains(ep.Hosts, p.host) {
 		shown := make([]string, len(ep.Hosts))
 		for i, h := range ep.Hosts {

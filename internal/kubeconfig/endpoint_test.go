@@ -25,7 +25,10 @@ import (
 // server's certificate verifies against gets no token signed for the cluster it names: EKS's
 // DescribeCluster (a fake) says where the cluster is, the request is refused before it is
 // sent, and the message names both servers. The cluster's own endpoint gets the token. A
-// server the workflow lists in allowed-servers is taken as listed, the cloud not asked.
+// server the workflow lists in allowed-servers is asked about all the same: the list says
+// where a token may go, not which cluster the file may have it signed for, so the workflow's
+// server of another name gets no token signed for the cluster the file names, and the
+// message says what to do.
 func TestRepositoryKubeconfigServerFromTheCloud(t *testing.T) {
 	t.Parallel()
 	aws := cloudauthtest.NewAWS()
@@ -50,7 +53,12 @@ func TestRepositoryKubeconfigServerFromTheCloud(t *testing.T) {
 		name: "another server under the cloud's domain", server: attacker, wantVerdict: result.VerdictInvalidConfig,
 		wantSays: []string{`the kubeconfig's cluster "a" has the server ` + attacker + `, but EKS says the cluster's API server is ` + victim},
 	}, {
-		name: "another server the workflow allows", server: attacker, allowed: []string{attacker}, wantTokens: 1,
+		name: "another server the workflow allows", server: attacker, allowed: []string{attacker}, wantVerdict: result.VerdictInvalidConfig,
+		wantSays: []string{`the kubeconfig's cluster "a" has the server ` + attacker + `, but EKS says the cluster's API server is ` + victim,
+			`the server is listed in the allowed-servers input, which says where a token may go, not which cluster a kubeconfig from the repository may have it made for: ` +
+				`a server that is not the cluster's own endpoint (a proxy) takes the token only from a kubeconfig of the workflow (the kubeconfig input, an env: source)`},
+	}, {
+		name: "the cluster's endpoint the workflow allows", server: victim, allowed: []string{victim}, wantTokens: 1,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,6 +154,7 @@ func TestRepositoryAKSKubeconfigServerFromTheCloud(t *testing.T) {
 	tests := []struct {
 		name        string
 		server      string
+		allowed     []string
 		wantVerdict result.Verdict // of the request; "" when it is sent
 		wantSays    []string
 		wantTokens  int // requests with a token the server behind both names received
@@ -156,6 +165,10 @@ func TestRepositoryAKSKubeconfigServerFromTheCloud(t *testing.T) {
 	}, {
 		name: "another server under the cloud's domain", server: attacker, wantVerdict: result.VerdictInvalidConfig,
 		wantSays: []string{`has the server ` + attacker + `, but AKS says the cluster's API server is ` + victim},
+	}, {
+		name: "another server the workflow allows", server: attacker, allowed: []string{attacker}, wantVerdict: result.VerdictInvalidConfig,
+		wantSays: []string{`has the server ` + attacker + `, but AKS says the cluster's API server is ` + victim,
+			`the server is listed in the allowed-servers input, which says where a token may go, not which cluster`},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,7 +204,7 @@ func TestRepositoryAKSKubeconfigServerFromTheCloud(t *testing.T) {
 				"ACTIONS_ID_TOKEN_REQUEST_URL": oidc.RequestURL, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": oidc.RequestToken, "AZURE_SUBSCRIPTION_ID": subscription}
 			env := fakeEnv{files: map[string]string{"/ws/kc/config.yaml": kc}, vars: vars}.env()
 			env.CloudAuth = cloudauth.Options{AKSAPI: api.URL, HTTPClient: api.Client()}
-			clusters, _, err := Load(Input{Clusters: "c=file:kc/config.yaml"}, env)
+			clusters, _, err := Load(Input{Clusters: "c=file:kc/config.yaml", AllowedServers: tt.allowed}, env)
 			if err != nil {
 				t.Fatalf("Load() error = %v", err)
 			}

@@ -118,13 +118,14 @@ type Input struct {
 	// AllowedServers are API servers, besides the cloud's own endpoints, that a kubeconfig of a
 	// file: source (from the repository) may have a built-in provider's token sent to: https://
 	// URLs or HOST[:PORT], compared by host and port (the allowed-servers input, the CLI's
-	// --allowed-server). See checkRoute.
+	// --allowed-server). The cloud is still asked that such a server is the cluster's
+	// endpoint. See checkRoute.
 	AllowedServers []string
 
 	// PinnedCA is a PEM bundle of CA certificates (the pinned-ca input), PinnedCAFile a file
 	// of one (the CLI's --pinned-ca). When either is given, a kubeconfig of a file: source
-	// whose built-in provider's cluster the cloud is not asked about (a server in
-	// AllowedServers, AKS without AZURE_SUBSCRIPTION_ID) must give a certificate-authority-data
+	// whose built-in provider's cluster the cloud cannot be asked about (AKS without
+	// AZURE_SUBSCRIPTION_ID) must give a certificate-authority-data
 	// of these CAs only. See pinCA.
 	PinnedCA     string
 	PinnedCAFile string

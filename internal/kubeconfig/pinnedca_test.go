@@ -31,8 +31,8 @@ func selfSignedCA(t *testing.T, cn string) string {
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
-// TestRepositoryKubeconfigPinnedCA: where the cloud is not asked where the cluster is (a server
-// in allowed-servers; AKS without AZURE_SUBSCRIPTION_ID), the workflow's pinned-ca
+// TestRepositoryKubeconfigPinnedCA: where the cloud cannot be asked where the cluster is (AKS
+// without AZURE_SUBSCRIPTION_ID, whether or not the server is in allowed-servers), the workflow's pinned-ca
 // (--pinned-ca FILE) decides which CAs a repository kubeconfig may trust with the job's token:
 // every certificate of its certificate-authority-data must be pinned, and it must give one.
 // AKS with nothing pinned and no subscription is refused, saying what to set; with the
@@ -91,9 +91,15 @@ func TestRepositoryKubeconfigPinnedCA(t *testing.T) {
 	}, {
 		name: "a CA of its own in the workflow's own kubeconfig", server: aksServer, user: aks, ca: otherCA, pinned: clusterCA, env: true,
 	}, {
-		name: "an EKS server the workflow allows, with a CA of its own", server: own, user: execUser(), ca: otherCA, pinned: clusterCA, allowed: []string{own},
-		wantInvalid: `the kubeconfig's cluster "a" has a certificate-authority-data ("CN=attacker-ca") that is none of the pinned CAs, and a kubeconfig from the repository (file:kc/config.yaml) never chooses which server may take the job's EKS token, and the pinned-ca input pins the CAs it may trust` +
+		// The list says where the token may go, not which cluster it is for: the cloud is
+		// asked all the same (TestRepositoryKubeconfigServerFromTheCloud), and its CA decides.
+		name: "an EKS server the workflow allows, with a CA of its own: the cloud is asked, not the pins", server: own, user: execUser(), ca: otherCA, pinned: clusterCA, allowed: []string{own},
+	}, {
+		name: "an AKS server the workflow allows, no subscription, with a CA of its own", server: own, user: aks, ca: otherCA, pinned: clusterCA, allowed: []string{own},
+		wantInvalid: `the kubeconfig's cluster "a" has a certificate-authority-data ("CN=attacker-ca") that is none of the pinned CAs` + why +
 			`: give the cluster's own CA, or pin it in the pinned-ca input`,
+	}, {
+		name: "an AKS server the workflow allows, no subscription, nothing pinned", server: own, user: aks, ca: otherCA, allowed: []string{own},
 	}, {
 		name: "the CLI's --pinned-ca file", server: aksServer, user: aks, ca: clusterCA, pinnedFile: clusterCA,
 	}, {

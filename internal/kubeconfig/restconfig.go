@@ -71,24 +71,27 @@ func (l *loader) restConfig(d *doc, contextName string) (*rest.Config, string) {
 	}
 	if builtin != nil && d.repo {
 		// The cloud's own API says where the cluster is and what its CA is; the source
-		// checks the server and the CA against it before any request (trust.go). Where the
-		// cloud is not asked, the workflow may pin the CA; where it cannot be asked for want
-		// of a setting (AKS's subscription), a pinned CA stands in, and without one the
-		// cluster is refused, saying what is missing.
-		located := false
-		if !l.allowedServer(cluster.Server) {
-			var err error
-			located, err = builtin.RequireEndpoint(cloudauth.Entry{Cluster: kctx.Cluster, User: kctx.AuthInfo}, cluster.Server, cluster.CertificateAuthorityData)
-			switch {
-			case err != nil && cloudauth.CannotLocate(err) && len(l.pinned) == 0:
-				allow, pin := "the allowed-servers input", "the pinned-ca input"
-				if l.in.CLI {
-					allow, pin = "--allowed-server", "--pinned-ca"
-				}
-				return nil, fmt.Sprintf("the kubeconfig's cluster %q: %v; or list its server in %s, or pin its CA with %s", kctx.Cluster, err, allow, pin)
-			case err != nil && !cloudauth.CannotLocate(err):
-				return nil, fmt.Sprintf("the kubeconfig's cluster %q: %v", kctx.Cluster, err)
-			}
+		// checks the server and the CA against it before any request (trust.go), also for a
+		// server the workflow allows: the list says where a token may go, never which
+		// cluster the file may have it signed for. Where the cloud cannot be asked for want
+		// of a setting (AKS's subscription), a server the workflow allows or a pinned CA
+		// stands in, and without either the cluster is refused, saying what is missing;
+		// where it is not asked, the workflow may pin the CA.
+		allow, pin := "the allowed-servers input", "the pinned-ca input"
+		if l.in.CLI {
+			allow, pin = "--allowed-server", "--pinned-ca"
+		}
+		entry := cloudauth.Entry{Cluster: kctx.Cluster, User: kctx.AuthInfo}
+		allowed := l.allowedServer(cluster.Server)
+		if allowed {
+			entry.ListedIn = allow
+		}
+		located, err := builtin.RequireEndpoint(entry, cluster.Server, cluster.CertificateAuthorityData)
+		switch {
+		case err != nil && cloudauth.CannotLocate(err) && len(l.pinned) == 0 && !allowed:
+			return nil, fmt.Sprintf("the kubeconfig's cluster %q: %v; or list its server in %s, or pin its CA with %s", kctx.Cluster, err, allow, pin)
+		case err != nil && !cloudauth.CannotLocate(err):
+			return nil, fmt.Sprintf("the kubeconfig's cluster %q: %v", kctx.Cluster, err)
 		}
 		if !located {
 			if msg := l.pinCA(d, kctx.Cluster, cluster.CertificateAuthorityData, builtin); msg != "" {

@@ -28,8 +28,8 @@ import (
 //     over verified TLS, to the cloud's own API endpoints or a server the workflow allows,
 //     never through a proxy the kubeconfig names (checkRoute); an endpoint is a plain DNS
 //     name under the cloud's domains, never an address whatever it ends with, on port 443
-//     and with no tls-server-name; and, unless the workflow allows the server, the cloud's
-//     own API (EKS DescribeCluster, GKE clusters.get, AKS's managed cluster and
+//     and with no tls-server-name; and, even when the workflow allows the server, the
+//     cloud's own API (EKS DescribeCluster, GKE clusters.get, AKS's managed cluster and
 //     listClusterUserCredential at Azure Resource Manager), asked with the job's credentials, must
 //     say it is the cluster's endpoint and the kubeconfig's CA the cluster's before any
 //     request is sent (cloudauth.Source.RequireEndpoint);

@@ -214,8 +214,8 @@ func TestRepositoryFilesStayInFolder(t *testing.T) {
 // has the job's EKS credentials (the built-in provider) and points at a server of its own,
 // without TLS verification, through a proxy of its own, or over a CA of its own: the cluster
 // is refused naming the field, and no EKS token reaches the server or the proxy. The same
-// kubeconfig from an env: source sends it (the servers would see one), and allowed-servers
-// lets a repository kubeconfig reach a server the workflow names.
+// kubeconfig from an env: source sends it (the servers would see one). A server the workflow
+// allows still has the cloud asked which cluster it is: TestRepositoryKubeconfigServerFromTheCloud.
 func TestRepositoryKubeconfigRoutesNoCloudToken(t *testing.T) {
 	t.Parallel()
 	// In the cases, SERVER stands for the test server's URL, PROXY for the proxy's, HOSTPORT
@@ -268,12 +268,6 @@ func TestRepositoryKubeconfigRoutesNoCloudToken(t *testing.T) {
 		tlsName: "example.com",
 		wantInvalid: `the kubeconfig's cluster "a" has the server https://[0:0:0:0:0:ffff:127.0.0.1%x.gr7.eu-west-1.eks.amazonaws.com]:PORT, which is not an EKS API endpoint (*.eks.amazonaws.com, *.eks.amazonaws.com.cn)` +
 			why + `: if the server is yours, list it in the allowed-servers input`,
-	}, {
-		name:     "a server the workflow allows",
-		server:   "SERVER",
-		ca:       true,
-		allowed:  []string{"HOSTPORT"},
-		wantSeen: "server",
 	}, {
 		name:     "insecure-skip-tls-verify in the workflow's own kubeconfig",
 		server:   "SERVER",
