@@ -145,7 +145,7 @@ func (a kubeloginArgs) start(p *provider) (fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &aksLocator{p: p, cred: cred, environment: a.environment}
+	l := &aksLocator{p: p, cred: cred, environment: a.environment, serverID: a.serverID}
 	p.locate, p.locatable = l.locate, l.locatable
 	scope := strings.TrimSuffix(a.serverID, "/") + "/.default"
 	return func(ctx context.Context) (token, error) {
@@ -378,7 +378,12 @@ type aksLocator struct {
 	p           *provider
 	cred        azcore.TokenCredential
 	environment string // kubelogin's --environment
+	serverID    string // kubelogin's --server-id: the audience of the cluster's tokens
 }
+
+// aksManagedServerID is the server application of AKS-managed Microsoft Entra ID, the
+// audience every AKS cluster with Entra ID accepts.
+const aksManagedServerID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 
 // aksCluster is what the managed cluster calls name: the subscription, resource group and name.
 type aksCluster struct {
@@ -421,10 +426,22 @@ func (l *aksLocator) cluster(entry Entry) (aksCluster, error) {
 	return aksCluster{subscription: strings.ToLower(sub), resourceGroup: rg, name: name}, nil
 }
 
-// locatable says why Azure Resource Manager cannot be asked about the entry's cluster.
+// locatable says why Azure Resource Manager cannot be asked about the entry's cluster. Where
+// it cannot, a server the workflow allows or a pinned CA may stand in, but they say nothing of
+// the token's audience: the kubeconfig, which can be a pull request's, would still choose the
+// application the job's token is made for (any GUID but Microsoft's services) and have it
+// sent to that server. So the token of such a cluster is for AKS-managed Entra ID's server
+// application alone; another --server-id is refused for good (CannotLocate is false).
 func (l *aksLocator) locatable(entry Entry) error {
 	_, err := l.cluster(entry)
-	return err
+	var e *Error
+	if err == nil || strings.EqualFold(l.serverID, aksManagedServerID) || !errors.As(err, &e) {
+		return err
+	}
+	return invalid("%s; until it is asked, the token of a repository kubeconfig is made only for AKS-managed Microsoft Entra ID's server application (--server-id %s), "+
+		"the audience every AKS cluster accepts, and the kubeconfig's --server-id is another: a kubeconfig from the repository does not choose the audience of a token for a cluster "+
+		"the cloud is not asked about, even for a server the workflow allows or a CA it pins (or put the kubeconfig in the workflow: the kubeconfig input, an env: source)",
+		e.Message, aksManagedServerID)
 }
 
 // arm is the Azure Resource Manager endpoint of kubelogin's --environment, and the scope of

@@ -167,7 +167,9 @@ func TestAKSServerIDFromRepository(t *testing.T) {
 // cluster is with the subscription of AZURE_SUBSCRIPTION_ID and the resource group and name
 // of the entries az aks get-credentials writes (user clusterUser_RESOURCEGROUP_NAME, cluster
 // NAME); when one is missing, RequireEndpoint says which, before anything is contacted, and
-// CannotLocate is true of its error, so that the workflow's pinned CA may stand in.
+// CannotLocate is true of its error, so that the workflow's pinned CA may stand in. Nothing
+// stands in for the audience: a kubeconfig whose --server-id is not AKS-managed Entra ID's is
+// then refused for good (CannotLocate false), as it would choose what the token is for.
 func TestAKSLocatable(t *testing.T) {
 	t.Parallel()
 	const sub = "0b1f6471-1bf0-4dda-aec3-cb9272f09590"
@@ -175,8 +177,10 @@ func TestAKSLocatable(t *testing.T) {
 		name        string
 		vars        map[string]string
 		environment string // kubelogin's --environment, when not AzurePublicCloud
+		serverID    string // kubelogin's --server-id, when not AKS-managed Entra ID's
 		entry       cloudauth.Entry
 		wantSays    string // "" when the cloud can be asked
+		wantFinal   bool   // refused for good: no allowed server or pinned CA stands in
 	}{{
 		name:  "as az aks get-credentials writes it",
 		vars:  map[string]string{"AZURE_SUBSCRIPTION_ID": sub},
@@ -220,6 +224,26 @@ func TestAKSLocatable(t *testing.T) {
 		environment: "AzureStackCloud",
 		entry:       cloudauth.Entry{Cluster: "prod", User: "clusterUser_my-rg_prod"},
 		wantSays:    "kubelogin --environment names a cloud whose Azure Resource Manager it does not know",
+	}, {
+		// The file would choose the audience of a token sent to an allowed server.
+		name:     "no subscription, another server application",
+		serverID: "3f9c1d52-7a4e-4b8f-9d21-6e0c5a7b8f14",
+		entry:    cloudauth.Entry{Cluster: "prod", User: "clusterUser_my-rg_prod"},
+		wantSays: "AZURE_SUBSCRIPTION_ID is not set: set it in the step's env: to the cluster's subscription; until it is asked, the token of a repository kubeconfig is made only for " +
+			"AKS-managed Microsoft Entra ID's server application (--server-id 6dae42f8-4368-4678-94ff-3960e28e3630), the audience every AKS cluster accepts, and the kubeconfig's --server-id is another",
+		wantFinal: true,
+	}, {
+		name:      "a user named otherwise, another server application",
+		serverID:  "3f9c1d52-7a4e-4b8f-9d21-6e0c5a7b8f14",
+		vars:      map[string]string{"AZURE_SUBSCRIPTION_ID": sub},
+		entry:     cloudauth.Entry{Cluster: "prod", User: "deployer"},
+		wantSays:  "even for a server the workflow allows or a CA it pins (or put the kubeconfig in the workflow: the kubeconfig input, an env: source)",
+		wantFinal: true,
+	}, {
+		name:     "the subscription, another server application",
+		serverID: "3f9c1d52-7a4e-4b8f-9d21-6e0c5a7b8f14",
+		vars:     map[string]string{"AZURE_SUBSCRIPTION_ID": sub},
+		entry:    cloudauth.Entry{Cluster: "prod", User: "clusterUser_my-rg_prod"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,6 +251,9 @@ func TestAKSLocatable(t *testing.T) {
 			exec := aksExec("spn", "")
 			if tt.environment != "" {
 				exec.Args[2] = tt.environment
+			}
+			if tt.serverID != "" {
+				exec.Args[4] = tt.serverID
 			}
 			vars := map[string]string{"AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "AZURE_CLIENT_SECRET": "azs-Q8x7Yv-secret"}
 			for k, v := range tt.vars {
@@ -240,7 +267,7 @@ func TestAKSLocatable(t *testing.T) {
 			}
 			got, want := outcome{Required: required, CannotLocate: cloudauth.CannotLocate(err)}, outcome{Required: true}
 			if tt.wantSays != "" {
-				want = outcome{CannotLocate: true, Verdict: result.VerdictInvalidConfig}
+				want = outcome{CannotLocate: !tt.wantFinal, Verdict: result.VerdictInvalidConfig}
 				if err == nil || !strings.Contains(err.Error(), tt.wantSays) {
 					t.Errorf("RequireEndpoint() error = %v\nwant it to say %s", err, tt.wantSays)
 				}

@@ -45,6 +45,13 @@ func TestRepositoryKubeconfigPinnedCA(t *testing.T) {
 		APIVersion: "client.authentication.k8s.io/v1beta1", Command: "kubelogin",
 		Args: []string{"get-token", "--login", "spn", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"},
 	}}
+	otherApp := aks.DeepCopy()
+	otherApp.Exec.Args[4] = "3f9c1d52-7a4e-4b8f-9d21-6e0c5a7b8f14"
+	const anotherApp = `the kubeconfig's cluster "a": AKS credentials (kubelogin get-token, built in): the built-in provider asks Azure Resource Manager where a repository kubeconfig's AKS cluster is before it sends a token, ` +
+		`and AZURE_SUBSCRIPTION_ID is not set: set it in the step's env: to the cluster's subscription; until it is asked, the token of a repository kubeconfig is made only for ` +
+		`AKS-managed Microsoft Entra ID's server application (--server-id 6dae42f8-4368-4678-94ff-3960e28e3630), the audience every AKS cluster accepts, and the kubeconfig's --server-id is another: ` +
+		`a kubeconfig from the repository does not choose the audience of a token for a cluster the cloud is not asked about, even for a server the workflow allows or a CA it pins ` +
+		`(or put the kubeconfig in the workflow: the kubeconfig input, an env: source)`
 	const (
 		aksServer = "https://prod-dns-1a2b3c4d.hcp.westeurope.azmk8s.io"
 		own       = "https://k8s.internal.example:6443"
@@ -100,6 +107,13 @@ func TestRepositoryKubeconfigPinnedCA(t *testing.T) {
 			`: give the cluster's own CA, or pin it in the pinned-ca input`,
 	}, {
 		name: "an AKS server the workflow allows, no subscription, nothing pinned", server: own, user: aks, ca: otherCA, allowed: []string{own},
+	}, {
+		// The file would choose the audience of the token the allowed server gets.
+		name: "an AKS server the workflow allows, no subscription, another server application", server: own, user: otherApp, ca: otherCA, allowed: []string{own},
+		wantInvalid: anotherApp,
+	}, {
+		name: "the pinned CA, no subscription, another server application", server: aksServer, user: otherApp, ca: clusterCA, pinned: clusterCA,
+		wantInvalid: anotherApp,
 	}, {
 		name: "the CLI's --pinned-ca file", server: aksServer, user: aks, ca: clusterCA, pinnedFile: clusterCA,
 	}, {
