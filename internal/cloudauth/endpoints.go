@@ -27,8 +27,8 @@ var apiEndpoints = map[string][]string{
 func APIEndpoint(cloud, host string) (string, bool) {
 	suffixes := apiEndpoints[cloud]
 	want := "*" + strings.Join(suffixes, ", *")
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if !dnsName(host) {
+	host = strings.ToLower(host)
+	if !dnsName(host) { // a final dot too: the name compared must be the name dialled
 		return want, false
 	}
 	for _, s := range suffixes {
@@ -39,7 +39,7 @@ func APIEndpoint(cloud, host string) (string, bool) {
 	return want, false
 }
 
-// dnsName reports whether host, in lower case and without a final dot, is a DNS name of
+// dnsName reports whether host, in lower case, is a DNS name (without a final dot) of
 // letters, digits and hyphens (RFC 1123): labels of 1 to 63 characters that neither start nor
 // end with a hyphen, at most 253 characters, and a last label that is not all digits (so no
 // IPv4 address). A "%", ":", "[" or any other character is refused.

@@ -8,7 +8,8 @@ import (
 // TestAPIEndpoint (attacker): only DNS names under a cloud's own API server domains are its
 // endpoints; an IP address, an IPv6 address whose zone is a cloud's name (Go dials the
 // address), a name with a character no DNS name has, a look-alike and another cloud's name
-// are not.
+// are not, nor a name with a final dot (it may resolve to another server than the name
+// without it).
 func TestAPIEndpoint(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -16,7 +17,8 @@ func TestAPIEndpoint(t *testing.T) {
 		want        bool
 	}{
 		{"EKS", "0123456789ABCDEF0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com", true},
-		{"EKS", "0123456789abcdef.yl4.us-gov-west-1.eks.amazonaws.com.", true},
+		{"EKS", "0123456789abcdef.yl4.us-gov-west-1.eks.amazonaws.com", true},
+		{"EKS", "0123456789abcdef.yl4.us-gov-west-1.eks.amazonaws.com.", false}, // the name dialled is not the name checked
 		{"EKS", "0123456789ABCDEF.sk1.cn-north-1.eks.amazonaws.com.cn", true},
 		{"EKS", "eks.amazonaws.com", false},
 		{"EKS", ".eks.amazonaws.com", false},

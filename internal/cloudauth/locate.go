@@ -227,14 +227,15 @@ func PEMCertificates(data []byte) ([][]byte, error) {
 	return out, nil
 }
 
-// hostPort is the URL's host, in lower case without a final dot, and its port (443 when none
-// is given).
+// hostPort is the URL's host, in lower case, and its port (443 when none is given). A final
+// dot is kept, so that the name compared is the name dialled: "host." and "host" may resolve
+// to different servers (the DNS search domains apply to the second alone).
 func hostPort(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
 		port = "443"
 	}
-	return net.JoinHostPort(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), port)
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // endpointHost is the host:port of an endpoint as a cloud's API gives it: a URL or a bare

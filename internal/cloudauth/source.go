@@ -277,7 +277,8 @@ func requestOrigin(u *url.URL) string {
 			port = "80"
 		}
 	}
-	return scheme + "://" + net.JoinHostPort(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), port)
+	// A final dot is kept: "host." and "host" may be different servers (DNS search domains).
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {

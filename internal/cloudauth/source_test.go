@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -301,7 +302,8 @@ func TestWrapTransport(t *testing.T) {
 // TestTokenNotSentOnRedirect: the token goes to the cluster's own server alone. A server
 // answering 302 to another host (B, whose certificate the client trusts, as it does every
 // httptest server's) gets its redirect followed without the token; a redirect within the
-// server keeps it; a server given as no URL gets no token at all.
+// server keeps it; a server given as no URL gets no token at all, nor does the name without
+// the final dot of a server written with one (another name to the resolver).
 func TestTokenNotSentOnRedirect(t *testing.T) {
 	t.Parallel()
 	type seen struct{ A, B []string } // the Authorization headers each server received
@@ -316,10 +318,16 @@ func TestTokenNotSentOnRedirect(t *testing.T) {
 		redirect: func(b *httptest.Server) string { return b.URL + "/version" },
 		want:     seen{A: []string{"Bearer t1"}, B: []string{""}},
 	}, {
-		name:     "to another host, the server written with a final dot and slash",
-		server:   func(a *httptest.Server) string { return strings.Replace(a.URL, "127.0.0.1", "127.0.0.1.", 1) + "/" },
+		name:     "to another host, the server written with a slash",
+		server:   func(a *httptest.Server) string { return a.URL + "/" },
 		redirect: func(b *httptest.Server) string { return b.URL + "/version" },
 		want:     seen{A: []string{"Bearer t1"}, B: []string{""}},
+	}, {
+		// "127.0.0.1." is another name than the one the client dials: no token.
+		name:     "a server written with a final dot",
+		server:   func(a *httptest.Server) string { return strings.Replace(a.URL, "127.0.0.1", "127.0.0.1.", 1) },
+		redirect: func(b *httptest.Server) string { return b.URL + "/version" },
+		want:     seen{A: []string{""}, B: []string{""}},
 	}, {
 		name:     "within the server",
 		server:   func(a *httptest.Server) string { return a.URL },
@@ -369,5 +377,47 @@ func TestTokenNotSentOnRedirect(t *testing.T) {
 				t.Errorf("Authorization headers received (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestHostComparisonsAreExact: the guards compare a server's host as it is dialled, in lower
+// case, the port the scheme's when none is given; a final dot makes another name ("host."
+// is looked up as it is, "host" through the DNS search domains too), so neither the token's
+// guard (serverOrigin against requestOrigin) nor the cloud's endpoint check (hostPort) takes
+// one for the other.
+func TestHostComparisonsAreExact(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		server, request string
+		want            bool
+	}{
+		{"https://k8s.example.com", "https://k8s.example.com/version", true},
+		{"https://K8S.example.com", "https://k8s.example.com:443/version", true},
+		{"k8s.example.com:6443", "https://k8s.example.com:6443/api", true},
+		{"https://k8s.example.com.", "https://k8s.example.com./version", true},
+		{"https://k8s.example.com.", "https://k8s.example.com/version", false},
+		{"https://k8s.example.com", "https://k8s.example.com./version", false},
+		{"https://k8s.example.com:443.", "https://k8s.example.com/version", false},
+		{"https://k8s", "https://k8s./version", false},
+		{"https://k8s.example.com", "http://k8s.example.com/version", false},
+	}
+	for _, tt := range tests {
+		req, err := url.Parse(tt.request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := serverOrigin(tt.server) != "" && serverOrigin(tt.server) == requestOrigin(req); got != tt.want {
+			t.Errorf("serverOrigin(%q) == requestOrigin(%q): %t, want %t (%q, %q)", tt.server, tt.request, got, tt.want, serverOrigin(tt.server), requestOrigin(req))
+		}
+		if req.Scheme != "https" {
+			continue
+		}
+		server, err := url.Parse(tt.server)
+		if err != nil || server.Host == "" {
+			continue // not a URL the cloud's check is given
+		}
+		if got := hostPort(server) == hostPort(req); got != tt.want {
+			t.Errorf("hostPort(%q) == hostPort(%q): %t, want %t", tt.server, tt.request, got, tt.want)
+		}
 	}
 }

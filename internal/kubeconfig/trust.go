@@ -90,18 +90,24 @@ func parseServers(list []string, origin string) (servers, error) {
 		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
 			return nil, fmt.Errorf("%s entry %d is not an API server: give its https:// URL (https://HOST or https://HOST:PORT), as the kubeconfig's server says", origin, i+1)
 		}
+		if strings.HasSuffix(u.Hostname(), ".") {
+			return nil, fmt.Errorf("%s entry %d has a host that ends with a dot: write it without the final dot, as a repository kubeconfig's server must be written "+
+				"(a name with and without it may resolve to different servers under the runner's DNS search domains)", origin, i+1)
+		}
 		out[hostPort(u)] = true
 	}
 	return out, nil
 }
 
-// hostPort is the URL's host, in lower case, and its port (443 when none is given).
+// hostPort is the URL's host, in lower case, and its port (443 when none is given). A final
+// dot is kept: "host." and "host" may resolve to different servers (the runner's DNS search
+// domains apply to the second alone), so they are different servers here too.
 func hostPort(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
 		port = "443"
 	}
-	return net.JoinHostPort(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), port)
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // allowedServer reports whether the workflow lists server in Input.AllowedServers.
@@ -132,12 +138,18 @@ func (l *loader) checkRoute(d *doc, clusterName string, c *clientcmdapi.Cluster,
 	if u.Scheme != "https" {
 		return fmt.Sprintf("the kubeconfig's cluster %q has the server %s, not https, and %s: use its https:// URL", clusterName, shown, why)
 	}
-	if l.allowed[hostPort(u)] {
-		return ""
-	}
 	allow := "the allowed-servers input"
 	if l.in.CLI {
 		allow = "--allowed-server"
+	}
+	if strings.HasSuffix(u.Hostname(), ".") {
+		// The name checked must be the name dialled: "host." and "host" may resolve to
+		// different servers, and the clouds and the list name servers without the dot.
+		return fmt.Sprintf("the kubeconfig's cluster %q has the server %s, whose host ends with a dot, and %s: write it without the final dot, as the cloud and %s name it "+
+			"(a name with and without it may resolve to different servers under the runner's DNS search domains)", clusterName, shown, why, allow)
+	}
+	if l.allowed[hostPort(u)] {
+		return ""
 	}
 	endpoints, ok := cloudauth.APIEndpoint(src.Cloud(), u.Hostname())
 	switch {

@@ -522,3 +522,70 @@ func TestRepositoryKubeconfigCloudEndpointPortAndTLSName(t *testing.T) {
 		}
 	}
 }
+
+// TestServerWithAFinalDot: "host." and "host" may resolve to different servers (the runner's
+// DNS search domains apply to the second alone), so the name checked must be the name
+// dialled. A repository kubeconfig's server with a final dot is refused with the fix, whether
+// or not the list allows the name without it; an allowed-servers entry with one is bad input;
+// the workflow's own kubeconfig keeps it.
+func TestServerWithAFinalDot(t *testing.T) {
+	t.Parallel()
+	const (
+		eks = "0123456789abcdef0123456789abcdef.gr7.eu-west-1.eks.amazonaws.com"
+		why = `, and a kubeconfig from the repository (file:kc/config.yaml) never chooses where the job's EKS token goes, so that a pull request cannot take it`
+	)
+	tests := []struct {
+		name        string
+		server      string
+		allowed     []string
+		env         bool
+		wantInvalid string
+		wantErr     string
+	}{{
+		name: "the cloud's endpoint", server: "https://" + eks,
+	}, {
+		name: "the cloud's endpoint with a final dot", server: "https://" + eks + ".",
+		wantInvalid: `the kubeconfig's cluster "a" has the server https://` + eks + `., whose host ends with a dot` + why +
+			`: write it without the final dot, as the cloud and the allowed-servers input name it (a name with and without it may resolve to different servers under the runner's DNS search domains)`,
+	}, {
+		name: "a server the workflow allows, written with a final dot", server: "https://k8s.internal.example.:6443", allowed: []string{"https://k8s.internal.example:6443"},
+		wantInvalid: `the kubeconfig's cluster "a" has the server https://k8s.internal.example.:6443, whose host ends with a dot` + why +
+			`: write it without the final dot, as the cloud and the allowed-servers input name it (a name with and without it may resolve to different servers under the runner's DNS search domains)`,
+	}, {
+		name: "a server the workflow allows", server: "https://k8s.internal.example:6443", allowed: []string{"https://k8s.internal.example:6443"},
+	}, {
+		name: "an allowed-servers entry with a final dot", server: "https://k8s.internal.example:6443", allowed: []string{"k8s.internal.example.:6443"},
+		wantErr: `input allowed-servers entry 1 has a host that ends with a dot: write it without the final dot, as a repository kubeconfig's server must be written ` +
+			`(a name with and without it may resolve to different servers under the runner's DNS search domains)`,
+	}, {
+		name: "the workflow's own kubeconfig", server: "https://" + eks + ".", env: true,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := newConfig("a")
+			cfg.Clusters["a"].Server = tt.server
+			cfg.AuthInfos["a"] = execUser()
+			kubeconfig := yamlOf(t, cfg)
+			in := Input{Clusters: "c=file:kc/config.yaml", AllowedServers: tt.allowed}
+			if tt.env {
+				in.Clusters = "c=env:KC"
+			}
+			vars := map[string]string{"KC": kubeconfig, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"}
+			clusters, _, err := Load(in, fakeEnv{files: map[string]string{"/ws/kc/config.yaml": kubeconfig}, vars: vars}.env())
+			if diff := cmp.Diff(tt.wantErr, errString(err)); diff != "" {
+				t.Fatalf("Load() error (-want +got):\n%s", diff)
+			}
+			if err != nil {
+				return
+			}
+			got := clusters[0]
+			if diff := cmp.Diff(tt.wantInvalid, got.Invalid); diff != "" {
+				t.Errorf("Invalid (-want +got):\n%s", diff)
+			}
+			if (got.Config == nil) != (tt.wantInvalid != "") {
+				t.Errorf("Config = %v with Invalid %q; want a config exactly when the cluster is not refused", got.Config, got.Invalid)
+			}
+		})
+	}
+}
