@@ -13,6 +13,7 @@
 #   APP_STATUS_REPOSITORY        OWNER/REPO of the releases (github.action_repository)
 #   APP_STATUS_VERIFY_SIGNATURE  auto | true | false
 #   GH_TOKEN                     a token gh reads the attestations with (github.token), or empty
+#   GITHUB_SERVER_URL            the runner's GitHub: gh runs on https://github.com alone
 #   APP_STATUS_DOWNLOAD_URL      the releases' base (default https://github.com/OWNER/REPO/releases/download);
 #                                tests serve a release snapshot from 127.0.0.1
 #   RUNNER_OS, RUNNER_ARCH, RUNNER_TEMP, GITHUB_PATH, GITHUB_OUTPUT  the runner's
@@ -69,13 +70,21 @@ case "$verify" in
   auto | true | false) ;;
   *) fail "verify-signature is '${verify//[^0-9A-Za-z._-]/?}': auto, true or false" ;;
 esac
-attest=false
+attest=false unchecked=
 if [ "$verify" = auto ]; then
   verify=false
   if command -v cosign >/dev/null; then
     verify=true
   elif command -v gh >/dev/null && [ -n "${GH_TOKEN:-}" ]; then
-    attest=true
+    # The attestations are read from github.com, where the releases are, with GH_TOKEN: the
+    # token of the runner's own GitHub, which on GitHub Enterprise Server is a token of that
+    # server, not to be sent to github.com.
+    if [ "${GITHUB_SERVER_URL:-}" = https://github.com ]; then
+      attest=true
+    else
+      server=${GITHUB_SERVER_URL:-}
+      unchecked="; the attestation was not checked with gh either, as this job runs on ${server//[^0-9A-Za-z._:\/-]/?}, not https://github.com, and gh would send that server's token to github.com"
+    fi
   fi
 fi
 if [ "$verify" = true ] && ! command -v cosign >/dev/null; then
@@ -104,7 +113,7 @@ if [ "$verify" = true ]; then
     --certificate-oidc-issuer https://token.actions.githubusercontent.com >/dev/null ||
     fail "checksums.txt of $version is not signed by $repo's release workflow at $version"
 elif [ "$attest" = false ]; then
-  echo "::notice title=app-status setup::the signature of checksums.txt was not checked (no cosign on the PATH); the archive is checked against the release's checksums.txt"
+  echo "::notice title=app-status setup::the signature of checksums.txt was not checked (no cosign on the PATH)$unchecked; the archive is checked against the release's checksums.txt"
 fi
 want=$(awk -v f="$archive" '$2 == f { print $1 }' checksums.txt)
 [[ $want =~ ^[0-9a-f]{64}$ ]] || fail "checksums.txt of $version has no SHA-256 for $archive"
@@ -119,7 +128,7 @@ if [ "$attest" = true ]; then
   # with the job's token, stands in for the signature of checksums.txt.
   bounded=() # gh has no time limit of its own; macOS has no timeout
   if command -v timeout >/dev/null; then bounded=(timeout 120); fi
-  # A check that fails (an attestation API outage, a GHES token, the time limit) warns: the
+  # A check that fails (an attestation API outage, the time limit) warns: the
   # archive matched checksums.txt, as it does where gh is not; verify-signature: true (cosign)
   # is the strict check.
   if said=$(${bounded[@]+"${bounded[@]}"} gh attestation verify "$archive" --repo "$repo" --cert-identity "$identity" \

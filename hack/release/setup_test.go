@@ -134,7 +134,7 @@ func runSetup(t *testing.T, run setupRun) (out, path, outputs string, err error)
 	}
 	cmd := exec.Command(filepath.Join(bin, "bash"), script)
 	cmd.Env = append([]string{"PATH=" + bin, "RUNNER_TEMP=" + runnerTemp, "GITHUB_PATH=" + ghPath,
-		"GITHUB_OUTPUT=" + ghOutput, "APP_STATUS_REPOSITORY=org/app-status-action"}, run.env...)
+		"GITHUB_OUTPUT=" + ghOutput, "APP_STATUS_REPOSITORY=org/app-status-action", "GITHUB_SERVER_URL=https://github.com"}, run.env...)
 	b, err := cmd.CombinedOutput()
 	p, _ := os.ReadFile(ghPath)
 	o, _ := os.ReadFile(ghOutput)
@@ -191,6 +191,11 @@ func TestSetupAction(t *testing.T) {
 		{name: "no cosign, an attestation gh refuses: a warning, the checksums only", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version, token},
 			gh: ghNo, wantBin: "app-status:linux/amd64", wantAttest: true,
 			wantWarn: "gh attestation verify did not accept app-status_1.4.2_linux_amd64.tar.gz as attested by org/app-status-action's release workflow at v1.4.2 (exit 1, its output below); it is installed checked against checksums.txt only. To require a signature, install cosign before this step and set verify-signature: true"},
+		{name: "no cosign, gh with a token on GitHub Enterprise Server: the checksums only, saying why", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version, token,
+			"GITHUB_SERVER_URL=https://ghes.example.com"},
+			gh: ghOK, wantBin: "app-status:linux/amd64",
+			wantSay: "::notice title=app-status setup::the signature of checksums.txt was not checked (no cosign on the PATH); the attestation was not checked with gh either, " +
+				"as this job runs on https://ghes.example.com, not https://github.com, and gh would send that server's token to github.com; the archive is checked against the release's checksums.txt\n"},
 		{name: "no cosign, gh without a token: the checksums only", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version},
 			gh: ghNo, wantBin: "app-status:linux/amd64", wantSay: "the signature of checksums.txt was not checked"},
 		{name: "cosign and gh: the signature, not the attestation", env: []string{"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "APP_STATUS_VERSION=" + version, token},
