@@ -113,6 +113,31 @@ type idClaims struct {
 	Repository  string   `json:"repository"`   // GitHub
 	ProjectPath string   `json:"project_path"` // GitLab
 	Environment string   `json:"environment"`
+	EventName   string   `json:"event_name"` // GitHub: push, pull_request_target...
+	Ref         string   `json:"ref"`
+	// RefProtected is "true" or "false": a string in GitHub's and GitLab's tokens, read as
+	// well from a token that has a boolean.
+	RefProtected loose `json:"ref_protected"`
+}
+
+// loose is a claim that is a string, or a boolean or a number written as one.
+type loose string
+
+func (l *loose) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*l = loose(s)
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v.(type) {
+	case bool, float64:
+		*l = loose(strings.TrimSpace(string(b)))
+	}
+	return nil
 }
 
 // audience is the aud claim: one string or a list of them.
@@ -169,6 +194,9 @@ func refusedIDToken(tok string, now time.Time) string {
 	add("repository", c.Repository)
 	add("project_path", c.ProjectPath)
 	add("environment", c.Environment)
+	add("event_name", c.EventName)
+	add("ref", c.Ref)
+	add("ref_protected", string(c.RefProtected))
 	exp := time.Unix(c.Exp, 0).UTC()
 	expiry := "it expires at " + exp.Format(time.RFC3339)
 	if !now.Before(exp) {

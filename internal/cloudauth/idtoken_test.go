@@ -210,29 +210,59 @@ func TestIDTokenSourceEnvironment(t *testing.T) {
 }
 
 // TestIDTokenRefusedNamesItsClaims: a token the API server refuses (401) is Unauthorized, and
-// the message names the claims the token carried (audience, repository, environment) and an
-// expiry already past, never the token.
+// the message names the claims the token carried (audience, repository or project_path,
+// environment, event_name, ref and ref_protected, the claims rules check) and an expiry
+// already past, never the token.
 func TestIDTokenRefusedNamesItsClaims(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	github := map[string]any{"iss": "https://token.actions.githubusercontent.com", "aud": []string{"wrong-audience"},
+		"repository": "fork/app", "environment": "prod"}
+	with := func(claims map[string]any, more map[string]any) map[string]any {
+		out := map[string]any{}
+		for _, m := range []map[string]any{claims, more} {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
 	tests := []struct {
-		name string
-		exp  time.Time
-		want []string
+		name   string
+		claims map[string]any
+		exp    time.Time
+		want   []string
 	}{{
-		name: "valid token of another repository",
-		exp:  now.Add(time.Hour),
-		want: []string{`audience "wrong-audience"`, `repository "fork/app"`, `environment "prod"`, "it expires at 2026-01-02T04:04:05Z"},
+		name:   "valid token of another repository",
+		claims: github,
+		exp:    now.Add(time.Hour),
+		want:   []string{`audience "wrong-audience"`, `repository "fork/app"`, `environment "prod"`, "it expires at 2026-01-02T04:04:05Z"},
 	}, {
-		name: "expired token",
-		exp:  now.Add(-time.Minute),
-		want: []string{"it EXPIRED at 2026-01-02T03:03:05Z, before it was sent"},
+		name:   "expired token",
+		claims: github,
+		exp:    now.Add(-time.Minute),
+		want:   []string{"it EXPIRED at 2026-01-02T03:03:05Z, before it was sent"},
+	}, {
+		name:   "a pull_request_target run's token",
+		claims: with(github, map[string]any{"event_name": "pull_request_target", "ref": "refs/heads/main", "ref_protected": "true"}),
+		exp:    now.Add(time.Hour),
+		want:   []string{`event_name "pull_request_target"`, `ref "refs/heads/main"`, `ref_protected "true"`},
+	}, {
+		name: "a GitLab token of an unprotected branch",
+		claims: map[string]any{"iss": "https://gitlab.example.com", "aud": "k8s", "project_path": "group/app",
+			"ref": "feature", "ref_type": "branch", "ref_protected": "false"},
+		exp:  now.Add(time.Hour),
+		want: []string{`issuer "https://gitlab.example.com"`, `project_path "group/app"`, `ref "feature"`, `ref_protected "false"`},
+	}, {
+		name:   "ref_protected as a boolean",
+		claims: with(github, map[string]any{"ref_protected": false}),
+		exp:    now.Add(time.Hour),
+		want:   []string{`ref_protected "false"`},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			tok := testJWT(map[string]any{"iss": "https://token.actions.githubusercontent.com", "aud": []string{"wrong-audience"},
-				"repository": "fork/app", "environment": "prod", "exp": tt.exp.Unix()})
+			tok := testJWT(with(tt.claims, map[string]any{"exp": tt.exp.Unix()}))
 			api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				http.Error(w, `{"kind":"Status","code":401}`, http.StatusUnauthorized)
 			}))
