@@ -4,7 +4,8 @@
 // for tests. It checks what GitHub checks (the token, the API version, required
 // fields and their limits, the permissions, rate limits), answers as GitHub answers, and
 // records every call so that tests can assert the exact sequence. Issuer is GitHub's OIDC
-// issuer for Actions and a job's ID-token endpoint, for API servers that trust it.
+// issuer for Actions and a job's ID-token endpoint, or a GitLab instance's issuer
+// (NewGitLabIssuer), for API servers that trust it.
 package fakegithub
 
 import (

@@ -21,40 +21,74 @@ import (
 // (/.well-known/openid-configuration), the signing keys (/.well-known/jwks) and the endpoint
 // a job with `id-token: write` asks (RequestURL, bearer RequestToken, &audience=AUD), which
 // answers {"value": TOKEN}: an RS256 JWT whose iss is URL, signed with the issuer's key, as an
-// API server's AuthenticationConfiguration can trust.
+// API server's AuthenticationConfiguration can trust. NewGitLabIssuer makes a GitLab
+// instance's issuer instead: the same discovery, keys and tokens, with GitLab's claims and no
+// job endpoint (a GitLab job finds its token in an id_tokens: variable).
 type Issuer struct {
 	// URL is the issuer, https://127.0.0.1:PORT: the iss claim of its tokens.
 	URL string
 	// CAPEM is the certificate its server presents, for certificateAuthority.
 	CAPEM []byte
-	// RequestURL and RequestToken are ACTIONS_ID_TOKEN_REQUEST_URL and _TOKEN.
+	// RequestURL and RequestToken are ACTIONS_ID_TOKEN_REQUEST_URL and _TOKEN; empty for
+	// GitLab.
 	RequestURL, RequestToken string
 
-	server *httptest.Server
-	key    *rsa.PrivateKey
-	now    func() time.Time
+	server    *httptest.Server
+	key       *rsa.PrivateKey
+	now       func() time.Time
+	supported []string // the discovery document's claims_supported
 
 	mu       sync.Mutex
 	claims   map[string]any // the job's claims, besides iss, aud, iat, nbf and exp
 	lifetime time.Duration
-	asked    []string // the audiences asked of the endpoint, in order
+	issued   []Issued // the endpoint's tokens, in order
+}
+
+// Issued is a token the job's endpoint gave.
+type Issued struct {
+	Audience string
+	// At is when it was asked; Expiry is its exp claim.
+	At, Expiry time.Time
 }
 
 // keyID names the issuer's signing key in its JWKS and in its tokens' headers.
 const keyID = "fakegithub-1"
 
+// jobEndpointPath is the path of the job's ID-token endpoint.
+const jobEndpointPath = "/_apis/distributedtask/hubs/build/plans/1/jobs/2/idtoken"
+
 // NewIssuer starts the issuer; its tokens carry claims (repository, environment...) and live
 // for 5 minutes. Close it when done.
 func NewIssuer(claims map[string]any) (*Issuer, error) {
+	i, err := start([]string{"ref", "ref_protected", "repository", "repository_owner", "environment", "event_name"})
+	if err != nil {
+		return nil, err
+	}
+	i.claims = claims
+	i.RequestToken = "ghs_" + rand.Text()
+	i.RequestURL = i.URL + jobEndpointPath + "?api-version=2.0"
+	return i, nil
+}
+
+// NewGitLabIssuer starts a GitLab instance's issuer, whose URL stands for the instance's (as
+// https://gitlab.com): its discovery document and keys, and Token for the tokens a job's
+// id_tokens: declare (project_path, namespace_path, ref, ref_type, ref_protected,
+// environment...). Close it when done.
+func NewGitLabIssuer() (*Issuer, error) {
+	return start([]string{"project_path", "namespace_path", "ref", "ref_type", "ref_protected", "environment",
+		"environment_protected", "pipeline_source", "user_login"})
+}
+
+func start(claims []string) (*Issuer, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, fmt.Errorf("fakegithub: issuer key: %w", err)
 	}
-	i := &Issuer{key: key, now: time.Now, claims: claims, lifetime: 5 * time.Minute, RequestToken: "ghs_" + rand.Text()}
+	i := &Issuer{key: key, now: time.Now, lifetime: 5 * time.Minute,
+		supported: append([]string{"sub", "aud", "exp", "iat", "iss", "jti", "nbf"}, claims...)}
 	i.server = httptest.NewTLSServer(http.HandlerFunc(i.serve))
 	i.URL = i.server.URL
 	i.CAPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: i.server.Certificate().Raw})
-	i.RequestURL = i.URL + "/_apis/distributedtask/hubs/build/plans/1/jobs/2/idtoken?api-version=2.0"
 	return i, nil
 }
 
@@ -80,9 +114,18 @@ func (i *Issuer) SetLifetime(d time.Duration) {
 
 // Asked returns the audiences the endpoint was asked for, in order.
 func (i *Issuer) Asked() []string {
+	var out []string
+	for _, t := range i.Issued() {
+		out = append(out, t.Audience)
+	}
+	return out
+}
+
+// Issued returns the tokens the endpoint gave, in order.
+func (i *Issuer) Issued() []Issued {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	return append([]string(nil), i.asked...)
+	return append([]Issued(nil), i.issued...)
 }
 
 // Token is a token of the issuer for audience with claims (over the standard ones), expiring
@@ -132,7 +175,7 @@ func (i *Issuer) serve(w http.ResponseWriter, r *http.Request) {
 			"issuer": i.URL, "jwks_uri": i.URL + "/.well-known/jwks",
 			"response_types_supported": []string{"id_token"}, "subject_types_supported": []string{"public", "pairwise"},
 			"id_token_signing_alg_values_supported": []string{"RS256"},
-			"claims_supported":                      []string{"sub", "aud", "exp", "iat", "iss", "jti", "nbf", "ref", "repository", "repository_owner", "environment", "event_name"},
+			"claims_supported":                      i.supported,
 		})
 	case "/.well-known/jwks":
 		pub := i.key.PublicKey
@@ -140,18 +183,19 @@ func (i *Issuer) serve(w http.ResponseWriter, r *http.Request) {
 			"kty": "RSA", "alg": "RS256", "use": "sig", "kid": keyID,
 			"n": b64(pub.N.Bytes()), "e": b64(big.NewInt(int64(pub.E)).Bytes()),
 		}}})
-	case "/_apis/distributedtask/hubs/build/plans/1/jobs/2/idtoken":
-		if r.Header.Get("Authorization") != "bearer "+i.RequestToken && r.Header.Get("Authorization") != "Bearer "+i.RequestToken {
+	case jobEndpointPath:
+		if i.RequestToken == "" || (r.Header.Get("Authorization") != "bearer "+i.RequestToken && r.Header.Get("Authorization") != "Bearer "+i.RequestToken) {
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = w.Write([]byte(`{"message":"Bad credentials"}`))
 			return
 		}
 		audience := r.URL.Query().Get("audience")
+		now := i.now()
 		i.mu.Lock()
-		i.asked = append(i.asked, audience)
-		claims, lifetime := i.claims, i.lifetime
+		claims, exp := i.claims, now.Add(i.lifetime)
+		i.issued = append(i.issued, Issued{Audience: audience, At: now, Expiry: time.Unix(exp.Unix(), 0)})
 		i.mu.Unlock()
-		tok := i.Token(audience, claims, i.now().Add(lifetime))
+		tok := i.Token(audience, claims, exp)
 		_ = json.NewEncoder(w).Encode(map[string]any{"count": len(tok), "value": tok})
 	default:
 		http.NotFound(w, r)

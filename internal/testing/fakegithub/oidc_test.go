@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,7 @@ func TestIssuer(t *testing.T) {
 	claims := verify(t, pub, answer.Value)
 	delete(claims, "iat")
 	delete(claims, "nbf")
+	exp := claims["exp"]
 	delete(claims, "exp")
 	want := map[string]any{"iss": iss.URL, "aud": "k8s", "repository": "org/app", "environment": "prod"}
 	if diff := cmp.Diff(want, claims); diff != "" {
@@ -85,6 +87,9 @@ func TestIssuer(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"k8s"}, iss.Asked()); diff != "" {
 		t.Errorf("audiences asked (-want +got):\n%s", diff)
+	}
+	if issued := iss.Issued(); len(issued) != 1 || issued[0].Expiry.Unix() != int64(exp.(float64)) {
+		t.Errorf("Issued() = %+v; want the one token, expiring at its exp %v", issued, exp)
 	}
 	forged, err := iss.Forged("k8s", nil, time.Now().Add(time.Hour))
 	if err != nil {
@@ -95,6 +100,61 @@ func TestIssuer(t *testing.T) {
 	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
 	if rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig) == nil {
 		t.Error("a forged token verifies with the issuer's key")
+	}
+}
+
+// TestGitLabIssuer: a GitLab instance's issuer publishes its discovery document (with
+// GitLab's claims) and its key, signs the tokens a job's id_tokens: would hold, and has no job
+// endpoint: nothing there gives a token.
+func TestGitLabIssuer(t *testing.T) {
+	t.Parallel()
+	iss, err := NewGitLabIssuer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(iss.Close)
+	get := func(url string, into any) int {
+		t.Helper()
+		resp, err := iss.Client().Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if into != nil && resp.StatusCode == http.StatusOK {
+			if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return resp.StatusCode
+	}
+	var discovery struct {
+		Issuer          string   `json:"issuer"`
+		JWKSURI         string   `json:"jwks_uri"`
+		ClaimsSupported []string `json:"claims_supported"`
+	}
+	get(iss.URL+"/.well-known/openid-configuration", &discovery)
+	if discovery.Issuer != iss.URL || !slices.Contains(discovery.ClaimsSupported, "project_path") || slices.Contains(discovery.ClaimsSupported, "repository") {
+		t.Errorf("discovery %+v; want issuer %s with GitLab's claims", discovery, iss.URL)
+	}
+	var jwks struct {
+		Keys []struct{ N, E string } `json:"keys"`
+	}
+	get(discovery.JWKSURI, &jwks)
+	if len(jwks.Keys) != 1 {
+		t.Fatalf("JWKS has %d keys; want 1", len(jwks.Keys))
+	}
+	n, _ := base64.RawURLEncoding.DecodeString(jwks.Keys[0].N)
+	e, _ := base64.RawURLEncoding.DecodeString(jwks.Keys[0].E)
+	pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
+	claims := verify(t, pub, iss.Token("app-status", map[string]any{"project_path": "group/app", "ref_protected": "true"}, time.Now().Add(time.Hour)))
+	if claims["iss"] != iss.URL || claims["project_path"] != "group/app" || claims["ref_protected"] != "true" {
+		t.Errorf("claims %v; want iss %s, project_path and ref_protected", claims, iss.URL)
+	}
+	if iss.RequestURL != "" || iss.RequestToken != "" {
+		t.Errorf("RequestURL %q, RequestToken %q; want none: GitLab has no job endpoint", iss.RequestURL, iss.RequestToken)
+	}
+	if status := get(iss.URL+jobEndpointPath+"?audience=app-status", nil); status != http.StatusUnauthorized {
+		t.Errorf("the job endpoint's path: status %d; want 401", status)
 	}
 }
 
