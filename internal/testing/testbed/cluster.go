@@ -209,6 +209,16 @@ func (c *Cluster) AddNode(ctx context.Context, name string, capacity corev1.Reso
 	})
 }
 
+// APIServerLog returns what the cluster's kube-apiserver has logged so far: its errors, such as
+// why it could not authenticate a request (the client only hears 401).
+func (c *Cluster) APIServerLog() (string, error) {
+	data, err := os.ReadFile(filepath.Join(c.bed.kwokWorkdir(), "clusters", c.Name, "logs", "kube-apiserver.log"))
+	if err != nil {
+		return "", fmt.Errorf("testbed: the API server's log of %s: %w", c.Name, err)
+	}
+	return string(data), nil
+}
+
 // Stop stops the cluster's processes (the API server becomes unreachable) without deleting it.
 func (c *Cluster) Stop(ctx context.Context) error {
 	c.stopControllers()
