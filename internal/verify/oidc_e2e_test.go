@@ -1,14 +1,20 @@
 package verify_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/org/app-status-action/internal/cloudauth"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/cli"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/result"
@@ -17,174 +23,246 @@ import (
 	"github.com/org/app-status-action/internal/verify"
 )
 
-// oidcAudience is the audience the bed's API server accepts.
-const oidcAudience = "app-status-bed"
+// The issuers docs/oidc.md's AuthenticationConfigurations trust, and the audience they accept.
+const (
+	docGitHubIssuer = "https://token.actions.githubusercontent.com"
+	docGitLabIssuer = "https://gitlab.com"
+	oidcAudience    = "app-status"
+)
 
-// oidcAuthenticationConfig trusts iss as docs/oidc.md shows for GitHub: only org/app's
-// tokens, its user named after the repository and the environment.
-func oidcAuthenticationConfig(iss *fakegithub.Issuer) []byte {
-	ca := strings.ReplaceAll(strings.TrimSpace(string(iss.CAPEM)), "\n", "\n      ")
-	return fmt.Appendf(nil, `apiVersion: apiserver.config.k8s.io/v1
-kind: AuthenticationConfiguration
-jwt:
-- issuer:
-    url: %s
-    audiences: [%s]
-    certificateAuthority: |
-      %s
-  claimValidationRules:
-  - expression: "claims.repository == 'org/app'"
-    message: the token is not org/app's
-  claimMappings:
-    username:
-      expression: "'github:' + claims.repository + ':' + claims.?environment.orValue('')"
-    groups:
-      expression: "['github:' + claims.repository_owner]"
-  userValidationRules:
-  - expression: "!user.username.startsWith('system:')"
-    message: no system identity
-`, iss.URL, oidcAudience, ca)
+// oidcDoc is what docs/oidc.md shows an API server's admin: the AuthenticationConfiguration
+// of each issuer and the RBAC bindings, as written in its fenced YAML blocks.
+type oidcDoc struct {
+	// jwt holds the jwt: entries of the configurations, GitHub's and GitLab's, by issuer URL.
+	jwt map[string]map[string]any
+	// bindings are the ClusterRoleBindings, as YAML.
+	bindings [][]byte
 }
 
-// TestOIDCWithoutSecrets: a real kube-apiserver started with --authentication-config trusts
-// a local GitHub issuer (fakegithub.Issuer: discovery, JWKS and the job's token endpoint over
-// HTTPS with its own CA, RS256 tokens), and the shipped read-only role is bound to the user
-// org/app's production job maps to. With nothing but the oidc: line (no kubeconfig, no
-// secret), the run asks the job's endpoint for a token of the line's audience and the app is
-// Current; a token of another repository, of another audience, an expired one and one signed
-// by another key are each Unauthorized, naming what the token carried, and a token the API
-// server accepts for an identity nothing binds is Forbidden.
-func TestOIDCWithoutSecrets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a real cluster: run without -short")
-	}
-	iss, err := fakegithub.NewIssuer(map[string]any{"repository": "org/app", "repository_owner": "org", "environment": "production", "sub": "repo:org/app:environment:production"})
+var fencedYAML = regexp.MustCompile("(?ms)^```yaml\n(.*?)^```")
+
+// readOIDCDoc reads docs/oidc.md's YAML blocks.
+func readOIDCDoc(t *testing.T) oidcDoc {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(testbed.Testdata(t)), "docs", "oidc.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(iss.Close)
+	doc := oidcDoc{jwt: map[string]map[string]any{}}
+	for _, m := range fencedYAML.FindAllSubmatch(data, -1) {
+		var obj map[string]any
+		if err := yaml.Unmarshal(m[1], &obj); err != nil {
+			t.Fatalf("docs/oidc.md: a YAML block does not parse: %v\n%s", err, m[1])
+		}
+		switch obj["kind"] {
+		case "AuthenticationConfiguration":
+			entries, _ := obj["jwt"].([]any)
+			for _, e := range entries {
+				entry, _ := e.(map[string]any)
+				issuer, _ := entry["issuer"].(map[string]any)
+				url, _ := issuer["url"].(string)
+				doc.jwt[url] = entry
+			}
+		case "ClusterRoleBinding":
+			doc.bindings = append(doc.bindings, m[1])
+		}
+	}
+	if doc.jwt[docGitHubIssuer] == nil || doc.jwt[docGitLabIssuer] == nil {
+		t.Fatalf("docs/oidc.md shows the issuers %v; want %s's and %s's", keys(doc.jwt), docGitHubIssuer, docGitLabIssuer)
+	}
+	return doc
+}
+
+func keys(m map[string]map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// config is one AuthenticationConfiguration with the doc's GitHub and GitLab entries, their
+// issuer URLs replaced by the fakes' and each given its fake's certificate: nothing else
+// changed, so the bed's API server checks what the doc tells an admin to write.
+func (d oidcDoc) config(t *testing.T, github, gitlab *fakegithub.Issuer) []byte {
+	t.Helper()
+	var jwt []any
+	for _, e := range []struct {
+		url string
+		iss *fakegithub.Issuer
+	}{{docGitHubIssuer, github}, {docGitLabIssuer, gitlab}} {
+		entry, err := deepCopy(d.jwt[e.url])
+		if err != nil {
+			t.Fatal(err)
+		}
+		issuer := entry["issuer"].(map[string]any)
+		issuer["url"], issuer["certificateAuthority"] = e.iss.URL, string(e.iss.CAPEM)
+		jwt = append(jwt, entry)
+	}
+	out, err := yaml.Marshal(map[string]any{"apiVersion": "apiserver.config.k8s.io/v1", "kind": "AuthenticationConfiguration", "jwt": jwt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func deepCopy(m map[string]any) (map[string]any, error) {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	return out, json.Unmarshal(data, &out)
+}
+
+// rule is the message the doc's claim validation rule of issuer gives, the rule whose
+// expression mentions claim.
+func (d oidcDoc) rule(t *testing.T, issuer, claim string) string {
+	t.Helper()
+	rules, _ := d.jwt[issuer]["claimValidationRules"].([]any)
+	for _, r := range rules {
+		rule, _ := r.(map[string]any)
+		if expr, _ := rule["expression"].(string); strings.Contains(expr, "claims."+claim) {
+			msg, _ := rule["message"].(string)
+			return msg
+		}
+	}
+	t.Fatalf("docs/oidc.md: %s's configuration has no rule on %s", issuer, claim)
+	return ""
+}
+
+// oidcBed is a cluster whose API server trusts docs/oidc.md's two issuers, played by a fake
+// GitHub and a fake GitLab, with the doc's bindings applied and an app deployed.
+type oidcBed struct {
+	doc            oidcDoc
+	github, gitlab *fakegithub.Issuer
+	cluster        *testbed.Cluster
+	ca             string // the API server's CA, PEM
+	app            string // the app's Kustomization and namespace
+}
+
+// apiServerLog returns what the API server logged after offset, and the new offset.
+func (o *oidcBed) apiServerLog(t *testing.T, offset int) (string, int) {
+	t.Helper()
+	log, err := o.cluster.APIServerLog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log[min(offset, len(log)):], len(log)
+}
+
+// githubJob are the claims of docs/oidc.md's GitHub job: my-org/my-app's push to main, in
+// its production environment.
+func githubJob() map[string]any {
+	return map[string]any{"repository": "my-org/my-app", "repository_owner": "my-org", "environment": "production",
+		"event_name": "push", "ref": "refs/heads/main", "ref_protected": "true", "sub": "repo:my-org/my-app:environment:production"}
+}
+
+// gitlabJob are the claims of docs/oidc.md's GitLab job: my-group/my-app's pipeline on its
+// protected main branch, deploying to production.
+func gitlabJob() map[string]any {
+	return map[string]any{"project_path": "my-group/my-app", "namespace_path": "my-group", "ref": "main", "ref_type": "branch",
+		"ref_protected": "true", "environment": "production", "environment_protected": "true", "pipeline_source": "push",
+		"user_login": "maintainer", "sub": "project_path:my-group/my-app:ref_type:branch:ref:main"}
+}
+
+// with is claims with k set to v (deleted when v is nil).
+func with(claims map[string]any, k string, v any) map[string]any {
+	out := map[string]any{}
+	for key, val := range claims {
+		out[key] = val
+	}
+	if v == nil {
+		delete(out, k)
+	} else {
+		out[k] = v
+	}
+	return out
+}
+
+// TestOIDCWithoutSecrets: a real kube-apiserver started with --authentication-config trusts
+// the two issuers exactly as docs/oidc.md configures them (its YAML blocks, read from the doc,
+// the issuer URLs and CAs replaced by local fakes: discovery, JWKS and RS256 tokens over HTTPS
+// with their own CA), and the doc's ClusterRoleBindings give the shipped read-only role to the
+// users its production jobs map to. With nothing but the oidc: line (no kubeconfig, no
+// secret) the app is Current from a GitHub job and from a GitLab job; every token the doc's
+// rules refuse is Unauthorized, naming the claim, and the API server's log gives the doc's
+// message for it; a token the API server accepts for an identity nothing binds is Forbidden,
+// naming the user.
+func TestOIDCWithoutSecrets(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("needs a real cluster: run without -short")
+	}
+	doc := readOIDCDoc(t)
+	github, err := fakegithub.NewIssuer(githubJob())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(github.Close)
+	gitlab, err := fakegithub.NewGitLabIssuer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gitlab.Close)
+	// (The parallel subtests run once this function has returned: the context ends with the
+	// test.)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	b, err := testbed.Start(ctx, testbed.Options{Clusters: 1, Nodes: 1, Flux: true, Prefix: "oidc",
-		AuthenticationConfig: oidcAuthenticationConfig(iss),
+		AuthenticationConfig: doc.config(t, github, gitlab),
 		Log:                  func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }})
 	if err != nil {
 		t.Fatalf("start the bed: %v", err)
 	}
 	t.Cleanup(b.Close)
-	c := b.Clusters[0]
+	o := &oidcBed{doc: doc, github: github, gitlab: gitlab, cluster: b.Clusters[0]}
+	c := o.cluster
 
 	manifests, _ := leastPrivilegeRole(t)
-	binding := []byte(`---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: app-status-reader-github
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: app-status-reader}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: "github:org/app:production"}
-`)
-	if err := c.Apply(ctx, "", append(manifests, binding...)); err != nil {
+	for _, binding := range doc.bindings {
+		manifests = append(append(manifests, "\n---\n"...), binding...)
+	}
+	if err := c.Apply(ctx, "", manifests); err != nil {
 		t.Fatal(err)
 	}
-	app := c.Namespace(t)
-	deployAppAt(ctx, t, c, testbed.Kustomization{Name: app, TargetNamespace: app}, appDir(t, "web"), commitA)
-
+	o.app = c.Namespace(t)
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: o.app, TargetNamespace: o.app}, appDir(t, "web"), commitA)
 	ca := c.Config.CAData
 	if len(ca) == 0 {
 		if ca, err = os.ReadFile(c.Config.CAFile); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// run verifies the app with the oidc: line alone, the token from the job's endpoint or,
-	// given one, from a variable.
-	run := func(t *testing.T, token string) result.Cluster {
-		t.Helper()
-		line := "oidc-1=oidc:" + c.Config.Host + " audience=" + oidcAudience + " ca=env:CLUSTER_CA"
-		vars := map[string]string{"GITHUB_ACTIONS": "true", "CLUSTER_CA": string(ca),
-			"ACTIONS_ID_TOKEN_REQUEST_URL": iss.RequestURL, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": iss.RequestToken}
-		if token != "" {
-			line += " token=env:ID_TOKEN"
-			vars["ID_TOKEN"] = token
-		}
-		clusters, secrets, err := kubeconfig.Load(kubeconfig.Input{Clusters: line}, kubeconfig.Env{
-			Getenv:    func(k string) string { return vars[k] },
-			ReadFile:  os.ReadFile,
-			CloudAuth: cloudauth.Options{HTTPClient: iss.Client()},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if clusters[0].Invalid != "" {
-			t.Fatalf("the oidc: cluster is Invalid: %s", clusters[0].Invalid)
-		}
-		got := verify.Run(ctx, verify.Request{Targets: []verify.Target{{Name: clusters[0].Name, Config: clusters[0].Config}},
-			Resources: []flux.Ref{ks(app)}, Revision: mustRevision(t, commitA), Timeout: 90 * time.Second, Workloads: true}).Results[0]
-		for _, v := range secrets.Values() {
-			if strings.Contains(got.Message, v) {
-				t.Errorf("the verdict's message holds a secret")
-			}
-		}
-		return got
-	}
+	o.ca = string(ca)
 
-	start := time.Now()
-	got := run(t, "")
-	if got.Verdict != result.VerdictCurrent {
-		t.Fatalf("with the job's own token: verdict %s (%s): %s; want Current", got.Verdict, got.Code, got.Message)
-	}
-	if asked := iss.Asked(); len(asked) == 0 || asked[0] != oidcAudience {
-		t.Errorf("audiences asked of the job's endpoint: %v; want %s", asked, oidcAudience)
-	}
-	t.Logf("oidc: Current in %s, no kubeconfig: %s", time.Since(start).Round(time.Millisecond), got.Message)
+	t.Run("GitHub", func(t *testing.T) {
+		t.Parallel()
+		testOIDCGitHub(ctx, t, o)
+	})
+	t.Run("GitLab", func(t *testing.T) {
+		t.Parallel()
+		testOIDCGitLab(ctx, t, o)
+	})
+}
 
-	job := map[string]any{"repository": "org/app", "repository_owner": "org", "environment": "production"}
-	with := func(k string, v any) map[string]any {
-		out := map[string]any{}
-		for key, val := range job {
-			out[key] = val
-		}
-		out[k] = v
-		return out
-	}
-	inAnHour := time.Now().Add(time.Hour)
-	forged, err := iss.Forged(oidcAudience, job, inAnHour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name    string
-		token   string
-		verdict result.Verdict
-		want    []string // in the message
-	}{{
-		name:    "another repository",
-		token:   iss.Token(oidcAudience, with("repository", "fork/app"), inAnHour),
-		verdict: result.VerdictUnauthorized,
-		want:    []string{"the API server refused the token (401)", `repository "fork/app"`},
-	}, {
-		name:    "another audience",
-		token:   iss.Token("another-audience", job, inAnHour),
-		verdict: result.VerdictUnauthorized,
-		want:    []string{"the API server refused the token (401)", `audience "another-audience"`},
-	}, {
-		name:    "expired",
-		token:   iss.Token(oidcAudience, job, time.Now().Add(-time.Minute)),
-		verdict: result.VerdictUnauthorized,
-		want:    []string{"the API server refused the token (401)", "it EXPIRED at"},
-	}, {
-		name:    "signed by another key",
-		token:   forged,
-		verdict: result.VerdictUnauthorized,
-		want:    []string{"the API server refused the token (401)", "signed by the issuer's key"},
-	}, {
-		name:    "an identity nothing binds",
-		token:   iss.Token(oidcAudience, with("environment", "staging"), inAnHour),
-		verdict: result.VerdictForbidden,
-		want:    []string{"github:org/app:staging"},
-	}}
+// oidcCase is a token and what the run must say of it.
+type oidcCase struct {
+	name    string
+	token   string
+	verdict result.Verdict
+	want    []string // in the verdict's message
+	logged  string   // in the API server's log: the doc's message of the rule that refused it
+}
+
+// check runs the cases one after the other, each with run, so that what the API server logs
+// during a case is that case's.
+func (o *oidcBed) check(t *testing.T, tests []oidcCase, run func(t *testing.T, token string) result.Cluster) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			_, offset := o.apiServerLog(t, 0)
+			start := time.Now()
 			got := run(t, tt.token)
 			if got.Verdict != tt.verdict {
 				t.Fatalf("verdict %s (%s): %s; want %s", got.Verdict, got.Code, got.Message, tt.verdict)
@@ -194,7 +272,148 @@ subjects:
 					t.Errorf("message %q\nlacks %q", got.Message, w)
 				}
 			}
-			t.Logf("%s: %s", tt.name, got.Message)
+			if tt.logged != "" {
+				if log, _ := o.apiServerLog(t, offset); !strings.Contains(log, "failed: "+tt.logged) {
+					t.Errorf("the API server's log of the run lacks the rule's message %q:\n%s", tt.logged, log)
+				}
+			}
+			t.Logf("%s: %s in %s: %s", tt.name, got.Verdict, time.Since(start).Round(time.Millisecond), got.Message)
 		})
 	}
+}
+
+// testOIDCGitHub: the doc's GitHub rules, each exercised by a token of the job's issuer.
+func testOIDCGitHub(ctx context.Context, t *testing.T, o *oidcBed) {
+	run := func(t *testing.T, token string) result.Cluster {
+		t.Helper()
+		line := "gh=oidc:" + o.cluster.Config.Host + " audience=" + oidcAudience + " ca=env:CLUSTER_CA token=env:ID_TOKEN"
+		vars := map[string]string{"GITHUB_ACTIONS": "true", "CLUSTER_CA": o.ca, "ID_TOKEN": token}
+		clusters, secrets, err := kubeconfig.Load(kubeconfig.Input{Clusters: line}, kubeconfig.Env{
+			Getenv: func(k string) string { return vars[k] }, ReadFile: os.ReadFile,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if clusters[0].Invalid != "" {
+			t.Fatalf("the oidc: cluster is Invalid: %s", clusters[0].Invalid)
+		}
+		got := verify.Run(ctx, verify.Request{Targets: []verify.Target{{Name: clusters[0].Name, Config: clusters[0].Config}},
+			Resources: []flux.Ref{ks(o.app)}, Revision: mustRevision(t, commitA), Timeout: 90 * time.Second, Workloads: true}).Results[0]
+		for _, v := range secrets.Values() {
+			if strings.Contains(got.Message, v) {
+				t.Errorf("the verdict's message holds a secret")
+			}
+		}
+		return got
+	}
+	iss, job, refused := o.github, githubJob(), "the API server refused the token (401)"
+	inAnHour := time.Now().Add(time.Hour)
+	forged, err := iss.Forged(oidcAudience, job, inAnHour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	environment := o.doc.rule(t, docGitHubIssuer, "?environment")
+	o.check(t, []oidcCase{{
+		name:    "the production environment's job",
+		token:   iss.Token(oidcAudience, job, inAnHour),
+		verdict: result.VerdictCurrent,
+	}, {
+		name:    "another repository",
+		token:   iss.Token(oidcAudience, with(job, "repository", "fork/my-app"), inAnHour),
+		verdict: result.VerdictUnauthorized,
+		want:    []string{refused, `repository "fork/my-app"`},
+		logged:  o.doc.rule(t, docGitHubIssuer, "repository"),
+	}, {
+		name:    "another environment",
+		token:   iss.Token(oidcAudience, with(job, "environment", "staging"), inAnHour),
+		verdict: result.VerdictUnauthorized,
+		want:    []string{refused, `environment "staging"`},
+		logged:  environment,
+	}, {
+		name: "a pull_request run of a branch, without the environment",
+		token: iss.Token(oidcAudience, with(with(with(job, "environment", nil), "event_name", "pull_request"),
+			"ref", "refs/pull/7/merge"), inAnHour),
+		verdict: result.VerdictUnauthorized,
+		want:    []string{refused, `event_name "pull_request"`, `ref "refs/pull/7/merge"`},
+		logged:  environment,
+	}, {
+		name:    "a pull_request_target run",
+		token:   iss.Token(oidcAudience, with(job, "event_name", "pull_request_target"), inAnHour),
+		verdict: result.VerdictUnauthorized,
+		want:    []string{refused, `event_name "pull_request_target"`},
+		logged:  o.doc.rule(t, docGitHubIssuer, "event_name"),
+	}, {
+		name:    "another audience",
+		token:   iss.Token("another-audience", job, inAnHour),
+		verdict: result.VerdictUnauthorized,
+		want:    []string{refused, `audience "another-audience"`},
+	}, {
+		name:    "expired",
+		token:   iss.Token(oidcAudience, job, time.Now().Add(-time.Minute)),
+		verdict: result.VerdictUnauthorized,
+		want:    []string{refused, "it EXPIRED at"},
+	}, {
+		name:    "signed by another key",
+		token:   forged,
+		verdict: result.VerdictUnauthorized,
+		want:    []string{refused, "signed by the issuer's key"},
+	}}, run)
+}
+
+// testOIDCGitLab: the CLI as the GitLab component runs it (GITLAB_CI, the line in --cluster,
+// the token in the job's id_tokens: variable), with the doc's GitLab rules.
+func testOIDCGitLab(ctx context.Context, t *testing.T, o *oidcBed) {
+	run := func(t *testing.T, token string) result.Cluster {
+		t.Helper()
+		vars := map[string]string{"CI": "true", "GITLAB_CI": "true", "CI_PROJECT_PATH": "my-group/my-app", "CLUSTER_CA": o.ca, "APP_STATUS_ID_TOKEN": token}
+		var stdout, stderr bytes.Buffer
+		// (The reports a GitLab job writes into its folder go to the test's.)
+		reports := t.TempDir()
+		code := cli.Run(ctx, []string{"verify", "--quiet", "--cluster",
+			"prod=oidc:" + o.cluster.Config.Host + " audience=" + oidcAudience + " ca=env:CLUSTER_CA token=env:APP_STATUS_ID_TOKEN",
+			"--resource", "ks/" + o.app, "--revision", commitA, "--timeout", "90s", "-o", "json",
+			"--dotenv-file", filepath.Join(reports, "app-status.env"), "--junit-file", filepath.Join(reports, "app-status-junit.xml"),
+			"--summary-file", filepath.Join(reports, "app-status-summary.md")},
+			cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return vars[k] }, ReadFile: os.ReadFile, Clock: time.Now})
+		var doc result.Run
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || len(doc.Results) != 1 {
+			t.Fatalf("app-status verify exited %d with no report of one cluster (%v):\n%s\n%s", code, err, stdout.String(), stderr.String())
+		}
+		if got := doc.Results[0]; (code == 0) != (got.Verdict == result.VerdictCurrent) {
+			t.Errorf("app-status verify exited %d with the verdict %s", code, got.Verdict)
+		}
+		if strings.Contains(stdout.String()+stderr.String(), token) {
+			t.Errorf("the output holds the token")
+		}
+		return doc.Results[0]
+	}
+	iss, job, refused := o.gitlab, gitlabJob(), "the API server refused the token (401)"
+	inAnHour := time.Now().Add(time.Hour)
+	o.check(t, []oidcCase{{
+		name:    "the production environment's job",
+		token:   iss.Token(oidcAudience, job, inAnHour),
+		verdict: result.VerdictCurrent,
+	}, {
+		name:    "another project",
+		token:   iss.Token(oidcAudience, with(with(job, "project_path", "other-group/my-app"), "namespace_path", "other-group"), inAnHour),
+		verdict: result.VerdictUnauthorized,
+		want:    []string{refused, `project_path "other-group/my-app"`},
+		logged:  o.doc.rule(t, docGitLabIssuer, "project_path"),
+	}, {
+		name:    "an unprotected branch",
+		token:   iss.Token(oidcAudience, with(with(job, "ref", "feature"), "ref_protected", "false"), inAnHour),
+		verdict: result.VerdictUnauthorized,
+		want:    []string{refused, `ref "feature"`, `ref_protected "false"`},
+		logged:  o.doc.rule(t, docGitLabIssuer, "ref_protected"),
+	}, {
+		name:    "another audience",
+		token:   iss.Token("another-audience", job, inAnHour),
+		verdict: result.VerdictUnauthorized,
+		want:    []string{refused, `audience "another-audience"`},
+	}, {
+		name:    "a job without an environment, which nothing binds",
+		token:   iss.Token(oidcAudience, with(with(job, "environment", nil), "environment_protected", nil), inAnHour),
+		verdict: result.VerdictForbidden,
+		want:    []string{`"gitlab:my-group/my-app:"`},
+	}}, run)
 }
