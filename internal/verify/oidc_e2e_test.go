@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/cli"
+	"github.com/org/app-status-action/internal/cloudauth"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/kubeconfig"
 	"github.com/org/app-status-action/internal/result"
@@ -188,7 +189,8 @@ func with(claims map[string]any, k string, v any) map[string]any {
 // secret) the app is Current from a GitHub job and from a GitLab job; every token the doc's
 // rules refuse is Unauthorized, naming the claim, and the API server's log gives the doc's
 // message for it; a token the API server accepts for an identity nothing binds is Forbidden,
-// naming the user.
+// naming the user. A GitHub token that lives 20 s is asked again before it expires while the
+// run waits past its expiry.
 func TestOIDCWithoutSecrets(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -243,6 +245,10 @@ func TestOIDCWithoutSecrets(t *testing.T) {
 	t.Run("GitLab", func(t *testing.T) {
 		t.Parallel()
 		testOIDCGitLab(ctx, t, o)
+	})
+	t.Run("token refresh", func(t *testing.T) {
+		t.Parallel()
+		testOIDCRefresh(ctx, t, o)
 	})
 }
 
@@ -416,4 +422,77 @@ func testOIDCGitLab(ctx context.Context, t *testing.T, o *oidcBed) {
 		verdict: result.VerdictForbidden,
 		want:    []string{`"gitlab:my-group/my-app:"`},
 	}}, run)
+}
+
+// testOIDCRefresh: the GitHub job's endpoint gives tokens that live 20 s. The app's
+// Kustomization appears only after 12 s and its Deployment is available 16 s after its pods are
+// ready, so the run reads the cluster well past the first token's expiry: the token is asked
+// again before it expired (from halfway through its life, at the run's next request), and
+// the app ends Current.
+func testOIDCRefresh(ctx context.Context, t *testing.T, o *oidcBed) {
+	const life, appears, minReady = 20 * time.Second, 12 * time.Second, 16
+	o.github.SetLifetime(life)
+	app := o.cluster.Namespace(t)
+	dir := t.TempDir()
+	for _, f := range []string{"configmap.yaml", "service.yaml", "kustomization.yaml", "deployment.yaml"} {
+		data, err := os.ReadFile(filepath.Join(appDir(t, "web"), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "deployment.yaml" {
+			data = bytes.Replace(data, []byte("\nspec:\n"), fmt.Appendf(nil, "\nspec:\n  minReadySeconds: %d\n", minReady), 1)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	line := "refresh=oidc:" + o.cluster.Config.Host + " audience=" + oidcAudience + " ca=env:CLUSTER_CA"
+	vars := map[string]string{"GITHUB_ACTIONS": "true", "CLUSTER_CA": o.ca,
+		"ACTIONS_ID_TOKEN_REQUEST_URL": o.github.RequestURL, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": o.github.RequestToken}
+	clusters, _, err := kubeconfig.Load(kubeconfig.Input{Clusters: line}, kubeconfig.Env{
+		Getenv: func(k string) string { return vars[k] }, ReadFile: os.ReadFile,
+		CloudAuth: cloudauth.Options{HTTPClient: o.github.Client()},
+	})
+	if err != nil || clusters[0].Config == nil {
+		t.Fatalf("Load() = %+v, %v", clusters, err)
+	}
+	deployed := make(chan error, 1)
+	go func() {
+		time.Sleep(appears)
+		_, err := o.cluster.DeployApp(ctx, testbed.Kustomization{Name: app, TargetNamespace: app}, dir, commitA)
+		deployed <- err
+	}()
+	start := time.Now()
+	got := verify.Run(ctx, verify.Request{Targets: []verify.Target{{Name: "refresh", Config: clusters[0].Config}},
+		Resources: []flux.Ref{ks(app)}, Revision: mustRevision(t, commitA), Timeout: 2 * time.Minute, Workloads: true}).Results[0]
+	took := time.Since(start)
+	if err := <-deployed; err != nil {
+		t.Fatal(err)
+	}
+	issued := o.github.Issued()
+	t.Logf("%s after %s; tokens issued: %s", got.Verdict, took.Round(time.Millisecond), describeIssued(issued, start))
+	if got.Verdict != result.VerdictCurrent {
+		t.Fatalf("verdict %s (%s): %s; want Current", got.Verdict, got.Code, got.Message)
+	}
+	if len(issued) < 2 {
+		t.Fatalf("%d tokens issued; want the first asked again before it expired", len(issued))
+	}
+	first, second := issued[0], issued[1]
+	if first.Audience != oidcAudience {
+		t.Errorf("the token was asked for %q; want %q", first.Audience, oidcAudience)
+	}
+	if !second.At.Before(first.Expiry) {
+		t.Errorf("the second token was asked at %s, after the first expired at %s", second.At.Format(time.RFC3339Nano), first.Expiry.Format(time.RFC3339))
+	}
+	if end := start.Add(took); !end.After(first.Expiry.Add(5 * time.Second)) {
+		t.Errorf("the run ended at %s, not well past the first token's expiry %s: the test proves nothing", end.Format(time.RFC3339), first.Expiry.Format(time.RFC3339))
+	}
+}
+
+func describeIssued(issued []fakegithub.Issued, start time.Time) string {
+	var parts []string
+	for _, i := range issued {
+		parts = append(parts, fmt.Sprintf("at +%s expiring +%s", i.At.Sub(start).Round(100*time.Millisecond), i.Expiry.Sub(start).Round(time.Second)))
+	}
+	return strings.Join(parts, ", ")
 }
