@@ -20,140 +20,171 @@ type verdictReason = assess.Finding
 // verifyCluster verifies one cluster and returns its verdict; it never returns an error:
 // whatever goes wrong is the verdict. Every goroutine and connection it opened is gone when it
 // returns. It sets *passes to the number of assessments it made.
+//
+// Its steps: build the clients, connect (the probe), start the reconcile requests, wait for a
+// turn to read, then wait for the verdict, one pass (assess, confirm, conclude, report) after
+// each change.
 func verifyCluster(ctx context.Context, req Request, target Target, rep *reporter, slots *connectSlots, requests requestSlots, passes *int) result.Cluster {
-	start := req.Clock()
-	// state is the cluster's clients and memory, once they are built.
-	var state *clusterState
-	out := result.Cluster{SchemaVersion: result.SchemaVersion, Name: target.Name, ExpectedRevision: req.Revision.String()}
-	var (
-		trig        *trigger
-		stopTrigger = func() {}
-		applied     time.Time
-		since       = sinceTracker{}
-		// announcedApplied is set once progress has said the revision is applied.
-		announcedApplied bool
-	)
-	finish := func(v verdictReason) result.Cluster {
-		stopTrigger()
-		if applied.IsZero() && v.Verdict == result.VerdictCurrent {
-			// Current before an assessment marked the roots applied (a verdict from the
-			// first look): they had applied the revision by now, at the latest.
-			applied = req.Clock()
-		}
-		if trig != nil {
-			out.Reconcile = trig.report(applied)
-		}
-		out.Verdict, out.Code, out.Reason, out.Message = v.Verdict, v.Code, v.Reason, v.Message
-		out.DurationMs = req.Clock().Sub(start).Milliseconds()
-		if !applied.IsZero() {
-			out.AppliedMs = millis(applied.Sub(start))
-		}
-		since.stamp(&out)
-		if out.Flux == nil {
-			out.Flux = []result.FluxObject{}
-		}
-		if out.Objects == nil {
-			out.Objects = []result.Object{}
-		}
-		if state != nil {
-			*passes = state.mem.Passes()
-		}
-		rep.report(target.Name, req.Clock().Sub(start), out.Verdict, out.Summary(), progressFinal)
-		return out
+	r := &clusterRun{
+		req: req, target: target, rep: rep, passes: passes,
+		start:       req.Clock(),
+		out:         result.Cluster{SchemaVersion: result.SchemaVersion, Name: target.Name, ExpectedRevision: req.Revision.String()},
+		stopTrigger: func() {},
+		since:       sinceTracker{},
 	}
 	if target.Config == nil {
-		return finish(verdictReason{Verdict: result.VerdictInvalidConfig, Reason: "InvalidConfig", Message: target.Invalid})
+		return r.finish(verdictReason{Verdict: result.VerdictInvalidConfig, Reason: "InvalidConfig", Message: target.Invalid})
 	}
 	state, err := newClusterState(ctx, req, target.Config)
 	if err != nil {
-		return finish(verdictReason{Verdict: result.VerdictInvalidConfig, Reason: "InvalidConfig", Message: err.Error()})
+		return r.finish(verdictReason{Verdict: result.VerdictInvalidConfig, Reason: "InvalidConfig", Message: err.Error()})
 	}
+	r.state = state
 	defer state.close()
-	rep.report(target.Name, 0, result.VerdictInProgress, "connecting", progressStep)
+	if v, failed := r.connect(ctx); failed {
+		return r.finish(v)
+	}
+	if req.Reconcile != ReconcileOff && !req.Snapshot {
+		r.startReconcile(ctx, requests)
+	}
+	if v, ended := r.waitForTurn(ctx, slots); ended {
+		return r.finish(v)
+	}
+	release := slots.releaser()
+	defer release()
+	return r.finish(r.wait(ctx, release))
+}
+
+// clusterRun is one cluster's verification while it runs: what it has learnt so far, and
+// what its result will report.
+type clusterRun struct {
+	req    Request
+	target Target
+	rep    *reporter
+	start  time.Time
+	// passes is where finish puts the number of assessments made.
+	passes *int
+	// state is the cluster's clients and memory, once they are built.
+	state *clusterState
+	out   result.Cluster
+
+	// trig is the run's own reconcile requests, when it makes them; stopTrigger ends them.
+	trig        *trigger
+	stopTrigger func()
+	// applied is when a pass first found the roots had applied the revision.
+	applied time.Time
+	since   sinceTracker
+	// announcedApplied is set once progress has said the revision is applied.
+	announcedApplied bool
+
+	// confirms is when the pass may read consistently next (confirmations).
+	confirms confirmations
+	// preflightDone is set once the preflight needs no new look; before that, it looks again
+	// at preflightAt.
+	preflightDone bool
+	preflightAt   time.Time
+}
+
+// finish is the cluster's result with verdict v, reported as its final progress.
+func (r *clusterRun) finish(v verdictReason) result.Cluster {
+	r.stopTrigger()
+	if r.applied.IsZero() && v.Verdict == result.VerdictCurrent {
+		// Current before an assessment marked the roots applied (a verdict from the
+		// first look): they had applied the revision by now, at the latest.
+		r.applied = r.req.Clock()
+	}
+	if r.trig != nil {
+		r.out.Reconcile = r.trig.report(r.applied)
+	}
+	r.out.Verdict, r.out.Code, r.out.Reason, r.out.Message = v.Verdict, v.Code, v.Reason, v.Message
+	r.out.DurationMs = r.req.Clock().Sub(r.start).Milliseconds()
+	if !r.applied.IsZero() {
+		r.out.AppliedMs = millis(r.applied.Sub(r.start))
+	}
+	r.since.stamp(&r.out)
+	if r.out.Flux == nil {
+		r.out.Flux = []result.FluxObject{}
+	}
+	if r.out.Objects == nil {
+		r.out.Objects = []result.Object{}
+	}
+	if r.state != nil {
+		*r.passes = r.state.mem.Passes()
+	}
+	r.rep.report(r.target.Name, r.req.Clock().Sub(r.start), r.out.Verdict, r.out.Summary(), progressFinal)
+	return r.out
+}
+
+// connect probes the cluster; failed is set when the probe's answer is the verdict.
+func (r *clusterRun) connect(ctx context.Context) (v verdictReason, failed bool) {
+	r.rep.report(r.target.Name, 0, result.VerdictInProgress, "connecting", progressStep)
 	// The probe is one small request: every cluster makes it at once, so an unreachable or
 	// hung cluster never waits behind the others, nor makes them wait.
-	if v, failed := state.probe(ctx); failed {
-		return finish(v)
+	if v, failed := r.state.probe(ctx); failed {
+		return v, true
 	}
-	rep.report(target.Name, req.Clock().Sub(start), result.VerdictInProgress, "connected", progressMilestone)
-	if req.Reconcile != ReconcileOff && !req.Snapshot {
-		// The requests run beside the verification, which they never hold up; they end with
-		// the cluster's verdict.
-		trig = &trigger{start: start, poke: state.poke}
-		tctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			state.requestReconcile(tctx, trig, requests)
-		}()
-		stopTrigger = func() {
-			cancel()
-			<-done
-		}
-		rep.report(target.Name, req.Clock().Sub(start), result.VerdictInProgress, "asking Flux to reconcile", progressMilestone)
+	r.rep.report(r.target.Name, r.req.Clock().Sub(r.start), result.VerdictInProgress, "connected", progressMilestone)
+	return verdictReason{}, false
+}
+
+// startReconcile starts the run's reconcile requests. They run beside the verification, which
+// they never hold up; they end with the cluster's verdict (finish).
+func (r *clusterRun) startReconcile(ctx context.Context, requests requestSlots) {
+	r.trig = &trigger{start: r.start, poke: r.state.poke}
+	tctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.state.requestReconcile(tctx, r.trig, requests)
+	}()
+	r.stopTrigger = func() {
+		cancel()
+		<-done
 	}
-	// The first lists are the part that costs CPU and memory: at most MaxParallel clusters
-	// make them at once. Waiting afterwards costs nothing and holds no slot. A cluster that
-	// must wait for its turn waits without a connection (park), unless its reconcile
-	// requests are using it.
+	r.rep.report(r.target.Name, r.req.Clock().Sub(r.start), result.VerdictInProgress, "asking Flux to reconcile", progressMilestone)
+}
+
+// waitForTurn takes a connect slot. The first lists are the part that costs CPU and memory: at
+// most MaxParallel clusters make them at once. Waiting afterwards costs nothing and holds no
+// slot. A cluster that must wait for its turn waits without a connection (park), unless its
+// reconcile requests are using it. ended is set, with the verdict, when the run ends first.
+func (r *clusterRun) waitForTurn(ctx context.Context, slots *connectSlots) (v verdictReason, ended bool) {
 	acquired := slots.tryAcquire()
 	if !acquired {
-		parked := trig == nil
+		parked := r.trig == nil
 		if parked {
-			state.park()
+			r.state.park()
 		}
-		if req.onTurnWait != nil {
-			req.onTurnWait(target.Name, parked)
+		if r.req.onTurnWait != nil {
+			r.req.onTurnWait(r.target.Name, parked)
 		}
 	}
 	if !acquired && !slots.acquire(ctx) {
 		// The API server answered the probe; the wait was this run's own.
 		turn := &assess.Assessment{Pending: &verdictReason{Verdict: result.VerdictInProgress, Reason: "WaitingForATurn",
-			Message: fmt.Sprintf("the API server answered; the cluster was waiting for its turn to be read (at most %d clusters are read at once: max-parallel)", req.MaxParallel)}}
-		return finish(state.stopped(ctx, turn, assess.Facts{}))
+			Message: fmt.Sprintf("the API server answered; the cluster was waiting for its turn to be read (at most %d clusters are read at once: max-parallel)", r.req.MaxParallel)}}
+		return r.state.stopped(ctx, turn, assess.Facts{}), true
 	}
-	release := slots.releaser()
-	defer release()
+	return verdictReason{}, false
+}
 
-	holdUntil := req.Clock().Add(slotHold)
+// wait makes a pass at once, then after every change and at every recheck the last pass
+// asked for, until a pass concludes or the run ends; it returns the verdict. It calls
+// release, which gives the connect slot back, once the slot is no longer needed.
+func (r *clusterRun) wait(ctx context.Context, release func()) verdictReason {
+	holdUntil := r.req.Clock().Add(slotHold)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	notify := state.notifications()
+	notify := r.state.notifications()
 	var (
 		last      *assess.Assessment
 		lastFacts assess.Facts
 	)
-	var confirms confirmations
-	var preflightDone bool
-	var preflightAt time.Time
 	for {
-		now := req.Clock()
-		e := state.assess(now)
-		since.note(e, now.Sub(start))
-		if applied.IsZero() && e.RootsApplied {
-			applied = now
-		}
-		e = state.consistently(ctx, e, now, &confirms)
-		facts := assess.Facts{Snapshot: req.Snapshot}
-		if trig != nil && state.awaitsHandling() {
-			// The state before the run's own request would pass: wait for Flux to handle it.
-			facts.Reconcile = state.unhandled(trig)
-		}
-		c := assess.Conclude(e, facts)
-		if !req.Snapshot && !preflightDone && !c.Done && c.Pending != nil && !e.Syncing && !now.Before(preflightAt) {
-			// Before it waits: a Flux controller the tree needs that is down is named now,
-			// not waited out.
-			pf := state.preflight(ctx, e, c.AwaitsReconcile)
-			out.Preflight = preflightResult(pf)
-			preflightAt, preflightDone = pf.RetryAt, pf.RetryAt.IsZero()
-			if pf.Fatal != nil {
-				facts.Preflight, preflightDone = pf.Fatal, true
-				c = assess.Conclude(e, facts)
-			}
-			e.RecheckAt(pf.RetryAt)
-		}
+		now := r.req.Clock()
+		e, facts, c := r.pass(ctx, now)
 		last, lastFacts = e, facts
-		out.Flux, out.Objects = e.Flux, e.Objects
+		r.out.Flux, r.out.Objects = e.Flux, e.Objects
 		// The slot goes back once no first list is on its way: all arrived, or the ones
 		// left failed and wait for their retry (a server answering 500 or 429 costs nothing
 		// to wait on), or after slotHold, for a server that is slow to answer.
@@ -162,42 +193,92 @@ func verifyCluster(ctx context.Context, req Request, target Target, rep *reporte
 		}
 		if c.Done {
 			if c.Verdict.Verdict == result.VerdictFailed {
-				state.gatherEvidence(ctx, out.Objects)
+				r.state.gatherEvidence(ctx, r.out.Objects)
 			}
-			return finish(c.Verdict)
+			return c.Verdict
 		}
-		if !announcedApplied && e.RootsApplied {
-			// (Said only while the cluster still waits: a verdict at once says it all.)
-			if msg := appliedMessage(e.Flux, req.Revision); msg != "" {
-				announcedApplied = true
-				rep.report(target.Name, now.Sub(start), result.VerdictInProgress, msg, progressMilestone)
-			}
-		}
-		if c.Pending != nil {
-			rep.report(target.Name, now.Sub(start), result.VerdictInProgress, c.Pending.Message, progressOf(c.Pending.Progress))
-		}
-		wake := e.Recheck
-		if e.Listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {
-			wake = holdUntil
-		}
-		if e.Syncing && (wake.IsZero() || now.Add(time.Second).Before(wake)) {
-			wake = now.Add(time.Second) // refresh "has not answered for Ns"
-		}
-		if !wake.IsZero() {
+		r.reportPending(now, e, c)
+		if wake := wakeAt(e, now, holdUntil); !wake.IsZero() {
 			timer.Reset(max(wake.Sub(now), 0))
 		}
 		select {
 		case <-ctx.Done():
-			return finish(state.stopped(ctx, last, lastFacts))
+			return r.state.stopped(ctx, last, lastFacts)
 		case <-notify:
 			if !settleLists(ctx, last, notify, listSettle) {
 				// (The run ended during the wait: the verdict is what the last assessment
 				// waited for, as when it ends at the select.)
-				return finish(state.stopped(ctx, last, lastFacts))
+				return r.state.stopped(ctx, last, lastFacts)
 			}
 		case <-timer.C:
 		}
 	}
+}
+
+// pass is one look at the cluster at now: what is known assessed, confirmed
+// (consistently), and concluded with the run's facts; before the cluster waits, the
+// preflight.
+func (r *clusterRun) pass(ctx context.Context, now time.Time) (*assess.Assessment, assess.Facts, assess.Conclusion) {
+	e := r.state.assess(now)
+	r.since.note(e, now.Sub(r.start))
+	if r.applied.IsZero() && e.RootsApplied {
+		r.applied = now
+	}
+	e = r.state.consistently(ctx, e, now, &r.confirms)
+	facts := assess.Facts{Snapshot: r.req.Snapshot}
+	if r.trig != nil && r.state.awaitsHandling() {
+		// The state before the run's own request would pass: wait for Flux to handle it.
+		facts.Reconcile = r.state.unhandled(r.trig)
+	}
+	c := assess.Conclude(e, facts)
+	if !r.req.Snapshot && !r.preflightDone && !c.Done && c.Pending != nil && !e.Syncing && !now.Before(r.preflightAt) {
+		c = r.preflight(ctx, e, &facts, c)
+	}
+	return e, facts, c
+}
+
+// preflight runs before the cluster waits: a Flux controller the tree needs that is down is
+// named now, not waited out. It returns the conclusion, c or the preflight's verdict.
+func (r *clusterRun) preflight(ctx context.Context, e *assess.Assessment, facts *assess.Facts, c assess.Conclusion) assess.Conclusion {
+	pf := r.state.preflight(ctx, e, c.AwaitsReconcile)
+	r.out.Preflight = preflightResult(pf)
+	r.preflightAt, r.preflightDone = pf.RetryAt, pf.RetryAt.IsZero()
+	if pf.Fatal != nil {
+		facts.Preflight, r.preflightDone = pf.Fatal, true
+		c = assess.Conclude(e, *facts)
+	}
+	e.RecheckAt(pf.RetryAt)
+	return c
+}
+
+// reportPending reports what a cluster that goes on waiting waits for, and once that the
+// revision is applied.
+func (r *clusterRun) reportPending(now time.Time, e *assess.Assessment, c assess.Conclusion) {
+	if !r.announcedApplied && e.RootsApplied {
+		// (Said only while the cluster still waits: a verdict at once says it all.)
+		if msg := appliedMessage(e.Flux, r.req.Revision); msg != "" {
+			r.announcedApplied = true
+			r.rep.report(r.target.Name, now.Sub(r.start), result.VerdictInProgress, msg, progressMilestone)
+		}
+	}
+	if c.Pending != nil {
+		r.rep.report(r.target.Name, now.Sub(r.start), result.VerdictInProgress, c.Pending.Message, progressOf(c.Pending.Progress))
+	}
+}
+
+// wakeAt is when a cluster that waits after assessment e at now makes its next pass without a
+// change: the recheck e asks for, the end of the slot's hold while first lists are on their
+// way, or in a second while an API server has not answered (to refresh "has not answered for
+// Ns"); zero: only at a change.
+func wakeAt(e *assess.Assessment, now, holdUntil time.Time) time.Time {
+	wake := e.Recheck
+	if e.Listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {
+		wake = holdUntil
+	}
+	if e.Syncing && (wake.IsZero() || now.Add(time.Second).Before(wake)) {
+		wake = now.Add(time.Second) // refresh "has not answered for Ns"
+	}
+	return wake
 }
 
 // listSettle is how long a notification may wait for the first lists still on their way.
