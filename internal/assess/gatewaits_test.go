@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
@@ -31,47 +29,11 @@ spec: {replicas: 1}
 status: {observedGeneration: 3, replicas: 1, updatedReplicas: 0, readyReplicas: 0, availableReplicas: 0}`
 }
 
-// look is one assessment of a sequence that shares the run's memory: the view's documents,
-// the moment, and the verdict expected then.
-type look struct {
-	docs []string
-	at   time.Time
-	want outcome
-}
-
-// runLooks assesses each look in turn with one memory, as one run does, the Flux objects and
-// sources read before the rest, the workloads verified.
-func runLooks(t *testing.T, want flux.Revision, root flux.Ref, looks []look) {
-	t.Helper()
-	runLooksOf(t, Spec{Resources: []flux.Ref{root}, Revision: want, Workloads: true}, looks)
-}
-
-// runLooksOf is runLooks for what spec verifies, as `get` (Spec.Snapshot) and as `verify`.
-func runLooksOf(t *testing.T, spec Spec, looks []look) {
-	t.Helper()
-	for _, snapshot := range []bool{true, false} {
-		mem := NewMemory()
-		spec.Snapshot = snapshot
-		for i, l := range looks {
-			view := newFixtureView(t, strings.Join(l.docs, "\n---\n"), "kustomizations", "helmreleases", "gitrepositories", "ocirepositories", "deployments", "services")
-			e := Assess(view, mem, spec, l.at)
-			got := outcomeOf(e)
-			if l.want.Reason == "" && l.want.Verdict == result.VerdictInProgress {
-				got.Reason = ""
-			}
-			if diff := cmp.Diff(l.want, got); diff != "" {
-				t.Errorf("look %d, snapshot %t (-want +got):\n%s\npending %+v fatal %+v", i, snapshot, diff, e.Pending, e.Fatal)
-			}
-		}
-	}
-}
-
 // TestSupersededAfterApply: a revision Flux applied before the source moved on is done, as
 // Flux said (lastAppliedRevision), whether or not the run saw the source move; one it never
 // applied will not be, which only a move the run saw tells.
 func TestSupersededAfterApply(t *testing.T) {
 	t.Parallel()
-	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
 	// app applied applied, and works on attempting (kustomize-controller records
 	// lastAttemptedRevision before it builds).
 	app := func(applied, attempting string) string {
@@ -89,39 +51,27 @@ status:
   inventory:
     entries: [{id: shop_web_apps_Deployment, v: v1}]`
 	}
-	b, err := flux.ParseRevision(revB)
-	if err != nil {
-		t.Fatal(err)
-	}
 	later := fixtureNow.Add(time.Minute)
-	t.Run("applied B, C started before the run looked", func(t *testing.T) {
-		t.Parallel()
-		runLooks(t, b, root, []look{
-			{docs: []string{app(revB, revC), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
-			{docs: []string{app(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: later, want: current},
-		})
-	})
-	t.Run("applied B, C started before the run first looked", func(t *testing.T) {
-		t.Parallel()
+	// building waits while kustomize-controller builds C.
+	building := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "Progressing"}, Says: []string{"Building manifests for revision " + revC}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "applied B, C started before the run looked", looks: []fixtureLook{
+			{docs: []string{app(revB, revC), gitRepoAt(revB), deployment("Deployment", 3, 3)}, want: building},
+			{docs: []string{app(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: later, want: expected{Outcome: current}},
+		}},
 		// The source serves C at the first look: no move is seen, but lastAppliedRevision
 		// says Flux finished B before it started C.
-		runLooks(t, b, root, []look{
-			{docs: []string{app(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: fixtureNow, want: current},
-		})
-	})
-	t.Run("A applied, C started before the run first looked: only a move tells", func(t *testing.T) {
-		t.Parallel()
-		runLooks(t, b, root, []look{
-			{docs: []string{app(revA, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
-		})
-	})
-	t.Run("A applied, C started: B will not be applied", func(t *testing.T) {
-		t.Parallel()
-		runLooks(t, b, root, []look{
-			{docs: []string{app(revA, revC), gitRepoAt(revB), deployment("Deployment", 3, 3)}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
+		{name: "applied B, C started before the run first looked", looks: []fixtureLook{
+			{docs: []string{app(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, want: expected{Outcome: current}},
+		}},
+		{name: "A applied, C started before the run first looked: only a move tells", looks: []fixtureLook{
+			{docs: []string{app(revA, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, want: building},
+		}},
+		{name: "A applied, C started: B will not be applied", looks: []fixtureLook{
+			{docs: []string{app(revA, revC), gitRepoAt(revB), deployment("Deployment", 3, 3)}, want: building},
 			{docs: []string{app(revA, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: later,
-				want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRevisionSuperseded, Reason: "Superseded"}},
-		})
+				want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRevisionSuperseded, Reason: "Superseded"}}},
+		}},
 	})
 }
 
@@ -130,7 +80,6 @@ status:
 // past that retry they fail.
 func TestHealthCheckRetry(t *testing.T) {
 	t.Parallel()
-	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
 	failedAt := fixtureNow.Add(-30 * time.Second)
 	app := `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -146,54 +95,38 @@ status:
      message: "health check failed after 30.004s: timeout waiting for: [Deployment/shop/web status: 'InProgress']"}
   inventory:
     entries: [{id: shop_web_apps_Deployment, v: v1}, {id: shop_web__Service, v: v1}]`
-	b, err := flux.ParseRevision(revB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	healthFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"}
+	healthFailed := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"}}
+	waiting := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"}}
 	retry := failedAt.Add(time.Minute + 6*time.Second + 30*time.Second)
-	t.Run("every object Current: waits for the retry, fails after it", func(t *testing.T) {
-		t.Parallel()
-		docs := []string{app, gitRepoAt(revB), deployment("Deployment", 3, 3), service}
-		runLooks(t, b, root, []look{
-			{docs: docs, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"}},
-			{docs: docs, at: retry.Add(time.Second), want: healthFailed},
-		})
-	})
-	t.Run("a Deployment that turns ready after spec.timeout: waits, Current at the retry", func(t *testing.T) {
-		t.Parallel()
-		runLooks(t, b, root, []look{
-			{docs: []string{app, gitRepoAt(revB), notReadyDeployment(), service}, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
-			{docs: []string{healthyApp(app), gitRepoAt(revB), deployment("Deployment", 3, 3), service}, at: retry.Add(-time.Second), want: current},
-		})
-	})
-	t.Run("a Deployment still not ready at the retry: fails", func(t *testing.T) {
-		t.Parallel()
-		docs := []string{app, gitRepoAt(revB), notReadyDeployment(), service}
-		runLooks(t, b, root, []look{
-			{docs: docs, at: fixtureNow, want: outcome{Verdict: result.VerdictInProgress}},
-			{docs: docs, at: retry.Add(time.Second), want: healthFailed},
-		})
-	})
-	// Without the workloads nothing says whether an object failed: kustomize-controller's
-	// retry (RequeueAfter: GetRetryInterval()) decides, as it does with them.
-	alone := Spec{Resources: []flux.Ref{root}, Revision: b}
-	waiting := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"}
-	t.Run("workloads false: waits for the retry, fails after it", func(t *testing.T) {
-		t.Parallel()
-		docs := []string{app, gitRepoAt(revB), notReadyDeployment(), service}
-		runLooksOf(t, alone, []look{
-			{docs: docs, at: fixtureNow, want: waiting},
-			{docs: docs, at: retry.Add(-time.Second), want: waiting},
-			{docs: docs, at: retry.Add(time.Second), want: healthFailed},
-		})
-	})
-	t.Run("workloads false: Current once the retry finds the objects ready", func(t *testing.T) {
-		t.Parallel()
-		runLooksOf(t, alone, []look{
-			{docs: []string{app, gitRepoAt(revB), notReadyDeployment(), service}, at: fixtureNow, want: waiting},
-			{docs: []string{healthyApp(app), gitRepoAt(revB), deployment("Deployment", 3, 3), service}, at: retry.Add(-time.Second), want: current},
-		})
+	allCurrent := []string{app, gitRepoAt(revB), deployment("Deployment", 3, 3), service}
+	notReady := []string{app, gitRepoAt(revB), notReadyDeployment(), service}
+	// notReadyYet waits for the Deployment.
+	notReadyYet := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, Says: []string{"waiting for Deployment/shop/web"}}
+	healthy := []string{healthyApp(app), gitRepoAt(revB), deployment("Deployment", 3, 3), service}
+	runFixtureCases(t, []fixtureCase{
+		{name: "every object Current: waits for the retry, fails after it", looks: []fixtureLook{
+			{docs: allCurrent, want: waiting},
+			{docs: allCurrent, at: retry.Add(time.Second), want: healthFailed},
+		}},
+		{name: "a Deployment that turns ready after spec.timeout: waits, Current at the retry", looks: []fixtureLook{
+			{docs: notReady, want: notReadyYet},
+			{docs: healthy, at: retry.Add(-time.Second), want: expected{Outcome: current}},
+		}},
+		{name: "a Deployment still not ready at the retry: fails", looks: []fixtureLook{
+			{docs: notReady, want: notReadyYet},
+			{docs: notReady, at: retry.Add(time.Second), want: healthFailed},
+		}},
+		// Without the workloads nothing says whether an object failed: kustomize-controller's
+		// retry (RequeueAfter: GetRetryInterval()) decides, as it does with them.
+		{name: "workloads false: waits for the retry, fails after it", noWorkloads: true, looks: []fixtureLook{
+			{docs: notReady, want: waiting},
+			{docs: notReady, at: retry.Add(-time.Second), want: waiting},
+			{docs: notReady, at: retry.Add(time.Second), want: healthFailed},
+		}},
+		{name: "workloads false: Current once the retry finds the objects ready", noWorkloads: true, looks: []fixtureLook{
+			{docs: notReady, want: waiting},
+			{docs: healthy, at: retry.Add(-time.Second), want: expected{Outcome: current}},
+		}},
 	})
 }
 
@@ -243,49 +176,38 @@ status:
     entries: [{id: shop_web_apps_Deployment, v: v1}]`
 	}
 	repo := strings.Replace(ociRepo(), `revision: "1.0.0@sha256:`+dig1+`"`, `revision: "1.1.0@sha256:`+dig2+`"`, 1)
-	want, err := flux.ParseRevision("1.1.0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	failedAt := fixtureNow.Add(-30 * time.Second)
-	retrying := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxUpgradeFailed, Reason: "UpgradeFailed"}
-	failed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxUpgradeFailed, Reason: "UpgradeFailed"}
-	t.Run("not retried since: waits for helm-controller's retry, fails past it", func(t *testing.T) {
-		t.Parallel()
-		docs := []string{hr(failedAt), repo, deployment("Deployment", 3, 3)}
-		runLooks(t, want, root, []look{
-			{docs: docs, at: fixtureNow, want: retrying},
+	retrying := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxUpgradeFailed, Reason: "UpgradeFailed"}}
+	failed := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxUpgradeFailed, Reason: "UpgradeFailed"}}
+	// waitsThenFails are the looks of a release that failed at failedAt, given as hr, and
+	// was not retried since: it waits for helm-controller's retry, and fails past it.
+	waitsThenFails := func(hr string) []fixtureLook {
+		docs := []string{hr, repo, deployment("Deployment", 3, 3)}
+		return []fixtureLook{
+			{docs: docs, want: retrying},
 			{docs: docs, at: fixtureNow.Add(3 * time.Minute), want: retrying},
 			{docs: docs, at: failedAt.Add(5*time.Minute + 30*time.Second + 31*time.Second), want: failed},
-		})
-	})
+		}
+	}
 	// helm-controller's DefaultToRetryOnFailure feature gate: no strategy in the spec, only
 	// its words tell the interval; words not recognised wait for the documented default, 5m.
 	byDefault := func(failedAt time.Time, words string) string {
 		doc := strings.Replace(hr(failedAt), "  upgrade: {strategy: {name: RetryOnFailure, retryInterval: 5m}}\n", "", 1)
 		return strings.Replace(doc, `message: "retrying after 5m0s"`, `message: "`+words+`"`, 1)
 	}
-	for _, tt := range []struct{ name, words string }{
-		{"RetryOnFailure by default, by its words", "retrying after 5m0s"},
-		{"RetryOnFailure by default, its words unrecognised", "will retry in 5m0s"},
-	} {
-		t.Run(tt.name+": waits for helm-controller's retry, fails past it", func(t *testing.T) {
-			t.Parallel()
-			docs := []string{byDefault(failedAt, tt.words), repo, deployment("Deployment", 3, 3)}
-			runLooks(t, want, root, []look{
-				{docs: docs, at: fixtureNow, want: retrying},
-				{docs: docs, at: fixtureNow.Add(3 * time.Minute), want: retrying},
-				{docs: docs, at: failedAt.Add(5*time.Minute + 30*time.Second + 31*time.Second), want: failed},
-			})
-		})
-	}
-	t.Run("retried and failed again past the window: fails", func(t *testing.T) {
-		t.Parallel()
-		again := fixtureNow.Add(4*time.Minute + 30*time.Second)
-		runLooks(t, want, root, []look{
-			{docs: []string{hr(failedAt), repo, deployment("Deployment", 3, 3)}, at: fixtureNow, want: retrying},
+	again := fixtureNow.Add(4*time.Minute + 30*time.Second)
+	resources := []flux.Ref{root}
+	runFixtureCases(t, []fixtureCase{
+		{name: "not retried since: waits for helm-controller's retry, fails past it", resources: resources, revision: "1.1.0",
+			looks: waitsThenFails(hr(failedAt))},
+		{name: "RetryOnFailure by default, by its words: waits for helm-controller's retry, fails past it", resources: resources, revision: "1.1.0",
+			looks: waitsThenFails(byDefault(failedAt, "retrying after 5m0s"))},
+		{name: "RetryOnFailure by default, its words unrecognised: waits for helm-controller's retry, fails past it", resources: resources, revision: "1.1.0",
+			looks: waitsThenFails(byDefault(failedAt, "will retry in 5m0s"))},
+		{name: "retried and failed again past the window: fails", resources: resources, revision: "1.1.0", looks: []fixtureLook{
+			{docs: []string{hr(failedAt), repo, deployment("Deployment", 3, 3)}, want: retrying},
 			{docs: []string{hr(again), repo, deployment("Deployment", 3, 3)}, at: again.Add(10 * time.Second), want: failed},
-		})
+		}},
 	})
 }
 
@@ -335,43 +257,38 @@ status:
     entries: [{id: shop_web_apps_Deployment, v: v1}]`
 	}
 	repo := strings.Replace(ociRepo(), `revision: "1.0.0@sha256:`+dig1+`"`, `revision: "1.1.0@sha256:`+dig2+`"`, 1)
-	want, err := flux.ParseRevision("1.1.0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	failedAt := fixtureNow.Add(-30 * time.Second)
 	again := fixtureNow.Add(4 * time.Minute)
 	deploy := deployment("Deployment", 3, 3)
-	retrying := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxRolledBack, Reason: "RollbackSucceeded"}
-	rolledBack := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRolledBack, Reason: "RollbackSucceeded"}
+	retrying := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxRolledBack, Reason: "RollbackSucceeded"}}
+	rolledBack := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxRolledBack, Reason: "RollbackSucceeded"}}
 	tests := []struct {
 		name  string
-		looks []look
+		looks []fixtureLook
 	}{
-		{"retries left: waits past retry-grace for helm-controller's answer", []look{
-			{docs: []string{hr("3", failedAt, false), repo, deploy}, at: fixtureNow, want: retrying},
+		{"retries left: waits past retry-grace for helm-controller's answer", []fixtureLook{
+			{docs: []string{hr("3", failedAt, false), repo, deploy}, want: retrying},
 			{docs: []string{hr("3", failedAt, false), repo, deploy}, at: fixtureNow.Add(30 * time.Minute), want: retrying},
 		}},
-		{"retries exhausted: fails with Flux's answer", []look{
-			{docs: []string{hr("3", failedAt, false), repo, deploy}, at: fixtureNow, want: retrying},
+		{"retries exhausted: fails with Flux's answer", []fixtureLook{
+			{docs: []string{hr("3", failedAt, false), repo, deploy}, want: retrying},
 			{docs: []string{hr("3", again, true), repo, deploy}, at: again.Add(time.Second), want: rolledBack},
 		}},
-		{"unlimited retries: an attempt's timeout and a margin, then fails", []look{
-			{docs: []string{hr("-1", failedAt, false), repo, deploy}, at: fixtureNow, want: retrying},
+		{"unlimited retries: an attempt's timeout and a margin, then fails", []fixtureLook{
+			{docs: []string{hr("-1", failedAt, false), repo, deploy}, want: retrying},
 			{docs: []string{hr("-1", failedAt, false), repo, deploy}, at: failedAt.Add(5*time.Minute + 30*time.Second + 29*time.Second), want: retrying},
 			{docs: []string{hr("-1", failedAt, false), repo, deploy}, at: failedAt.Add(5*time.Minute + 30*time.Second + 30*time.Second), want: rolledBack},
 		}},
-		{"unlimited retries: a later attempt failed too past retry-grace, fails", []look{
-			{docs: []string{hr("-1", failedAt, false), repo, deploy}, at: fixtureNow, want: retrying},
+		{"unlimited retries: a later attempt failed too past retry-grace, fails", []fixtureLook{
+			{docs: []string{hr("-1", failedAt, false), repo, deploy}, want: retrying},
 			{docs: []string{hr("-1", again, false), repo, deploy}, at: again.Add(time.Second), want: rolledBack},
 		}},
 	}
+	cases := make([]fixtureCase, 0, len(tests))
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			runLooks(t, want, root, tt.looks)
-		})
+		cases = append(cases, fixtureCase{name: tt.name, resources: []flux.Ref{root}, revision: "1.1.0", looks: tt.looks})
 	}
+	runFixtureCases(t, cases)
 }
 
 // TestKustomizationOlderGeneration: a Kustomization's failure stamped with a generation that
@@ -384,7 +301,6 @@ status:
 // second), however long spec.interval is, and a Stalled one alike.
 func TestKustomizationOlderGeneration(t *testing.T) {
 	t.Parallel()
-	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
 	failedAt := fixtureNow.Add(-10 * time.Second)
 	doc := func(spec string, stalled bool, at time.Time) string {
 		stall := ""
@@ -408,51 +324,38 @@ status:
 	}
 	applied := strings.Replace(ks("app", "GitRepository", "app", "", revB, "shop_web_apps_Deployment"), "generation: 2", "generation: 3", 1)
 	applied = strings.ReplaceAll(applied, "observedGeneration: 2", "observedGeneration: 3")
-	b, err := flux.ParseRevision(revB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waiting := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}
-	buildFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}
-	stalledWaiting := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxStalled, Reason: "BuildFailed"}
-	stalledFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxStalled, Reason: "BuildFailed"}
+	waiting := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}}
+	buildFailed := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}}
+	stalledWaiting := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxStalled, Reason: "BuildFailed"}}
+	stalledFailed := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxStalled, Reason: "BuildFailed"}}
 	deploy := deployment("Deployment", 3, 3)
 	const short, hourly = "interval: 10m, retryInterval: 1m", "interval: 1h"
 	again := fixtureNow.Add(20 * time.Second)
-	tests := []struct {
-		name  string
-		looks []look
-	}{
-		{"the failure was of generation 2: generation 3 applies", []look{
-			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, at: fixtureNow, want: waiting},
-			{docs: []string{applied, gitRepoAt(revB), deploy}, at: fixtureNow.Add(5 * time.Second), want: current},
+	runFixtureCases(t, []fixtureCase{
+		{name: "the failure was of generation 2: generation 3 applies", looks: []fixtureLook{
+			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, want: waiting},
+			{docs: []string{applied, gitRepoAt(revB), deploy}, at: fixtureNow.Add(5 * time.Second), want: expected{Outcome: current}},
 		}},
-		{"a later attempt fails at generation 3: fails", []look{
-			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, at: fixtureNow, want: waiting},
+		{name: "a later attempt fails at generation 3: fails", looks: []fixtureLook{
+			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, want: waiting},
 			{docs: []string{doc(short, false, again), gitRepoAt(revB), deploy}, at: again.Add(time.Second), want: buildFailed},
 		}},
-		{"no attempt since, retryInterval 1m: fails by it", []look{
-			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, at: fixtureNow, want: waiting},
+		{name: "no attempt since, retryInterval 1m: fails by it", looks: []fixtureLook{
+			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, want: waiting},
 			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(time.Minute + 30*time.Second), want: waiting},
 			{docs: []string{doc(short, false, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(time.Minute + 31*time.Second), want: buildFailed},
 		}},
-		{"no attempt since, interval 1h: fails by the retry-grace", []look{
-			{docs: []string{doc(hourly, false, failedAt), gitRepoAt(revB), deploy}, at: fixtureNow, want: waiting},
+		{name: "no attempt since, interval 1h: fails by the retry-grace", looks: []fixtureLook{
+			{docs: []string{doc(hourly, false, failedAt), gitRepoAt(revB), deploy}, want: waiting},
 			{docs: []string{doc(hourly, false, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(2*time.Minute + 30*time.Second), want: waiting},
 			{docs: []string{doc(hourly, false, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(2*time.Minute + 31*time.Second), want: buildFailed},
 		}},
-		{"stalled, interval 1h: fails by the retry-grace", []look{
-			{docs: []string{doc(hourly, true, failedAt), gitRepoAt(revB), deploy}, at: fixtureNow, want: stalledWaiting},
+		{name: "stalled, interval 1h: fails by the retry-grace", looks: []fixtureLook{
+			{docs: []string{doc(hourly, true, failedAt), gitRepoAt(revB), deploy}, want: stalledWaiting},
 			{docs: []string{doc(hourly, true, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(2*time.Minute + 30*time.Second), want: stalledWaiting},
 			{docs: []string{doc(hourly, true, failedAt), gitRepoAt(revB), deploy}, at: failedAt.Add(2*time.Minute + 31*time.Second), want: stalledFailed},
 		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			runLooks(t, b, root, tt.looks)
-		})
-	}
+	})
 }
 
 // healthFailedKs is Kustomization flux-system/name of GitRepository app whose health checks
@@ -482,29 +385,21 @@ status:
 // would, and fails with flux-dependency-failed after it.
 func TestDependencyHealthRetry(t *testing.T) {
 	t.Parallel()
-	apps := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "apps"}
-	b, err := flux.ParseRevision(revB)
-	if err != nil {
-		t.Fatal(err)
-	}
+	apps := []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "apps"}}
 	failedAt := fixtureNow.Add(-30 * time.Second)
 	retry := failedAt.Add(time.Minute + 6*time.Second + 30*time.Second)
 	failing := []string{waitingKs("apps", "infra"), healthFailedKs("infra", failedAt), gitRepoAt(revB)}
-	waiting := outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxDependencyNotReady, Reason: "DependencyNotReady"}
-	t.Run("the dependency still failing after its retry: fails", func(t *testing.T) {
-		t.Parallel()
-		runLooks(t, b, apps, []look{
-			{docs: failing, at: fixtureNow, want: waiting},
+	waiting := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxDependencyNotReady, Reason: "DependencyNotReady"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "the dependency still failing after its retry: fails", resources: apps, looks: []fixtureLook{
+			{docs: failing, want: waiting},
 			{docs: failing, at: retry.Add(-time.Second), want: waiting},
-			{docs: failing, at: retry.Add(time.Second), want: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxDependencyFailed, Reason: "HealthCheckFailed"}},
-		})
-	})
-	t.Run("the dependency Ready at its retry: the dependent goes on", func(t *testing.T) {
-		t.Parallel()
-		runLooks(t, b, apps, []look{
-			{docs: failing, at: fixtureNow, want: waiting},
+			{docs: failing, at: retry.Add(time.Second), want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxDependencyFailed, Reason: "HealthCheckFailed"}}},
+		}},
+		{name: "the dependency Ready at its retry: the dependent goes on", resources: apps, looks: []fixtureLook{
+			{docs: failing, want: waiting},
 			{docs: []string{ks("apps", "GitRepository", "app", ", dependsOn: [{name: infra}]", revB), ks("infra", "GitRepository", "app", "", revB), gitRepoAt(revB)},
-				at: retry.Add(-time.Second), want: current},
-		})
+				at: retry.Add(-time.Second), want: expected{Outcome: current}},
+		}},
 	})
 }
