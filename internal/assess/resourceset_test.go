@@ -232,20 +232,13 @@ func TestAssessResourceSets(t *testing.T) {
 // refused while a CRD is not served yet) waits out the retry grace in flux-operator's name.
 func TestResourceSetRetriedFailure(t *testing.T) {
 	t.Parallel()
-	root := flux.Ref{Kind: flux.KindResourceSet, Namespace: "flux-system", Name: "tenants"}
 	refused := `  - {type: Ready, status: "False", reason: ReconciliationFailed, message: "reconciliation failed: Widget/shop/web dry-run failed: no matches for kind \"Widget\" in version \"example.com/v1\"", observedGeneration: 2}`
-	docs := rset(`[{version: "1.0.0"}]`, refused)
-	rev, err := flux.ParseRevision("1.0.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := Spec{Resources: []flux.Ref{root}, Revision: rev, Health: fluxhealth.New(t.Context())}
-	e := Assess(newFixtureView(t, docs, "resourcesets"), NewMemory(), spec, fixtureNow)
-	if e.Pending == nil || e.Fatal != nil {
-		t.Fatalf("Assess() = pending %+v, fatal %+v; want it pending", e.Pending, e.Fatal)
-	}
-	const want = "flux-operator retries since"
-	if !strings.Contains(e.Pending.Message, want) {
-		t.Errorf("Assess() pending message = %q, want it to contain %q", e.Pending.Message, want)
-	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "a CRD not served yet", resources: []flux.Ref{{Kind: flux.KindResourceSet, Namespace: "flux-system", Name: "tenants"}},
+			revision: "1.0.0", noWorkloads: true, looks: []fixtureLook{
+				{docs: []string{rset(`[{version: "1.0.0"}]`, refused)},
+					want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxReconciliationFailed, Reason: "ReconciliationFailed"},
+						Says: []string{"flux-operator retries since"}}},
+			}},
+	})
 }
