@@ -21,13 +21,19 @@ type doc struct {
 	// dir is the folder its relative file references (certificate-authority: ca.crt) start at.
 	dir string
 	// repo is set for a file: source, which can come from the repository, so from a pull
-	// request: it may refer only to files in dir, and never route a built-in provider's token
-	// (see confine and checkRoute).
+	// request, and for an env: line of a clusters file in CI (envDoc): it may refer only to
+	// files in dir, and never route a built-in provider's token (see confine and checkRoute).
 	repo bool
 	cfg  *clientcmdapi.Config
 	// public are the names the run prints (publicNames): no exec or auth-provider value equal
 	// to one is a secret.
 	public map[string]bool
+}
+
+// envLine reports whether the kubeconfig is an env: line's, which is a repository one when the
+// line is a clusters file's in CI (envDoc).
+func (d *doc) envLine() bool {
+	return strings.HasPrefix(d.origin, sourceEnv+":")
 }
 
 var errNotKubeconfig = errors.New("not a kubeconfig (neither YAML nor base64 of one)")

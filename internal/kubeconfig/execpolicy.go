@@ -91,19 +91,19 @@ func (l *loader) repoExecRefused(d *doc, userName string, exec *clientcmdapi.Exe
 	}
 	switch {
 	case shellLike(exec.Command):
-		return fmt.Sprintf("%s, a shell or interpreter, which runs the code its arguments hold: a kubeconfig of a file: source, which can come from the repository and so from a pull request, never runs one%s: %s%s",
-			what, whatever, tokenAdvice, l.ownKubeconfig())
+		return fmt.Sprintf("%s, a shell or interpreter, which runs the code its arguments hold: %s, which can come from the repository and so from a pull request, never runs one%s: %s%s",
+			what, repoKind(d), whatever, tokenAdvice, l.ownKubeconfig(d))
 	case relativeCommand(exec.Command):
-		return fmt.Sprintf("%s by a relative path, a program of the repository's: a kubeconfig of a file: source, which can come from the repository and so from a pull request, never runs one%s: name an installed plugin by its absolute path or its name in PATH, %s%s",
-			what, whatever, tokenAdvice, l.ownKubeconfig())
+		return fmt.Sprintf("%s by a relative path, a program of the repository's: %s, which can come from the repository and so from a pull request, never runs one%s: name an installed plugin by its absolute path or its name in PATH, %s%s",
+			what, repoKind(d), whatever, tokenAdvice, l.ownKubeconfig(d))
 	}
 	if v, ok := codeEnv(exec.Env); ok {
-		return fmt.Sprintf("%s whose env sets %s, which makes a program load other code: a kubeconfig of a file: source, which can come from the repository and so from a pull request, never sets it%s: remove it%s",
-			what, sanitizeEnvName(v), whatever, l.ownKubeconfig())
+		return fmt.Sprintf("%s whose env sets %s, which makes a program load other code: %s, which can come from the repository and so from a pull request, never sets it%s: remove it%s",
+			what, sanitizeEnvName(v), repoKind(d), whatever, l.ownKubeconfig(d))
 	}
 	if l.env.CI && !l.env.AllowExec {
-		return fmt.Sprintf("%s (%s), which is not run in a CI job: a kubeconfig of a file: source can come from the repository, so from a pull request, and its exec plugin would run a program of its choosing with the job's environment, and no built-in provider replaces this one (see %s): %s (%s)%s, or, if the pipeline trusts every file: kubeconfig it reads, %s",
-			what, execSummary(name, exec.Args), cloudauth.DocsURL, tokenAdvice, execHint(name, exec.Args), l.ownKubeconfig(), l.allowExecFix())
+		return fmt.Sprintf("%s (%s), which is not run in a CI job: %s can come from the repository, so from a pull request, and its exec plugin would run a program of its choosing with the job's environment, and no built-in provider replaces this one (see %s): %s (%s)%s, or, if the pipeline trusts every file: kubeconfig it reads, %s",
+			what, execSummary(name, exec.Args), repoKind(d), cloudauth.DocsURL, tokenAdvice, execHint(name, exec.Args), l.ownKubeconfig(d), l.allowExecFix())
 	}
 	return ""
 }
@@ -121,8 +121,8 @@ func (l *loader) repoProgramRefused(d *doc, userName, path string) string {
 			continue // no folder, or the root (a step run from /): it holds every program
 		}
 		if rel, err := filepath.Rel(realPath(dir), program); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
-			return fmt.Sprintf("the kubeconfig's user %q of %s has the exec credential plugin %q, a program in the workspace or the kubeconfig's folder, so the repository's: a kubeconfig of a file: source, which can come from the repository and so from a pull request, never runs one, whatever %s says: install the plugin outside the workspace and name it by that path%s",
-				userName, d.origin, filepath.Base(path), l.allowExecName(), l.ownKubeconfig())
+			return fmt.Sprintf("the kubeconfig's user %q of %s has the exec credential plugin %q, a program in the workspace or the kubeconfig's folder, so the repository's: %s, which can come from the repository and so from a pull request, never runs one, whatever %s says: install the plugin outside the workspace and name it by that path%s",
+				userName, d.origin, filepath.Base(path), repoKind(d), l.allowExecName(), l.ownKubeconfig(d))
 		}
 	}
 	return ""
@@ -155,11 +155,22 @@ func (l *loader) allowExecFix() string {
 // ownKubeconfig is the end of a fix: give the kubeconfig as the pipeline's own, whose plugins
 // keep kubectl's rules; nothing for the action, which runs no plugin of any kubeconfig unless
 // allow-exec is set.
-func (l *loader) ownKubeconfig() string {
-	if l.in.CLI {
-		return ", or give the kubeconfig as the pipeline's own (an env: source, or --kubeconfig)"
+func (l *loader) ownKubeconfig(d *doc) string {
+	switch {
+	case !l.in.CLI:
+		return ""
+	case d.envLine():
+		return ", or put the line in the pipeline itself (--cluster in the job's script), whose env: lines are its own"
 	}
-	return ""
+	return ", or give the kubeconfig as the pipeline's own (an env: source, or --kubeconfig)"
+}
+
+// repoKind names a repository kubeconfig's source in messages.
+func repoKind(d *doc) string {
+	if d.envLine() {
+		return "the kubeconfig of an env: line of a clusters file"
+	}
+	return "a kubeconfig of a file: source"
 }
 
 // sanitizeEnvName is a variable's name as a message may quote it: its characters if they are

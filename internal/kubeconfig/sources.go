@@ -11,7 +11,11 @@ import (
 )
 
 // envDoc reads the kubeconfig of an env: source; an empty variable is an error that
-// quotes the line and says how to map the secret.
+// quotes the line and says how to map the secret. A line of a clusters file in CI, which can
+// come from the repository and so from a pull request, may name a variable the pull request
+// writes (a commit's title, CI_COMMIT_TITLE, BUILD_SOURCEVERSIONMESSAGE, CHANGE_TITLE): its
+// kubeconfig is then a repository one, as a file: kubeconfig is (doc.repo), its files in the
+// workspace, its plugins refused and a built-in provider's token routed by the cloud.
 func (l *loader) envDoc(e entry, origin string) (*doc, error) {
 	value := l.env.Getenv(e.ref)
 	if strings.TrimSpace(value) == "" {
@@ -21,8 +25,17 @@ func (l *loader) envDoc(e entry, origin string) (*doc, error) {
 		}
 		return nil, fmt.Errorf("%s: environment variable %s is empty or not set; %s", lineRef(origin, e), e.ref, hint)
 	}
-	d, err := l.cached(e.source(), func() (*doc, error) {
-		return l.decodeDoc([]byte(value), e.source(), l.env.Workspace)
+	repo := l.clustersFromFile() && l.env.CI
+	key := e.source()
+	if repo {
+		key = "repository " + key
+	}
+	d, err := l.cached(key, func() (*doc, error) {
+		d, err := l.decodeDoc([]byte(value), e.source(), l.env.Workspace)
+		if d != nil {
+			d.repo = repo
+		}
+		return d, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s line %d: %s: %w", origin, e.line, e.source(), err)
