@@ -110,12 +110,14 @@ func demo(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(filepath.Dir(*summary), 0o755); err != nil {
 		return err
 	}
-	clustersFile := filepath.Join(filepath.Dir(*summary), "clusters.txt")
-	if err := os.WriteFile(clustersFile, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		return err
+	// The clusters are the demo's own lines (--cluster): in CI, a clusters file's file: lines
+	// may name only files in its folder, and the test bed's kubeconfigs are elsewhere.
+	var cmdline []string
+	for _, line := range lines {
+		cmdline = append(cmdline, "--cluster", line)
 	}
-	cmdline := []string{"verify", "--clusters-file", clustersFile, "--resource", "kustomization/my-app",
-		"--revision", commit[:7], "--timeout", "3m", "--summary-file", *summary}
+	cmdline = append([]string{"verify"}, append(cmdline, "--resource", "kustomization/my-app",
+		"--revision", commit[:7], "--timeout", "3m", "--summary-file", *summary)...)
 	logf("==> %s %s", *appStatus, strings.Join(cmdline, " "))
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, *appStatus, cmdline...)

@@ -377,6 +377,9 @@ func (l *loader) fromEntry(e entry, kube *doc, origin, dir string) (Cluster, err
 	case sourceEnv:
 		d, err = l.envDoc(e, origin)
 	case sourceFile:
+		if refused := l.fileLineRefused(e, origin, dir); refused != "" {
+			return Cluster{Name: e.name, Source: e.written(), Invalid: refused}, nil
+		}
 		if d, err = l.fileDoc(e, dir); err != nil {
 			err = fmt.Errorf("%s line %d: %s: %w", origin, e.line, e.source(), err)
 		}

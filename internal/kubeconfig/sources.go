@@ -43,6 +43,25 @@ func (l *loader) envDoc(e entry, origin string) (*doc, error) {
 	return d, nil
 }
 
+// fileLineRefused says why the file a file: line of a clusters file names is not read in CI:
+// the clusters file can come from the repository, so from a pull request, which would have the
+// job verify, with whatever credentials the file holds, a kubeconfig of the runner's (a k3s
+// config, ~/.kube/config) that the pipeline never listed. So, as the token=file: and ca= files
+// of its oidc: lines, the file must be in the folder its relative paths start at (confine).
+// Empty means it may be read.
+func (l *loader) fileLineRefused(e entry, origin, dir string) string {
+	if !l.clustersFromFile() || !l.env.CI {
+		return ""
+	}
+	_, refused := confine(dir, e.ref, l.resolve(dir, e.ref))
+	if refused == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s line %d: %s is not read: %s, and in a CI job a line of a clusters file, which can come from the repository and so from a pull request, "+
+		"may refer only to files in the folder its relative paths start at (%s): move the file there, or put the line in the pipeline itself (--cluster in the job's script)",
+		origin, e.line, e.source(), strings.ReplaceAll(refused, "the kubeconfig's folder", "that folder"), dir)
+}
+
 // fileDoc reads the kubeconfig of a file: source; its relative paths start at its folder.
 func (l *loader) fileDoc(e entry, dir string) (*doc, error) {
 	path := l.resolve(dir, e.ref)
