@@ -95,3 +95,48 @@ func TestClustersFileLinesStayInTheFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestClustersFileContextLines (attacker): in CI a clusters file, which can come from the
+// repository, does not choose among the contexts of the pipeline's kubeconfig: its
+// NAME=context:CTX line is InvalidConfig naming the line and the fix (--context, --cluster),
+// so a pull request cannot have the job verify, or with reconcile write to, a cluster of the
+// pipeline's kubeconfig it never listed. The pipeline's own lines and a clusters file at a
+// terminal pick any context.
+func TestClustersFileContextLines(t *testing.T) {
+	t.Parallel()
+	kc := yamlOf(t, newConfig("a"))
+	tests := []struct {
+		name        string
+		in          Input
+		ci          bool
+		wantInvalid []string // what Invalid says; none: the cluster loads
+	}{
+		{name: "CI, a line of a clusters file", in: Input{CLI: true, ClustersFile: "clusters.txt"}, ci: true,
+			wantInvalid: []string{`clusters.txt line 1: context:a: in a CI job a clusters file`, "a pull request", "a cluster the pipeline never listed", "--context a", "--cluster 'x=context:a'"}},
+		{name: "CI, a --cluster line", in: Input{CLI: true, ClusterLines: []string{"x=context:a"}}, ci: true},
+		{name: "CI, the action's clusters input", in: Input{Clusters: "x=context:a", Kubeconfig: kc}, ci: true},
+		{name: "a terminal, a line of a clusters file", in: Input{CLI: true, ClustersFile: "clusters.txt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := fakeEnv{files: map[string]string{"/ws/clusters.txt": "x=context:a\n", "/home/me/.kube/config": kc}, ci: tt.ci}.env()
+			clusters, _, err := Load(tt.in, env)
+			if err != nil {
+				t.Fatalf("Load() error = %v", err)
+			}
+			got := clusters[0]
+			for _, s := range tt.wantInvalid {
+				if !strings.Contains(got.Invalid, s) {
+					t.Errorf("Invalid = %q\nwant it to say %q", got.Invalid, s)
+				}
+			}
+			if diff := cmp.Diff(len(tt.wantInvalid) > 0, got.Invalid != ""); diff != "" {
+				t.Errorf("invalid (-want +got):\n%s\nInvalid: %s", diff, got.Invalid)
+			}
+			if len(tt.wantInvalid) == 0 && got.Config == nil {
+				t.Errorf("Config = nil, want the context's cluster")
+			}
+		})
+	}
+}

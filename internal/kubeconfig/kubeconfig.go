@@ -386,6 +386,11 @@ func (l *loader) fromEntry(e entry, kube *doc, origin, dir string) (Cluster, err
 	case sourceOIDC:
 		return l.oidcCluster(e, origin, dir)
 	case sourceContext:
+		if l.clustersFromFile() && l.env.CI {
+			return Cluster{Name: e.name, Source: e.written(), Invalid: fmt.Sprintf("%s line %d: %s: in a CI job a clusters file, which can come from the repository and so from a pull request, does not choose among the pipeline's kubeconfig contexts: "+
+				"it could verify, and with reconcile write to, a cluster the pipeline never listed: name the context in the pipeline itself (--context %s, or --cluster '%s=context:%s' in the job's script, or the GitLab component's clusters input)",
+				origin, e.line, e.source(), e.ref, e.name, e.ref)}, nil
+		}
 		if kube == nil {
 			return Cluster{}, fmt.Errorf("%s line %d: %s needs the kubeconfig input", origin, e.line, e.source())
 		}
