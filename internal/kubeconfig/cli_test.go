@@ -124,8 +124,10 @@ func TestLoadCLI(t *testing.T) {
 	}, {
 		name: "~/.kube/config by default",
 		in:   Input{CLI: true},
-		env:  fakeEnv{files: map[string]string{"/home/me/.kube/config": yamlOf(t, withCurrent(newConfig("kind-dev"), "kind-dev"))}},
-		want: []summary{ok("kind-dev", "context:kind-dev", "kind-dev")},
+		// A name shorter than 8 bytes: the fixture's token holds its user's name, and a token
+		// holding a word the run prints of 8 or more is refused.
+		env:  fakeEnv{files: map[string]string{"/home/me/.kube/config": yamlOf(t, withCurrent(newConfig("dev"), "dev"))}},
+		want: []summary{ok("dev", "context:dev", "dev")},
 	}, {
 		name: "clusters file: file: paths and their CA files relative to their folders",
 		in:   Input{CLI: true, ClustersFile: "deploy/clusters.txt"},

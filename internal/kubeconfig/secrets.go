@@ -48,11 +48,16 @@ type Secrets struct {
 	// words are the words the run prints (Input.Words, the clusters' and contexts' names) of
 	// MinMaskLen bytes or more, the only ones a value the runner masks can be part of, added
 	// before any secret is registered with the runner: no form that is one or a part of one is
-	// (maskable). grams holds every MinMaskLen bytes of them at every offset, so that a value
-	// none of them holds, as good as every one, is told in one lookup.
+	// (maskable), nor one that holds one. grams holds every MinMaskLen bytes of them at every
+	// offset, so that a value none of them holds, as good as every one, is told in one lookup;
+	// starts holds the words by their first MinMaskLen bytes, so that a value holding one is
+	// told in one lookup per offset, and pairs their first two bytes (a bit each), so that
+	// most offsets of a value holding none (a token's) are passed over without one.
 	words   []string
 	wordMax int
 	grams   map[uint64]struct{}
+	starts  map[uint64][]string
+	pairs   *[1 << 16 / 64]uint64
 }
 
 // addWords adds to the words the run prints, before any secret is registered with the runner.
@@ -64,9 +69,12 @@ func (s *Secrets) addWords(words ...string) {
 			continue
 		}
 		if s.grams == nil {
-			s.grams = map[uint64]struct{}{}
+			s.grams, s.starts, s.pairs = map[uint64]struct{}{}, map[uint64][]string{}, new([1 << 16 / 64]uint64)
 		}
 		s.words = append(s.words, w)
+		s.starts[gram(w)] = append(s.starts[gram(w)], w)
+		p := pair(w)
+		s.pairs[p/64] |= 1 << (p % 64)
 		s.wordMax = max(s.wordMax, len(w))
 		for i := 0; i+MinMaskLen <= len(w); i++ {
 			s.grams[gram(w[i:])] = struct{}{}
@@ -83,18 +91,34 @@ func gram(v string) uint64 {
 	return g
 }
 
-// inWord reports whether v, of MinMaskLen bytes or more, is one of the words the run prints
-// or a part of one: the runner masks a value inside words too.
+// pair is the first two bytes of v, which has as many or more, as one number.
+func pair(v string) uint16 {
+	return uint16(v[0])<<8 | uint16(v[1])
+}
+
+// inWord reports whether v, of MinMaskLen bytes or more, is one of the words the run prints,
+// a part of one, or holds one: the runner masks a value inside words too, and drops every
+// output that holds it, so a value holding a word (["prod-eu-west-1"], prod-eu-west-1","x)
+// would blank that word wherever the run prints it so (the clusters' lists).
 func (s *Secrets) inWord(v string) bool {
-	if len(v) < MinMaskLen || len(v) > s.wordMax {
+	if len(v) < MinMaskLen || len(s.words) == 0 {
 		return false
 	}
-	if _, ok := s.grams[gram(v)]; !ok {
-		return false
+	if _, ok := s.grams[gram(v)]; ok && len(v) <= s.wordMax {
+		for _, w := range s.words {
+			if strings.Contains(w, v) {
+				return true
+			}
+		}
 	}
-	for _, w := range s.words {
-		if strings.Contains(w, v) {
-			return true
+	for i := 0; i+MinMaskLen <= len(v); i++ {
+		if p := pair(v[i:]); s.pairs[p/64]&(1<<(p%64)) == 0 {
+			continue
+		}
+		for _, w := range s.starts[gram(v[i:])] {
+			if strings.HasPrefix(v[i:], w) {
+				return true
+			}
 		}
 	}
 	return false
@@ -115,7 +139,7 @@ func (s *Secrets) unmaskable(raw string) string {
 	}
 	for _, f := range forms(raw) {
 		if len(f) >= MinMaskLen && !strings.Contains(f, "\n") && s.inWord(f) {
-			return "it is, or is part of, a word the run prints (a status, a verdict, a code, a namespace, a kind, a cluster's or a resource's name), " +
+			return "it is, is part of, or holds a word the run prints (a status, a verdict, a code, a namespace, a kind, a cluster's or a resource's name), " +
 				"and the runner would blank that word and drop every output that holds it"
 		}
 	}

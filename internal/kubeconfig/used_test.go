@@ -13,8 +13,8 @@ import (
 var runVocabulary = []string{"success", "failure", "timeout", "Current", "Failed", "InProgress", "image-pull", "ClustersNotReady", "flux-system"}
 
 // TestUnsafeSecretsRefused: a credential of a user in use that cannot be masked safely (shorter
-// than the runner's masking minimum, a word the run prints or a part of one: a status, a
-// verdict, the Flux namespace, a cluster's name) makes its cluster InvalidConfig, saying why
+// than the runner's masking minimum, a word the run prints, a part of one or a value holding
+// one: a status, a verdict, the Flux namespace, a cluster's name) makes its cluster InvalidConfig, saying why
 // without quoting it, and is neither recorded nor given to the runner to mask; the other
 // cluster loads. The same value in a user no context in use names is ignored: nothing is
 // recorded and its cluster loads.
@@ -31,9 +31,13 @@ func TestUnsafeSecretsRefused(t *testing.T) {
 		{name: "token failure", user: &clientcmdapi.AuthInfo{Token: "failure"}, secret: "failure", want: "shorter than 8 characters"},
 		{name: "token Current", user: &clientcmdapi.AuthInfo{Token: "Current"}, secret: "Current", want: "shorter than 8 characters"},
 		{name: "token Failed", user: &clientcmdapi.AuthInfo{Token: "Failed"}, secret: "Failed", want: "shorter than 8 characters"},
-		{name: "token flux-system", user: &clientcmdapi.AuthInfo{Token: "flux-system"}, secret: "flux-system", want: `user "bad" has a token that cannot be masked safely: it is, or is part of, a word the run prints`},
-		{name: "token part of a word", user: &clientcmdapi.AuthInfo{Token: "ClustersNot"}, secret: "ClustersNot", want: "is part of, a word the run prints"},
+		{name: "token flux-system", user: &clientcmdapi.AuthInfo{Token: "flux-system"}, secret: "flux-system", want: `user "bad" has a token that cannot be masked safely: it is, is part of, or holds a word the run prints`},
+		{name: "token part of a word", user: &clientcmdapi.AuthInfo{Token: "ClustersNot"}, secret: "ClustersNot", want: "is part of, or holds a word the run prints"},
 		{name: "token a cluster's name", user: &clientcmdapi.AuthInfo{Token: "prod-eu-west-1"}, secret: "prod-eu-west-1", want: "a word the run prints"},
+		// The runner would drop failed-clusters, ["prod-eu-west-1"], and the results.
+		{name: "token holding a cluster's name", user: &clientcmdapi.AuthInfo{Token: `["prod-eu-west-1"]`}, secret: `["prod-eu-west-1"]`, want: "holds a word the run prints"},
+		{name: "token holding a cluster's name and more", user: &clientcmdapi.AuthInfo{Token: `prod-eu-west-1","bad`}, secret: `prod-eu-west-1","bad`, want: "holds a word the run prints"},
+		{name: "token holding a status", user: &clientcmdapi.AuthInfo{Token: "ClustersNotReady-0123"}, secret: "ClustersNotReady-0123", want: "holds a word the run prints"},
 		{name: "short password", user: &clientcmdapi.AuthInfo{Username: "deploy", Password: "hunter2"}, secret: "hunter2", want: `user "bad" has a password that cannot be masked safely`},
 		{name: "tokenFile", user: &clientcmdapi.AuthInfo{TokenFile: "token"}, files: map[string]string{"/ws/token": "flux-system\n"}, secret: "flux-system",
 			want: `user "bad" has a token in its tokenFile that cannot be masked safely`},
@@ -95,8 +99,8 @@ func TestGuessedSecretsNeverMaskWords(t *testing.T) {
 	}
 }
 
-// TestSecretsInWord: a value is a word the run prints when it is one, or a part of one, of
-// MinMaskLen bytes or more; a longer value, another, or one in no word is not.
+// TestSecretsInWord: a value is a word the run prints when it is one, a part of one, or holds
+// one, of MinMaskLen bytes or more; another, or one with only a part of a word, is not.
 func TestSecretsInWord(t *testing.T) {
 	t.Parallel()
 	s := &Secrets{}
@@ -111,8 +115,10 @@ func TestSecretsInWord(t *testing.T) {
 		{"NotReady", true},
 		{"prod-eu-west", true},
 		{"platform-prod-eu-west-1", true},
-		{"platform-prod-eu-west-1-x", false},
-		{"flux-systems", false},
+		{"platform-prod-eu-west-1-x", true}, // it holds a word
+		{"flux-systems", true},
+		{`["platform-prod-eu-west-1"]`, true},
+		{"x-lux-system", false}, // it holds no word whole
 		{"Current1", false},
 		{"Current", false}, // shorter than MinMaskLen: never masked, so never checked here
 		{"tok-0123456789abcdef", false},
