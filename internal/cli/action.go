@@ -97,7 +97,9 @@ func runAction(ctx context.Context, env Env) int {
 		fmt.Fprintf(log, "Verifying %s on %s (revision %s, timeout %s)\n",
 			strings.Join(resourceIDs(req), ", "), clusterCount(len(req.Targets), s.shard, fleet), cmp.Or(req.Revision.String(), "any"), req.Timeout)
 		stopHeartbeat := progress.startHeartbeat(cmp.Or(env.heartbeat, heartbeatTick))
+		endPluginStderr := routePluginStderr(req, log, secrets)
 		verified := runShard(ctx, req, s.shard, fleet, env)
+		endPluginStderr()
 		stopHeartbeat()
 		run = stampRun(cleanRun(verified, secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
 		githubNotes = append(githubNotes, finishPublisher(ctx, gha, pub, run, hurry, secrets.Redact)...)

@@ -237,7 +237,14 @@ func runCLI(ctx context.Context, o *cliOptions, fs *pflag.FlagSet, args []string
 	}
 	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
 	defer stopHurry()
+	// In CI, what the exec plugins print goes through the log's exit; at a terminal it goes
+	// to the terminal as kubectl has it, prompts without a newline included.
+	endPluginStderr := func() {}
+	if s.ci {
+		endPluginStderr = routePluginStderr(req, env.Stderr, secrets)
+	}
 	verified := runShard(ctx, req, s.shard, fleet, env)
+	endPluginStderr()
 	stopHeartbeat()
 	run := stampRun(cleanRun(verified, secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
 	if hurry() {
