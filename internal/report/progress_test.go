@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,10 @@ func TestProgressLine(t *testing.T) {
 		{"timeout", time.Minute, result.VerdictTimeout, true, false, "timed out", "[  60.0s] ⏱ prod: timed out\n"},
 		{"failed", time.Second, result.VerdictFailed, true, false, "pull\nfailed", "[   1.0s] ✖ prod: pull failed\n"},
 		{"hostile message", time.Second, result.VerdictFailed, true, false, "x\r\n::set-output name=status::success\x1b[2J", "[   1.0s] ✖ prod: x ::set-output name=status::success\n"},
+		// A message is cut to 1000 characters, the last one an ellipsis, whatever its bytes.
+		{"long message", time.Second, result.VerdictFailed, true, false, strings.Repeat("x", 1500), "[   1.0s] ✖ prod: " + strings.Repeat("x", 999) + "…\n"},
+		{"long message of multi-byte characters", time.Second, result.VerdictFailed, true, false, strings.Repeat("é", 1001), "[   1.0s] ✖ prod: " + strings.Repeat("é", 999) + "…\n"},
+		{"message of 1000 characters", time.Second, result.VerdictFailed, true, false, strings.Repeat("é", 1000), "[   1.0s] ✖ prod: " + strings.Repeat("é", 1000) + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
