@@ -174,7 +174,7 @@ func (a *assessor) settleGate(e *Assessment, v *fluxVisit, now time.Time) {
 		// fetch it (a nested object of another source is settleSource's).
 		a.sourceStalled(e, gate, src, want)
 	}
-	if ref.Kind == flux.KindHelmRelease && parent != nil && parent.Applied {
+	if ref.Kind == flux.KindHelmRelease && (parent == nil || parent.Applied) {
 		srcNote = joinMessage(srcNote, a.settleValues(e, gate, obj, parent, now))
 	}
 	if gate.GeneratedWant && gate.Verdict == result.VerdictCurrent {

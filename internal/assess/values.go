@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -21,15 +22,21 @@ func fieldManager(ownerID string) string {
 	return flux.KustomizeController
 }
 
-// settleValues holds back a nested HelmRelease that is Current on its chart while a ConfigMap
-// or Secret it takes values from, applied by the tree (a Kustomization or a ResourceSet) (listed in an inventory the run read),
-// changed after helm-controller last composed the values (flux.StaleValues). Objects of its
-// valuesFrom that the tree does not apply (made by an operator, or by hand) are not this
-// rollout's, and are not compared. Their list is judged (consistency): read no earlier than
-// the HelmRelease's status and than the status of each Flux object whose inventory lists
-// them, or a change made before those would go unseen, with or without the workloads.
+// settleValues holds back a HelmRelease that is Current on its chart while a ConfigMap or
+// Secret it takes values from, applied by Flux, changed after helm-controller last composed
+// the values (flux.StaleValues). Requested or nested, the same rule: a requested HelmRelease
+// is judged as a root (its owner's walk leaves it to its own turn), and its values are
+// compared all the same, or a run that names it would pass what one naming its Kustomization
+// holds back. Applied by Flux is listed by an inventory of the tree (a Kustomization or a
+// ResourceSet; a sibling "config" Kustomization's too, not only the owner's), or else
+// carrying the owner labels of a Kustomization or a ResourceSet (flux.AppliedBy: one that is
+// not requested). Objects of its valuesFrom made otherwise (by an operator, or by hand) are
+// not this rollout's, and are not compared. Their list is judged (consistency): read no
+// earlier than the HelmRelease's status and than the status of each Flux object of the tree
+// whose inventory lists them, or a change made before those would go unseen, with or without
+// the workloads.
 func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructured.Unstructured, parent *flux.Gate, now time.Time) (note string) {
-	if gate.Verdict != result.VerdictCurrent || parent == nil ||
+	if gate.Verdict != result.VerdictCurrent || parent != nil &&
 		parent.Object.Kind != string(flux.KindKustomization) && parent.Object.Kind != string(flux.KindResourceSet) {
 		return ""
 	}
@@ -37,8 +44,6 @@ func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructure
 	if len(refs) == 0 {
 		return ""
 	}
-	// Applied by the tree: listed by any inventory of the tree (treeInventories) (a sibling "config"
-	// Kustomization's too), not only the owner's.
 	listed := map[flux.ValuesRef][]string{}
 	for ownerID, refs := range a.tree {
 		for _, o := range refs {
@@ -50,46 +55,16 @@ func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructure
 	}
 	changed := map[flux.ValuesRef]flux.ValuesChange{}
 	for _, r := range refs {
-		owners := listed[r]
-		if len(owners) == 0 {
-			continue
-		}
-		gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-		if r.Kind == "Secret" {
-			gvr.Resource = "secrets"
-		}
-		key := ListKey{GVR: gvr, Namespace: obj.GetNamespace()}
-		w := a.list(key)
-		ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace()))
+		change, found, forbidden, reading := a.valuesChange(e, gate, obj, r, listed[r])
 		switch {
 		case forbidden != "":
 			note = joinMessage(note, "values from "+r.String()+" not compared with the release: "+forbidden)
-			continue
-		case !ready:
+		case reading:
 			override(gate, result.VerdictInProgress, "", "ValuesNotRead", "reading "+r.String()+", which its values come from")
 			gate.Applied = false
 			return note
-		}
-		a.consistent(key, w, gate.Object.ID)
-		for _, ownerID := range owners {
-			a.consistent(key, w, ownerID)
-		}
-		cached, ok := w.Object(obj.GetNamespace(), r.Name)
-		if !ok {
-			continue // the inventory's own check says it is missing
-		}
-		acc, err := meta.Accessor(cached)
-		if err != nil {
-			continue
-		}
-		var last time.Time
-		for _, ownerID := range owners {
-			if at, ok := flux.AppliedAt(acc.GetManagedFields(), fieldManager(ownerID)); ok && at.After(last) {
-				last = at
-			}
-		}
-		if !last.IsZero() {
-			changed[r] = flux.ValuesChange{At: last, Watched: acc.GetLabels()[flux.WatchLabel] == flux.WatchLabelEnabled, ResourceVersion: acc.GetResourceVersion()}
+		case found:
+			changed[r] = change
 		}
 	}
 	if len(changed) == 0 {
@@ -103,4 +78,68 @@ func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructure
 		e.recheckAt(recheck)
 	}
 	return note
+}
+
+// valuesChange reads r, a ConfigMap or Secret the HelmRelease obj takes values from, that the
+// tree's inventories of owners list (none: not listed): found when Flux applied it, with when
+// it last did; forbidden says why it cannot be compared, reading that its list is on its way.
+// One no inventory lists is Flux's when it carries a Flux object's owner labels; when its list
+// may not be read, nothing says it is, and it is left out without a word.
+func (a *assessor) valuesChange(e *Assessment, gate *flux.Gate, obj *unstructured.Unstructured, r flux.ValuesRef, owners []string) (
+	change flux.ValuesChange, found bool, forbidden string, reading bool) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	if r.Kind == "Secret" {
+		gvr.Resource = "secrets"
+	}
+	key := ListKey{GVR: gvr, Namespace: obj.GetNamespace()}
+	w := a.list(key)
+	ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(obj.GetNamespace()))
+	switch {
+	case forbidden != "" && len(owners) == 0:
+		return change, false, "", false
+	case forbidden != "":
+		return change, false, forbidden, false
+	case !ready:
+		return change, false, "", true
+	}
+	cached, ok := w.Object(obj.GetNamespace(), r.Name)
+	var acc metav1.Object
+	if ok {
+		acc, _ = meta.Accessor(cached)
+	}
+	if len(owners) == 0 {
+		// (Judged only once its labels say Flux applied it: nothing else of it is compared.)
+		owner, isFlux := flux.AppliedBy(labelsOf(acc))
+		if !isFlux {
+			return change, false, "", false
+		}
+		a.consistent(key, w, gate.Object.ID)
+		owners = []string{owner.ID()}
+	} else {
+		a.consistent(key, w, gate.Object.ID)
+		for _, ownerID := range owners {
+			a.consistent(key, w, ownerID)
+		}
+	}
+	if acc == nil {
+		return change, false, "", false // the inventory's own check says it is missing
+	}
+	var last time.Time
+	for _, ownerID := range owners {
+		if at, ok := flux.AppliedAt(acc.GetManagedFields(), fieldManager(ownerID)); ok && at.After(last) {
+			last = at
+		}
+	}
+	if last.IsZero() {
+		return change, false, "", false
+	}
+	return flux.ValuesChange{At: last, Watched: acc.GetLabels()[flux.WatchLabel] == flux.WatchLabelEnabled, ResourceVersion: acc.GetResourceVersion()}, true, "", false
+}
+
+// labelsOf is the labels of o, none when it is nil.
+func labelsOf(o metav1.Object) map[string]string {
+	if o == nil {
+		return nil
+	}
+	return o.GetLabels()
 }

@@ -59,6 +59,24 @@ func AppliedAt(fields []metav1.ManagedFieldsEntry, manager string) (time.Time, b
 	return at, !at.IsZero()
 }
 
+// AppliedBy is the Flux object whose owner labels an object carries: kustomize-controller
+// (v1.9.5 reconcile: ssa.Owner{Group: kustomize.toolkit.fluxcd.io}, SetOwnerLabels) and
+// flux-operator (v0.59.0 ResourceSet apply: resourceset.fluxcd.controlplane.io) label every
+// object they apply GROUP/name and GROUP/namespace with their own. false when it carries
+// neither pair.
+func AppliedBy(labels map[string]string) (Ref, bool) {
+	for _, owner := range []struct {
+		kind  Kind
+		group string
+	}{{KindKustomization, "kustomize.toolkit.fluxcd.io"}, {KindResourceSet, "resourceset.fluxcd.controlplane.io"}} {
+		name, namespace := labels[owner.group+"/name"], labels[owner.group+"/namespace"]
+		if name != "" && namespace != "" {
+			return Ref{Kind: owner.kind, Namespace: namespace, Name: name}, true
+		}
+	}
+	return Ref{}, false
+}
+
 // ValuesChange is when Flux last applied a new content to a ConfigMap or Secret a
 // HelmRelease takes values from, and whether it carries the label that makes helm-controller
 // reconcile on its change.

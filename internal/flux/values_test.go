@@ -57,6 +57,30 @@ func TestAppliedAt(t *testing.T) {
 	}
 }
 
+// TestAppliedBy: the owner labels kustomize-controller and flux-operator put on what they
+// apply name the Flux object; half a pair, or another tool's labels, name none.
+func TestAppliedBy(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		labels map[string]string
+		want   Ref
+		ok     bool
+	}{
+		{map[string]string{"kustomize.toolkit.fluxcd.io/name": "app", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"},
+			Ref{Kind: KindKustomization, Namespace: "flux-system", Name: "app"}, true},
+		{map[string]string{"resourceset.fluxcd.controlplane.io/name": "web", "resourceset.fluxcd.controlplane.io/namespace": "shop"},
+			Ref{Kind: KindResourceSet, Namespace: "shop", Name: "web"}, true},
+		{map[string]string{"kustomize.toolkit.fluxcd.io/name": "app"}, Ref{}, false},
+		{map[string]string{"helm.toolkit.fluxcd.io/name": "web", "helm.toolkit.fluxcd.io/namespace": "shop"}, Ref{}, false},
+		{nil, Ref{}, false},
+	} {
+		got, ok := AppliedBy(tt.labels)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("AppliedBy(%v) = %v, %t, want %v, %t", tt.labels, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
 func TestStaleValues(t *testing.T) {
 	t.Parallel()
 	cm, secret := ValuesRef{Kind: "ConfigMap", Name: "web-values"}, ValuesRef{Kind: "Secret", Name: "creds"}
