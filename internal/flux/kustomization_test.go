@@ -20,6 +20,7 @@ const (
 	ksArtifactMsg       = "kustomization path not found: stat /tmp/kustomization-2905563157/apps/production: no such file or directory"
 	ksHealthMsg         = "health check failed after 5m0.03125s: timeout waiting for: [Deployment/apps/podinfo status: 'InProgress']"
 	ksReconciliationMsg = `Deployment/apps/podinfo dry-run failed (Invalid): Deployment.apps "podinfo" is invalid: spec.template.spec.containers[0].image: Required value`
+	ksSchemaMsg         = `Deployment/apps/podinfo dry-run failed: .spec.template.spec.containers[name="podinfo"].imagePullPolicyy: field not declared in schema`
 	ksPruneMsg          = `failed to delete Namespace/legacy: namespaces "legacy" is forbidden: User "system:serviceaccount:flux-system:kustomize-controller" cannot delete resource "namespaces" in API group "" in the namespace "legacy"`
 	ksCELMsg            = `Reconciliation failed terminally due to configuration error: failed to parse the CEL expression 'status.conditions.filter(e, e.type == "Ready").all(e, e.status == "True"': ERROR: <input>:1:70: Syntax error: missing ')' at '<EOF>'`
 )
@@ -47,6 +48,7 @@ var ksObjects = func() map[string]result.FluxObject {
 		"ks-health-check-failed.yaml":   failedOn(newSHA),
 		"ks-reconciliation-failed.yaml": failedOn(newSHA),
 		"ks-prune-failed.yaml":          failedOn(newSHA),
+		"ks-schema-refused.yaml":        failedOn(newSHA),
 		"ks-stalled.yaml":               applied("False", "main@sha1:"+oldSHA, "main@sha1:"+oldSHA, 2, 2),
 		"ks-suspended.yaml":             suspended,
 		"ks-dependency.yaml":            applied("False", "main@sha1:"+oldSHA, "main@sha1:"+oldSHA, 3, 2),
@@ -96,6 +98,8 @@ func TestEvaluateKustomization(t *testing.T) {
 			"revision main@sha1:c2a6b03 failed: " + ksReconciliationMsg},
 		{"reconciliation failed on older", "ks-reconciliation-failed.yaml", newerSHA, inProgress, result.CodeFluxReconciliationFailed, "ReconciliationFailed",
 			"waiting for 1d47386 to be attempted; the last attempt was main@sha1:c2a6b03 and failed: " + ksReconciliationMsg},
+		{"schema refused on expected", "ks-schema-refused.yaml", newSHA, failed, result.CodeFluxReconciliationFailed, "ReconciliationFailed",
+			"revision main@sha1:c2a6b03 failed: " + ksSchemaMsg},
 		{"prune failed on expected", "ks-prune-failed.yaml", newSHA, failed, result.CodeFluxPruneFailed, "PruneFailed", "revision main@sha1:c2a6b03 failed: " + ksPruneMsg},
 		{"prune failed on older", "ks-prune-failed.yaml", newerSHA, inProgress, result.CodeFluxPruneFailed, "PruneFailed",
 			"waiting for 1d47386 to be attempted; the last attempt was main@sha1:c2a6b03 and failed: " + ksPruneMsg},

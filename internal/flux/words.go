@@ -44,8 +44,20 @@ var (
 // from fluxcd/pkg/ssa v0.76.2 and the API server) that say whether something of the same
 // rollout may remove it (a CRD or a webhook not served yet, a namespace not created yet, an
 // API server that did not answer) or the manifests are refused.
+//
+// A manifest the API server's schema refuses is final: kustomize-controller retries it at
+// retryInterval, but the same manifests get the same answer until a new commit changes them.
+// Server-side apply answers a field the schema lacks with structured-merge-diff's "field not
+// declared in schema" (typed/validate.go), prefixed, by older API servers, with "failed to
+// create typed patch object (NS/NAME; GVK): " (apimachinery managedfields structuredmerge.go);
+// ssa writes it as "%s dry-run failed[ (REASON)]: %w" (ssa errors.go DryRunErr); a strict
+// decode answers "strict decoding error: unknown field"; validation answers "is invalid" and
+// "Invalid value".
 var (
-	applyFinalWords   = []string{"is invalid", "immutable", "denied the request", "is forbidden"}
+	applyFinalWords = []string{
+		"is invalid", "invalid value", "immutable", "denied the request", "is forbidden",
+		"field not declared in schema", "failed to create typed patch object", "strict decoding error", "unknown field",
+	}
 	applyRetriedWords = []string{
 		"no matches for kind", "the server could not find the requested resource", "ensure crds are installed first",
 		"failed calling webhook", "failed to call webhook", "connection refused", "no endpoints available for service",
