@@ -330,6 +330,9 @@ type Memory struct {
 	passes int
 	// missingSince is when the run first saw each requested Flux object missing (missingRoot).
 	missingSince map[string]time.Time
+	// creatorRetriedSince is when the run first saw each Kustomization or ResourceSet retry an
+	// apply that failed on what may still come (creatorRetryOver).
+	creatorRetriedSince map[string]time.Time
 }
 
 // Passes is how many times Assess has judged the cluster with this memory: the engine's work

@@ -196,7 +196,7 @@ func (a *assessor) creators() creatorsSeen {
 				attempted, _, _ := unstructured.NestedString(u.Object, "status", "lastAttemptedRevision")
 				c.revisions = append(c.revisions, applied, attempted)
 			}
-			if why := flux.MayStillCreate(kind, u, src); why != "" {
+			if why := flux.MayStillCreate(kind, u, src); why != "" && !a.creatorRetryOver(kind, u) {
 				// (What it is doing names revisions and sources its status and spec give.)
 				c.busy = append(c.busy, fmt.Sprintf("%s/%s/%s %s", kind, shownName(u.GetNamespace()), shownName(u.GetName()),
 					sanitize.Truncate(sanitize.Compact(why), whyRunes)))
@@ -204,6 +204,40 @@ func (a *assessor) creators() creatorsSeen {
 		}
 	}
 	return c
+}
+
+// creatorRetryOver reports whether u, a creator whose apply failed on what may still come (a
+// CRD or a namespace not there yet: flux.RetriedFailure), has had its chance: the failure has
+// lasted the retry grace since the run first saw it, and its controller has tried again since
+// (its retry interval, a tenth and 30s after the failure) and failed again. Until then it may
+// still create the missing object; after, the object's absence is Flux's answer.
+func (a *assessor) creatorRetryOver(kind flux.Kind, u *unstructured.Unstructured) bool {
+	key := fmt.Sprintf("%s/%s/%s", kind, u.GetNamespace(), u.GetName())
+	failedAt, every, ok := flux.RetriedFailure(kind, u)
+	if !ok {
+		delete(a.mem.creatorRetriedSince, key)
+		return false
+	}
+	if a.mem.creatorRetriedSince == nil {
+		a.mem.creatorRetriedSince = map[string]time.Time{}
+	}
+	since, seen := a.mem.creatorRetriedSince[key]
+	if !seen {
+		since = a.now
+		a.mem.creatorRetriedSince[key] = since
+	}
+	end := since.Add(a.retryGrace())
+	if a.now.Before(end) {
+		a.e.recheckAt(end)
+		return false
+	}
+	if every > 0 && !failedAt.IsZero() && failedAt.Before(end) {
+		if next := failedAt.Add(every + every/10 + 30*time.Second); a.now.Before(next) {
+			a.e.recheckAt(next)
+			return false
+		}
+	}
+	return true
 }
 
 // allNamespaces returns the list of kind in every namespace once it has arrived; a kind the

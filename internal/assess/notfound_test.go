@@ -62,7 +62,22 @@ const (
   conditions:
   - {type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 2}
   - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Fetching manifests for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}`
+	// parentRetrying failed to apply revB at 12:01 on a kind whose CRD is not served yet: the
+	// whole batch was refused (fluxcd/pkg/ssa aborts on one dry-run), kustomize-controller
+	// tries again at retryInterval (retrying, below).
+	parentRetrying = `  observedGeneration: 1
+  lastAppliedRevision: "` + revA + `"
+  lastAttemptedRevision: "` + revB + `"
+  conditions:
+  - {type: Ready, status: "False", reason: ReconciliationFailed, lastTransitionTime: "2026-11-01T12:01:00Z", observedGeneration: 2,
+     message: 'ServiceMonitor/apps/podinfo dry-run failed: no matches for kind "ServiceMonitor" in version "monitoring.coreos.com/v1"'}
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Detecting drift for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}`
 )
+
+// retrying is the parent Kustomization doc with spec.retryInterval every.
+func retrying(doc, every string) string {
+	return strings.Replace(doc, "spec: {sourceRef:", "spec: {retryInterval: "+every+", sourceRef:", 1)
+}
 
 // TestMissingRequestedObject: a requested Flux object that does not exist waits for the
 // not-found grace, and longer only while a Kustomization or ResourceSet of the cluster may
@@ -121,6 +136,14 @@ func TestMissingRequestedObject(t *testing.T) {
 			wantMessage: []string{"Kustomization/flux-system/apps waits for its dependencies"}},
 		{name: "missing after the grace, the parent failed its source's newest revision: NotFound",
 			ref: app, docs: append([]string{parentWith(parentFailed), gitRepo()}, nearby...), elapsed: grace,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+		{name: "missing after the grace, the parent retries an apply refused for a CRD not served yet: waits",
+			ref: app, docs: append([]string{retrying(parentWith(parentRetrying), "5m"), gitRepo()}, nearby...), elapsed: 4 * time.Minute,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps retries an apply that failed on what may still come", "no matches for kind"}},
+		{name: "the parent retried that apply past the retry grace and failed again: NotFound",
+			ref: app, docs: append([]string{retrying(parentWith(parentRetrying), "5m"), gitRepo()}, nearby...), elapsed: 8 * time.Minute,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
 		{name: "the merge's revision in no source yet, within the source's interval: waits",

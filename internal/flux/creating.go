@@ -2,6 +2,7 @@ package flux
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,13 @@ import (
 //   - Ready=False, reason ArtifactFailed, with the words of a retry (artifactRetriedWords:
 //     "Source artifact not found, retrying in …", "unable to get source '…'", a download
 //     that failed): its source has no artifact it could fetch yet;
+//   - Ready=False, reason ReconciliationFailed, with the words of a failure the same rollout
+//     may remove (applyWording's retriedWords: `no matches for kind` while a CRD installs,
+//     `namespaces "x" not found` while it is created, a webhook or the API server not
+//     answering): fluxcd/pkg/ssa v0.76.2 (manager_apply.go ApplyAll) aborts the whole batch
+//     when one dry-run fails, so nothing of it was created, and kustomize-controller tries
+//     again at spec.retryInterval (else interval); the next attempt may create it
+//     (RetriedFailure times that retry);
 //   - no Ready condition, or Ready=Unknown: never reconciled, or at work;
 //   - a spec not reconciled yet (status.observedGeneration below metadata.generation, Ready
 //     not False): the controller reconciles a new generation at once;
@@ -63,6 +71,8 @@ func MayStillCreate(kind Kind, obj *unstructured.Unstructured, src *Source) stri
 	case kind == KindKustomization && ready.status == string(metav1.ConditionFalse) && ready.reason == meta.ArtifactFailedReason &&
 		artifactRetriedWords.MatchString(ready.message):
 		return "waits for its source's artifact"
+	case ready.status == string(metav1.ConditionFalse) && retriedApply(kind, ready):
+		return "retries an apply that failed on what may still come (" + ready.message + ")"
 	case ready.status == string(metav1.ConditionFalse):
 		return ""
 	case v.observedGeneration < v.generation:
@@ -71,4 +81,35 @@ func MayStillCreate(kind Kind, obj *unstructured.Unstructured, src *Source) stri
 		return fmt.Sprintf("has not applied %s of %s yet", ShortRevision(src.Revision), src.Ref.ID())
 	}
 	return ""
+}
+
+// retriedApply reports whether ready, a Ready=False condition of a Kustomization or a
+// ResourceSet, is a failure to apply that its controller retries and that may pass by itself:
+// the words the gates read (kustomizationWording, resourceSetGate) say so.
+func retriedApply(kind Kind, ready condition) bool {
+	switch kind {
+	case KindKustomization:
+		return ready.reason == meta.ReconciliationFailedReason && retriedKustomization(ready)
+	case KindResourceSet:
+		return ready.reason == meta.ReconciliationFailedReason && !resourceSetHealthWords.MatchString(ready.message) &&
+			applyWording(ready.message) == retriedWords
+	}
+	return false
+}
+
+// RetriedFailure says, of a Kustomization or ResourceSet whose apply failed on what may still
+// come (MayStillCreate's retried apply), when that failure was written (the end of the latest
+// attempt: each starts by marking Ready Unknown) and how soon its controller tries again; ok
+// is false for any other state. The engine bounds by it how long the missing objects such an
+// apply would create may be waited for.
+func RetriedFailure(kind Kind, obj *unstructured.Unstructured) (failedAt time.Time, every time.Duration, ok bool) {
+	v := readView(kind, obj)
+	ready := v.cond(meta.ReadyCondition)
+	if ready.status != string(metav1.ConditionFalse) || !retriedApply(kind, ready) {
+		return time.Time{}, 0, false
+	}
+	if kind == KindResourceSet {
+		return ready.since, resourceSetRetry(obj), true
+	}
+	return ready.since, retryInterval(obj, ready.message), true
 }

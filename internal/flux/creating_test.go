@@ -34,6 +34,9 @@ func TestMayStillCreate(t *testing.T) {
 		{"waiting for a dependency", KindKustomization, "ks-dependency.yaml", "main@sha1:" + newSHA, false, "waits for its dependencies"},
 		{"a new generation", KindKustomization, "ks-generation.yaml", "main@sha1:" + newSHA, false, "has not reconciled generation 3 yet"},
 		{"build failed", KindKustomization, "ks-build-failed.yaml", "main@sha1:" + newSHA, false, ""},
+		{"apply refused", KindKustomization, "ks-reconciliation-failed.yaml", "main@sha1:" + newSHA, false, ""},
+		{"apply failed on a CRD not served yet", KindKustomization, "ks-crd-missing.yaml", "main@sha1:" + newSHA, false,
+			`retries an apply that failed on what may still come (ServiceMonitor/apps/podinfo dry-run failed: no matches for kind "ServiceMonitor"`},
 		{"path missing in the revision", KindKustomization, "ks-artifact-failed.yaml", "main@sha1:" + oldSHA, false, ""},
 		{"stalled", KindKustomization, "ks-stalled.yaml", "main@sha1:" + newSHA, false, ""},
 		{"suspended", KindKustomization, "ks-suspended.yaml", "main@sha1:" + newerSHA, false, ""},
@@ -61,5 +64,33 @@ func TestMayStillCreate(t *testing.T) {
 				t.Errorf("MayStillCreate(%s) = %q, want %q", tt.fixture, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRetriedFailure: the failure a Kustomization retries on what may still come is timed by
+// its end and retryInterval; any other state is not such a failure.
+func TestRetriedFailure(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		kind    Kind
+		fixture string
+		every   time.Duration
+		ok      bool
+	}{
+		{KindKustomization, "ks-crd-missing.yaml", 2 * time.Minute, true},
+		{KindKustomization, "ks-reconciliation-failed.yaml", 0, false},
+		{KindKustomization, "ks-build-failed.yaml", 0, false},
+		{KindKustomization, "ks-reconciling.yaml", 0, false},
+		{KindResourceSet, "rset-apply-failed.yaml", 0, false},
+	}
+	for _, tt := range tests {
+		at, every, ok := RetriedFailure(tt.kind, loadFixture(t, tt.fixture))
+		wantAt := time.Time{}
+		if tt.ok {
+			wantAt = time.Date(2025, 9, 18, 10, 4, 12, 0, time.UTC)
+		}
+		if ok != tt.ok || every != tt.every || !at.Equal(wantAt) {
+			t.Errorf("RetriedFailure(%s) = %s, %s, %t, want %s, %s, %t", tt.fixture, at, every, ok, wantAt, tt.every, tt.ok)
+		}
 	}
 }
