@@ -132,6 +132,12 @@ status:
 		return strings.Replace(doc, "reason: ReconciliationFailed,", "reason: ReconciliationFailed, lastTransitionTime: '"+failedAt+"',", 1)
 	}
 	retryAt := time.Date(2026, 11, 1, 12, 11, 20, 0, time.UTC)
+	// pruneFailed is the app failing to prune an object of A, applied B, with message.
+	pruneFailed := func(message string) string {
+		return strings.Replace(failed(message), "reason: ReconciliationFailed,", "reason: PruneFailed,", 1)
+	}
+	const webhookDown = `delete failed, errors: ConfigMap/shop/old delete failed: Internal error occurred: failed calling webhook "v.example.com": failed to call webhook: Post "https://v.example.svc:443/validate?timeout=10s": dial tcp 10.96.0.9:443: connect: connection refused`
+	const pruneForbidden = `delete failed, errors: Namespace/legacy delete failed: namespaces "legacy" is forbidden: User "system:serviceaccount:flux-system:kustomize-controller" cannot delete resource "namespaces"`
 
 	runFixtureCases(t, []fixtureCase{
 		// A nested Kustomization of another source is Current only once it applied that
@@ -247,6 +253,18 @@ status:
 				{docs: []string{timed("2026-11-01T12:02:30Z"), service, deploymentCurrent}, at: fixtureNow.Add(3 * time.Minute),
 					want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed")},
 			}},
+		// A prune kustomize-controller retries (the survivors stay in the inventory) follows the
+		// same words: an admission webhook not answering may pass, a forbidden delete never.
+		{name: "a prune refused by a webhook not answering: the grace, then a failure",
+			looks: []fixtureLook{
+				{docs: []string{pruneFailed(webhookDown), service, deploymentCurrent},
+					want: withRecheck(expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxPruneFailed, Reason: "PruneFailed"},
+						Says: []string{"kustomize-controller retries since 2026-11-01T12:00:00Z, fails at 2026-11-01T12:02:00Z", "failed calling webhook"}}, fixtureNow.Add(2*time.Minute))},
+				{docs: []string{pruneFailed(webhookDown), service, deploymentCurrent}, at: fixtureNow.Add(2 * time.Minute),
+					want: fail(result.CodeFluxPruneFailed, "PruneFailed", "still failing after 2m0s of kustomize-controller's retries")},
+			}},
+		{name: "a forbidden prune fails at once",
+			looks: []fixtureLook{{docs: []string{pruneFailed(pruneForbidden), service, deploymentCurrent}, want: fail(result.CodeFluxPruneFailed, "PruneFailed", "is forbidden")}}},
 		{name: "an invalid object fails at once",
 			looks: []fixtureLook{{docs: []string{failed(invalid), service, deploymentCurrent}, want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed")}}},
 		{name: "a retried failure, Current in between, failing again: a new grace",

@@ -22,14 +22,19 @@ var kustomizationFailures = map[string]result.Code{
 const kustomizeController = "kustomize-controller"
 
 // kustomizationWording says what a Ready=False failure's words say: for an artifact that
-// cannot be fetched or an apply that failed on something not there yet (retriedWords), for a
-// path the revision lacks or manifests the API server refuses (finalWords). The other
-// reasons say it by themselves.
+// cannot be fetched or an apply or prune that failed on something not there yet or not
+// answering (retriedWords), for a path the revision lacks or requests the API server refuses
+// (finalWords). The other reasons say it by themselves. A prune that failed is retried like
+// an apply: kustomize-controller v1.9.5 (reconcile, prune) keeps the objects whose deletion
+// was not confirmed in the inventory "so that the next reconcile retries" and tries again at
+// retryInterval; fluxcd/pkg/ssa v0.76.2 (manager_delete.go) writes "delete failed, errors:
+// OBJ delete failed: ERROR", the API server's words, which a webhook not answering or a
+// timeout makes transient and a forbidden request final.
 func kustomizationWording(ready condition) wording {
 	switch ready.reason {
 	case meta.ArtifactFailedReason:
 		return artifactWording(ready.message)
-	case meta.ReconciliationFailedReason:
+	case meta.ReconciliationFailedReason, meta.PruneFailedReason:
 		return applyWording(ready.message)
 	}
 	return finalWords
