@@ -48,7 +48,26 @@ func (a *assessor) notFoundGrace() time.Duration {
 // (key), does not hold: it waits while the grace lasts or while a Flux object may still create
 // it, and is NotFound otherwise. A snapshot (get) has no grace: it says what is so now.
 func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List) {
-	id := ref.ID()
+	a.missing(e, missingObject{id: ref.ID(), key: key, list: w, hints: a.nearby(ref, w), listedInAll: a.listedInAll(ref)})
+}
+
+// missingObject is an object the cluster lacks: a requested Flux object, or what a Flux
+// object of the tree needs (its source, a dependency), which role names.
+type missingObject struct {
+	id, role string
+	// key and list are the list of its kind in its namespace, which does not hold it.
+	key  ListKey
+	list List
+	// hints names what exists nearby; listedInAll is set when the list of its kind in every
+	// namespace holds it (the list of its namespace is behind).
+	hints       string
+	listedInAll bool
+}
+
+// missing decides m: it waits while the not-found grace lasts (from the first time the run saw
+// it missing) or while a Flux object may still create it, and is NotFound otherwise.
+func (a *assessor) missing(e *Assessment, m missingObject) {
+	id, key, w := m.id, m.key, m.list
 	if a.mem.missingSince == nil {
 		a.mem.missingSince = map[string]time.Time{}
 	}
@@ -58,7 +77,6 @@ func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List)
 		a.mem.missingSince[id] = since
 	}
 	grace := a.notFoundGrace()
-	hints := a.nearby(ref, w)
 	c := a.creators()
 	if why := a.revisionArriving(c, since); why != "" {
 		c.busy = append(c.busy, why)
@@ -66,21 +84,22 @@ func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List)
 	wait := func(message string, p Progress) {
 		e.wait(Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: message, Progress: p})
 	}
+	notFound := id + " not found" + m.role
 	switch {
-	case a.listedInAll(ref):
+	case m.listedInAll:
 		// A list of every namespace holds it, its own namespace's not yet: that watch is
 		// behind.
 		wait(id+" not found in its namespace's list yet, though listed in all namespaces", ProgressStep)
 	case len(c.busy) > 0:
 		slices.Sort(c.busy)
-		wait(fmt.Sprintf("%s not found yet; Flux may still create it: %s", id, FewOf(c.busy)), ProgressState)
+		wait(fmt.Sprintf("%s not found yet%s; Flux may still create it: %s", id, m.role, FewOf(c.busy)), ProgressState)
 	case c.blind != "":
-		wait(fmt.Sprintf("%s not found; cannot tell whether Flux is creating it: %s", id, c.blind), ProgressState)
+		wait(fmt.Sprintf("%s; cannot tell whether Flux is creating it: %s", notFound, c.blind), ProgressState)
 	case c.loading:
-		wait(id+" not found; reading the Kustomizations and ResourceSets of the cluster, to tell whether Flux is creating it", ProgressStep)
+		wait(notFound+"; reading the Kustomizations and ResourceSets of the cluster, to tell whether Flux is creating it", ProgressStep)
 	case !a.spec.Snapshot && a.now.Before(since.Add(grace)):
 		e.recheckAt(since.Add(grace))
-		wait(joinMessage(id+" not found", hints)+fmt.Sprintf("; NotFound once it has been missing for %s (not-found-grace), unless Flux creates it", grace), ProgressState)
+		wait(joinMessage(notFound, m.hints)+fmt.Sprintf("; NotFound once it has been missing for %s (not-found-grace), unless Flux creates it", grace), ProgressState)
 	default:
 		// The verdict rests on its namespace's list read no earlier than the statuses that
 		// say nothing will create it (consistency). When it was not, those statuses are read
@@ -97,7 +116,7 @@ func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List)
 			}
 			a.unconfirmed(key)
 		}
-		msg := joinMessage(id+" not found", hints) + "; no Kustomization or ResourceSet is creating it"
+		msg := joinMessage(notFound, m.hints) + "; no Kustomization or ResourceSet is creating it"
 		if !a.spec.Snapshot {
 			msg += fmt.Sprintf(" (missing for %s or more)", grace)
 		}
@@ -309,27 +328,7 @@ func newestRevision(l List) string {
 // close names (w), and the namespaces where one of its name exists (the kind's list of every
 // namespace, when it may be read).
 func (a *assessor) nearby(ref flux.Ref, w List) string {
-	var near []nearName
-	for _, item := range w.Items() {
-		m, err := meta.Accessor(item)
-		if err != nil || m.GetNamespace() != ref.Namespace {
-			continue
-		}
-		if d, ok := closeName(ref.Name, m.GetName()); ok {
-			near = append(near, nearName{name: shownName(m.GetName()), distance: d})
-		}
-	}
-	slices.SortFunc(near, func(x, y nearName) int {
-		return cmp.Or(cmp.Compare(x.distance, y.distance), strings.Compare(x.name, y.name))
-	})
-	var msg string
-	if len(near) > 0 {
-		names := make([]string, 0, len(near))
-		for _, n := range near {
-			names = append(names, n.name)
-		}
-		msg = fmt.Sprintf("close names in %s: %s", ref.Namespace, fewNames(names))
-	}
+	msg := closeNames(ref.Namespace, ref.Name, w)
 	all := a.list(allKey(ref.Kind))
 	switch {
 	case all.Synced():
@@ -352,6 +351,31 @@ func (a *assessor) nearby(ref flux.Ref, w List) string {
 		}
 	}
 	return msg
+}
+
+// closeNames names the objects of w in namespace whose names are close to name.
+func closeNames(namespace, name string, w List) string {
+	var near []nearName
+	for _, item := range w.Items() {
+		m, err := meta.Accessor(item)
+		if err != nil || m.GetNamespace() != namespace {
+			continue
+		}
+		if d, ok := closeName(name, m.GetName()); ok {
+			near = append(near, nearName{name: shownName(m.GetName()), distance: d})
+		}
+	}
+	slices.SortFunc(near, func(x, y nearName) int {
+		return cmp.Or(cmp.Compare(x.distance, y.distance), strings.Compare(x.name, y.name))
+	})
+	if len(near) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(near))
+	for _, n := range near {
+		names = append(names, n.name)
+	}
+	return fmt.Sprintf("close names in %s: %s", namespace, fewNames(names))
 }
 
 // nearName is a close name and how many edits it is from the one asked for.
