@@ -50,6 +50,7 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	}
 	a.gateFlux(e, v)
 	a.settleGate(e, v, now)
+	a.missingSource(e, v)
 	fo := v.gate.Object
 	fo.Owner = v.owner
 	fo.Message = joinMessage(fo.Message, v.srcNote)

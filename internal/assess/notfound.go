@@ -55,6 +55,9 @@ func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List)
 // object of the tree needs (its source, a dependency), which role names.
 type missingObject struct {
 	id, role string
+	// needer is the Flux object that needs it ("" for a requested one): waiting for it, it
+	// will not create it.
+	needer string
 	// key and list are the list of its kind in its namespace, which does not hold it.
 	key  ListKey
 	list List
@@ -77,7 +80,7 @@ func (a *assessor) missing(e *Assessment, m missingObject) {
 		a.mem.missingSince[id] = since
 	}
 	grace := a.notFoundGrace()
-	c := a.creators()
+	c := a.creators(m.needer)
 	if why := a.revisionArriving(c, since); why != "" {
 		c.busy = append(c.busy, why)
 	}
@@ -189,8 +192,9 @@ func (a *assessor) listedInAll(ref flux.Ref) bool {
 }
 
 // creators reads the creator kinds in every namespace (and the sources of the
-// Kustomizations) and says which may still create objects (flux.MayStillCreate).
-func (a *assessor) creators() creatorsSeen {
+// Kustomizations) and says which may still create objects (flux.MayStillCreate), but the one
+// whose ID is except.
+func (a *assessor) creators(except string) creatorsSeen {
 	c := creatorsSeen{sources: map[string]flux.Source{}}
 	for _, kind := range creatorKinds {
 		l, ok := a.allNamespaces(kind, &c)
@@ -214,6 +218,9 @@ func (a *assessor) creators() creatorsSeen {
 				applied, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
 				attempted, _, _ := unstructured.NestedString(u.Object, "status", "lastAttemptedRevision")
 				c.revisions = append(c.revisions, applied, attempted)
+			}
+			if except != "" && except == result.ObjectID(string(kind), u.GetNamespace(), u.GetName()) {
+				continue
 			}
 			if why := flux.MayStillCreate(kind, u, src); why != "" && !a.creatorRetryOver(kind, u) {
 				// (What it is doing names revisions and sources its status and spec give.)

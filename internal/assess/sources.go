@@ -123,8 +123,9 @@ func override(g *flux.Gate, v result.Verdict, code result.Code, reason, message 
 // for infra-controllers): a dependency that failed, or is suspended short of Ready, holds the
 // object back for good, and so fails the cluster (flux-dependency-failed), the message naming
 // the chain down to it. A dependency of the same source as its dependent must apply the same
-// revision; of another, what its source offers now. One that does not exist yet, or cannot be
-// read, is left to Flux's own wait.
+// revision; of another, what its source offers now. One that cannot be read is left to Flux's
+// own wait; one that does not exist is NotFound once missing for the not-found grace while
+// nothing may still create it (missingNeed).
 func (a *assessor) evalDependencies(e *Assessment, id string, gate flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
 	chain, reason, blocked := a.blockedBy(e, gate, want, now, visited, roots, map[string]bool{id: true})
 	if !blocked {
@@ -162,6 +163,8 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		cached, _ := w.Object(dep.Namespace, dep.Name)
 		obj, ok := cached.(*unstructured.Unstructured)
 		if !ok {
+			// Flux waits for it for ever; it may still be created (missingNeed).
+			a.missingNeed(e, dep.ID(), dep.Namespace, dep.Name, gate.Object.ID, " (a dependency, dependsOn, of "+gate.Object.ID+")", key, w)
 			continue
 		}
 		a.readFrom(dep.ID(), w, obj)

@@ -102,6 +102,31 @@ func InventorySource(o ObjectRef) (SourceRef, bool) {
 	return SourceRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}, true
 }
 
+// NeededSource is the source a Flux object cannot go on without, as its spec names it:
+// SourceOf's, but for a HelmRelease's spec.chart the chart's own source
+// (spec.chart.spec.sourceRef, in the HelmRelease's namespace unless it names one), since
+// helm-controller makes the HelmChart itself. The zero SourceRef when it names none.
+func NeededSource(kind Kind, obj *unstructured.Unstructured) SourceRef {
+	ref := SourceOf(kind, obj)
+	if kind != KindHelmRelease || ref.Kind != "HelmChart" {
+		return ref
+	}
+	if chartRef, ok, _ := unstructured.NestedMap(obj.Object, "spec", "chartRef"); ok && str(chartRef, "name") != "" {
+		return ref
+	}
+	m, _, _ := unstructured.NestedMap(obj.Object, "spec", "chart", "spec", "sourceRef")
+	return SourceRef{Kind: str(m, "kind"), Namespace: cmp.Or(str(m, "namespace"), obj.GetNamespace()), Name: str(m, "name")}
+}
+
+// WaitsForSource reports whether a Kustomization or HelmRelease says it cannot go on for its
+// source: Ready=False with reason ArtifactFailed (kustomize-controller v1.9.5 getSource,
+// helm-controller v1.6.4 "could not get Source object: …") or SourceNotReady (helm-controller,
+// a source or HelmChart without an artifact, as a chart whose repository is missing is).
+func WaitsForSource(kind Kind, obj *unstructured.Unstructured) bool {
+	ready := readView(kind, obj).cond(meta.ReadyCondition)
+	return ready.status == string(metav1.ConditionFalse) && (ready.reason == meta.ArtifactFailedReason || ready.reason == "SourceNotReady")
+}
+
 // chartSourceOf returns the source a HelmChart is built from (a GitRepository, a Bucket or a
 // HelmRepository, in the chart's namespace).
 func chartSourceOf(chart *unstructured.Unstructured, namespace string) SourceRef {
