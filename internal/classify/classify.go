@@ -52,6 +52,11 @@ type Options struct {
 	// Below it the container may still recover, so nothing has failed yet.
 	CrashRestarts int32
 	// UnschedulableGrace is how long a pod may stay unschedulable before the rollout fails.
+	// Zero means the workload's own deadline, a Deployment's progressDeadlineSeconds plus a
+	// margin (its controller then says ProgressDeadlineExceeded, not-progressing, first),
+	// and DefaultUnschedulableGrace at least: a node scale-up (cluster-autoscaler, Karpenter)
+	// commonly takes minutes, and kstatus, so Flux's health checks, keeps such a workload
+	// InProgress until that deadline.
 	UnschedulableGrace time.Duration
 	// NeverReadyGrace is how long a pod may run without becoming ready before the rollout
 	// fails. Zero means the workload's own deadline: a Deployment's progressDeadlineSeconds
@@ -72,9 +77,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.CrashRestarts <= 0 {
 		o.CrashRestarts = DefaultCrashRestarts
-	}
-	if o.UnschedulableGrace <= 0 {
-		o.UnschedulableGrace = DefaultUnschedulableGrace
 	}
 	if o.RetryGrace <= 0 {
 		o.RetryGrace = DefaultRetryGrace

@@ -419,6 +419,23 @@ func TestClassify(t *testing.T) {
 			opts: Options{UnschedulableGrace: 5 * time.Minute},
 			want: Outcome{Recheck: now.Add(3 * time.Minute)},
 		},
+		// A workload's replica: its own deadline (a Deployment's progressDeadlineSeconds, and
+		// the margin) is the default, as a node scale-up may take minutes.
+		{
+			name: "deployment replica unschedulable for 3m, within its progress deadline",
+			file: "deployment-unschedulable.yaml",
+			want: Outcome{Recheck: time.Date(2025, 6, 1, 12, 7, 30, 0, time.UTC)},
+		},
+		{
+			name: "deployment replica unschedulable for 3m, unschedulable-grace set",
+			file: "deployment-unschedulable.yaml",
+			opts: Options{UnschedulableGrace: 2 * time.Minute},
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeUnschedulable, Reason: "Unschedulable",
+				Message: `pod web-7d9f-bbbbb: not scheduled for 2m0s: 0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`,
+				Pod:     "web-7d9f-bbbbb",
+			}},
+		},
 		{
 			name: "pod not ready for 119s",
 			file: "pod-never-ready-119s.yaml",

@@ -313,7 +313,9 @@ func podFailure(code result.Code, p *corev1.Pod, reason, detail string) result.F
 	return result.Failure{Code: code, Reason: reason, Message: "pod " + p.Name + ": " + detail, Pod: p.Name}
 }
 
-// unschedulable fails a pod the scheduler has found no node for during the grace period.
+// unschedulable fails a pod the scheduler has found no node for during the grace period:
+// unschedulable-grace when set, else the workload's own deadline and a margin (a node
+// scale-up may bring one), DefaultUnschedulableGrace at least.
 func (e *findings) unschedulable(p *corev1.Pod) {
 	c := podCondition(p, corev1.PodScheduled)
 	if c == nil || c.Status != corev1.ConditionFalse || c.Reason != corev1.PodReasonUnschedulable {
@@ -324,6 +326,9 @@ func (e *findings) unschedulable(p *corev1.Pod) {
 		since = p.CreationTimestamp.Time
 	}
 	grace := e.opts.UnschedulableGrace
+	if grace <= 0 {
+		grace = max(DefaultUnschedulableGrace, e.readyDeadline+neverReadyMargin)
+	}
 	if !e.elapsed(since, grace) {
 		return
 	}

@@ -161,6 +161,9 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	if c.unschedulableGrace, err = durationInput(gha, "unschedulable-grace", d.unschedulableGrace); err != nil {
 		return c, err
 	}
+	if c.unschedulableGrace == 0 && gha.GetInput("unschedulable-grace") != "" {
+		return c, fmt.Errorf("input unschedulable-grace %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", gha.GetInput("unschedulable-grace"))
+	}
 	if c.retryGrace, err = durationInput(gha, "retry-grace", d.retryGrace); err != nil {
 		return c, err
 	}

@@ -161,7 +161,7 @@ func TestActionBadInput(t *testing.T) {
 			// 0 is rejected rather than silently becoming the default (issue 19).
 			name:   "no grace at all",
 			inputs: map[string]string{"INPUT_KUBECONFIG": tokenKubeconfig, "INPUT_RESOURCE": "ks/app", "INPUT_UNSCHEDULABLE-GRACE": "0s"},
-			want:   "input unschedulable-grace 0s is out of range: give a duration from 1s to 24h",
+			want:   "input unschedulable-grace 0s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline",
 		},
 		{
 			name:   "no never-ready grace",

@@ -98,6 +98,7 @@ func TestDurationFlagErrors(t *testing.T) {
 		{[]string{"--timeout", "90000"}, `invalid argument "90000" for "--timeout" flag: 90000 seconds is out of range: give a duration up to 24h`},
 		{[]string{"--retry-grace", "2 minutes"}, `invalid argument "2 minutes" for "--retry-grace" flag: "2 minutes" is not a duration`},
 		{[]string{"--unschedulable-grace", "9999999999h"}, `invalid argument "9999999999h" for "--unschedulable-grace" flag: "9999999999h" is out of range`},
+		{[]string{"--unschedulable-grace", "0"}, `invalid argument "0" for "--unschedulable-grace" flag: "0" is out of range: give a duration from 1s to 24h`},
 		{[]string{"--never-ready-grace", "0"}, `invalid argument "0" for "--never-ready-grace" flag: "0" is out of range: give a duration from 1s to 24h`},
 		{[]string{"--never-ready-grace", "soon"}, `invalid argument "soon" for "--never-ready-grace" flag: "soon" is not a duration`},
 	}

@@ -36,15 +36,14 @@ const (
 // them (TestActionYMLMatchesTheProgram, TestFlagDefaults).
 func defaultSettings() settings {
 	return settings{
-		namespace:          "flux-system",
-		timeout:            verify.DefaultTimeout,
-		maxParallel:        verify.DefaultMaxParallel,
-		workloads:          true,
-		crashRestarts:      int(classify.DefaultCrashRestarts),
-		unschedulableGrace: classify.DefaultUnschedulableGrace,
-		retryGrace:         classify.DefaultRetryGrace,
-		notFoundGrace:      verify.DefaultNotFoundGrace,
-		evidence:           report.EvidenceFull,
+		namespace:     "flux-system",
+		timeout:       verify.DefaultTimeout,
+		maxParallel:   verify.DefaultMaxParallel,
+		workloads:     true,
+		crashRestarts: int(classify.DefaultCrashRestarts),
+		retryGrace:    classify.DefaultRetryGrace,
+		notFoundGrace: verify.DefaultNotFoundGrace,
+		evidence:      report.EvidenceFull,
 	}
 }
 
@@ -129,8 +128,8 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	if s.crashRestarts < 1 || s.crashRestarts > maxCrashRestarts {
 		return req, nil, fmt.Errorf("%s %d is out of range: give a whole number from 1 to %d", names.crashRestarts, s.crashRestarts, maxCrashRestarts)
 	}
-	if s.unschedulableGrace <= 0 || s.unschedulableGrace > maxDuration {
-		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.unschedulableGrace, s.unschedulableGrace)
+	if s.unschedulableGrace < 0 || s.unschedulableGrace > maxDuration {
+		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", names.unschedulableGrace, s.unschedulableGrace)
 	}
 	if s.neverReadyGrace < 0 || s.neverReadyGrace > maxDuration {
 		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", names.neverReadyGrace, s.neverReadyGrace)

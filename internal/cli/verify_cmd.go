@@ -99,13 +99,23 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 	})
 	group(groupCluster, "kubeconfig", "context", "all-contexts", "cluster", "kubeconfig-dir", "clusters-file", "clusters-dir", "allowed-server", "pinned-ca", "allow-exec", "builtin-auth", "max-parallel", "shard")
 
-	o.timeout, o.unschedulableGrace, o.retryGrace, o.notFoundGrace = d.timeout, d.unschedulableGrace, d.retryGrace, d.notFoundGrace
+	o.timeout, o.retryGrace, o.notFoundGrace = d.timeout, d.retryGrace, d.notFoundGrace
 	fs.Var(durationFlag{&o.timeout}, "timeout", "how long to wait for every cluster: seconds (600) or a duration with its unit (90s, 10m)")
 	fs.BoolVar(&o.failFast, "fail-fast", d.failFast, "stop the other clusters once one has failed")
 	fs.BoolVar(&o.workloads, "workloads", d.workloads, "also verify the objects in the inventory (false: only the Flux objects, nested ones included)")
 	fs.BoolVar(&o.failOnSuspended, "fail-on-suspended", d.failOnSuspended, "fail a cluster where a nested Flux object is suspended (default: report it and skip what it lists)")
 	fs.IntVar(&o.crashRestarts, "crash-restarts", d.crashRestarts, "restarts after which a crashing container fails the rollout")
-	fs.Var(durationFlag{&o.unschedulableGrace}, "unschedulable-grace", "how long a pod may stay unschedulable before the rollout fails")
+	fs.Func("unschedulable-grace", "how long a pod may stay unschedulable before the rollout fails (default: the workload's own deadline, a Deployment's progressDeadlineSeconds, else 2m)", func(v string) error {
+		d, err := parseDuration(v)
+		if err != nil {
+			return err
+		}
+		if d <= 0 {
+			return fmt.Errorf("%q is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", v)
+		}
+		o.unschedulableGrace = d
+		return nil
+	})
 	fs.Func("never-ready-grace", "how long a pod may run without becoming ready before the rollout fails (default: the workload's own deadline, a Deployment's progressDeadlineSeconds, else what its probes allow)", func(v string) error {
 		d, err := parseDuration(v)
 		if err != nil {
