@@ -63,6 +63,53 @@ func TestTypoNotFoundWithinGrace(t *testing.T) {
 	t.Logf("typo NotFound after %s (grace %s, timeout %s): %s", took.Round(time.Millisecond), grace, timeout, got.Message)
 }
 
+// TestMissingSourceNotFound: a Kustomization whose source does not exist, then one whose
+// dependsOn target does not, with the real kustomize-controller, which retries both for ever
+// in the API server's bare words: the run is NotFound soon after the grace, naming the missing
+// object and what needs it, long before the timeout. (The app applied first offers the
+// expected revision; a Kustomization waiting for its dependencies may still create anything,
+// so the one of the second case is made after the first case's verdict.)
+func TestMissingSourceNotFound(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	orphan, dependent := ns+"-orphan", ns+"-dependent"
+	cleanUpFlux(t, c, ns, orphan, dependent)
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: ns, TargetNamespace: ns}, appDir(t, "web"), commitA)
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
+		t.Fatal(err)
+	}
+	const grace, timeout = 5 * time.Second, 2 * time.Minute
+	check := func(name, want string) {
+		t.Helper()
+		start := time.Now()
+		got := verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(name)}, Revision: mustRevision(t, commitA),
+			Timeout: timeout, Workloads: true, NotFoundGrace: grace}).Results[0]
+		took := time.Since(start)
+		if got.Verdict != result.VerdictNotFound || !strings.Contains(got.Message, want) {
+			t.Errorf("%s: verdict %s (%s), want NotFound saying %q", name, got.Verdict, got.Message, want)
+		}
+		if took < grace || took > grace+30*time.Second {
+			t.Errorf("%s: verdict after %s, want it after the grace (%s), long before the timeout (%s)", name, took, grace, timeout)
+		}
+		t.Logf("%s: %s after %s (grace %s): %s", name, got.Verdict, took.Round(time.Millisecond), grace, got.Message)
+	}
+	// orphan's source, ns-orphan-src, was never created.
+	if err := c.ApplyObject(ctx, "flux-system", testbed.Kustomization{Name: orphan, TargetNamespace: ns, Source: orphan + "-src"}.Manifest()); err != nil {
+		t.Fatal(err)
+	}
+	waitKustomization(ctx, t, c, orphan, "Ready=False ArtifactFailed", readyFalse("ArtifactFailed"))
+	check(orphan, "GitRepository/flux-system/"+orphan+"-src not found (the source of Kustomization/flux-system/"+orphan+")")
+	// dependent applies from the app's source and waits for ns-infra, never created.
+	if err := c.ApplyObject(ctx, "flux-system", testbed.Kustomization{Name: dependent, TargetNamespace: ns, Source: ns, DependsOn: []string{ns + "-infra"}}.Manifest()); err != nil {
+		t.Fatal(err)
+	}
+	waitKustomization(ctx, t, c, dependent, "Ready=False DependencyNotReady", readyFalse("DependencyNotReady"))
+	check(dependent, "Kustomization/flux-system/"+ns+"-infra not found (a dependency, dependsOn, of Kustomization/flux-system/"+dependent+")")
+}
+
 // TestFirstDeploymentNeverNotFound: the app's Kustomization does not exist when the run
 // starts; the merge adds its manifest to the folder a parent Kustomization applies, and the
 // parent waits for a dependency (infra, whose build fails until it is fixed) for several
