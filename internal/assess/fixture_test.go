@@ -320,7 +320,9 @@ type fixtureCase struct {
 	noWorkloads, failOnSuspended bool
 	// forbidden are the resources the credentials may not list.
 	forbidden []schema.GroupResource
-	looks     []fixtureLook
+	// reads is the order the lists are read in: fixtureReads when nil.
+	reads []string
+	looks []fixtureLook
 }
 
 // fixtureLook is one assessment of a fixtureCase: the documents, the moment (fixtureNow when
@@ -387,7 +389,11 @@ func runFixtureCases(t *testing.T, cases []fixtureCase) {
 					Snapshot: mode == "get", Health: fluxhealth.New(t.Context())}
 				mem := NewMemory()
 				for i, l := range tc.looks {
-					view := newFixtureView(t, strings.Join(l.docs, "\n---\n"), fixtureReads...)
+					reads := tc.reads
+					if reads == nil {
+						reads = fixtureReads
+					}
+					view := newFixtureView(t, strings.Join(l.docs, "\n---\n"), reads...)
 					for _, gr := range tc.forbidden {
 						view.failList(gr, apierrors.NewForbidden(gr, "", errors.New("no RBAC")))
 					}

@@ -178,6 +178,7 @@ func (a *assessor) settleGate(e *Assessment, v *fluxVisit, now time.Time) {
 	if ref.Kind == flux.KindHelmRelease && (parent == nil || parent.Applied) {
 		srcNote = joinMessage(srcNote, a.settleValues(e, gate, obj, parent, now))
 	}
+	a.awaitSpecReconciled(e, ref, gate, obj, now)
 	if gate.GeneratedWant && gate.Verdict == result.VerdictCurrent {
 		// Ready says it applied what it rendered, which its inputs do not tie to the
 		// expected revision: one of the Flux objects it generated must have applied it.

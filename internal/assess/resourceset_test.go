@@ -2,8 +2,10 @@ package assess
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -240,5 +242,51 @@ func TestResourceSetRetriedFailure(t *testing.T) {
 					want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxReconciliationFailed, Reason: "ReconciliationFailed"},
 						Says: []string{"flux-operator retries since"}}},
 			}},
+	})
+}
+
+// TestResourceSetReadyBeforeSpec: flux-operator's patch stamps a ResourceSet's Ready with the
+// generation of the object it writes, so a Ready=True at the current generation may be of the
+// reconcile of the previous one, when the spec changed while it ran. The newest status.history
+// entry dates that reconcile (lastReconciled less lastReconciledDuration), the managedFields
+// entry that owns the spec dates its change: a reconcile that surely started before it waits
+// for flux-operator's reconcile of the new generation, which the change queues at once, until
+// a bound; one that started after it, or within the second, is Current.
+func TestResourceSetReadyBeforeSpec(t *testing.T) {
+	t.Parallel()
+	root := []flux.Ref{{Kind: flux.KindResourceSet, Namespace: "flux-system", Name: "tenants"}}
+	teams := []string{"flux-system_team1_kustomize.toolkit.fluxcd.io_Kustomization", "flux-system_team2_kustomize.toolkit.fluxcd.io_Kustomization"}
+	// reconciled is the ResourceSet Ready at generation 2, its spec last written at specAt, by
+	// a reconcile that ended at end and took took.
+	reconciled := func(specAt, end, took string) []string {
+		doc := strings.Replace(rset("[]", rsetReady, teams...), "metadata: {name: tenants, namespace: flux-system, generation: 2}", `metadata:
+  name: tenants
+  namespace: flux-system
+  generation: 2
+  managedFields:
+  - {manager: kustomize-controller, operation: Apply, apiVersion: fluxcd.controlplane.io/v1, time: "`+specAt+`", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:labels": {}}, "f:spec": {"f:inputs": {}}}}
+  - {manager: flux-operator, operation: Update, apiVersion: fluxcd.controlplane.io/v1, time: "2026-11-01T11:59:58Z", fieldsType: FieldsV1, fieldsV1: {"f:status": {}}, subresource: status}`, 1)
+		doc = strings.Replace(doc, "status:\n", `status:
+  history:
+  - {digest: "sha256:43ad78c94b2655429d84f21488f29d7cca9cd45b7f54d2b27e16bbec8eff9228", firstReconciled: "2026-11-01T10:00:00Z", lastReconciled: "`+end+`", lastReconciledDuration: "`+took+`", lastReconciledStatus: ReconciliationSucceeded, totalReconciliations: 3}
+`, 1)
+		return []string{doc, ks("team1", "GitRepository", "app", "", revB), ks("team2", "GitRepository", "app", "", revB), gitRepo()}
+	}
+	notReconciled := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "SpecNotReconciled"},
+		Says:    []string{"started by 2026-11-01T11:59:48Z, before its spec was last written (2026-11-01T11:59:50Z"},
+		Recheck: time.Date(2026, 11, 1, 12, 0, 23, 0, time.UTC)}
+	// (What it generated is read after its status, as the walk needs.)
+	reads := append([]string{"resourcesets"}, slices.DeleteFunc(slices.Clone(fixtureReads), func(r string) bool { return r == "resourcesets" })...)
+	runFixtureCases(t, []fixtureCase{
+		{name: "the spec written while the reconcile that wrote Ready ran: waits, until the bound", resources: root, reads: reads, looks: []fixtureLook{
+			{docs: reconciled("2026-11-01T11:59:50Z", "2026-11-01T11:59:52Z", "5s"), want: notReconciled},
+			{docs: reconciled("2026-11-01T11:59:50Z", "2026-11-01T11:59:52Z", "5s"), at: time.Date(2026, 11, 1, 12, 0, 23, 0, time.UTC), want: expected{Outcome: current}}}},
+		{name: "the spec written before that reconcile started", resources: root, reads: reads, looks: []fixtureLook{
+			{docs: reconciled("2026-11-01T11:59:45Z", "2026-11-01T11:59:52Z", "5s"), want: expected{Outcome: current}}}},
+		{name: "the spec written within the second the reconcile started", resources: root, reads: reads, looks: []fixtureLook{
+			{docs: reconciled("2026-11-01T11:59:47Z", "2026-11-01T11:59:52Z", "5.4s"), want: expected{Outcome: current}}}},
+		{name: "the spec written, no history", resources: root, reads: reads, looks: []fixtureLook{
+			{docs: []string{rset("[]", rsetReady, teams...), ks("team1", "GitRepository", "app", "", revB), ks("team2", "GitRepository", "app", "", revB), gitRepo()},
+				want: expected{Outcome: current}}}},
 	})
 }

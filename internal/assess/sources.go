@@ -305,6 +305,23 @@ func (a *assessor) awaitGeneration(e *Assessment, g *flux.Gate, now time.Time) {
 	e.recheckAt(next)
 }
 
+// awaitSpecReconciled holds back a ResourceSet Current on a Ready=True that may be of the
+// generation before its current one (flux.ResourceSetReadyBeforeSpec: flux-operator's patch
+// stamps it with the current one when the spec changed while it reconciled the previous one),
+// until flux-operator's reconcile of the current generation shows, or the bound passes.
+func (a *assessor) awaitSpecReconciled(e *Assessment, ref flux.Ref, g *flux.Gate, obj *unstructured.Unstructured, now time.Time) {
+	if ref.Kind != flux.KindResourceSet || g.Verdict != result.VerdictCurrent {
+		return
+	}
+	msg, until, stale := flux.ResourceSetReadyBeforeSpec(obj)
+	if !stale || !now.Before(until) {
+		return
+	}
+	override(g, result.VerdictInProgress, "", "SpecNotReconciled", msg)
+	g.Applied = false
+	e.recheckAt(until)
+}
+
 // generationMargin is the time awaitGeneration gives the attempt of a new generation, which
 // starts at once, beyond its bound.
 const generationMargin = 30 * time.Second

@@ -231,3 +231,65 @@ func ResourceSetWithoutInputs(obj *unstructured.Unstructured) bool {
 	inputs, _, _ := unstructured.NestedString(history[0], "metadata", "inputs")
 	return inputs == "0"
 }
+
+// ResourceSetReadyBeforeSpec tells whether a ResourceSet's Ready=True may be of an older
+// generation than its current one though it carries it. flux-operator v0.59.0 writes no
+// status.observedGeneration, and the patch helper it writes its status with
+// (fluxcd/pkg/runtime patch.SerialPatcher, patchStatusConditions) applies the conditions to
+// the object as the API server holds it at the write, conditions.Set stamping each with that
+// object's generation: a reconcile of generation 2 that ends after the spec moved to 3 (the
+// render and the apply are not interrupted) leaves Ready=True stamped 3, until the reconcile of
+// 3, queued at once (GenerationChangedPredicate), marks it Unknown. The newest status.history
+// entry dates the reconcile that wrote Ready (History.Upsert: lastReconciled at its end,
+// lastReconciledDuration since its start, which the object it rendered was read just before);
+// the newest metadata.managedFields entry that owns fields of the spec dates the spec's last
+// write. Both times are in whole seconds: a reconcile stale for sure started at least a second
+// before the spec's second began (lastReconciled + 1s - lastReconciledDuration <= that
+// second); one within the second counts as of the new spec. until bounds the wait: the
+// reconcile of the new generation starts within moments of the stale one's end, and a manager
+// that changed only the metadata moves its entry's time without a new generation. Without
+// history or a dated spec write, Ready is taken at its word.
+func ResourceSetReadyBeforeSpec(obj *unstructured.Unstructured) (msg string, until time.Time, stale bool) {
+	history := nestedMaps(obj.Object, "status", "history")
+	if len(history) == 0 {
+		return "", time.Time{}, false
+	}
+	end, err := time.Parse(time.RFC3339, str(history[0], "lastReconciled"))
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	took, err := time.ParseDuration(str(history[0], "lastReconciledDuration"))
+	if err != nil || took < 0 {
+		return "", time.Time{}, false
+	}
+	written := specWritten(obj)
+	startedBy := end.Add(time.Second - took)
+	if written.IsZero() || startedBy.After(written) {
+		return "", time.Time{}, false
+	}
+	until = end.Add(time.Second + specReconcileMargin)
+	return fmt.Sprintf("its Ready (generation %d) was written by a reconcile that started by %s, before its spec was last written (%s, metadata.managedFields): "+
+		"flux-operator stamps Ready with the generation of the object it writes, so it may be of the previous generation; "+
+		"waiting for %s to reconcile the current one, until %s",
+		obj.GetGeneration(), startedBy.UTC().Format(time.RFC3339), written.UTC().Format(time.RFC3339), FluxOperator, until.UTC().Format(time.RFC3339)), until, true
+}
+
+// specReconcileMargin is how long after a stale reconcile's end ResourceSetReadyBeforeSpec
+// waits for the reconcile of the new generation to show.
+const specReconcileMargin = 30 * time.Second
+
+// specWritten is the time of the newest metadata.managedFields entry that owns fields of the
+// object's spec (its fieldsV1 has f:spec); zero when none says.
+func specWritten(obj *unstructured.Unstructured) time.Time {
+	var latest time.Time
+	for _, f := range nestedMaps(obj.Object, "metadata", "managedFields") {
+		fields, _ := f["fieldsV1"].(map[string]any)
+		if _, owns := fields["f:spec"]; !owns {
+			continue
+		}
+		if at, err := time.Parse(time.RFC3339, str(f, "time")); err == nil && at.After(latest) {
+			latest = at
+		}
+	}
+	return latest
+}

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -92,6 +93,43 @@ metadata:
 				t.Errorf("%s (-want +got):\n%s", assess.TemplateWritten, diff)
 			}
 		})
+	}
+}
+
+// TestKeepSpecWriters: a cached ResourceSet keeps, of its managedFields, the entries that own
+// fields of its spec, with their time, so that its Ready can be dated against the spec's last
+// write (flux.ResourceSetReadyBeforeSpec); the status writer's entry is dropped.
+func TestKeepSpecWriters(t *testing.T) {
+	t.Parallel()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(`apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: tenants
+  generation: 3
+  managedFields:
+  - {manager: kustomize-controller, operation: Apply, time: "2026-11-01T11:50:00Z", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:labels": {}}, "f:spec": {"f:inputs": {}}}}
+  - {manager: flux-operator, operation: Update, subresource: status, time: "2026-11-01T11:59:00Z", fieldsType: FieldsV1, fieldsV1: {"f:status": {}}}
+status:
+  history:
+  - {lastReconciled: "2026-11-01T11:49:59Z", lastReconciledDuration: 5s}
+  conditions: [{type: Ready, status: "True", observedGeneration: 3}]`), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := keepSpecWriters(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := obj.(*unstructured.Unstructured)
+	var got []string
+	for _, f := range kept.GetManagedFields() {
+		got = append(got, f.Manager+" "+f.Time.UTC().Format("15:04:05")+" "+f.FieldsV1.GetRawString())
+	}
+	if diff := cmp.Diff([]string{`kustomize-controller 11:50:00 {"f:spec":{}}`}, got); diff != "" {
+		t.Errorf("managedFields kept (-want +got):\n%s", diff)
+	}
+	if _, _, stale := flux.ResourceSetReadyBeforeSpec(kept); !stale {
+		t.Error("ResourceSetReadyBeforeSpec on the cached object: not stale, want the reconcile dated before the spec's write")
 	}
 }
 

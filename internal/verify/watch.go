@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sync"
@@ -474,6 +475,9 @@ func transformFor(key assess.ListKey) cache.TransformFunc {
 	if key.Metadata() {
 		return keepFieldManagers
 	}
+	if key.GVR == flux.KindResourceSet.GroupVersionResource() {
+		return keepSpecWriters
+	}
 	return stripManagedFields
 }
 
@@ -580,6 +584,35 @@ func keepFieldManagers(obj any) (any, error) {
 		acc.SetManagedFields(fields)
 		dropLastApplied(obj, acc)
 	}
+	return obj, nil
+}
+
+// keepSpecWriters is stripManagedFields that keeps, of the managedFields, when the spec was
+// written: the entries that own fields of it, with their time, their field sets cut to
+// {"f:spec": {}} (flux.ResourceSetReadyBeforeSpec dates a ResourceSet's Ready by it).
+func keepSpecWriters(obj any) (any, error) {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return obj, nil
+	}
+	var writers []metav1.ManagedFieldsEntry
+	for _, f := range acc.GetManagedFields() {
+		if f.FieldsV1 == nil || f.Time == nil {
+			continue
+		}
+		var top map[string]json.RawMessage
+		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &top) != nil {
+			continue
+		}
+		if _, owns := top["f:spec"]; owns {
+			f.FieldsV1 = metav1.NewFieldsV1(`{"f:spec":{}}`)
+			writers = append(writers, f)
+		}
+	}
+	if _, err := stripManagedFields(obj); err != nil {
+		return nil, err
+	}
+	acc.SetManagedFields(writers)
 	return obj, nil
 }
 
