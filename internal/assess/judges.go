@@ -18,8 +18,9 @@ import (
 // judgeWorkload (kstatus, the team's annotations, a Canary and the rollout classifier).
 
 // objectJudge judges the object v, read from its list, and reports it. A judge does not walk:
-// nested is the Flux object the walk goes on to, if v is one.
-type objectJudge func(a *assessor, e *Assessment, v *objectVisit, now time.Time) (nested *flux.Ref)
+// nested is the Flux object the walk goes on to, if v is one. v is passed by value: a pointer
+// passed through a func value escapes, and the walk would allocate a visit per object and pass.
+type objectJudge func(a *assessor, e *Assessment, v objectVisit, now time.Time) (nested *flux.Ref)
 
 // objectJudges are the judges of the kinds that are not judged as a workload: the Flux objects
 // by their gate, the Flux sources as source-controller serves them.
@@ -45,7 +46,7 @@ func judgeOf(o flux.ObjectRef) objectJudge {
 
 // judgeFluxObject reports a Flux object an inventory lists by its kstatus status; the walk
 // then judges it as a Flux object, by its gate (evalFlux).
-func judgeFluxObject(_ *assessor, e *Assessment, v *objectVisit, _ time.Time) *flux.Ref {
+func judgeFluxObject(_ *assessor, e *Assessment, v objectVisit, _ time.Time) *flux.Ref {
 	o := v.ref
 	kind, _ := flux.IsFluxKind(o.Group, o.Kind)
 	e.Objects = append(e.Objects, v.ro)
@@ -54,17 +55,17 @@ func judgeFluxObject(_ *assessor, e *Assessment, v *objectVisit, _ time.Time) *f
 
 // judgeSourceObject judges a Flux source an inventory lists as source-controller serves it,
 // then as any other object.
-func judgeSourceObject(a *assessor, e *Assessment, v *objectVisit, now time.Time) *flux.Ref {
+func judgeSourceObject(a *assessor, e *Assessment, v objectVisit, now time.Time) *flux.Ref {
 	if src, isSource := flux.InventorySource(v.ref); isSource && v.u != nil && v.ro.Status != result.ObjectTerminating {
-		a.judgeSource(e, v, src, now)
+		a.judgeSource(e, &v, src, now)
 	}
-	a.judgeWorkload(e, v, now)
+	a.judgeWorkload(e, &v, now)
 	return nil
 }
 
 // judgeWorkloadObject judges any other object (judgeWorkload).
-func judgeWorkloadObject(a *assessor, e *Assessment, v *objectVisit, now time.Time) *flux.Ref {
-	a.judgeWorkload(e, v, now)
+func judgeWorkloadObject(a *assessor, e *Assessment, v objectVisit, now time.Time) *flux.Ref {
+	a.judgeWorkload(e, &v, now)
 	return nil
 }
 

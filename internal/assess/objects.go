@@ -54,10 +54,10 @@ type objectVisit struct {
 // when it is a workload that is not Current yet, the classifier, which says whether its
 // rollout can still succeed. id is o.ID().
 func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner *flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
-	v := &objectVisit{ref: o, owner: owner, current: owner.Applied,
+	v := objectVisit{ref: o, owner: owner, current: owner.Applied,
 		ro:  result.Object{ID: id, Group: o.Group, Version: o.Version, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Owner: owner.Object.ID, Status: result.ObjectUnknown},
 		gvk: schema.GroupVersionKind{Group: o.Group, Version: o.Version, Kind: o.Kind}}
-	if !a.listObject(e, v, now) || !a.readObject(e, v) {
+	if !a.listObject(e, &v, now) || !a.readObject(e, &v) {
 		return
 	}
 	if nested := judgeOf(o)(a, e, v, now); nested != nil {
