@@ -323,6 +323,45 @@ func TestCLIUsage(t *testing.T) {
 	}
 }
 
+// TestVersion: the version command and the root's --version flag print the same line, and
+// --help wins over --version, as it did when the flag was cobra's own.
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	version := "app-status " + programVersion() + "\n"
+	tests := []struct {
+		args       []string
+		wantStdout string
+	}{
+		{args: []string{"version"}, wantStdout: version},
+		{args: []string{"--version"}, wantStdout: version},
+		{args: []string{"-v"}, wantStdout: version},
+		{args: []string{"--version=true"}, wantStdout: version},
+		{args: []string{"--version", "--help"}},
+		{args: []string{"--version=false"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			env := Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, ReadFile: os.ReadFile, Clock: time.Now}
+			if got := Run(t.Context(), tt.args, env); got != 0 {
+				t.Errorf("Run(%q) = %d, want 0; stderr: %s", tt.args, got, stderr.String())
+			}
+			got := stdout.String()
+			if tt.wantStdout == "" {
+				// The help, not the version.
+				if !strings.HasPrefix(got, "app-status verifies") {
+					t.Errorf("Run(%q) stdout = %.80q..., want the help", tt.args, got)
+				}
+				return
+			}
+			if got != tt.wantStdout {
+				t.Errorf("Run(%q) stdout = %q, want %q", tt.args, got, tt.wantStdout)
+			}
+		})
+	}
+}
+
 func TestReconcileSetting(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]verify.ReconcileMode{
