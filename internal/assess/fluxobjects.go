@@ -56,6 +56,9 @@ func (a *assessor) evalFlux(e *Assessment, ref flux.Ref, parent *flux.Gate, want
 	fo.Message = joinMessage(fo.Message, v.srcNote)
 	e.Flux = append(e.Flux, fo)
 	if v.supersededAfterApply {
+		if v.gate.Verdict == result.VerdictUnverified {
+			e.fail(Finding{Verdict: result.VerdictUnverified, Code: v.gate.Code, Reason: fo.Reason, Message: v.id + ": " + v.gate.Message})
+		}
 		return
 	}
 	deferred, stop := a.reportFlux(e, v, now, visited, roots)
@@ -163,7 +166,13 @@ func (a *assessor) settleGate(e *Assessment, v *fluxVisit, now time.Time) {
 			// Flux applied it (lastAppliedRevision) before it started the artifact it works
 			// on now: done, as Flux said, whether or not the run saw the source move; what
 			// the inventory lists is the newer revision's now.
-			override(gate, result.VerdictCurrent, "", "Superseded", flux.SupersededAfterApplyMessage(want, *src))
+			// Its Ready on it says its workloads rolled out only when Flux waited for them:
+			// else they were never judged, and the newer revision's replace them.
+			if waited, how := flux.WaitedForAll(ref.Kind, obj); waited {
+				override(gate, result.VerdictCurrent, "", "Superseded", flux.SupersededAfterApplyMessage(want, *src)+" ("+how+")")
+			} else {
+				override(gate, result.VerdictUnverified, result.CodeFluxSupersededUnverified, "Superseded", flux.SupersededUnverifiedMessage(want, *src, how))
+			}
 			v.supersededAfterApply = true
 		case flux.Superseded(want, first, *src, gate.Attempting):
 			override(gate, result.VerdictFailed, result.CodeFluxRevisionSuperseded, "Superseded", flux.SupersededMessage(want, *src))

@@ -30,8 +30,10 @@ status: {observedGeneration: 3, replicas: 1, updatedReplicas: 0, readyReplicas: 
 }
 
 // TestSupersededAfterApply: a revision Flux applied before the source moved on is done, as
-// Flux said (lastAppliedRevision), whether or not the run saw the source move; one it never
-// applied will not be, which only a move the run saw tells.
+// Flux said (lastAppliedRevision), whether or not the run saw the source move, when Flux
+// waited for its workloads (spec.wait, health checks of each); without that wait they were
+// never judged, and the newer revision's replace them: Unverified. One it never applied will
+// not be, which only a move the run saw tells.
 func TestSupersededAfterApply(t *testing.T) {
 	t.Parallel()
 	// app applied applied, and works on attempting (kustomize-controller records
@@ -40,7 +42,7 @@ func TestSupersededAfterApply(t *testing.T) {
 		return `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata: {name: app, namespace: flux-system, generation: 2}
-spec: {sourceRef: {kind: GitRepository, name: app}}
+spec: {sourceRef: {kind: GitRepository, name: app}, wait: true}
 status:
   observedGeneration: 2
   lastAppliedRevision: "` + applied + `"
@@ -54,6 +56,14 @@ status:
 	later := fixtureNow.Add(time.Minute)
 	// building waits while kustomize-controller builds C.
 	building := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "Progressing"}, Says: []string{"Building manifests for revision " + revC}}
+	unverified := expected{Outcome: outcome{Verdict: result.VerdictUnverified, Code: result.CodeFluxSupersededUnverified, Reason: "Superseded"},
+		Says: []string{"superseded before its workloads were verified"}}
+	noWait := func(applied, attempting string) string {
+		return strings.Replace(app(applied, attempting), ", wait: true}", "}", 1)
+	}
+	healthChecked := func(applied, attempting string) string {
+		return strings.Replace(app(applied, attempting), ", wait: true}", ", healthChecks: [{apiVersion: apps/v1, kind: Deployment, name: web, namespace: shop}]}", 1)
+	}
 	runFixtureCases(t, []fixtureCase{
 		{name: "applied B, C started before the run looked", looks: []fixtureLook{
 			{docs: []string{app(revB, revC), gitRepoAt(revB), deployment("Deployment", 3, 3)}, want: building},
@@ -63,6 +73,16 @@ status:
 		// says Flux finished B before it started C.
 		{name: "applied B, C started before the run first looked", looks: []fixtureLook{
 			{docs: []string{app(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, want: expected{Outcome: current}},
+		}},
+		{name: "applied B without spec.wait, C started before the run looked: B's workloads never judged", looks: []fixtureLook{
+			{docs: []string{noWait(revB, revC), gitRepoAt(revB), deployment("Deployment", 3, 3)}, want: building},
+			{docs: []string{noWait(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, at: later, want: unverified},
+		}},
+		{name: "applied B without spec.wait, C started before the run first looked", looks: []fixtureLook{
+			{docs: []string{noWait(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, want: unverified},
+		}},
+		{name: "applied B with health checks of every object, C started before the run first looked", looks: []fixtureLook{
+			{docs: []string{healthChecked(revB, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, want: expected{Outcome: current}},
 		}},
 		{name: "A applied, C started before the run first looked: only a move tells", looks: []fixtureLook{
 			{docs: []string{app(revA, revC), gitRepoAt(revC), deployment("Deployment", 3, 3)}, want: building},

@@ -282,6 +282,14 @@ func remoteWaited(kind Kind, obj *unstructured.Unstructured) (bool, string) {
 	return false, "no wait"
 }
 
+// WaitedForAll reports whether Flux itself waited for every object an object applied, with a
+// status, before it said Ready (a Kustomization's spec.wait or health checks of each, a
+// HelmRelease's Helm wait; remoteWaited), and how, or what is missing: then its Ready on a
+// revision says that revision's workloads rolled out, whatever replaced them since.
+func WaitedForAll(kind Kind, obj *unstructured.Unstructured) (bool, string) {
+	return remoteWaited(kind, obj)
+}
+
 // waitsForAll reports whether the object's Ready condition says every object it applied was
 // Current (Gate.WaitsForAll). A Kustomization: with spec.wait. A HelmRelease: when the action
 // of its release (status.lastAttemptedReleaseAction; both when unknown) waited, and waited for

@@ -310,6 +310,16 @@ func SupersededAfterApplyMessage(want Revision, src Source) string {
 		ShortRevision(want.String()), src.Ref.ID(), ShortRevision(src.Revision))
 }
 
+// SupersededUnverifiedMessage says that the expected revision was applied before the source
+// moved on, and that neither Flux (how: what it did not wait for) nor the run verified its
+// workloads: what runs now is the newer revision's.
+func SupersededUnverifiedMessage(want Revision, src Source, how string) string {
+	return fmt.Sprintf("applied %s, then superseded before its workloads were verified: %s moved on to %s, which Flux applies now, "+
+		"and Flux did not wait for %s's workloads before it said so (%s), so whether they rolled out cannot be told; "+
+		"verify %s, or set spec.wait: true (a HelmRelease: keep Helm's wait) to make such a run verifiable",
+		ShortRevision(want.String()), src.Ref.ID(), ShortRevision(src.Revision), ShortRevision(want.String()), how, ShortRevision(src.Revision))
+}
+
 // sameRecorded reports whether two recorded revisions name the same artifact, across the
 // legacy and current formats.
 func sameRecorded(a, b string) bool {

@@ -31,7 +31,7 @@ const (
 	VerdictUnauthorized  Verdict = "Unauthorized"  // the credentials were rejected (401)
 	VerdictForbidden     Verdict = "Forbidden"     // the credentials may not read what is needed (403)
 	VerdictInvalidConfig Verdict = "InvalidConfig" // the kubeconfig cannot be used from the container
-	VerdictUnverified    Verdict = "Unverified"    // the rollout cannot be verified from this cluster: it applies to another one and Flux did not wait for it
+	VerdictUnverified    Verdict = "Unverified"    // the rollout cannot be verified from this cluster: it applies to another one, or was replaced before its objects were, and Flux did not wait for it
 	VerdictCancelled     Verdict = "Cancelled"     // stopped before a verdict: fail-fast or a cancelled job
 	VerdictUnknown       Verdict = "Unknown"       // a merge has no report for the cluster (a shard missing or given twice)
 )
@@ -78,6 +78,7 @@ const (
 	CodeFluxTestFailed           Code = "flux-test-failed"
 	CodeFluxRolledBack           Code = "flux-rolled-back"
 	CodeFluxRemoteUnverified     Code = "flux-remote-unverified"
+	CodeFluxSupersededUnverified Code = "flux-superseded-unverified"
 	CodeFluxUnhealthy            Code = "flux-unhealthy"
 )
 
@@ -90,7 +91,7 @@ var Codes = []Code{
 	CodeFluxReconciliationFailed, CodeFluxPruneFailed, CodeFluxDependencyNotReady, CodeFluxDependencyFailed,
 	CodeFluxRevisionSuperseded, CodeFluxSuspended,
 	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack, CodeFluxRemoteUnverified,
-	CodeFluxUnhealthy,
+	CodeFluxSupersededUnverified, CodeFluxUnhealthy,
 }
 
 // ObjectStatus is the status of one object of an inventory, as kstatus computes it
