@@ -105,7 +105,10 @@ type Explanation struct {
 	Detail  string
 }
 
-// View is what was read of a cluster. Its methods only read.
+// View is what was read of a cluster. Its methods only read. A View is one moment for one
+// Assess: a list it returns does not change while Assess runs (the fetching side hands each
+// pass frozen copies of its caches), and the revision a list says (Snapshot) was taken no
+// later than its objects, which are therefore at least that new.
 type View interface {
 	// List returns the list of key; ok is false when it was never asked for (a need).
 	List(key ListKey) (l List, ok bool)

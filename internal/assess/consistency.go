@@ -13,7 +13,8 @@ import (
 )
 
 // The consistency rule: every object judged comes from a read no older than the Flux object
-// whose inventory names it.
+// whose inventory names it. It holds on one View, which does not change while Assess reads it
+// (View).
 
 // consistency: a Current verdict rests on objects read no earlier than the Flux status that
 // says applied. A Kustomization without wait is Ready on revision B a few milliseconds after

@@ -6,7 +6,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
 	"github.com/org/app-status-action/internal/assess"
@@ -29,7 +28,7 @@ status: {conditions: [{type: ` + condition + `, status: "True"}]}`
 		return &unstructured.Unstructured{Object: m}
 	}
 	now := fixtureNow
-	n := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(assess.ListKey{GVR: assess.JobsGVR}), onChange: func() {}, keepGone: true,
+	n := &notifyingStore{transform: transformFor(assess.ListKey{GVR: assess.JobsGVR}), onChange: func() {}, keepGone: true,
 		clock: func() time.Time { return now }}
 	w := &watch{store: n}
 	if err := n.Replace([]any{job("migrate", "Complete"), job("seed", "Failed"), job("old", "Complete"), job("again", "Complete")}, "1"); err != nil {

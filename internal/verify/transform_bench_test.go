@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/org/app-status-action/internal/assess"
 )
@@ -85,7 +84,7 @@ func BenchmarkCacheDeployments(b *testing.B) {
 		for i := range list.Items {
 			items[i] = &list.Items[i]
 		}
-		store := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key), onChange: func() {}}
+		store := &notifyingStore{transform: transformFor(key), onChange: func() {}}
 		if err := store.Replace(items, list.GetResourceVersion()); err != nil {
 			b.Fatal(err)
 		}

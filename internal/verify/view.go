@@ -76,10 +76,11 @@ func (s *clusterState) assess(now time.Time) *assess.Assessment {
 }
 
 func (s *clusterState) assessFrom(lists objectCache, now time.Time) *assess.Assessment {
-	view := clusterView{s: s, lists: lists}
 	var e *assess.Assessment
 	for range maxFetchRounds {
-		e = assess.Assess(view, s.mem, s.spec(), now)
+		// (One pass, one unchanging set of lists: see frozenList.)
+		e = assess.Assess(clusterView{s: s, lists: freezeLists(lists)}, s.mem, s.spec(), now)
+		liveLists(e.InFlight)
 		if !s.fetch(lists, e.Needs, now) {
 			break
 		}

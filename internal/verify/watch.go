@@ -77,7 +77,7 @@ type watch struct {
 // notifyingStore is a reflector's store: it converts objects as they arrive (transformFor),
 // keeps them, and calls onChange after every change. It is synced once the first list is in.
 type notifyingStore struct {
-	cache.Store
+	itemStore
 	// changes counts the changes the store received (a cache confirmed at one count is the
 	// same at that count).
 	changes atomic.Uint64
@@ -161,7 +161,7 @@ func (n *notifyingStore) Add(obj any) error {
 	}
 	n.noteOf(o)
 	n.revive(o)
-	err = n.Store.Add(o)
+	err = n.itemStore.Add(o)
 	n.advance(objectRevision(o))
 	n.onChange()
 	return err
@@ -177,7 +177,7 @@ func (n *notifyingStore) Update(obj any) error {
 	o = n.carried(o)
 	n.noteOf(o)
 	n.revive(o)
-	err = n.Store.Update(o)
+	err = n.itemStore.Update(o)
 	n.advance(objectRevision(o))
 	n.onChange()
 	return err
@@ -186,7 +186,7 @@ func (n *notifyingStore) Update(obj any) error {
 func (n *notifyingStore) Delete(obj any) error {
 	n.changes.Add(1)
 	n.remember(obj)
-	err := n.Store.Delete(obj)
+	err := n.itemStore.Delete(obj)
 	n.advance(objectRevision(obj))
 	n.onChange()
 	return err
@@ -221,7 +221,7 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 			n.revive(o)
 		}
 	}
-	err := n.Store.Replace(converted, resourceVersion)
+	err := n.itemStore.Replace(converted, resourceVersion)
 	n.setPosition(resourceVersion)
 	n.isSynced.Store(true)
 	n.onChange()
@@ -444,7 +444,7 @@ func (s *watchSet) get(key assess.ListKey) assess.List {
 		return w
 	}
 	w := &watch{since: s.clock(), onErr: s.notify}
-	w.store = &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: transformFor(key), onChange: s.notify,
+	w.store = &notifyingStore{transform: transformFor(key), onChange: s.notify,
 		keepGone: key.GVR == assess.JobsGVR, clock: s.clock}
 	switch key.GVR {
 	case assess.PodsGVR:

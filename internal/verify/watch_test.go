@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/org/app-status-action/internal/assess"
 )
@@ -57,7 +56,7 @@ func TestStreamPosition(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			notified := 0
-			n := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: stripManagedFields,
+			n := &notifyingStore{transform: stripManagedFields,
 				onChange: func() { notified++ }}
 			w := &watch{store: n}
 			for i, s := range tt.steps {
@@ -80,7 +79,7 @@ func TestStreamPosition(t *testing.T) {
 // quorum list's confirmation, the confirmation only while the cache has not changed.
 func TestRevisionConfirmedOrStreamed(t *testing.T) {
 	t.Parallel()
-	n := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: stripManagedFields, onChange: func() {}}
+	n := &notifyingStore{transform: stripManagedFields, onChange: func() {}}
 	w := &watch{store: n}
 	if err := n.Replace(nil, "10"); err != nil {
 		t.Fatal(err)
@@ -112,7 +111,7 @@ func TestRevisionConfirmedOrStreamed(t *testing.T) {
 // next list, and the events and bookmarks after it do not bring it back.
 func TestStreamPositionLostOnAFailedChange(t *testing.T) {
 	t.Parallel()
-	n := &notifyingStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), transform: typedKinds[assess.PodsGVR], onChange: func() {}}
+	n := &notifyingStore{transform: typedKinds[assess.PodsGVR], onChange: func() {}}
 	w := &watch{store: n}
 	pod := func(rv string, phase any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
