@@ -69,7 +69,28 @@ type List interface {
 	// Noted is the latest moment read from any state of the object the view saw (a
 	// HelmRelease's start of a reconcile, flux.ReconcileStarted); zero when none.
 	Noted(namespace, name string) time.Time
+	// Facts is what the view learned of the object's state it holds, from what it dropped
+	// before it kept it; zero when nothing, or no such object.
+	Facts(namespace, name string) ObjectFacts
 }
+
+// ObjectFacts is what the fetching side learned of a cached object's state from what it drops
+// before keeping it (its metadata.managedFields): data of the view kept beside the object,
+// never on it, so nothing written on the object in the cluster can pass for it.
+type ObjectFacts struct {
+	// NotFromGit are the object's app-status.io annotations that Flux did not apply (set in
+	// the cluster: kubectl annotate, a mutating policy, an operator), sorted; the view
+	// dropped them from the object, and its message names them.
+	NotFromGit []string
+	// TemplateWritten is, for a Deployment or DaemonSet, the latest time a field manager
+	// wrote its pod template (the time of the managedFields entries that own spec.template,
+	// in the API server's clock); zero when none says. A Flagger Canary's state is of this
+	// template only when Flagger wrote it later.
+	TemplateWritten time.Time
+}
+
+// IsZero reports whether f says nothing.
+func (f ObjectFacts) IsZero() bool { return len(f.NotFromGit) == 0 && f.TemplateWritten.IsZero() }
 
 // Snapshot is a List that holds every object as of one etcd revision, its Revision: a list
 // request with no resourceVersion (a quorum read: the API server answers from etcd, or from a

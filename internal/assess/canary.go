@@ -1,11 +1,6 @@
 package assess
 
-import (
-	"time"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-)
+import "k8s.io/apimachinery/pkg/runtime/schema"
 
 // The Canaries of a tree, as the view lists them: Flagger's own rules (its phases, what a
 // Canary's state says of its target's template) are internal/flagger's.
@@ -27,13 +22,3 @@ var (
 type NotServedError struct{ GVK schema.GroupVersionKind }
 
 func (e NotServedError) Error() string { return "the cluster does not serve " + e.GVK.String() }
-
-// templateWritten is the TemplateWritten annotation the view put on a workload; zero when
-// none.
-func templateWritten(u *unstructured.Unstructured) time.Time {
-	at, err := time.Parse(time.RFC3339, u.GetAnnotations()[TemplateWritten])
-	if err != nil {
-		return time.Time{}
-	}
-	return at
-}

@@ -23,7 +23,7 @@ const (
 )
 
 // flaggerWorkload is Deployment shop/NAME running image, its template last written at written
-// (the view's TemplateWritten), rolled out when ready.
+// (the view's ObjectFacts.TemplateWritten), rolled out when ready.
 func flaggerWorkload(name, image, written string, ready bool) string {
 	updated := 2
 	if !ready {
@@ -31,11 +31,11 @@ func flaggerWorkload(name, image, written string, ready bool) string {
 	}
 	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
+facts: {templateWritten: "%s"}
 metadata:
   name: %s
   namespace: shop
   generation: 4
-  annotations: {%s: "%s"}
 spec:
   replicas: 2
   template:
@@ -51,7 +51,7 @@ status:
   availableReplicas: 2
   conditions:
   - {type: Available, status: "True"}
-  - {type: Progressing, status: "True", reason: NewReplicaSetAvailable}`, name, TemplateWritten, written, name, image, updated)
+  - {type: Progressing, status: "True", reason: NewReplicaSetAvailable}`, written, name, name, image, updated)
 }
 
 // asDaemonSet turns a flaggerWorkload into the DaemonSet of the same template, rolled out.

@@ -93,7 +93,7 @@ func (a *assessor) judgeCanaryObject(e *Assessment, cd *unstructured.Unstructure
 			target, t.Found = AsUnstructured(obj, gvk)
 		}
 		if t.Found {
-			t.Written = templateWritten(target)
+			t.Written = w.Facts(ns, c.TargetName).TemplateWritten
 		}
 		if obj, ok := w.Object(ns, c.TargetName+"-primary"); ok {
 			memo := a.mem.statuses.status(obj, gvk, a.spec.Health, nil)

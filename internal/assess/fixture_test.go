@@ -68,6 +68,8 @@ type fixtureList struct {
 	revision   string
 	// asked, when set, is when a list still on its way was asked for.
 	asked time.Time
+	// facts are what the view learned of its objects (a document's facts).
+	facts map[string]ObjectFacts
 }
 
 func (l *fixtureList) Synced() bool { return l.err == nil && l.asked.IsZero() }
@@ -92,6 +94,9 @@ func (l *fixtureList) Items() []any {
 }
 func (l *fixtureList) Gone(string, string) (any, time.Time, bool) { return nil, time.Time{}, false }
 func (l *fixtureList) Noted(string, string) time.Time             { return time.Time{} }
+func (l *fixtureList) Facts(namespace, name string) ObjectFacts {
+	return l.facts[namespace+"/"+name]
+}
 
 // orderedList is a fixtureList read at one moment (Snapshot, Ordered).
 type orderedList struct{ *fixtureList }
@@ -153,15 +158,50 @@ func newFixtureView(t *testing.T, docs string, order ...string) *fixtureView {
 		if !ok {
 			t.Fatalf("fixture kind %s unknown", u.GroupVersionKind())
 		}
-		key := ListKey{GVR: gvr, Namespace: u.GetNamespace()}
-		l := v.list(key)
-		l.objects[u.GetNamespace()+"/"+u.GetName()] = typed(t, gvr, u)
+		facts := documentFacts(t, u)
+		lists := []*fixtureList{v.list(ListKey{GVR: gvr, Namespace: u.GetNamespace()})}
 		if u.GetNamespace() != "" {
 			// (The list of every namespace holds it too.)
-			v.list(ListKey{GVR: gvr}).objects[u.GetNamespace()+"/"+u.GetName()] = typed(t, gvr, u)
+			lists = append(lists, v.list(ListKey{GVR: gvr}))
+		}
+		for _, l := range lists {
+			id := u.GetNamespace() + "/" + u.GetName()
+			l.objects[id] = typed(t, gvr, u)
+			if !facts.IsZero() {
+				if l.facts == nil {
+					l.facts = map[string]ObjectFacts{}
+				}
+				l.facts[id] = facts
+			}
 		}
 	}
 	return v
+}
+
+// documentFacts takes a document's top-level facts field out of u: what the view learned of
+// the object beside it (ObjectFacts), as notFromGit and flaggerWorkload write it. It is the
+// one place the fixtures state facts of the view.
+func documentFacts(t *testing.T, u *unstructured.Unstructured) ObjectFacts {
+	t.Helper()
+	raw, ok := u.Object["facts"].(map[string]any)
+	if !ok {
+		return ObjectFacts{}
+	}
+	delete(u.Object, "facts")
+	var f ObjectFacts
+	if keys, ok := raw["notFromGit"].([]any); ok {
+		for _, k := range keys {
+			f.NotFromGit = append(f.NotFromGit, k.(string))
+		}
+	}
+	if at, _ := raw["templateWritten"].(string); at != "" {
+		written, err := time.Parse(time.RFC3339, at)
+		if err != nil {
+			t.Fatalf("facts.templateWritten %q: %v", at, err)
+		}
+		f.TemplateWritten = written
+	}
+	return f
 }
 
 // typed converts the classifier's kinds as the view holds them.
@@ -473,7 +513,7 @@ func containing(message, part string) string {
 
 // notFromGit is docs as the view holds them when the annotations keys of the workloads among
 // them were set in the cluster, not by Flux: the fetching side drops them and names them in
-// the NotFromGit annotation. It is the one place the fixtures state that fact of the view.
+// the object's facts (documentFacts).
 func notFromGit(t *testing.T, docs string, keys ...string) string {
 	t.Helper()
 	out := strings.Split(docs, "\n---\n")
@@ -493,8 +533,8 @@ func notFromGit(t *testing.T, docs string, keys ...string) string {
 		if len(dropped) == 0 {
 			continue
 		}
-		annotations[NotFromGit] = strings.Join(dropped, ",")
 		u.SetAnnotations(annotations)
+		u.Object["facts"] = map[string]any{"notFromGit": dropped}
 		data, err := yaml.Marshal(u.Object)
 		if err != nil {
 			t.Fatal(err)

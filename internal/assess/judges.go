@@ -2,6 +2,7 @@ package assess
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,8 +102,8 @@ func (a *assessor) judgeSource(e *Assessment, v *objectVisit, src flux.SourceRef
 func (a *assessor) judgeWorkload(e *Assessment, v *objectVisit, now time.Time) {
 	o, owner, ro, memo := v.ref, v.owner, &v.ro, v.memo
 	ro.Message = joinMessage(ro.Message, memo.ignoreNote)
-	if keys := memo.notFromGitKeys; keys != "" {
-		ro.Message = joinMessage(ro.Message, "annotations "+keys+" ignored: not applied by Flux (set them in Git)")
+	if keys := v.list.Facts(v.ns, o.Name).NotFromGit; len(keys) > 0 {
+		ro.Message = joinMessage(ro.Message, "annotations "+strings.Join(keys, ",")+" ignored: not applied by Flux (set them in Git)")
 	}
 	if memo.ignoreReadiness && ro.Status != result.ObjectCurrent {
 		// The team said so in Git: reported as it is, neither waited for nor failed.

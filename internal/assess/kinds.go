@@ -16,11 +16,6 @@ var (
 	JobsGVR      = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 )
 
-// NotFromGit is the annotation the view puts on a cached workload in place of the
-// app-status.io annotations that Flux did not apply: their keys, comma-separated. It exists
-// only in this process's cache.
-const NotFromGit = "app-status.internal/not-from-git"
-
 // MetadataOnly lists the kinds whose status is their existence: they are watched as metadata,
 // so a Secret's data or a large ConfigMap never crosses the wire or sits in memory.
 var MetadataOnly = map[schema.GroupResource]bool{
@@ -72,10 +67,3 @@ func AsUnstructured(obj any, gvk schema.GroupVersionKind) (*unstructured.Unstruc
 	}
 	return nil, false
 }
-
-// TemplateWritten is the annotation the view puts on a cached Deployment or DaemonSet: the
-// latest time a field manager wrote its pod template (the time of the metadata.managedFields
-// entries that own spec.template, in the API server's clock), RFC 3339. A Flagger Canary's
-// state is of this template only when Flagger wrote it later. It exists only in this
-// process's cache.
-const TemplateWritten = "app-status.internal/template-written"

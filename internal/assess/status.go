@@ -81,10 +81,9 @@ type memoStatus struct {
 	msg      string
 	err      error
 	// What the object's annotations say, read once per state: readiness ignored (with a
-	// note) and the keys set in the cluster, not by Flux (notFromGit).
+	// note).
 	ignoreReadiness bool
 	ignoreNote      string
-	notFromGitKeys  string
 }
 
 // turn starts an assessment.
@@ -126,9 +125,7 @@ func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind, health Heal
 		u, v.ok = AsUnstructured(cached, gvk)
 		v.u = u
 		if v.ok {
-			annotations := u.GetAnnotations()
-			v.ignoreReadiness, v.ignoreNote = classify.IgnoreReadiness(annotations)
-			v.notFromGitKeys = annotations[NotFromGit]
+			v.ignoreReadiness, v.ignoreNote = classify.IgnoreReadiness(u.GetAnnotations())
 		}
 	}
 	if v.ok && (!v.computed || v.exprs != exprs) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -149,13 +148,13 @@ func TestStatusMemo(t *testing.T) {
 	}
 
 	annotated := deployment(1)
-	annotated.SetAnnotations(map[string]string{classify.AnnotationIgnoreReadiness: "true", NotFromGit: "example.com/owner"})
+	annotated.SetAnnotations(map[string]string{classify.AnnotationIgnoreReadiness: "true"})
 	m.turn()
 	got := m.status(annotated, gvk, health, nil)
-	if diff := cmp.Diff([]any{true, "example.com/owner"}, []any{got.ignoreReadiness, got.notFromGitKeys}); diff != "" {
-		t.Errorf("annotations read once (-want +got):\n%s", diff)
+	if !got.ignoreReadiness {
+		t.Errorf("annotations read once: %+v, want readiness ignored", got)
 	}
-	if plain := m.status(rolling, gvk, health, nil); plain.ignoreReadiness || plain.notFromGitKeys != "" || plain.ignoreNote != "" {
+	if plain := m.status(rolling, gvk, health, nil); plain.ignoreReadiness || plain.ignoreNote != "" {
 		t.Errorf("an object without annotations: %+v, want none of what they say", plain)
 	}
 }

@@ -38,7 +38,7 @@ import (
 // them: equal, Flagger promoted the last template it saw. Whether it has seen the target's
 // current one is told by time instead: Flagger writes its Promoted condition (lastUpdateTime)
 // at every change of phase, and the API server records when a field manager last wrote the
-// target's template (assess.TemplateWritten); a state written after the template is of that template.
+// target's template (assess.ObjectFacts.TemplateWritten); a state written after the template is of that template.
 // For a target with no primary to compare, a state older than the template waits for Flagger
 // to pick it up (at its next analysis tick, spec.analysis.interval), for two intervals at most
 // (pickup). For a Deployment or DaemonSet neither hashes nor times prove what the primary runs: Flagger looks for a new template only while

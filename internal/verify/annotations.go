@@ -7,13 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/classify"
 )
-
-// assess.NotFromGit is the annotation the informers' transforms put on a cached workload in place of
-// the app-status.io annotations that Flux did not apply: their keys, comma-separated. It
-// exists only in this process's cache.
 
 // gitManagers are the field managers that write what a Git repository (or a chart) says.
 var gitManagers = map[string]bool{"kustomize-controller": true, "helm-controller": true}
@@ -22,21 +17,19 @@ var gitManagers = map[string]bool{"kustomize-controller": true, "helm-controller
 // (kustomize-controller's server-side apply, or helm-controller, owns the field in
 // metadata.managedFields): they are settings a team writes in Git. One added in the cluster
 // (kubectl annotate, a mutating policy, an operator) survives Flux's reconciliations, and
-// would turn a verdict green by accident. It is dropped, and its key listed in assess.NotFromGit for
-// the object's message; so are they all when the object has no managedFields (they can be
-// stripped). Field manager names are the client's word: this guards against accidents, not
-// against someone who may patch the workload, who can change what runs anyway.
-func vetAnnotations(acc metav1.Object) {
+// would turn a verdict green by accident. It is dropped, and its key returned, sorted, for the
+// object's facts (assess.ObjectFacts.NotFromGit, which its message names); so are they all
+// when the object has no managedFields (they can be stripped). Field manager names are the
+// client's word: this guards against accidents, not against someone who may patch the
+// workload, who can change what runs anyway.
+func vetAnnotations(acc metav1.Object) (dropped []string) {
 	annotations := acc.GetAnnotations()
-	_, forged := annotations[assess.NotFromGit]
-	delete(annotations, assess.NotFromGit) // never taken from the cluster
 	var ours []string
 	for k := range annotations {
 		if strings.HasPrefix(k, classify.AnnotationPrefix) {
 			ours = append(ours, k)
 		}
 	}
-	var dropped []string
 	if len(ours) > 0 {
 		owned := fluxOwnedAnnotations(acc.GetManagedFields())
 		for _, k := range ours {
@@ -48,11 +41,9 @@ func vetAnnotations(acc metav1.Object) {
 	}
 	if len(dropped) > 0 {
 		sort.Strings(dropped)
-		annotations[assess.NotFromGit] = strings.Join(dropped, ",")
-	}
-	if forged || len(dropped) > 0 {
 		acc.SetAnnotations(annotations)
 	}
+	return dropped
 }
 
 // fluxOwnedAnnotations are the annotation keys a Flux controller owns in managedFields.

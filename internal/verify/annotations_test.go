@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/org/app-status-action/internal/assess"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -24,6 +23,8 @@ func TestVetAnnotations(t *testing.T) {
 		annotations map[string]string
 		fields      []metav1.ManagedFieldsEntry
 		want        map[string]string
+		// notFromGit are the keys the object's facts name.
+		notFromGit []string
 	}{
 		{
 			name:        "applied by Flux: kept",
@@ -35,25 +36,28 @@ func TestVetAnnotations(t *testing.T) {
 			name:        "added in the cluster: dropped and listed",
 			annotations: map[string]string{"app-status.io/retry-grace": "5m", "app-status.io/ignore-readiness": "true", "app-status.io/failure-grace": "1h"},
 			fields:      []metav1.ManagedFieldsEntry{fluxApplied, kubectl, statusByFlux},
-			want:        map[string]string{"app-status.io/retry-grace": "5m", assess.NotFromGit: "app-status.io/failure-grace,app-status.io/ignore-readiness"},
+			want:        map[string]string{"app-status.io/retry-grace": "5m"},
+			notFromGit:  []string{"app-status.io/failure-grace", "app-status.io/ignore-readiness"},
 		},
 		{
-			name:        "a forged list from the cluster is dropped",
-			annotations: map[string]string{assess.NotFromGit: "x", "team": "a"},
+			name:        "an annotation named as the facts were once is another annotation",
+			annotations: map[string]string{"app-status.internal/not-from-git": "x", "team": "a"},
 			fields:      []metav1.ManagedFieldsEntry{kubectl},
-			want:        map[string]string{"team": "a"},
+			want:        map[string]string{"app-status.internal/not-from-git": "x", "team": "a"},
 		},
 		{
 			name:        "no managedFields (stripped): not from Git",
 			annotations: map[string]string{"app-status.io/ignore-readiness": "true"},
-			want:        map[string]string{assess.NotFromGit: "app-status.io/ignore-readiness"},
+			want:        map[string]string{},
+			notFromGit:  []string{"app-status.io/ignore-readiness"},
 		},
 		{
 			name:        "kustomize-controller's name on an update (kubectl --field-manager): not its apply",
 			annotations: map[string]string{"app-status.io/retry-grace": "5m"},
 			fields: []metav1.ManagedFieldsEntry{{Manager: "kustomize-controller", Operation: metav1.ManagedFieldsOperationUpdate,
 				FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:app-status.io/retry-grace":{}}}}`)}},
-			want: map[string]string{assess.NotFromGit: "app-status.io/retry-grace"},
+			want:       map[string]string{},
+			notFromGit: []string{"app-status.io/retry-grace"},
 		},
 	}
 	for _, tt := range tests {
@@ -62,9 +66,12 @@ func TestVetAnnotations(t *testing.T) {
 			u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
 			u.SetAnnotations(tt.annotations)
 			u.SetManagedFields(tt.fields)
-			vetAnnotations(u)
+			dropped := vetAnnotations(u)
 			if diff := cmp.Diff(tt.want, u.GetAnnotations()); diff != "" {
 				t.Errorf("annotations (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.notFromGit, dropped); diff != "" {
+				t.Errorf("not from Git (-want +got):\n%s", diff)
 			}
 		})
 	}

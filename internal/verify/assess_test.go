@@ -69,12 +69,18 @@ func newFakeState(t *testing.T, want string, docs string) *clusterState {
 			}
 		}
 		l := f.get(assess.ListKey{GVR: gvr, Namespace: u.GetNamespace()}).(*staticList)
-		obj, err := transformFor(assess.ListKey{GVR: gvr})(u)
+		obj, facts, err := transformFor(assess.ListKey{GVR: gvr})(u)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := l.store.Add(obj); err != nil {
 			t.Fatal(err)
+		}
+		if !facts.IsZero() {
+			if l.facts == nil {
+				l.facts = map[string]assess.ObjectFacts{}
+			}
+			l.facts[storeKey(u.GetNamespace(), u.GetName())] = facts
 		}
 	}
 	rev, err := flux.ParseRevision(want)

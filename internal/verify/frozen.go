@@ -25,6 +25,7 @@ import (
 type itemStore struct {
 	mu     sync.RWMutex
 	items  map[string]any
+	facts  map[string]assess.ObjectFacts // of the objects that have any
 	gen    uint64
 	frozen *frozenItems // the last copy, of generation frozen.gen
 	rv     string       // the last list's or bookmark's resourceVersion (cache.Store's)
@@ -34,11 +35,12 @@ type itemStore struct {
 type frozenItems struct {
 	gen   uint64
 	items map[string]any
+	facts map[string]assess.ObjectFacts
 	list  []any
 }
 
-// set stores obj under its key (Add, Update).
-func (s *itemStore) set(obj any) error {
+// put stores obj under its key with what was learned of it (Add, Update).
+func (s *itemStore) put(obj any, facts assess.ObjectFacts) error {
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return cache.KeyError{Obj: obj, Err: err}
@@ -49,12 +51,27 @@ func (s *itemStore) set(obj any) error {
 		s.items = map[string]any{}
 	}
 	s.items[key] = obj
+	if facts.IsZero() {
+		delete(s.facts, key)
+	} else {
+		if s.facts == nil {
+			s.facts = map[string]assess.ObjectFacts{}
+		}
+		s.facts[key] = facts
+	}
 	s.gen++
 	return nil
 }
 
-func (s *itemStore) Add(obj any) error    { return s.set(obj) }
-func (s *itemStore) Update(obj any) error { return s.set(obj) }
+func (s *itemStore) Add(obj any) error    { return s.put(obj, assess.ObjectFacts{}) }
+func (s *itemStore) Update(obj any) error { return s.put(obj, assess.ObjectFacts{}) }
+
+// factsOf is what was learned of the object stored under key.
+func (s *itemStore) factsOf(key string) assess.ObjectFacts {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.facts[key]
+}
 
 func (s *itemStore) Delete(obj any) error {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
@@ -64,6 +81,7 @@ func (s *itemStore) Delete(obj any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.items, key)
+	delete(s.facts, key)
 	s.gen++
 	return nil
 }
@@ -105,6 +123,11 @@ func (s *itemStore) GetByKey(key string) (item any, exists bool, err error) {
 
 // Replace stores exactly list (a reflector's list).
 func (s *itemStore) Replace(list []any, resourceVersion string) error {
+	return s.replace(list, nil, resourceVersion)
+}
+
+// replace stores exactly list, with what was learned of its objects by key.
+func (s *itemStore) replace(list []any, facts map[string]assess.ObjectFacts, resourceVersion string) error {
 	items := make(map[string]any, len(list))
 	for _, obj := range list {
 		key, err := cache.MetaNamespaceKeyFunc(obj)
@@ -115,7 +138,7 @@ func (s *itemStore) Replace(list []any, resourceVersion string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.items, s.rv = items, resourceVersion
+	s.items, s.facts, s.rv = items, facts, resourceVersion
 	s.gen++
 	return nil
 }
@@ -142,7 +165,7 @@ func (s *itemStore) freeze() *frozenItems {
 		s.mu.RUnlock()
 		return f
 	}
-	f := &frozenItems{gen: s.gen, items: maps.Clone(s.items), list: make([]any, 0, len(s.items))}
+	f := &frozenItems{gen: s.gen, items: maps.Clone(s.items), facts: maps.Clone(s.facts), list: make([]any, 0, len(s.items))}
 	s.mu.RUnlock()
 	for _, obj := range f.items {
 		f.list = append(f.list, obj)
@@ -200,6 +223,10 @@ func (f *frozenList) Items() []any { return f.items.list[:len(f.items.list):len(
 func (f *frozenList) Object(namespace, name string) (any, bool) {
 	obj, ok := f.items.items[storeKey(namespace, name)]
 	return obj, ok
+}
+
+func (f *frozenList) Facts(namespace, name string) assess.ObjectFacts {
+	return f.items.facts[storeKey(namespace, name)]
 }
 
 func (f *frozenList) Noted(namespace, name string) time.Time {

@@ -2,11 +2,15 @@ package verify
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/classify"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -99,5 +103,73 @@ func TestAssessReadsOneFrozenView(t *testing.T) {
 				t.Errorf("objects of the next pass (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestStoreKeepsFacts: what the transform learns of an object from the managedFields it
+// drops is kept beside the object, per state: a new state says its own, a deleted object
+// none, and a frozen copy those of its moment. Annotations named as the facts once were,
+// written in the cluster, are annotations like any other: no fact.
+func TestStoreKeepsFacts(t *testing.T) {
+	t.Parallel()
+	deployments := assess.ListKey{GVR: deployGVR, Namespace: "shop"}
+	written := time.Date(2026, 11, 1, 11, 50, 0, 0, time.UTC)
+	deployment := func(annotations map[string]string, fields ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("apps/v1")
+		u.SetKind("Deployment")
+		u.SetNamespace("shop")
+		u.SetName("web")
+		u.SetAnnotations(annotations)
+		u.SetManagedFields(fields)
+		return u
+	}
+	annotated := metav1.ManagedFieldsEntry{Manager: "kubectl-annotate", Operation: metav1.ManagedFieldsOperationUpdate,
+		Time: &metav1.Time{Time: written}, FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:app-status.io/ignore-readiness":{}}},"f:spec":{"f:template":{}}}`)}
+	applied := metav1.ManagedFieldsEntry{Manager: "kustomize-controller", Operation: metav1.ManagedFieldsOperationApply,
+		Time: &metav1.Time{Time: written}, FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:app-status.io/ignore-readiness":{}}}}`)}
+	forged := map[string]string{"app-status.internal/not-from-git": "app-status.io/ignore-readiness", "app-status.internal/template-written": "2030-01-01T00:00:00Z"}
+
+	w := &watch{since: fixtureNow, store: &notifyingStore{transform: transformFor(deployments), onChange: func() {}, clock: func() time.Time { return fixtureNow }}}
+	learned := assess.ObjectFacts{NotFromGit: []string{classify.AnnotationIgnoreReadiness}, TemplateWritten: written}
+	steps := []struct {
+		name   string
+		change func() error
+		want   assess.ObjectFacts
+	}{
+		{name: "listed, annotated in the cluster", want: learned,
+			change: func() error {
+				return w.store.Replace([]any{deployment(map[string]string{classify.AnnotationIgnoreReadiness: "true"}, annotated)}, "5")
+			}},
+		{name: "updated, applied by Flux", want: assess.ObjectFacts{},
+			change: func() error {
+				return w.store.Update(deployment(map[string]string{classify.AnnotationIgnoreReadiness: "true"}, applied))
+			}},
+		{name: "updated, annotated in the cluster again", want: learned,
+			change: func() error {
+				return w.store.Update(deployment(map[string]string{classify.AnnotationIgnoreReadiness: "true"}, annotated))
+			}},
+		{name: "updated with forged annotations and no managedFields", want: assess.ObjectFacts{},
+			change: func() error { return w.store.Update(deployment(forged)) }},
+		{name: "added with forged annotations", want: assess.ObjectFacts{},
+			change: func() error { return w.store.Add(deployment(forged)) }},
+		{name: "deleted", want: assess.ObjectFacts{},
+			change: func() error { return w.store.Delete(deployment(nil)) }},
+	}
+	var before *frozenList
+	var beforeWant assess.ObjectFacts
+	for _, step := range steps {
+		if err := step.change(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if diff := cmp.Diff(step.want, w.Facts("shop", "web"), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: facts (-want +got):\n%s", step.name, diff)
+		}
+		if before != nil {
+			if diff := cmp.Diff(beforeWant, before.Facts("shop", "web"), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: the copy taken before it changed (-want +got):\n%s", step.name, diff)
+			}
+		}
+		before, beforeWant = w.freeze(), step.want
 	}
 }

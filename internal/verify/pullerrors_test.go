@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/org/app-status-action/internal/assess"
 )
 
 func pullPod(uid types.UID, image, reason, message string) *corev1.Pod {
@@ -86,7 +88,7 @@ func TestKeepPullErrors(t *testing.T) {
 // TestStoreKeepsPullErrors: the pods' store carries the error through an update and a relist.
 func TestStoreKeepsPullErrors(t *testing.T) {
 	t.Parallel()
-	store := &notifyingStore{transform: func(o any) (any, error) { return o, nil },
+	store := &notifyingStore{transform: func(o any) (any, assess.ObjectFacts, error) { return o, assess.ObjectFacts{}, nil },
 		onChange: func() {}, carry: keepPullErrors}
 	if err := store.Add(pullPod("u1", "r/app:1", "ErrImagePull", "r/app:1: not found")); err != nil {
 		t.Fatal(err)

@@ -39,6 +39,8 @@ type staticList struct {
 	// cluster's others (assess.Snapshot).
 	revision   string
 	sent, done uint64
+	// facts are what the transform learned of the objects that have any, by key.
+	facts map[string]assess.ObjectFacts
 }
 
 // newListSet reads each list within timeout (snapshotListTimeout for get, the watches'
@@ -88,12 +90,18 @@ func (s *listSet) get(key assess.ListKey) assess.List {
 	}
 	transform := transformFor(key)
 	for _, it := range items {
-		obj, err := transform(it)
+		obj, facts, err := transform(it)
 		if err != nil {
 			continue
 		}
-		if _, err := meta.Accessor(obj); err == nil {
+		if acc, err := meta.Accessor(obj); err == nil {
 			_ = l.store.Add(obj)
+			if !facts.IsZero() {
+				if l.facts == nil {
+					l.facts = map[string]assess.ObjectFacts{}
+				}
+				l.facts[storeKey(acc.GetNamespace(), acc.GetName())] = facts
+			}
 		}
 	}
 	return l
@@ -108,6 +116,10 @@ func (l *staticList) Gone(string, string) (any, time.Time, bool) { return nil, t
 
 // noted is zero: a list is one moment, not a history.
 func (l *staticList) Noted(string, string) time.Time { return time.Time{} }
+
+func (l *staticList) Facts(namespace, name string) assess.ObjectFacts {
+	return l.facts[storeKey(namespace, name)]
+}
 
 func (l *staticList) Object(namespace, name string) (any, bool) {
 	obj, ok, err := l.store.GetByKey(storeKey(namespace, name))

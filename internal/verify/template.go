@@ -7,35 +7,21 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/org/app-status-action/internal/assess"
 )
 
-// noteTemplateWritten puts on a cached Deployment or DaemonSet when its pod template was last
-// written (assess.TemplateWritten), read from its managedFields before they are dropped: the
-// API server moves an entry's time whenever its manager changes a field it owns. The
-// annotation is never taken from the cluster.
-func noteTemplateWritten(obj any) {
+// templateWrittenOf is when a Deployment's or DaemonSet's pod template was last written
+// (assess.ObjectFacts.TemplateWritten), read from its managedFields before they are dropped:
+// the API server moves an entry's time whenever its manager changes a field it owns. Zero for
+// another kind, or when no entry says.
+func templateWrittenOf(obj any) time.Time {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return
+		return time.Time{}
 	}
-	annotations := u.GetAnnotations()
-	_, forged := annotations[assess.TemplateWritten]
-	delete(annotations, assess.TemplateWritten)
 	if gk := u.GroupVersionKind().GroupKind(); gk.Group != "apps" || (gk.Kind != "Deployment" && gk.Kind != "DaemonSet") {
-		if forged {
-			u.SetAnnotations(annotations)
-		}
-		return
+		return time.Time{}
 	}
-	if at := templateWritten(u.GetManagedFields()); !at.IsZero() {
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[assess.TemplateWritten] = at.UTC().Format(time.RFC3339)
-	}
-	u.SetAnnotations(annotations)
+	return templateWritten(u.GetManagedFields())
 }
 
 // templateWritten is the latest time of the managedFields entries that own fields of

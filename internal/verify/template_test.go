@@ -2,22 +2,21 @@ package verify
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
 )
 
-// TestNoteTemplateWritten: a cached Deployment or DaemonSet carries when its pod template was
-// last written, from the managedFields entries that own spec.template (kustomize-controller's
+// TestTemplateWrittenOf: a cached Deployment's or DaemonSet's facts say when its pod template
+// was last written, from the managedFields entries that own spec.template (kustomize-controller's
 // apply, kubectl edit), never from one that owns only the replicas (Flagger scaling the target)
 // nor from an annotation the cluster holds.
-func TestNoteTemplateWritten(t *testing.T) {
+func TestTemplateWrittenOf(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, doc string
@@ -67,7 +66,7 @@ metadata:
   name: web
   annotations: {"app-status.internal/template-written": "2030-01-01T00:00:00Z"}`,
 			want: ""},
-		{name: "not a Deployment or DaemonSet: the forged annotation dropped too",
+		{name: "not a Deployment or DaemonSet",
 			doc: `apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -84,13 +83,16 @@ metadata:
 			if err := yaml.Unmarshal([]byte(tt.doc), &u.Object); err != nil {
 				t.Fatal(err)
 			}
-			obj, err := stripManagedFields(u)
+			_, facts, err := stripManagedFields(u)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := obj.(metav1.Object).GetAnnotations()[assess.TemplateWritten]
+			got := ""
+			if !facts.TemplateWritten.IsZero() {
+				got = facts.TemplateWritten.UTC().Format(time.RFC3339)
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", assess.TemplateWritten, diff)
+				t.Errorf("TemplateWritten (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -116,7 +118,7 @@ status:
   conditions: [{type: Ready, status: "True", observedGeneration: 3}]`), &u.Object); err != nil {
 		t.Fatal(err)
 	}
-	obj, err := keepSpecWriters(u)
+	obj, _, err := keepSpecWriters(u)
 	if err != nil {
 		t.Fatal(err)
 	}

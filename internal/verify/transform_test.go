@@ -54,7 +54,7 @@ func TestTransformsDropLastApplied(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := transformFor(tt.key)(tt.obj)
+			got, _, err := transformFor(tt.key)(tt.obj)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func TestTransformsDropLastApplied(t *testing.T) {
 
 // TestTransformsVetAnnotationsBeforeStripping: every transform that drops managedFields reads
 // them first, to tell an app-status.io annotation Flux applied from Git (kept) from one added
-// in the cluster (dropped, its key in assess.NotFromGit). Stripped first, every annotation
+// in the cluster (dropped, its key in the object's facts). Stripped first, every annotation
 // would look added in the cluster.
 func TestTransformsVetAnnotationsBeforeStripping(t *testing.T) {
 	t.Parallel()
@@ -78,14 +78,16 @@ func TestTransformsVetAnnotationsBeforeStripping(t *testing.T) {
 		}}
 	}
 	owners := []struct {
-		name   string
-		fields []metav1.ManagedFieldsEntry
-		want   map[string]string
+		name       string
+		fields     []metav1.ManagedFieldsEntry
+		want       map[string]string
+		notFromGit []string
 	}{
 		{
-			name:   "kubectl annotate",
-			fields: owning("kubectl-annotate", metav1.ManagedFieldsOperationUpdate),
-			want:   map[string]string{"team": "payments", assess.NotFromGit: classify.AnnotationIgnoreReadiness},
+			name:       "kubectl annotate",
+			fields:     owning("kubectl-annotate", metav1.ManagedFieldsOperationUpdate),
+			want:       map[string]string{"team": "payments"},
+			notFromGit: []string{classify.AnnotationIgnoreReadiness},
 		},
 		{
 			name:   "kustomize-controller apply",
@@ -125,9 +127,12 @@ func TestTransformsVetAnnotationsBeforeStripping(t *testing.T) {
 				u.SetName("web")
 				u.SetAnnotations(map[string]string{classify.AnnotationIgnoreReadiness: "true", "team": "payments"})
 				u.SetManagedFields(o.fields)
-				got, err := transformFor(tr.key)(u)
+				got, facts, err := transformFor(tr.key)(u)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if diff := cmp.Diff(o.notFromGit, facts.NotFromGit); diff != "" {
+					t.Errorf("facts' not from Git (-want +got):\n%s", diff)
 				}
 				acc := got.(metav1.Object)
 				if diff := cmp.Diff(o.want, acc.GetAnnotations()); diff != "" {

@@ -556,7 +556,7 @@ func (l *layeredLists) peek(key assess.ListKey) (assess.List, bool) {
 
 // typedKinds are the classifier's kinds: their caches hold typed objects, converted once
 // when they arrive.
-var typedKinds = map[schema.GroupVersionResource]func(any) (any, error){
+var typedKinds = map[schema.GroupVersionResource]transformFunc{
 	assess.PodsGVR:      typedTransform[corev1.Pod](),
 	assess.RSGVR:        typedTransform[appsv1.ReplicaSet](),
 	assess.RevisionsGVR: typedTransform[appsv1.ControllerRevision](),
@@ -565,21 +565,22 @@ var typedKinds = map[schema.GroupVersionResource]func(any) (any, error){
 
 // typedTransform returns an informer transform that converts unstructured objects to *T once,
 // when they arrive, so evaluations read typed objects without converting again.
-func typedTransform[T any]() func(any) (any, error) {
-	return func(obj any) (any, error) {
+func typedTransform[T any]() transformFunc {
+	return func(obj any) (any, assess.ObjectFacts, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
-			return obj, nil
+			return obj, assess.ObjectFacts{}, nil
 		}
 		var out T
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &out); err != nil {
-			return nil, fmt.Errorf("convert %s %s: %w", u.GetKind(), u.GetName(), err)
+			return nil, assess.ObjectFacts{}, fmt.Errorf("convert %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
+		var facts assess.ObjectFacts
 		if acc, err := meta.Accessor(&out); err == nil {
-			vetAnnotations(acc)
+			facts.NotFromGit = vetAnnotations(acc)
 			acc.SetManagedFields(nil)
 			dropLastApplied(&out, acc)
 		}
-		return &out, nil
+		return &out, facts, nil
 	}
 }

@@ -84,7 +84,7 @@ type notifyingStore struct {
 	// position is the resourceVersion the watch stream has delivered up to (streamPosition).
 	positionMu sync.Mutex
 	position   string
-	transform  cache.TransformFunc
+	transform  transformFunc
 	onChange   func()
 	isSynced   atomic.Bool
 	// keepGone keeps the last state of deleted objects in deleted: a Job deleted after it
@@ -121,7 +121,7 @@ func (n *notifyingStore) remember(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	o, err := n.transform(obj)
+	o, _, err := n.transform(obj)
 	if err != nil {
 		return
 	}
@@ -154,14 +154,14 @@ func (n *notifyingStore) gone(key string) (any, time.Time, bool) {
 
 func (n *notifyingStore) Add(obj any) error {
 	n.changes.Add(1)
-	o, err := n.transform(obj)
+	o, facts, err := n.transform(obj)
 	if err != nil {
 		n.lose()
 		return err
 	}
 	n.noteOf(o)
 	n.revive(o)
-	err = n.itemStore.Add(o)
+	err = n.put(o, facts)
 	n.advance(objectRevision(o))
 	n.onChange()
 	return err
@@ -169,7 +169,7 @@ func (n *notifyingStore) Add(obj any) error {
 
 func (n *notifyingStore) Update(obj any) error {
 	n.changes.Add(1)
-	o, err := n.transform(obj)
+	o, facts, err := n.transform(obj)
 	if err != nil {
 		n.lose()
 		return err
@@ -177,7 +177,7 @@ func (n *notifyingStore) Update(obj any) error {
 	o = n.carried(o)
 	n.noteOf(o)
 	n.revive(o)
-	err = n.itemStore.Update(o)
+	err = n.put(o, facts)
 	n.advance(objectRevision(o))
 	n.onChange()
 	return err
@@ -195,14 +195,23 @@ func (n *notifyingStore) Delete(obj any) error {
 func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 	n.changes.Add(1)
 	converted := make([]any, 0, len(items))
+	var facts map[string]assess.ObjectFacts
 	for _, it := range items {
-		o, err := n.transform(it)
+		o, f, err := n.transform(it)
 		if err != nil {
 			return err
 		}
 		o = n.carried(o)
 		n.noteOf(o)
 		converted = append(converted, o)
+		if !f.IsZero() {
+			if key, err := cache.MetaNamespaceKeyFunc(o); err == nil {
+				if facts == nil {
+					facts = map[string]assess.ObjectFacts{}
+				}
+				facts[key] = f
+			}
+		}
 	}
 	if n.keepGone {
 		// Objects deleted while the watch was down vanish from a new list.
@@ -221,7 +230,7 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 			n.revive(o)
 		}
 	}
-	err := n.itemStore.Replace(converted, resourceVersion)
+	err := n.replace(converted, facts, resourceVersion)
 	n.setPosition(resourceVersion)
 	n.isSynced.Store(true)
 	n.onChange()
@@ -466,9 +475,13 @@ func (s *watchSet) get(key assess.ListKey) assess.List {
 	return w
 }
 
+// transformFunc converts an object as it arrives, and says what it learned of it from what it
+// dropped (assess.ObjectFacts), which the store keeps beside it.
+type transformFunc func(obj any) (any, assess.ObjectFacts, error)
+
 // transformFor converts the objects of a kind as they arrive: the classifier's kinds to typed
 // objects, every other kind stripped of what no verdict reads.
-func transformFor(key assess.ListKey) cache.TransformFunc {
+func transformFor(key assess.ListKey) transformFunc {
 	if t := typedKinds[key.GVR]; t != nil {
 		return t
 	}
@@ -515,6 +528,10 @@ func (w *watch) Gone(namespace, name string) (any, time.Time, bool) {
 	return w.store.gone(storeKey(namespace, name))
 }
 
+func (w *watch) Facts(namespace, name string) assess.ObjectFacts {
+	return w.store.factsOf(storeKey(namespace, name))
+}
+
 func storeKey(namespace, name string) string {
 	if namespace != "" {
 		return namespace + "/" + name
@@ -523,16 +540,17 @@ func storeKey(namespace, name string) string {
 }
 
 // stripManagedFields drops what no verdict reads, to keep memory flat with many objects:
-// managedFields, once read (vetAnnotations, noteTemplateWritten), and kubectl's
-// last-applied-configuration (dropLastApplied).
-func stripManagedFields(obj any) (any, error) {
+// managedFields, once read (vetAnnotations, templateWrittenOf: the object's facts), and
+// kubectl's last-applied-configuration (dropLastApplied).
+func stripManagedFields(obj any) (any, assess.ObjectFacts, error) {
+	var facts assess.ObjectFacts
 	if acc, err := meta.Accessor(obj); err == nil {
-		vetAnnotations(acc)
-		noteTemplateWritten(obj)
+		facts.NotFromGit = vetAnnotations(acc)
+		facts.TemplateWritten = templateWrittenOf(obj)
 		acc.SetManagedFields(nil)
 		dropLastApplied(obj, acc)
 	}
-	return obj, nil
+	return obj, facts, nil
 }
 
 // dropLastApplied drops kubectl's copy of the object as it was last applied client-side
@@ -575,7 +593,7 @@ func reconcileStarted(obj any) (time.Time, bool) {
 // keepFieldManagers keeps who applied an object and when (a HelmRelease's values source, see
 // flux.StaleValues), dropping the field sets, which are most of managedFields' size, and
 // kubectl's last-applied-configuration (dropLastApplied).
-func keepFieldManagers(obj any) (any, error) {
+func keepFieldManagers(obj any) (any, assess.ObjectFacts, error) {
 	if acc, err := meta.Accessor(obj); err == nil {
 		fields := acc.GetManagedFields()
 		for i := range fields {
@@ -584,16 +602,16 @@ func keepFieldManagers(obj any) (any, error) {
 		acc.SetManagedFields(fields)
 		dropLastApplied(obj, acc)
 	}
-	return obj, nil
+	return obj, assess.ObjectFacts{}, nil
 }
 
 // keepSpecWriters is stripManagedFields that keeps, of the managedFields, when the spec was
 // written: the entries that own fields of it, with their time, their field sets cut to
 // {"f:spec": {}} (flux.ResourceSetReadyBeforeSpec dates a ResourceSet's Ready by it).
-func keepSpecWriters(obj any) (any, error) {
+func keepSpecWriters(obj any) (any, assess.ObjectFacts, error) {
 	acc, err := meta.Accessor(obj)
 	if err != nil {
-		return obj, nil
+		return obj, assess.ObjectFacts{}, nil
 	}
 	var writers []metav1.ManagedFieldsEntry
 	for _, f := range acc.GetManagedFields() {
@@ -609,11 +627,12 @@ func keepSpecWriters(obj any) (any, error) {
 			writers = append(writers, f)
 		}
 	}
-	if _, err := stripManagedFields(obj); err != nil {
-		return nil, err
+	obj, facts, err := stripManagedFields(obj)
+	if err != nil {
+		return nil, facts, err
 	}
 	acc.SetManagedFields(writers)
-	return obj, nil
+	return obj, facts, nil
 }
 
 // waitingMessage says what a cache that has no first list yet waits for: a server that has
