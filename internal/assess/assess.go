@@ -116,16 +116,6 @@ type Mapping struct {
 	Done    bool
 }
 
-// Explanation is what an error of a read means for the cluster: Known is false for an error
-// that is not about reaching the API server or being allowed to read; Detail is the API
-// server's own message.
-type Explanation struct {
-	Verdict result.Verdict
-	Message string
-	Known   bool
-	Detail  string
-}
-
 // View is what was read of a cluster. Its methods only read. A View is one moment for one
 // Assess: a list it returns does not change while Assess runs (the fetching side hands each
 // pass frozen copies of its caches), and the revision a list says (Snapshot) was taken no

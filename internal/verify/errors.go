@@ -47,29 +47,42 @@ type credentialError interface {
 }
 
 // connectionVerdict maps an API or transport error to the verdict it means for the cluster,
-// and a message that says what to do. ok is false for errors that are not about reaching the
-// API server or being allowed to read from it.
+// and a message that says what to do (readFailure's, as assess words it). ok is false for
+// errors that are not about reaching the API server or being allowed to read from it.
 func connectionVerdict(err error, what string) (v result.Verdict, message string, ok bool) {
+	x := readFailure(err).Explain(what)
+	return x.Verdict, x.Message, x.Known
+}
+
+// readFailure classifies a read's error for the decision (assess.ReadFailure), with what only
+// the error's types tell: a credential provider's verdict, a certificate's problem, the
+// network's.
+func readFailure(err error) assess.ReadFailure {
+	f := assess.ReadFailure{Detail: apiMessage(err)}
 	var cred credentialError
 	switch {
 	case errors.As(err, &cred):
-		return cred.CredentialVerdict(), cred.Error(), true
+		f.Cause, f.Verdict, f.Said = assess.ReadCredentials, cred.CredentialVerdict(), cred.Error()
+		return f
 	case apierrors.IsUnauthorized(err):
-		return result.VerdictUnauthorized, fmt.Sprintf("the API server rejected the credentials (401) while reading %s: check that the token or client certificate in the kubeconfig is valid and not expired", what), true
+		f.Cause = assess.ReadUnauthorized
+		return f
 	case apierrors.IsForbidden(err):
-		return result.VerdictForbidden, fmt.Sprintf("the credentials may not read %s (403): grant get, list and watch on it to the kubeconfig's user: %s", what, apiMessage(err)), true
+		f.Cause = assess.ReadForbidden
+		return f
 	case apierrors.IsTooManyRequests(err):
-		return result.VerdictThrottled, assess.ThrottledMessage(retryAfter(err), what), true
+		f.Cause, f.RetryAfter = assess.ReadThrottled, retryAfter(err)
+		return f
 	case meta.IsNoMatchError(err), isNotServed(err):
-		return result.VerdictNotFound, fmt.Sprintf("the cluster does not serve %s: is Flux installed?", what), true
+		f.Cause = assess.ReadNotServed
+		return f
 	}
 	if msg, ok := tlsProblem(err); ok {
-		return result.VerdictInvalidConfig, msg, true
+		f.Cause, f.Said = assess.ReadTLS, msg
+	} else if isNetworkError(err) {
+		f.Cause, f.Said = assess.ReadUnreachable, networkMessage(err)
 	}
-	if isNetworkError(err) {
-		return result.VerdictUnreachable, fmt.Sprintf("cannot reach the API server: %s", networkMessage(err)), true
-	}
-	return "", "", false
+	return f
 }
 
 // retryAfter is the wait a 429's Retry-After asked for, when the error carries it.
