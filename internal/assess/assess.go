@@ -57,6 +57,9 @@ type List interface {
 	Synced() bool
 	// Err is the last error of a list or a watch, if any.
 	Err() error
+	// Read is what the fetching side found out about the list's reads: why Err failed,
+	// whether it was itself short of CPU while the first list was awaited.
+	Read() ReadFacts
 	// WaitingSince is when the first list was asked for.
 	WaitingSince() time.Time
 	// Object returns the object namespace/name.
@@ -130,10 +133,6 @@ type View interface {
 	// Config returns what was read of a ConfigMap's or Secret's data under key (a
 	// ConfigNeed's Key).
 	Config(key string) (StoredConfig, bool)
-	// Explain says what an error of a read means.
-	Explain(err error, what string) Explanation
-	// WaitingMessage says what a list with no first list yet waits for at now.
-	WaitingMessage(l List, what string, now time.Time) string
 }
 
 // StoredRelease is what the Helm storage secret of one release version lists, or why it could

@@ -30,7 +30,7 @@ func (a *assessor) evidenceReady(e *Assessment, w List, what string) (ready bool
 		if apierrors.IsForbidden(err) {
 			return false, fmt.Sprintf("the credentials may not list %s (403); grant get, list and watch on it for a precise reason", what)
 		}
-		return false, fmt.Sprintf("listing %s failed: %s", what, a.view.Explain(err, what).Detail)
+		return false, fmt.Sprintf("listing %s failed: %s", what, w.Read().Failure.Detail)
 	}
 	if a.spec.Snapshot {
 		// A snapshot lists once: what it did not list is not waited for.
@@ -41,7 +41,7 @@ func (a *assessor) evidenceReady(e *Assessment, w List, what string) (ready bool
 		return false, fmt.Sprintf("%s not listed after %s", what, waited.Round(time.Second))
 	}
 	if e.Pending == nil {
-		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: a.view.WaitingMessage(w, what, a.now), Progress: ProgressStep})
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: waitingMessage(w, what, a.now), Progress: ProgressStep})
 	}
 	if !since.IsZero() {
 		e.recheckAt(since.Add(EvidenceWait))

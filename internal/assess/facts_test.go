@@ -3,6 +3,7 @@ package assess
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -51,5 +52,42 @@ func TestForgedFactsMeanNothing(t *testing.T) {
 	}
 	if diff := cmp.Diff(plain.Objects, got.Objects); diff != "" {
 		t.Errorf("the objects with forged annotations (-without +with):\n%s", diff)
+	}
+}
+
+// waitingList is a first list awaited since since, with what the fetching side found out.
+type waitingList struct {
+	notAsked
+	read ReadFacts
+}
+
+func (l waitingList) Read() ReadFacts { return l.read }
+
+// TestWaitingMessage: a first list awaited is worded from the view's facts: waited for
+// under SlowListAfter, the server's silence after it, unless this process was short of CPU
+// meanwhile, which the message says with what to do.
+func TestWaitingMessage(t *testing.T) {
+	t.Parallel()
+	short := &CPUShortage{WaitPerRun: 2.5, Latency: 300 * time.Millisecond}
+	tests := []struct {
+		name   string
+		waited time.Duration
+		read   ReadFacts
+		want   string
+	}{
+		{name: "a moment", waited: time.Second, read: ReadFacts{CPUShort: short}, want: "waiting for the list of deployments in shop"},
+		{name: "long", waited: 7 * time.Second, want: "the API server has not answered the list of deployments in shop for 7s"},
+		{name: "long, this process short of CPU", waited: 7 * time.Second, read: ReadFacts{CPUShort: short},
+			want: "the list of deployments in shop has not been read for 7s: this runner was short of CPU (its threads waited 2.5s for a CPU for every second they ran; " +
+				"goroutines waited 300ms or more to run), so the API server may have answered in time: verify fewer clusters per runner (input shard), lower max-parallel, or give the step more CPU"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l := waitingList{notAsked: notAsked{since: fixtureNow.Add(-tt.waited)}, read: tt.read}
+			if diff := cmp.Diff(tt.want, waitingMessage(l, "deployments in shop", fixtureNow)); diff != "" {
+				t.Errorf("waitingMessage (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

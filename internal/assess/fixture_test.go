@@ -325,25 +325,26 @@ func (v *fixtureView) Config(key string) (StoredConfig, bool) {
 	return StoredConfig{Checksum: FlaggerChecksum(u.Object["data"])}, true
 }
 
-// Explain reads errors as the fetching side does: what it knows settles a cluster's verdict
-// when a read of what is judged meets it.
-func (v *fixtureView) Explain(err error, what string) Explanation {
+// Read classifies the list's error as the fetching side does: what it knows settles a
+// cluster's verdict when a read of what is judged meets it.
+func (l *fixtureList) Read() ReadFacts {
+	err := l.err
+	if err == nil {
+		return ReadFacts{}
+	}
+	f := ReadFailure{Detail: err.Error()}
 	var status apierrors.APIStatus
 	switch {
 	case apierrors.IsForbidden(err):
-		return Explanation{Verdict: result.VerdictForbidden, Message: "forbidden: " + what, Known: true, Detail: err.Error()}
+		f.Cause = ReadForbidden
 	case apierrors.IsUnauthorized(err):
-		return Explanation{Verdict: result.VerdictUnauthorized, Message: "unauthorized: " + what, Known: true, Detail: err.Error()}
+		f.Cause = ReadUnauthorized
 	case apierrors.IsTooManyRequests(err):
-		return Explanation{Verdict: result.VerdictThrottled, Message: "throttled: " + what, Known: true, Detail: err.Error()}
+		f.Cause = ReadThrottled
 	case apierrors.IsNotFound(err) && errors.As(err, &status) && (status.Status().Details == nil || status.Status().Details.Name == ""):
-		return Explanation{Verdict: result.VerdictNotFound, Message: "the cluster does not serve " + what + ": is Flux installed?", Known: true, Detail: err.Error()}
+		f.Cause = ReadNotServed
 	}
-	return Explanation{Detail: err.Error()}
-}
-
-func (v *fixtureView) WaitingMessage(_ List, what string, _ time.Time) string {
-	return "waiting for the list of " + what
+	return ReadFacts{Failure: f}
 }
 
 // fixtureCase is one run against a cluster given as YAML documents: each look is the

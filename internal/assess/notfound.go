@@ -280,10 +280,11 @@ func (a *assessor) allNamespaces(kind flux.Kind, c *creatorsSeen) (List, bool) {
 		return nil, false
 	}
 	what := kind.GroupVersionResource().Resource + " in all namespaces"
-	if x := a.view.Explain(err, what); x.Known && x.Verdict == result.VerdictNotFound {
+	x := l.Read().Failure.Explain(what)
+	if x.Known && x.Verdict == result.VerdictNotFound {
 		return nil, false
 	}
-	c.blind = joinMessage(c.blind, fmt.Sprintf("listing %s: %s", what, sanitize.Truncate(sanitize.Compact(a.view.Explain(err, what).Detail), 200)))
+	c.blind = joinMessage(c.blind, fmt.Sprintf("listing %s: %s", what, sanitize.Truncate(sanitize.Compact(x.Detail), 200)))
 	return nil, false
 }
 
@@ -352,7 +353,7 @@ func (a *assessor) nearby(ref flux.Ref, w List) string {
 		}
 	case all.Err() != nil:
 		what := ref.Kind.GroupVersionResource().Resource + " in all namespaces"
-		if x := a.view.Explain(all.Err(), what); !x.Known || x.Verdict != result.VerdictNotFound {
+		if x := all.Read().Failure.Explain(what); !x.Known || x.Verdict != result.VerdictNotFound {
 			msg = joinMessage(msg, fmt.Sprintf("other namespaces not searched (listing %s: %s)", what,
 				sanitize.Truncate(sanitize.Compact(x.Detail), 200)))
 		}

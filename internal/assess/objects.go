@@ -197,14 +197,15 @@ func (a *assessor) watchReady(e *Assessment, w List, what string) bool {
 		return true
 	}
 	if err := w.Err(); err != nil {
-		if x := a.view.Explain(err, what); x.Known && x.Verdict != result.VerdictUnreachable {
+		x := w.Read().Failure.Explain(what)
+		if x.Known && x.Verdict != result.VerdictUnreachable {
 			e.fail(Finding{Verdict: x.Verdict, Reason: string(x.Verdict), Message: x.Message})
 			return false
 		}
-		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "ListFailed", Message: fmt.Sprintf("listing %s: %s", what, a.view.Explain(err, what).Detail)})
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "ListFailed", Message: fmt.Sprintf("listing %s: %s", what, x.Detail)})
 	} else {
 		if e.Pending == nil {
-			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: a.view.WaitingMessage(w, what, a.now), Progress: ProgressStep})
+			e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "Listing", Message: waitingMessage(w, what, a.now), Progress: ProgressStep})
 		}
 		e.Listing = true
 	}

@@ -2,6 +2,7 @@ package assess
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/org/app-status-action/internal/result"
@@ -82,4 +83,52 @@ func (f ReadFailure) Explain(what string) Explanation {
 		return Explanation{Detail: f.Detail}
 	}
 	return x
+}
+
+// ReadFacts is what the fetching side found out about a list's reads, for the decision to
+// word: why its last read failed, and whether this process itself was short of CPU while its
+// first list was awaited.
+type ReadFacts struct {
+	// Failure classifies the list's Err (zero when it has none).
+	Failure ReadFailure
+	// CPUShort, when set, says this process was short of CPU for at least half of the wait
+	// for the list's first list, once that wait is SlowListAfter long: the API server may
+	// have answered in time.
+	CPUShort *CPUShortage
+}
+
+// SlowListAfter is how long a first list may take before the wait is said to be the API
+// server's (or, when this process was short of CPU, its own).
+const SlowListAfter = 5 * time.Second
+
+// CPUShortage is how short of CPU this process was: its threads' wait for a CPU per second
+// they ran, and the goroutines' wait to run (zero when not long enough to tell).
+type CPUShortage struct {
+	WaitPerRun float64
+	Latency    time.Duration
+}
+
+// Note says why a wait may not be the server's doing, and what to do.
+func (c CPUShortage) Note() string {
+	var how []string
+	if c.WaitPerRun >= 1 {
+		how = append(how, fmt.Sprintf("its threads waited %.1fs for a CPU for every second they ran", c.WaitPerRun))
+	}
+	if c.Latency > 0 {
+		how = append(how, fmt.Sprintf("goroutines waited %s or more to run", c.Latency.Round(10*time.Millisecond)))
+	}
+	return fmt.Sprintf("this runner was short of CPU (%s), so the API server may have answered in time: "+
+		"verify fewer clusters per runner (input shard), lower max-parallel, or give the step more CPU", strings.Join(how, "; "))
+}
+
+// waitingMessage says what a list that has no first list yet waits for at now: a server that
+// has not answered, unless this process was short of CPU meanwhile (then it cannot tell).
+func waitingMessage(l List, what string, now time.Time) string {
+	if waited := now.Sub(l.WaitingSince()); waited >= SlowListAfter {
+		if c := l.Read().CPUShort; c != nil {
+			return fmt.Sprintf("the list of %s has not been read for %s: %s", what, waited.Round(time.Second), c.Note())
+		}
+		return fmt.Sprintf("the API server has not answered the list of %s for %s", what, waited.Round(time.Second))
+	}
+	return "waiting for the list of " + what
 }

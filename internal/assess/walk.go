@@ -44,6 +44,7 @@ func (notAsked) Items() []any                               { return nil }
 func (notAsked) Gone(string, string) (any, time.Time, bool) { return nil, time.Time{}, false }
 func (notAsked) Noted(string, string) time.Time             { return time.Time{} }
 func (notAsked) Facts(string, string) ObjectFacts           { return ObjectFacts{} }
+func (notAsked) Read() ReadFacts                            { return ReadFacts{} }
 
 // assessMapping is what discovery answered for a kind, asked of the view once per kind in an
 // assessment, however many objects of that kind the inventories list. A kind not mapped yet,

@@ -6,9 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/metrics"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/org/app-status-action/internal/assess"
 )
 
 // A client short of CPU looks, from inside, like a server that does not answer: the answer is
@@ -252,15 +253,17 @@ func (w *cpuWatch) starvedSince(since time.Time) (cpuShortage, bool) {
 	return worst, share >= 0.5
 }
 
+// facts are c as the decision words it (assess.CPUShortage): the goroutines' latency only when
+// it is a shortage.
+func (c cpuShortage) facts() assess.CPUShortage {
+	short := assess.CPUShortage{WaitPerRun: c.waitPerRun}
+	if c.latency >= starvedLatency {
+		short.Latency = c.latency
+	}
+	return short
+}
+
 // starvedNote says why a wait that timed out may not be the server's doing.
 func starvedNote(c cpuShortage) string {
-	var how []string
-	if c.waitPerRun >= 1 {
-		how = append(how, fmt.Sprintf("its threads waited %.1fs for a CPU for every second they ran", c.waitPerRun))
-	}
-	if c.latency >= starvedLatency {
-		how = append(how, fmt.Sprintf("goroutines waited %s or more to run", c.latency.Round(10*time.Millisecond)))
-	}
-	return fmt.Sprintf("this runner was short of CPU (%s), so the API server may have answered in time: "+
-		"verify fewer clusters per runner (input shard), lower max-parallel, or give the step more CPU", strings.Join(how, "; "))
+	return c.facts().Note()
 }

@@ -184,6 +184,7 @@ func (s *itemStore) freeze() *frozenItems {
 // (Assessment.InFlight).
 type frozenList struct {
 	live     *watch
+	read     assess.ReadFacts
 	items    *frozenItems
 	synced   bool
 	err      error
@@ -192,11 +193,29 @@ type frozenList struct {
 	notes    map[string]time.Time
 }
 
-// freeze copies w as it is now. Its revision is read before its objects: the objects are
+// passMoment is when a pass assesses: now, by the run's clock, and wall, by the machine's,
+// when the process's CPU (cpu, by the wall clock) says whether a slow first list may be this
+// process's doing.
+type passMoment struct {
+	now, wall time.Time
+	cpu       *cpuWatch
+}
+
+// freeze copies w as it is at m. Its revision is read before its objects: the objects are
 // then no older than the revision the copy says, which is what a revision is for (a
 // confirmation that they were read after an owner's status).
-func (w *watch) freeze() *frozenList {
-	f := &frozenList{live: w, revision: w.Revision(), synced: w.Synced(), err: w.Err()}
+func (w *watch) freeze(m passMoment) *frozenList {
+	f := &frozenList{live: w, revision: w.Revision(), synced: w.Synced()}
+	w.mu.Lock()
+	f.err, f.read = w.last, assess.ReadFacts{Failure: w.failure}
+	w.mu.Unlock()
+	if waited := m.now.Sub(w.since); !f.synced && f.err == nil && waited >= assess.SlowListAfter {
+		// The scheduler's latencies are by the wall clock: the wait began that long ago.
+		if worst, starved := m.cpu.starvedSince(m.wall.Add(-waited)); starved {
+			short := worst.facts()
+			f.read.CPUShort = &short
+		}
+	}
 	f.items = w.store.freeze()
 	if w.store.keepGone {
 		w.store.goneMu.Lock()
@@ -213,6 +232,7 @@ func (w *watch) freeze() *frozenList {
 
 func (f *frozenList) Synced() bool            { return f.synced }
 func (f *frozenList) Err() error              { return f.err }
+func (f *frozenList) Read() assess.ReadFacts  { return f.read }
 func (f *frozenList) WaitingSince() time.Time { return f.live.since }
 func (f *frozenList) Revision() string        { return f.revision }
 
@@ -243,12 +263,13 @@ func (f *frozenList) Gone(namespace, name string) (any, time.Time, bool) {
 // changes). It only reads; the fetching side keeps using the lists it was made of.
 type passLists struct {
 	lists  objectCache
+	moment passMoment
 	frozen map[assess.ListKey]assess.List
 }
 
-// freezeLists starts a pass over lists.
-func freezeLists(lists objectCache) *passLists {
-	p := &passLists{lists: lists, frozen: map[assess.ListKey]assess.List{}}
+// freezeLists starts a pass over lists at m.
+func freezeLists(lists objectCache, m passMoment) *passLists {
+	p := &passLists{lists: lists, moment: m, frozen: map[assess.ListKey]assess.List{}}
 	if ws, ok := lists.(*watchSet); ok {
 		ws.mu.Lock()
 		watches := make([]*watch, 0, len(ws.watches))
@@ -258,7 +279,7 @@ func freezeLists(lists objectCache) *passLists {
 		}
 		ws.mu.Unlock()
 		for i, w := range watches {
-			p.frozen[keys[i]] = w.freeze()
+			p.frozen[keys[i]] = w.freeze(m)
 		}
 	}
 	return p
@@ -273,7 +294,7 @@ func (p *passLists) peek(key assess.ListKey) (assess.List, bool) {
 	if !ok {
 		return nil, false
 	}
-	l = frozen(l)
+	l = frozen(l, p.moment)
 	p.frozen[key] = l
 	return l, true
 }
@@ -283,13 +304,13 @@ func (p *passLists) get(key assess.ListKey) assess.List { return p.lists.get(key
 
 // frozen is l as it is now: a watch's copy, a list read anew over a watch's history with that
 // history copied; any other list as it is (a list read once does not change).
-func frozen(l assess.List) assess.List {
+func frozen(l assess.List, m passMoment) assess.List {
 	switch l := l.(type) {
 	case *watch:
-		return l.freeze()
+		return l.freeze(m)
 	case historyList:
 		if w, ok := l.watched.(*watch); ok {
-			return historyList{staticList: l.staticList, watched: w.freeze()}
+			return historyList{staticList: l.staticList, watched: w.freeze(m)}
 		}
 	}
 	return l

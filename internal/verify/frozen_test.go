@@ -1,13 +1,17 @@
 package verify
 
 import (
+	"errors"
+	"runtime/metrics"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/classify"
@@ -79,7 +83,7 @@ func TestAssessReadsOneFrozenView(t *testing.T) {
 			ws := watchesOf(t, s)
 			var lists objectCache = ws
 			if tt.frozen {
-				lists = freezeLists(ws)
+				lists = freezeLists(ws, s.moment(fixtureNow))
 			}
 			view := &hookedView{clusterView: clusterView{s: s, lists: lists}, hookOn: ksKey, hook: func() {
 				w := ws.watches[deployKey]
@@ -170,6 +174,44 @@ func TestStoreKeepsFacts(t *testing.T) {
 				t.Errorf("%s: the copy taken before it changed (-want +got):\n%s", step.name, diff)
 			}
 		}
-		before, beforeWant = w.freeze(), step.want
+		before, beforeWant = w.freeze(passMoment{now: fixtureNow}), step.want
+	}
+}
+
+// TestFrozenReadFacts: a pass's copy of a watch says why its last read failed, classified
+// when the error was recorded, and, for a first list awaited assess.SlowListAfter or longer,
+// whether this process was short of CPU meanwhile: the words are assess's.
+func TestFrozenReadFacts(t *testing.T) {
+	t.Parallel()
+	wall := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	starved := &cpuWatch{read: func() *metrics.Float64Histogram { return nil }, clock: func() time.Time { return wall },
+		windows: []cpuWindow{{start: wall.Add(-time.Minute), end: wall, p99: time.Second}}}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "", errors.New("no RBAC"))
+	tests := []struct {
+		name   string
+		waited time.Duration
+		err    error
+		cpu    *cpuWatch
+		want   assess.ReadFacts
+	}{
+		{name: "awaited long, short of CPU", waited: 10 * time.Second, cpu: starved,
+			want: assess.ReadFacts{CPUShort: &assess.CPUShortage{Latency: time.Second}}},
+		{name: "awaited long, CPU to spare", waited: 10 * time.Second},
+		{name: "awaited a moment, short of CPU", waited: time.Second, cpu: starved},
+		{name: "failed", waited: 10 * time.Second, err: forbidden, cpu: starved,
+			want: assess.ReadFacts{Failure: assess.ReadFailure{Cause: assess.ReadForbidden, Detail: forbidden.Error()}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := &watch{since: fixtureNow.Add(-tt.waited), store: &notifyingStore{transform: stripManagedFields, onChange: func() {}}}
+			if tt.err != nil {
+				w.setErr(tt.err)
+			}
+			got := w.freeze(passMoment{now: fixtureNow, wall: wall, cpu: tt.cpu}).Read()
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("read facts (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

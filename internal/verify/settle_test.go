@@ -38,6 +38,13 @@ func (l *settleList) Err() error {
 	return nil
 }
 
+func (l *settleList) Read() assess.ReadFacts {
+	if err := l.Err(); err != nil {
+		return assess.ReadFacts{Failure: readFailure(err)}
+	}
+	return assess.ReadFacts{}
+}
+
 // poke notifies as a cluster's watches do: without waiting, into a buffer of one.
 func poke(notify chan struct{}) {
 	select {

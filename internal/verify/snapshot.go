@@ -112,6 +112,14 @@ func (l *staticList) Err() error              { return l.listErr }
 func (l *staticList) WaitingSince() time.Time { return l.since }
 func (l *staticList) Items() []any            { return l.store.List() }
 
+// Read classifies the list's error, which never changes once read.
+func (l *staticList) Read() assess.ReadFacts {
+	if l.listErr == nil {
+		return assess.ReadFacts{}
+	}
+	return assess.ReadFacts{Failure: readFailure(l.listErr)}
+}
+
 func (l *staticList) Gone(string, string) (any, time.Time, bool) { return nil, time.Time{}, false }
 
 // noted is zero: a list is one moment, not a history.

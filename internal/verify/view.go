@@ -47,20 +47,16 @@ func (v clusterView) Release(key string) (assess.StoredRelease, bool) {
 
 func (v clusterView) Config(key string) (assess.StoredConfig, bool) { return v.s.config(key) }
 
-func (v clusterView) Explain(err error, what string) assess.Explanation {
-	verdict, msg, ok := connectionVerdict(err, what)
-	return assess.Explanation{Verdict: verdict, Message: msg, Known: ok, Detail: apiMessage(err)}
-}
-
-func (v clusterView) WaitingMessage(l assess.List, what string, now time.Time) string {
-	return waitingMessage(l, what, now, v.s.req.cpu)
-}
-
 // spec is what the cluster verifies, as the decision takes it.
 func (s *clusterState) spec() assess.Spec {
 	return assess.Spec{Resources: s.req.Resources, Revision: s.req.Revision, Workloads: s.req.Workloads,
 		FailOnSuspended: s.req.FailOnSuspended, Classify: s.req.Classify, Snapshot: s.req.Snapshot,
 		Health: fluxhealth.New(s.ctx), NotFoundGrace: s.req.NotFoundGrace}
+}
+
+// moment is the moment of an assessment pass at now, as its frozen lists are taken.
+func (s *clusterState) moment(now time.Time) passMoment {
+	return passMoment{now: now, wall: time.Now(), cpu: s.req.cpu}
 }
 
 // maxFetchRounds bounds the rounds of one assessment (assess, fetch what it needs, assess
@@ -79,7 +75,7 @@ func (s *clusterState) assessFrom(lists objectCache, now time.Time) *assess.Asse
 	var e *assess.Assessment
 	for range maxFetchRounds {
 		// (One pass, one unchanging set of lists: see frozenList.)
-		e = assess.Assess(clusterView{s: s, lists: freezeLists(lists)}, s.mem, s.spec(), now)
+		e = assess.Assess(clusterView{s: s, lists: freezeLists(lists, s.moment(now))}, s.mem, s.spec(), now)
 		liveLists(e.InFlight)
 		if !s.fetch(lists, e.Needs, now) {
 			break

@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -72,6 +71,8 @@ type watch struct {
 	onErr func()
 	mu    sync.Mutex
 	last  error
+	// failure is last classified when it was recorded (readFailure).
+	failure assess.ReadFailure
 }
 
 // notifyingStore is a reflector's store: it converts objects as they arrive (transformFor),
@@ -495,8 +496,12 @@ func transformFor(key assess.ListKey) transformFunc {
 }
 
 func (w *watch) setErr(err error) {
+	var failure assess.ReadFailure
+	if err != nil {
+		failure = readFailure(err)
+	}
 	w.mu.Lock()
-	w.last = err
+	w.last, w.failure = err, failure
 	w.mu.Unlock()
 	if err != nil && w.onErr != nil {
 		w.onErr()
@@ -512,6 +517,14 @@ func (w *watch) Err() error {
 }
 
 func (w *watch) WaitingSince() time.Time { return w.since }
+
+// Read is why the watch's last read failed. Whether this process was short of CPU meanwhile
+// is said by its frozen copies (watch.freeze), which know the moment of the pass.
+func (w *watch) Read() assess.ReadFacts {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return assess.ReadFacts{Failure: w.failure}
+}
 
 func (w *watch) Object(namespace, name string) (any, bool) {
 	obj, ok, err := w.store.GetByKey(storeKey(namespace, name))
@@ -633,19 +646,6 @@ func keepSpecWriters(obj any) (any, assess.ObjectFacts, error) {
 	}
 	acc.SetManagedFields(writers)
 	return obj, facts, nil
-}
-
-// waitingMessage says what a cache that has no first list yet waits for: a server that has
-// not answered, unless this client was short of CPU meanwhile (then it cannot tell).
-func waitingMessage(w assess.List, what string, now time.Time, cpu *cpuWatch) string {
-	if waited := now.Sub(w.WaitingSince()); waited >= 5*time.Second {
-		// The scheduler's latencies are by the wall clock: the wait began that long ago.
-		if worst, starved := cpu.starvedSince(time.Now().Add(-waited)); starved {
-			return fmt.Sprintf("the list of %s has not been read for %s: %s", what, waited.Round(time.Second), starvedNote(worst))
-		}
-		return fmt.Sprintf("the API server has not answered the list of %s for %s", what, waited.Round(time.Second))
-	}
-	return "waiting for the list of " + what
 }
 
 // keys are the lists watched, in no particular order.
