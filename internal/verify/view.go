@@ -26,7 +26,8 @@ import (
 )
 
 // clusterView is what was read of a cluster, as assess.Assess reads it: the watches (or a
-// snapshot's lists), discovery's answers and the Helm release records. It only reads.
+// snapshot's lists), as one pass's frozen copies (passLists), discovery's answers and the Helm
+// release records. It only reads.
 type clusterView struct {
 	s     *clusterState
 	lists objectCache
