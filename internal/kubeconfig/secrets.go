@@ -127,7 +127,8 @@ func (s *Secrets) inWord(v string) bool {
 // unmaskable says why a secret cannot be masked safely, or "": it is shorter than MinMaskLen
 // (the runner would blank it from every later line, inside words too), or it, or one of the
 // forms it is masked in, is a word the run prints or a part of one (the runner would blank the
-// word, and drop every output that holds it: the status, the results, the clusters' lists).
+// word, and drop every output that holds it: the status, the results, the clusters' lists), or
+// it holds a double quote (it could span the quotes of the JSON outputs).
 // It never quotes the secret.
 func (s *Secrets) unmaskable(raw string) string {
 	v := strings.TrimSpace(raw)
@@ -142,6 +143,11 @@ func (s *Secrets) unmaskable(raw string) string {
 			return "it is, is part of, or holds a word the run prints (a status, a verdict, a code, a namespace, a kind, a cluster's or a resource's name), " +
 				"and the runner would blank that word and drop every output that holds it"
 		}
+	}
+	if strings.Contains(v, `"`) {
+		// No token, key or certificate holds one; a value that does can span the quotes of
+		// the JSON outputs ("verdict":", ["eu","us"]), which the runner would then drop.
+		return "it holds a double quote, and the runner would blank the JSON the run prints around it and drop the outputs that hold it"
 	}
 	return ""
 }

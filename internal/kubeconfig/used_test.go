@@ -37,6 +37,9 @@ func TestUnsafeSecretsRefused(t *testing.T) {
 		// The runner would drop failed-clusters, ["prod-eu-west-1"], and the results.
 		{name: "token holding a cluster's name", user: &clientcmdapi.AuthInfo{Token: `["prod-eu-west-1"]`}, secret: `["prod-eu-west-1"]`, want: "holds a word the run prints"},
 		{name: "token holding a cluster's name and more", user: &clientcmdapi.AuthInfo{Token: `prod-eu-west-1","bad`}, secret: `prod-eu-west-1","bad`, want: "holds a word the run prints"},
+		// Short words in JSON's quotes: the runner would drop results and failed-clusters.
+		{name: "token of JSON's quotes around a key", user: &clientcmdapi.AuthInfo{Token: `"verdict":"`}, secret: `"verdict":"`, want: "holds a double quote"},
+		{name: "token of JSON's quotes around a list", user: &clientcmdapi.AuthInfo{Token: `["eu","us"]`}, secret: `["eu","us"]`, want: "holds a double quote"},
 		{name: "token holding a status", user: &clientcmdapi.AuthInfo{Token: "ClustersNotReady-0123"}, secret: "ClustersNotReady-0123", want: "holds a word the run prints"},
 		{name: "short password", user: &clientcmdapi.AuthInfo{Username: "deploy", Password: "hunter2"}, secret: "hunter2", want: `user "bad" has a password that cannot be masked safely`},
 		{name: "tokenFile", user: &clientcmdapi.AuthInfo{TokenFile: "token"}, files: map[string]string{"/ws/token": "flux-system\n"}, secret: "flux-system",
