@@ -84,12 +84,16 @@ func (o cliOptions) inCI(env Env) bool { return inCIClone(env) || o.tektonResult
 // inCIClone reports whether the CLI runs in a CI job whose working folder is the repository's
 // clone, which a pull request's files occupy (a committed symbolic link to an executable
 // script, to a file the job reads later): GitLab, GitHub Actions, Azure Pipelines, Jenkins,
-// the CIs that set no CI variable (ciMarkers), or any CI that sets CI. A Tekton Task
+// the CIs that set no CI variable (ciMarkers), or any CI that sets CI to anything but false
+// or 0. A Tekton Task
 // (--tekton-results) counts too: its report workspace is often the one the source was cloned
 // into.
 func inCIClone(env Env) bool {
-	if inGitLabCI(env) || inAzurePipelines(env) || env.Getenv("GITHUB_ACTIONS") == "true" ||
-		slices.Contains([]string{"true", "1"}, strings.ToLower(env.Getenv("CI"))) {
+	if inGitLabCI(env) || inAzurePipelines(env) || env.Getenv("GITHUB_ACTIONS") == "true" {
+		return true
+	}
+	// Most CIs set CI=true; some name themselves (CI=woodpecker). Only an explicit "no" is not.
+	if ci := strings.ToLower(strings.TrimSpace(env.Getenv("CI"))); ci != "" && ci != "false" && ci != "0" {
 		return true
 	}
 	return slices.ContainsFunc(ciMarkers, func(name string) bool { return env.Getenv(name) != "" })
