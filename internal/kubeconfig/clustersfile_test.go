@@ -34,11 +34,16 @@ func TestClustersFileLinesStayInTheFolder(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(ws, "kc", "link.yaml")); err != nil {
 		t.Fatal(err)
 	}
+	// A folder of the clone a pull request turned into a link out of it.
+	if err := os.Symlink(root, filepath.Join(ws, "linked")); err != nil {
+		t.Fatal(err)
+	}
 	const fix = "may refer only to files in the folder its relative paths start at"
 	tests := []struct {
 		name        string
 		line        string
-		lineFlag    bool // the line is a --cluster flag, the pipeline's own
+		lineFlag    bool   // the line is a --cluster flag, the pipeline's own
+		clustersDir string // --clusters-dir
 		ci          bool
 		wantInvalid []string // what Invalid says; none: the cluster loads
 	}{
@@ -50,6 +55,10 @@ func TestClustersFileLinesStayInTheFolder(t *testing.T) {
 		{name: "CI, a link out of the folder", line: "c=file:kc/link.yaml", ci: true,
 			wantInvalid: []string{`clusters.txt line 1: file:kc/link.yaml is not read: it links to a file outside that folder`, fix}},
 		{name: "CI, a --cluster line going up", line: "c=file:../outside.yaml", lineFlag: true, ci: true},
+		{name: "CI, --clusters-dir a link out of the workspace", line: "c=file:outside.yaml", clustersDir: "linked", ci: true,
+			wantInvalid: []string{`clusters.txt line 1: file:outside.yaml is not read: the folder its relative paths start at (` + filepath.Join(ws, "linked") + `) is in the workspace but links out of it`, "--cluster"}},
+		{name: "CI, --clusters-dir a folder of the workspace", line: "c=file:a.yaml", clustersDir: "kc", ci: true},
+		{name: "a terminal, --clusters-dir a link out of the workspace", line: "c=file:outside.yaml", clustersDir: "linked"},
 		{name: "a terminal, a path going up", line: "c=file:../outside.yaml"},
 		{name: "a terminal, an absolute path outside", line: "c=file:" + outside},
 	}
@@ -71,7 +80,7 @@ func TestClustersFileLinesStayInTheFolder(t *testing.T) {
 				},
 				Workspace: ws, Home: filepath.Join(root, "home"), CI: tt.ci,
 			}
-			in := Input{CLI: true, ClustersFile: "clusters.txt"}
+			in := Input{CLI: true, ClustersFile: "clusters.txt", ClustersBase: tt.clustersDir}
 			if tt.lineFlag {
 				in = Input{CLI: true, ClusterLines: []string{tt.line}}
 			}
@@ -87,7 +96,8 @@ func TestClustersFileLinesStayInTheFolder(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			readOutside := slices.Contains(read, outside) || slices.Contains(read, filepath.Join(ws, "kc", "link.yaml"))
+			readOutside := slices.Contains(read, outside) || slices.Contains(read, filepath.Join(ws, "kc", "link.yaml")) ||
+				slices.Contains(read, filepath.Join(ws, "linked", "outside.yaml"))
 			want := []any{len(tt.wantInvalid) > 0, len(tt.wantInvalid) == 0 && strings.Contains(tt.line, "outside")}
 			if diff := cmp.Diff(want, []any{got.Invalid != "", readOutside}); diff != "" {
 				t.Errorf("[invalid, outside file read] (-want +got):\n%s\nInvalid: %s", diff, got.Invalid)

@@ -53,6 +53,11 @@ func (l *loader) fileLineRefused(e entry, origin, dir string) string {
 	if !l.clustersFromFile() || !l.env.CI {
 		return ""
 	}
+	if folderLinksOut(l.env.Workspace, dir) {
+		return fmt.Sprintf("%s line %d: %s is not read: the folder its relative paths start at (%s) is in the workspace but links out of it, "+
+			"and in a CI job a line of a clusters file, which can come from the repository and so from a pull request, may refer only to files in that folder: "+
+			"name a folder that is not a link (--clusters-dir), or put the line in the pipeline itself (--cluster in the job's script)", origin, e.line, e.source(), dir)
+	}
 	_, refused := confine(dir, e.ref, l.resolve(dir, e.ref))
 	if refused == "" {
 		return ""
@@ -60,6 +65,22 @@ func (l *loader) fileLineRefused(e entry, origin, dir string) string {
 	return fmt.Sprintf("%s line %d: %s is not read: %s, and in a CI job a line of a clusters file, which can come from the repository and so from a pull request, "+
 		"may refer only to files in the folder its relative paths start at (%s): move the file there, or put the line in the pipeline itself (--cluster in the job's script)",
 		origin, e.line, e.source(), strings.ReplaceAll(refused, "the kubeconfig's folder", "that folder"), dir)
+}
+
+// folderLinksOut reports whether dir, named inside the workspace, resolves outside it: a pull
+// request can turn a folder of the clone (--clusters-dir kubeconfigs) into a link to "/", and
+// every file: line would then stay "in the folder". A folder named outside the workspace is the
+// pipeline's own (a mounted Secret), not the clone's.
+func folderLinksOut(workspace, dir string) bool {
+	if workspace == "" {
+		return false
+	}
+	rel, err := filepath.Rel(workspace, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return false
+	}
+	_, refused := confine(workspace, rel, dir)
+	return refused != ""
 }
 
 // fileDoc reads the kubeconfig of a file: source; its relative paths start at its folder.
