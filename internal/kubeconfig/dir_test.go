@@ -19,6 +19,7 @@ func TestKubeconfigDir(t *testing.T) {
 	tests := []struct {
 		name    string
 		entries []entry
+		ci      bool
 		want    []string // cluster=file
 		wantErr string
 	}{{
@@ -49,6 +50,23 @@ func TestKubeconfigDir(t *testing.T) {
 		entries: []entry{{name: "prod", link: "gone"}},
 		wantErr: `cannot read "prod"`,
 	}, {
+		name:    "in CI, a link to a file outside the folder",
+		entries: []entry{{name: "prod", link: "../outside.yaml"}},
+		ci:      true,
+		wantErr: `"prod" is not read in a CI job: it links to a file outside the folder; put the file itself in the folder`,
+	}, {
+		name:    "at a terminal, a link to a file outside the folder",
+		entries: []entry{{name: "prod", link: "../outside.yaml"}},
+		want:    []string{"prod=file:prod"},
+	}, {
+		name: "in CI, a mounted Secret",
+		entries: []entry{
+			{name: "..2026_11_24", content: "/"}, {name: "..2026_11_24/prod-eu", content: kc},
+			{name: "..data", link: "..2026_11_24"}, {name: "prod-eu", link: "..data/prod-eu"},
+		},
+		ci:   true,
+		want: []string{"prod-eu=file:prod-eu"},
+	}, {
 		name:    "only folders",
 		entries: []entry{{name: "sub", content: "/"}},
 		wantErr: `no kubeconfig file in the folder`,
@@ -56,7 +74,13 @@ func TestKubeconfigDir(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
+			dir := filepath.Join(t.TempDir(), "dir")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "..", "outside.yaml"), []byte(kc), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			for _, e := range tt.entries {
 				p := filepath.Join(dir, e.name)
 				var err error
@@ -72,7 +96,8 @@ func TestKubeconfigDir(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			l := &loader{in: Input{CLI: true, KubeconfigDir: dir}, env: Env{ReadFile: os.ReadFile, Getenv: func(string) string { return "" }, Workspace: dir}}
+			env := Env{ReadFile: os.ReadFile, Getenv: func(string) string { return "" }, Workspace: dir, CI: tt.ci}
+			l := &loader{in: Input{CLI: true, KubeconfigDir: dir}, env: env}
 			list, _, _, err := l.dirList()
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -86,7 +111,7 @@ func TestKubeconfigDir(t *testing.T) {
 			if diff := cmp.Diff(tt.want, strings.Fields(list)); diff != "" {
 				t.Errorf("clusters (-want +got):\n%s", diff)
 			}
-			clusters, _, err := Load(Input{CLI: true, KubeconfigDir: dir}, Env{ReadFile: os.ReadFile, Getenv: func(string) string { return "" }, Workspace: dir})
+			clusters, _, err := Load(Input{CLI: true, KubeconfigDir: dir}, env)
 			if err != nil || len(clusters) != len(tt.want) {
 				t.Errorf("Load: %d clusters, %v", len(clusters), err)
 			}

@@ -328,7 +328,8 @@ func (l *loader) list() (list, origin, dir string, err error) {
 // being the file's less one .yaml or .yml. Folders (and links to them) and the entries whose
 // names start with ".." (the atomic writer of a mounted Secret keeps its data there) are not
 // clusters; any other file is one, so that no cluster is left out unnoticed: a name that cannot
-// be a cluster's (a hidden ".prod" too) and two files naming one cluster are bad input.
+// be a cluster's (a hidden ".prod" too), two files naming one cluster and, in CI, a link to a
+// file outside the folder are bad input.
 func (l *loader) dirList() (list, origin, dir string, err error) {
 	dir = l.resolve(l.env.Workspace, l.in.KubeconfigDir)
 	entries, err := os.ReadDir(dir)
@@ -348,6 +349,13 @@ func (l *loader) dirList() (list, origin, dir string, err error) {
 		}
 		if info.IsDir() {
 			continue
+		}
+		if _, refused := confine(dir, file, filepath.Join(dir, file)); refused != "" && l.env.CI {
+			// A folder of the clone, a pull request's: a link to the runner's own kubeconfig
+			// would have the job verify a cluster the pipeline never listed. A mounted Secret's
+			// links stay in its folder.
+			return "", "", "", fmt.Errorf("--kubeconfig-dir %s: %q is not read in a CI job: %s; put the file itself in the folder",
+				l.in.KubeconfigDir, file, strings.ReplaceAll(refused, "the kubeconfig's folder", "the folder"))
 		}
 		name, found := strings.CutSuffix(file, ".yaml")
 		if !found {
