@@ -37,8 +37,8 @@ var pluginStderr struct {
 	flushed chan struct{}
 
 	mu sync.Mutex
-	// real is the process's standard error before the route; sink and secrets are the
-	// current run's, or real and nil between runs.
+	// real is the process's standard error before the route; sink is the current run's log,
+	// or real between runs; secrets are the current or last run's.
 	real, sink io.Writer
 	secrets    *kubeconfig.Secrets
 }
@@ -67,7 +67,9 @@ func routePluginStderr(req verify.Request, w io.Writer, secrets *kubeconfig.Secr
 		}
 		p.mu.Lock()
 		if p.sink == w {
-			p.sink, p.secrets = p.real, nil
+			// The run's secrets stay: a plugin client-go started cannot be stopped, and one
+			// that outlives the run may still print them.
+			p.sink = p.real
 		}
 		p.mu.Unlock()
 	}

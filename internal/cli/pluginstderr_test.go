@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/org/app-status-action/internal/testing/fakeapi"
 	"github.com/org/app-status-action/internal/testing/runnertest"
@@ -18,6 +19,9 @@ import (
 // pluginChild is set in the environment of the process TestExecPluginStderr starts, which
 // runs the program as main does (TestPluginStderrChild).
 const pluginChild = "APP_STATUS_TEST_PLUGIN_CHILD"
+
+// pluginLate holds the secret the child writes to its standard error after its run has ended.
+const pluginLate = "APP_STATUS_TEST_PLUGIN_LATE"
 
 // TestExecPluginStderr (attacker): an exec credential plugin that client-go runs writes to the
 // process's standard error, which the runner reads as the step's log: there, a line a plugin
@@ -64,7 +68,7 @@ func TestExecPluginStderr(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := exec.CommandContext(t.Context(), os.Args[0], append([]string{"-test.run=^TestPluginStderrChild$", "--"}, tt.args...)...) //nolint:gosec // the test binary itself
 			cmd.Dir = dir
-			cmd.Env = append([]string{pluginChild + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + dir, "KC=" + kubeconfig}, tt.vars...)
+			cmd.Env = append([]string{pluginChild + "=1", pluginLate + "=" + secret, "PATH=" + os.Getenv("PATH"), "HOME=" + dir, "KC=" + kubeconfig}, tt.vars...)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
@@ -90,6 +94,10 @@ func TestExecPluginStderr(t *testing.T) {
 			if !strings.Contains(log, "plugin-echoes ") {
 				t.Errorf("the plugin's line with the secret is not in the log:\n%s", log)
 			}
+			// A plugin that outlives its run (client-go cannot stop one) is still redacted.
+			if !strings.Contains(log, "plugin-late ") {
+				t.Errorf("the line written after the run is not in the log:\n%s", log)
+			}
 		})
 	}
 }
@@ -105,5 +113,9 @@ func TestPluginStderrChild(t *testing.T) {
 	if code != 0 {
 		os.Exit(10 + code)
 	}
+	// What a plugin still running after the run would write, then time for the route to
+	// pass it on.
+	_, _ = fmt.Fprintf(os.Stderr, "plugin-late %s\n", os.Getenv(pluginLate))
+	time.Sleep(500 * time.Millisecond)
 	os.Exit(0)
 }
