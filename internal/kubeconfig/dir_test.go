@@ -118,3 +118,36 @@ func TestKubeconfigDir(t *testing.T) {
 		})
 	}
 }
+
+// TestKubeconfigDirLinkedOut (attacker): in CI a --kubeconfig-dir of the workspace that is
+// itself a link out of it (a pull request's link to the runner's ~/.kube) is bad input, and no
+// file in it is read; at a terminal it is the user's folder.
+func TestKubeconfigDirLinkedOut(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	ws, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
+	for _, d := range []string{ws, home} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, "config"), []byte(yamlOf(t, newConfig("a"))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(home, filepath.Join(ws, "kubeconfigs")); err != nil {
+		t.Fatal(err)
+	}
+	for _, ci := range []bool{true, false} {
+		env := Env{ReadFile: os.ReadFile, Getenv: func(string) string { return "" }, Workspace: ws, CI: ci}
+		clusters, _, err := Load(Input{CLI: true, KubeconfigDir: "kubeconfigs"}, env)
+		if ci {
+			if err == nil || !strings.Contains(err.Error(), "--kubeconfig-dir kubeconfigs is not read in a CI job: it is in the workspace but links out of it") {
+				t.Errorf("CI: error %v, clusters %d; want the folder refused", err, len(clusters))
+			}
+			continue
+		}
+		if err != nil || len(clusters) != 1 {
+			t.Errorf("a terminal: error %v, clusters %d; want the folder's one cluster", err, len(clusters))
+		}
+	}
+}

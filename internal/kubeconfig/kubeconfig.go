@@ -332,6 +332,11 @@ func (l *loader) list() (list, origin, dir string, err error) {
 // file outside the folder are bad input.
 func (l *loader) dirList() (list, origin, dir string, err error) {
 	dir = l.resolve(l.env.Workspace, l.in.KubeconfigDir)
+	if l.env.CI && folderLinksOut(l.env.Workspace, dir) {
+		// The folder of the clone itself a pull request's link (to ~/.kube): every file in it
+		// would be "in the folder".
+		return "", "", "", fmt.Errorf("--kubeconfig-dir %s is not read in a CI job: it is in the workspace but links out of it; name a folder that is not a link", l.in.KubeconfigDir)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return "", "", "", fmt.Errorf("--kubeconfig-dir %s: cannot read the folder: %w", l.in.KubeconfigDir, err)
