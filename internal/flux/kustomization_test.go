@@ -121,6 +121,7 @@ func TestRetriedKustomization(t *testing.T) {
 		{"ReconciliationFailed", `Deployment/shop/web dry-run failed: namespaces "shop" not found`, true},
 		{"ReconciliationFailed", `Deployment/shop/web dry-run failed: Deployment.apps "web" is invalid: spec.selector: Invalid value: field is immutable`, false},
 		{"ReconciliationFailed", `Deployment/shop/web dry-run failed: admission webhook "validate.kyverno.svc" denied the request: label required`, false},
+		{"ReconciliationFailed", ksSchemaMsg, true},
 		{"ReconciliationFailed", `something never seen`, false},
 		{"PruneFailed", `delete failed, errors: ConfigMap/apps/old delete failed: Internal error occurred: failed calling webhook "v.example.com": failed to call webhook: Post "https://v.example.svc:443/validate?timeout=10s": dial tcp 10.96.0.9:443: connect: connection refused`, true},
 		{"PruneFailed", `delete failed, errors: ConfigMap/apps/old delete failed: Timeout: request did not complete within requested timeout - context deadline exceeded`, true},

@@ -45,9 +45,10 @@ var (
 // rollout may remove it (a CRD or a webhook not served yet, a namespace not created yet, an
 // API server that did not answer) or the manifests are refused.
 //
-// A manifest the API server's schema refuses is final: kustomize-controller retries it at
+// A manifest the API server refuses as invalid is final: kustomize-controller retries it at
 // retryInterval, but the same manifests get the same answer until a new commit changes them.
-// Server-side apply answers a field the schema lacks with structured-merge-diff's "field not
+// A field the schema does not declare waits for that retry instead: the CRD that declares it
+// may be applied by another object of the same rollout. Server-side apply answers a field the schema lacks with structured-merge-diff's "field not
 // declared in schema" (typed/validate.go), prefixed, by older API servers, with "failed to
 // create typed patch object (NS/NAME; GVK): " (apimachinery managedfields structuredmerge.go);
 // ssa writes it as "%s dry-run failed[ (REASON)]: %w" (ssa errors.go DryRunErr); a strict
@@ -56,9 +57,12 @@ var (
 var (
 	applyFinalWords = []string{
 		"is invalid", "invalid value", "immutable", "denied the request", "is forbidden",
-		"field not declared in schema", "failed to create typed patch object", "strict decoding error", "unknown field",
 	}
 	applyRetriedWords = []string{
+		// A field the schema lacks may be one a CRD of the same rollout adds (a chart's crds/, a
+		// Kustomization without dependsOn): it fails once kustomize-controller's retry after the
+		// grace still gets it, never at once, never at the timeout.
+		"field not declared in schema", "failed to create typed patch object", "strict decoding error", "unknown field",
 		"no matches for kind", "the server could not find the requested resource", "ensure crds are installed first",
 		"failed calling webhook", "failed to call webhook", "connection refused", "no endpoints available for service",
 		"i/o timeout", "context deadline exceeded", "the server is currently unable to handle the request",

@@ -97,11 +97,12 @@ func TestApplyWording(t *testing.T) {
 		{`Deployment/shop/web dry-run failed: Internal error occurred: failed calling webhook "validate.example.com": failed to call webhook: Post "https://hook.shop.svc:443/validate": dial tcp 10.96.0.4:443: connect: connection refused`, retriedWords},
 		{`Deployment/shop/web dry-run failed (Invalid): Deployment.apps "web" is invalid: spec.selector: Invalid value: field is immutable`, finalWords},
 		{`Deployment/shop/web dry-run failed: admission webhook "validate.kyverno.svc" denied the request: label required`, finalWords},
-		// A manifest the schema refuses: the same manifests get the same answer at every retry.
-		{`Deployment/apps/podinfo dry-run failed: .spec.template.spec.containers[name="podinfo"].imagePullPolicyy: field not declared in schema`, finalWords},
-		{`PersistentVolumeClaim/default/pvc dry-run failed (BadRequest): failed to create typed patch object (default/pvc; /v1, Kind=PersistentVolumeClaim): .spec.persistentVolumeReclaimPolicy: field not declared in schema`, finalWords},
-		{`Server/rabbitmq-instances/rabbitmq-management dry-run failed: .spec.accessPolicy: field not declared in schema`, finalWords},
-		{`Deployment/shop/web dry-run failed (BadRequest): error strict decoding YAML: error converting YAML to JSON: strict decoding error: unknown field "spec.replica"`, finalWords},
+		// A field the schema lacks: a CRD of the same rollout may declare it (a chart's crds/, a
+		// Kustomization without dependsOn), so the retry is waited for, then it fails.
+		{`Deployment/apps/podinfo dry-run failed: .spec.template.spec.containers[name="podinfo"].imagePullPolicyy: field not declared in schema`, retriedWords},
+		{`PersistentVolumeClaim/default/pvc dry-run failed (BadRequest): failed to create typed patch object (default/pvc; /v1, Kind=PersistentVolumeClaim): .spec.persistentVolumeReclaimPolicy: field not declared in schema`, retriedWords},
+		{`Server/rabbitmq-instances/rabbitmq-management dry-run failed: .spec.accessPolicy: field not declared in schema`, retriedWords},
+		{`Deployment/shop/web dry-run failed (BadRequest): error strict decoding YAML: error converting YAML to JSON: strict decoding error: unknown field "spec.replica"`, retriedWords},
 		{`Service/shop/web dry-run failed (Invalid): Service "web" is invalid: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive`, finalWords},
 		// What the rollout itself may still remove stays retried.
 		{`Deployment/shop/web dry-run failed (InternalError): Internal error occurred: failed calling webhook "validate.example.com": failed to call webhook: Post "https://hook.shop.svc:443/validate?timeout=10s": context deadline exceeded`, retriedWords},
