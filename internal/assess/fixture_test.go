@@ -47,6 +47,8 @@ var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
 	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}:  "HelmRepository",
 	{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesets"}:        "ResourceSet",
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}:            "Role",
+	namespacesKey.GVR: "Namespace",
+	crdsKey.GVR:       "CustomResourceDefinition",
 })
 
 func kindsOf(resources map[schema.GroupVersionResource]string) map[schema.GroupVersionKind]schema.GroupVersionResource {

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/org/app-status-action/internal/flux"
@@ -222,7 +224,7 @@ func (a *assessor) creators(except string) creatorsSeen {
 			if except != "" && except == result.ObjectID(string(kind), u.GetNamespace(), u.GetName()) {
 				continue
 			}
-			if why := flux.MayStillCreate(kind, u, src); why != "" && !a.creatorRetryOver(kind, u) {
+			if why := flux.MayStillCreate(kind, u, src); why != "" && !a.creatorRetryOver(kind, u, &c) {
 				// (What it is doing names revisions and sources its status and spec give.)
 				c.busy = append(c.busy, fmt.Sprintf("%s/%s/%s %s", kind, shownName(u.GetNamespace()), shownName(u.GetName()),
 					sanitize.Truncate(sanitize.Compact(why), whyRunes)))
@@ -233,17 +235,62 @@ func (a *assessor) creators(except string) creatorsSeen {
 }
 
 // creatorRetryOver reports whether u, a creator whose apply failed on what may still come (a
-// CRD or a namespace not there yet: flux.RetriedFailure), has had its chance: the failure has
-// lasted the retry grace since the run first saw it, and its controller has tried again since
-// (its retry interval, a tenth and 30s after the failure) and failed again. Until then it may
-// still create the missing object; after, the object's absence is Flux's answer.
-func (a *assessor) creatorRetryOver(kind flux.Kind, u *unstructured.Unstructured) bool {
+// CRD or a namespace not there yet: flux.RetriedFailure), has had its chance, so that the
+// missing object's absence is Flux's answer. Every attempt of such an apply fails alike until
+// what it lacks arrives, so the rule reads what it lacks where the failure names it:
+//   - what it lacks is there now (its namespace, which the failure proves was not at the
+//     attempt; a CRD of the kind's group created since the attempt began): its next attempt
+//     may create the object, until the controller has surely tried again
+//     (flux.RetriedApply.NextAttempt);
+//   - still missing while a HelmRelease of the cluster is at work (it may create namespaces
+//     and CRDs): it may still;
+//   - a namespace still missing, and no HelmRelease at work: its chance is over, however
+//     recent the failure, for a Kustomization or ResourceSet that would create the namespace
+//     is at work and counts by itself. One left failing on a deleted namespace never holds
+//     up the verdict;
+//   - a CRD still missing, and no HelmRelease at work (an operator may install it): it may
+//     last the retry grace from when the failure began (flux.RetriedApply.FailingSince), else
+//     from when the run first saw it;
+//   - words that name nothing the rule can read (a webhook, the API server not answering), or
+//     lists it may not read: the retry grace from when the run first saw the failure, and
+//     then until the controller has tried again (a webhook's fix may be what the run waits
+//     for, however long it failed before).
+func (a *assessor) creatorRetryOver(kind flux.Kind, u *unstructured.Unstructured, c *creatorsSeen) bool {
 	key := fmt.Sprintf("%s/%s/%s", kind, u.GetNamespace(), u.GetName())
-	failedAt, every, ok := flux.RetriedFailure(kind, u)
+	r, ok := flux.RetriedFailure(kind, u)
 	if !ok {
 		delete(a.mem.creatorRetriedSince, key)
 		return false
 	}
+	since := a.firstSeenRetrying(key)
+	switch a.lackArrived(r, c) {
+	case lackLoading:
+		return false
+	case lackArrived:
+		return !a.beforeNextAttempt(r)
+	case lackMissing:
+		switch a.helmReleasesAtWork(c) {
+		case lackLoading, lackArrived:
+			return false
+		case lackMissing:
+			if len(r.Groups) == 0 {
+				return true
+			}
+			if !r.FailingSince.IsZero() && r.FailingSince.Before(since) {
+				since = r.FailingSince
+			}
+			return !a.within(since.Add(a.retryGrace()))
+		}
+	}
+	end := since.Add(a.retryGrace())
+	if a.within(end) {
+		return false
+	}
+	return !r.FailedAt.Before(end) || !a.beforeNextAttempt(r)
+}
+
+// firstSeenRetrying is when the run first saw the creator key fail a retried apply.
+func (a *assessor) firstSeenRetrying(key string) time.Time {
 	if a.mem.creatorRetriedSince == nil {
 		a.mem.creatorRetriedSince = map[string]time.Time{}
 	}
@@ -252,18 +299,113 @@ func (a *assessor) creatorRetryOver(kind flux.Kind, u *unstructured.Unstructured
 		since = a.now
 		a.mem.creatorRetriedSince[key] = since
 	}
-	end := since.Add(a.retryGrace())
-	if a.now.Before(end) {
-		a.e.recheckAt(end)
+	return since
+}
+
+// within reports whether the pass is before end, and rechecks then.
+func (a *assessor) within(end time.Time) bool {
+	if !a.now.Before(end) {
 		return false
 	}
-	if every > 0 && !failedAt.IsZero() && failedAt.Before(end) {
-		if next := failedAt.Add(every + every/10 + 30*time.Second); a.now.Before(next) {
-			a.e.recheckAt(next)
-			return false
+	a.e.recheckAt(end)
+	return true
+}
+
+// beforeNextAttempt reports whether the controller may not have tried again since r's failure
+// (flux.RetriedApply.NextAttempt), and rechecks then.
+func (a *assessor) beforeNextAttempt(r flux.RetriedApply) bool {
+	next := r.NextAttempt()
+	return !next.IsZero() && a.within(next)
+}
+
+// lackState is what the cluster says of what a retried apply lacks.
+type lackState int
+
+const (
+	lackUnknown lackState = iota // its words name nothing readable, or a list failed
+	lackLoading                  // a list is on its way
+	lackMissing                  // still missing
+	lackArrived                  // there now
+)
+
+// The lists the rule reads what a retried apply lacks from (names and creation times only),
+// and the HelmReleases that may bring it.
+var (
+	namespacesKey   = ListKey{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Names: true}
+	crdsKey         = ListKey{GVR: schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Names: true}
+	helmReleasesKey = ListKey{GVR: flux.KindHelmRelease.GroupVersionResource()}
+)
+
+// lackArrived reads whether what r lacks is there now: one of its namespaces (not being
+// deleted), or a CRD of one of its kinds' groups created since the attempt began (named
+// plural.group; the plural is not in the words, so any CRD of the group counts: the wait it
+// adds ends with the next attempt).
+func (a *assessor) lackArrived(r flux.RetriedApply, c *creatorsSeen) lackState {
+	if len(r.Namespaces) == 0 && len(r.Groups) == 0 {
+		return lackUnknown
+	}
+	state := lackMissing
+	for _, want := range []struct {
+		key   ListKey
+		names []string
+		match func(obj metav1.Object, want string) bool
+	}{
+		{namespacesKey, r.Namespaces, func(obj metav1.Object, ns string) bool { return obj.GetName() == ns }},
+		{crdsKey, r.Groups, func(obj metav1.Object, group string) bool {
+			return strings.HasSuffix(obj.GetName(), "."+group) && !obj.GetCreationTimestamp().Time.Before(r.AttemptStarted)
+		}},
+	} {
+		if len(want.names) == 0 {
+			continue
+		}
+		items, s := a.lackList(want.key, c)
+		if s != lackMissing {
+			return s
+		}
+		for _, item := range items {
+			obj, err := meta.Accessor(item)
+			if err != nil || obj.GetDeletionTimestamp() != nil {
+				continue
+			}
+			if slices.ContainsFunc(want.names, func(n string) bool { return want.match(obj, n) }) {
+				state = lackArrived
+			}
 		}
 	}
-	return true
+	return state
+}
+
+// helmReleasesAtWork reads whether a HelmRelease of the cluster is at work
+// (flux.HelmReleaseAtWork): lackArrived when one is, lackMissing when none.
+func (a *assessor) helmReleasesAtWork(c *creatorsSeen) lackState {
+	items, s := a.lackList(helmReleasesKey, c)
+	if s != lackMissing {
+		return s
+	}
+	for _, item := range items {
+		if u, ok := item.(*unstructured.Unstructured); ok && flux.HelmReleaseAtWork(u) {
+			return lackArrived
+		}
+	}
+	return lackMissing
+}
+
+// lackList returns the items of the list under key once it has arrived (lackMissing), and adds
+// it to c, so that a NotFound rests on it read after the missing object's list; lackLoading
+// while it is on its way, lackUnknown when it fails (the credentials may not list it).
+func (a *assessor) lackList(key ListKey, c *creatorsSeen) ([]any, lackState) {
+	l := a.list(key)
+	if !l.Synced() {
+		if l.Err() != nil {
+			return nil, lackUnknown
+		}
+		c.loading = true
+		return nil, lackLoading
+	}
+	if !slices.Contains(c.keys, key) {
+		c.lists, c.keys = append(c.lists, l), append(c.keys, key)
+	}
+	return l.Items(), lackMissing
 }
 
 // allNamespaces returns the list of kind in every namespace once it has arrived; a kind the

@@ -74,6 +74,49 @@ const (
   - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Detecting drift for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}`
 )
 
+// parentLacking failed to apply revB at 12:01 on what the words name (a namespace missing, a
+// kind not served), as every attempt of the same build has since 2026-10-31 08:00
+// (status.history); kustomize-controller tries again every 10m.
+func parentLacking(words string) string {
+	return retrying(parentWith(`  observedGeneration: 1
+  lastAppliedRevision: "`+revA+`"
+  lastAttemptedRevision: "`+revB+`"
+  conditions:
+  - {type: Ready, status: "False", reason: ReconciliationFailed, lastTransitionTime: "2026-11-01T12:01:00Z", observedGeneration: 2,
+     message: '`+words+`'}
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Detecting drift for revision `+revB+` with a timeout of 5m0s", observedGeneration: 2}
+  history:
+  - {digest: "sha256:2b1a", firstReconciled: "2026-10-31T08:00:00Z", lastReconciled: "2026-11-01T12:01:00Z", lastReconciledStatus: ReconciliationFailed, totalReconciliations: 170}`), "10m")
+}
+
+// The words of a failed apply that name what it lacks.
+const (
+	lacksNamespace = `ConfigMap/shop/web-config not found: namespaces "shop" not found`
+	lacksCRD       = `ServiceMonitor/apps/podinfo dry-run failed: no matches for kind "ServiceMonitor" in version "monitoring.coreos.com/v1"`
+	lacksWebhook   = `Deployment/apps/web dry-run failed: Internal error occurred: failed calling webhook "validate.kyverno.svc": context deadline exceeded`
+)
+
+// helmReleaseInstalling is HelmRelease infra/platform, which helm-controller is installing:
+// it may create namespaces and CRDs.
+const helmReleaseInstalling = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: platform, namespace: infra, generation: 1}
+spec: {interval: 10m, chartRef: {kind: OCIRepository, name: platform}}
+status:
+  conditions:
+  - {type: Ready, status: "Unknown", reason: Progressing, message: "Fulfilling prerequisites", observedGeneration: 1}
+  - {type: Reconciling, status: "True", reason: Progressing, message: "Fulfilling prerequisites", observedGeneration: 1}`
+
+// createdAt is a cluster-scoped object of kind (Namespace, CustomResourceDefinition) named
+// name, created at the moment given (RFC 3339).
+func createdAt(kind, name, at string) string {
+	apiVersion := "v1"
+	if kind == "CustomResourceDefinition" {
+		apiVersion = "apiextensions.k8s.io/v1"
+	}
+	return "apiVersion: " + apiVersion + "\nkind: " + kind + "\nmetadata: {name: " + name + ", creationTimestamp: \"" + at + "\"}"
+}
+
 // retrying is the parent Kustomization doc with spec.retryInterval every.
 func retrying(doc, every string) string {
 	return strings.Replace(doc, "spec: {sourceRef:", "spec: {retryInterval: "+every+", sourceRef:", 1)
@@ -138,12 +181,56 @@ func TestMissingRequestedObject(t *testing.T) {
 			ref: app, docs: append([]string{parentWith(parentFailed), gitRepo()}, nearby...), elapsed: grace,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
-		{name: "missing after the grace, the parent retries an apply refused for a CRD not served yet: waits",
-			ref: app, docs: append([]string{retrying(parentWith(parentRetrying), "5m"), gitRepo()}, nearby...), elapsed: 4 * time.Minute,
+		{name: "missing after the grace, the parent retries an apply refused for a CRD not served yet, within the retry grace: waits",
+			ref: app, docs: append([]string{retrying(parentWith(parentRetrying), "5m"), gitRepo()}, nearby...), elapsed: 100 * time.Second,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
 			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps retries an apply that failed on what may still come", "no matches for kind"}},
-		{name: "the parent retried that apply past the retry grace and failed again: NotFound",
-			ref: app, docs: append([]string{retrying(parentWith(parentRetrying), "5m"), gitRepo()}, nearby...), elapsed: 8 * time.Minute,
+		{name: "the CRD still not served past the retry grace, nothing at work: NotFound",
+			ref: app, docs: append([]string{retrying(parentWith(parentRetrying), "5m"), gitRepo()}, nearby...), elapsed: 4 * time.Minute,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+		{name: "the CRD still not served past the retry grace, a HelmRelease installing: waits",
+			ref: app, docs: append([]string{retrying(parentWith(parentRetrying), "5m"), gitRepo(), helmReleaseInstalling}, nearby...), elapsed: 4 * time.Minute,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"retries an apply that failed on what may still come", "no matches for kind"}},
+		{name: "a Kustomization failing for a day on a namespace still missing: NotFound past the grace",
+			ref: app, docs: append([]string{parentLacking(lacksNamespace), gitRepo()}, nearby...), elapsed: grace,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+		{name: "a Kustomization failing on a namespace deleted a minute ago and still missing: NotFound past the grace",
+			ref: app, docs: append([]string{strings.Replace(parentLacking(lacksNamespace), "2026-10-31T08:00:00Z", "2026-11-01T11:59:00Z", 1), gitRepo()}, nearby...), elapsed: grace,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+		{name: "its namespace created since the failure: waits for the next attempt",
+			ref: app, docs: append([]string{parentLacking(lacksNamespace), gitRepo(), createdAt("Namespace", "shop", "2026-11-01T12:01:30Z")}, nearby...), elapsed: grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps retries an apply that failed on what may still come", `namespaces "shop" not found`}},
+		{name: "its namespace created since the failure, past the next attempt: NotFound",
+			ref: app, docs: append([]string{parentLacking(lacksNamespace), gitRepo(), createdAt("Namespace", "shop", "2026-11-01T12:01:30Z")}, nearby...), elapsed: 13 * time.Minute,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+		{name: "its namespace there, created before the failure was written (during the attempt): waits for the next attempt",
+			ref: app, docs: append([]string{parentLacking(lacksNamespace), gitRepo(), createdAt("Namespace", "shop", "2026-11-01T12:00:59Z")}, nearby...), elapsed: grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"retries an apply that failed on what may still come"}},
+		{name: "a namespace still missing while a HelmRelease installs: waits",
+			ref: app, docs: append([]string{parentLacking(lacksNamespace), gitRepo(), helmReleaseInstalling}, nearby...), elapsed: grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"retries an apply that failed on what may still come"}},
+		{name: "failing for a day on a kind not served: NotFound past the grace",
+			ref: app, docs: append([]string{parentLacking(lacksCRD), gitRepo()}, nearby...), elapsed: grace,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+		{name: "a CRD of the kind's group created since the failure: waits for the next attempt",
+			ref: app, docs: append([]string{parentLacking(lacksCRD), gitRepo(), createdAt("CustomResourceDefinition", "servicemonitors.monitoring.coreos.com", "2026-11-01T12:01:30Z")}, nearby...), elapsed: grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"retries an apply that failed on what may still come", "no matches for kind"}},
+		{name: "failing for a day on a webhook (its fix may be the merge): waits out the retry grace from the run's start",
+			ref: app, docs: append([]string{parentLacking(lacksWebhook), gitRepo()}, nearby...), elapsed: grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"retries an apply that failed on what may still come", "failed calling webhook"}},
+		{name: "failing for a day on a webhook, past the retry grace and the next attempt: NotFound",
+			ref: app, docs: append([]string{parentLacking(lacksWebhook), gitRepo()}, nearby...), elapsed: 13 * time.Minute,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
 		{name: "the merge's revision in no source yet, within the source's interval: waits",

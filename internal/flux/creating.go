@@ -2,6 +2,8 @@ package flux
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -97,19 +99,163 @@ func retriedApply(kind Kind, ready condition) bool {
 	return false
 }
 
+// RetriedApply is what a Kustomization's or ResourceSet's apply that failed on what may still
+// come (MayStillCreate's retried apply) says of itself.
+type RetriedApply struct {
+	// FailedAt is when the failure was written: the end of the latest attempt (each starts by
+	// marking Ready Unknown, so the failure's lastTransitionTime moves with every attempt).
+	FailedAt time.Time
+	// AttemptStarted is when the latest attempt began, at the latest: its status.history
+	// entry's end less its duration, less a second (condition times are cut to the second);
+	// FailedAt less a minute when the history does not record the attempt.
+	AttemptStarted time.Time
+	// FailingSince is the end of the first attempt that failed so on the same build and
+	// revision: the status.history entry kustomize-controller v1.9.5 and flux-operator v0.59.0
+	// upsert per build digest and result (fluxcd/pkg/apis/meta History.Upsert keeps its
+	// firstReconciled). It may be older than the latest streak (the same build failed, passed,
+	// then failed again); it is zero when the history does not record the latest attempt.
+	FailingSince time.Time
+	// Every is how soon the controller tries again: a Kustomization's spec.retryInterval,
+	// else spec.interval; for a ResourceSet, controller-runtime's back-off after as many
+	// failures as the history counts (750ms doubling, at most 15m: fluxcd/pkg/runtime's
+	// rate limiter), and the attempt's own timeout. Zero when unknown.
+	Every time.Duration
+	// Namespaces and Groups are what the failure's words name as missing: `namespaces "x"
+	// not found` (the namespace x), `no matches for kind "K" in version "g/v"` (or `in
+	// versions [...]`, `in group "g"`: a CRD of group g). Both are empty when the words name
+	// neither (a webhook or the API server not answering), and for an object that applies
+	// to another cluster (spec.kubeConfig), whose namespaces and CRDs are not this cluster's.
+	Namespaces, Groups []string
+}
+
+// NextAttempt is the latest moment the controller has surely tried again after the failure:
+// its retry interval, a tenth and 30s after it (a busy controller starts late); zero when the
+// interval is unknown.
+func (r RetriedApply) NextAttempt() time.Time {
+	if r.Every <= 0 || r.FailedAt.IsZero() {
+		return time.Time{}
+	}
+	return r.FailedAt.Add(r.Every + r.Every/10 + 30*time.Second)
+}
+
+// The words of a retried apply that name what it lacks (kustomize-controller v1.9.5 and
+// flux-operator write the API server's error after the object: "ConfigMap/apps/web
+// not found: namespaces \"apps\" not found", "ServiceMonitor/apps/web dry-run failed: no
+// matches for kind \"ServiceMonitor\" in version \"monitoring.coreos.com/v1\""; apimachinery's
+// NoKindMatchError says `in group "g"` with no version searched, `in versions ["g/v1"
+// "g/v2"]` with several).
+var (
+	lackedNamespaceWords = regexp.MustCompile(`namespaces "([^"]+)" not found`)
+	lackedKindWords      = regexp.MustCompile(`no matches for kind "[^"]+" in (?:group "([^"]+)"|versions? \[?"([^"/]+)/)`)
+)
+
+// Controller-runtime's back-off between failed attempts, as Flux's controllers set it
+// (fluxcd/pkg/runtime v0.91.0 controller/rate_limiter.go: --min-retry-delay 750ms,
+// --max-retry-delay 15m).
+const (
+	minRetryDelay = 750 * time.Millisecond
+	maxRetryDelay = 15 * time.Minute
+)
+
 // RetriedFailure says, of a Kustomization or ResourceSet whose apply failed on what may still
-// come (MayStillCreate's retried apply), when that failure was written (the end of the latest
-// attempt: each starts by marking Ready Unknown) and how soon its controller tries again; ok
-// is false for any other state. The engine bounds by it how long the missing objects such an
-// apply would create may be waited for.
-func RetriedFailure(kind Kind, obj *unstructured.Unstructured) (failedAt time.Time, every time.Duration, ok bool) {
+// come (MayStillCreate's retried apply), when that failure was written, since when it fails
+// so, how soon its controller tries again and what it lacks; ok is false for any other state.
+// The engine bounds by it how long the missing objects such an apply would create may be
+// waited for.
+func RetriedFailure(kind Kind, obj *unstructured.Unstructured) (r RetriedApply, ok bool) {
 	v := readView(kind, obj)
 	ready := v.cond(meta.ReadyCondition)
 	if ready.status != string(metav1.ConditionFalse) || !retriedApply(kind, ready) {
-		return time.Time{}, 0, false
+		return RetriedApply{}, false
+	}
+	r.FailedAt = ready.since
+	r.AttemptStarted = r.FailedAt.Add(-time.Minute)
+	failures := 0
+	if latest, ok := latestAttempt(kind, v, r.FailedAt); ok {
+		r.FailingSince, _ = time.Parse(time.RFC3339, str(latest, "firstReconciled"))
+		if d, err := time.ParseDuration(str(latest, "lastReconciledDuration")); err == nil && d >= 0 {
+			r.AttemptStarted = r.FailedAt.Add(-d - time.Second)
+		}
+		n, _, _ := unstructured.NestedInt64(latest, "totalReconciliations")
+		failures = int(min(n, 64))
 	}
 	if kind == KindResourceSet {
-		return ready.since, resourceSetRetry(obj), true
+		r.Every = resourceSetRetry(obj) + backoffAfter(failures)
+	} else {
+		r.Every = retryInterval(obj, ready.message)
 	}
-	return ready.since, retryInterval(obj, ready.message), true
+	if v.remote {
+		return r, true
+	}
+	for _, m := range lackedNamespaceWords.FindAllStringSubmatch(ready.message, -1) {
+		r.Namespaces = appendNew(r.Namespaces, m[1])
+	}
+	for _, m := range lackedKindWords.FindAllStringSubmatch(ready.message, -1) {
+		r.Groups = appendNew(r.Groups, m[1]+m[2])
+	}
+	return r, true
+}
+
+// latestAttempt is the status.history entry of the attempt that wrote the failure at
+// failedAt: the newest entry, a failure, ended within two seconds of it, and (a
+// Kustomization's) of the revision it last attempted. Another entry would be another attempt's
+// (kustomize-controller writes no history for a failure before the build: a kube client that
+// cannot be made).
+func latestAttempt(kind Kind, v *view, failedAt time.Time) (map[string]any, bool) {
+	history := nestedMaps(v.obj.Object, "status", "history")
+	if len(history) == 0 || str(history[0], "lastReconciledStatus") != meta.ReconciliationFailedReason {
+		return nil, false
+	}
+	end, err := time.Parse(time.RFC3339, str(history[0], "lastReconciled"))
+	if err != nil || end.Sub(failedAt).Abs() > 2*time.Second {
+		return nil, false
+	}
+	if kind == KindKustomization {
+		revision, _, _ := unstructured.NestedString(history[0], "metadata", "revision")
+		if revision != v.lastAttempted {
+			return nil, false
+		}
+	}
+	return history[0], true
+}
+
+// backoffAfter is controller-runtime's delay before the next attempt after failures failed
+// attempts in a row (minRetryDelay doubling, at most maxRetryDelay); maxRetryDelay when the
+// count is unknown (zero).
+func backoffAfter(failures int) time.Duration {
+	if failures <= 0 {
+		return maxRetryDelay
+	}
+	d := minRetryDelay
+	for range failures - 1 {
+		if d >= maxRetryDelay {
+			break
+		}
+		d *= 2
+	}
+	return min(d, maxRetryDelay)
+}
+
+// HelmReleaseAtWork reports whether helm-controller is at work on obj, a HelmRelease: not
+// suspended, being deleted or Stalled, and Ready missing or Unknown, Reconciling=True with
+// reason Progressing, or a spec it has not reconciled yet. Such a release may create
+// namespaces (install.createNamespace, a chart's own) and CRDs that a Kustomization's or a
+// ResourceSet's retried apply lacks.
+func HelmReleaseAtWork(obj *unstructured.Unstructured) bool {
+	v := readView(KindHelmRelease, obj)
+	if obj.GetDeletionTimestamp() != nil || v.suspended || v.cond(meta.StalledCondition).status == string(metav1.ConditionTrue) {
+		return false
+	}
+	ready, rc := v.cond(meta.ReadyCondition), v.cond(meta.ReconcilingCondition)
+	return ready.status == "" || ready.status == string(metav1.ConditionUnknown) ||
+		rc.status == string(metav1.ConditionTrue) && rc.reason == meta.ProgressingReason ||
+		v.observedGeneration < v.generation
+}
+
+// appendNew appends s to list unless it holds it.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestMayStillCreate: a Kustomization or a ResourceSet may still create a missing object
@@ -68,29 +70,143 @@ func TestMayStillCreate(t *testing.T) {
 }
 
 // TestRetriedFailure: the failure a Kustomization retries on what may still come is timed by
-// its end and retryInterval; any other state is not such a failure.
+// its end and retryInterval, and says what it lacks and, from status.history, since when it
+// fails so; any other state is not such a failure.
 func TestRetriedFailure(t *testing.T) {
 	t.Parallel()
+	failedAt := time.Date(2025, 9, 18, 10, 4, 12, 0, time.UTC)
 	tests := []struct {
 		kind    Kind
 		fixture string
-		every   time.Duration
+		want    RetriedApply
 		ok      bool
 	}{
-		{KindKustomization, "ks-crd-missing.yaml", 2 * time.Minute, true},
-		{KindKustomization, "ks-reconciliation-failed.yaml", 0, false},
-		{KindKustomization, "ks-build-failed.yaml", 0, false},
-		{KindKustomization, "ks-reconciling.yaml", 0, false},
-		{KindResourceSet, "rset-apply-failed.yaml", 0, false},
+		{KindKustomization, "ks-crd-missing.yaml", RetriedApply{FailedAt: failedAt, AttemptStarted: failedAt.Add(-time.Minute),
+			Every: 2 * time.Minute, Groups: []string{"monitoring.coreos.com"}}, true},
+		{KindKustomization, "ks-namespace-missing.yaml", RetriedApply{FailedAt: failedAt, AttemptStarted: failedAt.Add(-2200 * time.Millisecond),
+			Every: 10 * time.Minute, FailingSince: time.Date(2025, 9, 17, 8, 0, 3, 0, time.UTC), Namespaces: []string{"shop"}}, true},
+		{KindKustomization, "ks-reconciliation-failed.yaml", RetriedApply{}, false},
+		{KindKustomization, "ks-build-failed.yaml", RetriedApply{}, false},
+		{KindKustomization, "ks-reconciling.yaml", RetriedApply{}, false},
+		{KindResourceSet, "rset-apply-failed.yaml", RetriedApply{}, false},
 	}
 	for _, tt := range tests {
-		at, every, ok := RetriedFailure(tt.kind, loadFixture(t, tt.fixture))
-		wantAt := time.Time{}
-		if tt.ok {
-			wantAt = time.Date(2025, 9, 18, 10, 4, 12, 0, time.UTC)
+		got, ok := RetriedFailure(tt.kind, loadFixture(t, tt.fixture))
+		if ok != tt.ok {
+			t.Errorf("RetriedFailure(%s) ok = %t, want %t", tt.fixture, ok, tt.ok)
 		}
-		if ok != tt.ok || every != tt.every || !at.Equal(wantAt) {
-			t.Errorf("RetriedFailure(%s) = %s, %s, %t, want %s, %s, %t", tt.fixture, at, every, ok, wantAt, tt.every, tt.ok)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("RetriedFailure(%s) (-want +got):\n%s", tt.fixture, diff)
 		}
+	}
+}
+
+// TestRetriedFailureHistory: the history entry is the latest attempt's only when it is a
+// failure that ended with it, of the revision last attempted; an object applied to another
+// cluster names no lack of this one; a ResourceSet's next attempt waits out the back-off its
+// failures reached.
+func TestRetriedFailureHistory(t *testing.T) {
+	t.Parallel()
+	failedAt := time.Date(2025, 9, 18, 10, 4, 12, 0, time.UTC)
+	tests := []struct {
+		name string
+		edit func(obj *unstructured.Unstructured)
+		want func(r *RetriedApply)
+	}{
+		{name: "the latest attempt's entry", edit: func(*unstructured.Unstructured) {}, want: func(*RetriedApply) {}},
+		{name: "an entry of another revision",
+			edit: func(obj *unstructured.Unstructured) {
+				setHistory(t, obj, "metadata", map[string]any{"revision": "main@sha1:c00dbbc9"})
+			},
+			want: func(r *RetriedApply) { r.FailingSince, r.AttemptStarted = time.Time{}, failedAt.Add(-time.Minute) }},
+		{name: "an entry of an earlier attempt",
+			edit: func(obj *unstructured.Unstructured) { setHistory(t, obj, "lastReconciled", "2025-09-18T09:54:12Z") },
+			want: func(r *RetriedApply) { r.FailingSince, r.AttemptStarted = time.Time{}, failedAt.Add(-time.Minute) }},
+		{name: "a success entry",
+			edit: func(obj *unstructured.Unstructured) {
+				setHistory(t, obj, "lastReconciledStatus", "ReconciliationSucceeded")
+			},
+			want: func(r *RetriedApply) { r.FailingSince, r.AttemptStarted = time.Time{}, failedAt.Add(-time.Minute) }},
+		{name: "applied to another cluster",
+			edit: func(obj *unstructured.Unstructured) {
+				if err := unstructured.SetNestedField(obj.Object, map[string]any{"secretRef": map[string]any{"name": "remote"}}, "spec", "kubeConfig"); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: func(r *RetriedApply) { r.Namespaces = nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			obj := loadFixture(t, "ks-namespace-missing.yaml")
+			tt.edit(obj)
+			want := RetriedApply{FailedAt: failedAt, AttemptStarted: failedAt.Add(-2200 * time.Millisecond), Every: 10 * time.Minute,
+				FailingSince: time.Date(2025, 9, 17, 8, 0, 3, 0, time.UTC), Namespaces: []string{"shop"}}
+			tt.want(&want)
+			got, ok := RetriedFailure(KindKustomization, obj)
+			if !ok {
+				t.Fatal("RetriedFailure() ok = false, want true")
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("RetriedFailure() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// setHistory sets field of the first status.history entry of obj to value.
+func setHistory(t *testing.T, obj *unstructured.Unstructured, field string, value any) {
+	t.Helper()
+	history, _, err := unstructured.NestedSlice(obj.Object, "status", "history")
+	if err != nil || len(history) == 0 {
+		t.Fatalf("no status.history: %v", err)
+	}
+	history[0].(map[string]any)[field] = value
+	if err := unstructured.SetNestedSlice(obj.Object, history, "status", "history"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLackedKindWords: apimachinery's NoKindMatchError in its three forms names the group.
+func TestLackedKindWords(t *testing.T) {
+	t.Parallel()
+	for words, want := range map[string]string{
+		`ServiceMonitor/apps/web dry-run failed: no matches for kind "ServiceMonitor" in version "monitoring.coreos.com/v1"`: "monitoring.coreos.com",
+		`no matches for kind "Certificate" in versions ["cert-manager.io/v1" "cert-manager.io/v1beta1"]`:                     "cert-manager.io",
+		`no matches for kind "Widget" in group "example.com"`:                                                                "example.com",
+		`no matches for kind "Foo" in version "v1"`:                                                                          "",
+	} {
+		got := ""
+		if m := lackedKindWords.FindStringSubmatch(words); m != nil {
+			got = m[1] + m[2]
+		}
+		if got != want {
+			t.Errorf("group of %q = %q, want %q", words, got, want)
+		}
+	}
+}
+
+// TestBackoffAfter: controller-runtime's delay doubles from 750ms after each failure, up to
+// 15m; with the count unknown, 15m.
+func TestBackoffAfter(t *testing.T) {
+	t.Parallel()
+	for failures, want := range map[int]time.Duration{0: 15 * time.Minute, 1: 750 * time.Millisecond, 2: 1500 * time.Millisecond,
+		11: 768 * time.Second, 12: 15 * time.Minute, 64: 15 * time.Minute} {
+		if got := backoffAfter(failures); got != want {
+			t.Errorf("backoffAfter(%d) = %s, want %s", failures, got, want)
+		}
+	}
+}
+
+// TestNextAttempt: the controller has surely tried again a tenth and 30s past its interval;
+// with no interval known there is no such moment.
+func TestNextAttempt(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2025, 9, 18, 10, 4, 12, 0, time.UTC)
+	if got, want := (RetriedApply{FailedAt: at, Every: 10 * time.Minute}).NextAttempt(), at.Add(11*time.Minute+30*time.Second); !got.Equal(want) {
+		t.Errorf("NextAttempt() = %s, want %s", got, want)
+	}
+	if got := (RetriedApply{FailedAt: at}).NextAttempt(); !got.IsZero() {
+		t.Errorf("NextAttempt() with no interval = %s, want zero", got)
 	}
 }

@@ -68,19 +68,26 @@ func TestTypoNotFoundWithinGrace(t *testing.T) {
 // in the API server's bare words: the run is NotFound soon after the grace, naming the missing
 // object and what needs it, long before the timeout. (The app applied first offers the
 // expected revision; a Kustomization waiting for its dependencies may still create anything,
-// so the one of the second case is made after the first case's verdict.)
+// so the one of the second case is made after the first case's verdict.) A Kustomization of
+// the cluster left failing on a namespace nobody creates, which kustomize-controller retries
+// for ever too, holds up neither verdict: its next attempt would fail alike.
 func TestMissingSourceNotFound(t *testing.T) {
 	b := bed.Get(t)
 	c := b.Clusters[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ns := c.Namespace(t)
-	orphan, dependent := ns+"-orphan", ns+"-dependent"
-	cleanUpFlux(t, c, ns, orphan, dependent)
+	orphan, dependent, lost := ns+"-orphan", ns+"-dependent", ns+"-lost"
+	cleanUpFlux(t, c, ns, orphan, dependent, lost)
 	deployAppAt(ctx, t, c, testbed.Kustomization{Name: ns, TargetNamespace: ns}, appDir(t, "web"), commitA)
 	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
 		t.Fatal(err)
 	}
+	// lost applies the app into a namespace that does not exist.
+	if err := c.ApplyObject(ctx, "flux-system", testbed.Kustomization{Name: lost, TargetNamespace: ns + "-gone", Source: ns}.Manifest()); err != nil {
+		t.Fatal(err)
+	}
+	waitKustomization(ctx, t, c, lost, "Ready=False ReconciliationFailed", readyFalse("ReconciliationFailed"))
 	const grace, timeout = 5 * time.Second, 2 * time.Minute
 	check := func(name, want string) {
 		t.Helper()
