@@ -63,81 +63,7 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 	stalled := v.cond(meta.StalledCondition)
 	isStalled := stalled.status == string(metav1.ConditionTrue)
 	if failure, ok := helmFailure(v, stalled); ok && (isStalled || ready.status == string(metav1.ConditionFalse)) {
-		// A release failure is about the chart version attempted; a stall on the configuration
-		// (an invalid CEL expression, access denied) holds for any version.
-		revisionBound := !isStalled || retriesStall(stalled)
-		if revisionBound && !v.attemptedChart(want) {
-			return staleFailure(want, v.lastAttempted, failure)
-		}
-		if revisionBound && v.lastAttemptedGeneration > 0 && v.lastAttemptedGeneration < v.generation {
-			// A release failure is of the generation helm-controller last attempted
-			// (status.lastAttemptedGeneration), whatever the conditions say: fluxcd/pkg/runtime's
-			// patch helper stamps every condition it writes with the object's generation at the
-			// time of the write, so a spec changed during a failing upgrade gets the old failure
-			// stamped with its new generation (helm-controller's reconcile/state.go warns of it).
-			// helm-controller attempts the new generation next, and resets its failure counts.
-			return staleGeneration(v, v.lastAttemptedGeneration, helmController, failure)
-		}
-		decided := ready // summarize stamps Ready with the generation it summarized
-		if isStalled {
-			decided = stalled
-		}
-		if v.olderGeneration(decided) {
-			return staleGeneration(v, decided.observedGeneration, helmController, failure)
-		}
-		if rc := v.cond(meta.ReconcilingCondition); !isStalled && rc.status == string(metav1.ConditionTrue) {
-			// Not done with it yet: helm-controller retries, or it records a failed install or
-			// upgrade before it goes on to remediate it within the same reconciliation.
-			if rc.reason == meta.ProgressingWithRetryReason && failure.code == result.CodeFluxRolledBack {
-				// Remediated (rolled back, uninstalled) with remediation retries left:
-				// helm-controller v1.6.4 and v1.4.3 (reconcile/atomic_release.go) remediate
-				// before they requeue (MustStop after the remediation, ErrMustRequeue), and
-				// try the action again at once; the history's newest release is the
-				// remediation's. With finite retries it ends Stalled RetriesExceeded, Flux's own
-				// answer, which the run waits for (a workload failure seen meanwhile fails at
-				// once). With unlimited ones (-1) it never does: each attempt gets a window of
-				// its timeout (Gate.RetryEvery).
-				if retries := remediationRetries(v.obj); retries >= 0 {
-					failure.verdict = result.VerdictInProgress
-					failure.message = fmt.Sprintf("%s remediated the failed release and tries it again (remediation retries: %d), until it passes or stalls with its retries exhausted: %s",
-						helmController, retries, failure.message)
-					return failure
-				}
-				failure.retried = true
-				failure.message = fmt.Sprintf("%s remediated the failed release and tries it again without end (remediation retries: -1): %s", helmController, failure.message)
-				return failure
-			}
-			if rc.reason == meta.ProgressingWithRetryReason && !v.attemptReleased() {
-				// The attempt stored no release (a template or a values schema error: Helm
-				// refused before it changed anything), so helm-controller counts no failure
-				// and retries it with a back-off for ever, whatever the remediation retries or
-				// upgrade.strategy: RetryOnFailure. No workload changed to tell more: it fails
-				// once it has lasted its retry window, as a Kustomization's retried failure.
-				failure.retried = true
-				failure.message = fmt.Sprintf("%s retries, and the attempt released nothing: %s", helmController, failure.message)
-				return failure
-			}
-			if rc.reason == meta.ProgressingWithRetryReason && (failure.code == result.CodeFluxInstallFailed || failure.code == result.CodeFluxUpgradeFailed) {
-				// The attempt stored a failed release, and helm-controller tries the action
-				// again instead of remediating it: upgrade.strategy (install.strategy)
-				// RetryOnFailure, every retryInterval (reconcile/atomic_release.go, v1.6.4
-				// and v1.4.3: "retrying after %s", ErrRetryAfterInterval), or remediation
-				// retries not exhausted (ErrMustRequeue). Each retry is another release of
-				// the same failure; nothing tells it will pass. Its workloads are judged as
-				// they run (a crash loop fails at once); the failure itself gets the retry
-				// window a Kustomization's retried failure gets.
-				failure.retried = true
-				failure.message = fmt.Sprintf("%s retries the failed release: %s", helmController, failure.message)
-				return failure
-			}
-			failure.verdict = result.VerdictInProgress
-			if rc.reason == meta.ProgressingWithRetryReason {
-				failure.message = fmt.Sprintf("%s is retrying after: %s", helmController, failure.message)
-			} else {
-				failure.message = fmt.Sprintf("%s is still reconciling the release after: %s", helmController, failure.message)
-			}
-		}
-		return failure
+		return releaseFailureGate(v, want, ready, stalled, failure)
 	}
 	if ready.status == string(metav1.ConditionFalse) && ready.reason == meta.DependencyNotReadyReason {
 		return dependencyGate(v, ready)
@@ -145,6 +71,100 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 	if ready.status != string(metav1.ConditionTrue) {
 		return progressing(v, helmController)
 	}
+	return releasedGate(v, ready, want)
+}
+
+// releaseFailureGate decides a HelmRelease whose conditions record a failure (helmFailure)
+// that Ready=False or Stalled agrees with: whether it is about the expected chart version and
+// the current generation, and whether helm-controller is done with it.
+func releaseFailureGate(v *view, want Revision, ready, stalled condition, failure decision) decision {
+	isStalled := stalled.status == string(metav1.ConditionTrue)
+	// A release failure is about the chart version attempted; a stall on the configuration
+	// (an invalid CEL expression, access denied) holds for any version.
+	revisionBound := !isStalled || retriesStall(stalled)
+	if revisionBound && !v.attemptedChart(want) {
+		return staleFailure(want, v.lastAttempted, failure)
+	}
+	if revisionBound && v.lastAttemptedGeneration > 0 && v.lastAttemptedGeneration < v.generation {
+		// A release failure is of the generation helm-controller last attempted
+		// (status.lastAttemptedGeneration), whatever the conditions say: fluxcd/pkg/runtime's
+		// patch helper stamps every condition it writes with the object's generation at the
+		// time of the write, so a spec changed during a failing upgrade gets the old failure
+		// stamped with its new generation (helm-controller's reconcile/state.go warns of it).
+		// helm-controller attempts the new generation next, and resets its failure counts.
+		return staleGeneration(v, v.lastAttemptedGeneration, helmController, failure)
+	}
+	decided := ready // summarize stamps Ready with the generation it summarized
+	if isStalled {
+		decided = stalled
+	}
+	if v.olderGeneration(decided) {
+		return staleGeneration(v, decided.observedGeneration, helmController, failure)
+	}
+	if rc := v.cond(meta.ReconcilingCondition); !isStalled && rc.status == string(metav1.ConditionTrue) {
+		return unfinishedFailure(v, rc, failure)
+	}
+	return failure
+}
+
+// unfinishedFailure decides a release failure helm-controller is not done with
+// (Reconciling=True, not Stalled): it retries, or it records a failed install or upgrade
+// before it goes on to remediate it within the same reconciliation.
+func unfinishedFailure(v *view, rc condition, failure decision) decision {
+	if rc.reason == meta.ProgressingWithRetryReason && failure.code == result.CodeFluxRolledBack {
+		// Remediated (rolled back, uninstalled) with remediation retries left:
+		// helm-controller v1.6.4 and v1.4.3 (reconcile/atomic_release.go) remediate
+		// before they requeue (MustStop after the remediation, ErrMustRequeue), and
+		// try the action again at once; the history's newest release is the
+		// remediation's. With finite retries it ends Stalled RetriesExceeded, Flux's own
+		// answer, which the run waits for (a workload failure seen meanwhile fails at
+		// once). With unlimited ones (-1) it never does: each attempt gets a window of
+		// its timeout (Gate.RetryEvery).
+		if retries := remediationRetries(v.obj); retries >= 0 {
+			failure.verdict = result.VerdictInProgress
+			failure.message = fmt.Sprintf("%s remediated the failed release and tries it again (remediation retries: %d), until it passes or stalls with its retries exhausted: %s",
+				helmController, retries, failure.message)
+			return failure
+		}
+		failure.retried = true
+		failure.message = fmt.Sprintf("%s remediated the failed release and tries it again without end (remediation retries: -1): %s", helmController, failure.message)
+		return failure
+	}
+	if rc.reason == meta.ProgressingWithRetryReason && !v.attemptReleased() {
+		// The attempt stored no release (a template or a values schema error: Helm
+		// refused before it changed anything), so helm-controller counts no failure
+		// and retries it with a back-off for ever, whatever the remediation retries or
+		// upgrade.strategy: RetryOnFailure. No workload changed to tell more: it fails
+		// once it has lasted its retry window, as a Kustomization's retried failure.
+		failure.retried = true
+		failure.message = fmt.Sprintf("%s retries, and the attempt released nothing: %s", helmController, failure.message)
+		return failure
+	}
+	if rc.reason == meta.ProgressingWithRetryReason && (failure.code == result.CodeFluxInstallFailed || failure.code == result.CodeFluxUpgradeFailed) {
+		// The attempt stored a failed release, and helm-controller tries the action
+		// again instead of remediating it: upgrade.strategy (install.strategy)
+		// RetryOnFailure, every retryInterval (reconcile/atomic_release.go, v1.6.4
+		// and v1.4.3: "retrying after %s", ErrRetryAfterInterval), or remediation
+		// retries not exhausted (ErrMustRequeue). Each retry is another release of
+		// the same failure; nothing tells it will pass. Its workloads are judged as
+		// they run (a crash loop fails at once); the failure itself gets the retry
+		// window a Kustomization's retried failure gets.
+		failure.retried = true
+		failure.message = fmt.Sprintf("%s retries the failed release: %s", helmController, failure.message)
+		return failure
+	}
+	failure.verdict = result.VerdictInProgress
+	if rc.reason == meta.ProgressingWithRetryReason {
+		failure.message = fmt.Sprintf("%s is retrying after: %s", helmController, failure.message)
+	} else {
+		failure.message = fmt.Sprintf("%s is still reconciling the release after: %s", helmController, failure.message)
+	}
+	return failure
+}
+
+// releasedGate decides a HelmRelease Ready=True: Current once the Released condition, the
+// generation and the newest release of the history agree with the expected chart version.
+func releasedGate(v *view, ready condition, want Revision) decision {
 	if released := v.cond(releasedCondition); released.status != string(metav1.ConditionTrue) {
 		return decision{reason: ready.reason, message: fmt.Sprintf("waiting for the Released condition to be True (it is %q)", released.status)}
 	}
