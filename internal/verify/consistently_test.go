@@ -59,7 +59,7 @@ func stuck(d map[string]any) map[string]any {
 
 // consistentState is the state of the fake cluster s, read as get (snapshot) or verify does,
 // probed; closed with the test.
-func consistentState(t *testing.T, s *fakeapi.Server, snapshot bool) *clusterState {
+func consistentState(t testing.TB, s *fakeapi.Server, snapshot bool) *clusterState {
 	t.Helper()
 	req := fakeClusterRequest(t)
 	req.Snapshot = snapshot
@@ -103,7 +103,7 @@ func TestSnapshotFailureReadAgain(t *testing.T) {
 
 // synced assesses the cluster as its loop does until every list it needs has its first list;
 // it fails the test after a minute.
-func synced(t *testing.T, state *clusterState) {
+func synced(t testing.TB, state *clusterState) {
 	t.Helper()
 	deadline := time.After(time.Minute)
 	for {

@@ -2,8 +2,11 @@ package verify
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/org/app-status-action/internal/assess"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -58,8 +61,46 @@ func (s *listSet) get(key assess.ListKey) assess.List {
 	if l, ok := s.lists[key]; ok {
 		return l
 	}
-	l := &staticList{store: cache.NewStore(cache.MetaNamespaceKeyFunc), since: s.clock()}
+	l := s.list(key)
 	s.lists[key] = l
+	return l
+}
+
+// prefetchLimit bounds the lists of one cluster that prefetch has on their way at once.
+const prefetchLimit = 8
+
+// prefetch lists at once, concurrently, each of keys not read yet: a confirmation's lists,
+// none of which is another's owner, cost one round trip, not one each. Each read is numbered
+// as get numbers it (its sent is how many had returned when it was sent).
+func (s *listSet) prefetch(keys []assess.ListKey) {
+	var missing []assess.ListKey
+	for _, key := range keys {
+		if _, ok := s.lists[key]; !ok && !slices.Contains(missing, key) {
+			missing = append(missing, key)
+		}
+	}
+	if len(missing) == 1 {
+		s.get(missing[0])
+		return
+	}
+	read := make([]*staticList, len(missing))
+	var g errgroup.Group
+	g.SetLimit(prefetchLimit)
+	for i, key := range missing {
+		g.Go(func() error {
+			read[i] = s.list(key)
+			return nil
+		})
+	}
+	_ = g.Wait() // (each list keeps its own error)
+	for i, key := range missing {
+		s.lists[key] = read[i]
+	}
+}
+
+// list reads key, within the set's timeout.
+func (s *listSet) list(key assess.ListKey) *staticList {
+	l := &staticList{store: cache.NewStore(cache.MetaNamespaceKeyFunc), since: s.clock()}
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	if s.order != nil {

@@ -103,7 +103,7 @@ func verifyAndClose(t *testing.T, s *fakeapi.Server, wantProto int, freed chan s
 }
 
 // fakeClusterRequest is a request for the app the fake API servers hold, at its revision.
-func fakeClusterRequest(t *testing.T) Request {
+func fakeClusterRequest(t testing.TB) Request {
 	t.Helper()
 	want, err := flux.ParseRevision(starveCommit[:7])
 	if err != nil {

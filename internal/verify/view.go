@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -184,15 +185,12 @@ func (s *clusterState) confirmRead(ctx context.Context, e *assess.Assessment, no
 func (s *clusterState) confirmWatches(ctx context.Context, keys []assess.ListKey) (behind string, comparable bool) {
 	comparable = true
 	var notes []string
-	for _, key := range keys {
-		l, ok := s.watches.peek(key)
-		w, isWatch := l.(*watch)
-		if !ok || !isWatch || !w.Synced() {
+	watches, lists := s.listMetadata(ctx, keys)
+	for i, key := range keys {
+		w, list, err := watches[i], lists[i].list, lists[i].err
+		if w == nil {
 			continue
 		}
-		lctx, cancel := context.WithTimeout(ctx, listTimeout)
-		list, err := s.metadataClient.Resource(key.GVR).Namespace(key.Namespace).List(lctx, metav1.ListOptions{})
-		cancel()
 		switch {
 		case err != nil:
 			notes = append(notes, fmt.Sprintf("listing %s: %s", keyName(key), apiMessage(err)))
@@ -212,6 +210,36 @@ func (s *clusterState) confirmWatches(ctx context.Context, keys []assess.ListKey
 		w.confirm(list.ResourceVersion, at)
 	}
 	return few(notes, "; "), comparable
+}
+
+// metadataList is one list of confirmWatches, or its error.
+type metadataList struct {
+	list *metav1.PartialObjectMetadataList
+	err  error
+}
+
+// listMetadata lists, concurrently (one round trip for them all), the metadata of each key
+// whose watch is synced; watches[i] is nil for the others, which are not listed.
+func (s *clusterState) listMetadata(ctx context.Context, keys []assess.ListKey) ([]*watch, []metadataList) {
+	watches, lists := make([]*watch, len(keys)), make([]metadataList, len(keys))
+	var g errgroup.Group
+	g.SetLimit(prefetchLimit)
+	for i, key := range keys {
+		l, ok := s.watches.peek(key)
+		w, isWatch := l.(*watch)
+		if !ok || !isWatch || !w.Synced() {
+			continue
+		}
+		watches[i] = w
+		g.Go(func() error {
+			lctx, cancel := context.WithTimeout(ctx, listTimeout)
+			defer cancel()
+			lists[i].list, lists[i].err = s.metadataClient.Resource(key.GVR).Namespace(key.Namespace).List(lctx, metav1.ListOptions{})
+			return nil
+		})
+	}
+	_ = g.Wait() // (each list keeps its own error)
+	return watches, lists
 }
 
 // keyName names a list for a person: its resource and namespace.
@@ -254,9 +282,7 @@ func (s *clusterState) readFresh(ctx context.Context, e *assess.Assessment, now 
 			}
 		}
 	}
-	for _, key := range e.Unconfirmed {
-		fresh.get(key)
-	}
+	fresh.prefetch(e.Unconfirmed)
 	base := &layeredLists{top: &withHistory{fresh: fresh, watches: s.watches}, base: s.watches}
 	read := s.readAgain(ctx, base, s.assessFrom(base, now), now)
 	var notes []string
@@ -300,9 +326,7 @@ func (s *clusterState) readAgain(ctx context.Context, base objectCache, e *asses
 			return e
 		}
 		again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
-		for _, key := range e.Unconfirmed {
-			again.get(key)
-		}
+		again.prefetch(e.Unconfirmed)
 		base = &layeredLists{top: &withHistory{fresh: again, watches: s.watches}, base: base}
 		e = s.assessFrom(base, now)
 	}
@@ -333,6 +357,7 @@ func (s *clusterState) confirmFailure(ctx context.Context, e *assess.Assessment,
 		return e, ""
 	}
 	again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
+	again.prefetch(e.Unconfirmed)
 	for _, key := range e.Unconfirmed {
 		if l := again.get(key); l.Err() == nil && !numbered(l.(*staticList).revision) {
 			return s.readFresh(ctx, e, now)

@@ -1,0 +1,161 @@
+package verify
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
+)
+
+// listBarrier holds each list a fake API server answers, once armed, until want lists are
+// on their way together (or a few seconds passed, for a client that sends them one by one),
+// and records how many were ever on their way at once.
+type listBarrier struct {
+	mu       sync.Mutex
+	armed    bool
+	want     int
+	inFlight int
+	most     int
+	all      chan struct{}
+}
+
+func newListBarrier(want int) *listBarrier {
+	return &listBarrier{want: want, all: make(chan struct{})}
+}
+
+func (b *listBarrier) arm() {
+	b.mu.Lock()
+	b.armed = true
+	b.mu.Unlock()
+}
+
+// beforeList is the server's BeforeList.
+func (b *listBarrier) beforeList(string, string) {
+	b.mu.Lock()
+	if !b.armed {
+		b.mu.Unlock()
+		return
+	}
+	b.inFlight++
+	b.most = max(b.most, b.inFlight)
+	if b.inFlight == b.want {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.all:
+	case <-time.After(3 * time.Second):
+	}
+	b.mu.Lock()
+	b.inFlight--
+	b.mu.Unlock()
+}
+
+func (b *listBarrier) mostAtOnce() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.most
+}
+
+// appKinds are the lists of the fake app's three kinds in its namespace.
+var appKinds = []assess.ListKey{appDeployments,
+	{GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Namespace: "app"},
+	{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespace: "app", Names: true},
+}
+
+// TestPrefetchListsAtOnce: a confirmation's lists (none another's owner) are on their way
+// together, one round trip for them all, and each is then read from the set without another
+// request.
+func TestPrefetchListsAtOnce(t *testing.T) {
+	t.Parallel()
+	resources, objects := consistentApp()
+	barrier := newListBarrier(len(appKinds))
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: barrier.beforeList})
+	t.Cleanup(s.Close)
+	state := consistentState(t, s, true)
+	set := newListSet(t.Context(), state.dynamicClient, state.metadataClient, time.Now, state.readOrder, listTimeout)
+	barrier.arm()
+	set.prefetch(appKinds)
+	if got, want := barrier.mostAtOnce(), len(appKinds); got != want {
+		t.Errorf("lists on their way at once = %d, want %d", got, want)
+	}
+	requests := s.Requests()
+	for _, key := range appKinds {
+		l := set.get(key)
+		if l.Err() != nil || len(l.Items()) != 1 {
+			t.Errorf("%s: %d items, error %v; want the app's one object", keyName(key), len(l.Items()), l.Err())
+		}
+	}
+	if n := s.Requests() - requests; n != 0 {
+		t.Errorf("get after prefetch made %d requests, want none", n)
+	}
+}
+
+// TestConfirmWatchesListsAtOnce: when the Kustomization's status moved past every watch of
+// the app, the confirmation lists the three kinds' metadata together, and still decides.
+func TestConfirmWatchesListsAtOnce(t *testing.T) {
+	t.Parallel()
+	resources, objects := consistentApp()
+	barrier := newListBarrier(len(appKinds))
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: barrier.beforeList})
+	t.Cleanup(s.Close)
+	state := consistentState(t, s, false)
+	synced(t, state)
+	// A status written after every watch's first list: each must be confirmed.
+	ks := appObject(t, objects, "app")
+	s.Set(ks)
+	ks["metadata"].(map[string]any)["resourceVersion"] = "3"
+	l, _ := state.watches.peek(assess.ListKey{GVR: ksGVR, Namespace: "flux-system"})
+	if err := l.(*watch).store.Update(&unstructured.Unstructured{Object: ks}); err != nil {
+		t.Fatal(err)
+	}
+	barrier.arm()
+	e, _ := decide(t, state, 8)
+	if !e.Current() {
+		t.Errorf("decision: fatal %+v, pending %+v, want Current", e.Fatal, e.Pending)
+	}
+	if got, want := barrier.mostAtOnce(), len(appKinds); got != want {
+		t.Errorf("confirmation lists on their way at once = %d, want %d", got, want)
+	}
+}
+
+// BenchmarkConfirmWatches is one confirmation of the fake app's three kinds, each list
+// answered after a 5ms round trip: what a confirmation adds to the verdict after the last
+// change.
+//
+//	go test -run '^$' -bench BenchmarkConfirmWatches -count 5 ./internal/verify/
+func BenchmarkConfirmWatches(b *testing.B) {
+	resources, objects := consistentApp()
+	var armed atomic.Bool
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: func(string, string) {
+		if armed.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}})
+	b.Cleanup(s.Close)
+	state := consistentState(b, s, false)
+	synced(b, state)
+	// (Without the client's rate limit, which a loop of confirmations would measure instead.)
+	cfg := insecureConfig(s)
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	state.metadataClient = md
+	armed.Store(true)
+	b.ResetTimer()
+	for range b.N {
+		if behind, _ := state.confirmWatches(b.Context(), appKinds); behind != "" {
+			b.Fatalf("confirmWatches: %s", behind)
+		}
+	}
+}
