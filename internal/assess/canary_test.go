@@ -459,7 +459,8 @@ func objectMessage(e *Assessment, id string) string {
 // TestCanaryPickup: a Deployment's Canary whose state is older than its target's template is
 // judged by what the primary runs, with no timer: Current at once when it runs the target's
 // template, waiting as long as it does not, and a Failed older than the template is never
-// this template's failure, however long the run waits.
+// this template's failure, however long the run waits. Each case by verify, three looks
+// sharing its memory, and by get, which looks once and says the same as verify's first look.
 func TestCanaryPickup(t *testing.T) {
 	t.Parallel()
 	root := flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}
@@ -472,6 +473,8 @@ func TestCanaryPickup(t *testing.T) {
 		name        string
 		docs        []string
 		first, then outcome
+		// says is part of the message of every look, get's included.
+		says string
 		// timer is whether the first verdict waits for Flagger's pickup (a recheck).
 		timer bool
 	}{
@@ -480,37 +483,51 @@ func TestCanaryPickup(t *testing.T) {
 			first: current, then: current},
 		{name: "Succeeded before the template, the primary on other images: waits with no timer",
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Succeeded", hashA, hashA, beforeB)},
-			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}},
+			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"},
+			says: "Canary/shop/web Succeeded, but Deployment/shop/web-primary runs web:1.0.0 of container web, the template web:1.1.0: waiting for Flagger to promote"},
 		{name: "Failed before the template: never a failure by time (Flagger rewrites status.lastTransitionTime at every tick)",
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Failed", hashA, hashB, beforeB)},
-			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}},
+			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"},
+			says: "Canary/shop/web Failed at 2026-11-01T11:40:00Z, not provably for the target's template (written at 2026-11-01T11:50:00Z): waiting for Flagger to analyse it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			docs := strings.Join(tt.docs, "\n---\n")
-			mem := NewMemory()
-			spec := Spec{Resources: []flux.Ref{root}, Revision: rev, Workloads: true, Health: fluxhealth.New(t.Context())}
 			order := []string{"kustomizations", "gitrepositories", "deployments", "canaries"}
 			view := func() *fixtureView {
 				v := newFixtureView(t, docs, order...)
 				v.flagger = true
 				return v
 			}
-			e := Assess(view(), mem, spec, fixtureNow)
-			if diff := cmp.Diff(tt.first, outcomeOf(e)); diff != "" {
-				t.Errorf("first (-want +got):\n%s\npending %+v fatal %+v", diff, e.Pending, e.Fatal)
-			}
-			if want := fixtureNow.Add(20 * time.Second); tt.timer && !e.Recheck.Equal(want) || !tt.timer && !e.Recheck.IsZero() {
-				t.Errorf("Recheck = %s, want %s (two analysis intervals of 10s)", e.Recheck, want)
-			}
-			e = Assess(view(), mem, spec, fixtureNow.Add(19*time.Second))
-			if diff := cmp.Diff(tt.first, outcomeOf(e)); diff != "" {
-				t.Errorf("within the pickup (-want +got):\n%s", diff)
-			}
-			e = Assess(view(), mem, spec, fixtureNow.Add(20*time.Second))
-			if diff := cmp.Diff(tt.then, outcomeOf(e)); diff != "" {
-				t.Errorf("after the pickup (-want +got):\n%s\npending %+v fatal %+v", diff, e.Pending, e.Fatal)
+			for _, mode := range []string{"get", "verify"} {
+				mem := NewMemory()
+				spec := Spec{Resources: []flux.Ref{root}, Revision: rev, Workloads: true, Snapshot: mode == "get", Health: fluxhealth.New(t.Context())}
+				e := Assess(view(), mem, spec, fixtureNow)
+				if diff := cmp.Diff(tt.first, outcomeOf(e)); diff != "" {
+					t.Errorf("%s, first (-want +got):\n%s\npending %+v fatal %+v", mode, diff, e.Pending, e.Fatal)
+				}
+				if msg := verdictMessage(e); !strings.Contains(msg, tt.says) {
+					t.Errorf("%s, first: message %q, want it to contain %q", mode, msg, tt.says)
+				}
+				if want := fixtureNow.Add(20 * time.Second); tt.timer && !e.Recheck.Equal(want) || !tt.timer && !e.Recheck.IsZero() {
+					t.Errorf("%s: Recheck = %s, want %s (two analysis intervals of 10s)", mode, e.Recheck, want)
+				}
+				if mode == "get" {
+					// (A snapshot looks once: it has no pickup to wait out.)
+					continue
+				}
+				e = Assess(view(), mem, spec, fixtureNow.Add(19*time.Second))
+				if diff := cmp.Diff(tt.first, outcomeOf(e)); diff != "" {
+					t.Errorf("within the pickup (-want +got):\n%s", diff)
+				}
+				e = Assess(view(), mem, spec, fixtureNow.Add(20*time.Second))
+				if diff := cmp.Diff(tt.then, outcomeOf(e)); diff != "" {
+					t.Errorf("after the pickup (-want +got):\n%s\npending %+v fatal %+v", diff, e.Pending, e.Fatal)
+				}
+				if msg := verdictMessage(e); !strings.Contains(msg, tt.says) {
+					t.Errorf("after the pickup: message %q, want it to contain %q", msg, tt.says)
+				}
 			}
 		})
 	}
