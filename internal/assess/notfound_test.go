@@ -134,6 +134,25 @@ func TestMissingRequestedObject(t *testing.T) {
 	}
 	nearby := nearbyAt(revB)
 	const grace = 2 * time.Minute
+	// What get says at its one look: NotFound at once when nothing creates the object, the
+	// lists unconfirmed read again (as verify past the grace); else the assessment waits,
+	// saying what may still create it, and get concludes NotFound.
+	uk := []string{"kustomizations in all namespaces", "kustomizations in flux-system"}
+	waitsNotFound := outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"}
+	getNotFound := func(unconfirmed ...string) missingWant {
+		return missingWant{outcome: outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"}, verdict: result.VerdictNotFound,
+			message: []string{"Kustomization/flux-system/pod-info not found; close names in flux-system: podinfo;", "no Kustomization or ResourceSet is creating it"},
+			lacks:   "missing for", unconfirmed: unconfirmed}
+	}
+	getWaits := func(says ...string) missingWant {
+		return missingWant{outcome: waitsNotFound, verdict: result.VerdictNotFound,
+			message: append([]string{"Kustomization/flux-system/pod-info not found yet; Flux may still create it: "}, says...)}
+	}
+	const (
+		retries     = "Kustomization/flux-system/apps retries an apply that failed on what may still come"
+		noKind      = `no matches for kind "ServiceMonitor"`
+		noNamespace = `namespaces "shop" not found`
+	)
 	tests := []struct {
 		name    string
 		ref     flux.Ref
@@ -141,7 +160,6 @@ func TestMissingRequestedObject(t *testing.T) {
 		elapsed time.Duration // since the run first saw it missing
 		// forbidAll lists the resources whose lists of every namespace are forbidden.
 		forbidAll []string
-		snapshot  bool
 		// order, when set, reads the lists at one moment each, in order (consistency).
 		order       []string
 		want        outcome
@@ -150,119 +168,152 @@ func TestMissingRequestedObject(t *testing.T) {
 		lacksMessage string
 		// wantUnconfirmed are the lists a NotFound must be read again from.
 		wantUnconfirmed []string
+		// get is what get says at its one look, at once (it has no grace).
+		get missingWant
 	}{
 		{name: "missing within the grace: waits",
 			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), elapsed: time.Minute,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"Kustomization/flux-system/pod-info not found", "close names in flux-system: podinfo", "not-found-grace"}},
+			wantMessage: []string{"Kustomization/flux-system/pod-info not found", "close names in flux-system: podinfo", "not-found-grace"},
+			get:         getNotFound(uk...)},
 		{name: "missing after the grace, the parent applied its source's revision: NotFound",
 			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), elapsed: grace,
 			want: outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantMessage: []string{"Kustomization/flux-system/pod-info not found", "close names in flux-system: podinfo;",
 				"Kustomization pod-info exists in namespace apps, shop", "no Kustomization or ResourceSet is creating it"},
-			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
+			get:             getNotFound(uk...)},
 		{name: "missing after the grace, read at one moment after the parents: nothing to read again",
 			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), elapsed: grace,
 			order: []string{"gitrepositories@3", "kustomizations@7"},
-			want:  outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"}},
+			want:  outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			get:   getNotFound()},
 		{name: "missing after the grace while the parent reconciles a newer revision: waits",
 			ref: app, docs: append([]string{parentWith(parentReconciling), gitRepo()}, nearby...), elapsed: 5 * grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps is applying main@sha1:bbbbbbb"}},
+			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps is applying main@sha1:bbbbbbb"},
+			get:         getWaits("Kustomization/flux-system/apps is applying main@sha1:bbbbbbb")},
 		{name: "missing after the grace, the parent not started on its source's newer revision: waits",
 			ref: app, docs: append([]string{parentWith(parentBehind), gitRepo()}, nearby...), elapsed: 5 * grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"Kustomization/flux-system/apps has not applied main@sha1:bbbbbbb of GitRepository/flux-system/app yet"}},
+			wantMessage: []string{"Kustomization/flux-system/apps has not applied main@sha1:bbbbbbb of GitRepository/flux-system/app yet"},
+			get:         getWaits("Kustomization/flux-system/apps has not applied main@sha1:bbbbbbb of GitRepository/flux-system/app yet")},
 		{name: "missing after the grace, the parent waits for its dependencies: waits",
 			ref: app, docs: append([]string{parentWith(parentWaitsForDependencies), gitRepo()}, nearby...), elapsed: 5 * grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"Kustomization/flux-system/apps waits for its dependencies"}},
+			wantMessage: []string{"Kustomization/flux-system/apps waits for its dependencies"},
+			get:         getWaits("Kustomization/flux-system/apps waits for its dependencies")},
 		{name: "missing after the grace, the parent failed its source's newest revision: NotFound",
 			ref: app, docs: append([]string{parentWith(parentFailed), gitRepo()}, nearby...), elapsed: grace,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
+			get:             getNotFound(uk...)},
 		{name: "missing after the grace, the parent retries an apply refused for a CRD not served yet, within the retry grace: waits",
 			ref: app, docs: append([]string{retrying(parentWith(parentRetrying), "5m"), gitRepo()}, nearby...), elapsed: 100 * time.Second,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps retries an apply that failed on what may still come", "no matches for kind"}},
+			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps retries an apply that failed on what may still come", "no matches for kind"},
+			get:         getWaits(retries, noKind)},
 		{name: "the CRD still not served past the retry grace, nothing at work: NotFound",
 			ref: app, docs: append([]string{retrying(parentWith(parentRetrying), "5m"), gitRepo()}, nearby...), elapsed: 4 * time.Minute,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
+			get:             getWaits(retries, noKind)},
 		{name: "the CRD still not served past the retry grace, a HelmRelease installing: waits",
 			ref: app, docs: append([]string{retrying(parentWith(parentRetrying), "5m"), gitRepo(), helmReleaseInstalling}, nearby...), elapsed: 4 * time.Minute,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"retries an apply that failed on what may still come", "no matches for kind"}},
+			wantMessage: []string{"retries an apply that failed on what may still come", "no matches for kind"},
+			get:         getWaits(retries, noKind)},
 		{name: "a Kustomization failing for a day on a namespace still missing: NotFound past the grace",
 			ref: app, docs: append([]string{parentLacking(lacksNamespace), gitRepo()}, nearby...), elapsed: grace,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
+			get:             getNotFound(uk...)},
 		{name: "a Kustomization failing on a namespace deleted a minute ago and still missing: NotFound past the grace",
 			ref: app, docs: append([]string{strings.Replace(parentLacking(lacksNamespace), "2026-10-31T08:00:00Z", "2026-11-01T11:59:00Z", 1), gitRepo()}, nearby...), elapsed: grace,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
+			get:             getNotFound(uk...)},
 		{name: "its namespace created since the failure: waits for the next attempt",
 			ref: app, docs: append([]string{parentLacking(lacksNamespace), gitRepo(), createdAt("Namespace", "shop", "2026-11-01T12:01:30Z")}, nearby...), elapsed: grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps retries an apply that failed on what may still come", `namespaces "shop" not found`}},
+			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps retries an apply that failed on what may still come", `namespaces "shop" not found`},
+			get:         getWaits(retries, noNamespace)},
 		{name: "its namespace created since the failure, past the next attempt: NotFound",
 			ref: app, docs: append([]string{parentLacking(lacksNamespace), gitRepo(), createdAt("Namespace", "shop", "2026-11-01T12:01:30Z")}, nearby...), elapsed: 13 * time.Minute,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
+			get:             getWaits(retries, noNamespace)},
 		{name: "its namespace there, created before the failure was written (during the attempt): waits for the next attempt",
 			ref: app, docs: append([]string{parentLacking(lacksNamespace), gitRepo(), createdAt("Namespace", "shop", "2026-11-01T12:00:59Z")}, nearby...), elapsed: grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"retries an apply that failed on what may still come"}},
+			wantMessage: []string{"retries an apply that failed on what may still come"},
+			get:         getWaits(retries, noNamespace)},
 		{name: "a namespace still missing while a HelmRelease installs: waits",
 			ref: app, docs: append([]string{parentLacking(lacksNamespace), gitRepo(), helmReleaseInstalling}, nearby...), elapsed: grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"retries an apply that failed on what may still come"}},
+			wantMessage: []string{"retries an apply that failed on what may still come"},
+			get:         getWaits(retries, noNamespace)},
 		{name: "failing for a day on a kind not served: NotFound past the grace",
 			ref: app, docs: append([]string{parentLacking(lacksCRD), gitRepo()}, nearby...), elapsed: grace,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
+			get:             getWaits(retries, noKind)},
 		{name: "a CRD of the kind's group created since the failure: waits for the next attempt",
 			ref: app, docs: append([]string{parentLacking(lacksCRD), gitRepo(), createdAt("CustomResourceDefinition", "servicemonitors.monitoring.coreos.com", "2026-11-01T12:01:30Z")}, nearby...), elapsed: grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"retries an apply that failed on what may still come", "no matches for kind"}},
+			wantMessage: []string{"retries an apply that failed on what may still come", "no matches for kind"},
+			get:         getWaits(retries, noKind)},
 		{name: "failing for a day on a webhook (its fix may be the merge): waits out the retry grace from the run's start",
 			ref: app, docs: append([]string{parentLacking(lacksWebhook), gitRepo()}, nearby...), elapsed: grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"retries an apply that failed on what may still come", "failed calling webhook"}},
+			wantMessage: []string{"retries an apply that failed on what may still come", "failed calling webhook"},
+			get:         getWaits(retries, "failed calling webhook")},
 		{name: "failing for a day on a webhook, past the retry grace and the next attempt: NotFound",
 			ref: app, docs: append([]string{parentLacking(lacksWebhook), gitRepo()}, nearby...), elapsed: 13 * time.Minute,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
+			get:             getWaits(retries, "failed calling webhook")},
 		{name: "the merge's revision in no source yet, within the source's interval: waits",
 			ref: app, docs: append([]string{parentWith(parentBehind), fetchingEvery("5m", revA)}, nearbyAt(revA)...), elapsed: 5 * time.Minute,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"Flux may still create it: main@sha1:bbbbbbb is in none of the 1 sources the cluster's Kustomizations apply from yet (each fetches within its interval, the longest 5m0s)"}},
+			wantMessage: []string{"Flux may still create it: main@sha1:bbbbbbb is in none of the 1 sources the cluster's Kustomizations apply from yet (each fetches within its interval, the longest 5m0s)"},
+			get:         getWaits("main@sha1:bbbbbbb is in none of the 1 sources")},
 		{name: "the merge's revision in no source past the source's interval: NotFound",
 			ref: app, docs: append([]string{parentWith(parentBehind), fetchingEvery("5m", revA)}, nearbyAt(revA)...), elapsed: 5*time.Minute + 30*time.Second,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
+			get:             getWaits("main@sha1:bbbbbbb is in none of the 1 sources")},
 		{name: "missing after the grace, a ResourceSet reconciling: waits",
 			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo(), rset("[]", `  - {type: Ready, status: "Unknown", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`)}, nearby...),
 			elapsed:     grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"ResourceSet/flux-system/tenants is reconciling"}},
+			wantMessage: []string{"ResourceSet/flux-system/tenants is reconciling"},
+			get:         getWaits("ResourceSet/flux-system/tenants is reconciling")},
 		{name: "Kustomizations of every namespace forbidden: waits, saying why",
 			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), elapsed: grace,
 			forbidAll:   []string{"kustomizations"},
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
-			wantMessage: []string{"cannot tell whether Flux is creating it: listing kustomizations in all namespaces"}},
+			wantMessage: []string{"cannot tell whether Flux is creating it: listing kustomizations in all namespaces"},
+			get: missingWant{outcome: waitsNotFound, verdict: result.VerdictNotFound,
+				message: []string{"Kustomization/flux-system/pod-info not found; cannot tell whether Flux is creating it: listing kustomizations in all namespaces"}}},
 		{name: "HelmReleases of every namespace forbidden: NotFound, saying other namespaces were not searched",
 			ref: flux.Ref{Kind: flux.KindHelmRelease, Namespace: "flux-system", Name: "web"}, docs: []string{parentWith(parentApplied), gitRepo()}, elapsed: grace,
 			forbidAll:       []string{"helmreleases"},
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantMessage:     []string{"HelmRelease/flux-system/web not found; other namespaces not searched (listing helmreleases in all namespaces:"},
-			wantUnconfirmed: []string{"kustomizations in all namespaces", "helmreleases in flux-system"}},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "helmreleases in flux-system"},
+			get: missingWant{outcome: outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"}, verdict: result.VerdictNotFound,
+				message:     []string{"HelmRelease/flux-system/web not found; other namespaces not searched (listing helmreleases in all namespaces:", "no Kustomization or ResourceSet is creating it"},
+				lacks:       "missing for",
+				unconfirmed: []string{"kustomizations in all namespaces", "helmreleases in flux-system"}}},
 		{name: "get: no grace",
-			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...), snapshot: true,
-			order:        []string{"gitrepositories@3", "kustomizations@7"},
-			want:         outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
-			wantMessage:  []string{"close names in flux-system: podinfo", "no Kustomization or ResourceSet is creating it"},
-			lacksMessage: "missing for"},
+			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo()}, nearby...),
+			order:       []string{"gitrepositories@3", "kustomizations@7"},
+			want:        waitsNotFound,
+			wantMessage: []string{"close names in flux-system: podinfo", "NotFound once it has been missing for 2m0s (not-found-grace)"},
+			get: missingWant{outcome: outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"}, verdict: result.VerdictNotFound,
+				message: []string{"close names in flux-system: podinfo", "no Kustomization or ResourceSet is creating it"},
+				lacks:   "missing for"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,38 +326,59 @@ func TestMissingRequestedObject(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec := Spec{Resources: []flux.Ref{tt.ref}, Revision: rev, Snapshot: tt.snapshot, NotFoundGrace: grace, Health: fluxhealth.New(t.Context())}
-			mem := NewMemory()
-			first := Assess(view, mem, spec, fixtureNow)
-			if !first.NotFound {
-				t.Errorf("first assessment: NotFound false, want true")
-			}
-			e := first
-			if tt.elapsed > 0 {
-				e = Assess(view, mem, spec, fixtureNow.Add(tt.elapsed))
-			}
-			if diff := cmp.Diff(tt.want, outcomeOf(e)); diff != "" {
-				t.Errorf("Assess() (-want +got):\n%s\npending %+v fatal %+v", diff, e.Pending, e.Fatal)
-			}
-			msg := ""
-			switch {
-			case e.Fatal != nil:
-				msg = e.Fatal.Message
-			case e.Pending != nil:
-				msg = e.Pending.Message
-			}
-			for _, want := range tt.wantMessage {
-				if !strings.Contains(msg, want) {
-					t.Errorf("Assess() message = %q, want it to contain %q", msg, want)
+			for _, mode := range []string{"get", "verify"} {
+				spec := Spec{Resources: []flux.Ref{tt.ref}, Revision: rev, Snapshot: mode == "get", NotFoundGrace: grace, Health: fluxhealth.New(t.Context())}
+				mem := NewMemory()
+				e := Assess(view, mem, spec, fixtureNow)
+				if !e.NotFound {
+					t.Errorf("%s, first assessment: NotFound false, want true", mode)
 				}
-			}
-			if tt.lacksMessage != "" && strings.Contains(msg, tt.lacksMessage) {
-				t.Errorf("Assess() message = %q, want it without %q", msg, tt.lacksMessage)
-			}
-			if got, want := keyNames(e.Unconfirmed), tt.wantUnconfirmed; !cmp.Equal(got, want) {
-				t.Errorf("Assess() unconfirmed = %q, want %q", got, want)
+				want := tt.get
+				if mode == "verify" {
+					want = missingWant{outcome: tt.want, message: tt.wantMessage, lacks: tt.lacksMessage, unconfirmed: tt.wantUnconfirmed}
+					if tt.elapsed > 0 {
+						e = Assess(view, mem, spec, fixtureNow.Add(tt.elapsed))
+					}
+				}
+				checkMissing(t, mode, e, want)
 			}
 		})
+	}
+}
+
+// missingWant is what an assessment of a missing object says: its outcome, the cluster's
+// verdict get concludes from it (Conclude, Facts.Snapshot; unchecked when ""), parts of its
+// message and one it lacks, and the lists a NotFound must be read again from.
+type missingWant struct {
+	outcome     outcome
+	verdict     result.Verdict
+	message     []string
+	lacks       string
+	unconfirmed []string
+}
+
+// checkMissing checks that e, assessed in mode, says want.
+func checkMissing(t *testing.T, mode string, e *Assessment, want missingWant) {
+	t.Helper()
+	if diff := cmp.Diff(want.outcome, outcomeOf(e)); diff != "" {
+		t.Errorf("%s: Assess() (-want +got):\n%s\npending %+v fatal %+v", mode, diff, e.Pending, e.Fatal)
+	}
+	if want.verdict != "" {
+		if got := Conclude(e, Facts{Snapshot: true}).Verdict.Verdict; got != want.verdict {
+			t.Errorf("%s: concluded verdict %s, want %s", mode, got, want.verdict)
+		}
+	}
+	msg := verdictMessage(e)
+	for _, part := range want.message {
+		if !strings.Contains(msg, part) {
+			t.Errorf("%s: Assess() message = %q, want it to contain %q", mode, msg, part)
+		}
+	}
+	if want.lacks != "" && strings.Contains(msg, want.lacks) {
+		t.Errorf("%s: Assess() message = %q, want it without %q", mode, msg, want.lacks)
+	}
+	if got := keyNames(e.Unconfirmed); !cmp.Equal(got, want.unconfirmed) {
+		t.Errorf("%s: Assess() unconfirmed = %q, want %q", mode, got, want.unconfirmed)
 	}
 }
 
@@ -317,54 +389,82 @@ func fetchingEvery(interval, rev string) string {
 
 // TestMissingButListedInAllNamespaces: a HelmRelease the list of its namespace lacks but the
 // list of every namespace holds (a watch behind the other) waits for the list to catch up,
-// never NotFound.
+// never NotFound in verify; get, which does not wait, concludes the wait NotFound.
 func TestMissingButListedInAllNamespaces(t *testing.T) {
 	t.Parallel()
 	hr := `apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: web, namespace: flux-system, generation: 1}
 spec: {interval: 10m}`
-	view := newFixtureView(t, strings.Join([]string{parentWith(parentApplied), gitRepo(), hr}, "\n---\n"))
-	gvr := flux.KindHelmRelease.GroupVersionResource()
-	delete(view.list(ListKey{GVR: gvr, Namespace: "flux-system"}).objects, "flux-system/web")
-	spec := Spec{Resources: []flux.Ref{{Kind: flux.KindHelmRelease, Namespace: "flux-system", Name: "web"}}, Snapshot: true,
-		Health: fluxhealth.New(t.Context())}
-	e := Assess(view, NewMemory(), spec, fixtureNow)
-	if e.Fatal != nil || e.Pending == nil || !strings.Contains(e.Pending.Message, "listed in all namespaces") {
-		t.Errorf("Assess() = fatal %+v, pending %+v; want it waiting for its namespace's list", e.Fatal, e.Pending)
+	waits := missingWant{outcome: outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+		message: []string{"HelmRelease/flux-system/web not found in its namespace's list yet, though listed in all namespaces"}}
+	for _, mode := range []string{"get", "verify"} {
+		view := newFixtureView(t, strings.Join([]string{parentWith(parentApplied), gitRepo(), hr}, "\n---\n"))
+		gvr := flux.KindHelmRelease.GroupVersionResource()
+		delete(view.list(ListKey{GVR: gvr, Namespace: "flux-system"}).objects, "flux-system/web")
+		spec := Spec{Resources: []flux.Ref{{Kind: flux.KindHelmRelease, Namespace: "flux-system", Name: "web"}}, Snapshot: mode == "get",
+			Health: fluxhealth.New(t.Context())}
+		want := waits
+		if mode == "get" {
+			want.verdict = result.VerdictNotFound
+		}
+		e := Assess(view, NewMemory(), spec, fixtureNow)
+		checkMissing(t, mode, e, want)
+		if mode == "verify" && Conclude(e, Facts{}).Done {
+			t.Errorf("verify: Conclude() done with %+v, want it waiting", Conclude(e, Facts{}).Verdict)
+		}
 	}
 }
 
 // TestMissingMessageIsOneLine: what the cluster says of the objects that may still create a
 // missing one (a source's revision with an escape sequence and a line break) is shown on one
-// line, without them.
+// line, without them, in get (which concludes the wait NotFound) as in verify.
 func TestMissingMessageIsOneLine(t *testing.T) {
 	t.Parallel()
 	hostile := strings.Replace(gitRepo(), `revision: "`+revB+`"`, `revision: "main@sha1:\x1b[31mred\n::error::injected"`, 1)
-	view := newFixtureView(t, strings.Join([]string{parentWith(parentBehind), hostile}, "\n---\n"))
-	spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, Snapshot: true,
-		Health: fluxhealth.New(t.Context())}
-	e := Assess(view, NewMemory(), spec, fixtureNow)
-	if e.Pending == nil || !strings.Contains(e.Pending.Message, "Flux may still create it") {
-		t.Fatalf("Assess() = fatal %+v, pending %+v; want it waiting for the parent", e.Fatal, e.Pending)
-	}
-	if strings.ContainsAny(e.Pending.Message, "\x1b\n\r") {
-		t.Errorf("Assess() message = %q, want one line without escape sequences", e.Pending.Message)
+	for _, mode := range []string{"get", "verify"} {
+		view := newFixtureView(t, strings.Join([]string{parentWith(parentBehind), hostile}, "\n---\n"))
+		spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, Snapshot: mode == "get",
+			Health: fluxhealth.New(t.Context())}
+		want := missingWant{outcome: outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			message: []string{"Kustomization/flux-system/app not found yet; Flux may still create it: Kustomization/flux-system/apps has not applied"}}
+		if mode == "get" {
+			want.verdict = result.VerdictNotFound
+		}
+		e := Assess(view, NewMemory(), spec, fixtureNow)
+		checkMissing(t, mode, e, want)
+		if msg := verdictMessage(e); strings.ContainsAny(msg, "\x1b\n\r") {
+			t.Errorf("%s: Assess() message = %q, want one line without escape sequences", mode, msg)
+		}
 	}
 }
 
 // TestMissingWithinGraceRechecks: within the grace, the assessment asks to be made again when
-// it ends, and the grace runs from the first assessment that saw the object missing.
+// it ends, and the grace runs from the first assessment that saw the object missing. get has
+// no grace: NotFound at its one look, with nothing to recheck.
 func TestMissingWithinGraceRechecks(t *testing.T) {
 	t.Parallel()
-	view := newFixtureView(t, strings.Join([]string{parentWith(parentApplied), gitRepo()}, "\n---\n"))
-	spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, NotFoundGrace: 90 * time.Second,
-		Health: fluxhealth.New(t.Context())}
-	mem := NewMemory()
-	Assess(view, mem, spec, fixtureNow)
-	e := Assess(view, mem, spec, fixtureNow.Add(time.Minute))
-	if want := fixtureNow.Add(90 * time.Second); !e.Recheck.Equal(want) {
-		t.Errorf("Assess() Recheck = %s, want %s", e.Recheck, want)
+	for _, mode := range []string{"get", "verify"} {
+		view := newFixtureView(t, strings.Join([]string{parentWith(parentApplied), gitRepo()}, "\n---\n"))
+		spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, NotFoundGrace: 90 * time.Second,
+			Snapshot: mode == "get", Health: fluxhealth.New(t.Context())}
+		mem := NewMemory()
+		e := Assess(view, mem, spec, fixtureNow)
+		want := missingWant{outcome: outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"}, verdict: result.VerdictNotFound,
+			message:     []string{"Kustomization/flux-system/app not found; close names in flux-system: apps; no Kustomization or ResourceSet is creating it"},
+			lacks:       "missing for",
+			unconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"}}
+		recheck := time.Time{}
+		if mode == "verify" {
+			e = Assess(view, mem, spec, fixtureNow.Add(time.Minute))
+			want = missingWant{outcome: outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+				message: []string{"Kustomization/flux-system/app not found; close names in flux-system: apps; NotFound once it has been missing for 1m30s (not-found-grace)"}}
+			recheck = fixtureNow.Add(90 * time.Second)
+		}
+		checkMissing(t, mode, e, want)
+		if !e.Recheck.Equal(recheck) {
+			t.Errorf("%s: Assess() Recheck = %s, want %s", mode, e.Recheck, recheck)
+		}
 	}
 }
 
