@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/flux"
@@ -49,7 +50,8 @@ func (v movingView) List(key ListKey) (List, bool) {
 // Kustomization infra (status at 200) applied A; its GitRepository, at B since revision 150,
 // is held at A by a watch still at 120 when it is read, then at 250 once it caught up. Read
 // at 120, the source that says infra is on its way is not proof (Confirming), however far the
-// watch has moved by the time the rule is checked; read at 250 (B), infra waits for B.
+// watch has moved by the time the rule is checked; read at 250 (B), infra waits for B. Each
+// case by get and by verify, which say the same.
 func TestRevisionAsTaken(t *testing.T) {
 	t.Parallel()
 	root := withRevision(ks("app", "GitRepository", "app", "", revB, "flux-system_infra_kustomize.toolkit.fluxcd.io_Kustomization"), "210")
@@ -65,33 +67,47 @@ func TestRevisionAsTaken(t *testing.T) {
 		before, after   string
 		wantCurrent     bool
 		wantUnconfirmed bool
+		// want and says are the outcome and a part of its message, in get as in verify.
+		want outcome
+		says string
 	}{
 		{name: "read at 120, asked at 120", source: withRevision(source("GitRepository", "infra", strings.ReplaceAll(servingB, revB, revA)), "90"),
-			before: "120", after: "120", wantUnconfirmed: true},
+			before: "120", after: "120", wantUnconfirmed: true,
+			want: confirming, says: "confirming on a consistent read of gitrepositories in flux-system"},
 		{name: "read at 120, moved to 250 since", source: withRevision(source("GitRepository", "infra", strings.ReplaceAll(servingB, revB, revA)), "90"),
-			before: "120", after: "250", wantUnconfirmed: true},
+			before: "120", after: "250", wantUnconfirmed: true,
+			want: confirming, says: "confirming on a consistent read of gitrepositories in flux-system"},
 		{name: "read at 250", source: withRevision(source("GitRepository", "infra", servingB), "150"),
-			before: "250", after: "250"},
+			before: "250", after: "250",
+			want: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}, says: "Kustomization/flux-system/infra: applied main@sha1:aaaaaaa, waiting for main@sha1:bbbbbbb"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			docs := strings.Join([]string{root, infra, withRevision(gitRepo(), "80"), tt.source}, "\n---\n")
-			fv := newFixtureView(t, docs, "kustomizations@210")
-			v := movingView{fv, &movingList{fixtureList: fv.list(gitRepos), before: tt.before, after: tt.after}}
-			spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, Revision: rev,
-				Workloads: true, Health: fluxhealth.New(t.Context())}
-			e := Assess(v, NewMemory(), spec, fixtureNow)
-			got := outcomeOf(e)
-			if got.Verdict == result.VerdictCurrent {
-				t.Fatalf("Assess() = Current, want a wait: infra applied A, and the source read says nothing later")
-			}
-			unconfirmed := false
-			for _, k := range e.Unconfirmed {
-				unconfirmed = unconfirmed || k == gitRepos
-			}
-			if unconfirmed != tt.wantUnconfirmed {
-				t.Errorf("the GitRepositories' list unconfirmed: %t, want %t (outcome %+v, unconfirmed %v)", unconfirmed, tt.wantUnconfirmed, got, e.Unconfirmed)
+			for _, mode := range []string{"get", "verify"} {
+				fv := newFixtureView(t, docs, "kustomizations@210")
+				v := movingView{fv, &movingList{fixtureList: fv.list(gitRepos), before: tt.before, after: tt.after}}
+				spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, Revision: rev,
+					Workloads: true, Snapshot: mode == "get", Health: fluxhealth.New(t.Context())}
+				e := Assess(v, NewMemory(), spec, fixtureNow)
+				got := outcomeOf(e)
+				if got.Verdict == result.VerdictCurrent {
+					t.Fatalf("%s: Assess() = Current, want a wait: infra applied A, and the source read says nothing later", mode)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("%s: Assess() (-want +got):\n%s\npending %+v fatal %+v", mode, diff, e.Pending, e.Fatal)
+				}
+				if msg := verdictMessage(e); !strings.Contains(msg, tt.says) {
+					t.Errorf("%s: message %q, want it to contain %q", mode, msg, tt.says)
+				}
+				unconfirmed := false
+				for _, k := range e.Unconfirmed {
+					unconfirmed = unconfirmed || k == gitRepos
+				}
+				if unconfirmed != tt.wantUnconfirmed {
+					t.Errorf("%s: the GitRepositories' list unconfirmed: %t, want %t (outcome %+v, unconfirmed %v)", mode, unconfirmed, tt.wantUnconfirmed, got, e.Unconfirmed)
+				}
 			}
 		})
 	}
