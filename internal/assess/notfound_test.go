@@ -86,7 +86,7 @@ func parentLacking(words string) string {
      message: '`+words+`'}
   - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Detecting drift for revision `+revB+` with a timeout of 5m0s", observedGeneration: 2}
   history:
-  - {digest: "sha256:2b1a", firstReconciled: "2026-10-31T08:00:00Z", lastReconciled: "2026-11-01T12:01:00Z", lastReconciledStatus: ReconciliationFailed, totalReconciliations: 170}`), "10m")
+  - {digest: "sha256:2b1a", firstReconciled: "2026-10-31T08:00:00Z", lastReconciled: "2026-11-01T12:01:00Z", lastReconciledStatus: ReconciliationFailed, totalReconciliations: 170, metadata: {revision: "`+revB+`"}}`), "10m")
 }
 
 // The words of a failed apply that name what it lacks.
@@ -253,11 +253,12 @@ func TestMissingRequestedObject(t *testing.T) {
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
 			wantMessage: []string{"retries an apply that failed on what may still come"},
 			get:         getWaits(retries, noNamespace)},
+		// (get, at its one look, already knows the failure began a day ago: status.history.)
 		{name: "failing for a day on a kind not served: NotFound past the grace",
 			ref: app, docs: append([]string{parentLacking(lacksCRD), gitRepo()}, nearby...), elapsed: grace,
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
-			get:             getWaits(retries, noKind)},
+			get:             getNotFound(uk...)},
 		{name: "a CRD of the kind's group created since the failure: waits for the next attempt",
 			ref: app, docs: append([]string{parentLacking(lacksCRD), gitRepo(), createdAt("CustomResourceDefinition", "servicemonitors.monitoring.coreos.com", "2026-11-01T12:01:30Z")}, nearby...), elapsed: grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
