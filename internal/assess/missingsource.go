@@ -31,14 +31,14 @@ func (a *assessor) missingSource(e *Assessment, v *fluxVisit) {
 		return
 	}
 	key := ListKey{GVR: gvr, Namespace: ref.Namespace}
-	a.missingNeed(e, ref.ID(), ref.Namespace, ref.Name, v.id, " (the source of "+v.id+")", key, a.list(key))
+	a.missingNeed(e, flux.Ref{Kind: flux.Kind(ref.Kind), Namespace: ref.Namespace, Name: ref.Name}, v.id, " (the source of "+v.id+")", key, a.list(key))
 }
 
 // missingNeed decides id, which the Flux object needer needs as role says, when w, the list of
 // its kind in its namespace (key), has been read and does not hold it. id comes from a spec
 // (untrusted, never validated as a name is): it is shown as the cluster's names are.
-func (a *assessor) missingNeed(e *Assessment, id, namespace, name, needer, role string, key ListKey, w List) {
-	id = shownName(id)
+func (a *assessor) missingNeed(e *Assessment, ref flux.Ref, needer, role string, key ListKey, w List) {
+	id, namespace, name := shownName(ref.ID()), ref.Namespace, ref.Name
 	if !w.Synced() {
 		return
 	}
@@ -47,5 +47,5 @@ func (a *assessor) missingNeed(e *Assessment, id, namespace, name, needer, role 
 			return
 		}
 	}
-	a.missing(e, missingObject{id: id, role: role, needer: needer, key: key, list: w, hints: closeNames(namespace, name, w)})
+	a.missing(e, missingObject{id: id, ref: ref, role: role, needer: needer, key: key, list: w, hints: closeNames(namespace, name, w)})
 }

@@ -50,13 +50,15 @@ func (a *assessor) notFoundGrace() time.Duration {
 // (key), does not hold: it waits while the grace lasts or while a Flux object may still create
 // it, and is NotFound otherwise. A snapshot (get) has no grace: it says what is so now.
 func (a *assessor) missingRoot(e *Assessment, ref flux.Ref, key ListKey, w List) {
-	a.missing(e, missingObject{id: ref.ID(), key: key, list: w, hints: a.nearby(ref, w), listedInAll: a.listedInAll(ref)})
+	a.missing(e, missingObject{id: ref.ID(), ref: ref, key: key, list: w, hints: a.nearby(ref, w), listedInAll: a.listedInAll(ref)})
 }
 
 // missingObject is an object the cluster lacks: a requested Flux object, or what a Flux
 // object of the tree needs (its source, a dependency), which role names.
 type missingObject struct {
 	id, role string
+	// ref is what is missing, as the spec that needs it names it.
+	ref flux.Ref
 	// needer is the Flux object that needs it ("" for a requested one): waiting for it, it
 	// will not create it.
 	needer string
@@ -86,6 +88,7 @@ func (a *assessor) missing(e *Assessment, m missingObject) {
 	if why := a.revisionArriving(c, since); why != "" {
 		c.busy = append(c.busy, why)
 	}
+	c.busy = append(c.busy, a.providersMayExport(m.ref, since)...)
 	wait := func(message string, p Progress) {
 		e.wait(Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: message, Progress: p})
 	}
@@ -127,6 +130,32 @@ func (a *assessor) missing(e *Assessment, m missingObject) {
 		}
 		e.fail(Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: msg})
 	}
+}
+
+// providersMayExport names the ResourceSets of the cluster that may still generate ref from
+// inputs their providers have not exported yet (flux.ProvidersMayGenerate), until the
+// providers' interval and a margin have passed since the run first saw ref missing. (The
+// providers themselves are not read: their interval is flux-operator's default, which their
+// fluxcd.controlplane.io/reconcileEvery may change; not-found-grace covers a longer one.)
+func (a *assessor) providersMayExport(ref flux.Ref, since time.Time) []string {
+	l := a.list(allKey(flux.KindResourceSet))
+	until := since.Add(flux.InputProviderInterval + sourceFetchMargin)
+	if !l.Synced() || ref.Kind == "" || !a.now.Before(until) {
+		return nil
+	}
+	var busy []string
+	for _, item := range l.Items() {
+		u, isU := item.(*unstructured.Unstructured)
+		if !isU || !flux.ProvidersMayGenerate(u, ref.Kind, ref.Namespace) {
+			continue
+		}
+		busy = append(busy, fmt.Sprintf("%s/%s/%s takes inputs from providers (spec.inputsFrom), which export new ones within %s",
+			flux.KindResourceSet, shownName(u.GetNamespace()), shownName(u.GetName()), flux.InputProviderInterval))
+	}
+	if len(busy) > 0 {
+		a.e.recheckAt(until)
+	}
+	return busy
 }
 
 // sourceFetchMargin is how long past its interval a source may take to fetch.

@@ -96,6 +96,26 @@ const (
 	lacksWebhook   = `Deployment/apps/web dry-run failed: Internal error occurred: failed calling webhook "validate.kyverno.svc": context deadline exceeded`
 )
 
+// previews is ResourceSet flux-system/previews, Ready, which takes its inputs from a provider
+// of pull requests and generates an object of kind for each (flux-operator's preview
+// environments).
+func previews(kind string) string {
+	return `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: previews, namespace: flux-system, generation: 1}
+spec:
+  inputsFrom: [{kind: ResourceSetInputProvider, name: pull-requests}]
+  resourcesTemplate: |
+    apiVersion: example/v1
+    kind: ` + kind + `
+    metadata:
+      name: app-pr-<< inputs.id >>
+      namespace: flux-system
+status:
+  conditions:
+  - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Reconciliation finished in 2s", observedGeneration: 1}`
+}
+
 // helmReleaseInstalling is HelmRelease infra/platform, which helm-controller is installing:
 // it may create namespaces and CRDs.
 const helmReleaseInstalling = `apiVersion: helm.toolkit.fluxcd.io/v2
@@ -274,6 +294,21 @@ func TestMissingRequestedObject(t *testing.T) {
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
 			get:             getWaits(retries, "failed calling webhook")},
+		{name: "a ResourceSet fed by input providers that may generate it, within their interval: waits",
+			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo(), previews("Kustomization")}, nearby...), elapsed: 5 * time.Minute,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"Flux may still create it: ResourceSet/flux-system/previews takes inputs from providers (spec.inputsFrom), which export new ones within 10m0s"},
+			get:         getWaits("ResourceSet/flux-system/previews takes inputs from providers")},
+		{name: "a ResourceSet fed by input providers that may generate it, past their interval: NotFound",
+			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo(), previews("Kustomization")}, nearby...), elapsed: 10*time.Minute + 30*time.Second,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: uk,
+			get:             getWaits("ResourceSet/flux-system/previews takes inputs from providers")},
+		{name: "a ResourceSet fed by input providers that generates other kinds: NotFound past the grace",
+			ref: app, docs: append([]string{parentWith(parentApplied), gitRepo(), previews("HelmRelease")}, nearby...), elapsed: grace,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: uk,
+			get:             getNotFound(uk...)},
 		{name: "the merge's revision in no source yet, within the source's interval: waits",
 			ref: app, docs: append([]string{parentWith(parentBehind), fetchingEvery("5m", revA)}, nearbyAt(revA)...), elapsed: 5 * time.Minute,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},

@@ -164,7 +164,7 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		obj, ok := cached.(*unstructured.Unstructured)
 		if !ok {
 			// Flux waits for it for ever; it may still be created (missingNeed).
-			a.missingNeed(e, dep.ID(), dep.Namespace, dep.Name, gate.Object.ID, " (a dependency, dependsOn, of "+gate.Object.ID+")", key, w)
+			a.missingNeed(e, dep, gate.Object.ID, " (a dependency, dependsOn, of "+gate.Object.ID+")", key, w)
 			continue
 		}
 		a.readFrom(dep.ID(), w, obj)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -250,6 +251,43 @@ func HelmReleaseAtWork(obj *unstructured.Unstructured) bool {
 	return ready.status == "" || ready.status == string(metav1.ConditionUnknown) ||
 		rc.status == string(metav1.ConditionTrue) && rc.reason == meta.ProgressingReason ||
 		v.observedGeneration < v.generation
+}
+
+// InputProviderInterval is how often a ResourceSetInputProvider exports its inputs when it
+// says nothing else: flux-operator v0.59.0 (api/v1 ResourceSetInputProvider.GetInterval,
+// without its fluxcd.controlplane.io/reconcileEvery annotation).
+const InputProviderInterval = 10 * time.Minute
+
+// ProvidersMayGenerate reports whether obj, a ResourceSet, takes inputs from providers
+// (spec.inputsFrom) and may generate an object of kind in namespace from inputs they have not
+// exported yet: a pull request opened a minute ago becomes an input at the provider's next
+// poll (InputProviderInterval), and flux-operator renders the ResourceSet again when the
+// inputs change (resourceset_manager.go, exportedInputsChangePredicate). It may when one of
+// spec.resources has that kind (or a templated one) and that namespace (or a templated or no
+// namespace), or spec.resourcesTemplate names that kind (or a templated one); a ResourceSet
+// being deleted, or disabled (fluxcd.controlplane.io/reconcile: disabled), will not.
+func ProvidersMayGenerate(obj *unstructured.Unstructured, kind Kind, namespace string) bool {
+	inputsFrom, _, _ := NestedSlice(obj.Object, "spec", "inputsFrom")
+	if len(inputsFrom) == 0 || obj.GetDeletionTimestamp() != nil || strings.EqualFold(obj.GetAnnotations()[operatorReconcileAnnotation], "disabled") {
+		return false
+	}
+	templated := func(s string) bool { return strings.Contains(s, "<<") }
+	for _, r := range nestedMaps(obj.Object, "spec", "resources") {
+		k := str(r, "kind")
+		ns, _, _ := unstructured.NestedString(r, "metadata", "namespace")
+		if (k == string(kind) || templated(k)) && (ns == "" || ns == namespace || templated(ns)) {
+			return true
+		}
+	}
+	template, _, _ := unstructured.NestedString(obj.Object, "spec", "resourcesTemplate")
+	for _, line := range strings.Split(template, "\n") {
+		if k, ok := strings.CutPrefix(strings.TrimSpace(line), "kind:"); ok {
+			if k = strings.Trim(strings.TrimSpace(k), `"'`); k == string(kind) || templated(k) || strings.Contains(k, "{{") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // appendNew appends s to list unless it holds it.

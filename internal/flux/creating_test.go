@@ -210,3 +210,46 @@ func TestNextAttempt(t *testing.T) {
 		t.Errorf("NextAttempt() with no interval = %s, want zero", got)
 	}
 }
+
+// TestProvidersMayGenerate: a ResourceSet fed by input providers may generate an object of a
+// kind and namespace its resources or its template name (or leave to the inputs); one with
+// inline inputs, disabled, or being deleted will not.
+func TestProvidersMayGenerate(t *testing.T) {
+	t.Parallel()
+	rset := func(spec string, metadata ...string) *unstructured.Unstructured {
+		t.Helper()
+		md := "{name: previews, namespace: flux-system}"
+		if len(metadata) > 0 {
+			md = metadata[0]
+		}
+		return parseObject(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata: "+md+"\nspec:\n"+spec)
+	}
+	const fed = "  inputsFrom: [{kind: ResourceSetInputProvider, name: pull-requests}]\n"
+	tests := []struct {
+		name      string
+		obj       *unstructured.Unstructured
+		kind      Kind
+		namespace string
+		want      bool
+	}{
+		{"resources of that kind and namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app, namespace: apps}}]"), KindKustomization, "apps", true},
+		{"resources of that kind, another namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app, namespace: shop}}]"), KindKustomization, "apps", false},
+		{"resources of that kind, a templated namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app, namespace: \"pr-<< inputs.id >>\"}}]"), KindKustomization, "apps", true},
+		{"resources of that kind, no namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app}}]"), KindKustomization, "apps", true},
+		{"resources of another kind", rset(fed + "  resources: [{apiVersion: v1, kind: HelmRelease, metadata: {name: app, namespace: apps}}]"), KindKustomization, "apps", false},
+		{"a template of that kind", rset(fed + "  resourcesTemplate: |\n    kind: Kustomization\n    metadata: {name: app}\n"), KindKustomization, "apps", true},
+		{"a template of a quoted kind", rset(fed + "  resourcesTemplate: |\n    kind: \"Kustomization\"\n"), KindKustomization, "apps", true},
+		{"a template of a templated kind", rset(fed + "  resourcesTemplate: |\n    kind: << inputs.kind >>\n"), KindKustomization, "apps", true},
+		{"a template of another kind", rset(fed + "  resourcesTemplate: |\n    kind: HelmRelease\n"), KindKustomization, "apps", false},
+		{"inline inputs", rset("  inputs: [{id: \"1\"}]\n  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app}}]"), KindKustomization, "apps", false},
+		{"disabled", rset(fed+"  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app}}]",
+			"{name: previews, namespace: flux-system, annotations: {fluxcd.controlplane.io/reconcile: disabled}}"), KindKustomization, "apps", false},
+		{"being deleted", rset(fed+"  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app}}]",
+			"{name: previews, namespace: flux-system, deletionTimestamp: \"2026-11-01T12:00:00Z\", finalizers: [x]}"), KindKustomization, "apps", false},
+	}
+	for _, tt := range tests {
+		if got := ProvidersMayGenerate(tt.obj, tt.kind, tt.namespace); got != tt.want {
+			t.Errorf("%s: ProvidersMayGenerate(%s, %s) = %t, want %t", tt.name, tt.kind, tt.namespace, got, tt.want)
+		}
+	}
+}
