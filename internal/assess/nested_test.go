@@ -124,6 +124,10 @@ status:
   conditions:
   - {type: Ready, status: "False", reason: ReconciliationFailed, message: '` + message + `', observedGeneration: 2}`)
 	}
+	// buildFailed is the app failing to build B with message (quoted for YAML).
+	buildFailed := func(message string) string {
+		return strings.Replace(failed(strings.ReplaceAll(message, "'", "''")), "reason: ReconciliationFailed,", "reason: BuildFailed,", 1)
+	}
 	const noCRD = `Widget/shop/w dry-run failed: no matches for kind "Widget" in version "example.com/v1"`
 	const invalid = `Deployment/shop/web dry-run failed: Deployment.apps "web" is invalid: spec.template.spec.containers[0].image: Required value`
 	// timed is failed(noCRD) with its retry cadence known: spec.interval 10m, the last attempt at failedAt.
@@ -265,6 +269,28 @@ status:
 			}},
 		{name: "a forbidden prune fails at once",
 			looks: []fixtureLook{{docs: []string{pruneFailed(pruneForbidden), service, deploymentCurrent}, want: fail(result.CodeFluxPruneFailed, "PruneFailed", "is forbidden")}}},
+		// A build kustomize-controller retries on a postBuild.substituteFrom Secret or a strict
+		// variable not there yet passes once it is (an ExternalSecret, a SOPS Secret, a key of
+		// the same merge): the grace, then a failure. Manifests that do not build fail at once.
+		{name: "a build lacking a substituteFrom Secret: the grace, then a failure",
+			looks: []fixtureLook{
+				{docs: []string{buildFailed(lacksSecret), service, deploymentCurrent},
+					want: withRecheck(expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"},
+						Says: []string{"kustomize-controller retries since 2026-11-01T12:00:00Z, fails at 2026-11-01T12:02:00Z", "substitute from 'Secret/cluster-secrets'"}}, fixtureNow.Add(2*time.Minute))},
+				{docs: []string{buildFailed(lacksSecret), service, deploymentCurrent}, at: fixtureNow.Add(2 * time.Minute),
+					want: fail(result.CodeFluxBuildFailed, "BuildFailed", "still failing after 2m0s of kustomize-controller's retries")},
+			}},
+		{name: "a build lacking a strict variable: the grace",
+			looks: []fixtureLook{{docs: []string{buildFailed(`post build failed for 'Deployment.v1.apps/web': envsubst error: variable substitution failed: variable not set (strict mode): "CLUSTER_NAME"`), service, deploymentCurrent},
+				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}}}}},
+		{name: "a build lacking a substituteFrom Secret, then Secret there: Current",
+			looks: []fixtureLook{
+				{docs: []string{buildFailed(lacksSecret), service, deploymentCurrent}, want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}}},
+				{docs: []string{kustomization(readyOnB), service, deploymentCurrent}, at: fixtureNow.Add(time.Minute), want: expected{Outcome: current}},
+			}},
+		{name: "manifests that do not build fail at once",
+			looks: []fixtureLook{{docs: []string{buildFailed("kustomize build failed: accumulating resources: missing ./web.yaml"), service, deploymentCurrent},
+				want: fail(result.CodeFluxBuildFailed, "BuildFailed")}}},
 		{name: "an invalid object fails at once",
 			looks: []fixtureLook{{docs: []string{failed(invalid), service, deploymentCurrent}, want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed")}}},
 		{name: "a retried failure, Current in between, failing again: a new grace",

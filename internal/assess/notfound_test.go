@@ -89,6 +89,23 @@ func parentLacking(words string) string {
   - {digest: "sha256:2b1a", firstReconciled: "2026-10-31T08:00:00Z", lastReconciled: "2026-11-01T12:01:00Z", lastReconciledStatus: ReconciliationFailed, totalReconciliations: 170, metadata: {revision: "`+revB+`"}}`), "10m")
 }
 
+// parentBuildLacking failed to build revB at 12:01 on a postBuild.substituteFrom Secret not
+// there yet (an ExternalSecret of the same merge creates it); kustomize-controller writes no
+// status.history entry for a build that failed and tries again every 10m.
+func parentBuildLacking() string {
+	return retrying(parentWith(`  observedGeneration: 1
+  lastAppliedRevision: "`+revA+`"
+  lastAttemptedRevision: "`+revB+`"
+  conditions:
+  - {type: Ready, status: "False", reason: BuildFailed, lastTransitionTime: "2026-11-01T12:01:00Z", observedGeneration: 2,
+     message: '`+strings.ReplaceAll(lacksSecret, "'", "''")+`'}
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Building manifests for revision `+revB+` with a timeout of 5m0s", observedGeneration: 2}`), "10m")
+}
+
+// lacksSecret is kustomize-controller v1.9.5's build failure on a substituteFrom Secret that
+// does not exist.
+const lacksSecret = `post build failed for 'Deployment.v1.apps/podinfo': substitute from 'Secret/cluster-secrets' error: secrets "cluster-secrets" not found`
+
 // The words of a failed apply that name what it lacks.
 const (
 	lacksNamespace = `ConfigMap/shop/web-config not found: namespaces "shop" not found`
@@ -309,6 +326,18 @@ func TestMissingRequestedObject(t *testing.T) {
 			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
 			wantUnconfirmed: uk,
 			get:             getNotFound(uk...)},
+		// A build that lacks a substituteFrom Secret names no namespace or CRD: the rule of
+		// words that name nothing readable.
+		{name: "a build failing on a substituteFrom Secret not there yet: waits out the retry grace and the next attempt",
+			ref: app, docs: append([]string{parentBuildLacking(), gitRepo()}, nearby...), elapsed: grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"Flux may still create it: Kustomization/flux-system/apps retries a build that failed on what may still come", "substitute from 'Secret/cluster-secrets'"},
+			get:         getWaits("Kustomization/flux-system/apps retries a build that failed on what may still come", "substitute from 'Secret/cluster-secrets'")},
+		{name: "a build failing on a substituteFrom Secret, past the retry grace and the next attempt: NotFound",
+			ref: app, docs: append([]string{parentBuildLacking(), gitRepo()}, nearby...), elapsed: 13 * time.Minute,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: []string{"kustomizations in all namespaces", "kustomizations in flux-system"},
+			get:             getWaits("Kustomization/flux-system/apps retries a build that failed on what may still come", "substitute from 'Secret/cluster-secrets'")},
 		{name: "the merge's revision in no source yet, within the source's interval: waits",
 			ref: app, docs: append([]string{parentWith(parentBehind), fetchingEvery("5m", revA)}, nearbyAt(revA)...), elapsed: 5 * time.Minute,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},

@@ -38,6 +38,10 @@ import (
 //     when one dry-run fails, so nothing of it was created, and kustomize-controller tries
 //     again at spec.retryInterval (else interval); the next attempt may create it
 //     (RetriedFailure times that retry);
+//   - Ready=False, reason BuildFailed, on a postBuild substitution that lacks a ConfigMap,
+//     a Secret or a variable (buildRetriedWords): nothing was applied, and the next attempt
+//     at spec.retryInterval may build once it exists (RetriedFailure times it; its words
+//     name no namespace or CRD);
 //   - no Ready condition, or Ready=Unknown: never reconciled, or at work;
 //   - a spec not reconciled yet (status.observedGeneration below metadata.generation, Ready
 //     not False): the controller reconciles a new generation at once;
@@ -75,7 +79,11 @@ func MayStillCreate(kind Kind, obj *unstructured.Unstructured, src *Source) stri
 		artifactRetriedWords.MatchString(ready.message):
 		return "waits for its source's artifact"
 	case ready.status == string(metav1.ConditionFalse) && retriedApply(kind, ready):
-		return "retries an apply that failed on what may still come (" + ready.message + ")"
+		what := "an apply"
+		if ready.reason == meta.BuildFailedReason {
+			what = "a build"
+		}
+		return "retries " + what + " that failed on what may still come (" + ready.message + ")"
 	case ready.status == string(metav1.ConditionFalse):
 		return ""
 	case v.observedGeneration < v.generation:
@@ -92,7 +100,7 @@ func MayStillCreate(kind Kind, obj *unstructured.Unstructured, src *Source) stri
 func retriedApply(kind Kind, ready condition) bool {
 	switch kind {
 	case KindKustomization:
-		return ready.reason == meta.ReconciliationFailedReason && retriedKustomization(ready)
+		return (ready.reason == meta.ReconciliationFailedReason || ready.reason == meta.BuildFailedReason) && retriedKustomization(ready)
 	case KindResourceSet:
 		return ready.reason == meta.ReconciliationFailedReason && !resourceSetHealthWords.MatchString(ready.message) &&
 			applyWording(ready.message) == retriedWords

@@ -36,6 +36,8 @@ func TestMayStillCreate(t *testing.T) {
 		{"waiting for a dependency", KindKustomization, "ks-dependency.yaml", "main@sha1:" + newSHA, false, "waits for its dependencies"},
 		{"a new generation", KindKustomization, "ks-generation.yaml", "main@sha1:" + newSHA, false, "has not reconciled generation 3 yet"},
 		{"build failed", KindKustomization, "ks-build-failed.yaml", "main@sha1:" + newSHA, false, ""},
+		{"build failed on a substituteFrom Secret not there yet", KindKustomization, "ks-substitute-missing.yaml", "main@sha1:" + newSHA, false,
+			`retries a build that failed on what may still come (post build failed for 'Deployment.v1.apps/podinfo': substitute from 'Secret/cluster-secrets' error`},
 		{"apply refused", KindKustomization, "ks-reconciliation-failed.yaml", "main@sha1:" + newSHA, false, ""},
 		{"apply failed on a CRD not served yet", KindKustomization, "ks-crd-missing.yaml", "main@sha1:" + newSHA, false,
 			`retries an apply that failed on what may still come (ServiceMonitor/apps/podinfo dry-run failed: no matches for kind "ServiceMonitor"`},
@@ -87,6 +89,8 @@ func TestRetriedFailure(t *testing.T) {
 			Every: 10 * time.Minute, FailingSince: time.Date(2025, 9, 17, 8, 0, 3, 0, time.UTC), Namespaces: []string{"shop"}}, true},
 		{KindKustomization, "ks-reconciliation-failed.yaml", RetriedApply{}, false},
 		{KindKustomization, "ks-build-failed.yaml", RetriedApply{}, false},
+		// Its words name no namespace or CRD: the engine's rule for words that name nothing.
+		{KindKustomization, "ks-substitute-missing.yaml", RetriedApply{FailedAt: failedAt, AttemptStarted: failedAt.Add(-time.Minute), Every: 2 * time.Minute}, true},
 		{KindKustomization, "ks-reconciling.yaml", RetriedApply{}, false},
 		{KindResourceSet, "rset-apply-failed.yaml", RetriedApply{}, false},
 	}

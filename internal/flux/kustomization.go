@@ -22,9 +22,11 @@ var kustomizationFailures = map[string]result.Code{
 const kustomizeController = "kustomize-controller"
 
 // kustomizationWording says what a Ready=False failure's words say: for an artifact that
-// cannot be fetched or an apply or prune that failed on something not there yet or not
-// answering (retriedWords), for a path the revision lacks or requests the API server refuses
-// (finalWords). The other reasons say it by themselves. A prune that failed is retried like
+// cannot be fetched, a build whose postBuild substitution lacks a ConfigMap, a Secret or a
+// variable (buildRetriedWords), or an apply or prune that failed on something not there yet
+// or not answering (retriedWords), for a path the revision lacks, manifests that do not
+// build or requests the API server refuses (finalWords). The other reasons say it by
+// themselves. A prune that failed is retried like
 // an apply: kustomize-controller v1.9.5 (reconcile, prune) keeps the objects whose deletion
 // was not confirmed in the inventory "so that the next reconcile retries" and tries again at
 // retryInterval; fluxcd/pkg/ssa v0.76.2 (manager_delete.go) writes "delete failed, errors:
@@ -36,6 +38,10 @@ func kustomizationWording(ready condition) wording {
 		return artifactWording(ready.message)
 	case meta.ReconciliationFailedReason, meta.PruneFailedReason:
 		return applyWording(ready.message)
+	case meta.BuildFailedReason:
+		if buildRetriedWords.MatchString(ready.message) {
+			return retriedWords
+		}
 	}
 	return finalWords
 }

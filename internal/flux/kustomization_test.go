@@ -130,6 +130,8 @@ func TestRetriedKustomization(t *testing.T) {
 		{"ArtifactFailed", `failed to download archive from http://source-controller.flux-system.svc.cluster.local./gitrepository/flux-system/app/x.tar.gz (status: 503 Service Unavailable)`, true},
 		{"ArtifactFailed", `kustomization path not found: stat /tmp/x/apps/web: no such file or directory`, false},
 		{"BuildFailed", `kustomize build failed: accumulating resources: no such file`, false},
+		{"BuildFailed", `post build failed for 'Deployment.v1.apps/web': substitute from 'Secret/cluster-secrets' error: secrets "cluster-secrets" not found`, true},
+		{"BuildFailed", `post build failed for 'Deployment.v1.apps/web': envsubst error: variable substitution failed: variable not set (strict mode): "CLUSTER_NAME"`, true},
 		{"HealthCheckFailed", `health check failed after 5m: timeout`, false},
 	}
 	for _, tt := range tests {

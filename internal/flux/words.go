@@ -34,6 +34,21 @@ var (
 	// "failed to verify archive: computed digest doesn't match provided '%s' …", "failed to
 	// extract archive …".
 	artifactRetriedWords = regexp.MustCompile(`artifact not found, retrying in |^unable to get source '|^failed to (?:download|verify|extract) archive`)
+	// A build that failed on what may still arrive, retried at retryInterval (Reconcile
+	// requeues every failure so): build() wraps a substitution's error as "post build failed
+	// for '%s/%s': %w" (the resource's kyaml Gvk, "Deployment.v1.apps", and its name), and
+	// fluxcd/pkg/kustomize v1.35.6 (kustomize_varsub.go LoadVariables) writes a
+	// postBuild.substituteFrom object it cannot get as "substitute from 'ConfigMap/%s' error:
+	// %w" or "substitute from 'Secret/%s' error: %w" (a NotFound skipped only when the
+	// reference is optional), the API's `secrets "x" not found` (`Secret "x" not found` from
+	// the cache, when the CacheSecretsAndConfigMaps gate is on); a variable that no source
+	// defines, under StrictPostBuildSubstitutions (on by default since v1.9.0), is
+	// "envsubst error: variable substitution failed: %w" of fluxcd/pkg/envsubst v1.7.1's
+	// (template.go evalFunc) "variable not set (strict mode): %q". The next attempt passes
+	// once the object or its key exists: an ExternalSecret, a SOPS Secret another
+	// Kustomization applies, a key the same merge adds. v1.7.3 (fluxcd/pkg/kustomize v1.24.0,
+	// envsubst v1.5.0) writes the same words. Every other build failure is the manifests'.
+	buildRetriedWords = regexp.MustCompile(`^post build failed for '[^']*': (?:substitute from '(?:ConfigMap|Secret)/[^']+' error: \S+ "[^"]+" not found$|envsubst error: variable substitution failed: variable not set \(strict mode\): )`)
 	// checkDependencies (kustomize-controller) and helm-controller's checkDependencies name
 	// the dependency they wait for: "dependency 'flux-system/infra' is not ready", "unable to
 	// get 'apps/redis' dependency: …". Only the message says which; it names, never decides.

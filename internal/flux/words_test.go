@@ -22,6 +22,15 @@ const (
 	kcGetSource       = "unable to get source '%s': %s"                              // getSource(), %w
 	kcDependency      = "dependency '%s' is not ready"                               // checkDependencies()
 	kcDependencyGet   = "unable to get '%s' dependency: %s"                          // checkDependencies(), %w
+	kcPostBuild       = "post build failed for '%s/%s': %s"                          // build(), %w
+	// fluxcd/pkg/kustomize v1.35.6 (kustomize-controller v1.9.5's), kustomize_varsub.go.
+	kvSubstituteConfigMap = "substitute from 'ConfigMap/%s' error: %s"  // LoadVariables(), %w
+	kvSubstituteSecret    = "substitute from 'Secret/%s' error: %s"     // LoadVariables(), %w
+	kvEnvsubst            = "envsubst error: %s"                        // SubstituteVariables(), %w
+	kvVarSubstitution     = "variable substitution failed: %s"          // varSubstitution(), %w
+	kvVarName             = "'%s' var name is invalid, must match '%s'" // varSubstitution()
+	// fluxcd/pkg/envsubst v1.7.1, template.go evalFunc: "%w: %q" of errVarNotSet.
+	esVarNotSet = "variable not set (strict mode): %q"
 	// fluxcd/pkg/http/fetch v0.25.0 (kustomize-controller v1.9.5's), archive_fetcher.go.
 	fetchStatus   = "failed to download archive from %s (status: %s)"
 	fetchDownload = "failed to download archive: %s" // %w
@@ -80,6 +89,34 @@ func TestArtifactWording(t *testing.T) {
 	for _, tt := range tests {
 		if got := artifactWording(tt.msg); got != tt.want {
 			t.Errorf("artifactWording(%q) = %d, want %d", tt.msg, got, tt.want)
+		}
+	}
+}
+
+// TestBuildWording: a build that failed on a postBuild substitution lacking a ConfigMap, a
+// Secret or a variable is retried (the next attempt passes once it exists); every other build
+// failure is the manifests', final.
+func TestBuildWording(t *testing.T) {
+	t.Parallel()
+	postBuild := func(cause string) string { return fmt.Sprintf(kcPostBuild, "Deployment.v1.apps", "web", cause) }
+	tests := []struct {
+		msg  string
+		want wording
+	}{
+		{postBuild(fmt.Sprintf(kvSubstituteSecret, "cluster-secrets", `secrets "cluster-secrets" not found`)), retriedWords},
+		{postBuild(fmt.Sprintf(kvSubstituteConfigMap, "cluster-vars", `configmaps "cluster-vars" not found`)), retriedWords},
+		// From the cache, with the CacheSecretsAndConfigMaps feature gate on.
+		{postBuild(fmt.Sprintf(kvSubstituteSecret, "cluster-secrets", `Secret "cluster-secrets" not found`)), retriedWords},
+		{postBuild(fmt.Sprintf(kvEnvsubst, fmt.Sprintf(kvVarSubstitution, fmt.Sprintf(esVarNotSet, "CLUSTER_NAME")))), retriedWords},
+		{postBuild(fmt.Sprintf(kvSubstituteSecret, "cluster-secrets",
+			`secrets "cluster-secrets" is forbidden: User "system:serviceaccount:apps:deployer" cannot get resource "secrets" in API group "" in the namespace "apps"`)), finalWords},
+		{postBuild(fmt.Sprintf(kvEnvsubst, fmt.Sprintf(kvVarName, "cluster-name", "^[_[:alpha:]][_[:alpha:][:digit:]]*$"))), finalWords},
+		{postBuild(fmt.Sprintf(kvEnvsubst, "unable to parse variable name")), finalWords},
+		{ksBuildMsg, finalWords},
+	}
+	for _, tt := range tests {
+		if got := kustomizationWording(condition{reason: "BuildFailed", message: tt.msg}); got != tt.want {
+			t.Errorf("kustomizationWording(BuildFailed, %q) = %d, want %d", tt.msg, got, tt.want)
 		}
 	}
 }
