@@ -257,8 +257,9 @@ status:
 				{docs: []string{timed("2026-11-01T12:02:30Z"), service, deploymentCurrent}, at: fixtureNow.Add(3 * time.Minute),
 					want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed")},
 			}},
-		// A prune kustomize-controller retries (the survivors stay in the inventory) follows the
-		// same words: an admission webhook not answering may pass, a forbidden delete never.
+		// A prune kustomize-controller retries, whatever its words: v1.9.5 keeps the survivors
+		// in the inventory and fails its retry of a forbidden delete again, v1.7.3 kept the new
+		// inventory and passes it.
 		{name: "a prune refused by a webhook not answering: the grace, then a failure",
 			looks: []fixtureLook{
 				{docs: []string{pruneFailed(webhookDown), service, deploymentCurrent},
@@ -267,8 +268,20 @@ status:
 				{docs: []string{pruneFailed(webhookDown), service, deploymentCurrent}, at: fixtureNow.Add(2 * time.Minute),
 					want: fail(result.CodeFluxPruneFailed, "PruneFailed", "still failing after 2m0s of kustomize-controller's retries")},
 			}},
-		{name: "a forbidden prune fails at once",
-			looks: []fixtureLook{{docs: []string{pruneFailed(pruneForbidden), service, deploymentCurrent}, want: fail(result.CodeFluxPruneFailed, "PruneFailed", "is forbidden")}}},
+		{name: "a forbidden prune: the grace, then a failure",
+			looks: []fixtureLook{
+				{docs: []string{pruneFailed(pruneForbidden), service, deploymentCurrent},
+					want: withRecheck(expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxPruneFailed, Reason: "PruneFailed"},
+						Says: []string{"kustomize-controller retries since 2026-11-01T12:00:00Z, fails at 2026-11-01T12:02:00Z", "is forbidden"}}, fixtureNow.Add(2*time.Minute))},
+				{docs: []string{pruneFailed(pruneForbidden), service, deploymentCurrent}, at: fixtureNow.Add(2 * time.Minute),
+					want: fail(result.CodeFluxPruneFailed, "PruneFailed", "is forbidden")},
+			}},
+		{name: "a forbidden prune that kustomize-controller v1.7.3 passes at its retry: Current",
+			looks: []fixtureLook{
+				{docs: []string{pruneFailed(pruneForbidden), service, deploymentCurrent},
+					want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxPruneFailed, Reason: "PruneFailed"}}},
+				{docs: []string{kustomization(readyOnB), service, deploymentCurrent}, at: fixtureNow.Add(time.Minute), want: expected{Outcome: current}},
+			}},
 		// A build kustomize-controller retries on a postBuild.substituteFrom Secret or a strict
 		// variable not there yet passes once it is (an ExternalSecret, a SOPS Secret, a key of
 		// the same merge): the grace, then a failure. Manifests that do not build fail at once.

@@ -23,21 +23,28 @@ const kustomizeController = "kustomize-controller"
 
 // kustomizationWording says what a Ready=False failure's words say: for an artifact that
 // cannot be fetched, a build whose postBuild substitution lacks a ConfigMap, a Secret or a
-// variable (buildRetriedWords), or an apply or prune that failed on something not there yet
-// or not answering (retriedWords), for a path the revision lacks, manifests that do not
-// build or requests the API server refuses (finalWords). The other reasons say it by
-// themselves. A prune that failed is retried like
-// an apply: kustomize-controller v1.9.5 (reconcile, prune) keeps the objects whose deletion
-// was not confirmed in the inventory "so that the next reconcile retries" and tries again at
-// retryInterval; fluxcd/pkg/ssa v0.76.2 (manager_delete.go) writes "delete failed, errors:
-// OBJ delete failed: ERROR", the API server's words, which a webhook not answering or a
-// timeout makes transient and a forbidden request final.
+// variable (buildRetriedWords), or an apply that failed on something not there yet or not
+// answering (retriedWords), for a path the revision lacks, manifests that do not build or
+// requests the API server refuses (finalWords). The other reasons say it by themselves.
+//
+// A prune that failed (PruneFailed) is retried whatever its words, for its next attempt
+// decides, and the two controller generations decide it differently. kustomize-controller
+// v1.9.5 (kustomization_controller.go reconcile, 490 and 504-505; prune and pruneSurvivors)
+// keeps the objects whose deletion was not confirmed in the inventory "so that the next
+// reconcile retries", and fails alike at its retry when the API server refuses again (a
+// forbidden delete). v1.7.3 (reconcile, 479 and 490) sets status.inventory to the new one
+// before it prunes and keeps no survivors: its next attempt finds nothing stale, prunes
+// nothing and ends Ready=True on the revision. So the run waits the retry grace and that
+// retry (fluxcd/pkg/ssa v0.76.2 manager_delete.go writes "delete failed, errors: OBJ delete
+// failed: ERROR", the API server's words; v0.61.0 alike).
 func kustomizationWording(ready condition) wording {
 	switch ready.reason {
 	case meta.ArtifactFailedReason:
 		return artifactWording(ready.message)
-	case meta.ReconciliationFailedReason, meta.PruneFailedReason:
+	case meta.ReconciliationFailedReason:
 		return applyWording(ready.message)
+	case meta.PruneFailedReason:
+		return retriedWords
 	case meta.BuildFailedReason:
 		if buildRetriedWords.MatchString(ready.message) {
 			return retriedWords
