@@ -304,6 +304,16 @@ status:
 		{name: "manifests that do not build fail at once",
 			looks: []fixtureLook{{docs: []string{buildFailed("kustomize build failed: accumulating resources: missing ./web.yaml"), service, deploymentCurrent},
 				want: fail(result.CodeFluxBuildFailed, "BuildFailed")}}},
+		// A field the schema does not declare: of a built-in kind no CRD can add it, so it
+		// fails at once, without waiting kustomize-controller's retry (spec.interval 30m, no
+		// retryInterval); of a custom resource, a CRD of the same rollout may: the grace.
+		{name: "a field a Deployment's schema lacks fails at once",
+			looks: []fixtureLook{{docs: []string{strings.Replace(failed(`Deployment/shop/web dry-run failed (BadRequest): .spec.template.spec.containers[name="web"].imagePullPolicyy: field not declared in schema`),
+				"spec: {sourceRef:", "spec: {interval: 30m, sourceRef:", 1), service, deploymentCurrent},
+				want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed", "imagePullPolicyy: field not declared in schema")}}},
+		{name: "a field a custom resource's schema lacks: the grace",
+			looks: []fixtureLook{{docs: []string{failed(`Widget/shop/w dry-run failed (BadRequest): .spec.size: field not declared in schema`), service, deploymentCurrent},
+				want: withRecheck(retrying("kustomize-controller retries since 2026-11-01T12:00:00Z, fails at 2026-11-01T12:02:00Z"), fixtureNow.Add(2*time.Minute))}}},
 		{name: "an invalid object fails at once",
 			looks: []fixtureLook{{docs: []string{failed(invalid), service, deploymentCurrent}, want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed")}}},
 		{name: "a retried failure, Current in between, failing again: a new grace",

@@ -62,22 +62,36 @@ var (
 //
 // A manifest the API server refuses as invalid is final: kustomize-controller retries it at
 // retryInterval, but the same manifests get the same answer until a new commit changes them.
-// A field the schema does not declare waits for that retry instead: the CRD that declares it
-// may be applied by another object of the same rollout. Server-side apply answers a field the schema lacks with structured-merge-diff's "field not
-// declared in schema" (typed/validate.go), prefixed, by older API servers, with "failed to
-// create typed patch object (NS/NAME; GVK): " (apimachinery managedfields structuredmerge.go);
-// ssa writes it as "%s dry-run failed[ (REASON)]: %w" (ssa errors.go DryRunErr); a strict
-// decode answers "strict decoding error: unknown field"; validation answers "is invalid" and
-// "Invalid value".
+// A field the schema does not declare waits for that retry instead, when the object is of a
+// custom resource: the CRD that declares it may be applied by another object of the same
+// rollout. For a built-in kind (builtinKinds) no CRD changes the schema: final.
+// Server-side apply answers a field the schema lacks with structured-merge-diff's "field not
+// declared in schema" (typed/validate.go; several as "errors:" and a line each), prefixed, by
+// older API servers, with "failed to create typed patch object (NS/NAME; GVK): " (apimachinery
+// managedfields structuredmerge.go objectGVKNN, the GVK as "apps/v1, Kind=Deployment" or
+// "/v1, Kind=PersistentVolumeClaim"); ssa writes it as "%s dry-run failed[ (REASON)]: %w"
+// (fluxcd/pkg/ssa v0.76.2 and v0.61.0, errors/errors.go DryRunErr, the object as
+// utils.FmtUnstructured's Kind/namespace/name or Kind/name, with no group); a strict decode
+// answers "strict decoding error: unknown field"; validation answers "is invalid" and
+// "Invalid value". ssa's ApplyAllStaged returns the first error of a stage, and
+// kustomize-controller appends the change set applied before it, a line an object; a message
+// may yet join several errors (flux-operator's steps, an aggregate), so each object's error is
+// read by itself (schemaRefusedForGood).
 var (
 	applyFinalWords = []string{
 		"is invalid", "invalid value", "immutable", "denied the request", "is forbidden",
 	}
+	// A field the schema lacks may be one a CRD of the same rollout adds (a chart's crds/, a
+	// Kustomization without dependsOn): it fails once kustomize-controller's retry after the
+	// grace still gets it, never at once, never at the timeout; of a built-in kind, at once.
+	applySchemaWords = []string{"field not declared in schema", "failed to create typed patch object", "strict decoding error", "unknown field"}
+	// The object of a dry-run or apply that failed, its kind first (ssa DryRunErr, and
+	// manager_apply.go's "%s apply failed: %w").
+	dryRunObjectWords = regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9]*)/[^\s/]+(?:/[^\s/]+)? (?:dry-run|apply) failed`)
+	// The group and kind of apimachinery's typed patch words; "" before the slash is the core
+	// group.
+	typedPatchWords   = regexp.MustCompile(`failed to create typed patch object \([^;)]*; ([^/\s,]*)/[^/\s,]+, Kind=([A-Za-z0-9]+)\)`)
 	applyRetriedWords = []string{
-		// A field the schema lacks may be one a CRD of the same rollout adds (a chart's crds/, a
-		// Kustomization without dependsOn): it fails once kustomize-controller's retry after the
-		// grace still gets it, never at once, never at the timeout.
-		"field not declared in schema", "failed to create typed patch object", "strict decoding error", "unknown field",
 		"no matches for kind", "the server could not find the requested resource", "ensure crds are installed first",
 		"failed calling webhook", "failed to call webhook", "connection refused", "no endpoints available for service",
 		"i/o timeout", "context deadline exceeded", "the server is currently unable to handle the request",
@@ -129,7 +143,10 @@ func applyWording(message string) wording {
 			return finalWords
 		}
 	}
-	if applyNamespaceWords.MatchString(m) {
+	if schemaRefusedForGood(message) {
+		return finalWords
+	}
+	if applyNamespaceWords.MatchString(m) || containsAny(m, applySchemaWords) {
 		return retriedWords
 	}
 	for _, w := range applyRetriedWords {
@@ -138,6 +155,45 @@ func applyWording(message string) wording {
 		}
 	}
 	return unrecognised
+}
+
+// schemaRefusedForGood reports whether message, a failure to apply, holds a field the schema
+// does not declare (applySchemaWords) of an object of a built-in kind (builtinKinds): its
+// group and kind from the typed patch words when they are there, else its kind from the
+// object ssa names before "dry-run failed" (or "apply failed"). Each object's error runs from its name to the next
+// object's; words before the first name no object.
+func schemaRefusedForGood(message string) bool {
+	objects := dryRunObjectWords.FindAllStringSubmatchIndex(message, -1)
+	for i, loc := range objects {
+		end := len(message)
+		if i+1 < len(objects) {
+			end = objects[i+1][0]
+		}
+		own := message[loc[0]:end]
+		if !containsAny(strings.ToLower(own), applySchemaWords) {
+			continue
+		}
+		if gk := typedPatchWords.FindStringSubmatch(own); gk != nil {
+			if builtinKind(gk[1], true, gk[2]) {
+				return true
+			}
+			continue
+		}
+		if builtinKind("", false, message[loc[2]:loc[3]]) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsAny reports whether s contains one of words.
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // artifactWording says whether a Kustomization's ArtifactFailed failure is retried (the

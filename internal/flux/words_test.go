@@ -136,10 +136,24 @@ func TestApplyWording(t *testing.T) {
 		{`Deployment/shop/web dry-run failed: admission webhook "validate.kyverno.svc" denied the request: label required`, finalWords},
 		// A field the schema lacks: a CRD of the same rollout may declare it (a chart's crds/, a
 		// Kustomization without dependsOn), so the retry is waited for, then it fails.
-		{`Deployment/apps/podinfo dry-run failed: .spec.template.spec.containers[name="podinfo"].imagePullPolicyy: field not declared in schema`, retriedWords},
-		{`PersistentVolumeClaim/default/pvc dry-run failed (BadRequest): failed to create typed patch object (default/pvc; /v1, Kind=PersistentVolumeClaim): .spec.persistentVolumeReclaimPolicy: field not declared in schema`, retriedWords},
 		{`Server/rabbitmq-instances/rabbitmq-management dry-run failed: .spec.accessPolicy: field not declared in schema`, retriedWords},
-		{`Deployment/shop/web dry-run failed (BadRequest): error strict decoding YAML: error converting YAML to JSON: strict decoding error: unknown field "spec.replica"`, retriedWords},
+		{`Widget/shop/w dry-run failed (BadRequest): failed to create typed patch object (shop/w; example.com/v1, Kind=Widget): .spec.size: field not declared in schema`, retriedWords},
+		{`reconciliation failed: Widget/shop/w dry-run failed (BadRequest): error strict decoding YAML: strict decoding error: unknown field "spec.size"`, retriedWords},
+		// The group the typed patch words give decides over the kind's name: Knative's Service.
+		{`Service/shop/web dry-run failed (BadRequest): failed to create typed patch object (shop/web; serving.knative.dev/v1, Kind=Service): .spec.template.spec.foo: field not declared in schema`, retriedWords},
+		// Of a built-in kind, no CRD can declare it: the same manifests get the same answer.
+		{`Deployment/apps/podinfo dry-run failed: .spec.template.spec.containers[name="podinfo"].imagePullPolicyy: field not declared in schema`, finalWords},
+		{`PersistentVolumeClaim/default/pvc dry-run failed (BadRequest): failed to create typed patch object (default/pvc; /v1, Kind=PersistentVolumeClaim): .spec.persistentVolumeReclaimPolicy: field not declared in schema`, finalWords},
+		{`Deployment/shop/web dry-run failed (BadRequest): error strict decoding YAML: error converting YAML to JSON: strict decoding error: unknown field "spec.replica"`, finalWords},
+		{`ClusterRole/reader dry-run failed (BadRequest): .rules[0].verb: field not declared in schema`, finalWords},
+		{`reconciliation failed: Job/shop/migrate dry-run failed (BadRequest): errors:
+  .spec.backofLimit: field not declared in schema
+  .spec.ttlSecondsAfterFinish: field not declared in schema`, finalWords},
+		{`Deployment/shop/web apply failed: .spec.replica: field not declared in schema`, finalWords},
+		// Several errors: each object's words are its own.
+		{`[Widget/shop/w dry-run failed: .spec.size: field not declared in schema, Deployment/shop/web dry-run failed: .spec.replica: field not declared in schema]`, finalWords},
+		{`[Deployment/shop/web dry-run failed: namespaces "shop" not found, Widget/shop/w dry-run failed: .spec.size: field not declared in schema]`, retriedWords},
+		{"Widget/shop/w dry-run failed: .spec.size: field not declared in schema\nDeployment/shop/web configured\nService/shop/web created\n", retriedWords},
 		{`Service/shop/web dry-run failed (Invalid): Service "web" is invalid: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive`, finalWords},
 		// What the rollout itself may still remove stays retried.
 		{`Deployment/shop/web dry-run failed (InternalError): Internal error occurred: failed calling webhook "validate.example.com": failed to call webhook: Post "https://hook.shop.svc:443/validate?timeout=10s": context deadline exceeded`, retriedWords},
