@@ -27,9 +27,14 @@ import (
 
 // The defaults of Options.
 const (
-	DefaultCrashRestarts      int32 = 3
-	DefaultUnschedulableGrace       = 120 * time.Second
-	DefaultRetryGrace               = 120 * time.Second
+	DefaultCrashRestarts int32 = 3
+	// DefaultUnschedulableGrace is how long a pod of a workload without a deadline of its own
+	// (a StatefulSet, a DaemonSet, a Job, a bare pod) may stay unschedulable: as long as a
+	// Deployment's default deadline and the margin, since a node scale-up serves them alike.
+	DefaultUnschedulableGrace = defaultProgressDeadline + neverReadyMargin
+	// minUnschedulableGrace is the least a workload's own deadline makes the grace.
+	minUnschedulableGrace = 120 * time.Second
+	DefaultRetryGrace     = 120 * time.Second
 	// DefaultNeverReadyGrace is the least a pod of a workload without a deadline of its own may
 	// run unready.
 	DefaultNeverReadyGrace = 120 * time.Second
@@ -53,10 +58,10 @@ type Options struct {
 	CrashRestarts int32
 	// UnschedulableGrace is how long a pod may stay unschedulable before the rollout fails.
 	// Zero means the workload's own deadline, a Deployment's progressDeadlineSeconds plus a
-	// margin (its controller then says ProgressDeadlineExceeded, not-progressing, first),
-	// and DefaultUnschedulableGrace at least: a node scale-up (cluster-autoscaler, Karpenter)
-	// commonly takes minutes, and kstatus, so Flux's health checks, keeps such a workload
-	// InProgress until that deadline.
+	// margin (its controller then says ProgressDeadlineExceeded, not-progressing, first), 2
+	// minutes at least; for a workload without one, DefaultUnschedulableGrace: a node scale-up
+	// (cluster-autoscaler, Karpenter) commonly takes minutes, and kstatus, so Flux's health
+	// checks, keeps such a workload InProgress until that deadline.
 	UnschedulableGrace time.Duration
 	// NeverReadyGrace is how long a pod may run without becoming ready before the rollout
 	// fails. Zero means the workload's own deadline: a Deployment's progressDeadlineSeconds

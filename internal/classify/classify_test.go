@@ -25,6 +25,8 @@ func TestClassify(t *testing.T) {
 		name string
 		file string // in testdata
 		opts Options
+		// at, when set, is the moment of the look (now otherwise).
+		at   time.Time
 		want Outcome
 	}{
 		// Deployment
@@ -221,6 +223,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "replicaset recheck at the earliest end of a grace period",
 			file: "replicaset-unschedulable-recheck.yaml",
+			opts: Options{UnschedulableGrace: 2 * time.Minute},
 			want: Outcome{Recheck: now.Add(time.Second)},
 		},
 
@@ -400,13 +403,15 @@ func TestClassify(t *testing.T) {
 
 		// Pod: the grace periods
 		{
-			name: "pod unschedulable for 119s",
+			name: "pod unschedulable for 119s, a grace of 2m",
 			file: "pod-unschedulable-119s.yaml",
+			opts: Options{UnschedulableGrace: 2 * time.Minute},
 			want: Outcome{Recheck: now.Add(time.Second)},
 		},
 		{
-			name: "pod unschedulable for 120s",
+			name: "pod unschedulable for 120s, a grace of 2m",
 			file: "pod-unschedulable-120s.yaml",
+			opts: Options{UnschedulableGrace: 2 * time.Minute},
 			want: Outcome{Failure: &result.Failure{
 				Code: result.CodeUnschedulable, Reason: "Unschedulable",
 				Message: `pod tool: not scheduled for 2m0s: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.`,
@@ -418,6 +423,28 @@ func TestClassify(t *testing.T) {
 			file: "pod-unschedulable-120s.yaml",
 			opts: Options{UnschedulableGrace: 5 * time.Minute},
 			want: Outcome{Recheck: now.Add(3 * time.Minute)},
+		},
+		// A workload without a deadline of its own waits as long as a Deployment's default one:
+		// a node scale-up serves them alike.
+		{
+			name: "bare pod unschedulable for 120s, the default grace",
+			file: "pod-unschedulable-120s.yaml",
+			want: Outcome{Recheck: now.Add(DefaultUnschedulableGrace - 2*time.Minute)},
+		},
+		{
+			name: "statefulset replica unschedulable for 3m while a node is added",
+			file: "statefulset-unschedulable.yaml",
+			want: Outcome{Recheck: time.Date(2025, 6, 1, 12, 7, 30, 0, time.UTC)},
+		},
+		{
+			name: "statefulset replica unschedulable past the default grace",
+			file: "statefulset-unschedulable.yaml",
+			at:   time.Date(2025, 6, 1, 12, 7, 30, 0, time.UTC),
+			want: Outcome{Failure: &result.Failure{
+				Code: result.CodeUnschedulable, Reason: "Unschedulable",
+				Message: `pod db-2: not scheduled for 10m30s: 0/3 nodes are available: 3 Insufficient cpu.`,
+				Pod:     "db-2",
+			}},
 		},
 		// A workload's replica: its own deadline (a Deployment's progressDeadlineSeconds, and
 		// the margin) is the default, as a node scale-up may take minutes.
@@ -486,6 +513,9 @@ func TestClassify(t *testing.T) {
 			t.Parallel()
 			in := load(t, tt.file)
 			in.Now = now
+			if !tt.at.IsZero() {
+				in.Now = tt.at
+			}
 			got, err := Classify(in, tt.opts)
 			if err != nil {
 				t.Fatalf("Classify(%s) error: %v", tt.file, err)

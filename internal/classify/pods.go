@@ -315,7 +315,8 @@ func podFailure(code result.Code, p *corev1.Pod, reason, detail string) result.F
 
 // unschedulable fails a pod the scheduler has found no node for during the grace period:
 // unschedulable-grace when set, else the workload's own deadline and a margin (a node
-// scale-up may bring one), DefaultUnschedulableGrace at least.
+// scale-up may bring one), 2 minutes at least, and DefaultUnschedulableGrace for a workload
+// without a deadline of its own.
 func (e *findings) unschedulable(p *corev1.Pod) {
 	c := podCondition(p, corev1.PodScheduled)
 	if c == nil || c.Status != corev1.ConditionFalse || c.Reason != corev1.PodReasonUnschedulable {
@@ -327,7 +328,10 @@ func (e *findings) unschedulable(p *corev1.Pod) {
 	}
 	grace := e.opts.UnschedulableGrace
 	if grace <= 0 {
-		grace = max(DefaultUnschedulableGrace, e.readyDeadline+neverReadyMargin)
+		grace = DefaultUnschedulableGrace
+		if e.readyDeadline > 0 {
+			grace = max(minUnschedulableGrace, e.readyDeadline+neverReadyMargin)
+		}
 	}
 	if !e.elapsed(since, grace) {
 		return

@@ -105,7 +105,7 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.workloads, "workloads", d.workloads, "also verify the objects in the inventory (false: only the Flux objects, nested ones included)")
 	fs.BoolVar(&o.failOnSuspended, "fail-on-suspended", d.failOnSuspended, "fail a cluster where a nested Flux object is suspended (default: report it and skip what it lists)")
 	fs.IntVar(&o.crashRestarts, "crash-restarts", d.crashRestarts, "restarts after which a crashing container fails the rollout")
-	fs.Func("unschedulable-grace", "how long a pod may stay unschedulable before the rollout fails (default: the workload's own deadline, a Deployment's progressDeadlineSeconds, else 2m)", func(v string) error {
+	fs.Func("unschedulable-grace", "how long a pod may stay unschedulable before the rollout fails (default: the workload's own deadline, a Deployment's progressDeadlineSeconds, else 10m30s)", func(v string) error {
 		d, err := parseDuration(v)
 		if err != nil {
 			return err
