@@ -150,51 +150,111 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 // o and the Flux objects given as arguments: machine output on stdout, progress on stderr.
 // parseErr is the error of a command line that did not parse: the run then only reports it.
 func runCLI(ctx context.Context, o *cliOptions, fs *pflag.FlagSet, args []string, env Env, snapshot bool, parseErr error) int {
-	name := "verify"
-	if snapshot {
-		name = "get"
-	}
 	// Nothing printed can become a CI runner's command when the CLI runs in a pipeline's step.
 	stderr := sanitize.NewCommandsWriter(env.Stderr)
 	defer func() { _ = stderr.Flush() }()
 	env.Stderr = stderr
+	r := newCLIRun(o, fs, env, snapshot, parseErr)
+	if code, ok := r.checkCommandLine(args); !ok {
+		return code
+	}
+	s := r.requestSettings(args, snapshot)
+	req, secrets, err := s.request(env, cliInputNames(args))
+	if err != nil {
+		return r.badInputReported(strings.Join(redactLines(err.Error(), secrets), "\n"),
+			reportedBadInput(fs, env, redactText(err.Error(), secrets)))
+	}
+	azure, summaryFile, chosen := setUpAzurePipelines(env, secrets, r.summaryFile)
+	fleet := applyShard(&req, s.shard)
+	start := env.Clock()
+	stopHeartbeat := r.startProgress(&req, secrets, start)
+	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
+	defer stopHurry()
+	verified := verifyShard(ctx, req, s, fleet, env, secrets)
+	stopHeartbeat()
+	run := stampRun(cleanRun(verified, secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
+	if hurry() {
+		run = report.Essentials(run)
+	}
+	return r.writeResults(run, azure, summaryFile, chosen)
+}
+
+// cliRun is what a run of `app-status verify` (or `get`) reports with: the command's name in
+// its messages, its options and flags, its environment (stderr breaking runner commands), and
+// the report files a bad input is written to.
+type cliRun struct {
+	name     string
+	o        *cliOptions
+	fs       *pflag.FlagSet
+	env      Env
+	parseErr error
+	// defaults are the report files of a GitLab job whose path the program chose
+	// (gitlabDefaults), nil elsewhere.
+	defaults map[string]bool
+	// summaryFile is --summary-file, or its GitLab default.
+	summaryFile string
+}
+
+// newCLIRun names the run and, in a GitLab job, gives o's report files their defaults.
+func newCLIRun(o *cliOptions, fs *pflag.FlagSet, env Env, snapshot bool, parseErr error) cliRun {
+	name := "verify"
+	if snapshot {
+		name = "get"
+	}
 	var defaults map[string]bool
 	if inGitLabCI(env) {
 		// A GitLab job reports through files its artifacts:reports name: the template's, or
 		// these defaults in the job's folder.
 		defaults = gitlabDefaults(o)
 	}
-	output, summaryFile, quiet, onlyFailed := o.output, o.summaryFile, o.quiet, o.onlyFailed
-	// badInput ends a run that contacted no cluster: the error, and the report files the flags
-	// read so far name (the flags a CI's template fixes come before the user's) saying so.
-	// The report files, read by more people than the log, may get a shorter message
-	// (reported) that leaves out what was typed.
-	badInputReported := func(message, reported string) int {
-		// Several errors (two bad lines of a clusters file) are a line each.
-		for _, l := range strings.Split(message, "\n") {
-			fmt.Fprintf(env.Stderr, "app-status %s: %s\n", name, l)
-		}
-		if parseErr != nil {
-			fmt.Fprintf(env.Stderr, "See 'app-status %s --help' for usage.\n", name)
-		}
-		files := newReportFiles(*o, summaryFile, env)
-		files.gitlabDefaults = defaults
-		if err := files.write(badInputRun(reported), reported, env.Stderr); err != nil {
-			fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
-		}
-		return 2
+	return cliRun{name: name, o: o, fs: fs, env: env, parseErr: parseErr, defaults: defaults, summaryFile: o.summaryFile}
+}
+
+// badInputReported ends a run that contacted no cluster: the error, and the report files the
+// flags read so far name (the flags a CI's template fixes come before the user's) saying so.
+// The report files, read by more people than the log, may get a shorter message (reported)
+// that leaves out what was typed.
+func (r cliRun) badInputReported(message, reported string) int {
+	// Several errors (two bad lines of a clusters file) are a line each.
+	for _, l := range strings.Split(message, "\n") {
+		fmt.Fprintf(r.env.Stderr, "app-status %s: %s\n", r.name, l)
 	}
-	badInput := func(message string) int { return badInputReported(message, reportedBadInput(fs, env, message)) }
-	switch {
-	case parseErr != nil:
+	if r.parseErr != nil {
+		fmt.Fprintf(r.env.Stderr, "See 'app-status %s --help' for usage.\n", r.name)
+	}
+	files := newReportFiles(*r.o, r.summaryFile, r.env)
+	files.gitlabDefaults = r.defaults
+	if err := files.write(badInputRun(reported), reported, r.env.Stderr); err != nil {
+		fmt.Fprintf(r.env.Stderr, "app-status %s: %v\n", r.name, err)
+	}
+	return 2
+}
+
+// badInput is badInputReported with the report files' message made from message.
+func (r cliRun) badInput(message string) int {
+	return r.badInputReported(message, reportedBadInput(r.fs, r.env, message))
+}
+
+// checkCommandLine ends the run as badInput does, returning its exit code and false, when the
+// command line did not parse, names no Flux object or asks for an unknown output format.
+func (r cliRun) checkCommandLine(args []string) (int, bool) {
+	switch output := r.o.output; {
+	case r.parseErr != nil:
 		// A flag's value, which may be a secret given to the wrong flag, stays out of the
 		// report files.
-		return badInputReported(sanitize.Line(parseErr.Error()), flagErrorWithoutValue(fs, parseErr))
-	case len(o.resources) == 0 && len(args) == 0:
-		return badInput(fmt.Sprintf("name the Flux object to verify: app-status %s ks/NAME (a Kustomization), hr/NAME (a HelmRelease) or rset/NAME (a ResourceSet); KIND/NAMESPACE/NAME for another namespace", name))
+		return r.badInputReported(sanitize.Line(r.parseErr.Error()), flagErrorWithoutValue(r.fs, r.parseErr)), false
+	case len(r.o.resources) == 0 && len(args) == 0:
+		return r.badInput(fmt.Sprintf("name the Flux object to verify: app-status %s ks/NAME (a Kustomization), hr/NAME (a HelmRelease) or rset/NAME (a ResourceSet); KIND/NAMESPACE/NAME for another namespace", r.name)), false
 	case output != "text" && output != "json" && output != "markdown" && output != "junit":
-		return badInput(fmt.Sprintf("-o must be text, json, markdown or junit, not %q", output))
+		return r.badInput(fmt.Sprintf("-o must be text, json, markdown or junit, not %q", output)), false
 	}
+	return 0, true
+}
+
+// requestSettings are the settings of the run from its options, with the Flux objects given
+// as arguments.
+func (r cliRun) requestSettings(args []string, snapshot bool) settings {
+	o, env, name := r.o, r.env, r.name
 	s := o.settings
 	s.snapshot = snapshot
 	s.ci = o.inCI(env)
@@ -207,20 +267,28 @@ func runCLI(ctx context.Context, o *cliOptions, fs *pflag.FlagSet, args []string
 		// would have the report files blame it for what $KUBECONFIG holds.
 		s.clusters.NamesClusters = "the clusters input of the GitLab component"
 	}
+	return s
+}
+
+// cliInputNames names the flags in the request's errors; the Flux objects by KIND/NAME when
+// given as arguments.
+func cliInputNames(args []string) inputNames {
 	resourceName := "--resource"
 	if len(args) > 0 {
 		resourceName = "KIND/NAME"
 	}
-	req, secrets, err := s.request(env, inputNames{
+	return inputNames{
 		resource: resourceName, resourceItem: "#", revision: "--revision", timeout: "--timeout", maxParallel: "--max-parallel",
 		crashRestarts: "--crash-restarts", unschedulableGrace: "--unschedulable-grace", retryGrace: "--retry-grace", neverReadyGrace: "--never-ready-grace",
 		notFoundGrace: "--not-found-grace",
 		noClusters:    "the kubeconfig has no contexts; pass --kubeconfig, --context or --clusters-file",
-	})
-	if err != nil {
-		return badInputReported(strings.Join(redactLines(err.Error(), secrets), "\n"),
-			reportedBadInput(fs, env, redactText(err.Error(), secrets)))
 	}
+}
+
+// setUpAzurePipelines, in an Azure Pipelines job, has the agent mask the secrets and, unless
+// summaryFile is given, writes the summary to the agent's temporary folder: azure is nil
+// elsewhere, summaryFile the summary's path, chosen the files whose path it chose.
+func setUpAzurePipelines(env Env, secrets *kubeconfig.Secrets, summaryFile string) (*azureCommands, string, map[string]bool) {
 	var azure *azureCommands
 	var chosen map[string]bool // the files whose path the program chose, besides GitLab's
 	if inAzurePipelines(env) {
@@ -237,16 +305,25 @@ func runCLI(ctx context.Context, o *cliOptions, fs *pflag.FlagSet, args []string
 			}
 		}
 	}
-	fleet := applyShard(&req, s.shard)
-	start := env.Clock()
+	return azure, summaryFile, chosen
+}
+
+// startProgress, unless --quiet, has req print each cluster's state changes on stderr, with a
+// heartbeat from start while any cluster waits; the function returned stops the heartbeat.
+func (r cliRun) startProgress(req *verify.Request, secrets *kubeconfig.Secrets, start time.Time) func() {
+	env := r.env
 	stopHeartbeat := func() {}
-	if !quiet {
+	if !r.o.quiet {
 		progress := newProgressLog(env.Stderr, secrets.Redact, len(req.Targets), func() time.Duration { return env.Clock().Sub(start) })
 		req.Progress = progress.show
 		stopHeartbeat = progress.startHeartbeat(cmp.Or(env.heartbeat, heartbeatTick))
 	}
-	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
-	defer stopHurry()
+	return stopHeartbeat
+}
+
+// verifyShard verifies the shard's clusters of req (runShard), in CI with what the exec
+// plugins print on stderr routed through the log's exit.
+func verifyShard(ctx context.Context, req verify.Request, s settings, fleet []string, env Env, secrets *kubeconfig.Secrets) result.Run {
 	// In CI, what the exec plugins print goes through the log's exit; at a terminal it goes
 	// to the terminal as kubectl has it, prompts without a newline included.
 	endPluginStderr := func() {}
@@ -255,25 +332,28 @@ func runCLI(ctx context.Context, o *cliOptions, fs *pflag.FlagSet, args []string
 	}
 	verified := runShard(ctx, req, s.shard, fleet, env)
 	endPluginStderr()
-	stopHeartbeat()
-	run := stampRun(cleanRun(verified, secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
-	if hurry() {
-		run = report.Essentials(run)
-	}
+	return verified
+}
+
+// writeResults writes run to stdout (-o) and to the report files, then, in Azure Pipelines,
+// the agent's commands (azure, nil elsewhere) with the summary file; it returns the exit
+// code: 0 when the run succeeded, 1 when it failed or a result could not be written.
+func (r cliRun) writeResults(run result.Run, azure *azureCommands, summaryFile string, chosen map[string]bool) int {
+	env, output := r.env, r.o.output
 	stdout := sanitize.NewCommandsWriter(env.Stdout)
 	if output == "json" {
 		stdout = sanitize.NewJSONCommandsWriter(env.Stdout)
 	}
 	env.Stdout = stdout
-	files := newReportFiles(*o, summaryFile, env)
-	files.gitlabDefaults, files.chosen = defaults, chosen
+	files := newReportFiles(*r.o, summaryFile, env)
+	files.gitlabDefaults, files.chosen = r.defaults, chosen
 	if output == "json" && files.json != "" {
 		// The same document twice: encoded once, into the file, then copied from it through
 		// stdout's own cleaning, as every byte printed (a no-op on what the file's cleaning
 		// left, whatever is in the file by then).
 		files.jsonCopy = &fileCopy{w: stdout}
 	}
-	err = files.write(run, "", env.Stderr)
+	err := files.write(run, "", env.Stderr)
 	switch {
 	case files.jsonCopy != nil && files.jsonCopy.err != nil:
 		err = errors.Join(err, fmt.Errorf("write output: %w", files.jsonCopy.err))
@@ -281,13 +361,13 @@ func runCLI(ctx context.Context, o *cliOptions, fs *pflag.FlagSet, args []string
 	default:
 		// (Also when the file could not be written, or was written in place: a device such as
 		// /dev/stdout, a pipe, a link, a file mounted on its own.)
-		err = errors.Join(err, writeCLIOutput(env, output, onlyFailed, run))
+		err = errors.Join(err, writeCLIOutput(env, output, r.o.onlyFailed, run))
 	}
 	if flushErr := stdout.Flush(); flushErr != nil {
 		err = errors.Join(err, fmt.Errorf("write output: %w", flushErr))
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", name, err)
+		fmt.Fprintf(env.Stderr, "app-status %s: %v\n", r.name, err)
 		return 1
 	}
 	if azure != nil {
