@@ -30,23 +30,69 @@ func runAction(ctx context.Context, env Env) int {
 	// goes through log, where no text can become a command.
 	stdout := &lockedWriter{w: env.Stdout}
 	// The inputs' values, as read: a bad input's reports must not repeat them.
-	var typed []string
-	getenv := func(k string) string {
-		v := env.Getenv(k)
-		if strings.HasPrefix(k, "INPUT_") || k == "KUBECONFIG" {
-			typed = append(typed, v)
-		}
-		return v
-	}
-	gha := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
+	typed := &typedInputs{getenv: env.Getenv}
+	gha := githubactions.New(githubactions.WithGetenv(typed.get), githubactions.WithWriter(stdout))
 	log := sanitize.NewCommandsWriter(stdout)
 	defer func() { _ = log.Flush() }()
-	start := env.Clock()
+	a := actionRun{gha: gha, log: log, env: env, start: env.Clock()}
 
 	s, err := actionSettings(gha)
 	if err == nil && len(s.merge) > 0 {
-		return runMergeAction(ctx, gha, log, env, s, typed)
+		return runMergeAction(ctx, gha, log, env, s, typed.values)
 	}
+	req, secrets, err := actionRequest(env, s, err)
+	// Mask before printing anything else, the bad-input error included, and mask a secret
+	// obtained later (a token a provider mints) before it can be printed.
+	maskSecrets(gha, secrets)
+
+	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
+	defer stopHurry()
+	var run result.Run
+	var badInput string
+	var githubNotes []string
+	if err != nil {
+		run, badInput = a.reportBadInput(err, secrets, typed.values)
+	} else {
+		run, githubNotes = a.verifyClusters(ctx, s, req, secrets, hurry)
+	}
+	if err := writeActionResults(gha, log, env, run, s.summary, badInput, githubNotes, hurry); err != nil {
+		gha.WithFieldsMap(map[string]string{"title": "app-status could not write its results"}).Errorf("%s", sanitize.Commands(sanitize.Line(redactText(err.Error(), secrets))))
+		return 1
+	}
+	if run.Status == result.RunSuccess {
+		return 0
+	}
+	return 1
+}
+
+// typedInputs records the values of the inputs (and of KUBECONFIG) as the action reads them.
+type typedInputs struct {
+	getenv func(string) string
+	values []string
+}
+
+// get is getenv, recording the value of an input or of KUBECONFIG.
+func (t *typedInputs) get(k string) string {
+	v := t.getenv(k)
+	if strings.HasPrefix(k, "INPUT_") || k == "KUBECONFIG" {
+		t.values = append(t.values, v)
+	}
+	return v
+}
+
+// actionRun is what a run of the action works with: its commands (gha), the log, its
+// environment and when it started.
+type actionRun struct {
+	gha   *githubactions.Action
+	log   *sanitize.CommandsWriter
+	env   Env
+	start time.Time
+}
+
+// actionRequest is the verification request of the inputs s, read without error (settingsErr
+// nil), and the secrets of the kubeconfigs, read in every case, to be masked.
+func actionRequest(env Env, s actionConfig, settingsErr error) (verify.Request, *kubeconfig.Secrets, error) {
+	err := settingsErr
 	var req verify.Request
 	var secrets *kubeconfig.Secrets
 	if err == nil {
@@ -65,53 +111,52 @@ func runAction(ctx context.Context, env Env) int {
 		// only to mask what they hold.
 		_, secrets, _ = kubeconfig.Load(s.kubeconfigInput(), s.kubeconfigEnv(env))
 	}
-	// Mask before printing anything else, the bad-input error included, and mask a secret
-	// obtained later (a token a provider mints) before it can be printed.
+	return req, secrets, err
+}
+
+// maskSecrets has the runner mask each of the secrets, and each one added later.
+func maskSecrets(gha *githubactions.Action, secrets *kubeconfig.Secrets) {
 	for _, v := range secrets.Values() {
 		gha.AddMask(v)
 	}
 	secrets.OnAdd(gha.AddMask)
+}
 
-	hurry, stopHurry := hurryOnceCancelled(ctx, cancelGrace)
-	defer stopHurry()
-	var run result.Run
-	var badInput string
-	var githubNotes []string
-	if err != nil {
-		// Several errors (two bad lines of the clusters input) are a line each of the
-		// annotation, which the step's own command carries (gha escapes the line breaks), and
-		// of the job summary.
-		badInput = cmp.Or(strings.Join(redactLines(err.Error(), secrets), "\n"), "bad input")
-		gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.CommandsText(badInput))
-		// The log and the job summary get the whole error (GitHub masks the secrets it knows
-		// in both); the report file, the JUnit report and the outputs, which an artifact upload
-		// carries further, only what holds no input's value, and no resource or revision, on
-		// one line.
-		run = result.NewRun(nil, "", nil, env.Clock().Sub(start))
-		run.Condition.Message = reportedText(redactText(err.Error(), secrets), typed, inputNamed)
-	} else {
-		fleet := applyShard(&req, s.shard)
-		pub := startPublisher(ctx, gha, env, s, req)
-		progress := newProgressLog(log, secrets.Redact, len(req.Targets), func() time.Duration { return env.Clock().Sub(start) })
-		req.Progress = actionProgress(progress.show, pub, secrets.Redact)
-		fmt.Fprintf(log, "Verifying %s on %s (revision %s, timeout %s)\n",
-			strings.Join(resourceIDs(req), ", "), clusterCount(len(req.Targets), s.shard, fleet), cmp.Or(req.Revision.String(), "any"), req.Timeout)
-		stopHeartbeat := progress.startHeartbeat(cmp.Or(env.heartbeat, heartbeatTick))
-		endPluginStderr := routePluginStderr(req, log, secrets)
-		verified := runShard(ctx, req, s.shard, fleet, env)
-		endPluginStderr()
-		stopHeartbeat()
-		run = stampRun(cleanRun(verified, secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
-		githubNotes = append(githubNotes, finishPublisher(ctx, gha, pub, run, hurry, secrets.Redact)...)
-	}
-	if err := writeActionResults(gha, log, env, run, s.summary, badInput, githubNotes, hurry); err != nil {
-		gha.WithFieldsMap(map[string]string{"title": "app-status could not write its results"}).Errorf("%s", sanitize.Commands(sanitize.Line(redactText(err.Error(), secrets))))
-		return 1
-	}
-	if run.Status == result.RunSuccess {
-		return 0
-	}
-	return 1
+// reportBadInput annotates the step with err, the error of a bad input, and returns the run
+// that reports it, which contacted no cluster, and the error for the job summary.
+func (a actionRun) reportBadInput(err error, secrets *kubeconfig.Secrets, typed []string) (result.Run, string) {
+	// Several errors (two bad lines of the clusters input) are a line each of the
+	// annotation, which the step's own command carries (gha escapes the line breaks), and
+	// of the job summary.
+	badInput := cmp.Or(strings.Join(redactLines(err.Error(), secrets), "\n"), "bad input")
+	a.gha.WithFieldsMap(map[string]string{"title": "app-status bad input"}).Errorf("%s", sanitize.CommandsText(badInput))
+	// The log and the job summary get the whole error (GitHub masks the secrets it knows
+	// in both); the report file, the JUnit report and the outputs, which an artifact upload
+	// carries further, only what holds no input's value, and no resource or revision, on
+	// one line.
+	run := result.NewRun(nil, "", nil, a.env.Clock().Sub(a.start))
+	run.Condition.Message = reportedText(redactText(err.Error(), secrets), typed, inputNamed)
+	return run, badInput
+}
+
+// verifyClusters verifies the shard's clusters of req with live progress in the log,
+// publishing to GitHub what the inputs s ask for; it returns the run and what could not be
+// posted.
+func (a actionRun) verifyClusters(ctx context.Context, s actionConfig, req verify.Request, secrets *kubeconfig.Secrets, hurry func() bool) (result.Run, []string) {
+	env, log, start := a.env, a.log, a.start
+	fleet := applyShard(&req, s.shard)
+	pub := startPublisher(ctx, a.gha, env, s, req)
+	progress := newProgressLog(log, secrets.Redact, len(req.Targets), func() time.Duration { return env.Clock().Sub(start) })
+	req.Progress = actionProgress(progress.show, pub, secrets.Redact)
+	fmt.Fprintf(log, "Verifying %s on %s (revision %s, timeout %s)\n",
+		strings.Join(resourceIDs(req), ", "), clusterCount(len(req.Targets), s.shard, fleet), cmp.Or(req.Revision.String(), "any"), req.Timeout)
+	stopHeartbeat := progress.startHeartbeat(cmp.Or(env.heartbeat, heartbeatTick))
+	endPluginStderr := routePluginStderr(req, log, secrets)
+	verified := runShard(ctx, req, s.shard, fleet, env)
+	endPluginStderr()
+	stopHeartbeat()
+	run := stampRun(cleanRun(verified, secrets, hurry, s.evidence), start, env.Clock(), runOrigin(env), s.shard, fleet)
+	return run, finishPublisher(ctx, a.gha, pub, run, hurry, secrets.Redact)
 }
 
 // observer is told each cluster's state as it changes (a *publish.Publisher, nil or not).
