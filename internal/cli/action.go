@@ -199,62 +199,19 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 	c.revision = gha.GetInput("revision")
 	c.clusters = kubeconfig.Input{Clusters: gha.GetInput("clusters"), Kubeconfig: gha.GetInput("kubeconfig"),
 		AllowedServers: lines(gha.GetInput("allowed-servers")), PinnedCA: gha.GetInput("pinned-ca")}
+	if err := c.readDurations(gha, d); err != nil {
+		return c, err
+	}
+	if err := c.readCounts(gha, d); err != nil {
+		return c, err
+	}
+	if err := c.readSwitches(gha, d); err != nil {
+		return c, err
+	}
+	if err := c.readSummary(gha); err != nil {
+		return c, err
+	}
 	var err error
-	if c.timeout, err = durationInput(gha, "timeout", d.timeout); err != nil {
-		return c, err
-	}
-	if c.unschedulableGrace, err = durationInput(gha, "unschedulable-grace", d.unschedulableGrace); err != nil {
-		return c, err
-	}
-	if c.unschedulableGrace == 0 && gha.GetInput("unschedulable-grace") != "" {
-		return c, fmt.Errorf("input unschedulable-grace %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", gha.GetInput("unschedulable-grace"))
-	}
-	if c.retryGrace, err = durationInput(gha, "retry-grace", d.retryGrace); err != nil {
-		return c, err
-	}
-	if c.notFoundGrace, err = durationInput(gha, "not-found-grace", d.notFoundGrace); err != nil {
-		return c, err
-	}
-	if c.neverReadyGrace, err = durationInput(gha, "never-ready-grace", d.neverReadyGrace); err != nil {
-		return c, err
-	}
-	if c.neverReadyGrace == 0 && gha.GetInput("never-ready-grace") != "" {
-		return c, fmt.Errorf("input never-ready-grace %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", gha.GetInput("never-ready-grace"))
-	}
-	if c.maxParallel, err = intInput(gha, "max-parallel", d.maxParallel); err != nil {
-		return c, err
-	}
-	if c.crashRestarts, err = intInput(gha, "crash-restarts", d.crashRestarts); err != nil {
-		return c, err
-	}
-	if c.failFast, err = boolInput(gha, "fail-fast", d.failFast); err != nil {
-		return c, err
-	}
-	if c.workloads, err = boolInput(gha, "workloads", d.workloads); err != nil {
-		return c, err
-	}
-	if c.failOnSuspended, err = boolInput(gha, "fail-on-suspended", d.failOnSuspended); err != nil {
-		return c, err
-	}
-	if c.allowExec, err = boolInput(gha, "allow-exec", false); err != nil {
-		return c, err
-	}
-	if c.reconcile, err = parseReconcile(gha.GetInput("reconcile")); err != nil {
-		return c, fmt.Errorf("input reconcile: %w", err)
-	}
-	if c.evidence, err = report.ParseEvidence(gha.GetInput("evidence")); err != nil {
-		return c, fmt.Errorf("input evidence: %w", err)
-	}
-	switch v := strings.ToLower(gha.GetInput("summary")); v {
-	case "", "true", "yes", "on", "1":
-		c.summary = "true"
-	case "false", "no", "off", "0":
-		c.summary = "false"
-	case "compact":
-		c.summary = "compact"
-	default:
-		return c, fmt.Errorf("input summary: %q is not true, false or compact", gha.GetInput("summary"))
-	}
 	if c.shard, err = shard.Parse(gha.GetInput("shard")); err != nil {
 		return c, fmt.Errorf("input shard: %w", err)
 	}
@@ -269,6 +226,86 @@ func actionSettings(gha *githubactions.Action) (actionConfig, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// readDurations reads the inputs timeout, unschedulable-grace, retry-grace, not-found-grace
+// and never-ready-grace into c, d's when unset; it stops at the first bad one.
+func (c *actionConfig) readDurations(gha *githubactions.Action, d settings) error {
+	var err error
+	if c.timeout, err = durationInput(gha, "timeout", d.timeout); err != nil {
+		return err
+	}
+	if c.unschedulableGrace, err = durationInput(gha, "unschedulable-grace", d.unschedulableGrace); err != nil {
+		return err
+	}
+	if c.unschedulableGrace == 0 && gha.GetInput("unschedulable-grace") != "" {
+		return fmt.Errorf("input unschedulable-grace %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", gha.GetInput("unschedulable-grace"))
+	}
+	if c.retryGrace, err = durationInput(gha, "retry-grace", d.retryGrace); err != nil {
+		return err
+	}
+	if c.notFoundGrace, err = durationInput(gha, "not-found-grace", d.notFoundGrace); err != nil {
+		return err
+	}
+	if c.neverReadyGrace, err = durationInput(gha, "never-ready-grace", d.neverReadyGrace); err != nil {
+		return err
+	}
+	if c.neverReadyGrace == 0 && gha.GetInput("never-ready-grace") != "" {
+		return fmt.Errorf("input never-ready-grace %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", gha.GetInput("never-ready-grace"))
+	}
+	return nil
+}
+
+// readCounts reads the inputs max-parallel and crash-restarts into c, d's when unset.
+func (c *actionConfig) readCounts(gha *githubactions.Action, d settings) error {
+	var err error
+	if c.maxParallel, err = intInput(gha, "max-parallel", d.maxParallel); err != nil {
+		return err
+	}
+	if c.crashRestarts, err = intInput(gha, "crash-restarts", d.crashRestarts); err != nil {
+		return err
+	}
+	return nil
+}
+
+// readSwitches reads the inputs fail-fast, workloads, fail-on-suspended, allow-exec,
+// reconcile and evidence into c, d's when unset; it stops at the first bad one.
+func (c *actionConfig) readSwitches(gha *githubactions.Action, d settings) error {
+	var err error
+	if c.failFast, err = boolInput(gha, "fail-fast", d.failFast); err != nil {
+		return err
+	}
+	if c.workloads, err = boolInput(gha, "workloads", d.workloads); err != nil {
+		return err
+	}
+	if c.failOnSuspended, err = boolInput(gha, "fail-on-suspended", d.failOnSuspended); err != nil {
+		return err
+	}
+	if c.allowExec, err = boolInput(gha, "allow-exec", false); err != nil {
+		return err
+	}
+	if c.reconcile, err = parseReconcile(gha.GetInput("reconcile")); err != nil {
+		return fmt.Errorf("input reconcile: %w", err)
+	}
+	if c.evidence, err = report.ParseEvidence(gha.GetInput("evidence")); err != nil {
+		return fmt.Errorf("input evidence: %w", err)
+	}
+	return nil
+}
+
+// readSummary reads the input summary into c; a bad value leaves c's as it was.
+func (c *actionConfig) readSummary(gha *githubactions.Action) error {
+	switch v := strings.ToLower(gha.GetInput("summary")); v {
+	case "", "true", "yes", "on", "1":
+		c.summary = "true"
+	case "false", "no", "off", "0":
+		c.summary = "false"
+	case "compact":
+		c.summary = "compact"
+	default:
+		return fmt.Errorf("input summary: %q is not true, false or compact", gha.GetInput("summary"))
+	}
+	return nil
 }
 
 // inputNamed is the input an error message starts by naming ("input clusters"), or "".
