@@ -97,73 +97,22 @@ type settings struct {
 // names say which input (or flag) is at fault, for the error messages.
 func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfig.Secrets, error) {
 	var req verify.Request
-	if len(s.resources) == 0 {
-		return req, nil, fmt.Errorf("%s is required: name the Flux object to verify, e.g. kustomization/my-app or helmrelease/my-app", names.resource)
-	}
-	ns := cmp.Or(s.namespace, defaultSettings().namespace)
-	seen := map[string]bool{}
-	for i, r := range s.resources {
-		ref, err := flux.ParseResource(r, ns)
-		if err != nil {
-			if len(s.resources) == 1 {
-				return req, nil, fmt.Errorf("%s: %w", names.resource, err)
-			}
-			return req, nil, fmt.Errorf("%s (%s %d): %w", names.resource, names.resourceItem, i+1, err)
-		}
-		if !seen[ref.ID()] {
-			seen[ref.ID()] = true
-			req.Resources = append(req.Resources, ref)
-		}
+	var err error
+	if req.Resources, err = s.fluxResources(names); err != nil {
+		return req, nil, err
 	}
 	rev, err := flux.ParseRevision(s.revision)
 	if err != nil {
 		return req, nil, fmt.Errorf("%s: %w", names.revision, err)
 	}
-	if s.timeout <= 0 || s.timeout > maxDuration {
-		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m or 90s", names.timeout, s.timeout)
+	if err := s.checkValues(names); err != nil {
+		return req, nil, err
 	}
-	if s.maxParallel < 1 || s.maxParallel > maxParallelLimit {
-		return req, nil, fmt.Errorf("%s %d is out of range: give a whole number from 1 to %d", names.maxParallel, s.maxParallel, maxParallelLimit)
-	}
-	if s.crashRestarts < 1 || s.crashRestarts > maxCrashRestarts {
-		return req, nil, fmt.Errorf("%s %d is out of range: give a whole number from 1 to %d", names.crashRestarts, s.crashRestarts, maxCrashRestarts)
-	}
-	if s.unschedulableGrace < 0 || s.unschedulableGrace > maxDuration {
-		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", names.unschedulableGrace, s.unschedulableGrace)
-	}
-	if s.neverReadyGrace < 0 || s.neverReadyGrace > maxDuration {
-		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", names.neverReadyGrace, s.neverReadyGrace)
-	}
-	if s.snapshot && s.reconcile != verify.ReconcileOff {
-		return req, nil, errors.New("--reconcile asks Flux to reconcile and then waits: use it with app-status verify, not get")
-	}
-	if s.retryGrace <= 0 || s.retryGrace > maxDuration {
-		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.retryGrace, s.retryGrace)
-	}
-	if s.notFoundGrace <= 0 || s.notFoundGrace > maxDuration {
-		return req, nil, fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.notFoundGrace, s.notFoundGrace)
-	}
-	in := s.kubeconfigInput()
-	if !s.shard.IsZero() {
-		// Only the shard's own kubeconfigs are read: the others' cost it nothing.
-		in.Keep = s.shard.Has
-	}
-	clusters, secrets, err := kubeconfig.Load(in, s.kubeconfigEnv(env))
+	targets, secrets, err := s.clusterTargets(env, names)
 	if err != nil {
 		return req, secrets, err
 	}
-	if len(clusters) == 0 {
-		return req, secrets, fmt.Errorf("no clusters to verify: %s", names.noClusters)
-	}
-	for _, c := range clusters {
-		if c.Elsewhere {
-			// applyShard leaves it out of the run by the same test; were it ever verified
-			// here, it would fail as invalid, never pass.
-			req.Targets = append(req.Targets, verify.Target{Name: c.Name, Invalid: "verified by another shard: its kubeconfig was not read"})
-			continue
-		}
-		req.Targets = append(req.Targets, verify.Target{Name: c.Name, Config: c.Config, Invalid: c.Invalid})
-	}
+	req.Targets = targets
 	req.Revision = rev
 	req.Timeout = s.timeout
 	req.MaxParallel = s.maxParallel
@@ -173,10 +122,92 @@ func (s settings) request(env Env, names inputNames) (verify.Request, *kubeconfi
 	req.Snapshot = s.snapshot
 	req.Reconcile = s.reconcile
 	req.ProgressSteps = s.verbose
-	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace, RetryGrace: s.retryGrace, NeverReadyGrace: s.neverReadyGrace}
+	req.Classify = classify.Options{CrashRestarts: int32(s.crashRestarts), UnschedulableGrace: s.unschedulableGrace, RetryGrace: s.retryGrace, NeverReadyGrace: s.neverReadyGrace} //nolint:gosec // G115: checkValues holds crashRestarts to 1..maxCrashRestarts
 	req.NotFoundGrace = s.notFoundGrace
 	req.Clock = env.Clock
 	return req, secrets, nil
+}
+
+// fluxResources parses the Flux objects to verify, each once; at a bad one, it returns those
+// before it with the error.
+func (s settings) fluxResources(names inputNames) ([]flux.Ref, error) {
+	var refs []flux.Ref
+	if len(s.resources) == 0 {
+		return refs, fmt.Errorf("%s is required: name the Flux object to verify, e.g. kustomization/my-app or helmrelease/my-app", names.resource)
+	}
+	ns := cmp.Or(s.namespace, defaultSettings().namespace)
+	seen := map[string]bool{}
+	for i, r := range s.resources {
+		ref, err := flux.ParseResource(r, ns)
+		if err != nil {
+			if len(s.resources) == 1 {
+				return refs, fmt.Errorf("%s: %w", names.resource, err)
+			}
+			return refs, fmt.Errorf("%s (%s %d): %w", names.resource, names.resourceItem, i+1, err)
+		}
+		if !seen[ref.ID()] {
+			seen[ref.ID()] = true
+			refs = append(refs, ref)
+		}
+	}
+	return refs, nil
+}
+
+// checkValues refuses a setting out of its range, and --reconcile with get.
+func (s settings) checkValues(names inputNames) error {
+	if s.timeout <= 0 || s.timeout > maxDuration {
+		return fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m or 90s", names.timeout, s.timeout)
+	}
+	if s.maxParallel < 1 || s.maxParallel > maxParallelLimit {
+		return fmt.Errorf("%s %d is out of range: give a whole number from 1 to %d", names.maxParallel, s.maxParallel, maxParallelLimit)
+	}
+	if s.crashRestarts < 1 || s.crashRestarts > maxCrashRestarts {
+		return fmt.Errorf("%s %d is out of range: give a whole number from 1 to %d", names.crashRestarts, s.crashRestarts, maxCrashRestarts)
+	}
+	if s.unschedulableGrace < 0 || s.unschedulableGrace > maxDuration {
+		return fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", names.unschedulableGrace, s.unschedulableGrace)
+	}
+	if s.neverReadyGrace < 0 || s.neverReadyGrace > maxDuration {
+		return fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 10m, or leave it unset for the workload's own deadline", names.neverReadyGrace, s.neverReadyGrace)
+	}
+	if s.snapshot && s.reconcile != verify.ReconcileOff {
+		return errors.New("--reconcile asks Flux to reconcile and then waits: use it with app-status verify, not get")
+	}
+	if s.retryGrace <= 0 || s.retryGrace > maxDuration {
+		return fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.retryGrace, s.retryGrace)
+	}
+	if s.notFoundGrace <= 0 || s.notFoundGrace > maxDuration {
+		return fmt.Errorf("%s %s is out of range: give a duration from 1s to 24h, such as 2m", names.notFoundGrace, s.notFoundGrace)
+	}
+	return nil
+}
+
+// clusterTargets loads the kubeconfigs (of the shard's clusters alone when sharded) into
+// the request's targets, with the secrets they hold.
+func (s settings) clusterTargets(env Env, names inputNames) ([]verify.Target, *kubeconfig.Secrets, error) {
+	in := s.kubeconfigInput()
+	if !s.shard.IsZero() {
+		// Only the shard's own kubeconfigs are read: the others' cost it nothing.
+		in.Keep = s.shard.Has
+	}
+	clusters, secrets, err := kubeconfig.Load(in, s.kubeconfigEnv(env))
+	if err != nil {
+		return nil, secrets, err
+	}
+	if len(clusters) == 0 {
+		return nil, secrets, fmt.Errorf("no clusters to verify: %s", names.noClusters)
+	}
+	var targets []verify.Target
+	for _, c := range clusters {
+		if c.Elsewhere {
+			// applyShard leaves it out of the run by the same test; were it ever verified
+			// here, it would fail as invalid, never pass.
+			targets = append(targets, verify.Target{Name: c.Name, Invalid: "verified by another shard: its kubeconfig was not read"})
+			continue
+		}
+		targets = append(targets, verify.Target{Name: c.Name, Config: c.Config, Invalid: c.Invalid})
+	}
+	return targets, secrets, nil
 }
 
 // inputNames names the inputs (action) or flags (CLI) in error messages.
