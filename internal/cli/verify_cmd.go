@@ -68,18 +68,32 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 	d := defaultSettings()
 	fs := pflag.NewFlagSet("app-status "+name, pflag.ContinueOnError)
 	fs.SortFlags = false
-	group := func(g string, names ...string) {
-		for _, n := range names {
-			_ = fs.SetAnnotation(n, flagGroupKey, []string{g})
-		}
+	addTargetFlags(fs, o, d)
+	addClusterFlags(fs, o, d)
+	addWaitFlags(fs, o, d)
+	addOutputFlags(fs, o, d)
+	return fs
+}
+
+// setFlagGroup puts the flags names of fs in the group g of the help.
+func setFlagGroup(fs *pflag.FlagSet, g string, names ...string) {
+	for _, n := range names {
+		_ = fs.SetAnnotation(n, flagGroupKey, []string{g})
 	}
+}
+
+// addTargetFlags defines the flags of what to verify (groupTarget).
+func addTargetFlags(fs *pflag.FlagSet, o *cliOptions, d settings) {
 	fs.StringArrayVar(&o.resources, "resource", nil, "Flux object to verify, as the arguments: kustomization/NAME (ks/NAME), helmrelease/NAME (hr/NAME) or resourceset/NAME (rset/NAME, a Flux Operator ResourceSet), KIND/NAMESPACE/NAME for another namespace; repeat for several")
 	fs.StringVarP(&o.namespace, "namespace", "n", d.namespace, "namespace of the Flux objects")
 	fs.StringVar(&o.revision, "revision", d.revision, "revision every object must have applied: a commit SHA (7+ hex), a Flux revision (main@sha1:...), a version tag (or refs/tags/NAME), a chart version or an OCI digest; never a branch")
 	fs.Var(reconcileFlag{&o.reconcile}, "reconcile", "ask Flux to reconcile the sources and the objects before verifying (--reconcile, or --reconcile=force to also rerun Helm releases); the only writes a run makes")
 	fs.Lookup("reconcile").NoOptDefVal = "true"
-	group(groupTarget, "resource", "namespace", "revision", "reconcile")
+	setFlagGroup(fs, groupTarget, "resource", "namespace", "revision", "reconcile")
+}
 
+// addClusterFlags defines the flags of the clusters and how to reach them (groupCluster).
+func addClusterFlags(fs *pflag.FlagSet, o *cliOptions, d settings) {
 	fs.StringVar(&o.kubeconfigPath, "kubeconfig", "", "kubeconfig file (default: the files of $KUBECONFIG merged as kubectl merges them, else ~/.kube/config)")
 	fs.StringArrayVar(&o.contexts, "context", nil, "kubeconfig context to verify, named after it; repeat for several (default: the current context)")
 	fs.BoolVar(&o.allContexts, "all-contexts", false, "verify every context of the kubeconfig, each a cluster named after it")
@@ -97,8 +111,11 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 		o.shard = s
 		return err
 	})
-	group(groupCluster, "kubeconfig", "context", "all-contexts", "cluster", "kubeconfig-dir", "clusters-file", "clusters-dir", "allowed-server", "pinned-ca", "allow-exec", "builtin-auth", "max-parallel", "shard")
+	setFlagGroup(fs, groupCluster, "kubeconfig", "context", "all-contexts", "cluster", "kubeconfig-dir", "clusters-file", "clusters-dir", "allowed-server", "pinned-ca", "allow-exec", "builtin-auth", "max-parallel", "shard")
+}
 
+// addWaitFlags defines the flags of waiting and failing (groupWait).
+func addWaitFlags(fs *pflag.FlagSet, o *cliOptions, d settings) {
 	o.timeout, o.retryGrace, o.notFoundGrace = d.timeout, d.retryGrace, d.notFoundGrace
 	fs.Var(durationFlag{&o.timeout}, "timeout", "how long to wait for every cluster: seconds (600) or a duration with its unit (90s, 10m)")
 	fs.BoolVar(&o.failFast, "fail-fast", d.failFast, "stop the other clusters once one has failed")
@@ -129,8 +146,11 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 	})
 	fs.Var(durationFlag{&o.retryGrace}, "retry-grace", "how long an error the kubelet or a controller retries may last before the rollout fails (a transient pull error, a missing Secret or ConfigMap, a quota or webhook refusing pods)")
 	fs.Var(durationFlag{&o.notFoundGrace}, "not-found-grace", "how long a requested Flux object may be missing before the cluster is NotFound, unless a Kustomization or ResourceSet of the cluster is still creating it")
-	group(groupWait, "timeout", "fail-fast", "workloads", "fail-on-suspended", "crash-restarts", "unschedulable-grace", "never-ready-grace", "retry-grace", "not-found-grace")
+	setFlagGroup(fs, groupWait, "timeout", "fail-fast", "workloads", "fail-on-suspended", "crash-restarts", "unschedulable-grace", "never-ready-grace", "retry-grace", "not-found-grace")
+}
 
+// addOutputFlags defines the flags of the output and the report files (groupOutput).
+func addOutputFlags(fs *pflag.FlagSet, o *cliOptions, d settings) {
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json, markdown or junit")
 	fs.BoolVar(&o.onlyFailed, "only-failed", false, "text output: list only the clusters that are not Current (the others are counted)")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print progress on stderr")
@@ -142,8 +162,7 @@ func newFlagSet(name string, o *cliOptions) *pflag.FlagSet {
 	fs.StringVar(&o.jsonFile, "json-file", "", "also write the whole report as JSON (as -o json prints it) to this file")
 	fs.StringVar(&o.tektonResults, "tekton-results", "", "also write the Tekton Task's results (status, ready-count, failed-count, failed-clusters, duration) as files in this folder (/tekton/results)")
 	fs.StringVar(&o.dotenvFile, "dotenv-file", "", "also write the verdict as a dotenv file (APP_STATUS=..., a GitLab dotenv report; in a GitLab job: "+gitlabDotenvFile+" unless given)")
-	group(groupOutput, "output", "only-failed", "quiet", "verbose", "evidence", "junit-file", "summary-file", "json-file", "tekton-results", "dotenv-file")
-	return fs
+	setFlagGroup(fs, groupOutput, "output", "only-failed", "quiet", "verbose", "evidence", "junit-file", "summary-file", "json-file", "tekton-results", "dotenv-file")
 }
 
 // runCLI runs `app-status verify` (or `get` when snapshot) with the flags fs has parsed into
