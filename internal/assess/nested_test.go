@@ -128,6 +128,11 @@ status:
 	buildFailed := func(message string) string {
 		return strings.Replace(failed(strings.ReplaceAll(message, "'", "''")), "reason: ReconciliationFailed,", "reason: BuildFailed,", 1)
 	}
+	const strictVariable = `post build failed for 'Deployment.v1.apps/web': envsubst error: variable substitution failed: variable not set (strict mode): "CLUSTER_NAME"`
+	// substitutingFrom is doc, a Kustomization, substituting variables from a Secret.
+	substitutingFrom := func(doc string) string {
+		return strings.Replace(doc, "spec: {sourceRef:", "spec: {postBuild: {substituteFrom: [{kind: Secret, name: cluster-secrets}]}, sourceRef:", 1)
+	}
 	const noCRD = `Widget/shop/w dry-run failed: no matches for kind "Widget" in version "example.com/v1"`
 	const invalid = `Deployment/shop/web dry-run failed: Deployment.apps "web" is invalid: spec.template.spec.containers[0].image: Required value`
 	// timed is failed(noCRD) with its retry cadence known: spec.interval 10m, the last attempt at failedAt.
@@ -293,9 +298,13 @@ status:
 				{docs: []string{buildFailed(lacksSecret), service, deploymentCurrent}, at: fixtureNow.Add(2 * time.Minute),
 					want: fail(result.CodeFluxBuildFailed, "BuildFailed", "still failing after 2m0s of kustomize-controller's retries")},
 			}},
-		{name: "a build lacking a strict variable: the grace",
-			looks: []fixtureLook{{docs: []string{buildFailed(`post build failed for 'Deployment.v1.apps/web': envsubst error: variable substitution failed: variable not set (strict mode): "CLUSTER_NAME"`), service, deploymentCurrent},
+		{name: "a build lacking a strict variable, substituteFrom set: the grace",
+			looks: []fixtureLook{{docs: []string{substitutingFrom(buildFailed(strictVariable)), service, deploymentCurrent},
 				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}}}}},
+		// Without substituteFrom nothing may bring the variable: a typo, the manifests'.
+		{name: "a build lacking a strict variable, no substituteFrom: a failure at once",
+			looks: []fixtureLook{{docs: []string{buildFailed(strictVariable), service, deploymentCurrent},
+				want: fail(result.CodeFluxBuildFailed, "BuildFailed", "variable not set (strict mode)")}}},
 		{name: "a build lacking a substituteFrom Secret, then Secret there: Current",
 			looks: []fixtureLook{
 				{docs: []string{buildFailed(lacksSecret), service, deploymentCurrent}, want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}}},

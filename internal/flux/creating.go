@@ -78,7 +78,7 @@ func MayStillCreate(kind Kind, obj *unstructured.Unstructured, src *Source) stri
 	case kind == KindKustomization && ready.status == string(metav1.ConditionFalse) && ready.reason == meta.ArtifactFailedReason &&
 		artifactRetriedWords.MatchString(ready.message):
 		return "waits for its source's artifact"
-	case ready.status == string(metav1.ConditionFalse) && retriedApply(kind, ready):
+	case ready.status == string(metav1.ConditionFalse) && retriedApply(kind, v, ready):
 		what := "an apply"
 		if ready.reason == meta.BuildFailedReason {
 			what = "a build"
@@ -97,10 +97,10 @@ func MayStillCreate(kind Kind, obj *unstructured.Unstructured, src *Source) stri
 // retriedApply reports whether ready, a Ready=False condition of a Kustomization or a
 // ResourceSet, is a failure to apply that its controller retries and that may pass by itself:
 // the words the gates read (kustomizationWording, resourceSetGate) say so.
-func retriedApply(kind Kind, ready condition) bool {
+func retriedApply(kind Kind, v *view, ready condition) bool {
 	switch kind {
 	case KindKustomization:
-		return (ready.reason == meta.ReconciliationFailedReason || ready.reason == meta.BuildFailedReason) && retriedKustomization(ready)
+		return (ready.reason == meta.ReconciliationFailedReason || ready.reason == meta.BuildFailedReason) && retriedKustomization(v, ready)
 	case KindResourceSet:
 		return ready.reason == meta.ReconciliationFailedReason && !resourceSetHealthWords.MatchString(ready.message) &&
 			applyWording(ready.message) == retriedWords
@@ -174,7 +174,7 @@ const (
 func RetriedFailure(kind Kind, obj *unstructured.Unstructured) (r RetriedApply, ok bool) {
 	v := readView(kind, obj)
 	ready := v.cond(meta.ReadyCondition)
-	if ready.status != string(metav1.ConditionFalse) || !retriedApply(kind, ready) {
+	if ready.status != string(metav1.ConditionFalse) || !retriedApply(kind, v, ready) {
 		return RetriedApply{}, false
 	}
 	r.FailedAt = ready.since

@@ -37,7 +37,7 @@ const kustomizeController = "kustomize-controller"
 // nothing and ends Ready=True on the revision. So the run waits the retry grace and that
 // retry (fluxcd/pkg/ssa v0.76.2 manager_delete.go writes "delete failed, errors: OBJ delete
 // failed: ERROR", the API server's words; v0.61.0 alike).
-func kustomizationWording(ready condition) wording {
+func kustomizationWording(v *view, ready condition) wording {
 	switch ready.reason {
 	case meta.ArtifactFailedReason:
 		return artifactWording(ready.message)
@@ -46,6 +46,11 @@ func kustomizationWording(ready condition) wording {
 	case meta.PruneFailedReason:
 		return retriedWords
 	case meta.BuildFailedReason:
+		if strictVariableWords.MatchString(ready.message) && !v.substitutesFrom() {
+			// Only spec.postBuild.substituteFrom may bring a variable later: without it, a
+			// variable not set is the manifests' typo, and the next attempt fails alike.
+			return finalWords
+		}
 		if buildRetriedWords.MatchString(ready.message) {
 			return retriedWords
 		}
@@ -55,8 +60,15 @@ func kustomizationWording(ready condition) wording {
 
 // retriedKustomization reports whether a Ready=False failure is one kustomize-controller
 // retries and that may pass by itself.
-func retriedKustomization(ready condition) bool {
-	return kustomizationWording(ready) == retriedWords
+func retriedKustomization(v *view, ready condition) bool {
+	return kustomizationWording(v, ready) == retriedWords
+}
+
+// substitutesFrom reports whether a Kustomization substitutes variables from objects
+// (spec.postBuild.substituteFrom), which may be created, or gain a key, after an attempt.
+func (v *view) substitutesFrom() bool {
+	from, _, _ := NestedSlice(v.obj.Object, "spec", "postBuild", "substituteFrom")
+	return len(from) > 0
 }
 
 // mayBeOlderGeneration reports whether a Kustomization's failure condition c, carrying the
@@ -106,7 +118,7 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 	if ready.status == string(metav1.ConditionFalse) {
 		if code, ok := kustomizationFailures[ready.reason]; ok {
 			failure := decision{verdict: result.VerdictFailed, code: code, reason: ready.reason, message: ready.message,
-				retried: retriedKustomization(ready)}
+				retried: retriedKustomization(v, ready)}
 			// The revision that failed is the one last attempted, or, for an artifact that
 			// failed before kustomize-controller recorded it (a download or checksum failure,
 			// a path the artifact lacks), the one its Reconciling condition names: it writes
@@ -130,7 +142,7 @@ func kustomizationGate(ref Ref, v *view, want Revision) decision {
 				return staleGeneration(v, ready.observedGeneration, kustomizeController, failure)
 			}
 			failure.olderGeneration = v.mayBeOlderGeneration(ready)
-			if kustomizationWording(ready) == unrecognised {
+			if kustomizationWording(v, ready) == unrecognised {
 				// Retried or final, only its words would say: neither fail nor pass on them.
 				failure.verdict = result.VerdictInProgress
 				failure.message = joinSentences(failure.message, unrecognisedNote(kustomizeController, "v1.9.5"))

@@ -138,8 +138,9 @@ func TestRetriedKustomization(t *testing.T) {
 		{"BuildFailed", `post build failed for 'Deployment.v1.apps/web': envsubst error: variable substitution failed: variable not set (strict mode): "CLUSTER_NAME"`, true},
 		{"HealthCheckFailed", `health check failed after 5m: timeout`, false},
 	}
+	substitutes := substitutingView(t, true)
 	for _, tt := range tests {
-		if got := retriedKustomization(condition{reason: tt.reason, message: tt.message}); got != tt.retried {
+		if got := retriedKustomization(substitutes, condition{reason: tt.reason, message: tt.message}); got != tt.retried {
 			t.Errorf("retriedKustomization(%s, %q) = %v, want %v", tt.reason, tt.message, got, tt.retried)
 		}
 	}

@@ -52,7 +52,9 @@ var (
 	// checkDependencies (kustomize-controller) and helm-controller's checkDependencies name
 	// the dependency they wait for: "dependency 'flux-system/infra' is not ready", "unable to
 	// get 'apps/redis' dependency: …". Only the message says which; it names, never decides.
-	dependencyWords = regexp.MustCompile(`'([^'/\s]+/[^'/\s]+)'`)
+	// strictVariableWords are buildRetriedWords' strict-mode variable not set.
+	strictVariableWords = regexp.MustCompile(`: variable not set \(strict mode\): `)
+	dependencyWords     = regexp.MustCompile(`'([^'/\s]+/[^'/\s]+)'`)
 )
 
 // The words of a failure to apply (ReconciliationFailed, kustomize-controller v1.9.5 apply(),

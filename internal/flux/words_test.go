@@ -114,11 +114,28 @@ func TestBuildWording(t *testing.T) {
 		{postBuild(fmt.Sprintf(kvEnvsubst, "unable to parse variable name")), finalWords},
 		{ksBuildMsg, finalWords},
 	}
+	substitutes := substitutingView(t, true)
 	for _, tt := range tests {
-		if got := kustomizationWording(condition{reason: "BuildFailed", message: tt.msg}); got != tt.want {
+		if got := kustomizationWording(substitutes, condition{reason: "BuildFailed", message: tt.msg}); got != tt.want {
 			t.Errorf("kustomizationWording(BuildFailed, %q) = %d, want %d", tt.msg, got, tt.want)
 		}
 	}
+	// Without spec.postBuild.substituteFrom nothing may bring a variable: a typo, final.
+	strict := postBuild(fmt.Sprintf(kvEnvsubst, fmt.Sprintf(kvVarSubstitution, fmt.Sprintf(esVarNotSet, "CLUSTER_NAEM"))))
+	if got := kustomizationWording(substitutingView(t, false), condition{reason: "BuildFailed", message: strict}); got != finalWords {
+		t.Errorf("kustomizationWording(BuildFailed, %q) without substituteFrom = %d, want final (%d)", strict, got, finalWords)
+	}
+}
+
+// substitutingView is the view of a Kustomization with spec.postBuild.substituteFrom when
+// substitutes, with postBuild.substitute only otherwise.
+func substitutingView(t *testing.T, substitutes bool) *view {
+	t.Helper()
+	postBuild := "{substitute: {CLUSTER_NAME: prod}}"
+	if substitutes {
+		postBuild = "{substituteFrom: [{kind: Secret, name: cluster-secrets}]}"
+	}
+	return readView(KindKustomization, parseObject(t, "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec: {postBuild: "+postBuild+"}"))
 }
 
 func TestApplyWording(t *testing.T) {
