@@ -132,7 +132,7 @@ func TestAssessHealth(t *testing.T) {
 			docs: nestedHR(hrWith("", "shop_migrate_batch_Job"), otherJob), order: byHR, want: current},
 		{name: "a HelmRelease that did not wait for Jobs, its Job gone",
 			docs:  nestedHR(hrWith("  upgrade: {disableWaitForJobs: true}\n", "shop_migrate_batch_Job"), otherJob),
-			order: byHR, want: outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"}},
+			order: byHR, want: outcome{Verdict: result.VerdictUnverified, Code: result.CodeJobGoneUnverified, Reason: "NotFound"}},
 		{name: "a HelmRelease whose install did not wait, upgraded since with a wait for Jobs, its Job gone",
 			docs: nestedHR(hrWith("  install: {disableWait: true}\n", "shop_migrate_batch_Job"), otherJob), order: byHR, want: current},
 	}

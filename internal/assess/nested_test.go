@@ -220,11 +220,13 @@ status:
 				want: unverified}}},
 
 		// A Job of the inventory that is gone counts as finished when the Kustomization's own
-		// health check (spec.wait) counted it so; otherwise it is waited on.
+		// health check (spec.wait) counted it so; otherwise how it ended cannot be told.
 		{name: "a Job gone, spec.wait",
 			looks: []fixtureLook{{docs: []string{withJob(true), deploymentCurrent}, want: expected{Outcome: current}}}},
-		{name: "a Job gone, no wait, never seen",
-			looks: []fixtureLook{{docs: []string{withJob(false), deploymentCurrent}, want: wait("NotFound", "Job/shop/migrate not found")}}},
+		{name: "a Job gone, no wait, never seen: Unverified",
+			looks: []fixtureLook{{docs: []string{withJob(false), deploymentCurrent},
+				want: expected{Outcome: outcome{Verdict: result.VerdictUnverified, Code: result.CodeJobGoneUnverified, Reason: "NotFound"},
+					Says: []string{"Job/shop/migrate: gone before the run saw how it ended", "Kustomization/flux-system/app did not wait for it", "spec.wait: true"}}}}},
 
 		// A nested Kustomization suspended on purpose is reported, and what it lists is not
 		// verified; the cluster fails on it only when asked.

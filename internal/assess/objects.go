@@ -143,6 +143,16 @@ func (a *assessor) readObject(e *Assessment, v *objectVisit) bool {
 			ro.Status, ro.Message = result.ObjectFailed, "deleted after it failed (ttlSecondsAfterFinished)"
 			e.Objects = append(e.Objects, *ro)
 			e.fail(Finding{Verdict: result.VerdictFailed, Code: result.CodeJobFailed, Reason: "Failed", Message: ro.ID + ": " + ro.Message})
+		case unseenJobGone(o, owner, v.current):
+			ro.Status, ro.Message = result.ObjectNotFound, "gone before the run saw how it ended (ttlSecondsAfterFinished)"
+			e.Objects = append(e.Objects, *ro)
+			// (listObject held the list to the consistency rule: read after the owner's status.)
+			how := "(no spec.wait, no healthChecks naming it): whether it succeeded cannot be told; spec.wait: true, or a healthChecks entry for it, makes it verifiable"
+			if owner.Object.Kind == string(flux.KindHelmRelease) {
+				how = "(disableWait, or disableWaitForJobs): whether it succeeded cannot be told; Helm's wait for Jobs makes it verifiable"
+			}
+			e.fail(Finding{Verdict: result.VerdictUnverified, Code: result.CodeJobGoneUnverified, Reason: "NotFound",
+				Message: fmt.Sprintf("%s: %s, and %s did not wait for it %s", ro.ID, ro.Message, owner.Object.ID, how)})
 		default:
 			ro.Status, ro.Message = result.ObjectNotFound, "not found in the cluster"
 			e.Objects = append(e.Objects, *ro)

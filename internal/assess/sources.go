@@ -595,6 +595,18 @@ func jobGone(w List, ns string, o flux.ObjectRef, owner *flux.Gate, since time.T
 	return false, nil, ""
 }
 
+// unseenJobGone reports whether o, an object of owner's inventory the list read after owner's
+// status does not hold (and the run never saw), is a Job that owner applied without waiting
+// for it (jobGone, which counts it done when owner waited, comes first): kustomize-controller
+// created it with that apply, and something deleted it since, as the TTL controller does once
+// it finished (ttlSecondsAfterFinished). How it ended cannot be told, and nothing will tell:
+// the verdict is Unverified, not a wait until the timeout. current: owner applied the
+// expected revision (before that, the inventory is the previous revision's).
+func unseenJobGone(o flux.ObjectRef, owner *flux.Gate, current bool) bool {
+	return o.Group == "batch" && o.Kind == "Job" && current && owner.Applied && !owner.WaitsForAll &&
+		owner.Verdict == result.VerdictCurrent
+}
+
 func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) bool {
 	for _, c := range job.Status.Conditions {
 		if c.Type == t && c.Status == corev1.ConditionTrue {

@@ -79,6 +79,7 @@ const (
 	CodeFluxRolledBack           Code = "flux-rolled-back"
 	CodeFluxRemoteUnverified     Code = "flux-remote-unverified"
 	CodeFluxSupersededUnverified Code = "flux-superseded-unverified"
+	CodeJobGoneUnverified        Code = "job-gone-unverified"
 	CodeFluxUnhealthy            Code = "flux-unhealthy"
 )
 
@@ -91,7 +92,7 @@ var Codes = []Code{
 	CodeFluxReconciliationFailed, CodeFluxPruneFailed, CodeFluxDependencyNotReady, CodeFluxDependencyFailed,
 	CodeFluxRevisionSuperseded, CodeFluxSuspended,
 	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack, CodeFluxRemoteUnverified,
-	CodeFluxSupersededUnverified, CodeFluxUnhealthy,
+	CodeFluxSupersededUnverified, CodeJobGoneUnverified, CodeFluxUnhealthy,
 }
 
 // ObjectStatus is the status of one object of an inventory, as kstatus computes it

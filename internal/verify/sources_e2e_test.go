@@ -302,6 +302,40 @@ func TestTTLJobGone(t *testing.T) {
 	t.Logf("Current in %s with the Job gone", time.Since(start).Round(time.Millisecond))
 }
 
+// TestTTLJobGoneUnwaited: the same Job, deleted by the TTL controller before the run started,
+// under a Kustomization without spec.wait: Flux never judged it, and neither can the run. The
+// run says Unverified (job-gone-unverified) at once, not a wait for it until the timeout.
+func TestTTLJobGoneUnwaited(t *testing.T) {
+	b := bed.Get(t)
+	c := b.Clusters[1]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := c.Namespace(t)
+	cleanUpFlux(t, c, ns)
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: ns, TargetNamespace: ns}, appDir(t, "web-ttl-job"), commitA)
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Kube.BatchV1().Jobs(ns).Get(ctx, "migrate", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		t.Fatalf("the TTL controller did not delete the completed Job: %v", err)
+	}
+	const timeout = time.Minute
+	start := time.Now()
+	got := verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(ns)}, Revision: mustRevision(t, commitA),
+		Timeout: timeout, Workloads: true}).Results[0]
+	took := time.Since(start)
+	if got.Verdict != result.VerdictUnverified || got.Code != result.CodeJobGoneUnverified || !strings.Contains(got.Message, "Job/"+ns+"/migrate") {
+		t.Fatalf("Job gone, unwaited: verdict %s, code %s (%s), want Unverified job-gone-unverified naming the Job", got.Verdict, got.Code, got.Message)
+	}
+	if took > timeout/2 {
+		t.Errorf("Unverified after %s, want it long before the timeout (%s)", took, timeout)
+	}
+	t.Logf("Unverified in %s: %s", took.Round(time.Millisecond), got.Message)
+}
+
 // TestSuspendedNestedKustomization (issue 19): a root applies a nested Kustomization that a
 // team suspended on purpose. The run is Current, naming it as suspended and not verified;
 // with FailOnSuspended the cluster fails on it.

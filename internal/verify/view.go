@@ -343,7 +343,8 @@ func awaitsRead(e *assess.Assessment) bool {
 // requested object found missing after the not-found grace (a watch behind its parents' may
 // not hold it yet).
 func failedOn(e *assess.Assessment) bool {
-	return e.Fatal != nil && (e.Fatal.Verdict == result.VerdictFailed || e.Fatal.Verdict == result.VerdictNotFound)
+	return e.Fatal != nil && (e.Fatal.Verdict == result.VerdictFailed || e.Fatal.Verdict == result.VerdictNotFound ||
+		e.Fatal.Verdict == result.VerdictUnverified)
 }
 
 // confirmFailure reads again, after the watches' view failed the cluster on lists it could
