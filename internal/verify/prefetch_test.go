@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/result"
 	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
@@ -157,5 +158,27 @@ func BenchmarkConfirmWatches(b *testing.B) {
 		if behind, _ := state.confirmWatches(b.Context(), appKinds); behind != "" {
 			b.Fatalf("confirmWatches: %s", behind)
 		}
+	}
+}
+
+// TestOpaqueFailureConfirmed: a stuck Deployment on a server whose resourceVersions are no
+// numbers, with its ReplicaSets and Pods served: the failure rests on the workload's list read
+// again and then the classifier's lists, each sent after the one before returned, so the
+// confirmation reads them in turn and decides Failed (sent together, they would prove nothing
+// of each other's order, and the run would confirm until its timeout).
+func TestOpaqueFailureConfirmed(t *testing.T) {
+	t.Parallel()
+	resources, objects := consistentApp()
+	resources = append(resources,
+		fakeapi.Resource{Group: "apps", Version: "v1", Kind: "ReplicaSet", Plural: "replicasets", Namespaced: true},
+		fakeapi.Resource{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true})
+	objects[1] = stuck(appObject(t, objects, "app-000"))
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, OpaqueRevisions: true})
+	t.Cleanup(s.Close)
+	state := consistentState(t, s, false)
+	synced(t, state)
+	e, confirming := decide(t, state, 8)
+	if e.Fatal == nil || e.Fatal.Verdict != result.VerdictFailed {
+		t.Errorf("decision: fatal %+v, pending %+v, want Failed; confirming rounds %q", e.Fatal, e.Pending, confirming)
 	}
 }

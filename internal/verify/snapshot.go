@@ -69,9 +69,12 @@ func (s *listSet) get(key assess.ListKey) assess.List {
 // prefetchLimit bounds the lists of one cluster that prefetch has on their way at once.
 const prefetchLimit = 8
 
-// prefetch lists at once, concurrently, each of keys not read yet: a confirmation's lists,
-// none of which is another's owner, cost one round trip, not one each. Each read is numbered
-// as get numbers it (its sent is how many had returned when it was sent).
+// prefetch lists at once, concurrently, each of keys not read yet: a confirmation's lists cost
+// one round trip, not one each. Each read is numbered as get numbers it (its sent is how many
+// had returned when it was sent), so reads that go out together prove nothing of each other's
+// order: only where the server's revisions are numbers, and each list is compared by its own,
+// may a caller prefetch (a classifier's failure reads the workload, then its ReplicaSets and
+// Pods, and where revisions are no numbers that order is the proof).
 func (s *listSet) prefetch(keys []assess.ListKey) {
 	var missing []assess.ListKey
 	for _, key := range keys {

@@ -282,7 +282,9 @@ func (s *clusterState) readFresh(ctx context.Context, e *assess.Assessment, now 
 			}
 		}
 	}
-	fresh.prefetch(e.Unconfirmed)
+	for _, key := range e.Unconfirmed {
+		fresh.get(key) // (in turn: see readAgain)
+	}
 	base := &layeredLists{top: &withHistory{fresh: fresh, watches: s.watches}, base: s.watches}
 	read := s.readAgain(ctx, base, s.assessFrom(base, now), now)
 	var notes []string
@@ -325,8 +327,12 @@ func (s *clusterState) readAgain(ctx context.Context, base objectCache, e *asses
 		if !awaitsRead(e) {
 			return e
 		}
+		// (One after another, in the order of Unconfirmed: where revisions are no numbers, a
+		// list proves what it holds by being sent after the one before returned.)
 		again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
-		again.prefetch(e.Unconfirmed)
+		for _, key := range e.Unconfirmed {
+			again.get(key)
+		}
 		base = &layeredLists{top: &withHistory{fresh: again, watches: s.watches}, base: base}
 		e = s.assessFrom(base, now)
 	}
@@ -358,7 +364,12 @@ func (s *clusterState) confirmFailure(ctx context.Context, e *assess.Assessment,
 		return e, ""
 	}
 	again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
-	again.prefetch(e.Unconfirmed)
+	// The first list says whether the server's revisions are numbers; where they are, each
+	// list is compared by its own revision and the others may go out together.
+	if l := again.get(e.Unconfirmed[0]); l.Err() == nil && !numbered(l.(*staticList).revision) {
+		return s.readFresh(ctx, e, now)
+	}
+	again.prefetch(e.Unconfirmed[1:])
 	for _, key := range e.Unconfirmed {
 		if l := again.get(key); l.Err() == nil && !numbered(l.(*staticList).revision) {
 			return s.readFresh(ctx, e, now)
