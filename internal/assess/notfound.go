@@ -146,7 +146,7 @@ func (a *assessor) providersMayExport(ref flux.Ref, since time.Time) []string {
 	var busy []string
 	for _, item := range l.Items() {
 		u, isU := item.(*unstructured.Unstructured)
-		if !isU || !flux.ProvidersMayGenerate(u, ref.Kind, ref.Namespace) {
+		if !isU || !flux.ProvidersMayGenerate(u, ref) {
 			continue
 		}
 		busy = append(busy, fmt.Sprintf("%s/%s/%s takes inputs from providers (spec.inputsFrom), which export new ones within %s",

@@ -271,10 +271,10 @@ const InputProviderInterval = 10 * time.Minute
 // exported yet: a pull request opened a minute ago becomes an input at the provider's next
 // poll (InputProviderInterval), and flux-operator renders the ResourceSet again when the
 // inputs change (resourceset_manager.go, exportedInputsChangePredicate). It may when one of
-// spec.resources has that kind (or a templated one) and that namespace (or a templated or no
-// namespace), or spec.resourcesTemplate names that kind (or a templated one); a ResourceSet
-// being deleted, or disabled (fluxcd.controlplane.io/reconcile: disabled), will not.
-func ProvidersMayGenerate(obj *unstructured.Unstructured, kind Kind, namespace string) bool {
+// spec.resources has ref's kind, namespace (or none) and name, each or any of them templated,
+// or spec.resourcesTemplate names that kind (or a templated one); a ResourceSet being deleted,
+// or disabled (fluxcd.controlplane.io/reconcile: disabled), will not.
+func ProvidersMayGenerate(obj *unstructured.Unstructured, ref Ref) bool {
 	inputsFrom, _, _ := NestedSlice(obj.Object, "spec", "inputsFrom")
 	if len(inputsFrom) == 0 || obj.GetDeletionTimestamp() != nil || strings.EqualFold(obj.GetAnnotations()[operatorReconcileAnnotation], "disabled") {
 		return false
@@ -283,14 +283,15 @@ func ProvidersMayGenerate(obj *unstructured.Unstructured, kind Kind, namespace s
 	for _, r := range nestedMaps(obj.Object, "spec", "resources") {
 		k := str(r, "kind")
 		ns, _, _ := unstructured.NestedString(r, "metadata", "namespace")
-		if (k == string(kind) || templated(k)) && (ns == "" || ns == namespace || templated(ns)) {
+		name, _, _ := unstructured.NestedString(r, "metadata", "name")
+		if (k == string(ref.Kind) || templated(k)) && (ns == "" || ns == ref.Namespace || templated(ns)) && (name == ref.Name || templated(name)) {
 			return true
 		}
 	}
 	template, _, _ := unstructured.NestedString(obj.Object, "spec", "resourcesTemplate")
 	for _, line := range strings.Split(template, "\n") {
 		if k, ok := strings.CutPrefix(strings.TrimSpace(line), "kind:"); ok {
-			if k = strings.Trim(strings.TrimSpace(k), `"'`); k == string(kind) || templated(k) || strings.Contains(k, "{{") {
+			if k = strings.Trim(strings.TrimSpace(k), `"'`); k == string(ref.Kind) || templated(k) || strings.Contains(k, "{{") {
 				return true
 			}
 		}

@@ -229,31 +229,33 @@ func TestProvidersMayGenerate(t *testing.T) {
 		return parseObject(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata: "+md+"\nspec:\n"+spec)
 	}
 	const fed = "  inputsFrom: [{kind: ResourceSetInputProvider, name: pull-requests}]\n"
+	app := Ref{Kind: KindKustomization, Namespace: "apps", Name: "app"}
 	tests := []struct {
-		name      string
-		obj       *unstructured.Unstructured
-		kind      Kind
-		namespace string
-		want      bool
+		name string
+		obj  *unstructured.Unstructured
+		ref  Ref
+		want bool
 	}{
-		{"resources of that kind and namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app, namespace: apps}}]"), KindKustomization, "apps", true},
-		{"resources of that kind, another namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app, namespace: shop}}]"), KindKustomization, "apps", false},
-		{"resources of that kind, a templated namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app, namespace: \"pr-<< inputs.id >>\"}}]"), KindKustomization, "apps", true},
-		{"resources of that kind, no namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app}}]"), KindKustomization, "apps", true},
-		{"resources of another kind", rset(fed + "  resources: [{apiVersion: v1, kind: HelmRelease, metadata: {name: app, namespace: apps}}]"), KindKustomization, "apps", false},
-		{"a template of that kind", rset(fed + "  resourcesTemplate: |\n    kind: Kustomization\n    metadata: {name: app}\n"), KindKustomization, "apps", true},
-		{"a template of a quoted kind", rset(fed + "  resourcesTemplate: |\n    kind: \"Kustomization\"\n"), KindKustomization, "apps", true},
-		{"a template of a templated kind", rset(fed + "  resourcesTemplate: |\n    kind: << inputs.kind >>\n"), KindKustomization, "apps", true},
-		{"a template of another kind", rset(fed + "  resourcesTemplate: |\n    kind: HelmRelease\n"), KindKustomization, "apps", false},
-		{"inline inputs", rset("  inputs: [{id: \"1\"}]\n  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app}}]"), KindKustomization, "apps", false},
+		{"resources of that kind and namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app, namespace: apps}}]"), app, true},
+		{"resources of that kind, another namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app, namespace: shop}}]"), app, false},
+		{"resources of that kind, a templated namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app, namespace: \"pr-<< inputs.id >>\"}}]"), app, true},
+		{"resources of that kind, no namespace", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app}}]"), app, true},
+		{"resources of that kind and namespace, another name", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: web, namespace: apps}}]"), app, false},
+		{"resources of that kind and namespace, a templated name", rset(fed + "  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: \"app-<< inputs.id >>\", namespace: apps}}]"), app, true},
+		{"resources of another kind", rset(fed + "  resources: [{apiVersion: v1, kind: HelmRelease, metadata: {name: app, namespace: apps}}]"), app, false},
+		{"a template of that kind", rset(fed + "  resourcesTemplate: |\n    kind: Kustomization\n    metadata: {name: app}\n"), app, true},
+		{"a template of a quoted kind", rset(fed + "  resourcesTemplate: |\n    kind: \"Kustomization\"\n"), app, true},
+		{"a template of a templated kind", rset(fed + "  resourcesTemplate: |\n    kind: << inputs.kind >>\n"), app, true},
+		{"a template of another kind", rset(fed + "  resourcesTemplate: |\n    kind: HelmRelease\n"), app, false},
+		{"inline inputs", rset("  inputs: [{id: \"1\"}]\n  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app}}]"), app, false},
 		{"disabled", rset(fed+"  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app}}]",
-			"{name: previews, namespace: flux-system, annotations: {fluxcd.controlplane.io/reconcile: disabled}}"), KindKustomization, "apps", false},
+			"{name: previews, namespace: flux-system, annotations: {fluxcd.controlplane.io/reconcile: disabled}}"), app, false},
 		{"being deleted", rset(fed+"  resources: [{apiVersion: v1, kind: Kustomization, metadata: {name: app}}]",
-			"{name: previews, namespace: flux-system, deletionTimestamp: \"2026-11-01T12:00:00Z\", finalizers: [x]}"), KindKustomization, "apps", false},
+			"{name: previews, namespace: flux-system, deletionTimestamp: \"2026-11-01T12:00:00Z\", finalizers: [x]}"), app, false},
 	}
 	for _, tt := range tests {
-		if got := ProvidersMayGenerate(tt.obj, tt.kind, tt.namespace); got != tt.want {
-			t.Errorf("%s: ProvidersMayGenerate(%s, %s) = %t, want %t", tt.name, tt.kind, tt.namespace, got, tt.want)
+		if got := ProvidersMayGenerate(tt.obj, tt.ref); got != tt.want {
+			t.Errorf("%s: ProvidersMayGenerate(%s) = %t, want %t", tt.name, tt.ref.ID(), got, tt.want)
 		}
 	}
 }
