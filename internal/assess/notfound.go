@@ -366,7 +366,8 @@ var (
 )
 
 // lackArrived reads whether what r lacks is there now: one of its namespaces (not being
-// deleted), or a CRD of one of its kinds' groups created since the attempt began (named
+// deleted), or a CRD of one of its kinds' groups created or written since the attempt began
+// (its managedFields times: the metadata list keeps them; named
 // plural.group; the plural is not in the words, so any CRD of the group counts: the wait it
 // adds ends with the next attempt).
 func (a *assessor) lackArrived(r flux.RetriedApply, c *creatorsSeen) lackState {
@@ -381,7 +382,7 @@ func (a *assessor) lackArrived(r flux.RetriedApply, c *creatorsSeen) lackState {
 	}{
 		{namespacesKey, r.Namespaces, func(obj metav1.Object, ns string) bool { return obj.GetName() == ns }},
 		{crdsKey, r.Groups, func(obj metav1.Object, group string) bool {
-			return strings.HasSuffix(obj.GetName(), "."+group) && !obj.GetCreationTimestamp().Time.Before(r.AttemptStarted)
+			return strings.HasSuffix(obj.GetName(), "."+group) && writtenSince(obj, r.AttemptStarted)
 		}},
 	} {
 		if len(want.names) == 0 {
@@ -402,6 +403,20 @@ func (a *assessor) lackArrived(r flux.RetriedApply, c *creatorsSeen) lackState {
 		}
 	}
 	return state
+}
+
+// writtenSince reports whether obj was created, or written (a managedFields entry's time: a
+// CRD that gained a version, by an operator's upgrade or kubectl), at or after t.
+func writtenSince(obj metav1.Object, t time.Time) bool {
+	if !obj.GetCreationTimestamp().Time.Before(t) {
+		return true
+	}
+	for _, f := range obj.GetManagedFields() {
+		if f.Time != nil && !f.Time.Time.Before(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // helmReleasesAtWork reads whether a HelmRelease of the cluster is at work

@@ -133,6 +133,12 @@ status:
   - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Reconciliation finished in 2s", observedGeneration: 1}`
 }
 
+// writtenAt is doc, a createdAt object, with a managedFields entry written at the moment
+// given (RFC 3339).
+func writtenAt(doc, at string) string {
+	return strings.Replace(doc, "creationTimestamp:", `managedFields: [{manager: helm, operation: Update, apiVersion: apiextensions.k8s.io/v1, time: "`+at+`"}], creationTimestamp:`, 1)
+}
+
 // helmReleaseInstalling is HelmRelease infra/platform, which helm-controller is installing:
 // it may create namespaces and CRDs.
 const helmReleaseInstalling = `apiVersion: helm.toolkit.fluxcd.io/v2
@@ -301,6 +307,16 @@ func TestMissingRequestedObject(t *testing.T) {
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
 			wantMessage: []string{"retries an apply that failed on what may still come", "no matches for kind"},
 			get:         getWaits(retries, noKind)},
+		{name: "a CRD of the kind's group there long, written since the failure (a version added): waits for the next attempt",
+			ref: app, docs: append([]string{parentLacking(lacksCRD), gitRepo(), writtenAt(createdAt("CustomResourceDefinition", "servicemonitors.monitoring.coreos.com", "2026-01-01T00:00:00Z"), "2026-11-01T12:01:30Z")}, nearby...), elapsed: grace,
+			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
+			wantMessage: []string{"retries an apply that failed on what may still come", "no matches for kind"},
+			get:         getWaits(retries, noKind)},
+		{name: "a CRD of the kind's group there long, not written since: NotFound past the grace",
+			ref: app, docs: append([]string{parentLacking(lacksCRD), gitRepo(), writtenAt(createdAt("CustomResourceDefinition", "servicemonitors.monitoring.coreos.com", "2026-01-01T00:00:00Z"), "2026-06-01T00:00:00Z")}, nearby...), elapsed: grace,
+			want:            outcome{Verdict: result.VerdictNotFound, Reason: "NotFound"},
+			wantUnconfirmed: uk,
+			get:             getNotFound(uk...)},
 		{name: "failing for a day on a webhook (its fix may be the merge): waits out the retry grace from the run's start",
 			ref: app, docs: append([]string{parentLacking(lacksWebhook), gitRepo()}, nearby...), elapsed: grace,
 			want:        outcome{Verdict: result.VerdictInProgress, Reason: "NotFound"},
