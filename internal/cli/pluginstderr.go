@@ -109,10 +109,18 @@ const maxPluginLine = 64 << 10
 // with no runner command.
 func copyPluginStderr(r io.Reader) {
 	p := &pluginStderr
-	br := bufio.NewReaderSize(r, maxPluginLine)
-	for {
-		line, err := br.ReadSlice('\n')
-		switch text := strings.TrimSuffix(string(line), "\n"); text {
+	longest := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.secrets.Longest()
+	}
+	redact := func(text string) string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.secrets.Redact(text)
+	}
+	relayLines(r, maxPluginLine, longest, redact, func(text string) {
+		switch text {
 		case "":
 		case p.flush:
 			p.flushed <- struct{}{}
@@ -122,7 +130,27 @@ func copyPluginStderr(r io.Reader) {
 			_, _ = io.WriteString(p.sink, text+"\n")
 			p.mu.Unlock()
 		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+	})
+}
+
+// relayLines passes each line read from r to line, without its newline and redacted, until r
+// ends. A line longer than size is passed in parts: each is redacted before the last
+// longest()-1 bytes of it are kept back to go with the next part, so a secret (of at most
+// longest() bytes) is redacted whole, never cut in two where neither half would be.
+func relayLines(r io.Reader, size int, longest func() int, redact func(string) string, line func(string)) {
+	br := bufio.NewReaderSize(r, size)
+	held := ""
+	for {
+		part, err := br.ReadSlice('\n')
+		text := redact(held + string(part))
+		held = ""
+		partial := errors.Is(err, bufio.ErrBufferFull)
+		if partial {
+			keep := min(len(text), max(longest()-1, 0))
+			text, held = text[:len(text)-keep], text[len(text)-keep:]
+		}
+		line(strings.TrimSuffix(text, "\n"))
+		if err != nil && !partial {
 			return
 		}
 	}

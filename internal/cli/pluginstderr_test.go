@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/org/app-status-action/internal/kubeconfig"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,4 +119,28 @@ func TestPluginStderrChild(t *testing.T) {
 	_, _ = fmt.Fprintf(os.Stderr, "plugin-late %s\n", os.Getenv(pluginLate))
 	time.Sleep(500 * time.Millisecond)
 	os.Exit(0)
+}
+
+// TestRelayLinesKeepsSecretsWhole: a line longer than the buffer is passed on in parts, and a
+// secret across a part's end still reaches the redaction whole, wherever it falls; the parts
+// put together are the line.
+func TestRelayLinesKeepsSecretsWhole(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3t-token-abcdefgh"
+	var secrets kubeconfig.Secrets
+	secrets.Add(secret)
+	for at := range 40 {
+		text := strings.Repeat("x", at) + secret + strings.Repeat("y", 40) + "\nnext line " + secret + "\n"
+		var parts []string
+		relayLines(strings.NewReader(text), 16, secrets.Longest, secrets.Redact, func(s string) { parts = append(parts, s) })
+		for _, p := range parts {
+			if strings.Contains(p, "s3cr3t") || strings.Contains(p, "abcdefgh") {
+				t.Errorf("secret at %d: part %q holds part of the secret", at, p)
+			}
+		}
+		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		if got, want := strings.Join(parts, ""), secrets.Redact(lines[0])+secrets.Redact(lines[1]); got != want {
+			t.Errorf("secret at %d: parts %q put together are not the redacted lines %q", at, parts, want)
+		}
+	}
 }

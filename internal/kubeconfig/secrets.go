@@ -269,6 +269,22 @@ func (s *Secrets) Values() []string {
 	return out
 }
 
+// Longest is the length in bytes of the longest secret recorded, 0 when none: a text cut into
+// parts (a line too long to hold) keeps that many bytes less one from each part's end with
+// the next, so that no secret is cut in two, unredacted.
+func (s *Secrets) Longest() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for v := range s.values {
+		n = max(n, len(v))
+	}
+	return n
+}
+
 // Redact replaces every occurrence of a secret in text with "***", longest secret first, so a
 // token inside a longer value is hidden along with it. Secrets shorter than substringMinLen are
 // replaced where they stand as a word of their own.
