@@ -140,6 +140,19 @@ func decide(t *testing.T, state *clusterState, rounds int) (*assess.Assessment, 
 	return nil, nil
 }
 
+// statusAfterLists writes the fake app's Kustomization again on s and delivers it to its
+// watch in state at resourceVersion 3: a status written after every other watch's first list.
+func statusAfterLists(t *testing.T, s *fakeapi.Server, state *clusterState, objects []map[string]any) {
+	t.Helper()
+	ks := appObject(t, objects, "app")
+	s.Set(ks)
+	ks["metadata"].(map[string]any)["resourceVersion"] = "3"
+	l, _ := state.watches.peek(assess.ListKey{GVR: ksGVR, Namespace: "flux-system"})
+	if err := l.(*watch).store.Update(&unstructured.Unstructured{Object: ks}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestConsistentlyDecides: the loop that confirms a verdict on a consistent read comes to a
 // decision within a few rounds however the watches lag or churn, and while it waits it names
 // the lists it waits for.
@@ -203,13 +216,7 @@ func TestConsistentlyDecides(t *testing.T) {
 				s.Set(tt.moved(t, objects))
 				// The Kustomization's watch then delivers a status written after the move:
 				// the Deployments' stream, still at its first list, is behind its owner.
-				ks := appObject(t, objects, "app")
-				s.Set(ks)
-				ks["metadata"].(map[string]any)["resourceVersion"] = "3"
-				l, _ := state.watches.peek(assess.ListKey{GVR: ksGVR, Namespace: "flux-system"})
-				if err := l.(*watch).store.Update(&unstructured.Unstructured{Object: ks}); err != nil {
-					t.Fatal(err)
-				}
+				statusAfterLists(t, s, state, objects)
 			}
 			listed := deploymentLists.Load()
 			if tt.churn {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/util/flowcontrol"
@@ -111,13 +110,7 @@ func TestConfirmWatchesListsAtOnce(t *testing.T) {
 	state := consistentState(t, s, false)
 	synced(t, state)
 	// A status written after every watch's first list: each must be confirmed.
-	ks := appObject(t, objects, "app")
-	s.Set(ks)
-	ks["metadata"].(map[string]any)["resourceVersion"] = "3"
-	l, _ := state.watches.peek(assess.ListKey{GVR: ksGVR, Namespace: "flux-system"})
-	if err := l.(*watch).store.Update(&unstructured.Unstructured{Object: ks}); err != nil {
-		t.Fatal(err)
-	}
+	statusAfterLists(t, s, state, objects)
 	barrier.arm()
 	e, _ := decide(t, state, 8)
 	if !e.Current() {

@@ -270,17 +270,7 @@ func TestTTLJobGone(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ns := c.Namespace(t)
-	cleanUpFlux(t, c, ns)
-	deployAppAt(ctx, t, c, testbed.Kustomization{Name: ns, TargetNamespace: ns, Wait: true}, appDir(t, "web-ttl-job"), commitA)
-	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := c.Kube.BatchV1().Jobs(ns).Get(ctx, "migrate", metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	}); err != nil {
-		t.Fatalf("the TTL controller did not delete the completed Job: %v", err)
-	}
+	deployTTLJobGone(ctx, t, c, ns, true)
 	start := time.Now()
 	got := verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(ns)}, Revision: mustRevision(t, commitA),
 		Timeout: 30 * time.Second, Workloads: true}).Results[0]
@@ -311,17 +301,7 @@ func TestTTLJobGoneUnwaited(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ns := c.Namespace(t)
-	cleanUpFlux(t, c, ns)
-	deployAppAt(ctx, t, c, testbed.Kustomization{Name: ns, TargetNamespace: ns}, appDir(t, "web-ttl-job"), commitA)
-	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := c.Kube.BatchV1().Jobs(ns).Get(ctx, "migrate", metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	}); err != nil {
-		t.Fatalf("the TTL controller did not delete the completed Job: %v", err)
-	}
+	deployTTLJobGone(ctx, t, c, ns, false)
 	const timeout = time.Minute
 	start := time.Now()
 	got := verify.Run(ctx, verify.Request{Targets: targetsOf(c), Resources: []flux.Ref{ks(ns)}, Revision: mustRevision(t, commitA),
@@ -334,6 +314,29 @@ func TestTTLJobGoneUnwaited(t *testing.T) {
 		t.Errorf("Unverified after %s, want it long before the timeout (%s)", took, timeout)
 	}
 	t.Logf("Unverified in %s: %s", took.Round(time.Millisecond), got.Message)
+}
+
+// deployTTLJobGone applies the app with a TTL Job (migrate) as Kustomization ns, with
+// spec.wait when wait, and returns once the Kustomization applied it and the TTL controller
+// deleted the completed Job.
+func deployTTLJobGone(ctx context.Context, t *testing.T, c *testbed.Cluster, ns string, wait bool) {
+	t.Helper()
+	cleanUpFlux(t, c, ns)
+	deployAppAt(ctx, t, c, testbed.Kustomization{Name: ns, TargetNamespace: ns, Wait: wait}, appDir(t, "web-ttl-job"), commitA)
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", ns, "main@sha1:"+commitA); err != nil {
+		t.Fatal(err)
+	}
+	if err := pollJobGone(ctx, c, ns); err != nil {
+		t.Fatalf("the TTL controller did not delete the completed Job: %v", err)
+	}
+}
+
+// pollJobGone waits until Job ns/migrate is gone.
+func pollJobGone(ctx context.Context, c *testbed.Cluster, ns string) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Kube.BatchV1().Jobs(ns).Get(ctx, "migrate", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }
 
 // TestSuspendedNestedKustomization (issue 19): a root applies a nested Kustomization that a
