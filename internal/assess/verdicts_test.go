@@ -45,6 +45,16 @@ const healthCheckingB = `  observedGeneration: 1
   - {type: Reconciling, status: "True", reason: Progressing, message: "Running health checks for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}
   - {type: Ready, status: Unknown, reason: Progressing, message: Reconciliation in progress, observedGeneration: 2}`
 
+// healthCheckingBBeforeSpec is healthCheckingB by a reconcile that started on generation 1:
+// the spec moved to 2 while it applied, and the patch of "Running health checks" stamped the
+// Reconciling condition with the generation the object had then.
+const healthCheckingBBeforeSpec = `  observedGeneration: 1
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revB + `
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: "Running health checks for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}
+  - {type: Ready, status: Unknown, reason: Progressing, message: Reconciliation in progress, observedGeneration: 1}`
+
 const healthCheckFailedB = `  observedGeneration: 1
   lastAppliedRevision: ` + revA + `
   lastAttemptedRevision: ` + revB + `
@@ -195,6 +205,9 @@ status:
 		{name: "health-checking the expected revision: its broken pods fail it",
 			looks: []fixtureLook{{docs: []string{kustomization(healthCheckingB), deploymentPulling, service},
 				want: with(fail(result.CodeImagePull, "ErrImagePull"), map[string]result.ObjectStatus{dep: result.ObjectFailed, svc: result.ObjectCurrent})}}},
+		{name: "health-checking the expected revision for the previous spec: its broken pods do not count",
+			looks: []fixtureLook{{docs: []string{kustomization(healthCheckingBBeforeSpec), deploymentPulling, service},
+				want: with(wait("Progressing", "Running health checks for revision "+revB), map[string]result.ObjectStatus{dep: result.ObjectInProgress, svc: result.ObjectCurrent})}}},
 		{name: "Flux's health check failed: the workload's own reason wins",
 			looks: []fixtureLook{{docs: []string{kustomization(healthCheckFailedB), deploymentPulling, service},
 				want: with(fail(result.CodeImagePull, "ErrImagePull"), map[string]result.ObjectStatus{dep: result.ObjectFailed, svc: result.ObjectCurrent})}}},

@@ -35,7 +35,7 @@ func kustomizationApplied(v *view, want Revision) bool {
 		return true
 	}
 	if rc := v.cond(meta.ReconcilingCondition); rc.status == string(metav1.ConditionTrue) &&
-		v.currentGeneration(rc) && healthCheckingWords.MatchString(rc.message) {
+		v.currentGeneration(rc) && healthCheckingWords.MatchString(rc.message) && v.reconcileOfCurrentSpec() {
 		// kustomize-controller patches the new inventory into the status just before it
 		// writes these words: the objects listed from then on are the revision's, applied.
 		return true
@@ -43,6 +43,22 @@ func kustomizationApplied(v *view, want Revision) bool {
 	ready := v.cond(meta.ReadyCondition)
 	return ready.status == string(metav1.ConditionFalse) && v.currentGeneration(ready) &&
 		(ready.reason == meta.HealthCheckFailedReason || ready.reason == meta.PruneFailedReason)
+}
+
+// reconcileOfCurrentSpec reports whether the reconcile a Kustomization is at work on started
+// on its current generation. The stamp of the Reconciling condition does not say it:
+// kustomize-controller's patch helper (fluxcd/pkg/runtime patch.SerialPatcher,
+// patchStatusConditions) applies each condition it changed to the object as the API server
+// holds it at the write, conditions.Set stamping it with that object's generation, so "Running
+// health checks" written after the spec moved on carries the new generation while the
+// objects it checks are the previous one's (and, with CancelHealthCheckOnNewRevision off, its
+// default, the check runs to its end). Ready=Unknown ("Reconciliation in progress") is set at
+// the start of the reconcile, written with its first status patch moments after it read the
+// object, and no later patch of the same reconcile changes it: its stamp is the generation the
+// reconcile started on. Another Ready (an older controller) says nothing either way.
+func (v *view) reconcileOfCurrentSpec() bool {
+	ready := v.cond(meta.ReadyCondition)
+	return ready.status != string(metav1.ConditionUnknown) || v.currentGeneration(ready)
 }
 
 // helmReleaseApplied: helm-controller records a release in status.history once its Helm
