@@ -89,12 +89,14 @@ type PreflightObject struct {
 // the objects not yet Current, and their sources'. A Current object's controllers have done
 // their part for this run (a Current HelmRelease needs helm-controller no more: the rollout
 // of what it applied is the Deployment controller's), except the requested objects' while
-// the run waits for Flux to handle its own reconcile request (awaitingRequest). read returns
-// what was read of one.
+// the run waits for Flux to handle its own reconcile request (awaitingRequest). A suspended
+// object needs none: its controller returns at once for it (kustomize-controller v1.9.5,
+// helm-controller v1.6.4), and the verdict rules judge its suspension. read returns what was
+// read of one.
 func ControllersNeeded(objects []result.FluxObject, awaitingRequest bool, read func(result.FluxObject) PreflightObject) []ControllerNeed {
 	var needs []ControllerNeed
 	for _, fo := range objects {
-		if fo.Verdict == result.VerdictCurrent && (!awaitingRequest || fo.Owner != "") {
+		if fo.Verdict == result.VerdictCurrent && (!awaitingRequest || fo.Owner != "") || fo.Suspended {
 			continue
 		}
 		needs = append(needs, ControllersFor(fo.ID, flux.Kind(fo.Kind), read(fo))...)

@@ -268,6 +268,8 @@ func TestControllersNeeded(t *testing.T) {
 		fo.Verdict = v
 		return fo
 	}
+	suspendedHR := at(hr, result.VerdictSuspended)
+	suspendedHR.Suspended = true
 	read := map[string]PreflightObject{
 		root.ID: {SourceKind: "GitRepository", SourceRead: true},
 		hr.ID:   {Labels: map[string]string{ShardLabel: "shard1"}, SourceKind: "OCIRepository", SourceRead: true, SourceLabels: map[string]string{ShardLabel: "shard1"}},
@@ -289,6 +291,9 @@ func TestControllersNeeded(t *testing.T) {
 			objects: []result.FluxObject{at(root, result.VerdictCurrent), at(hr, result.VerdictCurrent)}, read: read},
 		{name: "awaiting the run's reconcile request: the requested object's controllers",
 			objects: []result.FluxObject{at(root, result.VerdictCurrent), at(hr, result.VerdictCurrent)}, awaitingRequest: true, read: read,
+			want: []ControllerNeed{{"kustomize-controller", root.ID}, {"source-controller", root.ID}}},
+		{name: "a suspended HelmRelease needs no controller: Flux does nothing for it",
+			objects: []result.FluxObject{at(root, result.VerdictInProgress), suspendedHR}, read: read,
 			want: []ControllerNeed{{"kustomize-controller", root.ID}, {"source-controller", root.ID}}},
 		{name: "not read yet: its kind's controller",
 			objects: []result.FluxObject{at(root, result.VerdictNotFound)},
