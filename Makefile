@@ -89,7 +89,8 @@ FUZZTIME ?= 30s
 FUZZ_TIMEOUT ?= 20m
 FUZZ_TARGETS = internal/kubeconfig:FuzzParseClusters internal/kubeconfig:FuzzDecode internal/kubeconfig:FuzzLoad \
 	internal/flux:FuzzParseRevision internal/report:FuzzMDText internal/report:FuzzAppendIndented internal/sanitize:FuzzLine internal/sanitize:FuzzCommands internal/filecommand:FuzzEncode \
-	internal/merge:FuzzParse internal/verify:FuzzDecodeUnstructuredList internal/jsontree:FuzzDecodeObject
+	internal/merge:FuzzParse internal/verify:FuzzDecodeUnstructuredList internal/jsontree:FuzzDecodeObject \
+	internal/helmstorage:FuzzManifestObjects
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in ./$${t%%:*} for $(FUZZTIME)"; \

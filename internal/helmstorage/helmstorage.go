@@ -88,7 +88,10 @@ func Objects(release []byte) ([]flux.ObjectRef, error) {
 }
 
 // manifestObjects lists the objects of Helm's rendered manifest: YAML documents, each
-// preceded by a "# Source: chart/templates/file.yaml" comment.
+// preceded by a "# Source: chart/templates/file.yaml" comment. A document that is a list
+// (an items array: kind List, ConfigMapList…) stands for its items, as Helm applies them
+// (its resource builder flattens lists) and as helm-controller's own inventory lists them
+// (fluxcd/pkg/ssa ReadObjects).
 func manifestObjects(manifest, namespace string) ([]flux.ObjectRef, error) {
 	refs := []flux.ObjectRef{}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader([]byte(manifest))))
@@ -100,34 +103,26 @@ func manifestObjects(manifest, namespace string) ([]flux.ObjectRef, error) {
 		if err != nil {
 			return nil, fmt.Errorf("manifest document %d: cannot be read", i)
 		}
-		var obj struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name        string            `json:"name"`
-				Namespace   string            `json:"namespace"`
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-		}
+		var obj manifestObject
 		if err := yaml.Unmarshal(doc, &obj); err != nil {
 			// yaml errors may quote the document, which may be a rendered Secret.
 			return nil, fmt.Errorf("manifest document %d: not a Kubernetes object", i)
 		}
-		if obj.APIVersion == "" && obj.Kind == "" && obj.Metadata.Name == "" {
+		objects := []manifestObject{obj}
+		if obj.Items != nil {
+			objects = *obj.Items
+		} else if obj.APIVersion == "" && obj.Kind == "" && obj.Metadata.Name == "" {
 			continue // only comments, or empty
 		}
-		if _, hook := obj.Metadata.Annotations[hookAnnotation]; hook {
-			continue
+		for _, o := range objects {
+			ref, keep, err := o.ref(namespace)
+			if err != nil {
+				return nil, fmt.Errorf("manifest document %d: %w", i, err)
+			}
+			if keep {
+				refs = append(refs, ref)
+			}
 		}
-		gv, err := schema.ParseGroupVersion(obj.APIVersion)
-		if err != nil || obj.APIVersion == "" || obj.Kind == "" || obj.Metadata.Name == "" {
-			return nil, fmt.Errorf("manifest document %d: not a Kubernetes object with apiVersion, kind and metadata.name", i)
-		}
-		ns := obj.Metadata.Namespace
-		if ns == "" {
-			ns = namespace
-		}
-		refs = append(refs, flux.ObjectRef{Group: gv.Group, Version: gv.Version, Kind: obj.Kind, Namespace: ns, Name: obj.Metadata.Name})
 	}
 	sort.SliceStable(refs, func(i, j int) bool {
 		if a, b := refs[i].ID(), refs[j].ID(); a != b {
@@ -136,4 +131,33 @@ func manifestObjects(manifest, namespace string) ([]flux.ObjectRef, error) {
 		return refs[i].Group < refs[j].Group
 	})
 	return refs, nil
+}
+
+// manifestObject is what is read of one object of the manifest; Items is set for a list.
+type manifestObject struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name        string            `json:"name"`
+		Namespace   string            `json:"namespace"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Items *[]manifestObject `json:"items"`
+}
+
+// ref is the object's reference, its namespace the release's when it names none; keep is
+// false for a hook.
+func (o manifestObject) ref(namespace string) (ref flux.ObjectRef, keep bool, err error) {
+	if _, hook := o.Metadata.Annotations[hookAnnotation]; hook {
+		return flux.ObjectRef{}, false, nil
+	}
+	gv, err := schema.ParseGroupVersion(o.APIVersion)
+	if err != nil || o.APIVersion == "" || o.Kind == "" || o.Metadata.Name == "" || o.Items != nil {
+		return flux.ObjectRef{}, false, errors.New("not a Kubernetes object with apiVersion, kind and metadata.name")
+	}
+	ns := o.Metadata.Namespace
+	if ns == "" {
+		ns = namespace
+	}
+	return flux.ObjectRef{Group: gv.Group, Version: gv.Version, Kind: o.Kind, Namespace: ns, Name: o.Metadata.Name}, true, nil
 }

@@ -126,6 +126,23 @@ func TestObjects(t *testing.T) {
 			wantErr: "release web version 3: manifest document 1: not a Kubernetes object",
 		},
 		{
+			name: "a list stands for its items, hooks left out, as Helm applies them",
+			data: encode(t, release("# Source: web/templates/list.yaml\napiVersion: v1\nkind: List\nitems:\n"+
+				"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n"+
+				"- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: web\n    namespace: other\n"+
+				"- apiVersion: batch/v1\n  kind: Job\n  metadata:\n    name: migrate\n    annotations:\n      helm.sh/hook: pre-upgrade\n"+
+				"---\napiVersion: v1\nkind: ConfigMapList\nitems: []\n"), true),
+			want: []flux.ObjectRef{
+				{Version: "v1", Kind: "ConfigMap", Namespace: "apps", Name: "a"},
+				{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "other", Name: "web"},
+			},
+		},
+		{
+			name:    "a list's item without a name",
+			data:    encode(t, release("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n"), true),
+			wantErr: "manifest document 1: not a Kubernetes object with apiVersion, kind and metadata.name",
+		},
+		{
 			name:    "document without a kind",
 			data:    encode(t, release("apiVersion: v1\nmetadata:\n  name: x\n"), true),
 			wantErr: "manifest document 1: not a Kubernetes object with apiVersion, kind and metadata.name",
