@@ -459,7 +459,8 @@ func objectMessage(e *Assessment, id string) string {
 // TestCanaryPickup: a Deployment's Canary whose state is older than its target's template is
 // judged by what the primary runs, with no timer: Current at once when it runs the target's
 // template, waiting as long as it does not, and a Failed older than the template is never
-// this template's failure, however long the run waits. Each case by verify, three looks
+// this template's failure, however long the run waits (one written after it is, once
+// Flagger has had two ticks). Each case by verify, three looks
 // sharing its memory, and by get, which looks once and says the same as verify's first look.
 func TestCanaryPickup(t *testing.T) {
 	t.Parallel()
@@ -489,6 +490,10 @@ func TestCanaryPickup(t *testing.T) {
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Failed", hashA, hashB, beforeB)},
 			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"},
 			says: "Canary/shop/web Failed at 2026-11-01T11:40:00Z, not provably for the target's template (written at 2026-11-01T11:50:00Z): waiting for Flagger to analyse it"},
+		{name: "Failed after the template, at the first tick after the pick-up: this template's once Flagger had two ticks",
+			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Failed", hashA, hashB, "2026-11-01T11:50:11Z")},
+			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictFailed, Code: result.CodeCanaryFailed, Reason: "Failed"},
+			says: "Canary/shop/web Failed", timer: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -238,7 +238,7 @@ func judgeState(c Canary, t Target, staleFor time.Duration) Judgement {
 		return inProgress("%s", flagger(c.ID+" "+c.Phase))
 	}
 	if t.Workload {
-		return judgeWorkload(c, t, at)
+		return judgeWorkload(c, t, at, staleFor)
 	}
 	promotedLast := c.Applied != "" && c.Applied == c.Promoted
 	if c.Phase == PhaseFailed && !promotedLast {
@@ -269,8 +269,9 @@ func judgeState(c Canary, t Target, staleFor time.Duration) Judgement {
 // template (TemplateDiff) and has rolled out, whatever the hashes and times of Flagger's
 // status say; Flagger can write Succeeded with the hash of a template it never promoted (one
 // written while it was Promoting or Finalising, which it does not look for), and then it
-// never analyses it. A primary on another template waits, with no timer.
-func judgeWorkload(c Canary, t Target, at string) Judgement {
+// never analyses it. A primary on another template waits, with no timer. staleFor is how
+// long the run has seen this state of c, with this template.
+func judgeWorkload(c Canary, t Target, at string, staleFor time.Duration) Judgement {
 	inProgress := func(format string, args ...any) Judgement {
 		return Judgement{Status: result.ObjectInProgress, Message: fmt.Sprintf(format, args...)}
 	}
@@ -282,14 +283,27 @@ func judgeWorkload(c Canary, t Target, at string) Judgement {
 		// While Failed, Flagger rewrites status.lastTransitionTime and lastAppliedSpec at every
 		// tick (scheduler.go shouldAdvance syncs the status before it looks for a new
 		// template), but not its Promoted condition (c.Since): that says when Failed was
-		// written. It is this template's only when the tick before it came after the template:
+		// written. It is this template's when the tick before it came after the template:
 		// Failed written more than one interval (and the clocks' margin) after the template.
-		if t.Written.IsZero() || c.Since.IsZero() || !c.Since.After(t.Written.Add(c.Interval+clockMargin)) {
-			return inProgress("%s Failed%s, not provably for the target's template (written%s): waiting for Flagger to analyse it", c.ID, sinceAt(c.Since), at)
-		}
+		// Failed after the template but sooner (an analysis that failed at its first tick
+		// after the pick-up, or a rollback of the analysis the template interrupted) is this
+		// template's once Flagger has had its ticks: at each, a Failed Canary looks for a new
+		// template (shouldAdvance, HasTargetChanged) and starts to analyse it, so one still
+		// Failed, unchanged, two ticks (Pickup) after the run saw it with this template took
+		// this template as failed. One Failed before the template has no such bound: Flagger
+		// may hold it while its primary is not ready, and it waits with no timer.
 		msg := c.ID + " Failed"
 		if c.Message != "" {
 			msg += ": " + c.Message
+		}
+		failedAfter := !t.Written.IsZero() && !c.Since.IsZero() && c.Since.After(t.Written.Add(clockMargin))
+		if !failedAfter || !c.Since.After(t.Written.Add(c.Interval+clockMargin)) {
+			if !failedAfter || staleFor < c.Pickup() {
+				j := inProgress("%s Failed%s, not provably for the target's template (written%s): waiting for Flagger to analyse it", c.ID, sinceAt(c.Since), at)
+				j.Stale = failedAfter
+				return j
+			}
+			msg += fmt.Sprintf(" (written after the target's template%s, and unchanged for the %s the run has seen it: Flagger analyses a new template at its next tick)", at, staleFor.Round(time.Second))
 		}
 		return Judgement{Status: result.ObjectFailed, Failed: true, Message: msg}
 	case c.Phase != PhaseFailed && !promotedLast:
