@@ -299,6 +299,7 @@ func (a *assessor) awaitGeneration(e *Assessment, g *flux.Gate, now time.Time) {
 	if !now.Before(next) {
 		return
 	}
+	g.Applied = false
 	override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
 		"generation %d has not ended Ready (observed %d), and this failure, stamped with it, may be of an earlier one: kustomize-controller records no generation of a failed attempt, and tries a new generation at once; fails at %s if it still fails: %s",
 		g.Object.Generation, g.Object.ObservedGeneration, next.UTC().Format(time.RFC3339), g.Message))

@@ -55,6 +55,25 @@ const healthCheckingBBeforeSpec = `  observedGeneration: 1
   - {type: Reconciling, status: "True", reason: Progressing, message: "Running health checks for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}
   - {type: Ready, status: Unknown, reason: Progressing, message: Reconciliation in progress, observedGeneration: 1}`
 
+// healthCheckFailedBBeforeSpec is where healthCheckingBBeforeSpec ends when its check fails:
+// Ready=False and the Reconciling condition it keeps (ProgressingWithRetry) are stamped with
+// the generation the object has at that write, 2, though the objects checked are of 1.
+const healthCheckFailedBBeforeSpec = `  observedGeneration: 1
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revB + `
+  conditions:
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Running health checks for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2, lastTransitionTime: "2026-11-01T11:55:00Z"}
+  - {type: Ready, status: "False", reason: HealthCheckFailed, message: "health check failed after 5m0s: timeout waiting for: [Deployment/shop/web status: 'InProgress']", observedGeneration: 2, lastTransitionTime: "2026-11-01T11:59:50Z"}`
+
+// dependencyAfterHealthCheck is the next reconcile stopped on its dependsOn before its first
+// status patch: Ready=False stamped 2 beside the Reconciling condition the previous one kept.
+const dependencyAfterHealthCheck = `  observedGeneration: 1
+  lastAppliedRevision: ` + revA + `
+  lastAttemptedRevision: ` + revB + `
+  conditions:
+  - {type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "Running health checks for revision ` + revB + ` with a timeout of 5m0s", observedGeneration: 2}
+  - {type: Ready, status: "False", reason: DependencyNotReady, message: "dependency 'flux-system/infra' is not ready", observedGeneration: 2}`
+
 const healthCheckFailedB = `  observedGeneration: 1
   lastAppliedRevision: ` + revA + `
   lastAttemptedRevision: ` + revB + `
@@ -208,6 +227,17 @@ status:
 		{name: "health-checking the expected revision for the previous spec: its broken pods do not count",
 			looks: []fixtureLook{{docs: []string{kustomization(healthCheckingBBeforeSpec), deploymentPulling, service},
 				want: with(wait("Progressing", "Running health checks for revision "+revB), map[string]result.ObjectStatus{dep: result.ObjectInProgress, svc: result.ObjectCurrent})}}},
+		{name: "the previous spec's health check, then its failure: its broken pods do not count until the current one's retry",
+			looks: []fixtureLook{
+				{docs: []string{kustomization(healthCheckingBBeforeSpec), deploymentPulling, service},
+					want: with(wait("Progressing", "Running health checks for revision "+revB), map[string]result.ObjectStatus{dep: result.ObjectInProgress, svc: result.ObjectCurrent})},
+				{docs: []string{kustomization(healthCheckFailedBBeforeSpec), deploymentPulling, service},
+					want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"},
+						Says: []string{"may be of an earlier one"}, Objects: map[string]result.ObjectStatus{dep: result.ObjectInProgress, svc: result.ObjectCurrent}}}}},
+		{name: "a leftover health-check condition beside a reconcile stopped on its dependsOn: the pods do not count",
+			looks: []fixtureLook{{docs: []string{kustomization(dependencyAfterHealthCheck), deploymentPulling, service},
+				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxDependencyNotReady, Reason: "DependencyNotReady"},
+					Objects: map[string]result.ObjectStatus{dep: result.ObjectInProgress, svc: result.ObjectCurrent}}}}},
 		{name: "Flux's health check failed: the workload's own reason wins",
 			looks: []fixtureLook{{docs: []string{kustomization(healthCheckFailedB), deploymentPulling, service},
 				want: with(fail(result.CodeImagePull, "ErrImagePull"), map[string]result.ObjectStatus{dep: result.ObjectFailed, svc: result.ObjectCurrent})}}},

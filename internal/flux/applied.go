@@ -55,10 +55,14 @@ func kustomizationApplied(v *view, want Revision) bool {
 // default, the check runs to its end). Ready=Unknown ("Reconciliation in progress") is set at
 // the start of the reconcile, written with its first status patch moments after it read the
 // object, and no later patch of the same reconcile changes it: its stamp is the generation the
-// reconcile started on. Another Ready (an older controller) says nothing either way.
+// reconcile started on. (Its first status patch, moments after the read, stamps it: a spec
+// changed in between still slips through.) Ready False next to "Running health checks" is a
+// reconcile that ended (a failed or cancelled check, kept as ProgressingWithRetry) or the
+// next one stopped early (dependsOn): not a check at work, whose evidence is the failure's
+// own (the third rule of kustomizationApplied).
 func (v *view) reconcileOfCurrentSpec() bool {
 	ready := v.cond(meta.ReadyCondition)
-	return ready.status != string(metav1.ConditionUnknown) || v.currentGeneration(ready)
+	return ready.status == string(metav1.ConditionUnknown) && v.currentGeneration(ready)
 }
 
 // helmReleaseApplied: helm-controller records a release in status.history once its Helm
