@@ -230,7 +230,7 @@ status:
 		{name: "the previous spec's health check, then its failure: its broken pods do not count until the current one's retry",
 			looks: []fixtureLook{
 				{docs: []string{kustomization(healthCheckingBBeforeSpec), deploymentPulling, service},
-					want: with(wait("Progressing", "Running health checks for revision "+revB), map[string]result.ObjectStatus{dep: result.ObjectInProgress, svc: result.ObjectCurrent})},
+					want: with(wait("Progressing", "in a reconcile begun on generation 1: its objects are the previous spec's"), map[string]result.ObjectStatus{dep: result.ObjectInProgress, svc: result.ObjectCurrent})},
 				{docs: []string{kustomization(healthCheckFailedBBeforeSpec), deploymentPulling, service},
 					want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxHealthCheckFailed, Reason: "HealthCheckFailed"},
 						Says: []string{"may be of an earlier one"}, Objects: map[string]result.ObjectStatus{dep: result.ObjectInProgress, svc: result.ObjectCurrent}}}}},

@@ -488,6 +488,10 @@ func progressing(v *view, controller string) decision {
 	switch {
 	case ready.status == string(metav1.ConditionFalse) && ready.message != "":
 		return decision{reason: ready.reason, message: ready.message}
+	case rc.status == string(metav1.ConditionTrue) && rc.message != "" && v.kind == KindKustomization &&
+		healthCheckingWords.MatchString(rc.message) && ready.status == string(metav1.ConditionUnknown) && !v.currentGeneration(ready):
+		return decision{reason: rc.reason, message: fmt.Sprintf("%s, in a reconcile begun on generation %d: its objects are the previous spec's, and %s reconciles generation %d next",
+			rc.message, ready.observedGeneration, controller, v.generation)}
 	case rc.status == string(metav1.ConditionTrue) && rc.message != "":
 		return decision{reason: rc.reason, message: rc.message}
 	case ready.status == "":
