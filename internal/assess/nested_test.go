@@ -133,6 +133,10 @@ status:
 	substitutingFrom := func(doc string) string {
 		return strings.Replace(doc, "spec: {sourceRef:", "spec: {postBuild: {substituteFrom: [{kind: Secret, name: cluster-secrets}]}, sourceRef:", 1)
 	}
+	// decrypting is doc, a Kustomization, decrypting with the SOPS Secret sops-age.
+	decrypting := func(doc string) string {
+		return strings.Replace(doc, "spec: {sourceRef:", "spec: {decryption: {provider: sops, secretRef: {name: sops-age}}, sourceRef:", 1)
+	}
 	const noCRD = `Widget/shop/w dry-run failed: no matches for kind "Widget" in version "example.com/v1"`
 	const invalid = `Deployment/shop/web dry-run failed: Deployment.apps "web" is invalid: spec.template.spec.containers[0].image: Required value`
 	// timed is failed(noCRD) with its retry cadence known: spec.interval 10m, the last attempt at failedAt.
@@ -312,6 +316,15 @@ status:
 				{docs: []string{buildFailed(lacksSecret), service, deploymentCurrent}, want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}}},
 				{docs: []string{kustomization(readyOnB), service, deploymentCurrent}, at: fixtureNow.Add(time.Minute), want: expected{Outcome: current}},
 			}},
+		// A decryption Secret (spec.decryption.secretRef) not there yet: kustomize-controller
+		// writes the API's NotFound bare and retries; the same words of another Secret are final.
+		{name: "a build lacking its decryption Secret: the grace",
+			looks: []fixtureLook{{docs: []string{decrypting(buildFailed(`secrets "sops-age" not found`)), service, deploymentCurrent},
+				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"},
+					Says: []string{"kustomize-controller retries since 2026-11-01T12:00:00Z"}}}}},
+		{name: "a build lacking a Secret other than its decryption Secret fails at once",
+			looks: []fixtureLook{{docs: []string{decrypting(buildFailed(`secrets "other" not found`)), service, deploymentCurrent},
+				want: fail(result.CodeFluxBuildFailed, "BuildFailed")}}},
 		{name: "manifests that do not build fail at once",
 			looks: []fixtureLook{{docs: []string{buildFailed("kustomize build failed: accumulating resources: missing ./web.yaml"), service, deploymentCurrent},
 				want: fail(result.CodeFluxBuildFailed, "BuildFailed")}}},

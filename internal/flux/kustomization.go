@@ -5,6 +5,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/org/app-status-action/internal/result"
 )
@@ -51,11 +52,26 @@ func kustomizationWording(v *view, ready condition) wording {
 			// variable not set is the manifests' typo, and the next attempt fails alike.
 			return finalWords
 		}
-		if buildRetriedWords.MatchString(ready.message) {
+		if buildRetriedWords.MatchString(ready.message) || v.decryptionSecretMissing(ready.message) {
 			return retriedWords
 		}
 	}
 	return finalWords
+}
+
+// decryptionSecretMissing reports whether a BuildFailed message is kustomize-controller's
+// for a spec.decryption.secretRef Secret that does not exist (yet): v1.9.5's decryptor
+// (ImportKeys) returns the API's NotFound bare, `secrets "NAME" not found` (`Secret "NAME" not
+// found` from its cache), and the next attempt at spec.retryInterval builds once an operator
+// (External Secrets, Sealed Secrets) or another Kustomization creates it. Only the Secret the
+// spec names counts: the same words of another object are the manifests'.
+func (v *view) decryptionSecretMissing(message string) bool {
+	name, _, _ := unstructured.NestedString(v.obj.Object, "spec", "decryption", "secretRef", "name")
+	if name == "" {
+		return false
+	}
+	m := notFoundWords.FindStringSubmatch(message)
+	return m != nil && m[1] == name
 }
 
 // retriedKustomization reports whether a Ready=False failure is one kustomize-controller

@@ -52,6 +52,9 @@ var (
 	// checkDependencies (kustomize-controller) and helm-controller's checkDependencies name
 	// the dependency they wait for: "dependency 'flux-system/infra' is not ready", "unable to
 	// get 'apps/redis' dependency: …". Only the message says which; it names, never decides.
+	// notFoundWords are the API's NotFound of a Secret as a whole message: `secrets "x" not
+	// found`, or `Secret "x" not found` from controller-runtime's cache.
+	notFoundWords = regexp.MustCompile(`^(?:secrets|Secret) "([^"]+)" not found$`)
 	// strictVariableWords are buildRetriedWords' strict-mode variable not set.
 	strictVariableWords = regexp.MustCompile(`: variable not set \(strict mode\): `)
 	dependencyWords     = regexp.MustCompile(`'([^'/\s]+/[^'/\s]+)'`)

@@ -127,6 +127,33 @@ func TestBuildWording(t *testing.T) {
 	}
 }
 
+// TestDecryptionSecretWording: kustomize-controller v1.9.5's decryptor returns the API's
+// NotFound of spec.decryption.secretRef bare, and retries the build: an operator may create
+// the Secret. The same words of another Secret, or without decryption, are final.
+func TestDecryptionSecretWording(t *testing.T) {
+	t.Parallel()
+	decrypting := readView(KindKustomization, parseObject(t, "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n"+
+		"metadata: {name: apps, namespace: flux-system}\nspec: {decryption: {provider: sops, secretRef: {name: sops-age}}}"))
+	plain := readView(KindKustomization, parseObject(t, "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec: {}"))
+	tests := []struct {
+		name string
+		v    *view
+		msg  string
+		want wording
+	}{
+		{"the API's NotFound", decrypting, `secrets "sops-age" not found`, retriedWords},
+		{"the cache's NotFound", decrypting, `Secret "sops-age" not found`, retriedWords},
+		{"another Secret", decrypting, `secrets "other" not found`, finalWords},
+		{"more words", decrypting, `cannot get sops decryption Secret 'flux-system/sops-age': secrets "sops-age" is forbidden`, finalWords},
+		{"no decryption", plain, `secrets "sops-age" not found`, finalWords},
+	}
+	for _, tt := range tests {
+		if got := kustomizationWording(tt.v, condition{reason: "BuildFailed", message: tt.msg}); got != tt.want {
+			t.Errorf("%s: kustomizationWording(BuildFailed, %q) = %d, want %d", tt.name, tt.msg, got, tt.want)
+		}
+	}
+}
+
 // substitutingView is the view of a Kustomization with spec.postBuild.substituteFrom when
 // substitutes, with postBuild.substitute only otherwise.
 func substitutingView(t *testing.T, substitutes bool) *view {
