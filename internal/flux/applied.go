@@ -135,12 +135,29 @@ func (v *view) hasApplied(want Revision) bool {
 }
 
 // withOrigin is a recorded revision with the revision its artifact was built from, when the
-// source's current artifact is that revision and says so.
+// source's current artifact is that revision and says so, or when a Kustomization's
+// status.history records it for an attempt of that revision: kustomize-controller v1.9.5
+// writes metadata {revision, originRevision} for every attempt that built (applied, failed to
+// apply, prune or pass its health checks), so the origin of an OCI artifact it attempted stays
+// known after its source moved on to another artifact.
 func (v *view) withOrigin(rev string) []string {
-	if v.src != nil && rev != "" && v.src.OriginRevision != "" && sameRecorded(rev, v.src.Revision) {
-		return []string{rev, v.src.OriginRevision}
+	revs := []string{rev}
+	if rev == "" {
+		return revs
 	}
-	return []string{rev}
+	if v.src != nil && v.src.OriginRevision != "" && sameRecorded(rev, v.src.Revision) {
+		revs = append(revs, v.src.OriginRevision)
+	}
+	if v.kind == KindKustomization {
+		for _, h := range nestedMaps(v.obj.Object, "status", "history") {
+			md, _ := h["metadata"].(map[string]any)
+			if origin := str(md, "originRevision"); origin != "" && str(md, "revision") == rev {
+				revs = append(revs, origin)
+				break
+			}
+		}
+	}
+	return revs
 }
 
 // currentGeneration reports whether a condition was set while the controller worked on the

@@ -30,6 +30,7 @@ const (
 	// digestX is an OCI manifest digest.
 	digestX = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 	digestY = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	digestZ = "sha256:3333333333333333333333333333333333333333333333333333333333333333"
 )
 
 func TestSourceOf(t *testing.T) {
@@ -439,6 +440,27 @@ status:
 		{"a chart that a HelmChart says it built from the commit", Ref{KindHelmRelease, "apps", "web"}, hrChart,
 			&Source{Ref: chart, Revision: "1.0.0", BuiltFrom: "main@sha1:" + shaA, Done: true}, shaA, inProgress},
 		{"without the source", Ref{KindHelmRelease, "apps", "web"}, hrChart, nil, shaA, inProgress},
+		// kustomize-controller records the origin of every attempt that built in
+		// status.history: an attempt of B whose health check failed is B's, though the source
+		// moved on to C's artifact since.
+		{"an attempt's origin in the history, the source moved on", Ref{KindKustomization, "flux-system", "app"},
+			ks(`  lastAppliedRevision: latest@` + digestX + `
+  lastAppliedOriginRevision: main@sha1:` + shaA + `
+  lastAttemptedRevision: latest@` + digestY + `
+  history:
+  - {digest: "sha256:aaaa", lastReconciledStatus: HealthCheckFailed, metadata: {revision: "latest@` + digestY + `", originRevision: "main@sha1:` + shaB + `"}}
+  conditions:
+  - {type: Ready, status: "False", reason: HealthCheckFailed, message: "health check failed after 5m0s", observedGeneration: 1}`),
+			&Source{Ref: ociApp, Revision: "latest@" + digestZ, OriginRevision: "main@sha1:" + shaC, Done: true}, shaB, failed},
+		{"the history's origin of another artifact", Ref{KindKustomization, "flux-system", "app"},
+			ks(`  lastAppliedRevision: latest@` + digestX + `
+  lastAppliedOriginRevision: main@sha1:` + shaA + `
+  lastAttemptedRevision: latest@` + digestY + `
+  history:
+  - {digest: "sha256:aaaa", lastReconciledStatus: HealthCheckFailed, metadata: {revision: "latest@` + digestZ + `", originRevision: "main@sha1:` + shaB + `"}}
+  conditions:
+  - {type: Ready, status: "False", reason: HealthCheckFailed, message: "health check failed after 5m0s", observedGeneration: 1}`),
+			&Source{Ref: ociApp, Revision: "latest@" + digestZ, OriginRevision: "main@sha1:" + shaC, Done: true}, shaB, inProgress},
 	}
 	for _, tt := range tests {
 		g := Evaluate(tt.ref, tt.obj, mustRevision(t, tt.want), tt.src)
