@@ -200,6 +200,7 @@ func (a *assessor) settleGate(e *Assessment, v *fluxVisit, now time.Time) {
 		e.appliedRoots++
 	}
 	a.awaitGeneration(e, gate, now)
+	a.awaitJobTTL(e, gate, now)
 	a.graceRetried(e, gate, obj, now)
 	a.noteAttempt(gate, want, now)
 	v.srcNote = srcNote

@@ -133,6 +133,13 @@ status:
 	substitutingFrom := func(doc string) string {
 		return strings.Replace(doc, "spec: {sourceRef:", "spec: {postBuild: {substituteFrom: [{kind: Secret, name: cluster-secrets}]}, sourceRef:", 1)
 	}
+	const immutableJob = `Job/shop/migrate dry-run failed (Invalid): Job.batch "migrate" is invalid: spec.template: Invalid value: core.PodTemplateSpec{}: field is immutable`
+	// migrateJob is the Job shop/migrate, complete since 11:58, with spec fields extra.
+	migrateJob := func(extra string) string {
+		return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, namespace: shop, generation: 1}\nspec: {" + extra + "template: {spec: {containers: []}}}\n" +
+			"status: {completionTime: \"2026-11-01T11:58:00Z\", conditions: [{type: Complete, status: \"True\", lastTransitionTime: \"2026-11-01T11:58:00Z\"}]}"
+	}
+	const otherJobDoc = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: report, namespace: shop, generation: 1}\nspec: {template: {spec: {containers: []}}}"
 	// decrypting is doc, a Kustomization, decrypting with the SOPS Secret sops-age.
 	decrypting := func(doc string) string {
 		return strings.Replace(doc, "spec: {sourceRef:", "spec: {decryption: {provider: sops, secretRef: {name: sops-age}}, sourceRef:", 1)
@@ -316,6 +323,24 @@ status:
 				{docs: []string{buildFailed(lacksSecret), service, deploymentCurrent}, want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxBuildFailed, Reason: "BuildFailed"}}},
 				{docs: []string{kustomization(readyOnB), service, deploymentCurrent}, at: fixtureNow.Add(time.Minute), want: expected{Outcome: current}},
 			}},
+		// A Job's changed template, refused as immutable: kustomize-controller retries, and
+		// the retry after the TTL controller deleted the finished Job creates the new one.
+		{name: "an immutable Job its TTL deletes: waits for the TTL and the retry, then fails",
+			looks: []fixtureLook{
+				{docs: []string{failed(immutableJob), service, deploymentCurrent, migrateJob("ttlSecondsAfterFinished: 600, ")},
+					want: withRecheck(expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxReconciliationFailed, Reason: "ReconciliationFailed"},
+						Says: []string{"Job/shop/migrate finished at 2026-11-01T11:58:00Z and its ttlSecondsAfterFinished deletes it by 2026-11-01T12:08:00Z", "fails at 2026-11-01T12:10:42Z"}},
+						time.Date(2026, 11, 1, 12, 10, 42, 0, time.UTC))},
+				{docs: []string{failed(immutableJob), service, deploymentCurrent, migrateJob("ttlSecondsAfterFinished: 600, ")}, at: time.Date(2026, 11, 1, 12, 10, 42, 0, time.UTC),
+					want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed", "field is immutable")},
+			}},
+		{name: "an immutable Job without a TTL fails at once",
+			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, migrateJob("")},
+				want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed", "field is immutable")}}},
+		{name: "an immutable Job already deleted: the grace, as a retried failure",
+			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, otherJobDoc},
+				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxReconciliationFailed, Reason: "ReconciliationFailed"},
+					Says: []string{"kustomize-controller retries since 2026-11-01T12:00:00Z"}}}}},
 		// A decryption Secret (spec.decryption.secretRef) not there yet: kustomize-controller
 		// writes the API's NotFound bare and retries; the same words of another Secret are final.
 		{name: "a build lacking its decryption Secret: the grace",

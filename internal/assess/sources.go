@@ -174,6 +174,7 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		g := flux.Evaluate(dep, obj, depWant, src)
 		a.sourceStalled(e, &g, src, depWant)
 		a.awaitGeneration(e, &g, now)
+		a.awaitJobTTL(e, &g, now)
 		a.graceRetried(e, &g, obj, now)
 		what := "failed"
 		switch g.Verdict {

@@ -150,7 +150,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		v := readView(ref.Kind, obj)
 		v.src = src
 		d = rules(ref, v, want)
-		if d.retried || d.olderGeneration || d.code == result.CodeFluxHealthCheckFailed {
+		if d.retried || d.olderGeneration || d.code == result.CodeFluxHealthCheckFailed || immutableJobFailure(ref.Kind, d) {
 			retrySchedule(ref.Kind, obj, v, &d, &g)
 		}
 		g.Applied = appliedRules[ref.Kind](v, want)
@@ -705,4 +705,14 @@ func (v *view) chartVersion() string {
 func IsRemote(obj *unstructured.Unstructured) bool {
 	_, remote, _ := unstructured.NestedMap(obj.Object, "spec", "kubeConfig")
 	return remote
+}
+
+// immutableJobFailure reports whether d is a Kustomization's failure to apply a Job's changed
+// template (ImmutableJob), which the engine times by the Job's TTL and the retry after it.
+func immutableJobFailure(kind Kind, d decision) bool {
+	if kind != KindKustomization || d.verdict != result.VerdictFailed || d.code != result.CodeFluxReconciliationFailed {
+		return false
+	}
+	_, _, ok := ImmutableJob(d.message)
+	return ok
 }

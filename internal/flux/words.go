@@ -93,6 +93,9 @@ var (
 	// The object of a dry-run or apply that failed, its kind first (ssa DryRunErr, and
 	// manager_apply.go's "%s apply failed: %w").
 	dryRunObjectWords = regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9]*)/[^\s/]+(?:/[^\s/]+)? (?:dry-run|apply) failed`)
+	// immutableJobWords are ssa's dry-run error of a Job whose pod template changed (the API
+	// server's "field is immutable" of spec.template): its namespace and name.
+	immutableJobWords = regexp.MustCompile(`(?:^|\s)Job/([^\s/]+)/([^\s/]+) dry-run failed\b[^\n]*\bfield is immutable`)
 	// The group and kind of apimachinery's typed patch words; "" before the slash is the core
 	// group.
 	typedPatchWords   = regexp.MustCompile(`failed to create typed patch object \([^;)]*; ([^/\s,]*)/[^/\s,]+, Kind=([A-Za-z0-9]+)\)`)
@@ -243,3 +246,20 @@ var resourceSetStepWords = regexp.MustCompile(`(?:^|: )step "([^"]*)" `)
 // or "timeout waiting for: [%s]", a named step's prefixed with `step "NAME" health check
 // failed: ` (stepError). Only the words tell it from an apply the API server refused.
 var resourceSetHealthWords = regexp.MustCompile(`(?:^|: )(?:health check failed|failed early due to stalled resources: \[|timeout waiting for: \[)`)
+
+// ImmutableJob names the Job whose changed pod template a failure to apply (message) is about,
+// when it is the failure's only object: the API server refuses a new spec.template of a Job
+// ("field is immutable"), and fluxcd/pkg/ssa v0.76.2 (manager_apply.go:254-275) recreates the
+// object only under spec.force or its force annotation. kustomize-controller retries the
+// apply at spec.retryInterval; once the TTL controller has deleted the finished Job
+// (ttlSecondsAfterFinished), the retry creates the new one.
+func ImmutableJob(message string) (namespace, name string, ok bool) {
+	if len(dryRunObjectWords.FindAllStringIndex(message, 2)) != 1 {
+		return "", "", false
+	}
+	m := immutableJobWords.FindStringSubmatch(message)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}

@@ -310,3 +310,27 @@ func TestResourceSetHealthWords(t *testing.T) {
 		}
 	}
 }
+
+// TestImmutableJob: the one object of a failure to apply that is a Job whose template the API
+// server refuses as immutable (fluxcd/pkg/ssa's dry-run error); none for another kind, another
+// refusal, or a failure of several objects.
+func TestImmutableJob(t *testing.T) {
+	t.Parallel()
+	const job = `Job/shop/migrate dry-run failed (Invalid): Job.batch "migrate" is invalid: spec.template: Invalid value: core.PodTemplateSpec{}: field is immutable`
+	tests := []struct {
+		name, msg       string
+		wantNS, wantJob string
+	}{
+		{name: "a Job's template", msg: job, wantNS: "shop", wantJob: "migrate"},
+		{name: "with the change set applied before it", msg: "Namespace/shop configured\n" + job, wantNS: "shop", wantJob: "migrate"},
+		{name: "a Deployment's selector", msg: `Deployment/shop/web dry-run failed (Invalid): Deployment.apps "web" is invalid: spec.selector: Invalid value: v1.LabelSelector{}: field is immutable`},
+		{name: "a Job refused otherwise", msg: `Job/shop/migrate dry-run failed (Invalid): Job.batch "migrate" is invalid: spec.template.spec.containers[0].image: Required value`},
+		{name: "two objects", msg: job + "\n" + `Deployment/shop/web dry-run failed (Invalid): Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1`},
+	}
+	for _, tt := range tests {
+		ns, name, ok := ImmutableJob(tt.msg)
+		if ns != tt.wantNS || name != tt.wantJob || ok != (tt.wantJob != "") {
+			t.Errorf("%s: ImmutableJob() = %q, %q, %t; want %q, %q", tt.name, ns, name, ok, tt.wantNS, tt.wantJob)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package assess
+
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// awaitJobTTL holds back a Kustomization's failure to apply a Job's changed pod template
+// (flux.ImmutableJob) while the Job's own TTL will clear the way: the API server refuses a new
+// spec.template of a Job, kustomize-controller retries the apply at its retry interval, and
+// once the TTL controller has deleted the finished Job (ttlSecondsAfterFinished after it
+// completed or failed), the retry creates the new one. So a finished Job with a TTL waits
+// until its deletion and the retry after it (and a tenth of it and 30 s, as graceRetried
+// allows), and fails then if the failure stands; a Job already gone waits for the retry as any
+// retried failure does (graceRetried). A Job that runs, or has no TTL, is never deleted by
+// itself: the failure stands at once. The Jobs' list is judged (consistency), read no earlier
+// than the Kustomization's status.
+func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
+	if g.Verdict != result.VerdictFailed || g.Code != result.CodeFluxReconciliationFailed || g.Object.Kind != string(flux.KindKustomization) {
+		return
+	}
+	ns, name, ok := flux.ImmutableJob(g.Message)
+	if !ok {
+		return
+	}
+	key := ListKey{GVR: JobsGVR, Namespace: ns}
+	w := a.list(key)
+	ready, forbidden := a.optionalWatchReady(e, w, "jobs"+namespaceSuffix(ns))
+	switch {
+	case !ready && forbidden == "":
+		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+			"reading the Jobs in namespace %s, which say whether Job/%s/%s will be deleted by its TTL: %s", ns, ns, name, g.Message))
+		return
+	case !ready:
+		return // (the credentials may not list them: the failure stands, as before)
+	}
+	a.consistent(key, w, g.Object.ID)
+	cached, found := w.Object(ns, name)
+	if !found {
+		g.Retried = true // deleted: the next retry creates it
+		return
+	}
+	job, _ := cached.(*batchv1.Job)
+	end, finished := jobFinishedAt(job)
+	if !finished || job.Spec.TTLSecondsAfterFinished == nil {
+		return
+	}
+	deleted := end.Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
+	retry := g.RetryEvery
+	if retry <= 0 {
+		retry = a.retryGrace()
+	}
+	next := maxTime(deleted, g.FailedAt).Add(retry + retry/10 + 30*time.Second)
+	if !now.Before(next) {
+		return
+	}
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+		"Job/%s/%s finished at %s and its ttlSecondsAfterFinished deletes it by %s; kustomize-controller's retry after that creates the new one (a Job's template cannot change): fails at %s if it still fails: %s",
+		ns, name, stamp(end), stamp(deleted), stamp(next), g.Message))
+	e.recheckAt(next)
+}
+
+// jobFinishedAt is when a Job completed or failed (the transition time of its Complete or
+// Failed condition, else its completionTime), and whether it has.
+func jobFinishedAt(job *batchv1.Job) (time.Time, bool) {
+	if job == nil {
+		return time.Time{}, false
+	}
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			at := c.LastTransitionTime.Time
+			if at.IsZero() && job.Status.CompletionTime != nil {
+				at = job.Status.CompletionTime.Time
+			}
+			return at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// maxTime is the later of a and b.
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
