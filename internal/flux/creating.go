@@ -78,7 +78,9 @@ func MayStillCreate(kind Kind, obj *unstructured.Unstructured, src *Source) stri
 	case kind == KindKustomization && ready.status == string(metav1.ConditionFalse) && ready.reason == meta.ArtifactFailedReason &&
 		artifactRetriedWords.MatchString(ready.message):
 		return "waits for its source's artifact"
-	case ready.status == string(metav1.ConditionFalse) && retriedApply(kind, v, ready):
+	case ready.status == string(metav1.ConditionFalse) && retriedApply(kind, v, ready) && !kubeConfigSecretMissingWords.MatchString(ready.message):
+		// (A remote Kustomization that waits for its kubeconfig Secret applies to another
+		// cluster once it comes.)
 		what := "an apply"
 		if ready.reason == meta.BuildFailedReason {
 			what = "a build"

@@ -41,6 +41,7 @@ func TestMayStillCreate(t *testing.T) {
 		{"apply refused", KindKustomization, "ks-reconciliation-failed.yaml", "main@sha1:" + newSHA, false, ""},
 		{"apply failed on a CRD not served yet", KindKustomization, "ks-crd-missing.yaml", "main@sha1:" + newSHA, false,
 			`retries an apply that failed on what may still come (ServiceMonitor/apps/podinfo dry-run failed: no matches for kind "ServiceMonitor"`},
+		{"a remote one waiting for its kubeconfig Secret applies elsewhere", KindKustomization, "ks-kubeconfig-missing.yaml", "main@sha1:" + newSHA, false, ""},
 		{"path missing in the revision", KindKustomization, "ks-artifact-failed.yaml", "main@sha1:" + oldSHA, false, ""},
 		{"stalled", KindKustomization, "ks-stalled.yaml", "main@sha1:" + newSHA, false, ""},
 		{"suspended", KindKustomization, "ks-suspended.yaml", "main@sha1:" + newerSHA, false, ""},

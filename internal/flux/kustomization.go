@@ -43,6 +43,9 @@ func kustomizationWording(v *view, ready condition) wording {
 	case meta.ArtifactFailedReason:
 		return artifactWording(ready.message)
 	case meta.ReconciliationFailedReason:
+		if w, ok := kubeConfigWording(ready.message); ok {
+			return w
+		}
 		return applyWording(ready.message)
 	case meta.PruneFailedReason:
 		return retriedWords

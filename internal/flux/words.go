@@ -263,3 +263,26 @@ func ImmutableJob(message string) (namespace, name string, ok bool) {
 	}
 	return m[1], m[2], true
 }
+
+// The words of a remote Kustomization's (spec.kubeConfig) client that cannot be built: its
+// Secret cannot be read, or holds no kubeconfig (fluxcd/pkg/runtime v0.110.3
+// client/impersonator.go:200-222, which kustomize-controller v1.9.5 writes as the failure's
+// whole message, ReconciliationFailed, and retries at retryInterval).
+var (
+	kubeConfigSecretMissingWords = regexp.MustCompile(`^unable to read KubeConfig secret '[^']+' error: (?:secrets|Secret) "[^"]+" not found$`)
+	kubeConfigFinalWords         = regexp.MustCompile(`^(?:KubeConfig secret '[^']+' does not contain a '[^']+' key with a kubeconfig|invalid KubeConfig in secret '[^']+': |invalid \.spec\.kubeConfig, )`)
+)
+
+// kubeConfigWording says what the failure to build a remote Kustomization's client says: a
+// Secret not there yet is retried (Cluster API, or another Kustomization, creates a cluster's
+// kubeconfig Secret once the cluster is up); one that holds no kubeconfig, or an invalid one,
+// is final until a change. ok is false for other words.
+func kubeConfigWording(message string) (wording, bool) {
+	switch {
+	case kubeConfigSecretMissingWords.MatchString(message):
+		return retriedWords, true
+	case kubeConfigFinalWords.MatchString(message):
+		return finalWords, true
+	}
+	return unrecognised, false
+}

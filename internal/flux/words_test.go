@@ -334,3 +334,28 @@ func TestImmutableJob(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeConfigWording: a remote Kustomization whose kubeconfig Secret is not there yet is
+// retried (Cluster API creates it once the cluster is up); one that holds no kubeconfig, or an
+// invalid one, is final; fluxcd/pkg/runtime v0.110.3's words, as kustomize-controller v1.9.5
+// writes them.
+func TestKubeConfigWording(t *testing.T) {
+	t.Parallel()
+	v := readView(KindKustomization, parseObject(t, "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n"+
+		"metadata: {name: apps, namespace: flux-system}\nspec: {kubeConfig: {secretRef: {name: prod-kubeconfig}}}"))
+	tests := []struct {
+		msg  string
+		want wording
+	}{
+		{`unable to read KubeConfig secret 'flux-system/prod-kubeconfig' error: secrets "prod-kubeconfig" not found`, retriedWords},
+		{`unable to read KubeConfig secret 'flux-system/prod-kubeconfig' error: Secret "prod-kubeconfig" not found`, retriedWords},
+		{`KubeConfig secret 'flux-system/prod-kubeconfig' does not contain a 'value' key with a kubeconfig`, finalWords},
+		{`invalid KubeConfig in secret 'flux-system/prod-kubeconfig': couldn't get version/kind; json parse error`, finalWords},
+		{`unable to read KubeConfig secret 'flux-system/prod-kubeconfig' error: secrets "prod-kubeconfig" is forbidden: User "x" cannot get resource "secrets"`, finalWords},
+	}
+	for _, tt := range tests {
+		if got := kustomizationWording(v, condition{reason: "ReconciliationFailed", message: tt.msg}); got != tt.want {
+			t.Errorf("kustomizationWording(ReconciliationFailed, %q) = %d, want %d", tt.msg, got, tt.want)
+		}
+	}
+}
