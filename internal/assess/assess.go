@@ -85,6 +85,9 @@ type ObjectFacts struct {
 	// the cluster: kubectl annotate, a mutating policy, an operator), sorted; the view
 	// dropped them from the object, and its message names them.
 	NotFromGit []string
+	// KustomizeSkip is why kustomize-controller skips applying the object, by its labels and
+	// annotations in the cluster (flux.KustomizeSkip, read with its managedFields).
+	KustomizeSkip flux.ApplySkip
 	// TemplateWritten is, for a Deployment or DaemonSet, the latest time a field manager
 	// wrote its pod template (the time of the managedFields entries that own spec.template,
 	// in the API server's clock); zero when none says. A Flagger Canary's state is of this
@@ -93,7 +96,9 @@ type ObjectFacts struct {
 }
 
 // IsZero reports whether f says nothing.
-func (f ObjectFacts) IsZero() bool { return len(f.NotFromGit) == 0 && f.TemplateWritten.IsZero() }
+func (f ObjectFacts) IsZero() bool {
+	return len(f.NotFromGit) == 0 && f.KustomizeSkip == flux.NotSkipped && f.TemplateWritten.IsZero()
+}
 
 // Snapshot is a List that holds every object as of one etcd revision, its Revision: a list
 // request with no resourceVersion (a quorum read: the API server answers from etcd, or from a
@@ -233,6 +238,9 @@ type Assessment struct {
 	// ReadinessIgnored is how many of Objects are not Current and not verified because the
 	// team's annotation says their readiness does not count (IgnoredReadiness).
 	ReadinessIgnored int
+	// SkippedByKustomize is how many of Objects are not Current and not verified because
+	// kustomize-controller skips them (ObjectFacts.KustomizeSkip).
+	SkippedByKustomize int
 	// SkippedSuspended are the nested objects reported suspended and not judged.
 	SkippedSuspended []string
 	// RootsApplied is set when every requested object has applied the expected revision.

@@ -15,19 +15,22 @@ import (
 func CurrentMessage(c *Assessment) string {
 	msg := fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
 	if len(c.Objects) > 0 {
-		unverified, ignored := 0, c.ReadinessIgnored
+		unverified, ignored, skipped := 0, c.ReadinessIgnored, c.SkippedByKustomize
 		for _, o := range c.Objects {
 			if o.Status != result.ObjectCurrent {
 				unverified++
 			}
 		}
-		unverified -= ignored
-		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified-ignored)
+		unverified -= ignored + skipped
+		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified-ignored-skipped)
 		if unverified > 0 {
 			msg += fmt.Sprintf(", %d not verified (the credentials may not read them)", unverified)
 		}
 		if ignored > 0 {
 			msg += fmt.Sprintf(", %d not verified (%s)", ignored, classify.AnnotationIgnoreReadiness)
+		}
+		if skipped > 0 {
+			msg += fmt.Sprintf(", %d not verified (kustomize-controller skips them)", skipped)
 		}
 	}
 	var suspended, remote []string

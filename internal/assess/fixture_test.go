@@ -181,8 +181,8 @@ func newFixtureView(t *testing.T, docs string, order ...string) *fixtureView {
 }
 
 // documentFacts takes a document's top-level facts field out of u: what the view learned of
-// the object beside it (ObjectFacts), as notFromGit and flaggerWorkload write it. It is the
-// one place the fixtures state facts of the view.
+// the object beside it (ObjectFacts), as notFromGit, skippedBy and flaggerWorkload write it.
+// It is the one place the fixtures state facts of the view.
 func documentFacts(t *testing.T, u *unstructured.Unstructured) ObjectFacts {
 	t.Helper()
 	raw, ok := u.Object["facts"].(map[string]any)
@@ -194,6 +194,12 @@ func documentFacts(t *testing.T, u *unstructured.Unstructured) ObjectFacts {
 	if keys, ok := raw["notFromGit"].([]any); ok {
 		for _, k := range keys {
 			f.NotFromGit = append(f.NotFromGit, k.(string))
+		}
+	}
+	if name, _ := raw["kustomizeSkip"].(string); name != "" {
+		skips := map[string]flux.ApplySkip{"reconcile-disabled": flux.SkipReconcileDisabled, "ssa-ignore": flux.SkipSSAIgnore, "ssa-if-not-present": flux.SkipSSAIfNotPresent}
+		if f.KustomizeSkip = skips[name]; f.KustomizeSkip == flux.NotSkipped {
+			t.Fatalf("facts.kustomizeSkip %q unknown", name)
 		}
 	}
 	if at, _ := raw["templateWritten"].(string); at != "" {

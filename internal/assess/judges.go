@@ -57,7 +57,8 @@ func judgeFluxObject(_ *assessor, e *Assessment, v objectVisit, _ time.Time) *fl
 // judgeSourceObject judges a Flux source an inventory lists as source-controller serves it,
 // then as any other object.
 func judgeSourceObject(a *assessor, e *Assessment, v objectVisit, now time.Time) *flux.Ref {
-	if src, isSource := flux.InventorySource(v.ref); isSource && v.u != nil && v.ro.Status != result.ObjectTerminating {
+	if src, isSource := flux.InventorySource(v.ref); isSource && v.u != nil && v.ro.Status != result.ObjectTerminating &&
+		kustomizeSkip(v) == flux.NotSkipped {
 		a.judgeSource(e, &v, src, now)
 	}
 	a.judgeWorkload(e, &v, now)
@@ -68,6 +69,16 @@ func judgeSourceObject(a *assessor, e *Assessment, v objectVisit, now time.Time)
 func judgeWorkloadObject(a *assessor, e *Assessment, v objectVisit, now time.Time) *flux.Ref {
 	a.judgeWorkload(e, &v, now)
 	return nil
+}
+
+// kustomizeSkip is why the Kustomization that owns v's object does not apply it (the view's
+// ObjectFacts.KustomizeSkip); flux.NotSkipped under any other owner, whose controller applies
+// it whatever it says.
+func kustomizeSkip(v objectVisit) flux.ApplySkip {
+	if v.owner.Object.Kind != string(flux.KindKustomization) {
+		return flux.NotSkipped
+	}
+	return v.list.Facts(v.ns, v.ref.Name).KustomizeSkip
 }
 
 // judgeSource judges a Flux source of v's inventory as source-controller serves it, not by
@@ -104,6 +115,20 @@ func (a *assessor) judgeWorkload(e *Assessment, v *objectVisit, now time.Time) {
 	ro.Message = joinMessage(ro.Message, memo.ignoreNote)
 	if keys := v.list.Facts(v.ns, o.Name).NotFromGit; len(keys) > 0 {
 		ro.Message = joinMessage(ro.Message, "annotations "+strings.Join(keys, ",")+" ignored: not applied by Flux (set them in Git)")
+	}
+	if skip := kustomizeSkip(*v); skip != flux.NotSkipped && (ro.Status != result.ObjectCurrent || a.spec.FailOnSuspended) {
+		// kustomize-controller neither applies it nor waits for it: not of the revision. Paused
+		// as a suspended Flux object is, and failed as one under fail-on-suspended.
+		if a.spec.FailOnSuspended {
+			e.fail(Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended",
+				Message: ro.ID + ": kustomize-controller skips it (" + skip.String() + "): it does not get the revision"})
+			e.Objects = append(e.Objects, *ro)
+			return
+		}
+		ro.Message = joinMessage(ro.Message, "not verified: kustomize-controller skips it ("+skip.String()+")")
+		e.SkippedByKustomize++
+		e.Objects = append(e.Objects, *ro)
+		return
 	}
 	if memo.ignoreReadiness && ro.Status != result.ObjectCurrent {
 		// The team said so in Git: reported as it is, neither waited for nor failed.

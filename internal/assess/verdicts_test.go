@@ -307,6 +307,29 @@ status:
 				notFromGit(t, annotated(`app-status.io/ignore-readiness: "true"`, "web:nope: not found"), "app-status.io/ignore-readiness"), service},
 				want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeImagePull, Reason: "ErrImagePull"},
 					ObjectSays: map[string]string{dep: "annotations app-status.io/ignore-readiness ignored: not applied by Flux (set them in Git)"}}}}},
+		// kustomize-controller v1.9.5 neither applies nor waits for an object of its inventory
+		// whose labels or annotations say so (in the cluster, read with its managedFields:
+		// the view's facts): reported with its state, not verified, never failing or holding
+		// the verdict, with or without spec.wait. The same Deployment not skipped fails.
+		{name: "skipped by kustomize-controller (reconcile: disabled), failing: not verified",
+			looks: []fixtureLook{{docs: []string{kustomization(readyOnB), skippedBy(deploymentPulling, "kustomize.toolkit.fluxcd.io/reconcile: disabled", "reconcile-disabled"), service},
+				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{dep: result.ObjectInProgress, "Service/shop/web": result.ObjectCurrent},
+					ObjectSays: map[string]string{dep: "not verified: kustomize-controller skips it (kustomize.toolkit.fluxcd.io/reconcile: disabled)"}}}}},
+		{name: "skipped by kustomize-controller (ssa: IfNotPresent), failing, spec.wait: not verified",
+			looks: []fixtureLook{{docs: []string{withWait(kustomization(readyOnB)), skippedBy(deploymentPulling, "kustomize.toolkit.fluxcd.io/ssa: IfNotPresent", "ssa-if-not-present"), service},
+				want: expected{Outcome: current, ObjectSays: map[string]string{dep: "not verified: kustomize-controller skips it (kustomize.toolkit.fluxcd.io/ssa: IfNotPresent)"}}}}},
+		{name: "skipped by kustomize-controller, Current, under fail-on-suspended: fails as suspended", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{kustomization(readyOnB), skippedBy(deploymentCurrent, "kustomize.toolkit.fluxcd.io/reconcile: disabled", "reconcile-disabled"), service},
+				want: expected{Outcome: outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"},
+					Says: []string{"Deployment/shop/web: kustomize-controller skips it (kustomize.toolkit.fluxcd.io/reconcile: disabled): it does not get the revision"}}}}},
+		{name: "not skipped, failing, spec.wait: fails",
+			looks: []fixtureLook{{docs: []string{withWait(kustomization(readyOnB)), deploymentPulling, service}, want: fail(result.CodeImagePull, "ErrImagePull")}}},
+		// A missing object is waited for, with or without spec.wait: skipped by its manifest
+		// (never created) or deleted since, which the run cannot tell apart.
+		{name: "missing under a Kustomization Ready with spec.wait: waited for",
+			looks: []fixtureLook{{docs: []string{withWait(kustomization(readyOnB)), service}, want: wait("NotFound")}}},
+		{name: "missing under a Kustomization Ready without spec.wait: waited for",
+			looks: []fixtureLook{{docs: []string{kustomization(readyOnB), service}, want: wait("NotFound")}}},
 		// The pod's ErrImagePull has no creation or start time: the grace runs from the zero
 		// time, so only a grace of the workload's own far from it holds it back.
 		{name: "a retry grace above 24h is refused: the run's grace, and a failure",
@@ -319,4 +342,17 @@ status:
 			looks: []fixtureLook{{docs: []string{kustomization(readyOnB), withStart(annotated(`app-status.io/retry-grace: "1m"`, timeout)), service},
 				want: fail(result.CodeImagePull, "ErrImagePull")}}},
 	})
+}
+
+// withWait is a Kustomization of kustomization with spec.wait: true.
+func withWait(ks string) string {
+	return strings.Replace(ks, "spec: {sourceRef: {kind: GitRepository, name: app}}", "spec: {sourceRef: {kind: GitRepository, name: app}, wait: true}", 1)
+}
+
+// skippedBy is docs, whose first document is the Deployment shop/web, as the view holds it
+// when kustomize-controller skips it: annotation on it, and skip (as documentFacts reads
+// it) in its facts.
+func skippedBy(docs, annotation, skip string) string {
+	return "facts: {kustomizeSkip: " + skip + "}\n" + strings.Replace(docs, `annotations: {deployment.kubernetes.io/revision: "3"}}`,
+		`annotations: {deployment.kubernetes.io/revision: "3", `+annotation+`}}`, 1)
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/org/app-status-action/internal/classify"
+	"github.com/org/app-status-action/internal/flux"
 )
 
 // gitManagers are the field managers that write what a Git repository (or a chart) says.
@@ -67,4 +68,40 @@ func fluxOwnedAnnotations(fields []metav1.ManagedFieldsEntry) map[string]bool {
 		}
 	}
 	return owned
+}
+
+// kustomizeSkip reads whether kustomize-controller skips applying the object (flux.KustomizeSkip)
+// before its managedFields are dropped: ssa: IfNotPresent counts only when kustomize-controller's
+// apply owns it, the manifest's.
+func kustomizeSkip(acc metav1.Object) flux.ApplySkip {
+	return flux.KustomizeSkip(acc.GetLabels(), acc.GetAnnotations(), func(label bool) bool {
+		return kustomizeApplied(acc.GetManagedFields(), label)
+	})
+}
+
+// kustomizeApplied reports whether kustomize-controller's apply owns the label (label) or
+// annotation kustomize.toolkit.fluxcd.io/ssa.
+func kustomizeApplied(fields []metav1.ManagedFieldsEntry, label bool) bool {
+	for _, f := range fields {
+		if f.Manager != "kustomize-controller" || f.Operation != metav1.ManagedFieldsOperationApply || f.Subresource != "" || f.FieldsV1 == nil {
+			continue
+		}
+		var set struct {
+			Metadata struct {
+				Labels      map[string]json.RawMessage `json:"f:labels"`
+				Annotations map[string]json.RawMessage `json:"f:annotations"`
+			} `json:"f:metadata"`
+		}
+		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &set) != nil {
+			continue
+		}
+		owned := set.Metadata.Annotations
+		if label {
+			owned = set.Metadata.Labels
+		}
+		if _, ok := owned["f:kustomize.toolkit.fluxcd.io/ssa"]; ok {
+			return true
+		}
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/classify"
+	"github.com/org/app-status-action/internal/flux"
 )
 
 // TestTransformsDropLastApplied: every kind's cache holds its objects without kubectl's
@@ -139,6 +140,68 @@ func TestTransformsVetAnnotationsBeforeStripping(t *testing.T) {
 					t.Errorf("annotations (-want +got):\n%s", diff)
 				}
 				if mf := acc.GetManagedFields(); mf != nil {
+					t.Errorf("managedFields = %v, want none", mf)
+				}
+			})
+		}
+	}
+}
+
+// TestTransformsReadKustomizeSkip: every transform that drops managedFields first reads
+// whether kustomize-controller skips the object (its facts' KustomizeSkip), as its apply reads
+// the object in the cluster (fluxcd/pkg/ssa v0.76.2 shouldSkipApply, utils.AnyInMetadata): a
+// label or an annotation, its value in any case; reconcile: disabled and ssa: Ignore wherever
+// they come from, ssa: IfNotPresent only as kustomize-controller's apply wrote it (from Git).
+func TestTransformsReadKustomizeSkip(t *testing.T) {
+	t.Parallel()
+	owning := func(manager string, op metav1.ManagedFieldsOperationType, field string) []metav1.ManagedFieldsEntry {
+		return []metav1.ManagedFieldsEntry{{Manager: manager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1",
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"` + field + `":{"f:kustomize.toolkit.fluxcd.io/ssa":{}}}}`)}}
+	}
+	cases := []struct {
+		name                string
+		labels, annotations map[string]string
+		fields              []metav1.ManagedFieldsEntry
+		want                flux.ApplySkip
+	}{
+		{name: "reconcile: Disabled annotated in the cluster", annotations: map[string]string{"kustomize.toolkit.fluxcd.io/reconcile": "Disabled"},
+			fields: owning("kubectl-annotate", metav1.ManagedFieldsOperationUpdate, "f:annotations"), want: flux.SkipReconcileDisabled},
+		{name: "ssa: ignore as a label", labels: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "ignore"}, want: flux.SkipSSAIgnore},
+		{name: "ssa: IfNotPresent applied by kustomize-controller", annotations: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"},
+			fields: owning("kustomize-controller", metav1.ManagedFieldsOperationApply, "f:annotations"), want: flux.SkipSSAIfNotPresent},
+		{name: "ssa: IfNotPresent label applied by kustomize-controller", labels: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "ifnotpresent"},
+			fields: owning("kustomize-controller", metav1.ManagedFieldsOperationApply, "f:labels"), want: flux.SkipSSAIfNotPresent},
+		{name: "ssa: IfNotPresent annotated in the cluster: applied", annotations: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"},
+			fields: owning("kubectl-annotate", metav1.ManagedFieldsOperationUpdate, "f:annotations")},
+		{name: "ssa: IfNotPresent label, kustomize-controller owning the annotation: applied", labels: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"},
+			fields: owning("kustomize-controller", metav1.ManagedFieldsOperationApply, "f:annotations")},
+		{name: "ssa: IfNotPresent without managedFields: applied", annotations: map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}},
+		{name: "reconcile: enabled, ssa: Merge", annotations: map[string]string{"kustomize.toolkit.fluxcd.io/reconcile": "enabled", "kustomize.toolkit.fluxcd.io/ssa": "Merge"}},
+	}
+	transforms := map[string]assess.ListKey{
+		"unstructured": {GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespace: "app"},
+	}
+	for gvr := range typedKinds {
+		transforms["typed "+gvr.Resource] = assess.ListKey{GVR: gvr, Namespace: "app"}
+	}
+	for name, key := range transforms {
+		for _, tc := range cases {
+			t.Run(name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod"}}
+				u.SetNamespace("app")
+				u.SetName("web")
+				u.SetLabels(tc.labels)
+				u.SetAnnotations(tc.annotations)
+				u.SetManagedFields(tc.fields)
+				got, facts, err := transformFor(key)(u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if facts.KustomizeSkip != tc.want {
+					t.Errorf("facts.KustomizeSkip = %q, want %q", facts.KustomizeSkip, tc.want)
+				}
+				if mf := got.(metav1.Object).GetManagedFields(); mf != nil {
 					t.Errorf("managedFields = %v, want none", mf)
 				}
 			})

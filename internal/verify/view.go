@@ -612,6 +612,7 @@ func typedTransform[T any]() transformFunc {
 		var facts assess.ObjectFacts
 		if acc, err := meta.Accessor(&out); err == nil {
 			facts.NotFromGit = vetAnnotations(acc)
+			facts.KustomizeSkip = kustomizeSkip(acc)
 			acc.SetManagedFields(nil)
 			dropLastApplied(&out, acc)
 		}

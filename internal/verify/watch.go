@@ -553,12 +553,13 @@ func storeKey(namespace, name string) string {
 }
 
 // stripManagedFields drops what no verdict reads, to keep memory flat with many objects:
-// managedFields, once read (vetAnnotations, templateWrittenOf: the object's facts), and
-// kubectl's last-applied-configuration (dropLastApplied).
+// managedFields, once read (vetAnnotations, kustomizeSkip, templateWrittenOf: the object's
+// facts), and kubectl's last-applied-configuration (dropLastApplied).
 func stripManagedFields(obj any) (any, assess.ObjectFacts, error) {
 	var facts assess.ObjectFacts
 	if acc, err := meta.Accessor(obj); err == nil {
 		facts.NotFromGit = vetAnnotations(acc)
+		facts.KustomizeSkip = kustomizeSkip(acc)
 		facts.TemplateWritten = templateWrittenOf(obj)
 		acc.SetManagedFields(nil)
 		dropLastApplied(obj, acc)
