@@ -47,8 +47,9 @@ var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
 	{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}:  "HelmRepository",
 	{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesets"}:        "ResourceSet",
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}:            "Role",
-	namespacesKey.GVR: "Namespace",
-	crdsKey.GVR:       "CustomResourceDefinition",
+	flux.ArtifactGeneratorGVR: "ArtifactGenerator",
+	namespacesKey.GVR:         "Namespace",
+	crdsKey.GVR:               "CustomResourceDefinition",
 })
 
 func kindsOf(resources map[schema.GroupVersionResource]string) map[schema.GroupVersionKind]schema.GroupVersionResource {
@@ -409,11 +410,12 @@ type fluxExpected struct {
 }
 
 // fixtureReads is the order the fixtures' lists are read in: the Flux objects, then their
-// sources, then what the inventories hold, so that every object judged is read after the
-// Flux status above it (the consistency rule).
+// sources (an ExternalArtifact after the ArtifactGenerator that writes it), then what the
+// inventories hold, so that every object judged is read after the Flux status above it (the
+// consistency rule).
 var fixtureReads = []string{"kustomizations", "helmreleases", "resourcesets", "gitrepositories", "ocirepositories",
-	"helmrepositories", "helmcharts", "externalartifacts", "deployments", "statefulsets", "daemonsets", "replicasets",
-	"pods", "jobs", "canaries", "services", "configmaps", "secrets", "roles", "widgets"}
+	"helmrepositories", "helmcharts", "artifactgenerators", "externalartifacts", "deployments", "statefulsets", "daemonsets",
+	"replicasets", "pods", "jobs", "canaries", "services", "configmaps", "secrets", "roles", "widgets"}
 
 // runFixtureCases runs each case as `get` and as `verify`, each with a memory of its own.
 func runFixtureCases(t *testing.T, cases []fixtureCase) {

@@ -67,8 +67,10 @@ func (a *assessor) firstArtifact(id, rev string) string {
 }
 
 // settleSource holds a nested object's gate back while its own source is not settled
-// (flux.SourceWait): Current waits; a source source-controller stalled on fails. It returns a
-// note when a HelmChart's own source cannot be read.
+// (flux.SourceWait; an ExternalArtifact's generator, producerWait): Current waits; a source
+// source-controller stalled on fails, and an ExternalArtifact its generator cannot build. It
+// returns a note when a HelmChart's own source, or an ExternalArtifact's generator, cannot be
+// read.
 func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source, ownerSource string, ownerWant flux.Revision) (note string) {
 	upstream, note, reading := a.chartUpstream(e, src)
 	if reading && src.Stalled {
@@ -77,6 +79,12 @@ func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source,
 	verdict, code, message, until := flux.SourceWait(src, upstream, ownerSource, ownerWant, a.now)
 	if !until.IsZero() {
 		e.recheckAt(until)
+	}
+	if verdict == result.VerdictCurrent && src.Producer.Name != "" {
+		// An ExternalArtifact: whether it holds its generator's build of its sources now.
+		var producerNote string
+		verdict, code, message, producerNote = a.producerWait(e, src, gate.Object.ID)
+		note = joinMessage(note, producerNote)
 	}
 	if verdict == result.VerdictCurrent && src.Message != "" {
 		// It serves the artifact the object applied, but fails to fetch a newer one (an

@@ -172,6 +172,12 @@ type Source struct {
 	// ArtifactUpdated is status.artifact.lastUpdateTime: when source-controller last stored a
 	// new artifact (a HelmRepository's index that changed); zero when missing.
 	ArtifactUpdated time.Time
+	// Digest and URL are status.artifact.digest and url, which an ArtifactGenerator records
+	// of the sources it builds from (ObservedSourcesDigest).
+	Digest, URL string
+	// Producer is the ArtifactGenerator an ExternalArtifact names as its spec.sourceRef: it
+	// holds what that generator last built, which GeneratorWait compares with its sources.
+	Producer SourceRef
 }
 
 // invalidChartReferenceReason is source-controller's reason for a chart that its source does
@@ -190,6 +196,8 @@ func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
 	s.Revision, _, _ = unstructured.NestedString(u, "status", "artifact", "revision")
 	s.OriginRevision, _, _ = unstructured.NestedString(u, "status", "artifact", "metadata", originRevisionKey)
 	s.BuiltFrom, _, _ = unstructured.NestedString(u, "status", "observedSourceArtifactRevision")
+	s.Digest, _, _ = unstructured.NestedString(u, "status", "artifact", "digest")
+	s.URL, _, _ = unstructured.NestedString(u, "status", "artifact", "url")
 	if at, _, _ := unstructured.NestedString(u, "status", "artifact", "lastUpdateTime"); at != "" {
 		s.ArtifactUpdated, _ = time.Parse(time.RFC3339, at)
 	}
@@ -229,7 +237,10 @@ func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
 		// kustomize-controller and helm-controller apply the artifact it holds whatever its
 		// Ready says (v1.9.5 getSource, v1.6.4 isSourceReady check only that there is one):
 		// that artifact is what it offers; a producer that fails says so in the message.
+		// Whether it is of the producer's current sources, an ArtifactGenerator says
+		// (GeneratorWait).
 		s.Done = s.Revision != ""
+		s.Producer = producerOf(obj)
 	}
 	if ref.Kind == "HelmChart" {
 		s.Done = s.Done && ready.status == string(metav1.ConditionTrue) && reconciling.status != string(metav1.ConditionTrue)

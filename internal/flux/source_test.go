@@ -155,11 +155,18 @@ status:
   - {type: Ready, status: Unknown, reason: Progressing}`,
 			Source{Ref: git, Revision: "main@sha1:" + shaA, Done: true}},
 		{"external artifact written by its generator", SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, `
-metadata: {generation: 1}
+metadata: {namespace: apps, generation: 1}
 spec: {sourceRef: {apiVersion: source.extensions.fluxcd.io/v1beta1, kind: ArtifactGenerator, name: web}}
 status:
-  artifact: {revision: latest@sha256:` + shaA + `}
+  artifact: {revision: latest@sha256:` + shaA + `, digest: sha256:` + shaA + `, url: http://source-watcher/web.tar.gz}
   conditions: [{type: Ready, status: "True", reason: Succeeded}]`,
+			Source{Ref: SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, Revision: "latest@sha256:" + shaA, Done: true,
+				Digest: "sha256:" + shaA, URL: "http://source-watcher/web.tar.gz", Producer: SourceRef{Kind: KindArtifactGenerator, Namespace: "apps", Name: "web"}}},
+		{"external artifact of another producer", SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, `
+metadata: {namespace: apps, generation: 1}
+spec: {sourceRef: {apiVersion: example.com/v1, kind: ArtifactGenerator, name: web}}
+status:
+  artifact: {revision: latest@sha256:` + shaA + `}`,
 			Source{Ref: SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, Revision: "latest@sha256:" + shaA, Done: true}},
 		{"external artifact its generator failed to refresh", SourceRef{Kind: KindExternalArtifact, Namespace: "apps", Name: "web"}, `
 metadata: {generation: 1}

@@ -1,0 +1,83 @@
+package assess
+
+import (
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// producerWait judges an ExternalArtifact src, settled by its own status, by the
+// ArtifactGenerator that writes it (src.Producer): it holds that generator's last build,
+// Ready whether or not the generator has built from its sources' current artifacts since
+// (flux.GeneratorWait). ownerID is the Flux object that applies from src. What decides rests
+// on reads no earlier than ownerID's status (the generator's list, its sources'), and src's
+// list on one no earlier than the generator's status, which its build writes after src's.
+// A generator that cannot be read (the credentials, a cluster without source-watcher's CRDs)
+// leaves src judged by its own status, and note says so.
+func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string) (verdict result.Verdict, code result.Code, message, note string) {
+	ref := src.Producer
+	code = result.CodeFluxArtifactFailed
+	key := ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}
+	w := a.list(key)
+	notCompared := fmt.Sprintf("not compared with %s, which writes %s: ", ref.ID(), src.Ref.ID())
+	if err := w.Err(); err != nil && !w.Synced() && apierrors.IsNotFound(err) {
+		return result.VerdictCurrent, "", "", notCompared + "the cluster does not serve " + key.GVR.Resource
+	}
+	ready, forbidden := a.optionalWatchReady(e, w, key.GVR.Resource+namespaceSuffix(ref.Namespace))
+	if forbidden != "" {
+		return result.VerdictCurrent, "", "", notCompared + forbidden
+	}
+	if !ready {
+		return result.VerdictInProgress, code, fmt.Sprintf("reading %s, which writes %s", ref.ID(), src.Ref.ID()), ""
+	}
+	cached, _ := w.Object(ref.Namespace, ref.Name)
+	obj, ok := cached.(*unstructured.Unstructured)
+	if !ok {
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, which writes %s: not found", ref.ID(), src.Ref.ID()), ""
+	}
+	a.readFrom(ref.ID(), w, obj)
+	gen := flux.ReadGenerator(ref, obj)
+	inputs, reading, unread := a.generatorInputs(e, gen)
+	switch {
+	case unread != "":
+		return result.VerdictCurrent, "", "", notCompared + unread
+	case reading != "":
+		return result.VerdictInProgress, code, fmt.Sprintf("reading %s, a source of %s, which writes %s", reading, ref.ID(), src.Ref.ID()), ""
+	}
+	verdict, code, message = flux.GeneratorWait(src, gen, inputs)
+	if verdict != result.VerdictInProgress {
+		a.consistent(key, w, ownerID)
+		for _, s := range gen.Sources {
+			a.consistentSource(s.Ref, ownerID)
+		}
+		a.consistentSource(src.Ref, ref.ID())
+	}
+	return verdict, code, message, ""
+}
+
+// generatorInputs reads the sources of gen, by alias (nil for one not found). reading names
+// one whose list is on its way, unread says why one cannot be read.
+func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs map[string]*flux.Source, reading, unread string) {
+	inputs = map[string]*flux.Source{}
+	for _, s := range gen.Sources {
+		in, note := a.source(e, s.Ref)
+		gvr, known := s.Ref.GroupVersionResource()
+		switch {
+		case note != "":
+			return nil, "", strings.TrimPrefix(note, "not compared with its source ")
+		case !known:
+			return nil, "", s.Ref.ID() + " is not a Flux source"
+		case in == nil:
+			if w := a.list(ListKey{GVR: gvr, Namespace: s.Ref.Namespace}); !w.Synced() {
+				return nil, s.Ref.ID(), ""
+			}
+		}
+		inputs[s.Alias] = in
+	}
+	return inputs, "", ""
+}

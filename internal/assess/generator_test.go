@@ -1,0 +1,125 @@
+package assess
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// artifactGenerator is source-watcher's ArtifactGenerator name in ns at generation 3, built
+// from GitRepository flux-system/app (alias app), its observedSourcesDigest digest, with the
+// given conditions (YAML list items).
+func artifactGenerator(name, ns, digest string, conditions ...string) string {
+	doc := fmt.Sprintf(`apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata: {name: %s, namespace: %s, generation: 3}
+spec:
+  sources: [{alias: app, kind: GitRepository, name: app, namespace: flux-system}]
+  artifacts: [{name: %s, revision: "@app", copy: [{from: "@app/deploy/**", to: "@artifact/"}]}]
+status:
+  observedSourcesDigest: "%s"
+  conditions:`, name, ns, name, digest)
+	for _, c := range conditions {
+		doc += "\n  - " + c
+	}
+	return doc
+}
+
+// generatorReady is an ArtifactGenerator's Ready=True at its generation.
+const generatorReady = `{type: Ready, status: "True", reason: Succeeded, message: "reconciliation succeeded, generated 1 artifact(s)", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:50:00Z"}`
+
+// digestOf is the observedSourcesDigest of a generator built from GitRepository app's
+// artifact rev (gitRepoStored).
+func digestOf(rev string) string {
+	return flux.ObservedSourcesDigest(map[string]flux.ObservedSource{"app": {Digest: "sha256:" + dig1, Revision: rev, URL: "http://source-controller/gitrepository/flux-system/app/" + rev[len(rev)-12:] + ".tar.gz"}})
+}
+
+// builtFromGitRepo is the observedSourcesDigest of a generator built from gitRepo()'s artifact.
+var builtFromGitRepo = flux.ObservedSourcesDigest(map[string]flux.ObservedSource{"app": {Revision: revB}})
+
+// gitRepoStored is GitRepository flux-system/app serving rev, stored at 11:55.
+func gitRepoStored(rev string) string {
+	return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: flux-system, generation: 1}
+status:
+  observedGeneration: 1
+  artifact: {revision: "` + rev + `", digest: "sha256:` + dig1 + `", url: "http://source-controller/gitrepository/flux-system/app/` + rev[len(rev)-12:] + `.tar.gz", lastUpdateTime: "2026-11-01T11:55:00Z"}
+  conditions: [{type: Ready, status: "True", reason: Succeeded}]`
+}
+
+// TestExternalArtifactOfItsGenerator: an ExternalArtifact holds what its ArtifactGenerator
+// last built, Ready, until the generator builds again; source-watcher builds only when it
+// reconciles, and records the digest of the sources it built from only when the build
+// succeeds (observedSourcesDigest). A nested Kustomization of it, on its artifact, is
+// Current only once the generator built from its sources' current artifacts: the root on B,
+// the artifact of commit A, waits; a generator that fails to build B fails.
+func TestExternalArtifactOfItsGenerator(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	root := ks("app", "GitRepository", "app", "", revB, "flux-system_gen_kustomize.toolkit.fluxcd.io_Kustomization")
+	on := func(rev string, generator string) []string {
+		return []string{root, gitRepoStored(revB), ks("gen", "ExternalArtifact", "gen", "", rev), externalArtifact("gen", "flux-system", rev), generator}
+	}
+	reconciling := `{type: Reconciling, status: "True", reason: Progressing, message: Reconciliation in progress, observedGeneration: 3}`
+	buildFailed := func(at string) string {
+		return `{type: Ready, status: "False", reason: BuildFailed, message: "gen build failed: no files matched @app/deploy/**", observedGeneration: 3, lastTransitionTime: "` + at + `"}`
+	}
+	retrying := `{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: Reconciliation in progress, observedGeneration: 3}`
+	waits := outcome{Verdict: result.VerdictInProgress, Reason: "SourceNotReady"}
+	runFixtureCases(t, []fixtureCase{
+		{name: "the artifact of commit A, the generator's last build of A, its source on B", looks: []fixtureLook{{
+			docs: on(revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA), generatorReady)),
+			want: expected{Outcome: waits, Says: []string{"waiting for ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, artifact main@sha1:a1b2c3d) to build from its sources' current artifacts (GitRepository/flux-system/app main@sha1:bbbbbbb): its last build was of other artifacts"}}}}},
+		{name: "the generator building B", looks: []fixtureLook{{
+			docs: on(revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA),
+				`{type: Ready, status: Unknown, reason: Progressing, message: Reconciliation in progress, observedGeneration: 3}`, reconciling)),
+			want: expected{Outcome: waits, Says: []string{"waiting for ArtifactGenerator/flux-system/gen", "to build at generation 3: Reconciliation in progress"}}}}},
+		{name: "the generator failed to build B", looks: []fixtureLook{{
+			docs: on(revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA), buildFailed("2026-11-01T11:56:00Z"), retrying)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, artifact main@sha1:a1b2c3d) failed to build from its sources' current artifacts: gen build failed: no files matched"}}}}},
+		{name: "the generator's failure before its source stored B: a build of B follows", looks: []fixtureLook{{
+			docs: on(revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA), buildFailed("2026-11-01T11:54:59Z"), retrying)),
+			want: expected{Outcome: waits, Says: []string{"to build at generation 3: gen build failed"}}}}},
+		{name: "the generator stalled", looks: []fixtureLook{{
+			docs: on(revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA),
+				`{type: Ready, status: "False", reason: BuildFailed, message: "invalid path pattern", observedGeneration: 3}`,
+				`{type: Stalled, status: "True", reason: BuildFailed, message: "invalid path pattern", observedGeneration: 3}`)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}, Says: []string{"stalled: invalid path pattern"}}}}},
+		{name: "the generator built B", looks: []fixtureLook{{
+			docs: on(revB, artifactGenerator("gen", "flux-system", digestOf(revB), generatorReady)),
+			want: expected{Outcome: current}}}},
+		{name: "the generator built B, at a generation before its current one", looks: []fixtureLook{{
+			docs: on(revB, artifactGenerator("gen", "flux-system", digestOf(revB),
+				`{type: Ready, status: "True", reason: Succeeded, message: "reconciliation succeeded", observedGeneration: 2}`)),
+			want: expected{Outcome: waits, Says: []string{"to build at generation 3"}}}}},
+		{name: "the generator not found", looks: []fixtureLook{{
+			docs: on(revB, ""),
+			want: expected{Outcome: waits, Says: []string{"waiting for ArtifactGenerator/flux-system/gen, which writes ExternalArtifact/flux-system/gen: not found"}}}}},
+		{name: "generators may not be listed: the artifact alone, as before", forbidden: []schema.GroupResource{flux.ArtifactGeneratorGVR.GroupResource()},
+			looks: []fixtureLook{{docs: on(revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA), generatorReady)),
+				want: expected{Outcome: current, Flux: map[string]fluxExpected{"Kustomization/flux-system/gen": {Verdict: result.VerdictCurrent,
+					Owner: "Kustomization/flux-system/app", Says: "not compared with ArtifactGenerator/flux-system/gen, which writes ExternalArtifact/flux-system/gen: the credentials may not list artifactgenerators"}}}}}},
+	})
+}
+
+// TestExternalArtifactAfterItsGenerator: the generator writes the ExternalArtifact before it
+// records the build in its own status, so a Current rests on an ExternalArtifact read no
+// earlier than the generator: one read before may hold the artifact of the build before.
+func TestExternalArtifactAfterItsGenerator(t *testing.T) {
+	t.Parallel()
+	root := ks("app", "GitRepository", "app", "", revB, "flux-system_gen_kustomize.toolkit.fluxcd.io_Kustomization")
+	docs := []string{root, gitRepoStored(revB), ks("gen", "ExternalArtifact", "gen", "", revB), externalArtifact("gen", "flux-system", revB),
+		artifactGenerator("gen", "flux-system", digestOf(revB), generatorReady)}
+	runFixtureCases(t, []fixtureCase{
+		{name: "read after it", looks: []fixtureLook{{docs: docs, want: expected{Outcome: current}}}},
+		{name: "read before it", reads: []string{"kustomizations", "gitrepositories", "externalartifacts", "artifactgenerators"},
+			looks: []fixtureLook{{docs: docs, want: expected{Outcome: confirming}}}},
+	})
+}

@@ -1,0 +1,172 @@
+package flux
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The ArtifactGenerator of source-watcher (Flux 2.7, source-watcher v2.2.4) writes the
+// ExternalArtifacts it builds from Flux sources. It builds only when it reconciles: until
+// then, and while its build fails, each ExternalArtifact keeps the artifact of its last
+// build, Ready. Whether that build is of its sources' current artifacts, its status says:
+// status.observedSourcesDigest, written only by a build that succeeded
+// (internal/controller/artifactgenerator_controller.go, reconcile, before it marks Ready).
+
+// KindArtifactGenerator is source-watcher's kind that writes ExternalArtifacts.
+const KindArtifactGenerator = "ArtifactGenerator"
+
+// ArtifactGeneratorGVR is the resource an ArtifactGenerator is read from.
+var ArtifactGeneratorGVR = schema.GroupVersionResource{Group: "source.extensions.fluxcd.io", Version: "v1beta1", Resource: "artifactgenerators"}
+
+// buildFailedReason is the reason an ArtifactGenerator's Ready=False takes when it could not
+// build an artifact from its sources (fluxcd/pkg/apis/meta BuildFailedReason); it retries,
+// and builds again from the same sources until they or its spec change.
+const buildFailedReason = "BuildFailed"
+
+// producerOf is the ArtifactGenerator an ExternalArtifact names as its spec.sourceRef (of
+// source.extensions.fluxcd.io, in the ExternalArtifact's namespace unless it names one); the
+// zero SourceRef when it names another producer.
+func producerOf(obj *unstructured.Unstructured) SourceRef {
+	m, ok, _ := unstructured.NestedMap(obj.Object, "spec", "sourceRef")
+	group, _, _ := strings.Cut(str(m, "apiVersion"), "/")
+	if !ok || str(m, "kind") != KindArtifactGenerator || group != ArtifactGeneratorGVR.Group || str(m, "name") == "" {
+		return SourceRef{}
+	}
+	return SourceRef{Kind: KindArtifactGenerator, Namespace: cmp.Or(str(m, "namespace"), obj.GetNamespace()), Name: str(m, "name")}
+}
+
+// Generator is an ArtifactGenerator as its status records its last build.
+type Generator struct {
+	Ref SourceRef
+	// Sources are spec.sources: each source's alias and reference (in the generator's
+	// namespace unless it names one).
+	Sources []GeneratorSource
+	// Digest is status.observedSourcesDigest: ObservedSourcesDigest of the sources its last
+	// successful build was made from.
+	Digest               string
+	generation           int64
+	ready                condition
+	reconciling, stalled condition
+	// disabled is the annotation source.extensions.fluxcd.io/reconcile: disabled: it builds
+	// nothing more.
+	disabled bool
+}
+
+// GeneratorSource is one source of an ArtifactGenerator.
+type GeneratorSource struct {
+	Alias string
+	Ref   SourceRef
+}
+
+// ReadGenerator reads an ArtifactGenerator.
+func ReadGenerator(ref SourceRef, obj *unstructured.Unstructured) Generator {
+	g := Generator{Ref: ref}
+	u := obj.Object
+	for _, m := range nestedMaps(u, "spec", "sources") {
+		g.Sources = append(g.Sources, GeneratorSource{Alias: str(m, "alias"),
+			Ref: SourceRef{Kind: str(m, "kind"), Namespace: cmp.Or(str(m, "namespace"), obj.GetNamespace()), Name: str(m, "name")}})
+	}
+	g.Digest, _, _ = unstructured.NestedString(u, "status", "observedSourcesDigest")
+	g.generation = obj.GetGeneration()
+	g.disabled = strings.EqualFold(obj.GetAnnotations()["source.extensions.fluxcd.io/reconcile"], "disabled")
+	for _, m := range nestedMaps(u, "status", "conditions") {
+		since, _ := time.Parse(time.RFC3339, str(m, "lastTransitionTime"))
+		c := condition{status: str(m, "status"), reason: str(m, "reason"), message: str(m, "message"),
+			observedGeneration: int64Field(m, "observedGeneration"), since: since}
+		switch str(m, "type") {
+		case meta.ReadyCondition:
+			g.ready = c
+		case meta.ReconcilingCondition:
+			g.reconciling = c
+		case meta.StalledCondition:
+			g.stalled = c
+		}
+	}
+	return g
+}
+
+// ObservedSource is what an ArtifactGenerator records of one source's artifact.
+type ObservedSource struct {
+	Digest, Revision, URL string
+}
+
+// ObservedSourcesDigest is the digest an ArtifactGenerator records of the artifacts it built
+// from, by alias: source-watcher's HashObservedSources (api/v1beta1/observed_source.go,
+// v2.2.4), "sha256:" and the hex SHA-256 of the sorted "ALIAS=[digest=D,revision=R,url=U]"
+// joined by "|". (Its package imports controller-runtime, which this package never does;
+// TestObservedSourcesDigestIsSourceWatchers, internal/fluxhealth, holds the two equal.)
+func ObservedSourcesDigest(sources map[string]ObservedSource) string {
+	parts := make([]string, 0, len(sources))
+	for alias, s := range sources {
+		parts = append(parts, fmt.Sprintf("%s=[digest=%s,revision=%s,url=%s]", alias, s.Digest, s.Revision, s.URL))
+	}
+	slices.Sort(parts)
+	return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(strings.Join(parts, "|"))))
+}
+
+// GeneratorWait says whether the ExternalArtifact src holds what its ArtifactGenerator gen
+// builds from its sources now (inputs, by alias; nil for one not found). Current when gen is
+// Ready at its generation, not Reconciling, and its last build was of its sources' current
+// artifacts (its observedSourcesDigest is theirs). Failed when source-watcher stalled on it,
+// or its build of those very artifacts at its generation failed (BuildFailed no earlier than
+// the newest of them: a failure of older ones is followed by a build of the new ones).
+// InProgress otherwise: it is about to build, or building, or retrying what failed.
+func GeneratorWait(src Source, gen Generator, inputs map[string]*Source) (verdict result.Verdict, code result.Code, message string) {
+	id, code := gen.Ref.ID(), sourceCode(src.Ref)
+	what := fmt.Sprintf("%s (which writes %s, artifact %s)", id, src.Ref.ID(), ShortRevision(src.Revision))
+	atGeneration := func(c condition) bool { return c.observedGeneration == gen.generation }
+	observed := map[string]ObservedSource{}
+	var missing string
+	var newest time.Time
+	for _, s := range gen.Sources {
+		in := inputs[s.Alias]
+		if in == nil || in.Revision == "" {
+			missing = cmp.Or(missing, s.Ref.ID())
+			continue
+		}
+		observed[s.Alias] = ObservedSource{Digest: in.Digest, Revision: in.Revision, URL: in.URL}
+		if in.ArtifactUpdated.After(newest) {
+			newest = in.ArtifactUpdated
+		}
+	}
+	disabled := ""
+	if gen.disabled {
+		disabled = " (its reconciliation is disabled: source.extensions.fluxcd.io/reconcile: disabled)"
+	}
+	switch {
+	case gen.stalled.status == string(metav1.ConditionTrue) && atGeneration(gen.stalled):
+		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", what, gen.stalled.message)
+	case gen.ready.status == string(metav1.ConditionFalse) && gen.ready.reason == buildFailedReason && atGeneration(gen.ready) &&
+		missing == "" && !gen.ready.since.IsZero() && !gen.ready.since.Before(newest):
+		return result.VerdictFailed, code, fmt.Sprintf("%s failed to build from its sources' current artifacts: %s", what, gen.ready.message)
+	case missing != "":
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, a source of %s, to have an artifact", missing, what)
+	case gen.ready.status != string(metav1.ConditionTrue) || !atGeneration(gen.ready) || gen.reconciling.status == string(metav1.ConditionTrue):
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build at generation %d%s%s",
+			what, gen.generation, because(cmp.Or(gen.ready.message, gen.reconciling.message)), disabled)
+	case gen.Digest != ObservedSourcesDigest(observed):
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build from its sources' current artifacts (%s): its last build was of other artifacts%s",
+			what, inputsOf(gen, inputs), disabled)
+	}
+	return result.VerdictCurrent, "", ""
+}
+
+// inputsOf names a generator's sources and their current revisions.
+func inputsOf(gen Generator, inputs map[string]*Source) string {
+	names := make([]string, 0, len(gen.Sources))
+	for _, s := range gen.Sources {
+		names = append(names, s.Ref.ID()+" "+ShortRevision(inputs[s.Alias].Revision))
+	}
+	return strings.Join(names, ", ")
+}
