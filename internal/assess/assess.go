@@ -239,8 +239,9 @@ type Assessment struct {
 	// team's annotation says their readiness does not count (IgnoredReadiness).
 	ReadinessIgnored int
 	// SkippedByKustomize is how many of Objects are not Current and not verified because
-	// kustomize-controller skips them (ObjectFacts.KustomizeSkip).
-	SkippedByKustomize int
+	// kustomize-controller skips them (ObjectFacts.KustomizeSkip); PausedByKustomize how many
+	// are Current but paused (reconcile: disabled, ssa: Ignore): not rolled out.
+	SkippedByKustomize, PausedByKustomize int
 	// SkippedSuspended are the nested objects reported suspended and not judged.
 	SkippedSuspended []string
 	// RootsApplied is set when every requested object has applied the expected revision.

@@ -32,6 +32,9 @@ func CurrentMessage(c *Assessment) string {
 		if skipped > 0 {
 			msg += fmt.Sprintf(", %d not verified (kustomize-controller skips them)", skipped)
 		}
+		if paused := c.PausedByKustomize; paused > 0 {
+			msg += fmt.Sprintf(", %d of them not rolled out (kustomize-controller skips them)", paused)
+		}
 	}
 	var suspended, remote []string
 	for _, f := range c.Flux {

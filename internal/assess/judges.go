@@ -116,18 +116,7 @@ func (a *assessor) judgeWorkload(e *Assessment, v *objectVisit, now time.Time) {
 	if keys := v.list.Facts(v.ns, o.Name).NotFromGit; len(keys) > 0 {
 		ro.Message = joinMessage(ro.Message, "annotations "+strings.Join(keys, ",")+" ignored: not applied by Flux (set them in Git)")
 	}
-	if skip := kustomizeSkip(*v); skip != flux.NotSkipped && (ro.Status != result.ObjectCurrent || a.spec.FailOnSuspended) {
-		// kustomize-controller neither applies it nor waits for it: not of the revision. Paused
-		// as a suspended Flux object is, and failed as one under fail-on-suspended.
-		if a.spec.FailOnSuspended {
-			e.fail(Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended",
-				Message: ro.ID + ": kustomize-controller skips it (" + skip.String() + "): it does not get the revision"})
-			e.Objects = append(e.Objects, *ro)
-			return
-		}
-		ro.Message = joinMessage(ro.Message, "not verified: kustomize-controller skips it ("+skip.String()+")")
-		e.SkippedByKustomize++
-		e.Objects = append(e.Objects, *ro)
+	if a.judgeSkipped(e, v) {
 		return
 	}
 	if memo.ignoreReadiness && ro.Status != result.ObjectCurrent {
@@ -207,4 +196,31 @@ func (a *assessor) classifyRollout(e *Assessment, v *objectVisit, installing, up
 		}
 	}
 	return classified
+}
+
+// judgeSkipped reports v's object when the Kustomization that owns it skips it
+// (kustomizeSkip), and says whether it did. A pause (reconcile: disabled, ssa: Ignore) is an
+// object-level suspension: the object does not get the revision, Current or not, so it is
+// named as not rolled out, never verified, and under fail-on-suspended fails the cluster as a
+// suspended Flux object does. ssa: IfNotPresent creates an object once, on purpose (a seeded
+// Secret, a PVC): Current it is judged as any other; not Current, it is not verified, never
+// failed.
+func (a *assessor) judgeSkipped(e *Assessment, v *objectVisit) bool {
+	ro, skip := &v.ro, kustomizeSkip(*v)
+	paused := skip == flux.SkipReconcileDisabled || skip == flux.SkipSSAIgnore
+	switch {
+	case skip == flux.NotSkipped, !paused && ro.Status == result.ObjectCurrent:
+		return false
+	case paused && a.spec.FailOnSuspended:
+		e.fail(Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended",
+			Message: ro.ID + ": kustomize-controller skips it (" + skip.String() + "): it does not get the revision"})
+	case ro.Status == result.ObjectCurrent:
+		ro.Message = joinMessage(ro.Message, "not rolled out: kustomize-controller skips it ("+skip.String()+")")
+		e.PausedByKustomize++
+	default:
+		ro.Message = joinMessage(ro.Message, "not verified: kustomize-controller skips it ("+skip.String()+")")
+		e.SkippedByKustomize++
+	}
+	e.Objects = append(e.Objects, *ro)
+	return true
 }

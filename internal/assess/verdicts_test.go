@@ -322,6 +322,12 @@ status:
 			looks: []fixtureLook{{docs: []string{kustomization(readyOnB), skippedBy(deploymentCurrent, "kustomize.toolkit.fluxcd.io/reconcile: disabled", "reconcile-disabled"), service},
 				want: expected{Outcome: outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"},
 					Says: []string{"Deployment/shop/web: kustomize-controller skips it (kustomize.toolkit.fluxcd.io/reconcile: disabled): it does not get the revision"}}}}},
+		{name: "paused by kustomize-controller (reconcile: disabled), Current: named as not rolled out",
+			looks: []fixtureLook{{docs: []string{kustomization(readyOnB), skippedBy(deploymentCurrent, "kustomize.toolkit.fluxcd.io/reconcile: disabled", "reconcile-disabled"), service},
+				want: expected{Outcome: current, ObjectSays: map[string]string{dep: "not rolled out: kustomize-controller skips it (kustomize.toolkit.fluxcd.io/reconcile: disabled)"}}}}},
+		{name: "created once (ssa: IfNotPresent), Current, under fail-on-suspended: Current", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{kustomization(readyOnB), skippedBy(deploymentCurrent, "kustomize.toolkit.fluxcd.io/ssa: IfNotPresent", "ssa-if-not-present"), service},
+				want: expected{Outcome: current}}}},
 		{name: "not skipped, failing, spec.wait: fails",
 			looks: []fixtureLook{{docs: []string{withWait(kustomization(readyOnB)), deploymentPulling, service}, want: fail(result.CodeImagePull, "ErrImagePull")}}},
 		// A missing object is waited for, with or without spec.wait: skipped by its manifest
