@@ -196,12 +196,13 @@ func (a *assessor) settleGate(e *Assessment, v *fluxVisit, now time.Time) {
 			gate.Applied = false
 		}
 	}
-	if parent == nil && gate.Applied && (gate.Verdict == result.VerdictCurrent || want.Matches(gate.Attempting...)) {
-		e.appliedRoots++
-	}
 	a.awaitGeneration(e, gate, now)
 	a.awaitJobTTL(e, gate, now)
 	a.graceRetried(e, gate, obj, now)
+	if parent == nil && gate.Applied && (gate.Verdict == result.VerdictCurrent || want.Matches(gate.Attempting...)) {
+		// (After the holds: one may take back what the gate said was applied.)
+		e.appliedRoots++
+	}
 	a.noteAttempt(gate, want, now)
 	v.srcNote = srcNote
 }

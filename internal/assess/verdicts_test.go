@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/fluxhealth"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -361,4 +362,21 @@ func withWait(ks string) string {
 func skippedBy(docs, annotation, skip string) string {
 	return "facts: {kustomizeSkip: " + skip + "}\n" + strings.Replace(docs, `annotations: {deployment.kubernetes.io/revision: "3"}}`,
 		`annotations: {deployment.kubernetes.io/revision: "3", `+annotation+`}}`, 1)
+}
+
+// TestRootsAppliedAfterTheHolds: a root whose failure awaitGeneration holds as maybe of an
+// earlier generation lists objects that are not taken as applied, and the run does not
+// announce the revision applied (RootsApplied) meanwhile.
+func TestRootsAppliedAfterTheHolds(t *testing.T) {
+	t.Parallel()
+	rev, err := flux.ParseRevision(revB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}},
+		Revision: rev, Workloads: true, Health: fluxhealth.New(t.Context())}
+	view := newFixtureView(t, strings.Join([]string{kustomization(healthCheckFailedBBeforeSpec), deploymentPulling, service}, "\n---\n"), fixtureReads...)
+	if e := Assess(view, NewMemory(), spec, fixtureNow); e.RootsApplied {
+		t.Errorf("Assess() RootsApplied = true while the failure is held (pending %+v)", e.Pending)
+	}
 }
