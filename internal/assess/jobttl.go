@@ -19,7 +19,8 @@ import (
 // until its deletion and the retry after it (and a tenth of it and 30 s, as graceRetried
 // allows), and fails then if the failure stands; a Job already gone waits for the retry as any
 // retried failure does (graceRetried). A Job that runs, or has no TTL, is never deleted by
-// itself: the failure stands at once. The Jobs' list is judged (consistency), read no earlier
+// itself: the failure stands at once, and so does one whose deletion is more than
+// jobTTLWaitLimit away, saying when. The Jobs' list is judged (consistency), read no earlier
 // than the Kustomization's status.
 func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
 	if g.Verdict != result.VerdictFailed || g.Code != result.CodeFluxReconciliationFailed || g.Object.Kind != string(flux.KindKustomization) {
@@ -52,6 +53,15 @@ func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
 		return
 	}
 	deleted := end.Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	if deleted.After(now.Add(jobTTLWaitLimit)) {
+		// A day's TTL would turn a known answer into the run's Timeout: it fails now, saying
+		// when the way clears.
+		override(g, result.VerdictFailed, g.Code, g.Object.Reason, fmt.Sprintf(
+			"%s (Job/%s/%s finished at %s, and its ttlSecondsAfterFinished deletes it only at %s, after which kustomize-controller's retry creates the new one; delete it to go on now)",
+			g.Message, ns, name, stamp(end), stamp(deleted)))
+		return
+	}
 	retry := g.RetryEvery
 	if retry <= 0 {
 		retry = a.retryGrace()
@@ -60,12 +70,15 @@ func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
 	if !now.Before(next) {
 		return
 	}
-	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
 		"Job/%s/%s finished at %s and its ttlSecondsAfterFinished deletes it by %s; kustomize-controller's retry after that creates the new one (a Job's template cannot change): fails at %s if it still fails: %s",
 		ns, name, stamp(end), stamp(deleted), stamp(next), g.Message))
 	e.recheckAt(next)
 }
+
+// jobTTLWaitLimit is how far off a Job's deletion by its TTL awaitJobTTL waits for: the
+// default timeout and 30 s, as the unschedulable grace of kinds without a deadline.
+const jobTTLWaitLimit = 10*time.Minute + 30*time.Second
 
 // jobFinishedAt is when a Job completed or failed (the transition time of its Complete or
 // Failed condition, else its completionTime), and whether it has.
