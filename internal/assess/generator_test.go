@@ -2,6 +2,7 @@ package assess
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,6 +28,11 @@ status:
 		doc += "\n  - " + c
 	}
 	return doc
+}
+
+// disabledGenerator is generator doc with source-watcher's reconcile: disabled annotation.
+func disabledGenerator(doc string) string {
+	return strings.Replace(doc, "generation: 3}", "generation: 3, annotations: {source.extensions.fluxcd.io/reconcile: disabled}}", 1)
 }
 
 // generatorReady is an ArtifactGenerator's Ready=True at its generation.
@@ -92,6 +98,13 @@ func TestExternalArtifactOfItsGenerator(t *testing.T) {
 				`{type: Ready, status: "False", reason: BuildFailed, message: "invalid path pattern", observedGeneration: 3}`,
 				`{type: Stalled, status: "True", reason: BuildFailed, message: "invalid path pattern", observedGeneration: 3}`)),
 			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}, Says: []string{"stalled: invalid path pattern"}}}}},
+		{name: "the generator disabled, its last build of A: it will not build B", looks: []fixtureLook{{
+			docs: on(revOfA, disabledGenerator(artifactGenerator("gen", "flux-system", digestOf(revOfA), generatorReady))),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"its reconciliation is disabled (source.extensions.fluxcd.io/reconcile: disabled): it will not"}}}}},
+		{name: "the generator disabled, its last build of B", looks: []fixtureLook{{
+			docs: on(revB, disabledGenerator(artifactGenerator("gen", "flux-system", digestOf(revB), generatorReady))),
+			want: expected{Outcome: current}}}},
 		{name: "the generator built B", looks: []fixtureLook{{
 			docs: on(revB, artifactGenerator("gen", "flux-system", digestOf(revB), generatorReady)),
 			want: expected{Outcome: current}}}},

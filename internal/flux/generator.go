@@ -140,10 +140,6 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source) (verdic
 			newest = in.ArtifactUpdated
 		}
 	}
-	disabled := ""
-	if gen.disabled {
-		disabled = " (its reconciliation is disabled: source.extensions.fluxcd.io/reconcile: disabled)"
-	}
 	switch {
 	case gen.stalled.status == string(metav1.ConditionTrue) && atGeneration(gen.stalled):
 		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", what, gen.stalled.message)
@@ -152,12 +148,16 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source) (verdic
 		return result.VerdictFailed, code, fmt.Sprintf("%s failed to build from its sources' current artifacts: %s", what, gen.ready.message)
 	case missing != "":
 		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, a source of %s, to have an artifact", missing, what)
+	case gen.disabled && (gen.ready.status != string(metav1.ConditionTrue) || !atGeneration(gen.ready) || gen.Digest != ObservedSourcesDigest(observed)):
+		// source-watcher returns at once for it (Reconcile, IsDisabled): nothing will build.
+		return result.VerdictFailed, code, fmt.Sprintf("%s has not built from its sources' current artifacts (%s), and its reconciliation is disabled "+
+			"(source.extensions.fluxcd.io/reconcile: disabled): it will not; enable it", what, inputsOf(gen, inputs))
 	case gen.ready.status != string(metav1.ConditionTrue) || !atGeneration(gen.ready) || gen.reconciling.status == string(metav1.ConditionTrue):
-		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build at generation %d%s%s",
-			what, gen.generation, because(cmp.Or(gen.ready.message, gen.reconciling.message)), disabled)
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build at generation %d%s",
+			what, gen.generation, because(cmp.Or(gen.ready.message, gen.reconciling.message)))
 	case gen.Digest != ObservedSourcesDigest(observed):
-		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build from its sources' current artifacts (%s): its last build was of other artifacts%s",
-			what, inputsOf(gen, inputs), disabled)
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build from its sources' current artifacts (%s): its last build was of other artifacts",
+			what, inputsOf(gen, inputs))
 	}
 	return result.VerdictCurrent, "", ""
 }
