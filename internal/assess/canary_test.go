@@ -458,9 +458,8 @@ func objectMessage(e *Assessment, id string) string {
 
 // TestCanaryPickup: a Deployment's Canary whose state is older than its target's template is
 // judged by what the primary runs, with no timer: Current at once when it runs the target's
-// template, waiting as long as it does not, and a Failed older than the template is never
-// this template's failure, however long the run waits (one written after it is, once
-// Flagger has had two ticks). Each case by verify, three looks
+// template, waiting as long as it does not, and a Failed not provably of the template is
+// final once Flagger has had two ticks without starting to analyse it. Each case by verify, three looks
 // sharing its memory, and by get, which looks once and says the same as verify's first look.
 func TestCanaryPickup(t *testing.T) {
 	t.Parallel()
@@ -486,10 +485,10 @@ func TestCanaryPickup(t *testing.T) {
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Succeeded", hashA, hashA, beforeB)},
 			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"},
 			says: "Canary/shop/web Succeeded, but Deployment/shop/web-primary runs web:1.0.0 of container web, the template web:1.1.0: waiting for Flagger to promote"},
-		{name: "Failed before the template: never a failure by time (Flagger rewrites status.lastTransitionTime at every tick)",
+		{name: "Failed before the template: final once Flagger had two ticks without analysing the template (its Promoted condition dates it, not status.lastTransitionTime)",
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Failed", hashA, hashB, beforeB)},
-			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"},
-			says: "Canary/shop/web Failed at 2026-11-01T11:40:00Z, not provably for the target's template (written at 2026-11-01T11:50:00Z): waiting for Flagger to analyse it"},
+			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictFailed, Code: result.CodeCanaryFailed, Reason: "Failed"},
+			says: "Canary/shop/web Failed at 2026-11-01T11:40:00Z", timer: true},
 		{name: "Failed after the template, at the first tick after the pick-up: this template's once Flagger had two ticks",
 			docs:  []string{withCanary, gitRepo(), flaggerWorkload("web", "web:1.1.0", writtenB, true), flaggerWorkload("web-primary", "web:1.0.0", beforeB, true), flaggerCanary("Failed", hashA, hashB, "2026-11-01T11:50:11Z")},
 			first: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, then: outcome{Verdict: result.VerdictFailed, Code: result.CodeCanaryFailed, Reason: "Failed"},

@@ -285,25 +285,33 @@ func judgeWorkload(c Canary, t Target, at string, staleFor time.Duration) Judgem
 		// template), but not its Promoted condition (c.Since): that says when Failed was
 		// written. It is this template's when the tick before it came after the template:
 		// Failed written more than one interval (and the clocks' margin) after the template.
-		// Failed after the template but sooner (an analysis that failed at its first tick
-		// after the pick-up, or a rollback of the analysis the template interrupted) is this
-		// template's once Flagger has had its ticks: at each, a Failed Canary looks for a new
-		// template (shouldAdvance, HasTargetChanged) and starts to analyse it, so one still
-		// Failed, unchanged, two ticks (Pickup) after the run saw it with this template took
-		// this template as failed. One Failed before the template has no such bound: Flagger
-		// may hold it while its primary is not ready, and it waits with no timer.
+		// Any other Failed is decided once Flagger has had its ticks. At each, a Failed Canary
+		// looks for a new template (shouldAdvance: SyncStatus records the target's template as
+		// lastAppliedSpec, then HasTargetChanged compares it with the one it had) and starts
+		// to analyse it, unless its primary is not ready at that tick: then the template is
+		// recorded as seen and never analysed (scheduler.go:835-846, 294-302). So a Failed
+		// unchanged two ticks (Pickup) after the run saw it with this template is final: of
+		// this template when written after it (an analysis that failed at its first tick
+		// after the pick-up), and, written before it, a template Flagger will not roll out
+		// without a change.
 		msg := c.ID + " Failed"
 		if c.Message != "" {
 			msg += ": " + c.Message
 		}
 		failedAfter := !t.Written.IsZero() && !c.Since.IsZero() && c.Since.After(t.Written.Add(clockMargin))
 		if !failedAfter || !c.Since.After(t.Written.Add(c.Interval+clockMargin)) {
-			if !failedAfter || staleFor < c.Pickup() {
+			if staleFor < c.Pickup() {
 				j := inProgress("%s Failed%s, not provably for the target's template (written%s): waiting for Flagger to analyse it", c.ID, sinceAt(c.Since), at)
-				j.Stale = failedAfter
+				j.Stale = true
 				return j
 			}
-			msg += fmt.Sprintf(" (written after the target's template%s, and unchanged for the %s the run has seen it: Flagger analyses a new template at its next tick)", at, staleFor.Round(time.Second))
+			if failedAfter {
+				msg += fmt.Sprintf(" (written after the target's template%s, and unchanged for the %s the run has seen it: Flagger analyses a new template at its next tick)", at, staleFor.Round(time.Second))
+			} else {
+				msg = fmt.Sprintf("%s Failed%s, before the target's template (written%s), and Flagger has not started to analyse that template in the %s the run has seen it: "+
+					"it will not without a change (a tick that saw the template while the primary was not ready recorded it as seen); %s",
+					c.ID, sinceAt(c.Since), at, staleFor.Round(time.Second), cmpOr(c.Message, "no message"))
+			}
 		}
 		return Judgement{Status: result.ObjectFailed, Failed: true, Message: msg}
 	case c.Phase != PhaseFailed && !promotedLast:
