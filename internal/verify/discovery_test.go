@@ -252,3 +252,35 @@ func TestMappingWhileDiscoveryRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestPassTakesInTheReadThatWokeIt: a pass woken by the end of a read the last one waited for
+// (here, discovery of the Deployment's group version) takes its answer in before it judges:
+// the tree is judged once, not once without the answer and once more with it.
+func TestPassTakesInTheReadThatWokeIt(t *testing.T) {
+	t.Parallel()
+	s := newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+deploymentCurrent+"\n---\n"+service)
+	deployment := deployGVR.GroupVersion().WithKind("Deployment")
+	delete(s.mappings, deployment)
+	disco := &groupVersionDiscovery{served: map[string][]metav1.APIResource{
+		"apps/v1": {{Name: "deployments", SingularName: "deployment", Namespaced: true, Kind: "Deployment"}},
+	}}
+	read := make(chan struct{}, 1)
+	s.disco, s.fetches = disco, newFetcher(t.Context(), func() { read <- struct{}{} }, false)
+	t.Cleanup(s.fetches.wait)
+	type pass struct {
+		Passes  int
+		Current bool
+	}
+	e := s.assess(fixtureNow)
+	first := pass{Passes: s.mem.Passes(), Current: e.Current()}
+	select {
+	case <-read:
+	case <-time.After(10 * time.Second):
+		t.Fatal("discovery's read did not end within 10s")
+	}
+	e = s.assess(fixtureNow)
+	got := []pass{first, {Passes: s.mem.Passes(), Current: e.Current()}}
+	if diff := cmp.Diff([]pass{{Passes: 1}, {Passes: 2, Current: true}}, got); diff != "" {
+		t.Errorf("assessments (-want +got):\n%s", diff)
+	}
+}

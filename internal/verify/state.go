@@ -57,6 +57,9 @@ type clusterState struct {
 	mappingErrs map[schema.GroupVersionKind]error
 	// fetches runs discovery and Helm storage reads off the assessment.
 	fetches *fetcher
+	// awaited is what the last assessment needed of fetches (no lists: those are the object
+	// cache's) and was still on its way when it ended.
+	awaited assess.Needs
 }
 
 // newClusterState builds the clients for a cluster and its object cache: informers, or lists

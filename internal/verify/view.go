@@ -74,12 +74,19 @@ func (s *clusterState) assess(now time.Time) *assess.Assessment {
 }
 
 func (s *clusterState) assessFrom(lists objectCache, now time.Time) *assess.Assessment {
+	// What the last assessment waited for is taken in first: the end of such a read is what
+	// wakes most passes, and a decision made before its answer is read would only be made
+	// again at once, the tree walked twice.
+	s.fetch(lists, s.awaited, now)
+	s.awaited = assess.Needs{}
 	var e *assess.Assessment
 	for range maxFetchRounds {
 		// (One pass, one unchanging set of lists: see frozenList.)
 		e = assess.Assess(clusterView{s: s, lists: freezeLists(lists, s.moment(now))}, s.mem, s.spec(), now)
 		liveLists(e.InFlight)
 		if !s.fetch(lists, e.Needs, now) {
+			// (None of them brought anything new yet: each is on its way.)
+			s.awaited = assess.Needs{Mappings: e.Needs.Mappings, Releases: e.Needs.Releases, Configs: e.Needs.Configs}
 			break
 		}
 	}
