@@ -30,11 +30,22 @@ func (a *assessor) list(key ListKey) List {
 		return l
 	}
 	a.e.need(key)
-	return notAsked{since: a.now}
+	return notAsked{key: key, since: a.now}
 }
 
 // notAsked is a list the view has not asked for yet.
-type notAsked struct{ since time.Time }
+type notAsked struct {
+	key   ListKey
+	since time.Time
+}
+
+// NotAsked is the key of l when l stands for a list the view had not asked for when the
+// assessment read it (a need, in InFlight when of an inventory's kind): such a list reads as
+// one on its way that holds nothing, as a list just asked for does.
+func NotAsked(l List) (ListKey, bool) {
+	n, ok := l.(notAsked)
+	return n.key, ok
+}
 
 func (notAsked) Synced() bool                               { return false }
 func (notAsked) Err() error                                 { return nil }

@@ -317,11 +317,16 @@ func frozen(l assess.List, m passMoment) assess.List {
 }
 
 // liveLists gives back, for each list of an assessment's InFlight, the list it was frozen
-// from: a wait follows the live list's first list.
-func liveLists(ls []assess.List) {
+// from, or, for a list the view had not asked for, the one lists holds since (the fetch after
+// the decision started it): a wait follows the live list's first list.
+func liveLists(ls []assess.List, lists objectCache) {
 	for i, l := range ls {
 		if f, ok := l.(*frozenList); ok {
 			ls[i] = f.live
+		} else if key, notAsked := assess.NotAsked(l); notAsked {
+			if live, ok := lists.peek(key); ok {
+				ls[i] = live
+			}
 		}
 	}
 }

@@ -79,28 +79,34 @@ func (s *clusterState) assessFrom(lists objectCache, now time.Time) *assess.Asse
 	// again at once, the tree walked twice.
 	s.fetch(lists, s.awaited, now)
 	s.awaited = assess.Needs{}
+	_, watched := lists.(*watchSet)
 	var e *assess.Assessment
 	for range maxFetchRounds {
 		// (One pass, one unchanging set of lists: see frozenList.)
 		e = assess.Assess(clusterView{s: s, lists: freezeLists(lists, s.moment(now))}, s.mem, s.spec(), now)
-		liveLists(e.InFlight)
-		if !s.fetch(lists, e.Needs, now) {
-			// (None of them brought anything new yet: each is on its way.)
-			s.awaited = assess.Needs{Mappings: e.Needs.Mappings, Releases: e.Needs.Releases, Configs: e.Needs.Configs}
-			break
+		started, changed := s.fetch(lists, e.Needs, now)
+		liveLists(e.InFlight, lists)
+		if changed || started && !watched {
+			continue
 		}
+		// A watch just started has no first list and holds nothing, which is how the decision
+		// read it (assess.NotAsked): made again, it would be the same. Its first list, or its
+		// failure, wakes the next pass. (None of the other reads brought anything new yet:
+		// each is on its way.)
+		s.awaited = assess.Needs{Mappings: e.Needs.Mappings, Releases: e.Needs.Releases, Configs: e.Needs.Configs}
+		break
 	}
 	return e
 }
 
-// fetch starts (for a snapshot: makes) the reads of needs; it reports whether any of them
-// changed what the view holds, so the decision is worth making again.
-func (s *clusterState) fetch(lists objectCache, needs assess.Needs, now time.Time) bool {
-	changed := false
+// fetch starts (for a snapshot: makes) the reads of needs. It reports whether it started a
+// list, and whether a read it took in changed what the view holds: either way the decision
+// may be worth making again (assessFrom).
+func (s *clusterState) fetch(lists objectCache, needs assess.Needs, now time.Time) (started, changed bool) {
 	for _, key := range needs.Lists {
 		if _, ok := lists.peek(key); !ok {
 			lists.get(key)
-			changed = true
+			started = true
 		}
 	}
 	for _, gvk := range needs.Mappings {
@@ -134,7 +140,7 @@ func (s *clusterState) fetch(lists objectCache, needs assess.Needs, now time.Tim
 			changed = true
 		}
 	}
-	return changed
+	return started, changed
 }
 
 // peekMapping is what discovery answered for gvk so far; it starts nothing (mapping does).
