@@ -49,15 +49,15 @@ var (
 	// Kustomization applies, a key the same merge adds. v1.7.3 (fluxcd/pkg/kustomize v1.24.0,
 	// envsubst v1.5.0) writes the same words. Every other build failure is the manifests'.
 	buildRetriedWords = regexp.MustCompile(`^post build failed for '[^']*': (?:substitute from '(?:ConfigMap|Secret)/[^']+' error: \S+ "[^"]+" not found$|envsubst error: variable substitution failed: variable not set \(strict mode\): )`)
-	// checkDependencies (kustomize-controller) and helm-controller's checkDependencies name
-	// the dependency they wait for: "dependency 'flux-system/infra' is not ready", "unable to
-	// get 'apps/redis' dependency: …". Only the message says which; it names, never decides.
 	// notFoundWords are the API's NotFound of a Secret as a whole message: `secrets "x" not
 	// found`, or `Secret "x" not found` from controller-runtime's cache.
 	notFoundWords = regexp.MustCompile(`^(?:secrets|Secret) "([^"]+)" not found$`)
 	// strictVariableWords are buildRetriedWords' strict-mode variable not set.
 	strictVariableWords = regexp.MustCompile(`: variable not set \(strict mode\): `)
-	dependencyWords     = regexp.MustCompile(`'([^'/\s]+/[^'/\s]+)'`)
+	// checkDependencies (kustomize-controller) and helm-controller's checkDependencies name
+	// the dependency they wait for: "dependency 'flux-system/infra' is not ready", "unable to
+	// get 'apps/redis' dependency: …". Only the message says which; it names, never decides.
+	dependencyWords = regexp.MustCompile(`'([^'/\s]+/[^'/\s]+)'`)
 )
 
 // The words of a failure to apply (ReconciliationFailed, kustomize-controller v1.9.5 apply(),
