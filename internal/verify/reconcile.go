@@ -80,6 +80,9 @@ type trigger struct {
 	// loop then.
 	finished bool
 	poke     func()
+	// source is the source request the run waits for Flux to handle before it asks the next
+	// step, when no revision is given (awaitHandled); nil when none.
+	source *assess.ReconcileWait
 }
 
 // maxNotes bounds the notes of a cluster; the same note is kept once.
@@ -133,6 +136,30 @@ func (t *trigger) finish() {
 	}
 }
 
+// awaiting records the source request the requests wait for (nil for none), and wakes the
+// cluster's loop so that its progress says so.
+func (t *trigger) awaiting(w *assess.ReconcileWait) {
+	t.mu.Lock()
+	changed := (w == nil) != (t.source == nil) || (w != nil && *w != *t.source)
+	t.source = w
+	poke := t.poke
+	t.mu.Unlock()
+	if changed && poke != nil {
+		poke()
+	}
+}
+
+// sourceWait is the source request the requests wait for, nil for none.
+func (t *trigger) sourceWait() *assess.ReconcileWait {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.source == nil {
+		return nil
+	}
+	w := *t.source
+	return &w
+}
+
 // state is whether the requests are all sent, and the requests sent to requested objects.
 func (t *trigger) state() (finished bool, roots map[string]flux.ReconcileRequest) {
 	t.mu.Lock()
@@ -177,12 +204,15 @@ func (t *trigger) report(applied time.Time) *result.Reconcile {
 
 // requestReconcile asks Flux to reconcile every requested object now, as `flux reconcile
 // --with-source` does, and returns when it has asked (or ctx ends): first each object's source
-// (a HelmChart's own source too), then, once the source's artifact carries the expected
-// revision (asked again every 10 to 15 s while it does not: the commit may reach the Git host
-// after the first request), the object itself. Each source is asked once per round however
-// many objects share it. It never waits for its own request token (two runs at once coalesce
-// their requests; the revision gate decides), never touches a suspended object, and never
-// changes the verdict: what it could not do is a note.
+// (a HelmChart's own source too), then the object itself. With a revision, the object is asked
+// once the source's artifact carries it (the source asked again every 10 to 15 s while it does
+// not: the commit may reach the Git host after the first request). Without one, nothing else
+// says the source has fetched: each step is asked once Flux has handled the request of the one
+// before (awaitHandled), upstream first, as flux waits for the source's request before it asks
+// the Kustomization; else kustomize-controller would apply the artifact the source had before
+// the run, and say so at once. Each source is asked once per round however many objects share
+// it. It never touches a suspended object, and never changes the verdict: what it could not do
+// is a note.
 func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots requestSlots) {
 	defer t.finish()
 	var plans []reconcilePlan
@@ -212,11 +242,13 @@ func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots r
 		}
 		plans = append(plans, p)
 	}
-	// The sources, once each.
-	for _, src := range plans2sources(plans) {
-		s.requestSource(ctx, t, slots, src)
-	}
-	if !s.req.Revision.IsZero() {
+	if s.req.Revision.IsZero() {
+		s.requestSourcesInTurn(ctx, t, slots, plans)
+	} else {
+		// The sources, once each.
+		for _, src := range plans2sources(plans) {
+			s.requestSource(ctx, t, slots, src)
+		}
 		s.awaitRevision(ctx, t, slots, plans)
 	}
 	for _, p := range plans {
@@ -389,17 +421,18 @@ var artifactGeneratorGVR = schema.GroupVersionResource{Group: "source.extensions
 
 // requestSource asks source-controller to reconcile a source now, unless it is suspended. An
 // ExternalArtifact has no controller of its own to ask: its producer is asked when it is an
-// ArtifactGenerator (spec.sourceRef), and a note says so when it is not.
-func (s *clusterState) requestSource(ctx context.Context, t *trigger, slots requestSlots, src flux.SourceRef) {
+// ArtifactGenerator (spec.sourceRef), and a note says so when it is not. It returns the request
+// sent, nil when none was.
+func (s *clusterState) requestSource(ctx context.Context, t *trigger, slots requestSlots, src flux.SourceRef) *sourceRequest {
 	gvr, ok := src.GroupVersionResource()
 	if !ok {
-		return
+		return nil
 	}
 	if src.Kind == flux.KindExternalArtifact {
 		obj, err := s.getFlux(ctx, gvr, src.Namespace, src.Name)
 		if err != nil {
 			t.note("reconciliation not requested: reading %s: %s", src.ID(), apiMessage(err))
-			return
+			return nil
 		}
 		producer, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "sourceRef")
 		apiVersion, kind, name := producer["apiVersion"], producer["kind"], producer["name"]
@@ -407,12 +440,11 @@ func (s *clusterState) requestSource(ctx context.Context, t *trigger, slots requ
 		if kind != "ArtifactGenerator" || name == "" || !strings.HasPrefix(apiVersion, artifactGeneratorGVR.Group+"/") {
 			t.note("reconciliation not requested: %s is written by %s, which app-status cannot ask to reconcile; its artifact is verified as it is",
 				src.ID(), cmp.Or(strings.TrimSpace(kind+" "+name), "an unnamed producer"))
-			return
+			return nil
 		}
-		s.request(ctx, t, slots, artifactGeneratorGVR, result.ObjectID(kind, ns, name), ns, name, map[string]string{flux.RequestedAtAnnotation: token(s.req.Clock())})
-		return
+		return s.requestSourceObject(ctx, t, slots, artifactGeneratorGVR, result.ObjectID(kind, ns, name), ns, name)
 	}
-	s.request(ctx, t, slots, gvr, src.ID(), src.Namespace, src.Name, map[string]string{flux.RequestedAtAnnotation: token(s.req.Clock())})
+	return s.requestSourceObject(ctx, t, slots, gvr, src.ID(), src.Namespace, src.Name)
 }
 
 // patchRequest sends one request: a merge patch of the object's annotations alone, with the
@@ -475,11 +507,14 @@ func (s *clusterState) awaitsHandling() bool {
 }
 
 // unhandled is what the run still waits for when its verdict waits for its own requests: the
-// requests not sent yet, or a requested object whose controller has not handled the run's
+// requests not sent yet (the source request they wait on, when there is one), or a requested object whose controller has not handled the run's
 // request, or one sent after it (flux.ReconcileRequest.Handled); nil when nothing.
 func (s *clusterState) unhandled(t *trigger) *assess.ReconcileWait {
 	finished, roots := t.state()
 	if !finished {
+		if w := t.sourceWait(); w != nil {
+			return w
+		}
 		return &assess.ReconcileWait{Sending: true}
 	}
 	ids := slices.Sorted(maps.Keys(roots))

@@ -175,7 +175,8 @@ func coOwning(ctx context.Context, t *testing.T, c *testbed.Cluster, name string
 // a spec field and reconcile.fluxcd.io/forceAt are refused with the policy's message;
 // forceAt passes on a HelmRelease once app-status-reconcile-force.yaml's verb is held, and
 // still nowhere else. A run as the second identity reconciles, and waits for Flux to handle
-// its own request although a token of 2099 was handled before.
+// its own request although a token of 2099 was handled before, and asks the Kustomization only
+// once the source has handled the run's request.
 func TestReconcilePolicy(t *testing.T) {
 	b := bed.Get(t)
 	c := b.Clusters[0]
@@ -310,7 +311,33 @@ func TestReconcilePolicy(t *testing.T) {
 	bindUser(ctx, t, c, user, "app-status-reader")
 	req := verify.Request{Targets: []verify.Target{{Name: c.Name, Config: userCfg}}, Resources: []flux.Ref{ks(name)},
 		Timeout: time.Minute, Workloads: true, Reconcile: verify.ReconcileOn}
-	got := verify.Run(ctx, req).Results[0]
+	earlier, _ := requestedAt(ctx, t, c, testbed.GitRepositoryGVR, name)
+	done := startRun(ctx, req)
+	// The Kustomization is asked once the source has handled the run's request: this bed has
+	// no source-controller, so the test writes the handled value as it would.
+	var token, manager string
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		token, manager = requestedAt(ctx, t, c, testbed.GitRepositoryGVR, name)
+		return token != earlier && manager == verify.FieldManager, nil
+	}); err != nil {
+		t.Fatalf("the run never asked GitRepository %s to reconcile: %v", name, err)
+	}
+	time.Sleep(2 * time.Second)
+	if v, _ := requestedAt(ctx, t, c, testbed.KustomizationGVR, name); v != future {
+		t.Errorf("the Kustomization was asked (%q) before the source handled the run's request", v)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		obj, err := c.Dynamic.Resource(testbed.GitRepositoryGVR).Namespace("flux-system").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		_ = unstructured.SetNestedField(obj.Object, token, "status", "lastHandledReconcileAt")
+		_, err = c.Dynamic.Resource(testbed.GitRepositoryGVR).Namespace("flux-system").UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("writing the GitRepository's handled request: %v", err)
+	}
+	got := (<-done).Results[0]
 	after := handled()
 	if got.Verdict != result.VerdictCurrent || got.Reconcile == nil || len(got.Reconcile.Notes) != 0 ||
 		!slices.Contains(got.Reconcile.Requested, "Kustomization/flux-system/"+name) {

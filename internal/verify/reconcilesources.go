@@ -1,0 +1,141 @@
+package verify
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/flux"
+)
+
+// sourceRequest is a reconcile request sent to a source (or to the producer of an
+// ExternalArtifact), to wait on until Flux has handled it.
+type sourceRequest struct {
+	gvr           schema.GroupVersionResource
+	id, ns, name  string
+	req           flux.ReconcileRequest
+	writesHandled bool
+}
+
+// requestSourceObject sends a source (or a producer) the request annotation, and returns the
+// request sent, nil when it was not.
+func (s *clusterState) requestSourceObject(ctx context.Context, t *trigger, slots requestSlots, gvr schema.GroupVersionResource, id, ns, name string) *sourceRequest {
+	tok := token(s.req.Clock())
+	patched := s.request(ctx, t, slots, gvr, id, ns, name, map[string]string{flux.RequestedAtAnnotation: tok})
+	if patched == nil {
+		return nil
+	}
+	return &sourceRequest{gvr: gvr, id: id, ns: ns, name: name, req: flux.NewReconcileRequest(patched, tok, false), writesHandled: writesHandled(gvr, patched)}
+}
+
+// writesHandled reports whether the controller of a source records the requests it handled
+// (status.lastHandledReconcileAt), so that a request to it can be waited on. Source-controller
+// does for every source it reconciles, at the end of each reconcile, failed or not (v1.9.5
+// summarize.RecordReconcileReq), but a HelmRepository of type oci, which it only strips of its
+// status (v1.9.5 helmrepository_controller.go:163, migrationToStatic). Any other producer (an
+// ArtifactGenerator) is waited on only once its status shows that it records them.
+func writesHandled(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
+	if gvr == artifactGeneratorGVR {
+		_, found, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt")
+		return found
+	}
+	typ, _, _ := unstructured.NestedString(obj.Object, "spec", "type")
+	return gvr.Resource != "helmrepositories" || typ != "oci"
+}
+
+// requestSourcesInTurn asks the sources of the plans to reconcile, each once, when no revision
+// is given: first the upstream ones (a HelmChart's GitRepository or HelmRepository), then the
+// others, each step once Flux has handled the requests of the one before. It returns once the
+// last step's requests are handled (or ctx ends): the objects may be asked then.
+func (s *clusterState) requestSourcesInTurn(ctx context.Context, t *trigger, slots requestSlots, plans []reconcilePlan) {
+	for _, step := range sourceSteps(plans) {
+		var sent []*sourceRequest
+		for _, src := range step {
+			if r := s.requestSource(ctx, t, slots, src); r != nil && r.writesHandled {
+				sent = append(sent, r)
+			}
+		}
+		s.awaitHandled(ctx, t, sent)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// sourceSteps are the sources of the plans, once each, in the order they must be asked: those
+// another source builds from (a HelmChart's own source), then the others.
+func sourceSteps(plans []reconcilePlan) [][]flux.SourceRef {
+	upstream := map[string]bool{}
+	for _, p := range plans {
+		for _, src := range p.sources[:max(len(p.sources)-1, 0)] {
+			upstream[src.ID()] = true
+		}
+	}
+	var first, then []flux.SourceRef
+	for _, src := range plans2sources(plans) {
+		if upstream[src.ID()] {
+			first = append(first, src)
+		} else {
+			then = append(then, src)
+		}
+	}
+	return [][]flux.SourceRef{first, then}
+}
+
+// awaitHandled waits until Flux has handled each request (flux.ReconcileRequest.Handled), or
+// ctx ends; the trigger says meanwhile which it waits for. A source that fails to fetch has
+// handled the request all the same: the verdict judges it. One deleted meanwhile is not waited
+// for.
+func (s *clusterState) awaitHandled(ctx context.Context, t *trigger, sent []*sourceRequest) {
+	defer t.awaiting(nil)
+	poll := time.NewTicker(sourcePoll)
+	defer poll.Stop()
+	for {
+		left := sent[:0]
+		var wait *assess.ReconcileWait
+		for _, r := range sent {
+			obj, err := s.readSource(ctx, r.gvr, r.ns, r.name)
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case err != nil:
+				left = append(left, r)
+				continue
+			}
+			if ok, field := r.req.Handled(obj); !ok {
+				left = append(left, r)
+				if wait == nil {
+					wait = &assess.ReconcileWait{ID: r.id, Token: r.req.Token, Field: field}
+				}
+			}
+		}
+		sent = left
+		if len(sent) == 0 || ctx.Err() != nil {
+			return
+		}
+		if wait != nil {
+			t.awaiting(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+		}
+	}
+}
+
+// readSource reads a source from the assessment's watch when that holds it (it watches the
+// source of a requested object that is not Current yet), else from the API server.
+func (s *clusterState) readSource(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	if w := s.watches.get(assess.ListKey{GVR: gvr, Namespace: ns}); w.Synced() {
+		cached, _ := w.Object(ns, name)
+		if obj, ok := cached.(*unstructured.Unstructured); ok {
+			return obj, nil
+		}
+	}
+	return s.getFlux(ctx, gvr, ns, name)
+}

@@ -1,0 +1,221 @@
+package verify
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/yaml"
+
+	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/flux"
+)
+
+var (
+	chartGVR   = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
+	releaseGVR = flux.KindHelmRelease.GroupVersionResource()
+)
+
+// sourceControllerFake plays the controllers of a fake dynamic client: every tick it handles
+// the reconcile request of the objects it serves (status.lastHandledReconcileAt set to the
+// annotation, and Ready as given), and it logs every request sent and handled, in order.
+type sourceControllerFake struct {
+	dc     *dynamicfake.FakeDynamicClient
+	serves map[schema.GroupVersionResource]bool
+	ready  string
+	mu     sync.Mutex
+	log    []string
+}
+
+func (f *sourceControllerFake) record(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, s)
+}
+
+func (f *sourceControllerFake) events() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.log)
+}
+
+func (f *sourceControllerFake) run(ctx context.Context) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for gvr := range f.serves {
+			list, err := f.dc.Resource(gvr).Namespace("flux-system").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				continue
+			}
+			for i := range list.Items {
+				obj := &list.Items[i]
+				req := obj.GetAnnotations()[flux.RequestedAtAnnotation]
+				handled, _, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt")
+				if req == "" || req == handled {
+					continue
+				}
+				_ = unstructured.SetNestedField(obj.Object, req, "status", "lastHandledReconcileAt")
+				_ = unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"type": "Ready", "status": f.ready}}, "status", "conditions")
+				if _, err := f.dc.Resource(gvr).Namespace("flux-system").Update(ctx, obj, metav1.UpdateOptions{}); err == nil {
+					f.record("handled " + gvr.Resource + "/" + obj.GetName())
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// TestRequestSourcesInTurn: without a revision, nothing says the source has fetched but its
+// handling of the run's request. The requested object is asked only once Flux has handled the
+// request of its source (a HelmChart's own source first), as `flux reconcile --with-source`
+// does: asked at once, kustomize-controller would apply the artifact the source had before the
+// run, and the verdict would be Current on it. A source that fails its reconcile has handled
+// the request all the same; one never handled holds the object's request, and the progress
+// says which request it waits for.
+func TestRequestSourcesInTurn(t *testing.T) {
+	t.Parallel()
+	const git = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: flux-system, resourceVersion: "5"}
+spec: {interval: 10m}
+status:
+  lastHandledReconcileAt: old
+  artifact: {revision: "main@sha1:1111111111111111111111111111111111111111"}`
+	const chart = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmChart
+metadata: {name: web, namespace: flux-system, resourceVersion: "6"}
+spec: {chart: ./charts/web, sourceRef: {kind: GitRepository, name: app}}`
+	const ks = `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, resourceVersion: "7"}
+spec: {sourceRef: {kind: GitRepository, name: app}}`
+	const hr = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: flux-system, resourceVersion: "8"}
+spec: {chartRef: {kind: HelmChart, name: web}}`
+	tests := []struct {
+		name   string
+		objs   []string
+		root   flux.Ref
+		serves []schema.GroupVersionResource
+		ready  string
+		want   []string
+		// waits is the request the run is left waiting for, "" when it asks the object.
+		waits string
+	}{
+		{name: "the source never handles the request", objs: []string{git, ks}, root: flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"},
+			want:  []string{"request gitrepositories/app"},
+			waits: "GitRepository/flux-system/app: waiting for Flux to handle the reconcile request 2026-11-01T12:00:00Z (status.lastHandledReconcileAt)"},
+		{name: "the source handles it", objs: []string{git, ks}, root: flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"},
+			serves: []schema.GroupVersionResource{gitGVR}, ready: "True",
+			want: []string{"request gitrepositories/app", "handled gitrepositories/app", "request kustomizations/app"}},
+		{name: "the source fails its reconcile", objs: []string{git, ks}, root: flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"},
+			serves: []schema.GroupVersionResource{gitGVR}, ready: "False",
+			want: []string{"request gitrepositories/app", "handled gitrepositories/app", "request kustomizations/app"}},
+		{name: "a chart's own source first", objs: []string{git, chart, hr}, root: flux.Ref{Kind: flux.KindHelmRelease, Namespace: "flux-system", Name: "web"},
+			serves: []schema.GroupVersionResource{gitGVR, chartGVR}, ready: "True",
+			want: []string{"request gitrepositories/app", "handled gitrepositories/app", "request helmcharts/web", "handled helmcharts/web", "request helmreleases/web"}},
+		{name: "the chart never handles it", objs: []string{git, chart, hr}, root: flux.Ref{Kind: flux.KindHelmRelease, Namespace: "flux-system", Name: "web"},
+			serves: []schema.GroupVersionResource{gitGVR}, ready: "True",
+			want:  []string{"request gitrepositories/app", "handled gitrepositories/app", "request helmcharts/web"},
+			waits: "HelmChart/flux-system/web: waiting for Flux to handle"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var objs []runtime.Object
+			for _, doc := range tt.objs {
+				u := &unstructured.Unstructured{}
+				if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+					t.Fatal(err)
+				}
+				objs = append(objs, u)
+			}
+			dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+				gitGVR: "GitRepositoryList", chartGVR: "HelmChartList", ksGVR: "KustomizationList", releaseGVR: "HelmReleaseList"}, objs...)
+			ctl := &sourceControllerFake{dc: dc, serves: map[schema.GroupVersionResource]bool{}, ready: tt.ready}
+			for _, gvr := range tt.serves {
+				ctl.serves[gvr] = true
+			}
+			dc.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				ctl.record("request " + a.GetResource().Resource + "/" + a.(k8stesting.PatchAction).GetName())
+				return false, nil, nil
+			})
+			s := newFakeState(t, "", kustomization(""))
+			s.dynamicClient = dc
+			s.req.Resources = []flux.Ref{tt.root}
+			s.req.Reconcile = ReconcileOn
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+			defer cancel()
+			go ctl.run(ctx)
+			trig := &trigger{start: fixtureNow}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				s.requestReconcile(ctx, trig, newRequestSlots(4))
+			}()
+			waited := ""
+			for waiting := true; waiting; {
+				select {
+				case <-done:
+					waiting = false
+				case <-time.After(20 * time.Millisecond):
+					if w := s.unhandled(trig); w != nil && !w.Sending {
+						waited = assess.Conclude(&assess.Assessment{}, assess.Facts{Reconcile: w}).Pending.Message
+					}
+				}
+			}
+			if got := ctl.events(); !slices.Equal(got, tt.want) {
+				t.Errorf("requests and their handling: %q, want %q", got, tt.want)
+			}
+			if tt.waits != "" && !strings.HasPrefix(waited, tt.waits) {
+				t.Errorf("while the source's request was not handled, the cluster waited for %q, want %q", waited, tt.waits)
+			}
+			if _, sent := trig.state(); (len(sent) == 1) != (tt.waits == "") {
+				t.Errorf("requests sent to the requested objects: %v", sent)
+			}
+		})
+	}
+}
+
+// TestWritesHandled: a request is waited on only where its controller records the requests
+// it handled: not a HelmRepository of type oci (source-controller v1.9.5 strips its status),
+// nor a producer whose status has never shown it.
+func TestWritesHandled(t *testing.T) {
+	t.Parallel()
+	helmRepoGVR := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}
+	tests := []struct {
+		name string
+		gvr  schema.GroupVersionResource
+		obj  map[string]any
+		want bool
+	}{
+		{name: "a GitRepository never asked before", gvr: gitGVR, obj: map[string]any{}, want: true},
+		{name: "a HelmRepository", gvr: helmRepoGVR, obj: map[string]any{"spec": map[string]any{"type": "default"}}, want: true},
+		{name: "a HelmRepository of type oci", gvr: helmRepoGVR, obj: map[string]any{"spec": map[string]any{"type": "oci"}}},
+		{name: "an ArtifactGenerator that never said", gvr: artifactGeneratorGVR, obj: map[string]any{"status": map[string]any{}}},
+		{name: "an ArtifactGenerator that records them", gvr: artifactGeneratorGVR, obj: map[string]any{"status": map[string]any{"lastHandledReconcileAt": "x"}}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := writesHandled(tt.gvr, &unstructured.Unstructured{Object: tt.obj}); got != tt.want {
+				t.Errorf("writesHandled(%s, %v) = %v, want %v", tt.gvr.Resource, tt.obj, got, tt.want)
+			}
+		})
+	}
+}
