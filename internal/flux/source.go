@@ -308,6 +308,19 @@ func MovedOn(want Revision, now Source, attempting []string) bool {
 	return now.Offers().Matches(attempting...)
 }
 
+// MovedPast reports whether a source will not offer the expected revision any more, so that
+// waiting for its artifact to carry it is in vain: its artifact is another revision, and
+// either the object applied the expected one before (applied, Gate.HasApplied: Flux finished
+// it, then the source moved on), or the artifact changed from first, the one the run saw
+// first, to that other one (Flux fetches the newest; a source first seen on another revision
+// may be older or newer than the expected one, and only a move tells, as for Superseded).
+func MovedPast(want Revision, first, now Source, applied bool) bool {
+	if want.IsZero() || now.Revision == "" || want.Matches(now.Revisions()...) {
+		return false
+	}
+	return applied || (first.Revision != "" && (!sameRecorded(first.Revision, now.Revision) || first.BuiltFrom != now.BuiltFrom))
+}
+
 // SupersededMessage says which revision the source moved to instead of the expected one.
 func SupersededMessage(want Revision, src Source) string {
 	return fmt.Sprintf("%s moved on to %s: %s will not be applied (Flux applies the newest revision only); verify %s instead, or push again",

@@ -274,6 +274,46 @@ func TestSuperseded(t *testing.T) {
 	}
 }
 
+// TestMovedPast: a source will not offer the expected revision any more once its artifact is
+// another, and the object applied the expected one before, or the artifact moved.
+func TestMovedPast(t *testing.T) {
+	t.Parallel()
+	git := func(sha string) Source {
+		return Source{Ref: SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "repo"}, Revision: "main@sha1:" + sha, Done: true}
+	}
+	chart := func(version, sha string) Source {
+		return Source{Revision: version, BuiltFrom: "main@sha1:" + sha, Done: true}
+	}
+	tests := []struct {
+		name       string
+		want       string
+		first, now Source
+		applied    bool
+		movedPast  bool
+	}{
+		{"not moved, the expected one not fetched yet", shaB, git(shaA), git(shaA), false, false},
+		{"moved to the expected revision", shaB, git(shaA), git(shaB), false, false},
+		{"at the expected revision, applied", shaB, git(shaB), git(shaB), true, false},
+		{"moved past it", shaB, git(shaA), git(shaC), false, true},
+		{"applied, then the source moved on before the run", shaB, git(shaC), git(shaC), true, true},
+		{"first seen on another, not applied: may be older", shaB, git(shaC), git(shaC), false, false},
+		{"no artifact yet", shaB, Source{}, Source{}, true, false},
+		{"legacy format of the same commit", shaB, Source{Revision: "main/" + shaA}, git(shaA), false, false},
+		{"a chart built again from a newer commit, same version", shaB, chart("1.0.0", shaA), chart("1.0.0", shaC), false, true},
+		{"a chart built from the expected commit", shaB, chart("1.0.0", shaA), chart("1.0.0", shaB), false, false},
+		{"nothing expected", "", git(shaA), git(shaC), true, false},
+	}
+	for _, tt := range tests {
+		var want Revision
+		if tt.want != "" {
+			want = mustRevision(t, tt.want)
+		}
+		if got := MovedPast(want, tt.first, tt.now, tt.applied); got != tt.movedPast {
+			t.Errorf("%s: MovedPast = %t, want %t", tt.name, got, tt.movedPast)
+		}
+	}
+}
+
 func TestNestedWant(t *testing.T) {
 	t.Parallel()
 	owner := mustRevision(t, shaB)

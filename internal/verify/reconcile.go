@@ -318,27 +318,47 @@ func plans2sources(plans []reconcilePlan) []flux.SourceRef {
 	return out
 }
 
-// awaitRevision waits until the direct source of every plan has the expected revision,
-// asking the sources of the plans still lacking it again every 10 to 15 s.
+// awaitRevision waits until the direct source of every plan has the expected revision, or has
+// moved past it (flux.MovedPast: the object applied it before the source moved on, or the
+// source's artifact moved to another while the run watched), asking the sources of the plans
+// still lacking it again every 10 to 15 s. A source past the revision will never have it:
+// the object is asked all the same, and the verdict rules judge what it applies.
 func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requestSlots, plans []reconcilePlan) {
 	next := s.req.Clock().Add(reRequestPause())
 	poll := time.NewTicker(sourcePoll)
 	defer poll.Stop()
+	first := map[string]flux.Source{}
 	for {
 		var lacking []reconcilePlan
+		moved := false
 		for _, p := range plans {
 			if len(p.sources) == 0 {
 				continue
 			}
-			if !s.sourceHas(ctx, p.sources[len(p.sources)-1]) {
-				lacking = append(lacking, p)
+			src := p.sources[len(p.sources)-1]
+			read, known := s.readArtifact(ctx, src)
+			switch {
+			case !known:
+				continue
+			case s.req.Revision.Matches(read.Revisions()...):
+				continue
 			}
+			if _, seen := first[src.ID()]; !seen && read.Revision != "" {
+				first[src.ID()] = read
+			}
+			if flux.MovedPast(s.req.Revision, first[src.ID()], read, s.hasApplied(ctx, p.ref, read)) {
+				moved = true
+				continue
+			}
+			lacking = append(lacking, p)
 		}
 		if ctx.Err() != nil {
 			return
 		}
 		if len(lacking) == 0 {
-			t.sourceReady(s.req.Clock())
+			if !moved {
+				t.sourceReady(s.req.Clock())
+			}
 			return
 		}
 		if now := s.req.Clock(); !now.Before(next) {
@@ -355,34 +375,34 @@ func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requ
 	}
 }
 
-// sourceHas reports whether a source's artifact is of the expected revision: its revision,
-// its origin revision, or for a HelmChart the revision it was built from, once it has built
-// (it records that revision before it builds).
-func (s *clusterState) sourceHas(ctx context.Context, src flux.SourceRef) bool {
+// readArtifact reads what a source's artifact is now; known is false for a kind that is not
+// a Flux source (nothing to wait for), and the Source is empty when it cannot be read or has
+// no artifact of its current spec yet (a HelmChart that has not built).
+func (s *clusterState) readArtifact(ctx context.Context, src flux.SourceRef) (read flux.Source, known bool) {
 	gvr, ok := src.GroupVersionResource()
 	if !ok {
-		return true
+		return flux.Source{}, false
 	}
-	// The assessment watches the source of a requested object that is not Current yet: its
-	// cache answers once listed, without a request every half second.
-	var obj *unstructured.Unstructured
-	if w := s.watches.get(assess.ListKey{GVR: gvr, Namespace: src.Namespace}); w.Synced() {
-		cached, _ := w.Object(src.Namespace, src.Name)
-		obj, _ = cached.(*unstructured.Unstructured)
-	} else {
-		var err error
-		if obj, err = s.getFlux(ctx, gvr, src.Namespace, src.Name); err != nil {
-			return false
-		}
+	obj, err := s.readSource(ctx, gvr, src.Namespace, src.Name)
+	if err != nil || obj == nil {
+		return flux.Source{Ref: src}, true
 	}
-	if obj == nil {
-		return false
-	}
-	read := flux.ReadSource(src, obj)
+	read = flux.ReadSource(src, obj)
 	if src.Kind == "HelmChart" && !read.Done {
+		// It records the revision it builds from before it has built.
+		return flux.Source{Ref: src}, true
+	}
+	return read, true
+}
+
+// hasApplied reports whether a requested object last applied the expected revision
+// (flux.Gate.HasApplied), as the run reads it now.
+func (s *clusterState) hasApplied(ctx context.Context, ref flux.Ref, src flux.Source) bool {
+	obj, err := s.readSource(ctx, ref.Kind.GroupVersionResource(), ref.Namespace, ref.Name)
+	if err != nil || obj == nil {
 		return false
 	}
-	return s.req.Revision.Matches(read.Revisions()...)
+	return flux.Evaluate(ref, obj, s.req.Revision, &src).HasApplied
 }
 
 // reRequestPause is how long to wait before asking a source again: 10 to 15 s, spread so a

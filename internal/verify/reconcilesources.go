@@ -128,8 +128,9 @@ func (s *clusterState) awaitHandled(ctx context.Context, t *trigger, sent []*sou
 	}
 }
 
-// readSource reads a source from the assessment's watch when that holds it (it watches the
-// source of a requested object that is not Current yet), else from the API server.
+// readSource reads a source, or a requested object, from the assessment's watch when that
+// holds it (it watches the source of a requested object that is not Current yet), else from
+// the API server.
 func (s *clusterState) readSource(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
 	if w := s.watches.get(assess.ListKey{GVR: gvr, Namespace: ns}); w.Synced() {
 		cached, _ := w.Object(ns, name)

@@ -219,3 +219,74 @@ func TestWritesHandled(t *testing.T) {
 		})
 	}
 }
+
+// TestAwaitRevisionMovedPast: with a revision, the object is asked once its source has it, or
+// once the source has moved past it (the object applied it before, or the artifact moved while
+// the run watched): it will never have it, and a forced request never sent would hold the
+// verdict until the run's timeout whatever the assessment says. A source that has not moved
+// and was not applied from is waited for.
+func TestAwaitRevisionMovedPast(t *testing.T) {
+	t.Parallel()
+	const revC = "main@sha1:ccccccc3333333333333333333333333333333cc"
+	gitAt := func(rev string) string {
+		return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: flux-system, generation: 1, resourceVersion: "5"}
+spec: {interval: 10m}
+status: {observedGeneration: 1, artifact: {revision: "` + rev + `"}}`
+	}
+	tests := []struct {
+		name    string
+		git     string
+		applied string // the Kustomization's lastAppliedRevision
+		moveTo  string // the revision the source fetches after a second, "" for none
+		asked   bool
+	}{
+		{name: "the source has it", git: gitAt(revA), applied: revC, asked: true},
+		{name: "applied, then the source moved on", git: gitAt(revB), applied: revA, asked: true},
+		{name: "the source moves past it while the run watches", git: gitAt(revC), applied: revC, moveTo: revB, asked: true},
+		{name: "the source has not fetched it yet", git: gitAt(revC), applied: revC},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ks := kustomization("  observedGeneration: 2\n  lastAppliedRevision: " + tt.applied + "\n  lastAttemptedRevision: " + tt.applied + "\n" +
+				`  conditions: [{type: Ready, status: "True", reason: ReconciliationSucceeded, observedGeneration: 2}]`)
+			var objs []runtime.Object
+			for _, doc := range []string{tt.git, ks} {
+				u := &unstructured.Unstructured{}
+				if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+					t.Fatal(err)
+				}
+				objs = append(objs, u)
+			}
+			dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+				gitGVR: "GitRepositoryList", ksGVR: "KustomizationList"}, objs...)
+			s := newFakeState(t, revA, ks)
+			s.dynamicClient = dc
+			s.req.Reconcile = ReconcileForce
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+			defer cancel()
+			if tt.moveTo != "" {
+				go func() {
+					time.Sleep(time.Second)
+					obj, err := dc.Resource(gitGVR).Namespace("flux-system").Get(ctx, "app", metav1.GetOptions{})
+					if err != nil {
+						return
+					}
+					_ = unstructured.SetNestedField(obj.Object, tt.moveTo, "status", "artifact", "revision")
+					_, _ = dc.Resource(gitGVR).Namespace("flux-system").Update(ctx, obj, metav1.UpdateOptions{})
+				}()
+			}
+			trig := &trigger{start: fixtureNow}
+			s.requestReconcile(ctx, trig, newRequestSlots(4))
+			_, sent := trig.state()
+			if asked := len(sent) == 1; asked != tt.asked {
+				t.Errorf("the Kustomization asked: %t, want %t (requests %v)", asked, tt.asked, sent)
+			}
+			if tt.asked && ctx.Err() != nil {
+				t.Error("the requests went on until the run's end")
+			}
+		})
+	}
+}
