@@ -655,3 +655,71 @@ func TestReconcileGitMergeToVerdict(t *testing.T) {
 		t.Errorf("with reconcile: %s, want seconds", took)
 	}
 }
+
+// TestReconcileGitNoRevision: without a revision, the run must not be Current on the commit
+// the source had before the merge. With the real source-controller and kustomize-controller
+// and a GitRepository fetching every 10 minutes, a new commit is pushed: asked at once after
+// its source, kustomize-controller would apply the old artifact within a second and handle the
+// request the verdict waits for; asked once source-controller has handled the source's
+// request, it applies the new commit, which the Current verdict must rest on.
+func TestReconcileGitNoRevision(t *testing.T) {
+	b := realBed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	const name = "gitnorev"
+	git := b.Git
+	tree := map[string]string{"apps/web": appDir(t, "web")}
+	commit := func(message string) string {
+		t.Helper()
+		sha, err := git.Commit(ctx, name, tree, message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha
+	}
+	first := commit("first")
+	var targets []verify.Target
+	for _, c := range b.Clusters {
+		ns := c.Namespace(t)
+		if err := c.EnsureNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range []*unstructured.Unstructured{
+			git.GitRepository(name, name, "10m"),
+			testbed.Kustomization{Name: name, Path: "./apps/web", TargetNamespace: ns}.Manifest(),
+		} {
+			if err := c.ApplyObject(ctx, "flux-system", obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+		targets = append(targets, verify.Target{Name: c.Name, Config: c.Config})
+	}
+	req := verify.Request{Targets: targets, Resources: []flux.Ref{ks(name)}, Revision: mustRevision(t, first), Timeout: 2 * time.Minute, Workloads: true}
+	if run := verify.Run(ctx, req); run.Status != result.RunSuccess {
+		t.Fatalf("first commit: %s: %+v", run.Status, run.Condition)
+	}
+
+	merged := commit("merged")
+	req.Revision, req.Reconcile = flux.Revision{}, verify.ReconcileOn
+	start := time.Now()
+	run := verify.Run(ctx, req)
+	took := time.Since(start)
+	if run.Status != result.RunSuccess {
+		t.Fatalf("reconcile without a revision: %s: %+v", run.Status, run.Condition)
+	}
+	for _, c := range run.Results {
+		applied := ""
+		for _, fo := range c.Flux {
+			if fo.ID == ks(name).ID() {
+				applied = fo.LastAppliedRevision
+			}
+		}
+		if !mustRevision(t, merged).Matches(applied) {
+			t.Errorf("%s: Current with the Kustomization at %q, want the merged commit %s (the source's request handled first)", c.Name, applied, merged)
+		}
+		if r := c.Reconcile; r == nil || !slices.Contains(r.Requested, "GitRepository/flux-system/"+name) || !slices.Contains(r.Requested, ks(name).ID()) {
+			t.Errorf("%s: reconcile %+v, want the GitRepository and the Kustomization asked", c.Name, r)
+		}
+	}
+	t.Logf("reconcile without a revision: Current on %d clusters in %s", len(run.Results), took.Round(time.Millisecond))
+}
