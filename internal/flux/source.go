@@ -314,11 +314,21 @@ func MovedOn(want Revision, now Source, attempting []string) bool {
 // it, then the source moved on), or the artifact changed from first, the one the run saw
 // first, to that other one (Flux fetches the newest; a source first seen on another revision
 // may be older or newer than the expected one, and only a move tells, as for Superseded).
+// A HelmChart built again from a newer revision of its own source moved past an expected
+// commit or digest too; not past a version (a later commit may set it), nor when its source
+// is a HelmRepository, whose index revision moves whenever any chart is published.
 func MovedPast(want Revision, first, now Source, applied bool) bool {
 	if want.IsZero() || now.Revision == "" || want.Matches(now.Revisions()...) {
 		return false
 	}
-	return applied || (first.Revision != "" && (!sameRecorded(first.Revision, now.Revision) || first.BuiltFrom != now.BuiltFrom))
+	if applied {
+		return true
+	}
+	if first.Revision == "" {
+		return false
+	}
+	rebuilt := first.BuiltFrom != now.BuiltFrom && want.NamesArtifact() && now.Upstream.Kind != "HelmRepository"
+	return !sameRecorded(first.Revision, now.Revision) || rebuilt
 }
 
 // SupersededMessage says which revision the source moved to instead of the expected one.

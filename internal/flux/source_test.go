@@ -284,6 +284,9 @@ func TestMovedPast(t *testing.T) {
 	chart := func(version, sha string) Source {
 		return Source{Revision: version, BuiltFrom: "main@sha1:" + sha, Done: true}
 	}
+	repoChart := func(version, index string) Source {
+		return Source{Revision: version, BuiltFrom: index, Upstream: SourceRef{Kind: "HelmRepository", Namespace: "flux-system", Name: "charts"}, Done: true}
+	}
 	tests := []struct {
 		name       string
 		want       string
@@ -301,6 +304,9 @@ func TestMovedPast(t *testing.T) {
 		{"legacy format of the same commit", shaB, Source{Revision: "main/" + shaA}, git(shaA), false, false},
 		{"a chart built again from a newer commit, same version", shaB, chart("1.0.0", shaA), chart("1.0.0", shaC), false, true},
 		{"a chart built from the expected commit", shaB, chart("1.0.0", shaA), chart("1.0.0", shaB), false, false},
+		{"a chart of a HelmRepository whose index moved", "1.1.0", repoChart("1.0.0", "sha256:"+shaA), repoChart("1.0.0", "sha256:"+shaC), false, false},
+		{"a chart of a HelmRepository moved to another version", "1.1.0", repoChart("1.0.0", "sha256:"+shaA), repoChart("1.2.0", "sha256:"+shaC), false, true},
+		{"a chart built again, a version expected", "1.1.0", chart("1.0.0", shaA), chart("1.0.0", shaC), false, false},
 		{"nothing expected", "", git(shaA), git(shaC), true, false},
 	}
 	for _, tt := range tests {
