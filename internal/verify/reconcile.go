@@ -330,7 +330,7 @@ func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requ
 	first := map[string]flux.Source{}
 	for {
 		var lacking []reconcilePlan
-		moved := false
+		moved, missing := false, false
 		for _, p := range plans {
 			if len(p.sources) == 0 {
 				continue
@@ -339,6 +339,7 @@ func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requ
 			read, known := s.readArtifact(ctx, src)
 			switch {
 			case !known:
+				missing = missing || read.Ref.Name != ""
 				continue
 			case s.req.Revision.Matches(read.Revisions()...):
 				continue
@@ -346,7 +347,8 @@ func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requ
 			if _, seen := first[src.ID()]; !seen && read.Revision != "" {
 				first[src.ID()] = read
 			}
-			if flux.MovedPast(s.req.Revision, first[src.ID()], read, s.hasApplied(ctx, p.ref, read)) {
+			// (The object's own read is made only when the source's reads do not tell.)
+			if flux.MovedPast(s.req.Revision, first[src.ID()], read, false) || flux.MovedPast(s.req.Revision, first[src.ID()], read, s.hasApplied(ctx, p.ref, read)) {
 				moved = true
 				continue
 			}
@@ -356,7 +358,7 @@ func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requ
 			return
 		}
 		if len(lacking) == 0 {
-			if !moved {
+			if !moved && !missing {
 				t.sourceReady(s.req.Clock())
 			}
 			return
@@ -376,14 +378,19 @@ func (s *clusterState) awaitRevision(ctx context.Context, t *trigger, slots requ
 }
 
 // readArtifact reads what a source's artifact is now; known is false for a kind that is not
-// a Flux source (nothing to wait for), and the Source is empty when it cannot be read or has
-// no artifact of its current spec yet (a HelmChart that has not built).
+// a Flux source (an empty Source), or a source not found (its Ref alone): nothing to wait
+// for, the verdict judges the object without it. Otherwise the Source holds no revision when
+// it cannot be read or has no artifact of its current spec yet (a HelmChart that has not
+// built).
 func (s *clusterState) readArtifact(ctx context.Context, src flux.SourceRef) (read flux.Source, known bool) {
 	gvr, ok := src.GroupVersionResource()
 	if !ok {
 		return flux.Source{}, false
 	}
 	obj, err := s.readSource(ctx, gvr, src.Namespace, src.Name)
+	if apierrors.IsNotFound(err) {
+		return flux.Source{Ref: src}, false
+	}
 	if err != nil || obj == nil {
 		return flux.Source{Ref: src}, true
 	}

@@ -130,9 +130,10 @@ func (s *clusterState) awaitHandled(ctx context.Context, t *trigger, sent []*sou
 
 // readSource reads a source, or a requested object, from the assessment's watch when that
 // holds it (it watches the source of a requested object that is not Current yet), else from
-// the API server.
+// the API server. It starts no watch the assessment did not ask for: a poll every half second
+// would keep one open, and every change to it would wake the cluster's loop.
 func (s *clusterState) readSource(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
-	if w := s.watches.get(assess.ListKey{GVR: gvr, Namespace: ns}); w.Synced() {
+	if w, ok := s.watches.peek(assess.ListKey{GVR: gvr, Namespace: ns}); ok && w.Synced() {
 		cached, _ := w.Object(ns, name)
 		if obj, ok := cached.(*unstructured.Unstructured); ok {
 			return obj, nil

@@ -290,3 +290,32 @@ status: {observedGeneration: 1, artifact: {revision: "` + rev + `"}}`
 		})
 	}
 }
+
+// TestReadSourceStartsNoWatch: the reconcile flow's polls read a source from a watch the
+// assessment started, else from the API server; they start no watch of their own (it would
+// stay open, and wake the cluster's loop at each change of the source), and a source not
+// found is nothing to wait for.
+func TestReadSourceStartsNoWatch(t *testing.T) {
+	t.Parallel()
+	const git = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: flux-system}
+status: {artifact: {revision: "main@sha1:1111111111111111111111111111111111111111"}}`
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(git), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	s := newFakeState(t, "", kustomization(""))
+	s.dynamicClient = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{gitGVR: "GitRepositoryList"}, u)
+	obj, err := s.readSource(t.Context(), gitGVR, "flux-system", "app")
+	if err != nil || obj.GetName() != "app" {
+		t.Fatalf("readSource = %v, %v; want the GitRepository", obj, err)
+	}
+	if _, started := s.watches.peek(assess.ListKey{GVR: gitGVR, Namespace: "flux-system"}); started {
+		t.Error("reading a source started a watch of GitRepositories")
+	}
+	if read, known := s.readArtifact(t.Context(), flux.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "gone"}); known {
+		t.Errorf("a source not found is waited for: %+v", read)
+	}
+}
