@@ -433,18 +433,12 @@ func (s *clusterState) chartUpstream(ctx context.Context, chart flux.SourceRef) 
 	if up.Kind == "HelmRepository" {
 		upGVR, _ := up.GroupVersionResource()
 		repo, err := s.getFlux(ctx, upGVR, up.Namespace, up.Name)
-		if err == nil {
-			if typ, _, _ := unstructured.NestedString(repo.Object, "spec", "type"); typ == "oci" {
-				return flux.SourceRef{}, false
-			}
+		if err == nil && ociHelmRepository(repo) {
+			return flux.SourceRef{}, false
 		}
 	}
 	return up, true
 }
-
-// artifactGeneratorGVR is the resource of source-watcher's ArtifactGenerator, the controller
-// that writes ExternalArtifacts in Flux 2.7.
-var artifactGeneratorGVR = schema.GroupVersionResource{Group: "source.extensions.fluxcd.io", Version: "v1beta1", Resource: "artifactgenerators"}
 
 // requestSource asks source-controller to reconcile a source now, unless it is suspended. An
 // ExternalArtifact has no controller of its own to ask: its producer is asked when it is an
@@ -461,15 +455,14 @@ func (s *clusterState) requestSource(ctx context.Context, t *trigger, slots requ
 			t.note("reconciliation not requested: reading %s: %s", src.ID(), apiMessage(err))
 			return nil
 		}
-		producer, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "sourceRef")
-		apiVersion, kind, name := producer["apiVersion"], producer["kind"], producer["name"]
-		ns := cmp.Or(producer["namespace"], src.Namespace)
-		if kind != "ArtifactGenerator" || name == "" || !strings.HasPrefix(apiVersion, artifactGeneratorGVR.Group+"/") {
+		gen := flux.ReadSource(src, obj).Producer
+		if gen.Name == "" {
+			producer, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "sourceRef")
 			t.note("reconciliation not requested: %s is written by %s, which app-status cannot ask to reconcile; its artifact is verified as it is",
-				src.ID(), cmp.Or(strings.TrimSpace(kind+" "+name), "an unnamed producer"))
+				src.ID(), cmp.Or(strings.TrimSpace(producer["kind"]+" "+producer["name"]), "an unnamed producer"))
 			return nil
 		}
-		return s.requestSourceObject(ctx, t, slots, artifactGeneratorGVR, result.ObjectID(kind, ns, name), ns, name)
+		return s.requestSourceObject(ctx, t, slots, flux.ArtifactGeneratorGVR, gen.ID(), gen.Namespace, gen.Name)
 	}
 	return s.requestSourceObject(ctx, t, slots, gvr, src.ID(), src.Namespace, src.Name)
 }

@@ -39,12 +39,18 @@ func (s *clusterState) requestSourceObject(ctx context.Context, t *trigger, slot
 // status (v1.9.5 helmrepository_controller.go:163, migrationToStatic). Any other producer (an
 // ArtifactGenerator) is waited on only once its status shows that it records them.
 func writesHandled(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
-	if gvr == artifactGeneratorGVR {
+	if gvr == flux.ArtifactGeneratorGVR {
 		_, found, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt")
 		return found
 	}
+	return gvr.Resource != "helmrepositories" || !ociHelmRepository(obj)
+}
+
+// ociHelmRepository reports whether obj, a HelmRepository, is of type oci: it has no artifact
+// and records no request; a HelmChart of it pulls the chart itself.
+func ociHelmRepository(obj *unstructured.Unstructured) bool {
 	typ, _, _ := unstructured.NestedString(obj.Object, "spec", "type")
-	return gvr.Resource != "helmrepositories" || typ != "oci"
+	return typ == "oci"
 }
 
 // requestSourcesInTurn asks the sources of the plans to reconcile, each once, when no revision

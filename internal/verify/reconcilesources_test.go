@@ -207,8 +207,8 @@ func TestWritesHandled(t *testing.T) {
 		{name: "a GitRepository never asked before", gvr: gitGVR, obj: map[string]any{}, want: true},
 		{name: "a HelmRepository", gvr: helmRepoGVR, obj: map[string]any{"spec": map[string]any{"type": "default"}}, want: true},
 		{name: "a HelmRepository of type oci", gvr: helmRepoGVR, obj: map[string]any{"spec": map[string]any{"type": "oci"}}},
-		{name: "an ArtifactGenerator that never said", gvr: artifactGeneratorGVR, obj: map[string]any{"status": map[string]any{}}},
-		{name: "an ArtifactGenerator that records them", gvr: artifactGeneratorGVR, obj: map[string]any{"status": map[string]any{"lastHandledReconcileAt": "x"}}, want: true},
+		{name: "an ArtifactGenerator that never said", gvr: flux.ArtifactGeneratorGVR, obj: map[string]any{"status": map[string]any{}}},
+		{name: "an ArtifactGenerator that records them", gvr: flux.ArtifactGeneratorGVR, obj: map[string]any{"status": map[string]any{"lastHandledReconcileAt": "x"}}, want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
