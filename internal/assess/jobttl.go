@@ -18,10 +18,10 @@ import (
 // completed or failed), the retry creates the new one. So a finished Job with a TTL waits
 // until its deletion and the retry after it (and a tenth of it and 30 s, as graceRetried
 // allows), and fails then if the failure stands; a Job already gone waits for the retry as any
-// retried failure does (graceRetried). A Job that runs, or has no TTL, is never deleted by
-// itself: the failure stands at once, and so does one whose deletion is more than
-// jobTTLWaitLimit away, saying when. The Jobs' list is judged (consistency), read no earlier
-// than the Kustomization's status.
+// retried failure does (graceRetried). A Job that still runs and has a TTL waits too
+// (awaitRunningJob). A Job without a TTL is never deleted by itself: the failure stands at
+// once, and so does one whose deletion is more than jobTTLWaitLimit away, saying when. The
+// Jobs' list is judged (consistency), read no earlier than the Kustomization's status.
 func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
 	if g.Verdict != result.VerdictFailed || g.Code != result.CodeFluxReconciliationFailed || g.Object.Kind != string(flux.KindKustomization) {
 		return
@@ -48,12 +48,15 @@ func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
 		return
 	}
 	job, _ := cached.(*batchv1.Job)
+	if job == nil || job.Spec.TTLSecondsAfterFinished == nil {
+		return // nothing deletes it: the failure stands
+	}
 	end, finished := jobFinishedAt(job)
-	if !finished || job.Spec.TTLSecondsAfterFinished == nil {
+	if !finished {
+		awaitRunningJob(g, ns, name, job, now)
 		return
 	}
 	deleted := end.Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
-	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	if deleted.After(now.Add(jobTTLWaitLimit)) {
 		// A day's TTL would turn a known answer into the run's Timeout: it fails now, saying
 		// when the way clears.
@@ -75,6 +78,44 @@ func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
 		ns, name, stamp(end), stamp(deleted), stamp(next), g.Message))
 	e.recheckAt(next)
 }
+
+// awaitRunningJob holds back the failure while Job ns/name, which has a TTL, still runs (no
+// Complete or Failed condition): once it finishes, the TTL controller deletes it
+// ttlSecondsAfterFinished later, and kustomize-controller's retry after that creates the new
+// one. No recheck is asked for: the Jobs' list is a watch, and the Job's finishing changes it
+// and so wakes the next pass, which times the deletion and the retry as for any finished Job.
+// A suspended Job does not run to its end (the refused apply cannot resume it): the failure
+// stands. Nor does a TTL longer than jobTTLWaitLimit let the way clear in time even were the
+// Job to finish now: it fails now, saying when at the earliest, as a finished Job does. A
+// deadline (spec.activeDeadlineSeconds from status.startTime) is named, never a reason to
+// fail: a Job ends before it, often long before. Without one, the run's timeout ends the wait.
+func awaitRunningJob(g *flux.Gate, ns, name string, job *batchv1.Job, now time.Time) {
+	if job.Spec.Suspend != nil && *job.Spec.Suspend {
+		return
+	}
+	ttl := time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second
+	running := fmt.Sprintf("Job/%s/%s is still running", ns, name)
+	if job.Spec.ActiveDeadlineSeconds != nil && job.Status.StartTime != nil {
+		deadline := job.Status.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second)
+		running += fmt.Sprintf(" (until %s at the latest: its activeDeadlineSeconds)", stamp(deadline))
+	}
+	if ttl > jobTTLWaitLimit {
+		override(g, result.VerdictFailed, g.Code, g.Object.Reason, fmt.Sprintf(
+			"%s (%s, and its ttlSecondsAfterFinished (%d s) deletes it only that long after it finishes, at %s at the earliest, after which kustomize-controller's retry creates the new one; delete it to go on now)",
+			g.Message, running, *job.Spec.TTLSecondsAfterFinished, stamp(now.Add(ttl))))
+		return
+	}
+	retry := "at the Kustomization's retry interval"
+	if g.RetryEvery > 0 {
+		retry = fmt.Sprintf("every %s, the Kustomization's retry interval", g.RetryEvery)
+	}
+	override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+		"%s; once it finishes, its ttlSecondsAfterFinished (%d s) deletes it and kustomize-controller's retry after that (%s) creates the new one (a Job's template cannot change): %s",
+		running, *job.Spec.TTLSecondsAfterFinished, retry, g.Message))
+}
+
+// stamp is t as the messages give a moment.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // jobTTLWaitLimit is how far off a Job's deletion by its TTL awaitJobTTL waits for: the
 // default timeout and 30 s, as the unschedulable grace of kinds without a deadline.

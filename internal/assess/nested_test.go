@@ -139,6 +139,15 @@ status:
 		return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, namespace: shop, generation: 1}\nspec: {" + extra + "template: {spec: {containers: []}}}\n" +
 			"status: {completionTime: \"2026-11-01T11:58:00Z\", conditions: [{type: Complete, status: \"True\", lastTransitionTime: \"2026-11-01T11:58:00Z\"}]}"
 	}
+	// runningJob is the Job shop/migrate, started at 11:59 and still running, with spec fields extra.
+	runningJob := func(extra string) string {
+		return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, namespace: shop, generation: 1}\nspec: {" + extra + "template: {spec: {containers: []}}}\n" +
+			"status: {startTime: \"2026-11-01T11:59:00Z\", active: 1}"
+	}
+	// retryingEvery is doc, a Kustomization, with spec.retryInterval every.
+	retryingEvery := func(doc, every string) string {
+		return strings.Replace(doc, "spec: {sourceRef:", "spec: {retryInterval: "+every+", sourceRef:", 1)
+	}
 	const otherJobDoc = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: report, namespace: shop, generation: 1}\nspec: {template: {spec: {containers: []}}}"
 	// decrypting is doc, a Kustomization, decrypting with the SOPS Secret sops-age.
 	decrypting := func(doc string) string {
@@ -337,6 +346,30 @@ status:
 		{name: "an immutable Job its TTL deletes only in a day fails at once, saying when",
 			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, migrateJob("ttlSecondsAfterFinished: 86400, ")},
 				want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed", "deletes it only at 2026-11-02T11:58:00Z")}}},
+		// A Job still running: its TTL deletes it once it finishes (the Job's change wakes
+		// the run, no recheck), then the finished Job's wait.
+		{name: "an immutable Job still running with a TTL: waits for it to finish, then for the TTL",
+			looks: []fixtureLook{
+				{docs: []string{failed(immutableJob), service, deploymentCurrent, runningJob("ttlSecondsAfterFinished: 600, activeDeadlineSeconds: 600, ")},
+					want: retrying("Job/shop/migrate is still running (until 2026-11-01T12:09:00Z at the latest: its activeDeadlineSeconds); once it finishes, its ttlSecondsAfterFinished (600 s) deletes it and kustomize-controller's retry after that (at the Kustomization's retry interval) creates the new one (a Job's template cannot change): ",
+						immutableJob)},
+				{docs: []string{failed(immutableJob), service, deploymentCurrent, migrateJob("ttlSecondsAfterFinished: 600, activeDeadlineSeconds: 600, ")}, at: fixtureNow.Add(time.Minute),
+					want: withRecheck(retrying("Job/shop/migrate finished at 2026-11-01T11:58:00Z", "fails at 2026-11-01T12:10:42Z"), time.Date(2026, 11, 1, 12, 10, 42, 0, time.UTC))},
+			}},
+		// A deadline far off is no answer: the Job ends before it, often long before.
+		{name: "an immutable Job still running, its deadline far off: waits, at its retry interval",
+			looks: []fixtureLook{{docs: []string{retryingEvery(failed(immutableJob), "1m"), service, deploymentCurrent, runningJob("ttlSecondsAfterFinished: 600, activeDeadlineSeconds: 86400, ")},
+				want: retrying("Job/shop/migrate is still running (until 2026-11-02T11:59:00Z at the latest: its activeDeadlineSeconds); once it finishes, its ttlSecondsAfterFinished (600 s)",
+					"kustomize-controller's retry after that (every 1m0s, the Kustomization's retry interval)")}}},
+		{name: "an immutable Job still running, its TTL too long even were it to finish now: fails at once, saying when",
+			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, runningJob("ttlSecondsAfterFinished: 86400, activeDeadlineSeconds: 600, ")},
+				want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed", "field is immutable (Job/shop/migrate is still running (until 2026-11-01T12:09:00Z at the latest: its activeDeadlineSeconds), and its ttlSecondsAfterFinished (86400 s) deletes it only that long after it finishes, at 2026-11-02T12:00:00Z at the earliest")}}},
+		{name: "an immutable Job still running without a TTL fails at once",
+			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, runningJob("activeDeadlineSeconds: 600, ")},
+				want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed", immutableJob)}}},
+		{name: "an immutable Job suspended with a TTL fails at once",
+			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, runningJob("suspend: true, ttlSecondsAfterFinished: 600, ")},
+				want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed", immutableJob)}}},
 		{name: "an immutable Job without a TTL fails at once",
 			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, migrateJob("")},
 				want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed", "field is immutable")}}},
