@@ -233,10 +233,13 @@ func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots r
 		}
 		p := reconcilePlan{ref: ref}
 		if src := flux.SourceOf(ref.Kind, obj); src.Name != "" {
-			if src.Kind == "HelmChart" {
+			switch src.Kind {
+			case "HelmChart":
 				if up, ok := s.chartUpstream(ctx, src); ok {
 					p.sources = append(p.sources, up)
 				}
+			case flux.KindExternalArtifact:
+				p.sources = append(p.sources, s.generatorSources(ctx, src)...)
 			}
 			p.sources = append(p.sources, src)
 		}
@@ -416,6 +419,33 @@ func (s *clusterState) hasApplied(ctx context.Context, ref flux.Ref, src flux.So
 // fleet's clusters do not ask in step. (Jitter, not a secret: math/rand is right.)
 func reRequestPause() time.Duration {
 	return reRequestEvery + rand.N(reRequestJitter) //nolint:gosec // jitter, not a secret
+}
+
+// generatorSources are the sources the ArtifactGenerator that writes an ExternalArtifact
+// builds from (spec.sources): asked before the generator, which builds from their artifacts
+// as they stand. None when another producer writes it, or it cannot be read. One level: the
+// sources of a source in that list (a HelmChart's, another generator's) are not asked.
+func (s *clusterState) generatorSources(ctx context.Context, artifact flux.SourceRef) []flux.SourceRef {
+	gvr, _ := artifact.GroupVersionResource()
+	obj, err := s.getFlux(ctx, gvr, artifact.Namespace, artifact.Name)
+	if err != nil {
+		return nil
+	}
+	gen := flux.ReadSource(artifact, obj).Producer
+	if gen.Name == "" {
+		return nil
+	}
+	genObj, err := s.getFlux(ctx, flux.ArtifactGeneratorGVR, gen.Namespace, gen.Name)
+	if err != nil {
+		return nil
+	}
+	var out []flux.SourceRef
+	for _, in := range flux.ReadGenerator(gen, genObj).Sources {
+		if _, ok := in.Ref.GroupVersionResource(); ok && in.Ref.Name != "" {
+			out = append(out, in.Ref)
+		}
+	}
+	return out
 }
 
 // chartUpstream is the source a HelmChart builds from, when it can be asked to reconcile (a

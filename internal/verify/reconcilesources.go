@@ -36,13 +36,11 @@ func (s *clusterState) requestSourceObject(ctx context.Context, t *trigger, slot
 // (status.lastHandledReconcileAt), so that a request to it can be waited on. Source-controller
 // does for every source it reconciles, at the end of each reconcile, failed or not (v1.9.5
 // summarize.RecordReconcileReq), but a HelmRepository of type oci, which it only strips of its
-// status (v1.9.5 helmrepository_controller.go:163, migrationToStatic). Any other producer (an
-// ArtifactGenerator) is waited on only once its status shows that it records them.
+// status (v1.9.5 helmrepository_controller.go:163, migrationToStatic). So does source-watcher
+// for an ArtifactGenerator, in the status it patches at the end of every reconcile, disabled
+// or failed included (summarizeStatus, deferred in Reconcile, since v2.0.0, the first release
+// of its API).
 func writesHandled(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
-	if gvr == flux.ArtifactGeneratorGVR {
-		_, found, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt")
-		return found
-	}
 	return gvr.Resource != "helmrepositories" || !ociHelmRepository(obj)
 }
 

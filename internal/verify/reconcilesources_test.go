@@ -21,8 +21,9 @@ import (
 )
 
 var (
-	chartGVR   = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
-	releaseGVR = flux.KindHelmRelease.GroupVersionResource()
+	externalArtifactGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "externalartifacts"}
+	chartGVR            = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
+	releaseGVR          = flux.KindHelmRelease.GroupVersionResource()
 )
 
 // sourceControllerFake plays the controllers of a fake dynamic client: every tick it handles
@@ -107,6 +108,19 @@ spec: {sourceRef: {kind: GitRepository, name: app}}`
 kind: HelmRelease
 metadata: {name: web, namespace: flux-system, resourceVersion: "8"}
 spec: {chartRef: {kind: HelmChart, name: web}}`
+	const gen = `apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata: {name: gen, namespace: flux-system, resourceVersion: "9"}
+spec:
+  sources: [{alias: app, kind: GitRepository, name: app}]`
+	const artifact = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: ExternalArtifact
+metadata: {name: app, namespace: flux-system, resourceVersion: "10"}
+spec: {sourceRef: {apiVersion: source.extensions.fluxcd.io/v1beta1, kind: ArtifactGenerator, name: gen}}`
+	const ksOfArtifact = `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system, resourceVersion: "7"}
+spec: {sourceRef: {kind: ExternalArtifact, name: app}}`
 	tests := []struct {
 		name   string
 		objs   []string
@@ -133,6 +147,13 @@ spec: {chartRef: {kind: HelmChart, name: web}}`
 			serves: []schema.GroupVersionResource{gitGVR}, ready: "True",
 			want:  []string{"request gitrepositories/app", "handled gitrepositories/app", "request helmcharts/web"},
 			waits: "HelmChart/flux-system/web: waiting for Flux to handle"},
+		{name: "a generator's sources, then the generator", objs: []string{git, gen, artifact, ksOfArtifact}, root: flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"},
+			serves: []schema.GroupVersionResource{gitGVR, flux.ArtifactGeneratorGVR}, ready: "True",
+			want: []string{"request gitrepositories/app", "handled gitrepositories/app", "request artifactgenerators/gen", "handled artifactgenerators/gen", "request kustomizations/app"}},
+		{name: "a generator never asked before is waited on", objs: []string{git, gen, artifact, ksOfArtifact}, root: flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"},
+			serves: []schema.GroupVersionResource{gitGVR}, ready: "True",
+			want:  []string{"request gitrepositories/app", "handled gitrepositories/app", "request artifactgenerators/gen"},
+			waits: "ArtifactGenerator/flux-system/gen: waiting for Flux to handle"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,7 +167,8 @@ spec: {chartRef: {kind: HelmChart, name: web}}`
 				objs = append(objs, u)
 			}
 			dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-				gitGVR: "GitRepositoryList", chartGVR: "HelmChartList", ksGVR: "KustomizationList", releaseGVR: "HelmReleaseList"}, objs...)
+				gitGVR: "GitRepositoryList", chartGVR: "HelmChartList", ksGVR: "KustomizationList", releaseGVR: "HelmReleaseList",
+				flux.ArtifactGeneratorGVR: "ArtifactGeneratorList", externalArtifactGVR: "ExternalArtifactList"}, objs...)
 			ctl := &sourceControllerFake{dc: dc, serves: map[schema.GroupVersionResource]bool{}, ready: tt.ready}
 			for _, gvr := range tt.serves {
 				ctl.serves[gvr] = true
@@ -207,8 +229,8 @@ func TestWritesHandled(t *testing.T) {
 		{name: "a GitRepository never asked before", gvr: gitGVR, obj: map[string]any{}, want: true},
 		{name: "a HelmRepository", gvr: helmRepoGVR, obj: map[string]any{"spec": map[string]any{"type": "default"}}, want: true},
 		{name: "a HelmRepository of type oci", gvr: helmRepoGVR, obj: map[string]any{"spec": map[string]any{"type": "oci"}}},
-		{name: "an ArtifactGenerator that never said", gvr: flux.ArtifactGeneratorGVR, obj: map[string]any{"status": map[string]any{}}},
-		{name: "an ArtifactGenerator that records them", gvr: flux.ArtifactGeneratorGVR, obj: map[string]any{"status": map[string]any{"lastHandledReconcileAt": "x"}}, want: true},
+		{name: "an ArtifactGenerator never asked before", gvr: flux.ArtifactGeneratorGVR, obj: map[string]any{"status": map[string]any{}}, want: true},
+		{name: "an ArtifactGenerator asked before", gvr: flux.ArtifactGeneratorGVR, obj: map[string]any{"status": map[string]any{"lastHandledReconcileAt": "x"}}, want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
