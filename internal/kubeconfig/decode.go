@@ -27,7 +27,7 @@ type doc struct {
 	cfg  *clientcmdapi.Config
 	// public are the names the run prints (publicNames): no exec or auth-provider value equal
 	// to one is a secret.
-	public map[string]bool
+	public publicSet
 }
 
 // envLine reports whether the kubeconfig is an env: line's, which is a repository one when the

@@ -53,7 +53,7 @@ func withCurrent(cfg *clientcmdapi.Config, name string) *clientcmdapi.Config {
 
 // yamlOf writes cfg as kubectl would, with a comment line whose base64 holds '+' and '/', so
 // that the standard and URL alphabets differ.
-func yamlOf(t *testing.T, cfg *clientcmdapi.Config) string {
+func yamlOf(t testing.TB, cfg *clientcmdapi.Config) string {
 	t.Helper()
 	data, err := clientcmd.Write(*cfg)
 	if err != nil {

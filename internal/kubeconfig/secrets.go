@@ -441,7 +441,7 @@ type fieldSecret struct {
 // auth provider's settings, an exec plugin's arguments and env; see providerSecret and
 // execSecrets). public are the names the run prints (publicNames): never taken for a
 // credential.
-func userSecrets(u *clientcmdapi.AuthInfo, public map[string]bool) (sure []fieldSecret, guessed []string) {
+func userSecrets(u *clientcmdapi.AuthInfo, public publicSet) (sure []fieldSecret, guessed []string) {
 	if u.Token != "" {
 		sure = append(sure, fieldSecret{field: "token", value: u.Token})
 	}
@@ -453,7 +453,7 @@ func userSecrets(u *clientcmdapi.AuthInfo, public map[string]bool) (sure []field
 	}
 	if u.AuthProvider != nil {
 		for k, v := range u.AuthProvider.Config {
-			if providerSecret(k) && !public[strings.TrimSpace(v)] {
+			if providerSecret(k) && !public.has(strings.TrimSpace(v)) {
 				guessed = append(guessed, v)
 			}
 		}
@@ -488,26 +488,33 @@ func (s *Secrets) recordSure(f fieldSecret) {
 // publicNames are the names a run prints in its outputs (failed-clusters, the report): the
 // clusters input's, and cfg's cluster, context and user names (a context's name is a
 // cluster's when the input names none). Masking one would have the runner drop every output
-// that names it.
-func publicNames(cfg *clientcmdapi.Config, names map[string]bool) map[string]bool {
-	public := map[string]bool{}
-	for n := range names {
-		public[n] = true
-	}
+// that names it. The input's names are shared by every document, not copied into each: a
+// fleet of n clusters would copy n names n times.
+func publicNames(cfg *clientcmdapi.Config, names map[string]bool) publicSet {
+	own := map[string]bool{}
 	for n := range cfg.Clusters {
-		public[n] = true
+		own[n] = true
 	}
 	for n := range cfg.AuthInfos {
-		public[n] = true
+		own[n] = true
 	}
 	for n, c := range cfg.Contexts {
-		public[n] = true
+		own[n] = true
 		if c != nil {
-			public[c.Cluster], public[c.AuthInfo] = true, true
+			own[c.Cluster], own[c.AuthInfo] = true, true
 		}
 	}
-	delete(public, "")
-	return public
+	return publicSet{input: names, own: own}
+}
+
+// publicSet are the names a run prints (publicNames).
+type publicSet struct {
+	input, own map[string]bool
+}
+
+// has reports whether name is one the run prints; never "".
+func (p publicSet) has(name string) bool {
+	return name != "" && (p.input[name] || p.own[name])
 }
 
 // providerSecret reports an auth-provider setting that holds a credential: a key named for a
@@ -538,10 +545,10 @@ var publicProviderKeys = map[string]bool{
 // account names, flags and the plugins' own words are not secrets: registering them with
 // ::add-mask:: would blank them from every later line of the job, inside words too, and make
 // the runner drop every job output that names the cluster.
-func execSecrets(exec *clientcmdapi.ExecConfig, public map[string]bool) []string {
+func execSecrets(exec *clientcmdapi.ExecConfig, public publicSet) []string {
 	var out []string
 	take := func(v string) {
-		if !public[strings.TrimSpace(v)] && !addressShaped(v) {
+		if !public.has(strings.TrimSpace(v)) && !addressShaped(v) {
 			out = append(out, v)
 		}
 	}
