@@ -723,3 +723,64 @@ func TestReconcileGitNoRevision(t *testing.T) {
 	}
 	t.Logf("reconcile without a revision: Current on %d clusters in %s", len(run.Results), took.Round(time.Millisecond))
 }
+
+// TestReconcileNoRevisionFixesABuildFailure: the commit before the merge left the
+// Kustomization failing its build (a resource its kustomization.yaml lists is not there), and
+// the merge fixes it. With reconcile and no revision, the run asks the source and waits for
+// source-controller to fetch before it asks the Kustomization; all that while the Kustomization
+// shows the old failure, which is the state before the run's own request: the cluster is
+// Current on the merged commit, never Failed on the old one.
+func TestReconcileNoRevisionFixesABuildFailure(t *testing.T) {
+	b := realBed.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	const name = "buildfix"
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, "kustomization.yaml"), []byte("resources: [missing.yaml]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	git := b.Git
+	first, err := git.Commit(ctx, name, map[string]string{"apps/web": broken}, "broken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []verify.Target
+	for _, c := range b.Clusters {
+		ns := c.Namespace(t)
+		if err := c.EnsureNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range []*unstructured.Unstructured{
+			git.GitRepository(name, name, "10m"),
+			testbed.Kustomization{Name: name, Path: "./apps/web", TargetNamespace: ns}.Manifest(),
+		} {
+			if err := c.ApplyObject(ctx, "flux-system", obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+		targets = append(targets, verify.Target{Name: c.Name, Config: c.Config})
+	}
+	req := verify.Request{Targets: targets, Resources: []flux.Ref{ks(name)}, Revision: mustRevision(t, first), Timeout: 2 * time.Minute, Workloads: true}
+	if run := verify.Run(ctx, req); run.Status != result.RunFailure {
+		t.Fatalf("the broken commit: %s, want the build failure: %+v", run.Status, run.Results)
+	}
+
+	merged, err := git.Commit(ctx, name, map[string]string{"apps/web": appDir(t, "web")}, "fixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Revision, req.Reconcile = flux.Revision{}, verify.ReconcileOn
+	start := time.Now()
+	run := verify.Run(ctx, req)
+	if run.Status != result.RunSuccess {
+		t.Fatalf("reconcile without a revision after the fix: %s, want success (the old build failure held until the request was handled): %+v", run.Status, run.Results)
+	}
+	for _, c := range run.Results {
+		for _, fo := range c.Flux {
+			if fo.ID == ks(name).ID() && !mustRevision(t, merged).Matches(fo.LastAppliedRevision) {
+				t.Errorf("%s: Current with the Kustomization at %q, want the merged commit %s", c.Name, fo.LastAppliedRevision, merged)
+			}
+		}
+	}
+	t.Logf("reconcile without a revision after a build failure: Current on %d clusters in %s", len(run.Results), time.Since(start).Round(time.Millisecond))
+}
