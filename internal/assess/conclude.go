@@ -92,6 +92,12 @@ type Facts struct {
 type ReconcileWait struct {
 	Sending          bool
 	ID, Token, Field string
+	// Before says that what the run reads is the state before its own request, a failure
+	// included: no revision was given, and a request is not sent yet, or its reconcile not
+	// handled (its force aside: helm-controller records a forced request only once it gets to
+	// Helm's action, and a failure before that, of a dependency, the chart or the values, is
+	// the state after the request).
+	Before bool
 }
 
 // message says what the requests wait for.
@@ -131,7 +137,7 @@ type Conclusion struct {
 // Conclude turns an assessment and the run's facts into the cluster's verdict, or what it
 // waits for. In order: the run's stop, which gives what the cluster waited for (a 429 while
 // the lists loaded, a requested object not found); the assessment's own failure (held while
-// the run's own reconcile request waits to be handled: it is the state before it), or the
+// it is the state before the run's own reconcile request, ReconcileWait.Before), or the
 // preflight's; Current, once nothing is pending nor loading; a snapshot's state as it is;
 // otherwise the cluster waits, for what the assessment waits for or, when nothing else, for
 // Flux to handle the run's own reconcile requests.
@@ -139,14 +145,14 @@ func Conclude(e *Assessment, f Facts) Conclusion {
 	c := Conclusion{Pending: e.Pending}
 	fatal := e.Fatal
 	switch {
-	case f.Reconcile != nil && fatal != nil:
+	case f.Reconcile != nil && f.Reconcile.Before && fatal != nil:
 		// What failed is the state before the run's own request, which Flux has not handled
 		// yet: a Kustomization left BuildFailed by the commit before the merge is asked to
 		// apply the merge. It is held as its success is, and named.
 		c.Pending = &Finding{Verdict: result.VerdictInProgress, Code: fatal.Code, Reason: ReconcileRequested,
 			Message: f.Reconcile.message() + "; before it: " + fatal.Message}
 		c.AwaitsReconcile, fatal = true, nil
-	case f.Reconcile != nil && e.Pending == nil:
+	case f.Reconcile != nil && fatal == nil && e.Pending == nil:
 		c.Pending = &Finding{Verdict: result.VerdictInProgress, Reason: ReconcileRequested, Message: f.Reconcile.message()}
 		c.AwaitsReconcile = true
 	}

@@ -18,6 +18,7 @@ func TestConclude(t *testing.T) {
 	waiting := &Finding{Verdict: result.VerdictInProgress, Code: result.CodeNeverReady, Reason: "Progressing", Message: "web: 1/2 ready"}
 	controllerDown := &Finding{Verdict: result.VerdictFailed, Reason: "ControllerUnavailable", Message: "kustomize-controller has no available replica"}
 	requested := &ReconcileWait{ID: "Kustomization/flux-system/app", Token: "t1", Field: "lastHandledReconcileAt"}
+	before := &ReconcileWait{ID: "Kustomization/flux-system/app", Token: "t1", Field: "lastHandledReconcileAt", Before: true}
 	requestedPending := &Finding{Verdict: result.VerdictInProgress, Reason: ReconcileRequested,
 		Message: "Kustomization/flux-system/app: waiting for Flux to handle the reconcile request t1 (status.lastHandledReconcileAt)"}
 	current := []result.Object{{Kind: "Deployment", Name: "web", Status: result.ObjectCurrent}}
@@ -69,17 +70,19 @@ func TestConclude(t *testing.T) {
 			want: Conclusion{Pending: requestedPending, AwaitsReconcile: true}},
 		{name: "the assessment's wait before the request's", e: Assessment{Pending: waiting}, facts: Facts{Reconcile: requested},
 			want: Conclusion{Pending: waiting}},
-		{name: "a failure before the request is handled is held", e: Assessment{Fatal: failed, Pending: waiting}, facts: Facts{Reconcile: requested},
+		{name: "a failure before the request is handled is held", e: Assessment{Fatal: failed, Pending: waiting}, facts: Facts{Reconcile: before},
 			want: Conclusion{Pending: &Finding{Verdict: result.VerdictInProgress, Code: result.CodeImagePull, Reason: ReconcileRequested,
 				Message: requestedPending.Message + "; before it: web: image pull"}, AwaitsReconcile: true}},
-		{name: "a failure while the requests are sent is held", e: Assessment{Fatal: failed}, facts: Facts{Reconcile: &ReconcileWait{Sending: true}},
+		{name: "a failure while the requests are sent is held", e: Assessment{Fatal: failed}, facts: Facts{Reconcile: &ReconcileWait{Sending: true, Before: true}},
 			want: Conclusion{Pending: &Finding{Verdict: result.VerdictInProgress, Code: result.CodeImagePull, Reason: ReconcileRequested,
 				Message: "sending the reconcile requests; before it: web: image pull"}, AwaitsReconcile: true}},
-		{name: "the preflight's failure while the request is not handled", e: Assessment{Fatal: failed}, facts: Facts{Reconcile: requested, Preflight: controllerDown},
+		{name: "a failure after the state before the request: a forced request not handled, a revision given", e: Assessment{Fatal: failed}, facts: Facts{Reconcile: requested},
+			want: Conclusion{Done: true, Verdict: *failed}},
+		{name: "the preflight's failure while the request is not handled", e: Assessment{Fatal: failed}, facts: Facts{Reconcile: before, Preflight: controllerDown},
 			want: Conclusion{Done: true, Verdict: *controllerDown}},
 		{name: "a failure once the request is handled", e: Assessment{Fatal: failed}, facts: Facts{},
 			want: Conclusion{Done: true, Verdict: *failed}},
-		{name: "timed out on a held failure", e: Assessment{Fatal: failed}, facts: Facts{Reconcile: requested, Stop: timeout},
+		{name: "timed out on a held failure", e: Assessment{Fatal: failed}, facts: Facts{Reconcile: before, Stop: timeout},
 			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictTimeout, Code: result.CodeImagePull, Reason: ReconcileRequested,
 				Message: "timed out after 5m0s: " + requestedPending.Message + "; before it: web: image pull"}}},
 		{name: "snapshot: the wait is the verdict", e: Assessment{Pending: waiting}, facts: Facts{Snapshot: true},

@@ -30,8 +30,13 @@ type ReconcileRequest struct {
 // handles.
 var handledFields = []struct{ status, annotation string }{
 	{"lastHandledReconcileAt", RequestedAtAnnotation},
-	{"lastHandledForceAt", ForceAtAnnotation},
+	{ForceHandledField, ForceAtAnnotation},
 }
+
+// ForceHandledField is the status field in which helm-controller records the last forced
+// request it handled: only once a reconcile gets to Helm's action (v1.6.4 atomic_release.go
+// actionForState), never in one that fails before (a dependency, the chart, the values).
+const ForceHandledField = "lastHandledForceAt"
 
 // NewReconcileRequest is the request of token sent to a requested object, from the object as the
 // request left it.

@@ -557,16 +557,23 @@ func (s *clusterState) awaitsHandling() bool {
 }
 
 // unhandled is what the run still waits for when its verdict waits for its own requests: the
-// requests not sent yet (the source request they wait on, when there is one), or a requested object whose controller has not handled the run's
-// request, or one sent after it (flux.ReconcileRequest.Handled); nil when nothing.
+// requests not sent yet (the source request they wait on, when there is one), or a requested
+// object whose controller has not handled the run's request, or one sent after it
+// (flux.ReconcileRequest.Handled); nil when nothing. Before says whether a failure read now is
+// the state before the request (assess.ReconcileWait): only without a revision, and not once
+// every reconcile is handled and a forced Helm release alone is left.
 func (s *clusterState) unhandled(t *trigger) *assess.ReconcileWait {
 	finished, roots := t.state()
+	before := s.req.Revision.IsZero() // (with a revision, the revision gate tells the states apart)
 	if !finished {
-		if w := t.sourceWait(); w != nil {
-			return w
+		w := t.sourceWait()
+		if w == nil {
+			w = &assess.ReconcileWait{Sending: true}
 		}
-		return &assess.ReconcileWait{Sending: true}
+		w.Before = before
+		return w
 	}
+	var wait *assess.ReconcileWait
 	ids := slices.Sorted(maps.Keys(roots))
 	for _, id := range ids {
 		r := roots[id]
@@ -584,9 +591,17 @@ func (s *clusterState) unhandled(t *trigger) *assess.ReconcileWait {
 		if !ok {
 			continue
 		}
-		if ok, field := r.Handled(obj); !ok {
-			return &assess.ReconcileWait{ID: id, Token: r.Token, Field: field}
+		ok, field := r.Handled(obj)
+		if ok {
+			continue
+		}
+		if wait == nil {
+			wait = &assess.ReconcileWait{ID: id, Token: r.Token, Field: field}
+		}
+		// (Handled names the reconcile's own field first: only the force is left otherwise.)
+		if field != flux.ForceHandledField {
+			wait.Before = before
 		}
 	}
-	return nil
+	return wait
 }

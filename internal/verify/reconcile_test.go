@@ -47,6 +47,9 @@ func TestUnhandled(t *testing.T) {
 		req      flux.ReconcileRequest
 		finished bool
 		want     string // a part of the message, "" for none
+		// after is set when what the run reads is no longer the state before its request:
+		// a failure then is the verdict (assess.ReconcileWait.Before).
+		after bool
 	}{
 		{name: "requests not sent yet", obj: root("10", ours, before, "", ""), req: sent(before, "", false),
 			want: "sending the reconcile requests"},
@@ -70,7 +73,7 @@ func TestUnhandled(t *testing.T) {
 			want: "waiting for Flux"},
 		{name: "a token that is not a time, handled", obj: root("11", "by-hand", "by-hand", "", ""), req: flux.ReconcileRequest{Token: "by-hand", ResourceVersion: "10"}, finished: true},
 		{name: "forced: the reconcile handled, not the force", obj: root("11", ours, ours, ours, future), req: sent(before, future, true), finished: true,
-			want: "(status.lastHandledForceAt)"},
+			want: "(status.lastHandledForceAt)", after: true},
 		{name: "forced: both handled", obj: root("11", ours, ours, ours, ours), req: sent(before, future, true), finished: true},
 		{name: "not forced: the force is not waited for", obj: root("11", ours, ours, "", future), req: sent(before, future, false), finished: true},
 	}
@@ -88,12 +91,25 @@ func TestUnhandled(t *testing.T) {
 				trig.finish()
 			}
 			got := ""
-			if wait := s.unhandled(trig); wait != nil {
+			wait := s.unhandled(trig)
+			if wait != nil {
 				// (Worded as the verdict words it.)
 				got = assess.Conclude(&assess.Assessment{}, assess.Facts{Reconcile: wait}).Pending.Message
+				if wait.Before != !tt.after {
+					t.Errorf("Before = %t: a failure read now is the state before the request: %t", wait.Before, !tt.after)
+				}
 			}
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("unhandled = %q, want %q", got, tt.want)
+			}
+			// With a revision, the revision gate tells the states apart: nothing is held.
+			rev, err := flux.ParseRevision(revB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.req.Revision, s.req.Reconcile = rev, ReconcileForce
+			if wait := s.unhandled(trig); wait != nil && wait.Before {
+				t.Errorf("with a revision, unhandled = %+v: a failure is held", wait)
 			}
 		})
 	}
