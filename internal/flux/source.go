@@ -315,8 +315,9 @@ func MovedOn(want Revision, now Source, attempting []string) bool {
 // first, to that other one (Flux fetches the newest; a source first seen on another revision
 // may be older or newer than the expected one, and only a move tells, as for Superseded).
 // A HelmChart built again from a newer revision of its own source moved past an expected
-// commit or digest too; not past a version (a later commit may set it), nor when its source
-// is a HelmRepository, whose index revision moves whenever any chart is published.
+// commit or digest too, and past an expected tag when it was built from another tag; not past
+// a version on the same branch (a later commit may set it), nor when its source is a
+// HelmRepository, whose index revision moves whenever any chart is published.
 func MovedPast(want Revision, first, now Source, applied bool) bool {
 	if want.IsZero() || now.Revision == "" || want.Matches(now.Revisions()...) {
 		return false
@@ -327,7 +328,8 @@ func MovedPast(want Revision, first, now Source, applied bool) bool {
 	if first.Revision == "" {
 		return false
 	}
-	rebuilt := first.BuiltFrom != now.BuiltFrom && want.NamesArtifact() && now.Upstream.Kind != "HelmRepository"
+	rebuilt := first.BuiltFrom != now.BuiltFrom && now.Upstream.Kind != "HelmRepository" &&
+		(want.NamesArtifact() || splitRevision(first.BuiltFrom).ref != splitRevision(now.BuiltFrom).ref)
 	return !sameRecorded(first.Revision, now.Revision) || rebuilt
 }
 

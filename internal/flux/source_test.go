@@ -284,6 +284,9 @@ func TestMovedPast(t *testing.T) {
 	chart := func(version, sha string) Source {
 		return Source{Revision: version, BuiltFrom: "main@sha1:" + sha, Done: true}
 	}
+	tagChart := func(version, tag, sha string) Source {
+		return Source{Revision: version, BuiltFrom: tag + "@sha1:" + sha, Upstream: SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "repo"}, Done: true}
+	}
 	repoChart := func(version, index string) Source {
 		return Source{Revision: version, BuiltFrom: index, Upstream: SourceRef{Kind: "HelmRepository", Namespace: "flux-system", Name: "charts"}, Done: true}
 	}
@@ -307,6 +310,8 @@ func TestMovedPast(t *testing.T) {
 		{"a chart of a HelmRepository whose index moved", "1.1.0", repoChart("1.0.0", "sha256:"+shaA), repoChart("1.0.0", "sha256:"+shaC), false, false},
 		{"a chart of a HelmRepository moved to another version", "1.1.0", repoChart("1.0.0", "sha256:"+shaA), repoChart("1.2.0", "sha256:"+shaC), false, true},
 		{"a chart built again, a version expected", "1.1.0", chart("1.0.0", shaA), chart("1.0.0", shaC), false, false},
+		{"a chart built again from a later tag, a tag expected", "v1.2.0", tagChart("1.0.0", "v1.1.0", shaA), tagChart("1.0.0", "v1.3.0", shaC), false, true},
+		{"a chart built from the expected tag", "v1.2.0", tagChart("1.0.0", "v1.1.0", shaA), tagChart("1.0.0", "v1.2.0", shaB), false, false},
 		{"nothing expected", "", git(shaA), git(shaC), true, false},
 	}
 	for _, tt := range tests {
