@@ -231,17 +231,9 @@ func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots r
 			t.note("reconciliation not requested: %s is suspended", ref.ID())
 			continue
 		}
-		p := reconcilePlan{ref: ref}
+		p := reconcilePlan{ref: ref, height: map[string]int{}}
 		if src := flux.SourceOf(ref.Kind, obj); src.Name != "" {
-			switch src.Kind {
-			case "HelmChart":
-				if up, ok := s.chartUpstream(ctx, src); ok {
-					p.sources = append(p.sources, up)
-				}
-			case flux.KindExternalArtifact:
-				p.sources = append(p.sources, s.generatorSources(ctx, src)...)
-			}
-			p.sources = append(p.sources, src)
+			p.sources = s.withUpstream(ctx, src, p.height, 0)
 		}
 		plans = append(plans, p)
 	}
@@ -300,10 +292,44 @@ func (s *clusterState) request(ctx context.Context, t *trigger, slots requestSlo
 	return nil
 }
 
-// reconcilePlan is a requested object and its sources, upstream first.
+// reconcilePlan is a requested object and its sources, upstream first (its direct source
+// last), with the height of each by ID: 0 for a source that builds from no other the run asks,
+// else one more than the highest of those it builds from.
 type reconcilePlan struct {
 	ref     flux.Ref
 	sources []flux.SourceRef
+	height  map[string]int
+}
+
+// maxSourceDepth is how many levels of sources withUpstream follows above an object's own
+// source: a HelmChart's source, an ArtifactGenerator's sources, theirs in turn.
+const maxSourceDepth = 4
+
+// withUpstream is src preceded by the sources it builds from, each of those preceded by its
+// own, upstream first: a HelmChart's own source (chartUpstream), the sources of the
+// ArtifactGenerator that writes an ExternalArtifact (generatorSources), to maxSourceDepth
+// levels above the object's own source (a loop of generators ends there). It records the
+// height of each in height.
+func (s *clusterState) withUpstream(ctx context.Context, src flux.SourceRef, height map[string]int, depth int) []flux.SourceRef {
+	var up []flux.SourceRef
+	if depth < maxSourceDepth {
+		switch src.Kind {
+		case "HelmChart":
+			if u, ok := s.chartUpstream(ctx, src); ok {
+				up = []flux.SourceRef{u}
+			}
+		case flux.KindExternalArtifact:
+			up = s.generatorSources(ctx, src)
+		}
+	}
+	var out []flux.SourceRef
+	h := 0
+	for _, u := range up {
+		out = append(out, s.withUpstream(ctx, u, height, depth+1)...)
+		h = max(h, height[u.ID()]+1)
+	}
+	height[src.ID()] = max(height[src.ID()], h)
+	return append(out, src)
 }
 
 // plans2sources lists every source of the plans, upstream ones first, once each.
@@ -423,8 +449,7 @@ func reRequestPause() time.Duration {
 
 // generatorSources are the sources the ArtifactGenerator that writes an ExternalArtifact
 // builds from (spec.sources): asked before the generator, which builds from their artifacts
-// as they stand. None when another producer writes it, or it cannot be read. One level: the
-// sources of a source in that list (a HelmChart's, another generator's) are not asked.
+// as they stand. None when another producer writes it, or it cannot be read.
 func (s *clusterState) generatorSources(ctx context.Context, artifact flux.SourceRef) []flux.SourceRef {
 	gvr, _ := artifact.GroupVersionResource()
 	obj, err := s.getFlux(ctx, gvr, artifact.Namespace, artifact.Name)

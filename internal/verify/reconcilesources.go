@@ -70,24 +70,25 @@ func (s *clusterState) requestSourcesInTurn(ctx context.Context, t *trigger, slo
 	}
 }
 
-// sourceSteps are the sources of the plans, once each, in the order they must be asked: those
-// another source builds from (a HelmChart's own source), then the others.
+// sourceSteps are the sources of the plans, once each, in the order they must be asked: by
+// height (reconcilePlan), those that build from no other first, then each source once every
+// source it builds from was asked before it (a HelmChart's own source before it; the sources
+// of an ArtifactGenerator before its ExternalArtifact, theirs before them).
 func sourceSteps(plans []reconcilePlan) [][]flux.SourceRef {
-	upstream := map[string]bool{}
+	height := map[string]int{}
+	top := 0
 	for _, p := range plans {
-		for _, src := range p.sources[:max(len(p.sources)-1, 0)] {
-			upstream[src.ID()] = true
+		for id, h := range p.height {
+			height[id] = max(height[id], h)
+			top = max(top, h)
 		}
 	}
-	var first, then []flux.SourceRef
+	steps := make([][]flux.SourceRef, top+1)
 	for _, src := range plans2sources(plans) {
-		if upstream[src.ID()] {
-			first = append(first, src)
-		} else {
-			then = append(then, src)
-		}
+		h := height[src.ID()]
+		steps[h] = append(steps[h], src)
 	}
-	return [][]flux.SourceRef{first, then}
+	return steps
 }
 
 // awaitHandled waits until Flux has handled each request (flux.ReconcileRequest.Handled), or

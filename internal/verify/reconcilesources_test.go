@@ -117,6 +117,11 @@ spec:
 kind: ExternalArtifact
 metadata: {name: app, namespace: flux-system, resourceVersion: "10"}
 spec: {sourceRef: {apiVersion: source.extensions.fluxcd.io/v1beta1, kind: ArtifactGenerator, name: gen}}`
+	const genOfChart = `apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata: {name: gen, namespace: flux-system, resourceVersion: "9"}
+spec:
+  sources: [{alias: web, kind: HelmChart, name: web}]`
 	const ksOfArtifact = `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata: {name: app, namespace: flux-system, resourceVersion: "7"}
@@ -150,6 +155,10 @@ spec: {sourceRef: {kind: ExternalArtifact, name: app}}`
 		{name: "a generator's sources, then the generator", objs: []string{git, gen, artifact, ksOfArtifact}, root: flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"},
 			serves: []schema.GroupVersionResource{gitGVR, flux.ArtifactGeneratorGVR}, ready: "True",
 			want: []string{"request gitrepositories/app", "handled gitrepositories/app", "request artifactgenerators/gen", "handled artifactgenerators/gen", "request kustomizations/app"}},
+		{name: "a generator's HelmChart, after the chart's own source", objs: []string{git, chart, genOfChart, artifact, ksOfArtifact}, root: flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"},
+			serves: []schema.GroupVersionResource{gitGVR, chartGVR, flux.ArtifactGeneratorGVR}, ready: "True",
+			want: []string{"request gitrepositories/app", "handled gitrepositories/app", "request helmcharts/web", "handled helmcharts/web",
+				"request artifactgenerators/gen", "handled artifactgenerators/gen", "request kustomizations/app"}},
 		{name: "a generator never asked before is waited on", objs: []string{git, gen, artifact, ksOfArtifact}, root: flux.Ref{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"},
 			serves: []schema.GroupVersionResource{gitGVR}, ready: "True",
 			want:  []string{"request gitrepositories/app", "handled gitrepositories/app", "request artifactgenerators/gen"},
