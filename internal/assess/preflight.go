@@ -70,6 +70,20 @@ func ControllersFor(id string, kind flux.Kind, obj PreflightObject) []Controller
 	return needs
 }
 
+// sourceWatcher is the controller of ArtifactGenerators (Flux 2.7).
+const sourceWatcher = "source-watcher"
+
+// RequestControllers lists the controller a reconcile request the run waits on needs that the
+// tree's objects do not name (ControllersFor): an ArtifactGenerator's, source-watcher, asked
+// for an ExternalArtifact the tree applies from. Down, it would never handle the request, and
+// the run would wait for it to its timeout. None for any other wait.
+func RequestControllers(w *ReconcileWait) []ControllerNeed {
+	if w == nil || !strings.HasPrefix(w.ID, flux.KindArtifactGenerator+"/") {
+		return nil
+	}
+	return []ControllerNeed{{Controller: sourceWatcher, For: w.ID}}
+}
+
 // PreflightObject is what was read of a Flux object of the tree for the preflight; the zero
 // value for one not read (not there yet): whoever creates it, its kind's controller must
 // reconcile it then (its shard, if it has one, is not known yet).
@@ -158,7 +172,7 @@ const unavailableRecheck = 15 * time.Second
 // knownControllers are the Deployments of a Flux installation the preflight judges when
 // the tree does not need them (a warning).
 var knownControllers = []string{sourceController, kustomizeController, helmController, "notification-controller",
-	"image-reflector-controller", "image-automation-controller", "source-watcher"}
+	"image-reflector-controller", "image-automation-controller", sourceWatcher}
 
 // preflightRunes bounds each of the preflight's texts: they quote a Deployment's condition
 // message or a FluxReport's status, untrusted text of any length.

@@ -309,3 +309,29 @@ func TestControllersNeeded(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestControllers: a reconcile request the run waits on needs its controller running;
+// the tree names every controller but an ArtifactGenerator's (source-watcher), which the run
+// asks for an ExternalArtifact the tree applies from: down, it would never handle the request.
+func TestRequestControllers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		wait *ReconcileWait
+		want []ControllerNeed
+	}{
+		{name: "no wait"},
+		{name: "requests being sent", wait: &ReconcileWait{Sending: true}},
+		{name: "a GitRepository's request: the tree names source-controller", wait: &ReconcileWait{ID: "GitRepository/flux-system/app"}},
+		{name: "an ArtifactGenerator's request", wait: &ReconcileWait{ID: "ArtifactGenerator/flux-system/gen"},
+			want: []ControllerNeed{{Controller: "source-watcher", For: "ArtifactGenerator/flux-system/gen"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, RequestControllers(tt.wait)); diff != "" {
+				t.Errorf("RequestControllers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -83,6 +83,9 @@ type clusterRun struct {
 	// at preflightAt.
 	preflightDone bool
 	preflightAt   time.Time
+	// preflightWait is the object whose reconcile request the last preflight also checked the
+	// controller of (assess.RequestControllers).
+	preflightWait string
 }
 
 // finish is the cluster's result with verdict v, reported as its final progress.
@@ -231,6 +234,10 @@ func (r *clusterRun) pass(ctx context.Context, now time.Time) (*assess.Assessmen
 		facts.Reconcile = r.state.unhandled(r.trig)
 	}
 	c := assess.Conclude(e, facts)
+	if w := facts.Reconcile; w != nil && w.ID != r.preflightWait && len(assess.RequestControllers(w)) > 0 {
+		// A request waited on whose controller the tree does not show: looked at too.
+		r.preflightWait, r.preflightDone = w.ID, false
+	}
 	if !r.req.Snapshot && !r.preflightDone && !c.Done && c.Pending != nil && !e.Syncing && !now.Before(r.preflightAt) {
 		c = r.preflight(ctx, e, &facts, c)
 	}
@@ -240,7 +247,7 @@ func (r *clusterRun) pass(ctx context.Context, now time.Time) (*assess.Assessmen
 // preflight runs before the cluster waits: a Flux controller the tree needs that is down is
 // named now, not waited out. It returns the conclusion, c or the preflight's verdict.
 func (r *clusterRun) preflight(ctx context.Context, e *assess.Assessment, facts *assess.Facts, c assess.Conclusion) assess.Conclusion {
-	pf := r.state.preflight(ctx, e, c.AwaitsReconcile)
+	pf := r.state.preflight(ctx, e, c.AwaitsReconcile, facts.Reconcile)
 	r.out.Preflight = preflightResult(pf)
 	r.preflightAt, r.preflightDone = pf.RetryAt, pf.RetryAt.IsZero()
 	if pf.Fatal != nil {

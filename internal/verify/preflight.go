@@ -36,8 +36,10 @@ const preflightTimeout = 5 * time.Second
 // FluxReport, if the Flux Operator is installed, for the namespace Flux runs in and its
 // components; then the Deployments of that namespace. A read that fails (403, 404, a Flux run
 // outside the cluster) is a note, never the verdict. awaitingRequest is set while the cluster
-// waits for Flux to handle the run's own reconcile requests (assess.Conclusion.AwaitsReconcile).
-func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment, awaitingRequest bool) assess.PreflightResult {
+// waits for Flux to handle the run's own reconcile requests (assess.Conclusion.AwaitsReconcile);
+// wait is what those requests wait for, whose controller is needed too
+// (assess.RequestControllers).
+func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment, awaitingRequest bool, wait *assess.ReconcileWait) assess.PreflightResult {
 	in := assess.PreflightInput{Namespace: defaultFluxNamespace}
 	rctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
@@ -66,7 +68,8 @@ func (s *clusterState) preflight(ctx context.Context, e *assess.Assessment, awai
 			}
 		}
 	}
-	return assess.Preflight(s.controllersNeeded(e, awaitingRequest), in, s.mem, s.req.Clock())
+	needs := append(s.controllersNeeded(e, awaitingRequest), assess.RequestControllers(wait)...)
+	return assess.Preflight(needs, in, s.mem, s.req.Clock())
 }
 
 // controllersNeeded lists the controllers the Flux objects the assessment walked still need
