@@ -17,8 +17,8 @@ import (
 // once the TTL controller has deleted the finished Job (ttlSecondsAfterFinished after it
 // completed or failed), the retry creates the new one. So a finished Job with a TTL waits
 // until its deletion and the retry after it (and a tenth of it and 30 s, as graceRetried
-// allows), and fails then if the failure stands; a Job already gone waits for the retry as any
-// retried failure does (graceRetried). A Job that still runs and has a TTL waits too
+// allows), and fails then if the failure stands; a Job already gone, or being deleted, waits
+// for the retry as any retried failure does (graceRetried). A Job that still runs and has a TTL waits too
 // (awaitRunningJob). A Job without a TTL is never deleted by itself: the failure stands at
 // once, and so does one whose deletion is more than jobTTLWaitLimit away, saying when. The
 // Jobs' list is judged (consistency), read no earlier than the Kustomization's status.
@@ -48,6 +48,12 @@ func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
 		return
 	}
 	job, _ := cached.(*batchv1.Job)
+	if job != nil && job.DeletionTimestamp != nil {
+		// Being deleted (by hand, or by its TTL just now): gone once its pods are, and the
+		// next retry creates the new one, as for a Job already gone.
+		g.Retried = true
+		return
+	}
 	if job == nil || job.Spec.TTLSecondsAfterFinished == nil {
 		return // nothing deletes it: the failure stands
 	}
