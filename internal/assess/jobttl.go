@@ -91,16 +91,21 @@ func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
 // one. No recheck is asked for: the Jobs' list is a watch, and the Job's finishing changes it
 // and so wakes the next pass, which times the deletion and the retry as for any finished Job.
 // A suspended Job does not run to its end (the refused apply cannot resume it): the failure
-// stands. Nor does a TTL longer than jobTTLWaitLimit let the way clear in time even were the
+// stands; unless Kueue holds it for admission (kueueQueueLabel), which resumes it then: it
+// waits as a running Job does. Nor does a TTL longer than jobTTLWaitLimit let the way clear in time even were the
 // Job to finish now: it fails now, saying when at the earliest, as a finished Job does. A
 // deadline (spec.activeDeadlineSeconds from status.startTime) is named, never a reason to
 // fail: a Job ends before it, often long before. Without one, the run's timeout ends the wait.
 func awaitRunningJob(g *flux.Gate, ns, name string, job *batchv1.Job, now time.Time) {
+	running := fmt.Sprintf("Job/%s/%s is still running", ns, name)
 	if job.Spec.Suspend != nil && *job.Spec.Suspend {
-		return
+		queue := job.Labels[kueueQueueLabel]
+		if queue == "" {
+			return
+		}
+		running = fmt.Sprintf("Job/%s/%s waits for Kueue to admit it (queue %s), which resumes it", ns, name, queue)
 	}
 	ttl := time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second
-	running := fmt.Sprintf("Job/%s/%s is still running", ns, name)
 	if job.Spec.ActiveDeadlineSeconds != nil && job.Status.StartTime != nil {
 		deadline := job.Status.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second)
 		running += fmt.Sprintf(" (until %s at the latest: its activeDeadlineSeconds)", stamp(deadline))
@@ -119,6 +124,10 @@ func awaitRunningJob(g *flux.Gate, ns, name string, job *batchv1.Job, now time.T
 		"%s; once it finishes, its ttlSecondsAfterFinished (%d s) deletes it and kustomize-controller's retry after that (%s) creates the new one (a Job's template cannot change): %s",
 		running, *job.Spec.TTLSecondsAfterFinished, retry, g.Message))
 }
+
+// kueueQueueLabel names the Kueue queue of a Job Kueue manages: Kueue creates it suspended
+// and resumes it once it admits it to the queue.
+const kueueQueueLabel = "kueue.x-k8s.io/queue-name"
 
 // stamp is t as the messages give a moment.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
