@@ -122,6 +122,41 @@ func TestExternalArtifactOfItsGenerator(t *testing.T) {
 	})
 }
 
+// TestChainedGenerators: an ArtifactGenerator built from another one's ExternalArtifact is
+// current only when that one is current to its own sources: the outer generator built from
+// the inner artifact as it stands, and the inner one has not built from commit B yet.
+func TestChainedGenerators(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	root := ks("app", "GitRepository", "app", "", revB, "flux-system_outer_kustomize.toolkit.fluxcd.io_Kustomization")
+	outer := func(innerRev string) string {
+		return `apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata: {name: outer, namespace: flux-system, generation: 3}
+spec:
+  sources: [{alias: up, kind: ExternalArtifact, name: gen}]
+  artifacts: [{name: outer, copy: [{from: "@up/**", to: "@artifact/"}]}]
+status:
+  observedSourcesDigest: "` + flux.ObservedSourcesDigest(map[string]flux.ObservedSource{"up": {Revision: innerRev}}) + `"
+  conditions:
+  - ` + generatorReady
+	}
+	chain := func(innerRev, innerGenerator string) []string {
+		return []string{root, gitRepoStored(revB), ks("outer", "ExternalArtifact", "outer", "", "latest@sha256:"+dig1), externalArtifact("outer", "flux-system", "latest@sha256:"+dig1),
+			outer(innerRev), externalArtifact("gen", "flux-system", innerRev), innerGenerator}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "the inner generator's last build of A, its source on B: the outer waits", looks: []fixtureLook{{
+			docs: chain(revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA), generatorReady)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "SourceNotReady"},
+				Says: []string{"ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer: waiting for ArtifactGenerator/flux-system/gen", "to build from its sources' current artifacts"}}}}},
+		{name: "both built from what their sources hold now", looks: []fixtureLook{{
+			docs: chain(revB, artifactGenerator("gen", "flux-system", digestOf(revB), generatorReady)),
+			want: expected{Outcome: current}}}},
+	})
+}
+
 // TestExternalArtifactAfterItsGenerator: the generator writes the ExternalArtifact before it
 // records the build in its own status, so a Current rests on an ExternalArtifact read no
 // earlier than the generator: one read before may hold the artifact of the build before.
