@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/classify"
@@ -159,7 +160,9 @@ type ReleaseNeed struct {
 }
 
 // StoredConfig is what one read of a ConfigMap's or Secret's data found: their
-// FlaggerChecksum, never the data; or why they could not be read (Unreadable, for a person).
+// FlaggerChecksum, never the data; for a HelmRelease's need, the digest of the values
+// composed from them (ConfigNeed.Release), never the values; or why they could not be read or
+// composed (Unreadable, for a person, naming no value).
 type StoredConfig struct {
 	Checksum   string
 	Unreadable string
@@ -168,12 +171,19 @@ type StoredConfig struct {
 }
 
 // ConfigNeed names a ConfigMap or Secret whose data's checksum the decision needs, as of the
-// resourceVersion its (metadata-only) list holds.
+// resourceVersion its (metadata-only) list holds; or, with Release set, a HelmRelease whose
+// values the decision needs composed from the data of its valuesFrom as they are now, as
+// helm-controller composes them, and digested as it records them
+// (flux.AttemptedConfigDigest), as of the resourceVersions those objects' lists hold.
 type ConfigNeed struct {
 	// Key is what View.Config finds the answer under.
 	Key             string
 	GVR             schema.GroupVersionResource
 	Namespace, Name string
+	// Release is the HelmRelease (GVR helmreleases, Namespace and Name its own) as the
+	// decision judged it: its spec.values and spec.valuesFrom are composed. Nil for a
+	// ConfigMap or Secret.
+	Release *unstructured.Unstructured
 }
 
 // Needs is what an assessment could not judge for want of a read.

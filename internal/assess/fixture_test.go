@@ -125,6 +125,9 @@ type fixtureView struct {
 	unreadableConfigs string
 	// reads are the resources read in order (newFixtureView's order), with their place.
 	reads map[string]fixtureRead
+	// composed is what the fetching side found composing each HelmRelease's values (by
+	// namespace/name, a document's composedValues): the digest, or why it could not.
+	composed map[string]StoredConfig
 }
 
 // fixtureRead is where a resource's lists stand among the reads: sent and done, and their
@@ -162,6 +165,7 @@ func newFixtureView(t *testing.T, docs string, order ...string) *fixtureView {
 			t.Fatalf("fixture kind %s unknown", u.GroupVersionKind())
 		}
 		facts := documentFacts(t, u)
+		v.takeComposed(u)
 		lists := []*fixtureList{v.list(ListKey{GVR: gvr, Namespace: u.GetNamespace()})}
 		if u.GetNamespace() != "" {
 			// (The list of every namespace holds it too.)
@@ -211,6 +215,23 @@ func documentFacts(t *testing.T, u *unstructured.Unstructured) ObjectFacts {
 		f.TemplateWritten = written
 	}
 	return f
+}
+
+// takeComposed takes a document's top-level composedValues field out of u: what the fetching
+// side found composing a HelmRelease's values ({digest: ...} or {unreadable: ...}); a
+// HelmRelease without it is being composed.
+func (v *fixtureView) takeComposed(u *unstructured.Unstructured) {
+	raw, ok := u.Object["composedValues"].(map[string]any)
+	if !ok {
+		return
+	}
+	delete(u.Object, "composedValues")
+	if v.composed == nil {
+		v.composed = map[string]StoredConfig{}
+	}
+	d, _ := raw["digest"].(string)
+	unreadable, _ := raw["unreadable"].(string)
+	v.composed[u.GetNamespace()+"/"+u.GetName()] = StoredConfig{Checksum: d, Unreadable: unreadable}
 }
 
 // typed converts the classifier's kinds as the view holds them.
@@ -315,7 +336,8 @@ func (v *fixtureView) Release(string) (StoredRelease, bool) { return StoredRelea
 // Config reads the data of the ConfigMap or Secret a ConfigNeed's key names
 // ("resource/namespace/name@resourceVersion") from the fixture's documents, as the fetching
 // side reads them; unreadableConfigs makes every such read fail as one the credentials may
-// not make.
+// not make. A HelmRelease's ("helmreleases/namespace/name@...") is its document's
+// composedValues.
 func (v *fixtureView) Config(key string) (StoredConfig, bool) {
 	if v.unreadableConfigs != "" {
 		return StoredConfig{Unreadable: v.unreadableConfigs}, true
@@ -323,6 +345,10 @@ func (v *fixtureView) Config(key string) (StoredConfig, bool) {
 	resource, rest, _ := strings.Cut(key, "/")
 	ns, rest, _ := strings.Cut(rest, "/")
 	name, _, _ := strings.Cut(rest, "@")
+	if resource == "helmreleases" {
+		stored, ok := v.composed[ns+"/"+name]
+		return stored, ok
+	}
 	l, ok := v.lists[ListKey{GVR: schema.GroupVersionResource{Version: "v1", Resource: resource}, Namespace: ns}]
 	if !ok {
 		return StoredConfig{}, false

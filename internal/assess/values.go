@@ -1,6 +1,7 @@
 package assess
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -72,12 +73,70 @@ func (a *assessor) settleValues(e *Assessment, gate *flux.Gate, obj *unstructure
 	}
 	hr := a.list(ListKey{GVR: flux.KindHelmRelease.GroupVersionResource(), Namespace: obj.GetNamespace()})
 	ev := flux.ValuesEvidence{ReconcileStarted: hr.Noted(obj.GetNamespace(), obj.GetName()), WatchingSince: hr.WaitingSince(), Now: now}
-	if msg, stale, recheck := flux.StaleValues(obj, changed, ev); stale {
+	if msg, stale, recheck := flux.StaleValues(obj, changed, ev); stale && !a.valuesUnchanged(e, obj, refs) {
 		override(gate, result.VerdictInProgress, "", "ValuesNotApplied", msg)
 		gate.Applied = false
 		e.recheckAt(recheck)
 	}
 	return note
+}
+
+// valuesUnchanged reports whether the values helm-controller would compose now for the
+// HelmRelease obj, from the data of its valuesFrom (refs) as they are, are those it composed
+// last: their digest is its status.lastAttemptedConfigDigest (flux.AttemptedConfigDigest).
+// Then a change of those objects since (a new label alone: kustomize-controller's one
+// server-side apply entry owns the labels and the data, and its time moves with either)
+// changed nothing helm-controller would apply, and the release is not held for it. The
+// fetching side composes and digests them (a ConfigNeed with Release set), from reads made
+// after the assessment that asked, so after the HelmRelease's status it judged; the need is
+// keyed by the release's generation and the resourceVersions its objects' lists hold, so a
+// later change asks again. false while they are composed, when they cannot be read or
+// composed, without a digest to compare with, and while helm-controller reconciles (the
+// digest is set before its Helm action ends): the release is held as before.
+func (a *assessor) valuesUnchanged(e *Assessment, obj *unstructured.Unstructured, refs []flux.ValuesRef) bool {
+	recorded, ok := flux.AttemptedConfigDigest(obj)
+	if _, reconciling := flux.ReconcileStarted(obj); !ok || reconciling {
+		return false
+	}
+	key, ok := a.valuesKey(obj, refs)
+	if !ok {
+		return false
+	}
+	stored, cached := a.view.Config(key)
+	if !cached || (!stored.RetryAt.IsZero() && !a.now.Before(stored.RetryAt)) {
+		e.need(ConfigNeed{Key: key, GVR: flux.KindHelmRelease.GroupVersionResource(), Namespace: obj.GetNamespace(), Name: obj.GetName(), Release: obj})
+	}
+	if !cached {
+		return false
+	}
+	e.recheckAt(stored.RetryAt)
+	return stored.Unreadable == "" && stored.Checksum == recorded
+}
+
+// valuesKey is the key of the composition of obj's values (valuesUnchanged): the release, its
+// generation, and each of refs at the resourceVersion its list holds ("" when it holds none:
+// an optional one may be missing). false while a list is not read, or failed.
+func (a *assessor) valuesKey(obj *unstructured.Unstructured, refs []flux.ValuesRef) (string, bool) {
+	var key strings.Builder
+	fmt.Fprintf(&key, "helmreleases/%s/%s@%d", obj.GetNamespace(), obj.GetName(), obj.GetGeneration())
+	for _, r := range refs {
+		gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+		if r.Kind == "Secret" {
+			gvr.Resource = "secrets"
+		}
+		w := a.list(ListKey{GVR: gvr, Namespace: obj.GetNamespace()})
+		if !w.Synced() || w.Err() != nil {
+			return "", false
+		}
+		rv := ""
+		if cached, ok := w.Object(obj.GetNamespace(), r.Name); ok {
+			if acc, err := meta.Accessor(cached); err == nil {
+				rv = acc.GetResourceVersion()
+			}
+		}
+		fmt.Fprintf(&key, ";%s@%s", r, rv)
+	}
+	return key.String(), true
 }
 
 // valuesChange reads r, a ConfigMap or Secret the HelmRelease obj takes values from, that the

@@ -202,6 +202,17 @@ func StaleValues(obj *unstructured.Unstructured, changed map[ValuesRef]ValuesCha
 		strings.Join(newer, ", "), latest.UTC().Format(time.RFC3339), since, WatchLabel, WatchLabelEnabled), true, recheck
 }
 
+// AttemptedConfigDigest is a HelmRelease's status.lastAttemptedConfigDigest: the digest of
+// the values helm-controller composed at its last reconcile that went as far as loading the
+// chart (v1.6.4 reconcileRelease: chartutil.DigestValues(digest.Canonical, values), SHA-256,
+// set before its Helm action). Older controllers recorded a SHA-1 in
+// lastAttemptedValuesChecksum instead, which v1.6.4 clears when it sets the digest: false
+// when the status has no digest.
+func AttemptedConfigDigest(obj *unstructured.Unstructured) (string, bool) {
+	d, _, _ := unstructured.NestedString(obj.Object, "status", "lastAttemptedConfigDigest")
+	return d, d != ""
+}
+
 // reconcileInterval is a HelmRelease's spec.interval.
 func reconcileInterval(obj *unstructured.Unstructured) (time.Duration, bool) {
 	s, _, _ := unstructured.NestedString(obj.Object, "spec", "interval")

@@ -53,11 +53,15 @@ func (s *clusterState) fetchConfig(need assess.ConfigNeed, now time.Time) bool {
 }
 
 // readConfig reads the data of a ConfigMap or Secret a Flagger Canary tracks, and keeps only
-// Flagger's checksum of them (assess.FlaggerChecksum): the data are neither kept nor shown.
-// The view's own lists of ConfigMaps and Secrets hold their metadata only.
+// Flagger's checksum of them (assess.FlaggerChecksum): the data are neither kept nor shown;
+// for a HelmRelease (need.Release), the digest of the values composed from its valuesFrom
+// (readValues). The view's own lists of ConfigMaps and Secrets hold their metadata only.
 func (s *clusterState) readConfig(ctx context.Context, need assess.ConfigNeed, now time.Time) assess.StoredConfig {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if need.Release != nil {
+		return s.readValues(ctx, need, now)
+	}
 	var (
 		data any
 		err  error

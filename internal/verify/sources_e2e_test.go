@@ -391,17 +391,21 @@ func TestWithoutWorkloadsNestedFailure(t *testing.T) {
 	t.Logf("flux-build-failed %s after the start, workloads off", time.Since(start).Round(time.Millisecond))
 }
 
+// commitE is a fifth commit.
+const commitE = "e5f60718293a4b5c6d7e8f9012345678a1b2c3d4"
+
 // TestNestedHelmReleaseValuesFromLag: a root Kustomization applies a ConfigMap and a
 // HelmRelease that takes its values from it (valuesFrom, no watch label, a 1h interval). On
 // commit B the root changes the ConfigMap and is Ready, but helm-controller has not composed
 // the new values: the release still runs the old ones, and the run waits, naming the
 // ConfigMap (before, it was Current). Once helm-controller reconciles (a request, as
-// flux reconcile makes), the run is Current on the release with the new values.
+// flux reconcile makes), the run is Current on the release with the new values. A commit
+// that only labels the ConfigMap changes no value: Current at once.
 func TestNestedHelmReleaseValuesFromLag(t *testing.T) {
 	b := bed.Get(t)
 	c := b.Clusters[1]
 	helmLogOnFailure(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	ns := c.Namespace(t)
 	root := ns + "-root"
@@ -412,12 +416,12 @@ func TestNestedHelmReleaseValuesFromLag(t *testing.T) {
 	if _, err := c.PublishChartVersion(ctx, ns, "web", chartDir(t, "web"), "1.0.0"); err != nil {
 		t.Fatal(err)
 	}
-	// values writes the root's manifests: the ConfigMap (watched by helm-controller or not,
-	// with a key the values do not read) and the HelmRelease.
-	values := func(replicas int, watched bool, unread string) string {
+	// values writes the root's manifests: the ConfigMap (with labels: watched by
+	// helm-controller or not; with a key the values do not read) and the HelmRelease.
+	values := func(replicas int, labels map[string]any, unread string) string {
 		md := map[string]any{"name": "web-values"}
-		if watched {
-			md["labels"] = map[string]any{flux.WatchLabel: flux.WatchLabelEnabled}
+		if labels != nil {
+			md["labels"] = labels
 		}
 		cm := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "ConfigMap", "metadata": md,
@@ -425,14 +429,14 @@ func TestNestedHelmReleaseValuesFromLag(t *testing.T) {
 		}}
 		return manifestDir(t, cm, testbed.HelmRelease{Name: "web", Interval: "1h", ValuesFrom: []string{"web-values"}}.Manifest())
 	}
-	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: root, TargetNamespace: ns}, values(1, false, "a"), commitA); err != nil {
+	if _, err := c.DeployApp(ctx, testbed.Kustomization{Name: root, TargetNamespace: ns}, values(1, nil, "a"), commitA); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.WaitHelmReleased(ctx, ns, "web", "1.0.0"); err != nil {
 		t.Fatal(err)
 	}
 	// Commit B changes the values; the root applies it, helm-controller is not told.
-	if _, err := c.PublishGit(ctx, "flux-system", root, values(3, false, "a"), commitB); err != nil {
+	if _, err := c.PublishGit(ctx, "flux-system", root, values(3, nil, "a"), commitB); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", root, "main@sha1:"+commitB); err != nil {
@@ -464,11 +468,31 @@ func TestNestedHelmReleaseValuesFromLag(t *testing.T) {
 	}
 	t.Logf("Current %s after the reconcile request (Helm's upgrade and wait included)", time.Since(requested).Round(time.Millisecond))
 
+	// Commit E only labels the ConfigMap (not for helm-controller to watch): the root's apply
+	// moves the time of its managedFields entry, but the values composed from it are those
+	// helm-controller composed last (its status.lastAttemptedConfigDigest), so the run is
+	// Current at once, not after the 1h interval.
+	req.Revision = mustRevision(t, commitE)
+	published := time.Now()
+	if _, err := c.PublishGit(ctx, "flux-system", root, values(3, map[string]any{"app.example.com/team": "web"}, "a"), commitE); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitFluxApplied(ctx, testbed.KustomizationGVR, "flux-system", root, "main@sha1:"+commitE); err != nil {
+		t.Fatal(err)
+	}
+	req.Timeout = time.Minute
+	if got := verify.Run(ctx, req).Results[0]; got.Verdict != result.VerdictCurrent {
+		t.Fatalf("values relabelled only: verdict %s (%s), want Current", got.Verdict, got.Message)
+	}
+	t.Logf("values relabelled only: Current %s after commit E was published", time.Since(published).Round(time.Millisecond))
+	req.Timeout = 2 * time.Minute
+
 	// Commit C labels the ConfigMap for helm-controller to watch and changes the values:
 	// Current once Helm upgraded, never on the old values.
+	watched := map[string]any{flux.WatchLabel: flux.WatchLabelEnabled}
 	req.Revision = mustRevision(t, commitC)
-	published := time.Now()
-	if _, err := c.PublishGit(ctx, "flux-system", root, values(2, true, "a"), commitC); err != nil {
+	published = time.Now()
+	if _, err := c.PublishGit(ctx, "flux-system", root, values(2, watched, "a"), commitC); err != nil {
 		t.Fatal(err)
 	}
 	if got := verify.Run(ctx, req).Results[0]; got.Verdict != result.VerdictCurrent {
@@ -486,7 +510,7 @@ func TestNestedHelmReleaseValuesFromLag(t *testing.T) {
 	// nothing to upgrade, which leaves no trace. The wait is bounded, not a false red.
 	req.Revision = mustRevision(t, commitD)
 	published = time.Now()
-	if _, err := c.PublishGit(ctx, "flux-system", root, values(2, true, "d"), commitD); err != nil {
+	if _, err := c.PublishGit(ctx, "flux-system", root, values(2, watched, "d"), commitD); err != nil {
 		t.Fatal(err)
 	}
 	if got := verify.Run(ctx, req).Results[0]; got.Verdict != result.VerdictCurrent {
