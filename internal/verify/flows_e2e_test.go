@@ -24,7 +24,7 @@ import (
 	"github.com/org/app-status-action/internal/verify"
 )
 
-// The flows users meet every week (issue 9): a fix pushed over a broken rollout, a revision
+// The flows users meet every week: a fix pushed over a broken rollout, a revision
 // that arrives after the step started, an object the new revision removes, a chart Flux
 // refuses, least-privilege credentials. Each logs the time to its verdict.
 
