@@ -98,6 +98,23 @@ type ReconcileWait struct {
 	// Helm's action, and a failure before that, of a dependency, the chart or the values, is
 	// the state after the request).
 	Before bool
+	// Forced says the same of a failure of Helm's action (an install, upgrade or test that
+	// failed, a rollback), with or without a revision: a forced request makes helm-controller
+	// run the action again, even after its retries ran out, and such a failure is the one the
+	// force was sent for.
+	Forced bool
+}
+
+// heldBefore reports whether the failure f is the state before the run's own request w.
+func (w *ReconcileWait) heldBefore(f *Finding) bool {
+	if w == nil || f == nil {
+		return false
+	}
+	switch f.Code {
+	case result.CodeFluxInstallFailed, result.CodeFluxUpgradeFailed, result.CodeFluxTestFailed, result.CodeFluxRolledBack:
+		return w.Before || w.Forced
+	}
+	return w.Before
 }
 
 // message says what the requests wait for.
@@ -137,15 +154,15 @@ type Conclusion struct {
 // Conclude turns an assessment and the run's facts into the cluster's verdict, or what it
 // waits for. In order: the run's stop, which gives what the cluster waited for (a 429 while
 // the lists loaded, a requested object not found); the assessment's own failure (held while
-// it is the state before the run's own reconcile request, ReconcileWait.Before), or the
-// preflight's; Current, once nothing is pending nor loading; a snapshot's state as it is;
+// it is the state before the run's own reconcile request, ReconcileWait.Before and Forced), or
+// the preflight's; Current, once nothing is pending nor loading; a snapshot's state as it is;
 // otherwise the cluster waits, for what the assessment waits for or, when nothing else, for
 // Flux to handle the run's own reconcile requests.
 func Conclude(e *Assessment, f Facts) Conclusion {
 	c := Conclusion{Pending: e.Pending}
 	fatal := e.Fatal
 	switch {
-	case f.Reconcile != nil && f.Reconcile.Before && fatal != nil:
+	case f.Reconcile.heldBefore(fatal):
 		// What failed is the state before the run's own request, which Flux has not handled
 		// yet: a Kustomization left BuildFailed by the commit before the merge is asked to
 		// apply the merge. It is held as its success is, and named.

@@ -584,9 +584,11 @@ func (s *clusterState) awaitsHandling() bool {
 // unhandled is what the run still waits for when its verdict waits for its own requests: the
 // requests not sent yet (the source request they wait on, when there is one), or a requested
 // object whose controller has not handled the run's request, or one sent after it
-// (flux.ReconcileRequest.Handled); nil when nothing. Before says whether a failure read now is
-// the state before the request (assess.ReconcileWait): only without a revision, and not once
-// every reconcile is handled and a forced Helm release alone is left.
+// (flux.ReconcileRequest.Handled): the first whose reconcile is not handled, else the first
+// whose force alone is left; nil when nothing. Before and Forced say whether a failure read now
+// is the state before the request (assess.ReconcileWait): while a request is not sent, or a
+// requested object's reconcile, not its force alone, is not handled; Before only without a
+// revision, Forced only for a forced Helm release.
 func (s *clusterState) unhandled(t *trigger) *assess.ReconcileWait {
 	finished, roots := t.state()
 	before := s.req.Revision.IsZero() // (with a revision, the revision gate tells the states apart)
@@ -596,37 +598,46 @@ func (s *clusterState) unhandled(t *trigger) *assess.ReconcileWait {
 			w = &assess.ReconcileWait{Sending: true}
 		}
 		w.Before = before
+		w.Forced = s.req.Reconcile == ReconcileForce && slices.ContainsFunc(s.req.Resources, func(r flux.Ref) bool { return r.Kind == flux.KindHelmRelease })
 		return w
 	}
-	var wait *assess.ReconcileWait
-	ids := slices.Sorted(maps.Keys(roots))
-	for _, id := range ids {
+	var first, reconciling *assess.ReconcileWait
+	forced := false
+	for _, id := range slices.Sorted(maps.Keys(roots)) {
 		r := roots[id]
-		var ref flux.Ref
-		for _, req := range s.req.Resources {
-			if req.ID() == id {
-				ref = req
-			}
-		}
-		if ref.Name == "" {
-			continue
-		}
-		cached, _ := s.watches.get(assess.ListKey{GVR: ref.Kind.GroupVersionResource(), Namespace: ref.Namespace}).Object(ref.Namespace, ref.Name)
-		obj, ok := cached.(*unstructured.Unstructured)
-		if !ok {
+		obj := s.requestedObject(id)
+		if obj == nil {
 			continue
 		}
 		ok, field := r.Handled(obj)
 		if ok {
 			continue
 		}
-		if wait == nil {
-			wait = &assess.ReconcileWait{ID: id, Token: r.Token, Field: field}
-		}
+		w := &assess.ReconcileWait{ID: id, Token: r.Token, Field: field}
+		first = cmp.Or(first, w)
 		// (Handled names the reconcile's own field first: only the force is left otherwise.)
 		if field != flux.ForceHandledField {
-			wait.Before = before
+			reconciling = cmp.Or(reconciling, w)
+			forced = forced || r.Forced
 		}
 	}
-	return wait
+	if reconciling == nil {
+		return first
+	}
+	reconciling.Before, reconciling.Forced = before, forced
+	return reconciling
+}
+
+// requestedObject is the requested object of ID id as the watches hold it; nil when they do
+// not, or id is not one of the run's resources.
+func (s *clusterState) requestedObject(id string) *unstructured.Unstructured {
+	for _, ref := range s.req.Resources {
+		if ref.ID() != id {
+			continue
+		}
+		cached, _ := s.watches.get(assess.ListKey{GVR: ref.Kind.GroupVersionResource(), Namespace: ref.Namespace}).Object(ref.Namespace, ref.Name)
+		obj, _ := cached.(*unstructured.Unstructured)
+		return obj
+	}
+	return nil
 }

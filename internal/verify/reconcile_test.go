@@ -50,6 +50,9 @@ func TestUnhandled(t *testing.T) {
 		// after is set when what the run reads is no longer the state before its request:
 		// a failure then is the verdict (assess.ReconcileWait.Before).
 		after bool
+		// forced is set when a failure of Helm's action read now is the state before a
+		// forced request, with or without a revision (assess.ReconcileWait.Forced).
+		forced bool
 	}{
 		{name: "requests not sent yet", obj: root("10", ours, before, "", ""), req: sent(before, "", false),
 			want: "sending the reconcile requests"},
@@ -74,6 +77,8 @@ func TestUnhandled(t *testing.T) {
 		{name: "a token that is not a time, handled", obj: root("11", "by-hand", "by-hand", "", ""), req: flux.ReconcileRequest{Token: "by-hand", ResourceVersion: "10"}, finished: true},
 		{name: "forced: the reconcile handled, not the force", obj: root("11", ours, ours, ours, future), req: sent(before, future, true), finished: true,
 			want: "(status.lastHandledForceAt)", after: true},
+		{name: "forced: neither handled", obj: root("10", ours, before, ours, future), req: sent(before, future, true), finished: true,
+			want: "(status.lastHandledReconcileAt)", forced: true},
 		{name: "forced: both handled", obj: root("11", ours, ours, ours, ours), req: sent(before, future, true), finished: true},
 		{name: "not forced: the force is not waited for", obj: root("11", ours, ours, "", future), req: sent(before, future, false), finished: true},
 	}
@@ -95,8 +100,8 @@ func TestUnhandled(t *testing.T) {
 			if wait != nil {
 				// (Worded as the verdict words it.)
 				got = assess.Conclude(&assess.Assessment{}, assess.Facts{Reconcile: wait}).Pending.Message
-				if wait.Before != !tt.after {
-					t.Errorf("Before = %t: a failure read now is the state before the request: %t", wait.Before, !tt.after)
+				if wait.Before != !tt.after || wait.Forced != tt.forced {
+					t.Errorf("Before, Forced = %t, %t: want %t, %t", wait.Before, wait.Forced, !tt.after, tt.forced)
 				}
 			}
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
@@ -108,8 +113,8 @@ func TestUnhandled(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.req.Revision, s.req.Reconcile = rev, ReconcileForce
-			if wait := s.unhandled(trig); wait != nil && wait.Before {
-				t.Errorf("with a revision, unhandled = %+v: a failure is held", wait)
+			if wait := s.unhandled(trig); wait != nil && (wait.Before || wait.Forced != tt.forced) {
+				t.Errorf("with a revision, unhandled = %+v: want Before false, Forced %t", wait, tt.forced)
 			}
 		})
 	}
