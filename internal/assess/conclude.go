@@ -92,6 +92,8 @@ type Facts struct {
 type ReconcileWait struct {
 	Sending          bool
 	ID, Token, Field string
+	// Shard is the Flux shard of the object ID (ShardLabel), "" for none.
+	Shard string
 	// Before says that what the run reads is the state before its own request, a failure
 	// included: no revision was given, and a request is not sent yet, or its reconcile not
 	// handled (its force aside: helm-controller records a forced request only once it gets to

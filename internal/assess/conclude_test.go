@@ -86,7 +86,7 @@ func TestConclude(t *testing.T) {
 		{name: "a forced release's dependency failure is not what the force reruns",
 			e:     Assessment{Fatal: &Finding{Verdict: result.VerdictFailed, Code: result.CodeFluxDependencyFailed, Message: "infra failed"}},
 			facts: Facts{Reconcile: &ReconcileWait{ID: "HelmRelease/shop/web", Token: "t1", Field: "lastHandledReconcileAt", Forced: true}},
-			want: Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictFailed, Code: result.CodeFluxDependencyFailed, Message: "infra failed"}}},
+			want:  Conclusion{Done: true, Verdict: Finding{Verdict: result.VerdictFailed, Code: result.CodeFluxDependencyFailed, Message: "infra failed"}}},
 		{name: "the preflight's failure while the request is not handled", e: Assessment{Fatal: failed}, facts: Facts{Reconcile: before, Preflight: controllerDown},
 			want: Conclusion{Done: true, Verdict: *controllerDown}},
 		{name: "a failure once the request is handled", e: Assessment{Fatal: failed}, facts: Facts{},

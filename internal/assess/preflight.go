@@ -74,14 +74,19 @@ func ControllersFor(id string, kind flux.Kind, obj PreflightObject) []Controller
 const sourceWatcher = "source-watcher"
 
 // RequestControllers lists the controller a reconcile request the run waits on needs that the
-// tree's objects do not name (ControllersFor): an ArtifactGenerator's, source-watcher, asked
-// for an ExternalArtifact the tree applies from. Down, it would never handle the request, and
-// the run would wait for it to its timeout. None for any other wait.
+// tree's objects do not name (ControllersFor): an ArtifactGenerator's, source-watcher (of its
+// shard: source-watcher-KEY serves the generators labelled KEY), asked for an ExternalArtifact
+// the tree applies from. Down, it would never handle the request, and the run would wait for
+// it to its timeout. None for any other wait.
 func RequestControllers(w *ReconcileWait) []ControllerNeed {
 	if w == nil || !strings.HasPrefix(w.ID, flux.KindArtifactGenerator+"/") {
 		return nil
 	}
-	return []ControllerNeed{{Controller: sourceWatcher, For: w.ID}}
+	name := sourceWatcher
+	if w.Shard != "" {
+		name += "-" + w.Shard
+	}
+	return []ControllerNeed{{Controller: name, For: w.ID}}
 }
 
 // PreflightObject is what was read of a Flux object of the tree for the preflight; the zero

@@ -325,6 +325,8 @@ func TestRequestControllers(t *testing.T) {
 		{name: "a GitRepository's request: the tree names source-controller", wait: &ReconcileWait{ID: "GitRepository/flux-system/app"}},
 		{name: "an ArtifactGenerator's request", wait: &ReconcileWait{ID: "ArtifactGenerator/flux-system/gen"},
 			want: []ControllerNeed{{Controller: "source-watcher", For: "ArtifactGenerator/flux-system/gen"}}},
+		{name: "a sharded ArtifactGenerator's request", wait: &ReconcileWait{ID: "ArtifactGenerator/flux-system/gen", Shard: "shard1"},
+			want: []ControllerNeed{{Controller: "source-watcher-shard1", For: "ArtifactGenerator/flux-system/gen"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

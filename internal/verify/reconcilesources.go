@@ -19,6 +19,8 @@ type sourceRequest struct {
 	id, ns, name  string
 	req           flux.ReconcileRequest
 	writesHandled bool
+	// shard is the object's Flux shard (assess.ShardLabel), "" for none.
+	shard string
 }
 
 // requestSourceObject sends a source (or a producer) the request annotation, and returns the
@@ -29,7 +31,8 @@ func (s *clusterState) requestSourceObject(ctx context.Context, t *trigger, slot
 	if patched == nil {
 		return nil
 	}
-	return &sourceRequest{gvr: gvr, id: id, ns: ns, name: name, req: flux.NewReconcileRequest(patched, tok, false), writesHandled: writesHandled(gvr, patched)}
+	return &sourceRequest{gvr: gvr, id: id, ns: ns, name: name, req: flux.NewReconcileRequest(patched, tok, false), writesHandled: writesHandled(gvr, patched),
+		shard: patched.GetLabels()[assess.ShardLabel]}
 }
 
 // writesHandled reports whether the controller of a source records the requests it handled
@@ -114,7 +117,7 @@ func (s *clusterState) awaitHandled(ctx context.Context, t *trigger, sent []*sou
 			if ok, field := r.req.Handled(obj); !ok {
 				left = append(left, r)
 				if wait == nil {
-					wait = &assess.ReconcileWait{ID: r.id, Token: r.req.Token, Field: field}
+					wait = &assess.ReconcileWait{ID: r.id, Token: r.req.Token, Field: field, Shard: r.shard}
 				}
 			}
 		}
