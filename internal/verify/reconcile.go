@@ -216,6 +216,7 @@ func (t *trigger) report(applied time.Time) *result.Reconcile {
 func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots requestSlots) {
 	defer t.finish()
 	var plans []reconcilePlan
+	graph := &sourceGraph{up: map[string][]flux.SourceRef{}}
 	for _, ref := range s.req.Resources {
 		obj, err := s.getFlux(ctx, ref.Kind.GroupVersionResource(), ref.Namespace, ref.Name)
 		switch {
@@ -231,14 +232,14 @@ func (s *clusterState) requestReconcile(ctx context.Context, t *trigger, slots r
 			t.note("reconciliation not requested: %s is suspended", ref.ID())
 			continue
 		}
-		p := reconcilePlan{ref: ref, height: map[string]int{}}
+		p := reconcilePlan{ref: ref}
 		if src := flux.SourceOf(ref.Kind, obj); src.Name != "" {
-			p.sources = s.withUpstream(ctx, src, p.height, 0)
+			p.sources = s.withUpstream(ctx, graph, src, 0)
 		}
 		plans = append(plans, p)
 	}
 	if s.req.Revision.IsZero() {
-		s.requestSourcesInTurn(ctx, t, slots, plans)
+		s.requestSourcesInTurn(ctx, t, slots, plans, graph.heights())
 	} else {
 		// The sources, once each.
 		for _, src := range plans2sources(plans) {
@@ -293,26 +294,32 @@ func (s *clusterState) request(ctx context.Context, t *trigger, slots requestSlo
 }
 
 // reconcilePlan is a requested object and its sources, upstream first (its direct source
-// last), with the height of each by ID: 0 for a source that builds from no other the run asks,
-// else one more than the highest of those it builds from.
+// last).
 type reconcilePlan struct {
 	ref     flux.Ref
 	sources []flux.SourceRef
-	height  map[string]int
 }
 
 // maxSourceDepth is how many levels of sources withUpstream follows above an object's own
 // source: a HelmChart's source, an ArtifactGenerator's sources, theirs in turn.
 const maxSourceDepth = 4
 
+// sourceGraph is what each source the run asks builds from, by ID, each read once.
+type sourceGraph struct {
+	up map[string][]flux.SourceRef
+}
+
 // withUpstream is src preceded by the sources it builds from, each of those preceded by its
 // own, upstream first: a HelmChart's own source (chartUpstream), the sources of the
 // ArtifactGenerator that writes an ExternalArtifact (generatorSources), to maxSourceDepth
-// levels above the object's own source (a loop of generators ends there). It records the
-// height of each in height.
-func (s *clusterState) withUpstream(ctx context.Context, src flux.SourceRef, height map[string]int, depth int) []flux.SourceRef {
-	var up []flux.SourceRef
-	if depth < maxSourceDepth {
+// levels above the object's own source (a loop of generators ends there). What each source
+// builds from is read once, into g.
+func (s *clusterState) withUpstream(ctx context.Context, g *sourceGraph, src flux.SourceRef, depth int) []flux.SourceRef {
+	if depth >= maxSourceDepth {
+		return []flux.SourceRef{src}
+	}
+	up, read := g.up[src.ID()]
+	if !read {
 		switch src.Kind {
 		case "HelmChart":
 			if u, ok := s.chartUpstream(ctx, src); ok {
@@ -321,15 +328,42 @@ func (s *clusterState) withUpstream(ctx context.Context, src flux.SourceRef, hei
 		case flux.KindExternalArtifact:
 			up = s.generatorSources(ctx, src)
 		}
+		g.up[src.ID()] = up
 	}
 	var out []flux.SourceRef
-	h := 0
 	for _, u := range up {
-		out = append(out, s.withUpstream(ctx, u, height, depth+1)...)
-		h = max(h, height[u.ID()]+1)
+		out = append(out, s.withUpstream(ctx, g, u, depth+1)...)
 	}
-	height[src.ID()] = max(height[src.ID()], h)
 	return append(out, src)
+}
+
+// heights gives each source of g its height: 0 for one that builds from no source the run
+// asks, else one more than the highest of those it builds from, over every plan's sources
+// at once (a source cut off at maxSourceDepth in one plan has its height from another); a
+// loop is cut where it closes.
+func (g *sourceGraph) heights() map[string]int {
+	height := map[string]int{}
+	onPath := map[string]bool{}
+	var of func(id string) int
+	of = func(id string) int {
+		if h, ok := height[id]; ok {
+			return h
+		}
+		onPath[id] = true
+		h := 0
+		for _, u := range g.up[id] {
+			if !onPath[u.ID()] {
+				h = max(h, of(u.ID())+1)
+			}
+		}
+		onPath[id] = false
+		height[id] = h
+		return h
+	}
+	for id := range g.up {
+		of(id)
+	}
+	return height
 }
 
 // plans2sources lists every source of the plans, upstream ones first, once each.

@@ -55,11 +55,12 @@ func ociHelmRepository(obj *unstructured.Unstructured) bool {
 }
 
 // requestSourcesInTurn asks the sources of the plans to reconcile, each once, when no revision
-// is given: first the upstream ones (a HelmChart's GitRepository or HelmRepository), then the
-// others, each step once Flux has handled the requests of the one before. It returns once the
-// last step's requests are handled (or ctx ends): the objects may be asked then.
-func (s *clusterState) requestSourcesInTurn(ctx context.Context, t *trigger, slots requestSlots, plans []reconcilePlan) {
-	for _, step := range sourceSteps(plans) {
+// is given, in steps by height (sourceSteps): those that build from no other first (a
+// HelmChart's GitRepository or HelmRepository), each step once Flux has handled the requests of
+// the one before. It returns once the last step's requests are handled (or ctx ends): the
+// objects may be asked then.
+func (s *clusterState) requestSourcesInTurn(ctx context.Context, t *trigger, slots requestSlots, plans []reconcilePlan, height map[string]int) {
+	for _, step := range sourceSteps(plans, height) {
 		var sent []*sourceRequest
 		for _, src := range step {
 			if r := s.requestSource(ctx, t, slots, src); r != nil && r.writesHandled {
@@ -74,20 +75,17 @@ func (s *clusterState) requestSourcesInTurn(ctx context.Context, t *trigger, slo
 }
 
 // sourceSteps are the sources of the plans, once each, in the order they must be asked: by
-// height (reconcilePlan), those that build from no other first, then each source once every
-// source it builds from was asked before it (a HelmChart's own source before it; the sources
-// of an ArtifactGenerator before its ExternalArtifact, theirs before them).
-func sourceSteps(plans []reconcilePlan) [][]flux.SourceRef {
-	height := map[string]int{}
+// height (sourceGraph.heights), those that build from no other first, then each source once
+// every source it builds from was asked before it (a HelmChart's own source before it; the
+// sources of an ArtifactGenerator before its ExternalArtifact, theirs before them).
+func sourceSteps(plans []reconcilePlan, height map[string]int) [][]flux.SourceRef {
+	sources := plans2sources(plans)
 	top := 0
-	for _, p := range plans {
-		for id, h := range p.height {
-			height[id] = max(height[id], h)
-			top = max(top, h)
-		}
+	for _, src := range sources {
+		top = max(top, height[src.ID()])
 	}
 	steps := make([][]flux.SourceRef, top+1)
-	for _, src := range plans2sources(plans) {
+	for _, src := range sources {
 		h := height[src.ID()]
 		steps[h] = append(steps[h], src)
 	}

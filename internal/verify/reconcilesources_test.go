@@ -2,12 +2,14 @@ package verify
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -348,5 +350,61 @@ status: {artifact: {revision: "main@sha1:111111111111111111111111111111111111111
 	}
 	if read, known := s.readArtifact(t.Context(), flux.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "gone"}); known {
 		t.Errorf("a source not found is waited for: %+v", read)
+	}
+}
+
+// TestSourceStepsAcrossPlans: the heights that order the sources are taken over every plan at
+// once. A HelmChart four generators up one plan's chain (where the walk stops) is another
+// plan's own source, built from a GitRepository: the generator built from the chart is asked
+// only after it, and the chart after its GitRepository.
+func TestSourceStepsAcrossPlans(t *testing.T) {
+	t.Parallel()
+	docs := []string{`apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: flux-system}
+spec: {interval: 10m}`, `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmChart
+metadata: {name: web, namespace: flux-system}
+spec: {chart: ./charts/web, sourceRef: {kind: GitRepository, name: app}}`}
+	srcs := map[int]string{1: "{alias: s, kind: ExternalArtifact, name: a2}", 2: "{alias: s, kind: ExternalArtifact, name: a3}", 3: "{alias: s, kind: ExternalArtifact, name: a4}", 4: "{alias: s, kind: HelmChart, name: web}"}
+	for i := 1; i <= 4; i++ {
+		docs = append(docs, fmt.Sprintf(`apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata: {name: g%d, namespace: flux-system}
+spec:
+  sources: [%s]`, i, srcs[i]), fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: ExternalArtifact
+metadata: {name: a%d, namespace: flux-system}
+spec: {sourceRef: {apiVersion: source.extensions.fluxcd.io/v1beta1, kind: ArtifactGenerator, name: g%d}}`, i, i))
+	}
+	var objs []runtime.Object
+	for _, d := range docs {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(d), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, u)
+	}
+	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		gitGVR: "GitRepositoryList", chartGVR: "HelmChartList", flux.ArtifactGeneratorGVR: "ArtifactGeneratorList", externalArtifactGVR: "ExternalArtifactList"}, objs...)
+	s := newFakeState(t, "", kustomization(""))
+	s.dynamicClient = dc
+	graph := &sourceGraph{up: map[string][]flux.SourceRef{}}
+	var plans []reconcilePlan
+	for _, src := range []flux.SourceRef{{Kind: flux.KindExternalArtifact, Namespace: "flux-system", Name: "a1"}, {Kind: "HelmChart", Namespace: "flux-system", Name: "web"}} {
+		plans = append(plans, reconcilePlan{sources: s.withUpstream(t.Context(), graph, src, 0)})
+	}
+	var got [][]string
+	for _, st := range sourceSteps(plans, graph.heights()) {
+		var ids []string
+		for _, src := range st {
+			ids = append(ids, src.ID())
+		}
+		got = append(got, ids)
+	}
+	want := [][]string{{"GitRepository/flux-system/app"}, {"HelmChart/flux-system/web"}, {"ExternalArtifact/flux-system/a4"},
+		{"ExternalArtifact/flux-system/a3"}, {"ExternalArtifact/flux-system/a2"}, {"ExternalArtifact/flux-system/a1"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
 	}
 }
