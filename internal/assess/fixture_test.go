@@ -48,9 +48,14 @@ var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
 	{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesets"}:        "ResourceSet",
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}:            "Role",
 	flux.ArtifactGeneratorGVR: "ArtifactGenerator",
+	kueueWorkloadsGVR:         "Workload",
 	namespacesKey.GVR:         "Namespace",
 	crdsKey.GVR:               "CustomResourceDefinition",
 })
+
+// kueueWorkloadsGVR is Kueue's Workloads: a fixture serves them (runs Kueue) only when one of
+// its documents is one.
+var kueueWorkloadsGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "workloads"}
 
 func kindsOf(resources map[schema.GroupVersionResource]string) map[schema.GroupVersionKind]schema.GroupVersionResource {
 	kinds := map[schema.GroupVersionKind]schema.GroupVersionResource{}
@@ -325,7 +330,7 @@ func (v *fixtureView) List(key ListKey) (List, bool) {
 
 func (v *fixtureView) Mapping(gvk schema.GroupVersionKind) Mapping {
 	gvr, ok := fixtureKinds[gvk]
-	if !ok || (gvk == CanaryGVK && !v.flagger) {
+	if !ok || (gvk == CanaryGVK && !v.flagger) || (gvk == KueueWorkloadGVK && v.lists[ListKey{GVR: kueueWorkloadsGVR}] == nil) {
 		return Mapping{Done: true, Err: NotServedError{GVK: gvk}}
 	}
 	return Mapping{Done: true, Mapping: &meta.RESTMapping{Resource: gvr, GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}}

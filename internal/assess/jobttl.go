@@ -1,11 +1,13 @@
 package assess
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -59,6 +61,17 @@ func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
 	}
 	end, finished := jobFinishedAt(job)
 	if !finished {
+		if job.Spec.Suspend != nil && *job.Spec.Suspend && job.Labels[kueueQueueLabel] != "" {
+			served, known := a.kueueServed(e)
+			if !known {
+				override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+					"discovering whether the cluster runs Kueue, which would resume Job/%s/%s: %s", ns, name, g.Message))
+				return
+			}
+			if !served {
+				return // (nothing resumes it: the failure stands)
+			}
+		}
 		awaitRunningJob(g, ns, name, job, now)
 		return
 	}
@@ -91,8 +104,8 @@ func (a *assessor) awaitJobTTL(e *Assessment, g *flux.Gate, now time.Time) {
 // one. No recheck is asked for: the Jobs' list is a watch, and the Job's finishing changes it
 // and so wakes the next pass, which times the deletion and the retry as for any finished Job.
 // A suspended Job does not run to its end (the refused apply cannot resume it): the failure
-// stands; unless Kueue holds it for admission (kueueQueueLabel), which resumes it then: it
-// waits as a running Job does. Nor does a TTL longer than jobTTLWaitLimit let the way clear in time even were the
+// stands; unless Kueue holds it for admission (kueueQueueLabel, in a cluster that runs Kueue:
+// awaitJobTTL), which resumes it then: it waits as a running Job does. Nor does a TTL longer than jobTTLWaitLimit let the way clear in time even were the
 // Job to finish now: it fails now, saying when at the earliest, as a finished Job does. A
 // deadline (spec.activeDeadlineSeconds from status.startTime) is named, never a reason to
 // fail: a Job ends before it, often long before. Without one, the run's timeout ends the wait.
@@ -101,7 +114,7 @@ func awaitRunningJob(g *flux.Gate, ns, name string, job *batchv1.Job, now time.T
 	if job.Spec.Suspend != nil && *job.Spec.Suspend {
 		queue := job.Labels[kueueQueueLabel]
 		if queue == "" {
-			return
+			return // nothing resumes it: the failure stands
 		}
 		running = fmt.Sprintf("Job/%s/%s waits for Kueue to admit it (queue %s), which resumes it", ns, name, queue)
 	}
@@ -125,9 +138,34 @@ func awaitRunningJob(g *flux.Gate, ns, name string, job *batchv1.Job, now time.T
 		running, *job.Spec.TTLSecondsAfterFinished, retry, g.Message))
 }
 
-// kueueQueueLabel names the Kueue queue of a Job Kueue manages: Kueue creates it suspended
-// and resumes it once it admits it to the queue.
+// kueueQueueLabel names the Kueue queue of a Job Kueue manages: its webhook suspends the Job
+// when it is created, and Kueue resumes it once it admits it to the queue.
 const kueueQueueLabel = "kueue.x-k8s.io/queue-name"
+
+// KueueWorkloadGVK is Kueue's Workload kind: a cluster that serves it runs Kueue, which admits
+// the Jobs labelled kueueQueueLabel.
+var KueueWorkloadGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta1", Kind: "Workload"}
+
+// kueueServed reports whether the cluster serves Kueue's Workloads (discovery, asked for on
+// first use); known is false while discovery has not answered. A discovery that fails is
+// asked again, and the wait goes on meanwhile.
+func (a *assessor) kueueServed(e *Assessment) (served, known bool) {
+	m := a.view.Mapping(KueueWorkloadGVK)
+	switch {
+	case !m.Done:
+		a.e.need(KueueWorkloadGVK)
+		return false, false
+	case m.Err != nil:
+		var notServed NotServedError
+		if errors.As(m.Err, &notServed) {
+			return false, true
+		}
+		a.e.need(KueueWorkloadGVK)
+		e.recheckAt(a.now.Add(MappingRetry))
+		return false, false
+	}
+	return true, true
+}
 
 // stamp is t as the messages give a moment.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
