@@ -20,19 +20,16 @@ import (
 // A generator that cannot be read (the credentials, a cluster without source-watcher's CRDs)
 // leaves src judged by its own status, and note says so.
 func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string) (verdict result.Verdict, code result.Code, message, note string) {
-	return a.producerWaitAt(e, src, ownerID, 0)
+	return a.producerWaitAt(e, src, ownerID, map[string]bool{})
 }
 
-// maxGeneratorDepth is how many generators producerWaitAt follows down a chain: one built
-// from another one's ExternalArtifact, and so on (a loop ends there).
-const maxGeneratorDepth = 4
-
-// producerWaitAt is producerWait for a generator depth links down a chain: once the
-// generator has built from its sources' current artifacts, each source that is an
-// ExternalArtifact of another generator is judged by that one in turn, since an artifact
-// current to its own stale source is stale too.
-func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string, depth int) (verdict result.Verdict, code result.Code, message, note string) {
+// producerWaitAt is producerWait for a generator down a chain: once the generator has built
+// from its sources' current artifacts, each source that is an ExternalArtifact of another
+// generator is judged by that one in turn, since an artifact current to its own stale source
+// is stale too; to any depth, each generator once (seen: a loop ends where it closes).
+func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string) {
 	ref := src.Producer
+	seen[ref.ID()] = true
 	code = result.CodeFluxArtifactFailed
 	key := ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}
 	w := a.list(key)
@@ -69,22 +66,22 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 		}
 		a.consistentSource(src.Ref, ref.ID())
 	}
-	if verdict == result.VerdictCurrent && depth < maxGeneratorDepth {
-		return a.upstreamGenerators(e, gen, inputs, ownerID, depth)
+	if verdict == result.VerdictCurrent {
+		return a.upstreamGenerators(e, gen, inputs, ownerID, seen)
 	}
 	return verdict, code, message, ""
 }
 
 // upstreamGenerators judges the sources of gen that are ExternalArtifacts of another
-// generator, each by that generator (producerWaitAt, one link further): the first that is not
-// Current is gen's verdict, and what one could not compare is a note.
-func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, depth int) (verdict result.Verdict, code result.Code, message, note string) {
+// generator, each by that generator (producerWaitAt, one link further, each generator once):
+// the first that is not Current is gen's verdict, and what one could not compare is a note.
+func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string) {
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
-		if in == nil || in.Producer.Name == "" {
+		if in == nil || in.Producer.Name == "" || seen[in.Producer.ID()] {
 			continue
 		}
-		v, c, m, n := a.producerWaitAt(e, *in, ownerID, depth+1)
+		v, c, m, n := a.producerWaitAt(e, *in, ownerID, seen)
 		if v != result.VerdictCurrent {
 			return v, c, fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), m), ""
 		}

@@ -130,29 +130,53 @@ func TestChainedGenerators(t *testing.T) {
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
 	root := ks("app", "GitRepository", "app", "", revB, "flux-system_outer_kustomize.toolkit.fluxcd.io_Kustomization")
-	outer := func(innerRev string) string {
+	// link is generator name built from ExternalArtifact from, which held rev then.
+	link := func(name, from, rev string) string {
 		return `apiVersion: source.extensions.fluxcd.io/v1beta1
 kind: ArtifactGenerator
-metadata: {name: outer, namespace: flux-system, generation: 3}
+metadata: {name: ` + name + `, namespace: flux-system, generation: 3}
 spec:
-  sources: [{alias: up, kind: ExternalArtifact, name: gen}]
-  artifacts: [{name: outer, copy: [{from: "@up/**", to: "@artifact/"}]}]
+  sources: [{alias: up, kind: ExternalArtifact, name: ` + from + `}]
+  artifacts: [{name: ` + name + `, copy: [{from: "@up/**", to: "@artifact/"}]}]
 status:
-  observedSourcesDigest: "` + flux.ObservedSourcesDigest(map[string]flux.ObservedSource{"up": {Revision: innerRev}}) + `"
+  observedSourcesDigest: "` + flux.ObservedSourcesDigest(map[string]flux.ObservedSource{"up": {Revision: rev}}) + `"
   conditions:
   - ` + generatorReady
 	}
-	chain := func(innerRev, innerGenerator string) []string {
-		return []string{root, gitRepoStored(revB), ks("outer", "ExternalArtifact", "outer", "", "latest@sha256:"+dig1), externalArtifact("outer", "flux-system", "latest@sha256:"+dig1),
-			outer(innerRev), externalArtifact("gen", "flux-system", innerRev), innerGenerator}
+	// chain is the tree on ExternalArtifact outer, written by generator outer, built through
+	// links more generators from ExternalArtifact gen, which holds innerRev, written by
+	// innerGenerator from the GitRepository.
+	chain := func(links int, innerRev, innerGenerator string) []string {
+		latest := "latest@sha256:" + dig1
+		docs := []string{root, gitRepoStored(revB), ks("outer", "ExternalArtifact", "outer", "", latest), externalArtifact("outer", "flux-system", latest)}
+		from := "outer"
+		for i := range links {
+			next, rev := fmt.Sprintf("mid%d", i), latest
+			if i == links-1 {
+				next, rev = "gen", innerRev
+			}
+			docs = append(docs, link(from, next, rev))
+			if next != "gen" {
+				docs = append(docs, externalArtifact(next, "flux-system", latest))
+			}
+			from = next
+		}
+		return append(docs, externalArtifact("gen", "flux-system", innerRev), innerGenerator)
 	}
 	runFixtureCases(t, []fixtureCase{
 		{name: "the inner generator's last build of A, its source on B: the outer waits", looks: []fixtureLook{{
-			docs: chain(revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA), generatorReady)),
+			docs: chain(1, revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA), generatorReady)),
 			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "SourceNotReady"},
 				Says: []string{"ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer: waiting for ArtifactGenerator/flux-system/gen", "to build from its sources' current artifacts"}}}}},
 		{name: "both built from what their sources hold now", looks: []fixtureLook{{
-			docs: chain(revB, artifactGenerator("gen", "flux-system", digestOf(revB), generatorReady)),
+			docs: chain(1, revB, artifactGenerator("gen", "flux-system", digestOf(revB), generatorReady)),
+			want: expected{Outcome: current}}}},
+		{name: "seven links, the innermost built from A: the outermost waits", looks: []fixtureLook{{
+			docs: chain(6, revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA), generatorReady)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "SourceNotReady"},
+				Says: []string{"ExternalArtifact/flux-system/mid0, a source of ArtifactGenerator/flux-system/outer", "waiting for ArtifactGenerator/flux-system/gen"}}}}},
+		{name: "seven links, all current", looks: []fixtureLook{{
+			docs: chain(6, revB, artifactGenerator("gen", "flux-system", digestOf(revB), generatorReady)),
 			want: expected{Outcome: current}}}},
 	})
 }
