@@ -49,13 +49,14 @@ var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}:            "Role",
 	flux.ArtifactGeneratorGVR: "ArtifactGenerator",
 	kueueWorkloadsGVR:         "Workload",
-	namespacesKey.GVR:         "Namespace",
-	crdsKey.GVR:               "CustomResourceDefinition",
+	{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "workloads"}: "Workload",
+	namespacesKey.GVR: "Namespace",
+	crdsKey.GVR:       "CustomResourceDefinition",
 })
 
-// kueueWorkloadsGVR is Kueue's Workloads: a fixture serves them (runs Kueue) only when one of
-// its documents is one.
-var kueueWorkloadsGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "workloads"}
+// kueueWorkloadsGVR is Kueue's Workloads (v1beta2): a fixture serves them (runs Kueue) only
+// in the version one of its documents is of.
+var kueueWorkloadsGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
 
 func kindsOf(resources map[schema.GroupVersionResource]string) map[schema.GroupVersionKind]schema.GroupVersionResource {
 	kinds := map[schema.GroupVersionKind]schema.GroupVersionResource{}
@@ -330,7 +331,7 @@ func (v *fixtureView) List(key ListKey) (List, bool) {
 
 func (v *fixtureView) Mapping(gvk schema.GroupVersionKind) Mapping {
 	gvr, ok := fixtureKinds[gvk]
-	if !ok || (gvk == CanaryGVK && !v.flagger) || (gvk == KueueWorkloadGVK && v.lists[ListKey{GVR: kueueWorkloadsGVR}] == nil) {
+	if !ok || (gvk == CanaryGVK && !v.flagger) || (gvk.Group == kueueWorkloadsGVR.Group && v.lists[ListKey{GVR: gvr}] == nil) {
 		return Mapping{Done: true, Err: NotServedError{GVK: gvk}}
 	}
 	return Mapping{Done: true, Mapping: &meta.RESTMapping{Resource: gvr, GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}}

@@ -142,29 +142,37 @@ func awaitRunningJob(g *flux.Gate, ns, name string, job *batchv1.Job, now time.T
 // when it is created, and Kueue resumes it once it admits it to the queue.
 const kueueQueueLabel = "kueue.x-k8s.io/queue-name"
 
-// KueueWorkloadGVK is Kueue's Workload kind: a cluster that serves it runs Kueue, which admits
+// KueueWorkloadGVKs are Kueue's Workload kind in the versions Kueue serves (v1beta2 since
+// v0.15, v1beta1 before and beside it): a cluster that serves either runs Kueue, which admits
 // the Jobs labelled kueueQueueLabel.
-var KueueWorkloadGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta1", Kind: "Workload"}
+var KueueWorkloadGVKs = []schema.GroupVersionKind{
+	{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "Workload"},
+	{Group: "kueue.x-k8s.io", Version: "v1beta1", Kind: "Workload"},
+}
 
-// kueueServed reports whether the cluster serves Kueue's Workloads (discovery, asked for on
-// first use); known is false while discovery has not answered. A discovery that fails is
-// asked again, and the wait goes on meanwhile.
+// kueueServed reports whether the cluster serves Kueue's Workloads in any of their versions
+// (discovery, asked for on first use); known is false while discovery has not answered for
+// all of them and none was found served. A discovery that fails is asked again, and the wait
+// goes on meanwhile.
 func (a *assessor) kueueServed(e *Assessment) (served, known bool) {
-	m := a.view.Mapping(KueueWorkloadGVK)
-	switch {
-	case !m.Done:
-		a.e.need(KueueWorkloadGVK)
-		return false, false
-	case m.Err != nil:
+	known = true
+	for _, gvk := range KueueWorkloadGVKs {
+		m := a.view.Mapping(gvk)
 		var notServed NotServedError
-		if errors.As(m.Err, &notServed) {
-			return false, true
+		switch {
+		case m.Done && m.Err == nil:
+			return true, true
+		case m.Done && errors.As(m.Err, &notServed):
+		case m.Done:
+			a.e.need(gvk)
+			e.recheckAt(a.now.Add(MappingRetry))
+			known = false
+		default:
+			a.e.need(gvk)
+			known = false
 		}
-		a.e.need(KueueWorkloadGVK)
-		e.recheckAt(a.now.Add(MappingRetry))
-		return false, false
 	}
-	return true, true
+	return false, known
 }
 
 // stamp is t as the messages give a moment.

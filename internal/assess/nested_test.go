@@ -147,7 +147,9 @@ status:
 	// kueueJob is the running Job suspended, labelled for Kueue's queue batch; kueueWorkload
 	// is its Workload, in a cluster that runs Kueue.
 	kueueJob := strings.Replace(runningJob("suspend: true, ttlSecondsAfterFinished: 600, "), "generation: 1}", "generation: 1, labels: {kueue.x-k8s.io/queue-name: batch}}", 1)
-	const kueueWorkload = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: job-migrate, namespace: shop}\nspec: {queueName: batch}"
+	kueueWorkload := func(version string) string {
+		return "apiVersion: kueue.x-k8s.io/" + version + "\nkind: Workload\nmetadata: {name: job-migrate, namespace: shop}\nspec: {queueName: batch}"
+	}
 	// retryingEvery is doc, a Kustomization, with spec.retryInterval every.
 	retryingEvery := func(doc, every string) string {
 		return strings.Replace(doc, "spec: {sourceRef:", "spec: {retryInterval: "+every+", sourceRef:", 1)
@@ -375,8 +377,11 @@ status:
 			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, runningJob("suspend: true, ttlSecondsAfterFinished: 600, ")},
 				want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed", immutableJob)}}},
 		{name: "an immutable Job suspended by Kueue until it admits it, with a TTL: waits as a running Job",
-			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, kueueJob, kueueWorkload},
+			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, kueueJob, kueueWorkload("v1beta1")},
 				want: retrying("Job/shop/migrate waits for Kueue to admit it (queue batch), which resumes it; once it finishes, its ttlSecondsAfterFinished (600 s)", immutableJob)}}},
+		{name: "an immutable Job suspended by a Kueue that serves v1beta2 Workloads only: waits as a running Job",
+			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, kueueJob, kueueWorkload("v1beta2")},
+				want: retrying("Job/shop/migrate waits for Kueue to admit it (queue batch)", immutableJob)}}},
 		{name: "an immutable Job labelled for Kueue in a cluster without Kueue fails at once: nothing resumes it",
 			looks: []fixtureLook{{docs: []string{failed(immutableJob), service, deploymentCurrent, kueueJob},
 				want: fail(result.CodeFluxReconciliationFailed, "ReconciliationFailed", immutableJob)}}},
