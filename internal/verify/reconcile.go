@@ -340,7 +340,7 @@ func (s *clusterState) withUpstream(ctx context.Context, g *sourceGraph, src flu
 // heights gives each source of g its height: 0 for one that builds from no source the run
 // asks, else one more than the highest of those it builds from, over every plan's sources
 // at once (a source cut off at maxSourceDepth in one plan has its height from another); a
-// loop is cut where it closes.
+// loop is cut where it closes, the walk entering it in the order of the IDs.
 func (g *sourceGraph) heights() map[string]int {
 	height := map[string]int{}
 	onPath := map[string]bool{}
@@ -360,7 +360,9 @@ func (g *sourceGraph) heights() map[string]int {
 		height[id] = h
 		return h
 	}
-	for id := range g.up {
+	// (In the order of the IDs: where a loop is cut depends on where the walk enters it, and
+	// the steps must not change from one run to the next.)
+	for _, id := range slices.Sorted(maps.Keys(g.up)) {
 		of(id)
 	}
 	return height

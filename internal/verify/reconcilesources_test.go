@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -406,5 +407,28 @@ spec: {sourceRef: {apiVersion: source.extensions.fluxcd.io/v1beta1, kind: Artifa
 		{"ExternalArtifact/flux-system/a3"}, {"ExternalArtifact/flux-system/a2"}, {"ExternalArtifact/flux-system/a1"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+}
+
+// TestSourceHeightsOfALoop: a loop of sources (two generators built from each other's
+// artifacts, one of them from a chart too) is cut where the walk enters it, in the order of the
+// IDs: the same steps in every run.
+func TestSourceHeightsOfALoop(t *testing.T) {
+	t.Parallel()
+	ref := func(kind, name string) flux.SourceRef {
+		return flux.SourceRef{Kind: kind, Namespace: "flux-system", Name: name}
+	}
+	x, y, chart, git := ref(flux.KindExternalArtifact, "x"), ref(flux.KindExternalArtifact, "y"), ref("HelmChart", "web"), ref("GitRepository", "app")
+	g := &sourceGraph{up: map[string][]flux.SourceRef{
+		x.ID(): {y}, y.ID(): {x, chart}, chart.ID(): {git}, git.ID(): nil,
+	}}
+	first := g.heights()
+	for range 50 {
+		if got := g.heights(); !maps.Equal(got, first) {
+			t.Fatalf("heights %v, then %v", first, got)
+		}
+	}
+	if first[y.ID()] <= first[chart.ID()] || first[chart.ID()] <= first[git.ID()] {
+		t.Errorf("heights %v: each source must be above what it builds from outside the loop", first)
 	}
 }
