@@ -86,31 +86,7 @@ func newClusterHTTPClient(cfg *rest.Config, onHandshake func(tls.ConnectionState
 	h.dialed = newDialedConns(tc.DialHolder.Dial)
 	dial := h.dialed.DialContext
 	if tlsConfig != nil {
-		// The cluster's own session cache, never shared: a connection after the first (a
-		// cluster that waited for its turn without one, a connection that broke) resumes the
-		// session where the server allows it (Go's, so Kubernetes' API servers do; one of
-		// several replicas behind a load balancer may not), proving the same identity to the
-		// same server without a new signature by the client's key (1 ms of CPU for an RSA
-		// 2048 key); the server's certificates are checked again for expiry, host name and
-		// root, not their signatures. Two kubeconfigs of one server never resume each other's
-		// sessions. A client certificate that may change gets no cache, since a resumed
-		// session would carry the old one: an exec plugin's (client-go closes the connections
-		// when it changes, so that the new one is presented) and one read from files at each
-		// handshake (a rest.Config's CertFile and KeyFile; the CLI's kubeconfigs carry theirs
-		// inline).
-		if !tc.HasCertCallback() && !tc.TLS.ReloadTLSFiles {
-			tlsConfig.ClientSessionCache = tls.NewLRUClientSessionCache(sessionCacheSize)
-		}
-		if onHandshake != nil {
-			verify := tlsConfig.VerifyConnection
-			tlsConfig.VerifyConnection = func(cs tls.ConnectionState) error {
-				onHandshake(cs)
-				if verify != nil {
-					return verify(cs)
-				}
-				return nil
-			}
-		}
+		configureClusterTLS(tc, tlsConfig, onHandshake)
 	}
 	proxy := http.ProxyFromEnvironment
 	if tc.Proxy != nil {
@@ -131,16 +107,8 @@ func newClusterHTTPClient(cfg *rest.Config, onHandshake func(tls.ConnectionState
 	// HTTP/2 as client-go configures it (utilnet.SetTransportDefaults), with its pings only
 	// where TCP cannot stand for them.
 	if os.Getenv("DISABLE_HTTP2") == "" && (tlsConfig == nil || len(tlsConfig.NextProtos) == 0 || slices.Contains(tlsConfig.NextProtos, http2.NextProtoTLS)) {
-		pings, err := needsPings(cfg, base)
-		if err != nil {
+		if h.h2, err = configureHTTP2(cfg, base); err != nil {
 			return nil, err
-		}
-		if h.h2, err = http2.ConfigureTransports(base); err != nil { //nolint:staticcheck // SA1019 since x/net v0.63.0: client-go (utilnet.SetTransportDefaults) configures HTTP/2 so still
-			return nil, fmt.Errorf("configure HTTP/2: %w", err)
-		}
-		if pings {
-			h.h2.ReadIdleTimeout = envSeconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", 30*time.Second) //nolint:staticcheck // SA1019: as client-go does, above
-			h.h2.PingTimeout = envSeconds("HTTP2_PING_TIMEOUT_SECONDS", 15*time.Second)          //nolint:staticcheck // SA1019: as client-go does, above
 		}
 	}
 	rt, err := transport.HTTPWrappersForConfig(tc, base)
@@ -149,6 +117,54 @@ func newClusterHTTPClient(cfg *rest.Config, onHandshake func(tls.ConnectionState
 	}
 	h.client = &http.Client{Transport: rt, Timeout: cfg.Timeout}
 	return h, nil
+}
+
+// configureClusterTLS sets up tlsConfig, a cluster's own: its session cache, and onHandshake,
+// when set, told of every handshake.
+func configureClusterTLS(tc *transport.Config, tlsConfig *tls.Config, onHandshake func(tls.ConnectionState)) {
+	// The cluster's own session cache, never shared: a connection after the first (a
+	// cluster that waited for its turn without one, a connection that broke) resumes the
+	// session where the server allows it (Go's, so Kubernetes' API servers do; one of
+	// several replicas behind a load balancer may not), proving the same identity to the
+	// same server without a new signature by the client's key (1 ms of CPU for an RSA
+	// 2048 key); the server's certificates are checked again for expiry, host name and
+	// root, not their signatures. Two kubeconfigs of one server never resume each other's
+	// sessions. A client certificate that may change gets no cache, since a resumed
+	// session would carry the old one: an exec plugin's (client-go closes the connections
+	// when it changes, so that the new one is presented) and one read from files at each
+	// handshake (a rest.Config's CertFile and KeyFile; the CLI's kubeconfigs carry theirs
+	// inline).
+	if !tc.HasCertCallback() && !tc.TLS.ReloadTLSFiles {
+		tlsConfig.ClientSessionCache = tls.NewLRUClientSessionCache(sessionCacheSize)
+	}
+	if onHandshake != nil {
+		verify := tlsConfig.VerifyConnection
+		tlsConfig.VerifyConnection = func(cs tls.ConnectionState) error {
+			onHandshake(cs)
+			if verify != nil {
+				return verify(cs)
+			}
+			return nil
+		}
+	}
+}
+
+// configureHTTP2 adds HTTP/2 to base as client-go configures it, with client-go's pings only
+// where TCP cannot stand for them (needsPings), and returns its HTTP/2 transport.
+func configureHTTP2(cfg *rest.Config, base *http.Transport) (*http2.Transport, error) { //nolint:staticcheck // SA1019: as client-go configures HTTP/2 (newHTTP)
+	pings, err := needsPings(cfg, base)
+	if err != nil {
+		return nil, err
+	}
+	h2, err := http2.ConfigureTransports(base) //nolint:staticcheck // SA1019 since x/net v0.63.0: client-go (utilnet.SetTransportDefaults) configures HTTP/2 so still
+	if err != nil {
+		return nil, fmt.Errorf("configure HTTP/2: %w", err)
+	}
+	if pings {
+		h2.ReadIdleTimeout = envSeconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", 30*time.Second) //nolint:staticcheck // SA1019: as client-go does, above
+		h2.PingTimeout = envSeconds("HTTP2_PING_TIMEOUT_SECONDS", 15*time.Second)          //nolint:staticcheck // SA1019: as client-go does, above
+	}
+	return h2, nil
 }
 
 // sessionCacheSize is how many TLS sessions a cluster keeps: one per host name (a later ticket
