@@ -678,22 +678,7 @@ func TestReconcileGitNoRevision(t *testing.T) {
 		return sha
 	}
 	first := commit("first")
-	var targets []verify.Target
-	for _, c := range b.Clusters {
-		ns := c.Namespace(t)
-		if err := c.EnsureNamespace(ctx, ns); err != nil {
-			t.Fatal(err)
-		}
-		for _, obj := range []*unstructured.Unstructured{
-			git.GitRepository(name, name, "10m"),
-			testbed.Kustomization{Name: name, Path: "./apps/web", TargetNamespace: ns}.Manifest(),
-		} {
-			if err := c.ApplyObject(ctx, "flux-system", obj); err != nil {
-				t.Fatal(err)
-			}
-		}
-		targets = append(targets, verify.Target{Name: c.Name, Config: c.Config})
-	}
+	targets := gitAppOnEveryCluster(ctx, t, b, name)
 	req := verify.Request{Targets: targets, Resources: []flux.Ref{ks(name)}, Revision: mustRevision(t, first), Timeout: 2 * time.Minute, Workloads: true}
 	if run := verify.Run(ctx, req); run.Status != result.RunSuccess {
 		t.Fatalf("first commit: %s: %+v", run.Status, run.Condition)
@@ -744,22 +729,7 @@ func TestReconcileNoRevisionFixesABuildFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var targets []verify.Target
-	for _, c := range b.Clusters {
-		ns := c.Namespace(t)
-		if err := c.EnsureNamespace(ctx, ns); err != nil {
-			t.Fatal(err)
-		}
-		for _, obj := range []*unstructured.Unstructured{
-			git.GitRepository(name, name, "10m"),
-			testbed.Kustomization{Name: name, Path: "./apps/web", TargetNamespace: ns}.Manifest(),
-		} {
-			if err := c.ApplyObject(ctx, "flux-system", obj); err != nil {
-				t.Fatal(err)
-			}
-		}
-		targets = append(targets, verify.Target{Name: c.Name, Config: c.Config})
-	}
+	targets := gitAppOnEveryCluster(ctx, t, b, name)
 	req := verify.Request{Targets: targets, Resources: []flux.Ref{ks(name)}, Revision: mustRevision(t, first), Timeout: 2 * time.Minute, Workloads: true}
 	if run := verify.Run(ctx, req); run.Status != result.RunFailure {
 		t.Fatalf("the broken commit: %s, want the build failure: %+v", run.Status, run.Results)
@@ -783,4 +753,28 @@ func TestReconcileNoRevisionFixesABuildFailure(t *testing.T) {
 		}
 	}
 	t.Logf("reconcile without a revision after a build failure: Current on %d clusters in %s", len(run.Results), time.Since(start).Round(time.Millisecond))
+}
+
+// gitAppOnEveryCluster applies, on every cluster of b, GitRepository name of the bed's Git
+// server (fetching every 10m) and Kustomization name applying its ./apps/web to a namespace of
+// the test's own, and returns the clusters as targets.
+func gitAppOnEveryCluster(ctx context.Context, t *testing.T, b *testbed.Bed, name string) []verify.Target {
+	t.Helper()
+	var targets []verify.Target
+	for _, c := range b.Clusters {
+		ns := c.Namespace(t)
+		if err := c.EnsureNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range []*unstructured.Unstructured{
+			b.Git.GitRepository(name, name, "10m"),
+			testbed.Kustomization{Name: name, Path: "./apps/web", TargetNamespace: ns}.Manifest(),
+		} {
+			if err := c.ApplyObject(ctx, "flux-system", obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+		targets = append(targets, verify.Target{Name: c.Name, Config: c.Config})
+	}
+	return targets
 }
