@@ -81,7 +81,7 @@ func TestPrefetchListsAtOnce(t *testing.T) {
 	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: barrier.beforeList})
 	t.Cleanup(s.Close)
 	state := consistentState(t, s, true)
-	set := newListSet(t.Context(), state.dynamicClient, state.metadataClient, time.Now, state.readOrder, listTimeout)
+	set := newListSet(t.Context(), state.readers(), time.Now, state.readOrder, listTimeout)
 	barrier.arm()
 	set.prefetch(appKinds)
 	if got, want := barrier.mostAtOnce(), len(appKinds); got != want {

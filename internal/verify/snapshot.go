@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -24,13 +22,12 @@ const snapshotListTimeout = 5 * time.Second
 // listSet reads each kind once, with a list: the objectCache of a snapshot (app-status get),
 // which starts no watch.
 type listSet struct {
-	ctx      context.Context
-	dynamic  dynamic.Interface
-	metadata metadata.Interface
-	clock    func() time.Time
-	order    *readOrder
-	timeout  time.Duration
-	lists    map[assess.ListKey]*staticList
+	ctx     context.Context
+	readers readers
+	clock   func() time.Time
+	order   *readOrder
+	timeout time.Duration
+	lists   map[assess.ListKey]*staticList
 }
 
 // staticList is one kind in one namespace as one list found it.
@@ -48,8 +45,8 @@ type staticList struct {
 
 // newListSet reads each list within timeout (snapshotListTimeout for get, the watches'
 // listTimeout for a confirmation), numbering the reads with order.
-func newListSet(ctx context.Context, dyn dynamic.Interface, md metadata.Interface, clock func() time.Time, order *readOrder, timeout time.Duration) *listSet {
-	return &listSet{ctx: ctx, dynamic: dyn, metadata: md, clock: clock, order: order, timeout: timeout, lists: map[assess.ListKey]*staticList{}}
+func newListSet(ctx context.Context, r readers, clock func() time.Time, order *readOrder, timeout time.Duration) *listSet {
+	return &listSet{ctx: ctx, readers: r, clock: clock, order: order, timeout: timeout, lists: map[assess.ListKey]*staticList{}}
 }
 
 // readOrder numbers the list reads of one cluster (assess.Snapshot): how many had returned when
@@ -110,33 +107,20 @@ func (s *listSet) list(key assess.ListKey) *staticList {
 		l.sent = s.order.returned.Load()
 		defer func() { l.done = s.order.returned.Add(1) }()
 	}
-	var items []runtime.Object
-	if key.Metadata() {
-		list, err := s.metadata.Resource(key.GVR).Namespace(key.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			l.listErr = err
-			return l
-		}
-		l.revision = list.ResourceVersion
-		for i := range list.Items {
-			items = append(items, &list.Items[i])
-		}
-	} else {
-		list, err := s.dynamic.Resource(key.GVR).Namespace(key.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			l.listErr = err
-			return l
-		}
-		l.revision = list.GetResourceVersion()
-		for i := range list.Items {
-			items = append(items, &list.Items[i])
-		}
+	ri, _ := s.readers.lister(key)
+	list, err := ri.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		l.listErr = err
+		return l
+	}
+	if acc, err := meta.ListAccessor(list); err == nil {
+		l.revision = acc.GetResourceVersion()
 	}
 	transform := transformFor(key)
-	for _, it := range items {
+	_ = meta.EachListItem(list, func(it runtime.Object) error {
 		obj, facts, err := transform(it)
 		if err != nil {
-			continue
+			return nil
 		}
 		if acc, err := meta.Accessor(obj); err == nil {
 			_ = l.store.Add(obj)
@@ -147,7 +131,8 @@ func (s *listSet) list(key assess.ListKey) *staticList {
 				l.facts[storeKey(acc.GetNamespace(), acc.GetName())] = facts
 			}
 		}
-	}
+		return nil
+	})
 	return l
 }
 

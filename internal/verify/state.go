@@ -105,12 +105,12 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		mem:   assess.NewMemory(), readOrder: &readOrder{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}
 	if req.Snapshot {
-		s.watches = newListSet(ctx, dyn, md, req.Clock, s.readOrder, snapshotListTimeout)
+		s.watches = newListSet(ctx, s.readers(), req.Clock, s.readOrder, snapshotListTimeout)
 		s.fetches = newFetcher(ctx, func() {}, true)
 		s.closeAll = cancel
 	} else {
 		notify := make(chan struct{}, 1)
-		ws := newWatchSet(ctx, dyn, md, req.Clock, func() {
+		ws := newWatchSet(ctx, s.readers(), req.Clock, func() {
 			select {
 			case notify <- struct{}{}:
 			default:
@@ -126,6 +126,11 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 		}
 	}
 	return s, nil
+}
+
+// readers are the clients of the cluster's lists and watches.
+func (s *clusterState) readers() readers {
+	return readers{dynamic: s.dynamicClient, metadata: s.metadataClient}
 }
 
 // poke wakes the cluster's loop, as a change of a watched object does.

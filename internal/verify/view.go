@@ -283,7 +283,7 @@ const freshAfter = 3
 // decision could not confirm read again (readAgain). The watches give what only they saw over
 // time (withHistory). It returns the decision and the errors of the lists, said for a person.
 func (s *clusterState) readFresh(ctx context.Context, e *assess.Assessment, now time.Time) (*assess.Assessment, string) {
-	fresh := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
+	fresh := newListSet(ctx, s.readers(), s.req.Clock, s.readOrder, listTimeout)
 	if ws, ok := s.watches.(*watchSet); ok {
 		keys := ws.keys()
 		// (Kustomizations before HelmReleases, which they apply.)
@@ -342,7 +342,7 @@ func (s *clusterState) readAgain(ctx context.Context, base objectCache, e *asses
 		}
 		// (One after another, in the order of Unconfirmed: where revisions are no numbers, a
 		// list proves what it holds by being sent after the one before returned.)
-		again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
+		again := newListSet(ctx, s.readers(), s.req.Clock, s.readOrder, listTimeout)
 		for _, key := range e.Unconfirmed {
 			again.get(key)
 		}
@@ -376,7 +376,7 @@ func (s *clusterState) confirmFailure(ctx context.Context, e *assess.Assessment,
 	if len(e.Unconfirmed) == 0 {
 		return e, ""
 	}
-	again := newListSet(ctx, s.dynamicClient, s.metadataClient, s.req.Clock, s.readOrder, listTimeout)
+	again := newListSet(ctx, s.readers(), s.req.Clock, s.readOrder, listTimeout)
 	// The first list says whether the server's revisions are numbers; where they are, each
 	// list is compared by its own revision and the others may go out together.
 	if l := again.get(e.Unconfirmed[0]); l.Err() == nil && !numbered(l.(*staticList).revision) {

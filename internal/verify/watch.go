@@ -16,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/wait"
 	apiwatch "k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/org/app-status-action/internal/assess"
@@ -45,8 +43,7 @@ const listTimeout = 30 * time.Second
 type watchSet struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
-	dynamic  dynamic.Interface
-	metadata metadata.Interface
+	readers  readers
 	notify   func()
 	notifyCh chan struct{} // what notify signals, for the cluster's loop
 	clock    func() time.Time
@@ -368,9 +365,9 @@ func (n *notifyingStore) carried(cur any) any {
 // that be changed.)
 var reconnectBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 5 * time.Second}
 
-func newWatchSet(ctx context.Context, dyn dynamic.Interface, md metadata.Interface, clock func() time.Time, notify func()) *watchSet {
+func newWatchSet(ctx context.Context, r readers, clock func() time.Time, notify func()) *watchSet {
 	ctx, cancel := context.WithCancel(ctx)
-	return &watchSet{ctx: ctx, cancel: cancel, dynamic: dyn, metadata: md, notify: notify, clock: clock, watches: map[assess.ListKey]*watch{}}
+	return &watchSet{ctx: ctx, cancel: cancel, readers: r, notify: notify, clock: clock, watches: map[assess.ListKey]*watch{}}
 }
 
 // close stops every informer and waits for their goroutines.
@@ -394,19 +391,7 @@ func (plainListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 // records its outcome on w: an error while the reflector retries, nil once a list or a watch
 // succeeds again.
 func (s *watchSet) listWatch(key assess.ListKey, w *watch) (*plainListWatch, runtime.Object) {
-	type lister interface {
-		List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)
-		Watch(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error)
-	}
-	var (
-		ri      lister
-		example runtime.Object
-	)
-	if key.Metadata() {
-		ri, example = metadataLister{s.metadata.Resource(key.GVR).Namespace(key.Namespace)}, &metav1.PartialObjectMetadata{}
-	} else {
-		ri, example = dynamicLister{s.dynamic.Resource(key.GVR).Namespace(key.Namespace)}, &unstructured.Unstructured{}
-	}
+	ri, example := s.readers.lister(key)
 	return &plainListWatch{cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			ctx, cancel := context.WithTimeout(ctx, listTimeout)
@@ -423,27 +408,6 @@ func (s *watchSet) listWatch(key assess.ListKey, w *watch) (*plainListWatch, run
 			return wi, err
 		},
 	}}, example
-}
-
-// metadataLister and dynamicLister give the metadata and dynamic clients one shape.
-type metadataLister struct{ ri metadata.ResourceInterface }
-
-func (l metadataLister) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	return l.ri.List(ctx, opts)
-}
-
-func (l metadataLister) Watch(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
-	return l.ri.Watch(ctx, opts)
-}
-
-type dynamicLister struct{ ri dynamic.ResourceInterface }
-
-func (l dynamicLister) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	return l.ri.List(ctx, opts)
-}
-
-func (l dynamicLister) Watch(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
-	return l.ri.Watch(ctx, opts)
 }
 
 // get returns the watch for key, starting it on first use.
