@@ -2,23 +2,36 @@ package verify
 
 import (
 	"context"
+	"net/http"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	apiwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/org/app-status-action/internal/assess"
 )
 
 // readers are the clients a cluster's lists and watches read with (watchSet, listSet): the
-// metadata client for the kinds read by their metadata alone (assess.ListKey.Metadata), the
+// metadata client for the kinds read by their metadata alone (assess.ListKey.Metadata),
+// client-go's typed clients for the built-in kinds the classifier reads (builtinClients), the
 // dynamic client for the rest.
 type readers struct {
 	dynamic  dynamic.Interface
 	metadata metadata.Interface
+	// builtin is nil where none is made (unit tests): the dynamic client reads every kind.
+	builtin *builtinClients
 }
 
 // lister lists and watches the objects of one kind in one namespace.
@@ -31,6 +44,11 @@ type lister interface {
 func (r readers) lister(key assess.ListKey) (lister, runtime.Object) {
 	if key.Metadata() {
 		return metadataLister{r.metadata.Resource(key.GVR).Namespace(key.Namespace)}, &metav1.PartialObjectMetadata{}
+	}
+	if r.builtin != nil {
+		if l, example, ok := r.builtin.lister(key); ok {
+			return l, example
+		}
 	}
 	return dynamicLister{r.dynamic.Resource(key.GVR).Namespace(key.Namespace)}, &unstructured.Unstructured{}
 }
@@ -53,5 +71,69 @@ func (l dynamicLister) List(ctx context.Context, opts metav1.ListOptions) (runti
 }
 
 func (l dynamicLister) Watch(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
+	return l.ri.Watch(ctx, opts)
+}
+
+// builtinClients list and watch Pods, ReplicaSets, ControllerRevisions and Jobs with
+// client-go's typed clients, which ask for protobuf, as kube-apiserver serves its built-in
+// kinds: no JSON to decode into maps, and no conversion of the maps to the typed objects the
+// classifier reads (typedTransform). A server that answers in JSON is read as well. The apps
+// and batch clients are made on first use (most clusters of a fleet never list a Pod or a
+// Job), over the cluster's one HTTP client.
+type builtinClients struct {
+	core   corev1client.CoreV1Interface
+	config *rest.Config
+	http   *http.Client
+
+	appsOnce  sync.Once
+	apps      appsv1client.AppsV1Interface
+	batchOnce sync.Once
+	batch     batchv1client.BatchV1Interface
+}
+
+// lister returns the typed lister of key; false for a kind it does not read, or whose client
+// could not be made (the dynamic client reads it then).
+func (c *builtinClients) lister(key assess.ListKey) (lister, runtime.Object, bool) {
+	ns := key.Namespace
+	switch key.GVR {
+	case assess.PodsGVR:
+		return typedLister[*corev1.PodList]{c.core.Pods(ns)}, &corev1.Pod{}, true
+	case assess.RSGVR, assess.RevisionsGVR:
+		c.appsOnce.Do(func() { c.apps, _ = appsv1client.NewForConfigAndClient(c.config, c.http) })
+		switch {
+		case c.apps == nil:
+		case key.GVR == assess.RSGVR:
+			return typedLister[*appsv1.ReplicaSetList]{c.apps.ReplicaSets(ns)}, &appsv1.ReplicaSet{}, true
+		default:
+			return typedLister[*appsv1.ControllerRevisionList]{c.apps.ControllerRevisions(ns)}, &appsv1.ControllerRevision{}, true
+		}
+	case assess.JobsGVR:
+		c.batchOnce.Do(func() { c.batch, _ = batchv1client.NewForConfigAndClient(c.config, c.http) })
+		if c.batch != nil {
+			return typedLister[*batchv1.JobList]{c.batch.Jobs(ns)}, &batchv1.Job{}, true
+		}
+	}
+	return nil, nil, false
+}
+
+// typedListWatcher is the list and watch of a typed client's kind.
+type typedListWatcher[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error)
+}
+
+// typedLister gives a typed client the lister's shape.
+type typedLister[L runtime.Object] struct{ ri typedListWatcher[L] }
+
+func (l typedLister[L]) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	list, err := l.ri.List(ctx, opts)
+	if err != nil {
+		// (Not the typed nil list, which is no nil runtime.Object.)
+		return nil, err
+	}
+	return list, nil
+}
+
+func (l typedLister[L]) Watch(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
 	return l.ri.Watch(ctx, opts)
 }

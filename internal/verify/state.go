@@ -31,7 +31,9 @@ type clusterState struct {
 	core           corev1client.CoreV1Interface // events, logs and Helm's storage Secrets
 	dynamicClient  dynamic.Interface
 	metadataClient metadata.Interface
-	throttled      *throttleRecorder
+	// builtin lists and watches the built-in kinds the classifier reads.
+	builtin   *builtinClients
+	throttled *throttleRecorder
 	// releasesMu guards releases, what the Helm storage secrets read list (assess.ReleaseNeed).
 	releasesMu sync.Mutex
 	releases   map[string]assess.StoredRelease
@@ -101,8 +103,9 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 	}
 	s := &clusterState{
 		req: req, ctx: ctx, httpClient: httpClient, dialed: h.dialed, core: core, dynamicClient: dyn, metadataClient: md, throttled: throttled,
-		disco: disco,
-		mem:   assess.NewMemory(), readOrder: &readOrder{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
+		builtin: &builtinClients{core: core, config: cfg, http: httpClient},
+		disco:   disco,
+		mem:     assess.NewMemory(), readOrder: &readOrder{}, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
 	}
 	if req.Snapshot {
 		s.watches = newListSet(ctx, s.readers(), req.Clock, s.readOrder, snapshotListTimeout)
@@ -130,7 +133,7 @@ func newClusterState(ctx context.Context, req Request, config *rest.Config) (*cl
 
 // readers are the clients of the cluster's lists and watches.
 func (s *clusterState) readers() readers {
-	return readers{dynamic: s.dynamicClient, metadata: s.metadataClient}
+	return readers{dynamic: s.dynamicClient, metadata: s.metadataClient, builtin: s.builtin}
 }
 
 // poke wakes the cluster's loop, as a change of a watched object does.

@@ -601,34 +601,44 @@ func (l *layeredLists) peek(key assess.ListKey) (assess.List, bool) {
 	return l.base.peek(key)
 }
 
-// typedKinds are the classifier's kinds: their caches hold typed objects, converted once
-// when they arrive.
+// typedKinds are the classifier's kinds: their caches hold typed objects, as the typed
+// clients decode them (builtinClients) or converted once when they arrive as unstructured.
 var typedKinds = map[schema.GroupVersionResource]transformFunc{
-	assess.PodsGVR:      typedTransform[corev1.Pod](),
-	assess.RSGVR:        typedTransform[appsv1.ReplicaSet](),
-	assess.RevisionsGVR: typedTransform[appsv1.ControllerRevision](),
-	assess.JobsGVR:      typedTransform[batchv1.Job](),
+	assess.PodsGVR:      typedTransform[corev1.Pod](corev1.SchemeGroupVersion.WithKind("Pod")),
+	assess.RSGVR:        typedTransform[appsv1.ReplicaSet](appsv1.SchemeGroupVersion.WithKind("ReplicaSet")),
+	assess.RevisionsGVR: typedTransform[appsv1.ControllerRevision](appsv1.SchemeGroupVersion.WithKind("ControllerRevision")),
+	assess.JobsGVR:      typedTransform[batchv1.Job](batchv1.SchemeGroupVersion.WithKind("Job")),
 }
 
-// typedTransform returns an informer transform that converts unstructured objects to *T once,
-// when they arrive, so evaluations read typed objects without converting again.
-func typedTransform[T any]() transformFunc {
+// typedTransform returns an informer transform that keeps objects of kind gvk as *T: a *T as
+// it came (its kind set: a typed client's list leaves it out), an unstructured object
+// converted once, when it arrives, so evaluations read typed objects without converting
+// again.
+func typedTransform[T any, PT interface {
+	*T
+	runtime.Object
+}](gvk schema.GroupVersionKind) transformFunc {
 	return func(obj any) (any, assess.ObjectFacts, error) {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
+		var out PT
+		switch o := obj.(type) {
+		case PT:
+			out = o
+		case *unstructured.Unstructured:
+			out = new(T)
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, out); err != nil {
+				return nil, assess.ObjectFacts{}, fmt.Errorf("convert %s %s: %w", o.GetKind(), o.GetName(), err)
+			}
+		default:
 			return obj, assess.ObjectFacts{}, nil
 		}
-		var out T
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &out); err != nil {
-			return nil, assess.ObjectFacts{}, fmt.Errorf("convert %s %s: %w", u.GetKind(), u.GetName(), err)
-		}
+		out.GetObjectKind().SetGroupVersionKind(gvk)
 		var facts assess.ObjectFacts
-		if acc, err := meta.Accessor(&out); err == nil {
+		if acc, err := meta.Accessor(out); err == nil {
 			facts.NotFromGit = vetAnnotations(acc)
 			facts.KustomizeSkip = kustomizeSkip(acc)
 			acc.SetManagedFields(nil)
-			dropLastApplied(&out, acc)
+			dropLastApplied(out, acc)
 		}
-		return &out, facts, nil
+		return out, facts, nil
 	}
 }

@@ -2,8 +2,9 @@
 // faults a real server does not produce on demand (hanging, throttling, failing, expiring its
 // watches) and for scale tests with many clusters. It serves discovery, get, list and watch of
 // a fixed set of objects, the way client-go's discovery, dynamic, metadata and typed clients
-// read them (the metadata client's gets and lists in protobuf, as kube-apiserver answers it;
-// its watches, which stay quiet, in JSON). It is no proof that the product works with
+// read them (the metadata client's gets and lists, and the lists of built-in kinds a typed
+// client asks for, in protobuf, as kube-apiserver answers them; watches, which stay quiet, in
+// JSON). It is no proof that the product works with
 // Kubernetes: the test bed's real API servers are.
 package fakeapi
 
@@ -24,7 +25,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // Behaviour is how a server answers.
@@ -73,6 +76,7 @@ type Server struct {
 	stop       chan struct{}
 	closeOnce  sync.Once
 	requests   atomic.Int64
+	protobufs  atomic.Int64
 }
 
 // Options configures a server.
@@ -203,6 +207,10 @@ func (s *Server) revisionString() string {
 	}
 	return strconv.Itoa(s.revision)
 }
+
+// ProtobufLists is how many lists of whole objects (not metadata) the server answered in
+// protobuf.
+func (s *Server) ProtobufLists() int64 { return s.protobufs.Load() }
 
 // Requests is how many requests the server has received.
 func (s *Server) Requests() int64 { return s.requests.Load() }
@@ -457,14 +465,40 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r Resource,
 		writeMetadata(w, req, list)
 		return
 	}
+	if acceptsProtobuf(req) && writeBuiltin(w, list) {
+		s.protobufs.Add(1)
+		return
+	}
 	writeJSON(w, list)
+}
+
+func acceptsProtobuf(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), runtime.ContentTypeProtobuf)
+}
+
+// writeBuiltin writes a list of a built-in kind (client-go's scheme knows it) in protobuf, as
+// kube-apiserver answers a client that accepts it; false, nothing written, for any other kind.
+func writeBuiltin(w http.ResponseWriter, list map[string]any) bool {
+	apiVersion, _ := list["apiVersion"].(string)
+	kind, _ := list["kind"].(string)
+	obj, err := scheme.Scheme.New(schema.FromAPIVersionAndKind(apiVersion, kind))
+	if err != nil {
+		return false
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list, obj); err != nil {
+		writeStatus(w, http.StatusInternalServerError, "InternalError", "fakeapi: "+err.Error())
+		return true
+	}
+	w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
+	_ = protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(obj, w)
+	return true
 }
 
 // writeMetadata writes a PartialObjectMetadata or PartialObjectMetadataList (in its JSON
 // form) as a real API server answers client-go's metadata client: in protobuf when the
 // request accepts it, in JSON otherwise.
 func writeMetadata(w http.ResponseWriter, r *http.Request, v map[string]any) {
-	if !strings.Contains(r.Header.Get("Accept"), runtime.ContentTypeProtobuf) {
+	if !acceptsProtobuf(r) {
 		writeJSON(w, v)
 		return
 	}
