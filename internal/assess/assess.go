@@ -252,6 +252,10 @@ type Assessment struct {
 	// kustomize-controller skips them (ObjectFacts.KustomizeSkip); PausedByKustomize how many
 	// are Current but paused (reconcile: disabled, ssa: Ignore): not rolled out.
 	SkippedByKustomize, PausedByKustomize int
+	// AwaitingConsumer is how many of Objects are claims not bound and not verified because
+	// their StorageClass binds them only once a pod that uses them is scheduled
+	// (judgeClaimObject).
+	AwaitingConsumer int
 	// SkippedSuspended are the nested objects reported suspended and not judged.
 	SkippedSuspended []string
 	// RootsApplied is set when every requested object has applied the expected revision.

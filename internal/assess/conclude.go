@@ -15,14 +15,14 @@ import (
 func CurrentMessage(c *Assessment) string {
 	msg := fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
 	if len(c.Objects) > 0 {
-		unverified, ignored, skipped := 0, c.ReadinessIgnored, c.SkippedByKustomize
+		unverified, ignored, skipped, unbound := 0, c.ReadinessIgnored, c.SkippedByKustomize, c.AwaitingConsumer
 		for _, o := range c.Objects {
 			if o.Status != result.ObjectCurrent {
 				unverified++
 			}
 		}
-		unverified -= ignored + skipped
-		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified-ignored-skipped)
+		unverified -= ignored + skipped + unbound
+		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified-ignored-skipped-unbound)
 		if unverified > 0 {
 			msg += fmt.Sprintf(", %d not verified (the credentials may not read them)", unverified)
 		}
@@ -31,6 +31,9 @@ func CurrentMessage(c *Assessment) string {
 		}
 		if skipped > 0 {
 			msg += fmt.Sprintf(", %d not verified (kustomize-controller skips them)", skipped)
+		}
+		if unbound > 0 {
+			msg += fmt.Sprintf(", %d not verified (claims bound when a pod that uses them is scheduled)", unbound)
 		}
 		if paused := c.PausedByKustomize; paused > 0 {
 			msg += fmt.Sprintf(", %d of them not rolled out (kustomize-controller skips them)", paused)

@@ -52,6 +52,8 @@ var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
 	{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "workloads"}: "Workload",
 	namespacesKey.GVR: "Namespace",
 	crdsKey.GVR:       "CustomResourceDefinition",
+	{Version: "v1", Resource: "persistentvolumeclaims"}: "PersistentVolumeClaim",
+	storageClassesKey.GVR:                               "StorageClass",
 })
 
 // kueueWorkloadsGVR is Kueue's Workloads (v1beta2): a fixture serves them (runs Kueue) only
@@ -447,7 +449,8 @@ type fluxExpected struct {
 // consistency rule).
 var fixtureReads = []string{"kustomizations", "helmreleases", "resourcesets", "gitrepositories", "ocirepositories",
 	"helmrepositories", "helmcharts", "artifactgenerators", "externalartifacts", "deployments", "statefulsets", "daemonsets",
-	"replicasets", "pods", "jobs", "canaries", "services", "configmaps", "secrets", "roles", "widgets"}
+	"replicasets", "pods", "jobs", "canaries", "services", "configmaps", "secrets", "roles", "widgets",
+	"persistentvolumeclaims", "storageclasses"}
 
 // runFixtureCases runs each case as `get` and as `verify`, each with a memory of its own.
 func runFixtureCases(t *testing.T, cases []fixtureCase) {

@@ -23,8 +23,9 @@ import (
 // passed through a func value escapes, and the walk would allocate a visit per object and pass.
 type objectJudge func(a *assessor, e *Assessment, v objectVisit, now time.Time) (nested *flux.Ref)
 
-// objectJudges are the judges of the kinds that are not judged as a workload: the Flux objects
-// by their gate, the Flux sources as source-controller serves them.
+// objectJudges are the judges of the kinds that are not judged as a workload alone: the Flux
+// objects by their gate, the Flux sources as source-controller serves them, a
+// PersistentVolumeClaim by its StorageClass's binding mode first.
 var objectJudges = map[schema.GroupKind]objectJudge{
 	flux.KindKustomization.GroupVersionKind().GroupKind():                judgeFluxObject,
 	flux.KindHelmRelease.GroupVersionKind().GroupKind():                  judgeFluxObject,
@@ -35,6 +36,7 @@ var objectJudges = map[schema.GroupKind]objectJudge{
 	{Group: "source.toolkit.fluxcd.io", Kind: "HelmChart"}:               judgeSourceObject,
 	{Group: "source.toolkit.fluxcd.io", Kind: "HelmRepository"}:          judgeSourceObject,
 	{Group: "source.toolkit.fluxcd.io", Kind: flux.KindExternalArtifact}: judgeSourceObject,
+	{Kind: "PersistentVolumeClaim"}:                                      judgeClaimObject,
 }
 
 // judgeOf returns the judge of o's kind.
