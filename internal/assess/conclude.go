@@ -130,6 +130,14 @@ func (w ReconcileWait) message() string {
 	return fmt.Sprintf("%s: waiting for Flux to handle the reconcile request %s (status.%s)", w.ID, w.Token, w.Field)
 }
 
+// unhandled says, once the run stopped waiting, what never came of its requests.
+func (w ReconcileWait) unhandled() string {
+	if w.Sending {
+		return "the run's reconcile requests were not all sent"
+	}
+	return fmt.Sprintf("Flux never handled the run's reconcile request %s of %s (status.%s)", w.Token, w.ID, w.Field)
+}
+
 // Stop is why the run stopped waiting for a cluster before it had a verdict of its own.
 type Stop struct {
 	// Verdict is Timeout (the run's deadline) or Cancelled.
@@ -154,18 +162,24 @@ type Conclusion struct {
 	Pending *Finding
 	// AwaitsReconcile is set when Pending is the run's own reconcile requests.
 	AwaitsReconcile bool
+	// HeldFailure is set on a Timeout that came while a failure was held for the run's own
+	// reconcile request: the verdict carries that failure's code and reason, and the
+	// failure's evidence is gathered for it as for a Failed one.
+	HeldFailure bool
 }
 
 // Conclude turns an assessment and the run's facts into the cluster's verdict, or what it
 // waits for. In order: the run's stop, which gives what the cluster waited for (a 429 while
-// the lists loaded, a requested object not found); the assessment's own failure (held while
-// it is the state before the run's own reconcile request, ReconcileWait.Before and Forced), or
-// the preflight's; Current, once nothing is pending nor loading; a snapshot's state as it is;
-// otherwise the cluster waits, for what the assessment waits for or, when nothing else, for
-// Flux to handle the run's own reconcile requests.
+// the lists loaded, a requested object not found, a failure held, timedOutHeld); the
+// assessment's own failure (held while it is the state before the run's own reconcile
+// request, ReconcileWait.Before and Forced), or the preflight's; Current, once nothing is
+// pending nor loading; a snapshot's state as it is; otherwise the cluster waits, for what the
+// assessment waits for or, when nothing else, for Flux to handle the run's own reconcile
+// requests.
 func Conclude(e *Assessment, f Facts) Conclusion {
 	c := Conclusion{Pending: e.Pending}
 	fatal := e.Fatal
+	var held *Finding
 	switch {
 	case f.Reconcile.heldBefore(fatal):
 		// What failed is the state before the run's own request, which Flux has not handled
@@ -173,7 +187,7 @@ func Conclude(e *Assessment, f Facts) Conclusion {
 		// apply the merge. It is held as its success is, and named.
 		c.Pending = &Finding{Verdict: result.VerdictInProgress, Code: fatal.Code, Reason: ReconcileRequested,
 			Message: f.Reconcile.message() + "; before it: " + fatal.Message}
-		c.AwaitsReconcile, fatal = true, nil
+		c.AwaitsReconcile, held, fatal = true, fatal, nil
 	case f.Reconcile != nil && fatal == nil && e.Pending == nil:
 		c.Pending = &Finding{Verdict: result.VerdictInProgress, Reason: ReconcileRequested, Message: f.Reconcile.message()}
 		c.AwaitsReconcile = true
@@ -183,7 +197,12 @@ func Conclude(e *Assessment, f Facts) Conclusion {
 	}
 	switch {
 	case f.Stop != nil:
-		return Conclusion{Done: true, Verdict: stopped(e, c.Pending, *f.Stop)}
+		v := stopped(e, c.Pending, *f.Stop)
+		if held != nil && v.Verdict == result.VerdictTimeout {
+			// What was failing is the answer to give, but for Flux's handling of the request.
+			return Conclusion{Done: true, Verdict: timedOutHeld(*held, *f.Reconcile, *f.Stop), HeldFailure: true}
+		}
+		return Conclusion{Done: true, Verdict: v}
 	case fatal != nil:
 		return Conclusion{Done: true, Verdict: *fatal}
 	case c.Pending == nil && !e.Syncing:
@@ -200,6 +219,16 @@ func Conclude(e *Assessment, f Facts) Conclusion {
 		return Conclusion{Done: true, Verdict: p}
 	}
 	return c
+}
+
+// timedOutHeld is the verdict of a cluster whose run reached its deadline while the failure
+// held was the state before the run's own reconcile request w: Timeout, since whether the
+// failure outlives Flux's handling of the request is not known, with the failure's own code
+// and reason, and a message that says both what was failing and what Flux never handled.
+func timedOutHeld(held Finding, w ReconcileWait, stop Stop) Finding {
+	return Finding{Verdict: result.VerdictTimeout, Code: held.Code, Reason: cmp.Or(held.Reason, "Timeout"),
+		Message: fmt.Sprintf("timed out after %s: failing: %s; %s, so whether it still fails after it is not known",
+			stop.Timeout, held.Message, w.unhandled())}
 }
 
 // stopped is the verdict of a cluster whose wait ended before it had one of its own: what it

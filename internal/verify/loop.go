@@ -348,7 +348,10 @@ func listsInFlight(ws []assess.List) bool {
 }
 
 // stopped is the verdict of a cluster whose wait ended before it had one of its own: the
-// last assessment, concluded with the facts it was concluded with and the run's stop.
+// last assessment, concluded with the facts it was concluded with and the run's stop. A
+// Timeout on a failure held for the run's own reconcile request (assess.Conclusion.
+// HeldFailure) gets the evidence a Failed verdict gets, on the last assessment's objects:
+// read once the deadline has passed, within gatherEvidence's own bound.
 func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, facts assess.Facts) verdictReason {
 	if last == nil {
 		last = &assess.Assessment{}
@@ -357,5 +360,9 @@ func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, fac
 	stop := &assess.Stop{Verdict: v, Cause: cause, Timeout: s.req.Timeout}
 	stop.RetryAfter, stop.Throttled = s.throttled.recent()
 	facts.Stop = stop
-	return assess.Conclude(last, facts).Verdict
+	c := assess.Conclude(last, facts)
+	if c.HeldFailure {
+		s.gatherEvidence(context.WithoutCancel(ctx), last.Objects)
+	}
+	return c.Verdict
 }
