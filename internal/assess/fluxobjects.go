@@ -182,7 +182,7 @@ func (a *assessor) settleGate(e *Assessment, v *fluxVisit, now time.Time) {
 	if !ownSource {
 		// Of the run's revision, or its owner's: a source stalled short of it will not
 		// fetch it (a nested object of another source is settleSource's).
-		a.sourceStalled(e, gate, src, want)
+		srcNote = joinMessage(srcNote, a.sourceStalled(e, gate, src, want))
 	}
 	if ref.Kind == flux.KindHelmRelease && (parent == nil || parent.Applied) {
 		srcNote = joinMessage(srcNote, a.settleValues(e, gate, obj, parent, now))

@@ -18,16 +18,17 @@ import (
 // on reads no earlier than ownerID's status (the generator's list, its sources'), and src's
 // list on one no earlier than the generator's status, which its build writes after src's.
 // A generator that cannot be read (the credentials, a cluster without source-watcher's CRDs)
-// leaves src judged by its own status, and note says so.
-func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string) (verdict result.Verdict, code result.Code, message, note string) {
-	return a.producerWaitAt(e, src, ownerID, map[string]bool{})
+// leaves src judged by its own status, and note says so. want, when set, is the revision
+// ownerID waits for (flux.GeneratorWait).
+func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string, want flux.Revision) (verdict result.Verdict, code result.Code, message, note string) {
+	return a.producerWaitAt(e, src, ownerID, want, map[string]bool{})
 }
 
 // producerWaitAt is producerWait for a generator down a chain: once the generator has built
 // from its sources' current artifacts, each source that is an ExternalArtifact of another
 // generator is judged by that one in turn, since an artifact current to its own stale source
 // is stale too; to any depth, each generator once (seen: a loop ends where it closes).
-func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string) {
+func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string) {
 	ref := src.Producer
 	seen[ref.ID()] = true
 	code = result.CodeFluxArtifactFailed
@@ -58,7 +59,7 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 	case reading != "":
 		return result.VerdictInProgress, code, fmt.Sprintf("reading %s, a source of %s, which writes %s", reading, ref.ID(), src.Ref.ID()), ""
 	}
-	verdict, code, message = flux.GeneratorWait(src, gen, inputs)
+	verdict, code, message = flux.GeneratorWait(src, gen, inputs, want)
 	if verdict != result.VerdictInProgress {
 		a.consistent(key, w, ownerID)
 		for _, s := range gen.Sources {
@@ -67,7 +68,7 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 		a.consistentSource(src.Ref, ref.ID())
 	}
 	if verdict == result.VerdictCurrent {
-		return a.upstreamGenerators(e, gen, inputs, ownerID, seen)
+		return a.upstreamGenerators(e, gen, inputs, ownerID, want, seen)
 	}
 	return verdict, code, message, ""
 }
@@ -75,13 +76,13 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 // upstreamGenerators judges the sources of gen that are ExternalArtifacts of another
 // generator, each by that generator (producerWaitAt, one link further, each generator once):
 // the first that is not Current is gen's verdict, and what one could not compare is a note.
-func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string) {
+func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string) {
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
 		if in == nil || in.Producer.Name == "" || seen[in.Producer.ID()] {
 			continue
 		}
-		v, c, m, n := a.producerWaitAt(e, *in, ownerID, seen)
+		v, c, m, n := a.producerWaitAt(e, *in, ownerID, want, seen)
 		if v != result.VerdictCurrent {
 			return v, c, fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), m), ""
 		}

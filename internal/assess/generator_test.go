@@ -195,3 +195,68 @@ func TestExternalArtifactAfterItsGenerator(t *testing.T) {
 			looks: []fixtureLook{{docs: docs, want: expected{Outcome: confirming}}}},
 	})
 }
+
+// TestExternalArtifactOfRootOrDependency: a requested Kustomization, or one a Kustomization
+// waits for (dependsOn), whose source is an ExternalArtifact that does not serve what it waits
+// for is judged by the ArtifactGenerator that writes it, as a nested object's source is: a
+// generator stalled, or failed to build from sources one of which serves the expected
+// revision, fails it (the revision will not come); one at work holds it, saying so.
+func TestExternalArtifactOfRootOrDependency(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	stalled := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "invalid path pattern", observedGeneration: 3}`,
+		`{type: Stalled, status: "True", reason: BuildFailed, message: "invalid path pattern", observedGeneration: 3}`}
+	buildFailed := `{type: Ready, status: "False", reason: BuildFailed, message: "gen build failed: no files matched @app/deploy/**", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`
+	building := []string{`{type: Ready, status: Unknown, reason: Progressing, message: Reconciliation in progress, observedGeneration: 3}`,
+		`{type: Reconciling, status: "True", reason: Progressing, message: Reconciliation in progress, observedGeneration: 3}`}
+	// root is the requested Kustomization on ExternalArtifact gen, applied at rev.
+	root := func(rev string) string { return ks("app", "ExternalArtifact", "gen", "", rev) }
+	// on is root applied at A, the artifact at artifactRev, its generator's source at sourceRev.
+	on := func(artifactRev, sourceRev, generator string) []string {
+		return []string{root(revOfA), gitRepoStored(sourceRev), externalArtifact("gen", "flux-system", artifactRev), generator}
+	}
+	sourceStalled := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
+	// waits is the root waiting for B, as Flux says, and for the generator, as the message says.
+	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
+	// dependent is the requested app of the GitRepository, waiting for infra (dependsOn), of
+	// ExternalArtifact infra, which holds no artifact yet, written by generator infra.
+	dependent := strings.Replace(ks("app", "GitRepository", "app", ", dependsOn: [{name: infra}]", revA), `status: "True", reason: ReconciliationSucceeded`,
+		`status: "False", reason: DependencyNotReady`, 1)
+	infra := strings.Replace(ks("infra", "ExternalArtifact", "infra", "", revA), `{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revA+`"`,
+		`{type: Ready, status: "False", reason: ArtifactFailed, message: "Source artifact not found, retrying in 30s"`, 1)
+	withInfra := func(generator string) []string {
+		return []string{dependent, gitRepoStored(revB), infra, externalArtifact("infra", "flux-system", ""), generator}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "root: the generator stalled", looks: []fixtureLook{{
+			docs: on(revOfA, revB, artifactGenerator("gen", "flux-system", digestOf(revOfA), stalled...)),
+			want: expected{Outcome: sourceStalled, Says: []string{
+				"ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, artifact main@sha1:a1b2c3d) stalled: invalid path pattern",
+				"ExternalArtifact/flux-system/gen serves main@sha1:a1b2c3d, and will not serve main@sha1:bbbbbbb until it builds"}}}}},
+		{name: "root: the generator failed to build from its source on B", looks: []fixtureLook{{
+			docs: on(revOfA, revB, artifactGenerator("gen", "flux-system", digestOf(revOfA), buildFailed)),
+			want: expected{Outcome: sourceStalled, Says: []string{"failed to build from its sources' current artifacts: gen build failed: no files matched"}}}}},
+		{name: "root: the generator failed to build from its source still on A: B may build", looks: []fixtureLook{{
+			docs: on(revOfA, revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA), buildFailed)),
+			want: expected{Outcome: waits, Says: []string{"to build at generation 3: gen build failed"}}}}},
+		{name: "root: the generator building", looks: []fixtureLook{{
+			docs: on(revOfA, revB, artifactGenerator("gen", "flux-system", digestOf(revOfA), building...)),
+			want: expected{Outcome: waits, Says: []string{"waiting for ArtifactGenerator/flux-system/gen", "to build at generation 3"}}}}},
+		{name: "root: the generator built B, the artifact of B applied", looks: []fixtureLook{{
+			docs: []string{root(revB), gitRepoStored(revB), externalArtifact("gen", "flux-system", revB), artifactGenerator("gen", "flux-system", digestOf(revB), generatorReady)},
+			want: expected{Outcome: current}}}},
+		{name: "dependsOn: the generator of its artifact stalled", looks: []fixtureLook{{
+			docs: withInfra(artifactGenerator("infra", "flux-system", digestOf(revOfA), stalled...)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxDependencyFailed, Reason: "SourceStalled"}, Says: []string{
+				"Kustomization/flux-system/app: waits for Kustomization/flux-system/infra (dependsOn), which failed: ArtifactGenerator/flux-system/infra",
+				"stalled: invalid path pattern; ExternalArtifact/flux-system/infra has no artifact"}}}}},
+		{name: "dependsOn: the generator of its artifact building", looks: []fixtureLook{{
+			docs: withInfra(artifactGenerator("infra", "flux-system", digestOf(revOfA), building...)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxDependencyNotReady, Reason: "DependencyNotReady"}}}}},
+		{name: "dependsOn: Ready on the artifact of B its generator built", looks: []fixtureLook{{
+			docs: []string{dependent, gitRepoStored(revB), ks("infra", "ExternalArtifact", "infra", "", revB), externalArtifact("infra", "flux-system", revB),
+				artifactGenerator("infra", "flux-system", digestOf(revB), generatorReady)},
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxDependencyNotReady, Reason: "DependencyNotReady"}}}}},
+	})
+}

@@ -83,7 +83,7 @@ func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source,
 	if verdict == result.VerdictCurrent && src.Producer.Name != "" {
 		// An ExternalArtifact: whether it holds its generator's build of its sources now.
 		var producerNote string
-		verdict, code, message, producerNote = a.producerWait(e, src, gate.Object.ID)
+		verdict, code, message, producerNote = a.producerWait(e, src, gate.Object.ID, flux.Revision{})
 		note = joinMessage(note, producerNote)
 	}
 	if verdict == result.VerdictCurrent && src.Message != "" {
@@ -243,17 +243,22 @@ func (a *assessor) awaitsHealthRetry(e *Assessment, dep flux.Ref, g *flux.Gate, 
 // is not want. A failure of the object's own (not one its controller retries) stands. A
 // HelmChart its HTTP HelmRepository's index may still list waits for the repository's next
 // fetch (flux.IndexWait), and one built from another revision than its source's artifact now
-// for its build from it, and says so.
-func (a *assessor) sourceStalled(e *Assessment, g *flux.Gate, src *flux.Source, want flux.Revision) {
+// for its build from it, and says so. An ExternalArtifact short of want is its
+// ArtifactGenerator's (producerStalled). It returns a note when that generator cannot be
+// read.
+func (a *assessor) sourceStalled(e *Assessment, g *flux.Gate, src *flux.Source, want flux.Revision) (note string) {
 	retried := g.Verdict == result.VerdictFailed && g.Retried
 	if src == nil || (g.Verdict != result.VerdictInProgress && !retried) {
-		return
+		return ""
+	}
+	if src.Producer.Name != "" && !src.Stalled {
+		return a.producerStalled(e, g, *src, want)
 	}
 	var upstream *flux.Source
 	if src.Stalled {
 		var reading bool
 		if upstream, _, reading = a.chartUpstream(e, *src); reading {
-			return
+			return ""
 		}
 	}
 	code, message, stalled, until := flux.SourceStalled(*src, upstream, want, a.now)
@@ -272,6 +277,27 @@ func (a *assessor) sourceStalled(e *Assessment, g *flux.Gate, src *flux.Source, 
 			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, joinMessage(g.Message, message))
 		}
 	}
+	return ""
+}
+
+// producerStalled judges a gate that waits on the ExternalArtifact src by the
+// ArtifactGenerator that writes it, with the rule a nested object's source gets
+// (producerWait): when src does not serve what the object waits for (no artifact, or none of
+// want, flux.ArtifactAwaited), a generator source-watcher stalled on, or that failed to build
+// from its sources' current artifacts, one of which serves want, fails it (the artifact will
+// not come), and one still at work holds it, saying so.
+func (a *assessor) producerStalled(e *Assessment, g *flux.Gate, src flux.Source, want flux.Revision) (note string) {
+	if !flux.ArtifactAwaited(src, want) {
+		return ""
+	}
+	verdict, code, message, note := a.producerWait(e, src, g.Object.ID, want)
+	switch {
+	case verdict == result.VerdictFailed:
+		override(g, result.VerdictFailed, code, "SourceStalled", flux.ProducerFailedMessage(src, want, message))
+	case verdict == result.VerdictInProgress && g.Verdict == result.VerdictInProgress:
+		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, joinMessage(g.Message, message))
+	}
+	return note
 }
 
 // awaitGeneration holds back a Kustomization's failure that may be of an older generation

@@ -121,8 +121,11 @@ func ObservedSourcesDigest(sources map[string]ObservedSource) string {
 // artifacts (its observedSourcesDigest is theirs). Failed when source-watcher stalled on it,
 // or its build of those very artifacts at its generation failed (BuildFailed no earlier than
 // the newest of them: a failure of older ones is followed by a build of the new ones).
-// InProgress otherwise: it is about to build, or building, or retrying what failed.
-func GeneratorWait(src Source, gen Generator, inputs map[string]*Source) (verdict result.Verdict, code result.Code, message string) {
+// InProgress otherwise: it is about to build, or building, or retrying what failed. want,
+// when set, is the revision the object applying from src waits for: a failed build of
+// sources none of which serves it waits too, since a source that fetches it makes the
+// generator build again.
+func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Revision) (verdict result.Verdict, code result.Code, message string) {
 	id, code := gen.Ref.ID(), sourceCode(src.Ref)
 	what := fmt.Sprintf("%s (which writes %s, artifact %s)", id, src.Ref.ID(), ShortRevision(src.Revision))
 	atGeneration := func(c condition) bool { return c.observedGeneration == gen.generation }
@@ -144,7 +147,7 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source) (verdic
 	case gen.stalled.status == string(metav1.ConditionTrue) && atGeneration(gen.stalled):
 		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", what, gen.stalled.message)
 	case gen.ready.status == string(metav1.ConditionFalse) && gen.ready.reason == buildFailedReason && atGeneration(gen.ready) &&
-		missing == "" && !gen.ready.since.IsZero() && !gen.ready.since.Before(newest):
+		missing == "" && !gen.ready.since.IsZero() && !gen.ready.since.Before(newest) && !servedByNone(gen, inputs, want):
 		return result.VerdictFailed, code, fmt.Sprintf("%s failed to build from its sources' current artifacts: %s", what, gen.ready.message)
 	case missing != "":
 		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, a source of %s, to have an artifact", missing, what)
@@ -160,6 +163,35 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source) (verdic
 			what, inputsOf(gen, inputs))
 	}
 	return result.VerdictCurrent, "", ""
+}
+
+// servedByNone reports whether want is set and none of gen's sources (inputs) serves it.
+func servedByNone(gen Generator, inputs map[string]*Source, want Revision) bool {
+	if want.IsZero() {
+		return false
+	}
+	for _, s := range gen.Sources {
+		if in := inputs[s.Alias]; in != nil && want.Matches(in.Revisions()...) {
+			return false
+		}
+	}
+	return true
+}
+
+// ArtifactAwaited reports whether an object that waits on src for want still waits for an
+// artifact src does not serve: it has none, or (want set) none of want.
+func ArtifactAwaited(src Source, want Revision) bool {
+	return src.Revision == "" || (!want.IsZero() && !want.Matches(src.Revisions()...))
+}
+
+// ProducerFailedMessage says that the ExternalArtifact src will not serve what an object
+// waits for (want; any artifact when zero), its producer having failed (message,
+// GeneratorWait's).
+func ProducerFailedMessage(src Source, want Revision, message string) string {
+	if src.Revision == "" {
+		return fmt.Sprintf("%s; %s has no artifact, and gets none until it builds", message, src.Ref.ID())
+	}
+	return fmt.Sprintf("%s; %s serves %s, and will not serve %s until it builds", message, src.Ref.ID(), ShortRevision(src.Revision), ShortRevision(want.String()))
 }
 
 // inputsOf names a generator's sources and their current revisions.

@@ -235,7 +235,7 @@ func SourceStalled(src Source, upstream *Source, want Revision, now time.Time) (
 	if src.Revision == "" {
 		return code, message + "; it has no artifact, and source-controller will not fetch one until its spec changes", true, time.Time{}
 	}
-	if want.IsZero() || want.Matches(src.Revisions()...) {
+	if !ArtifactAwaited(src, want) {
 		return "", "", false, time.Time{} // what it serves may still be applied
 	}
 	next := "its spec changes"
