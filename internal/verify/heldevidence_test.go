@@ -9,9 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/result"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
 // TestStoppedOnHeldFailureGathersEvidence: a run that reaches its deadline while a failure is
@@ -66,5 +68,35 @@ func TestStoppedOnHeldFailureGathersEvidence(t *testing.T) {
 				t.Errorf("evidence (-want +got):\n%s\nlogs %q, want %q (events error %q, logs error %q)", diff, failure.Logs, tt.logs, failure.EventsError, failure.LogsError)
 			}
 		})
+	}
+}
+
+// TestHeldEvidenceBounded: the evidence of a failure held at the deadline is read past the
+// run's timeout, but from an API server that never answers it costs heldEvidenceGrace, not
+// gatherEvidence's own 15 s: the run's timeout stays the bound a job's step can rely on,
+// give or take a few seconds.
+func TestHeldEvidenceBounded(t *testing.T) {
+	t.Parallel()
+	hung := fakeapi.Start(fakeapi.Options{Behaviour: fakeapi.Hang})
+	t.Cleanup(hung.Close)
+	core, err := corev1client.NewForConfig(insecureConfig(hung))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &clusterState{core: core, req: Request{Timeout: 5 * time.Minute}, throttled: &throttleRecorder{clock: time.Now}}
+	before := &assess.ReconcileWait{ID: "Kustomization/flux-system/app", Token: "t1", Field: "lastHandledReconcileAt", Before: true}
+	failure := &result.Failure{Code: result.CodeImagePull, Reason: "ImagePullBackOff", Pod: "web-7d9f-abcde", Container: "web"}
+	last := &assess.Assessment{Fatal: &assess.Finding{Verdict: result.VerdictFailed, Code: result.CodeImagePull, Reason: "ImagePullBackOff", Message: "Deployment/shop/web: image pull"},
+		Objects: []result.Object{{Kind: "Deployment", Namespace: "shop", Name: "web", Status: result.ObjectFailed, Failure: failure}}}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(errTimeout)
+	start := time.Now()
+	got := s.stopped(ctx, last, assess.Facts{Reconcile: before})
+	took := time.Since(start)
+	if got.Verdict != result.VerdictTimeout || failure.EventsError == "" {
+		t.Errorf("stopped = %s, events error %q; want Timeout, and the events' read given up", got.Verdict, failure.EventsError)
+	}
+	if took > 10*time.Second {
+		t.Errorf("the held failure's evidence took %s past the deadline, want at most heldEvidenceGrace (%s)", took, heldEvidenceGrace)
 	}
 }

@@ -351,7 +351,7 @@ func listsInFlight(ws []assess.List) bool {
 // last assessment, concluded with the facts it was concluded with and the run's stop. A
 // Timeout on a failure held for the run's own reconcile request (assess.Conclusion.
 // HeldFailure) gets the evidence a Failed verdict gets, on the last assessment's objects:
-// read once the deadline has passed, within gatherEvidence's own bound.
+// read once the deadline has passed, within heldEvidenceGrace.
 func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, facts assess.Facts) verdictReason {
 	if last == nil {
 		last = &assess.Assessment{}
@@ -362,7 +362,14 @@ func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, fac
 	facts.Stop = stop
 	c := assess.Conclude(last, facts)
 	if c.HeldFailure {
-		s.gatherEvidence(context.WithoutCancel(ctx), last.Objects)
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heldEvidenceGrace)
+		defer cancel()
+		s.gatherEvidence(ectx, last.Objects)
 	}
 	return c.Verdict
 }
+
+// heldEvidenceGrace bounds what the evidence of a failure held at the deadline may add to the
+// run past its timeout: a few requests (events, a log tail), well under a second from a
+// healthy API server; one that does not answer costs no more than this.
+const heldEvidenceGrace = 3 * time.Second

@@ -134,7 +134,8 @@ func (r Request) withDefaults() Request {
 // (the part that costs CPU and memory), while waiting costs nothing. Run returns when every
 // cluster has a verdict: at the latest when the timeout passes or ctx is cancelled, in which
 // case the clusters still waiting get the Timeout or Cancelled verdict with the state they had
-// reached.
+// reached (a Timeout on a failure held for the run's own reconcile request reads that
+// failure's evidence first, for at most heldEvidenceGrace).
 func Run(ctx context.Context, req Request) result.Run {
 	req = req.withDefaults()
 	start := req.Clock()
