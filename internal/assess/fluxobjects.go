@@ -260,9 +260,15 @@ func (a *assessor) walkInventory(e *Assessment, v *fluxVisit, now time.Time, vis
 	if !a.spec.Workloads {
 		// Without the workloads, the Flux objects the inventory lists are still judged, as
 		// flux tree walks them: a root that is Ready right after applying (no wait) says
-		// nothing of a nested HelmRelease that failed its upgrade.
-		for _, o := range refs {
-			if kind, isFlux := flux.IsFluxKind(o.Group, o.Kind); isFlux {
+		// nothing of a nested HelmRelease that failed its upgrade. One the Kustomization
+		// pauses is judged as its object (judgeFluxObject), as with the workloads.
+		for i, o := range refs {
+			kind, isFlux := flux.IsFluxKind(o.Group, o.Kind)
+			switch {
+			case !isFlux:
+			case kustomizeSkip(objectVisit{ref: o, owner: gate, list: a.list(ListKey{GVR: kind.GroupVersionResource(), Namespace: o.Namespace}), ns: o.Namespace}).Paused():
+				a.evalObject(e, o, ids[i], gate, want, now, visited, roots)
+			default:
 				a.evalFlux(e, flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}, gate, want, now, visited, roots)
 			}
 		}

@@ -48,8 +48,16 @@ func judgeOf(o flux.ObjectRef) objectJudge {
 }
 
 // judgeFluxObject reports a Flux object an inventory lists by its kstatus status; the walk
-// then judges it as a Flux object, by its gate (evalFlux).
-func judgeFluxObject(_ *assessor, e *Assessment, v objectVisit, _ time.Time) *flux.Ref {
+// then judges it as a Flux object, by its gate (evalFlux). One its Kustomization pauses
+// (reconcile: disabled, ssa: Ignore) is reported as any paused object (judgeSkipped) and not
+// walked: kustomize-controller reads those annotations on it only as its owner's apply
+// selectors and goes on reconciling it, Ready on the spec it had, so its gate and what it
+// lists are not the revision's. One created once (ssa: IfNotPresent) is walked whatever its
+// state: its controller still applies what its source offers, the rollout's.
+func judgeFluxObject(a *assessor, e *Assessment, v objectVisit, _ time.Time) *flux.Ref {
+	if kustomizeSkip(v).Paused() && a.judgeSkipped(e, &v) {
+		return nil
+	}
 	o := v.ref
 	kind, _ := flux.IsFluxKind(o.Group, o.Kind)
 	e.Objects = append(e.Objects, v.ro)
@@ -209,7 +217,7 @@ func (a *assessor) classifyRollout(e *Assessment, v *objectVisit, installing, up
 // failed.
 func (a *assessor) judgeSkipped(e *Assessment, v *objectVisit) bool {
 	ro, skip := &v.ro, kustomizeSkip(*v)
-	paused := skip == flux.SkipReconcileDisabled || skip == flux.SkipSSAIgnore
+	paused := skip.Paused()
 	switch {
 	case skip == flux.NotSkipped, !paused && ro.Status == result.ObjectCurrent:
 		return false

@@ -396,3 +396,68 @@ func TestAssessIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippedNestedFluxObjects: a Kustomization or HelmRelease its owner Kustomization skips
+// (facts.kustomizeSkip, as the view reads its labels and annotations in the cluster) is judged
+// as any skipped object: kustomize-controller v1.9.5 reads those annotations on it only as its
+// owner's apply selectors and goes on reconciling it on the spec it had, Ready, the commit of
+// a shared source included. Paused, it is not rolled out (flux-suspended under
+// fail-on-suspended) and what it lists, its previous spec's, is not judged; ssa: IfNotPresent,
+// Current, it is judged as any other.
+func TestSkippedNestedFluxObjects(t *testing.T) {
+	t.Parallel()
+	const (
+		childID = "Kustomization/flux-system/child"
+		hrID    = "HelmRelease/shop/web"
+	)
+	root := ks("app", "GitRepository", "app", "", revB, "flux-system_child_kustomize.toolkit.fluxcd.io_Kustomization")
+	// child lists a Deployment that cannot pull its image: judged, it fails the cluster.
+	child := func(skip, annotation string) string {
+		return "facts: {kustomizeSkip: " + skip + "}\n" + strings.Replace(ks("child", "GitRepository", "app", "", revB, "shop_web_apps_Deployment"),
+			"metadata: {name: child, namespace: flux-system, generation: 2}", "metadata: {name: child, namespace: flux-system, generation: 2, annotations: {"+annotation+"}}", 1)
+	}
+	childFailing := func(skip, annotation string) string {
+		return strings.Replace(child(skip, annotation), `{type: Ready, status: "True", reason: ReconciliationSucceeded`, `{type: Ready, status: "False", reason: HealthCheckFailed`, 1)
+	}
+	rootHR := ks("app", "GitRepository", "app", "", revB, "shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2")
+	// The HelmRelease Ready on the previous chart: judged, it waits for the new one.
+	hrIgnored := "facts: {kustomizeSkip: ssa-ignore}\n" + strings.Replace(helmRelease("OCIRepository", 2, 2, "1.0.0+"+dig1[:12], dig1),
+		"metadata: {name: web, namespace: shop, generation: 2}", "metadata: {name: web, namespace: shop, generation: 2, annotations: {kustomize.toolkit.fluxcd.io/ssa: ignore}}", 1)
+	ociOnNew := strings.Replace(ociRepo(), `revision: "1.0.0@sha256:`+dig1+`"`, `revision: "1.1.0@sha256:`+dig2+`"`, 1)
+	const disabled = "kustomize.toolkit.fluxcd.io/reconcile: disabled"
+	notRolledOut := "not rolled out: kustomize-controller skips it (" + disabled + ")"
+	runFixtureCases(t, []fixtureCase{
+		{name: "nested Kustomization paused (reconcile: disabled), Ready: not rolled out, its inventory not judged",
+			looks: []fixtureLook{{docs: []string{root, child("reconcile-disabled", disabled), gitRepo(), deploymentPulling},
+				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{childID: result.ObjectCurrent},
+					ObjectSays: map[string]string{childID: notRolledOut}}}}},
+		{name: "nested Kustomization paused, under fail-on-suspended: fails as suspended", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{root, child("reconcile-disabled", disabled), gitRepo(), deploymentPulling},
+				want: expected{Outcome: outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"},
+					Says: []string{childID + ": kustomize-controller skips it (" + disabled + "): it does not get the revision"}}}}},
+		{name: "nested Kustomization paused, Flux objects only: not rolled out", noWorkloads: true,
+			looks: []fixtureLook{{docs: []string{root, child("reconcile-disabled", disabled), gitRepo(), deploymentPulling},
+				want: expected{Outcome: current, ObjectSays: map[string]string{childID: notRolledOut}}}}},
+		{name: "nested Kustomization paused, Flux objects only, under fail-on-suspended: fails as suspended", noWorkloads: true, failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{root, child("reconcile-disabled", disabled), gitRepo(), deploymentPulling},
+				want: expected{Outcome: outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"}}}}},
+		{name: "nested HelmRelease paused (ssa: ignore, any case), on the previous chart: not rolled out, not waited for",
+			looks: []fixtureLook{{docs: []string{rootHR, gitRepo(), hrIgnored, ociOnNew, valuesConfigMap("2026-11-01T11:00:00Z")},
+				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{hrID: result.ObjectCurrent},
+					ObjectSays: map[string]string{hrID: "not rolled out: kustomize-controller skips it (kustomize.toolkit.fluxcd.io/ssa: Ignore)"}}}}},
+		{name: "nested HelmRelease paused, under fail-on-suspended: fails as suspended", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{rootHR, gitRepo(), hrIgnored, ociOnNew, valuesConfigMap("2026-11-01T11:00:00Z")},
+				want: expected{Outcome: outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"}}}}},
+		// Created once (ssa: IfNotPresent): its controller still applies what its source
+		// offers, so it is judged as any other, Current or not, its inventory too.
+		{name: "nested Kustomization created once (ssa: IfNotPresent), Ready: judged, its failing Deployment fails",
+			looks: []fixtureLook{{docs: []string{root, child("ssa-if-not-present", "kustomize.toolkit.fluxcd.io/ssa: IfNotPresent"), gitRepo(), deploymentPulling},
+				want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeImagePull, Reason: "ErrImagePull"}}}}},
+		{name: "nested Kustomization created once (ssa: IfNotPresent), its health check failed: fails",
+			looks: []fixtureLook{{docs: []string{root, childFailing("ssa-if-not-present", "kustomize.toolkit.fluxcd.io/ssa: IfNotPresent"), gitRepo(), deploymentPulling},
+				want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeImagePull, Reason: "ErrImagePull"}}}}},
+		{name: "nested Kustomization not skipped: its failing Deployment fails",
+			looks: []fixtureLook{{docs: []string{root, strings.Replace(child("reconcile-disabled", disabled), "facts: {kustomizeSkip: reconcile-disabled}\n", "", 1), gitRepo(), deploymentPulling},
+				want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeImagePull, Reason: "ErrImagePull"}}}}},
+	})
+}

@@ -39,6 +39,13 @@ func (s ApplySkip) String() string {
 	return ""
 }
 
+// Paused reports whether s is an object-level suspension (reconcile: disabled, ssa: Ignore):
+// the object does not get any revision while it says so. ssa: IfNotPresent is not one: it
+// creates the object once, on purpose.
+func (s ApplySkip) Paused() bool {
+	return s == SkipReconcileDisabled || s == SkipSSAIgnore
+}
+
 // KustomizeSkip reads, from an object in the cluster, whether kustomize-controller skips it.
 // Its selectors match a label or an annotation of that key whose value is the selector's,
 // ignoring case (ssa utils.AnyInMetadata). reconcile: disabled and ssa: Ignore count wherever
