@@ -311,6 +311,64 @@ status:
 	runFixtureCases(t, cases)
 }
 
+// TestHelmTestRemediation: tests enabled with ignoreFailures, and the upgrade's remediation
+// told not to ignore them (upgrade.remediation.ignoreTestFailures: false, which wins for the
+// remediation): helm-controller v1.6.4 runs the tests after the upgrade under Ready=True
+// (summarize leaves TestSuccess out of it), then rolls back on a failed one, still under it.
+// The run waits while an action runs, and is Current once none does and the tests passed.
+func TestHelmTestRemediation(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindHelmRelease, Namespace: "shop", Name: "web"}
+	hr := func(testCond, reconciling string) string {
+		return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: shop, generation: 2}
+spec:
+  interval: 10m
+  chartRef: {kind: OCIRepository, name: web}
+  test: {enable: true, ignoreFailures: true}
+  upgrade: {remediation: {retries: 3, ignoreTestFailures: false}}
+status:
+  observedGeneration: 2
+  lastAttemptedGeneration: 2
+  lastAttemptedRevision: "1.1.0+` + dig2[:12] + `"
+  lastAttemptedReleaseAction: upgrade
+  storageNamespace: shop
+  conditions:
+` + reconciling + `  - {type: Ready, status: "True", reason: UpgradeSucceeded, message: "Helm upgrade succeeded for release shop/web.v3 with chart web@1.1.0", observedGeneration: 2}
+  - {type: Released, status: "True", reason: UpgradeSucceeded, message: "Helm upgrade succeeded for release shop/web.v3 with chart web@1.1.0", observedGeneration: 2}
+` + testCond + `
+  history:
+  - {name: web, namespace: shop, version: 3, status: deployed, chartName: web, chartVersion: "1.1.0+` + dig2[:12] + `", ociDigest: "sha256:` + dig2 + `", configDigest: "sha256:` + dig1 + `"}
+  - {name: web, namespace: shop, version: 2, status: superseded, chartName: web, chartVersion: "1.0.0+` + dig1[:12] + `", ociDigest: "sha256:` + dig1 + `", configDigest: "sha256:` + dig1 + `"}
+  inventory:
+    entries: [{id: shop_web_apps_Deployment, v: v1}]`
+	}
+	running := func(action string) string {
+		return `  - {type: Reconciling, status: "True", reason: Progressing, message: "Running '` + action + `' action with timeout of 5m0s", observedGeneration: 2}
+`
+	}
+	const (
+		awaiting   = `  - {type: TestSuccess, status: Unknown, reason: AwaitingTests, message: "Release shop/web.v3 with chart web@1.1.0 awaiting tests", observedGeneration: 2}`
+		failedTest = `  - {type: TestSuccess, status: "False", reason: TestFailed, message: "Helm test failed for release shop/web.v3 with chart web@1.1.0: pod web-test failed", observedGeneration: 2}`
+		passed     = `  - {type: TestSuccess, status: "True", reason: TestSucceeded, message: "Helm test succeeded for release shop/web.v3 with chart web@1.1.0 with tests: 1 test hook completed successfully", observedGeneration: 2}`
+	)
+	repo := strings.Replace(ociRepo(), `revision: "1.0.0@sha256:`+dig1+`"`, `revision: "1.1.0@sha256:`+dig2+`"`, 1)
+	deploy := deployment("Deployment", 3, 3)
+	waiting := func(action string) expected {
+		return expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "Progressing"},
+			Says: []string{"HelmRelease/shop/web: waiting for helm-controller's '" + action + "' action to finish"}}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "tests running, a failure will be rolled back: waits", resources: []flux.Ref{root}, revision: "1.1.0",
+			looks: []fixtureLook{{docs: []string{hr(awaiting, running("test")), repo, deploy}, want: waiting("test")}}},
+		{name: "test failed, rollback running: waits", resources: []flux.Ref{root}, revision: "1.1.0",
+			looks: []fixtureLook{{docs: []string{hr(failedTest, running("rollback")), repo, deploy}, want: waiting("rollback")}}},
+		{name: "tests passed, no action running: Current", resources: []flux.Ref{root}, revision: "1.1.0",
+			looks: []fixtureLook{{docs: []string{hr(passed, ""), repo, deploy}, want: expected{Outcome: current}}}},
+	})
+}
+
 // TestKustomizationOlderGeneration: a Kustomization's failure stamped with a generation that
 // never ended Ready may be of an earlier one (kustomize-controller records no generation of
 // a failed attempt; Flux's patch helper stamps the current one): it waits until

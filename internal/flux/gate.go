@@ -542,7 +542,9 @@ type view struct {
 	dependsOnChecked               []string // those without a readyExpr, which Flux checks itself
 	kind                           Kind
 	sourceRef                      string // SourceOf: Kind/namespace/name
-	testIgnoreFailures             bool
+	// testFailureIgnored: a HelmRelease's failed tests count neither in its Ready nor as a
+	// failure of its release (testFailureIgnored).
+	testFailureIgnored bool
 	// lastAppliedOrigin is a Kustomization's lastAppliedOriginRevision: the revision the
 	// applied OCI artifact was built from.
 	lastAppliedOrigin string
@@ -567,7 +569,7 @@ func readView(kind Kind, obj *unstructured.Unstructured) *view {
 	v.generation = int64Field(u, "metadata", "generation")
 	v.observedGeneration = int64Field(u, "status", "observedGeneration")
 	v.suspended, _, _ = unstructured.NestedBool(u, "spec", "suspend")
-	v.testIgnoreFailures, _, _ = unstructured.NestedBool(u, "spec", "test", "ignoreFailures")
+	v.testFailureIgnored = testFailureIgnored(obj)
 	v.lastApplied, _, _ = unstructured.NestedString(u, "status", "lastAppliedRevision")
 	v.lastAttempted, _, _ = unstructured.NestedString(u, "status", "lastAttemptedRevision")
 	v.lastAttemptedDigest, _, _ = unstructured.NestedString(u, "status", "lastAttemptedRevisionDigest")

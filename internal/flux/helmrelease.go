@@ -162,9 +162,16 @@ func unfinishedFailure(v *view, rc condition, failure decision) decision {
 	return failure
 }
 
-// releasedGate decides a HelmRelease Ready=True: Current once the Released condition, the
-// generation and the newest release of the history agree with the expected chart version.
+// releasedGate decides a HelmRelease Ready=True: Current once helm-controller runs no action
+// and the Released condition, the generation and the newest release of the history agree
+// with the expected chart version. Its tests and a remediation run under the Ready of the
+// release before them (helmRunningActionWords): a failed test may still roll it back.
 func releasedGate(v *view, ready condition, want Revision) decision {
+	if rc := v.cond(meta.ReconcilingCondition); v.helmWorking() {
+		if m := helmRunningActionWords.FindStringSubmatch(rc.message); m != nil {
+			return decision{reason: rc.reason, message: fmt.Sprintf("waiting for %s's '%s' action to finish: %s", helmController, m[1], rc.message)}
+		}
+	}
 	if released := v.cond(releasedCondition); released.status != string(metav1.ConditionTrue) {
 		return decision{reason: ready.reason, message: fmt.Sprintf("waiting for the Released condition to be True (it is %q)", released.status)}
 	}
@@ -327,10 +334,33 @@ func actionTimeout(obj *unstructured.Unstructured, action string) time.Duration 
 // retryOnFailureStrategy is api/v2 ActionStrategyRetryOnFailure.
 const retryOnFailureStrategy = "RetryOnFailure"
 
+// testFailureIgnored reports whether helm-controller ignores a failed test of a HelmRelease
+// altogether. Two settings say it (helm-controller v1.6.4): spec.test.ignoreFailures leaves
+// TestSuccess out of Ready (reconcile/release.go summarize); the remediation of the action
+// last attempted (status.lastAttemptedReleaseAction, install or upgrade: api/v2
+// GetActiveRemediation) decides whether it is a failure of the release, counted and
+// remediated, by its ignoreTestFailures, spec.test.ignoreFailures when unset
+// (MustIgnoreTestFailures; reconcile/state.go, test.go). With no such action, no remediation
+// counts it. So with test.ignoreFailures and upgrade.remediation.ignoreTestFailures: false a
+// failed test leaves Ready True and rolls the upgrade back.
+func testFailureIgnored(obj *unstructured.Unstructured) bool {
+	ignore, _, _ := unstructured.NestedBool(obj.Object, "spec", "test", "ignoreFailures")
+	if !ignore {
+		return false
+	}
+	last, _, _ := unstructured.NestedString(obj.Object, "status", "lastAttemptedReleaseAction")
+	if last != "install" && last != "upgrade" {
+		return true
+	}
+	remediation, found, _ := unstructured.NestedBool(obj.Object, "spec", last, "remediation", "ignoreTestFailures")
+	return !found || remediation
+}
+
 // helmFailure finds the failure the conditions record, the most specific first: a stall on
 // the configuration, a rollback (the new version is not running), a failed install or
-// upgrade, failed tests (unless spec.test.ignoreFailures), then a stall on retries. A stall
-// on retries is added to the message of the failure it stopped retrying.
+// upgrade, failed tests (unless helm-controller ignores them: testFailureIgnored), then a
+// stall on retries. A stall on retries is added to the message of the failure it stopped
+// retrying.
 func helmFailure(v *view, stalled condition) (decision, bool) {
 	isStalled := stalled.status == string(metav1.ConditionTrue)
 	if isStalled && !retriesStall(stalled) {
@@ -356,7 +386,7 @@ func helmFailure(v *view, stalled condition) (decision, bool) {
 			return decision{verdict: result.VerdictFailed, code: result.CodeFluxUpgradeFailed, reason: released.reason, message: released.message + exhausted}, true
 		}
 	}
-	if test := v.cond(testSuccessCondition); test.status == string(metav1.ConditionFalse) && !v.testIgnoreFailures {
+	if test := v.cond(testSuccessCondition); test.status == string(metav1.ConditionFalse) && !v.testFailureIgnored {
 		return decision{verdict: result.VerdictFailed, code: result.CodeFluxTestFailed, reason: test.reason, message: test.message + exhausted}, true
 	}
 	if isStalled {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -336,5 +337,81 @@ status:
   history: [{chartVersion: 1.0.0+abcdef012345, status: deployed, version: 1}]`
 	if g := Evaluate(hrRef, fromYAML(t, upgrade), mustRevision(t, "1.1.0"), nil); g.Upgrading != "1.1.0+abcdef012345" || g.Installing != "" {
 		t.Errorf("upgrading: upgrading %q installing %q, want upgrading the chart", g.Upgrading, g.Installing)
+	}
+}
+
+// TestHelmReleaseTestRemediation: helm-controller v1.6.4 runs a HelmRelease's tests, and the
+// rollback of a failed one, under the Ready of the release before them (only a release action
+// marks Ready Unknown), and a failed test is the release's failure when the remediation of
+// the action says so (upgrade.remediation.ignoreTestFailures: false), whatever
+// test.ignoreFailures, which only leaves it out of Ready. The fixture: tests enabled with
+// ignoreFailures, Ready True on the expected chart, TestSuccess False.
+func TestHelmReleaseTestRemediation(t *testing.T) {
+	t.Parallel()
+	type verdict struct {
+		Verdict result.Verdict
+		Code    result.Code
+		Reason  string
+		Message string
+	}
+	running := func(action string) map[string]any {
+		return map[string]any{"status": "True", "reason": "Progressing", "message": "Running '" + action + "' action with timeout of 5m0s", "observedGeneration": int64(4)}
+	}
+	awaiting := map[string]any{"status": "Unknown", "reason": "AwaitingTests", "message": "Release apps/podinfo.v5 with chart podinfo@" + chart650 + " awaiting tests", "observedGeneration": int64(4)}
+	stalled := map[string]any{"status": "True", "reason": "RetriesExceeded", "message": "Failed to upgrade after 1 attempt(s)", "observedGeneration": int64(4)}
+	succeeded := "Helm upgrade succeeded for release apps/podinfo.v5 with chart podinfo@" + chart650
+	tests := []struct {
+		name string
+		// remediation is spec.upgrade.remediation.ignoreTestFailures; nil leaves it unset.
+		remediation *bool
+		testEnabled bool
+		conditions  map[string]map[string]any // by type; a nil value removes it
+		out         verdict
+	}{
+		{name: "tests running, a failure would be rolled back", remediation: new(false), testEnabled: true,
+			conditions: map[string]map[string]any{"Reconciling": running("test"), testSuccessCondition: awaiting},
+			out:        verdict{inProgress, "", "Progressing", "waiting for helm-controller's 'test' action to finish: Running 'test' action with timeout of 5m0s"}},
+		{name: "test failed, rollback running", remediation: new(false), testEnabled: true,
+			conditions: map[string]map[string]any{"Reconciling": running("rollback")},
+			out:        verdict{inProgress, "", "Progressing", "waiting for helm-controller's 'rollback' action to finish: Running 'rollback' action with timeout of 5m0s"}},
+		{name: "tests running, failures ignored", testEnabled: true,
+			conditions: map[string]map[string]any{"Reconciling": running("test"), testSuccessCondition: awaiting},
+			out:        verdict{inProgress, "", "Progressing", "waiting for helm-controller's 'test' action to finish: Running 'test' action with timeout of 5m0s"}},
+		{name: "test failed, remediation retries exhausted: the test's failure", remediation: new(false), testEnabled: true,
+			conditions: map[string]map[string]any{meta.StalledCondition: stalled},
+			out:        verdict{failed, result.CodeFluxTestFailed, "TestFailed", hrTestMsg + " (Failed to upgrade after 1 attempt(s))"}},
+		// Unchanged: the release is done (no Reconciling, or a reconcile that runs no action),
+		// its failed tests ignored by both settings.
+		{name: "test failed, ignored by both", remediation: new(true), testEnabled: true,
+			out: verdict{current, "", "UpgradeSucceeded", succeeded}},
+		{name: "test failed, ignored, remediation unset", testEnabled: true,
+			out: verdict{current, "", "UpgradeSucceeded", succeeded}},
+		{name: "a reconcile that starts: no action yet", remediation: new(false), testEnabled: true,
+			conditions: map[string]map[string]any{"Reconciling": {"status": "True", "reason": "Progressing", "message": "Fulfilling prerequisites", "observedGeneration": int64(4)}, testSuccessCondition: nil},
+			out:        verdict{current, "", "UpgradeSucceeded", succeeded}},
+		{name: "tests disabled", remediation: new(false),
+			conditions: map[string]map[string]any{testSuccessCondition: nil},
+			out:        verdict{current, "", "UpgradeSucceeded", succeeded}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			obj := loadFixture(t, "hr-test-ignored.yaml")
+			if err := unstructured.SetNestedField(obj.Object, tt.testEnabled, "spec", "test", "enable"); err != nil {
+				t.Fatal(err)
+			}
+			if tt.remediation != nil {
+				if err := unstructured.SetNestedField(obj.Object, *tt.remediation, "spec", "upgrade", "remediation", "ignoreTestFailures"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for typ, c := range tt.conditions {
+				editConditions(t, obj, typ, c)
+			}
+			g := Evaluate(hrRef, obj, mustRevision(t, "6.5.0"), nil)
+			if diff := cmp.Diff(tt.out, verdict{g.Verdict, g.Code, g.Object.Reason, g.Message}); diff != "" {
+				t.Errorf("Evaluate(%s) mismatch (-want +got):\n%s", tt.name, diff)
+			}
+		})
 	}
 }

@@ -126,6 +126,13 @@ var (
 	// (the strategy's retryInterval). It only times the next try; no verdict rests on it:
 	// other words wait for RetryOnFailure's documented default, 5m (helmRetryInterval).
 	helmRetryingAfterWords = regexp.MustCompile(`^retrying after ([0-9][0-9a-z.]*)$`)
+	// internal/reconcile/atomic_release.go (v1.6.4 and v1.4.3): before each action it runs,
+	// Reconciling=True Progressing "Running '%s' action with timeout of %s", the action's
+	// Name() ("install", "upgrade", "test", "rollback", "uninstall", "unlock", "correct cluster
+	// drift"); only a release action also marks Ready Unknown, so a test or a remediation runs
+	// under the Ready of the release before it. The reason alone does not say it: every
+	// reconcile starts with Progressing "Fulfilling prerequisites" (helmrelease_controller.go).
+	helmRunningActionWords = regexp.MustCompile(`^Running '([^']+)' action with timeout of `)
 )
 
 // wording is what a controller's words say of a failure.

@@ -38,6 +38,9 @@ const (
 	fetchDigest   = "computed digest doesn't match provided '%s' (check whether file size exceeds max download size)"
 	// helm-controller v1.6.4, internal/controller/helmrelease_controller.go, reconcileRelease().
 	hcChartLoad = "Could not load chart: %s"
+	// helm-controller v1.6.4 (and v1.4.3), internal/reconcile/atomic_release.go, before each
+	// action, with its Name() and timeoutForAction.
+	hcRunningAction = "Running '%s' action with timeout of %s"
 	// fluxcd/pkg/chartutil v1.27.2 (helm-controller v1.6.4's), values.go: ErrValuesReference.Error
 	// writes "could not resolve[ optional][ KIND] chart values reference[ 'NAME'][ with key
 	// 'KEY']: REASON", and the reasons ErrResourceNotFound, ErrKeyNotFound,
@@ -356,6 +359,21 @@ func TestKubeConfigWording(t *testing.T) {
 	for _, tt := range tests {
 		if got := kustomizationWording(v, condition{reason: "ReconciliationFailed", message: tt.msg}); got != tt.want {
 			t.Errorf("kustomizationWording(ReconciliationFailed, %q) = %d, want %d", tt.msg, got, tt.want)
+		}
+	}
+}
+
+func TestHelmRunningActionWords(t *testing.T) {
+	t.Parallel()
+	for _, action := range []string{"install", "upgrade", "test", "rollback", "uninstall", "unlock", "correct cluster drift"} {
+		msg := fmt.Sprintf(hcRunningAction, action, (5 * time.Minute).String())
+		if m := helmRunningActionWords.FindStringSubmatch(msg); m == nil || m[1] != action {
+			t.Errorf("helmRunningActionWords on %q = %q, want %s", msg, m, action)
+		}
+	}
+	for _, msg := range []string{"Fulfilling prerequisites", "retrying after 5m0s"} {
+		if helmRunningActionWords.MatchString(msg) {
+			t.Errorf("helmRunningActionWords matches %q", msg)
 		}
 	}
 }
