@@ -256,6 +256,9 @@ type Assessment struct {
 	// their StorageClass binds them only once a pod that uses them is scheduled
 	// (judgeClaimObject).
 	AwaitingConsumer int
+	// CRDsNotCreated is how many of Objects are CRDs not found and not verified because
+	// helm-controller does not create the CRDs of its HelmRelease's chart (notCreatedCRD).
+	CRDsNotCreated int
 	// SkippedSuspended are the nested objects reported suspended and not judged.
 	SkippedSuspended []string
 	// RootsApplied is set when every requested object has applied the expected revision.

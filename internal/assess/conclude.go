@@ -15,14 +15,14 @@ import (
 func CurrentMessage(c *Assessment) string {
 	msg := fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
 	if len(c.Objects) > 0 {
-		unverified, ignored, skipped, unbound := 0, c.ReadinessIgnored, c.SkippedByKustomize, c.AwaitingConsumer
+		unverified, ignored, skipped, unbound, uncreated := 0, c.ReadinessIgnored, c.SkippedByKustomize, c.AwaitingConsumer, c.CRDsNotCreated
 		for _, o := range c.Objects {
 			if o.Status != result.ObjectCurrent {
 				unverified++
 			}
 		}
-		unverified -= ignored + skipped + unbound
-		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified-ignored-skipped-unbound)
+		unverified -= ignored + skipped + unbound + uncreated
+		msg = fmt.Sprintf("%d objects Current", len(c.Objects)-unverified-ignored-skipped-unbound-uncreated)
 		if unverified > 0 {
 			msg += fmt.Sprintf(", %d not verified (the credentials may not read them)", unverified)
 		}
@@ -34,6 +34,9 @@ func CurrentMessage(c *Assessment) string {
 		}
 		if unbound > 0 {
 			msg += fmt.Sprintf(", %d not verified (claims bound when a pod that uses them is scheduled)", unbound)
+		}
+		if uncreated > 0 {
+			msg += fmt.Sprintf(", %d not verified (CRDs helm-controller does not create: crds: Skip)", uncreated)
 		}
 		if paused := c.PausedByKustomize; paused > 0 {
 			msg += fmt.Sprintf(", %d of them not rolled out (kustomize-controller skips them)", paused)

@@ -153,6 +153,11 @@ func (a *assessor) readObject(e *Assessment, v *objectVisit) bool {
 			}
 			e.fail(Finding{Verdict: result.VerdictUnverified, Code: result.CodeJobGoneUnverified, Reason: "NotFound",
 				Message: fmt.Sprintf("%s: %s, and %s did not wait for it %s", ro.ID, ro.Message, owner.Object.ID, how)})
+		case notCreatedCRD(o, owner):
+			// helm-controller lists it in the inventory but never creates it: nothing will.
+			ro.Status, ro.Message = result.ObjectNotFound, "not verified: not created by helm-controller: "+owner.CRDsSkippedBy
+			e.CRDsNotCreated++
+			e.Objects = append(e.Objects, *ro)
 		default:
 			ro.Status, ro.Message = result.ObjectNotFound, "not found in the cluster"
 			e.Objects = append(e.Objects, *ro)
@@ -175,6 +180,14 @@ func (a *assessor) readObject(e *Assessment, v *objectVisit) bool {
 	}
 	v.cached, v.memo, v.u = cached, memo, memo.u
 	return true
+}
+
+// notCreatedCRD reports whether o, not found, is a CRD of a HelmRelease's chart that
+// helm-controller did not create: the policy of the action that made the release skips them
+// (flux.Gate.CRDsSkippedBy), though the inventory lists every CRD of the chart.
+func notCreatedCRD(o flux.ObjectRef, owner *flux.Gate) bool {
+	return owner.Object.Kind == string(flux.KindHelmRelease) && owner.CRDsSkippedBy != "" &&
+		o.Group == crdsKey.GVR.Group && o.Kind == "CustomResourceDefinition"
 }
 
 // recoversDuringInstall are the failures of a workload that may still pass during a first

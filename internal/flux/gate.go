@@ -92,6 +92,10 @@ type Gate struct {
 	// expected revision itself. Each of them applies what its own source offers, as any
 	// nested object of another source.
 	GeneratedWant bool
+	// CRDsSkippedBy names a HelmRelease's CRD policy that kept helm-controller from creating
+	// the CRDs of its chart its inventory lists ("spec.upgrade.crds: Skip", crdsSkippedBy):
+	// one of them not found was never created, and will not be.
+	CRDsSkippedBy string
 	// WaitsForAll is set when the object's Ready condition says every object it applied is
 	// Current, a Job deleted after it finished (ttlSecondsAfterFinished) included: a
 	// Kustomization with spec.wait, a HelmRelease whose release action waited for Jobs
@@ -160,6 +164,9 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		g.DependsOn = v.waitingFor(ref.Kind)
 		g.Attempting = v.attempting()
 		g.HasApplied = !want.IsZero() && v.hasApplied(want)
+		if ref.Kind == KindHelmRelease {
+			g.CRDsSkippedBy = crdsSkippedBy(obj)
+		}
 		if ref.Kind == KindHelmRelease && v.installing(want) {
 			g.Installing = v.lastAttempted
 			g.ReleaseName, g.ReleaseNamespace = releaseName(obj)

@@ -3,6 +3,7 @@ package flux
 import (
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -461,4 +462,29 @@ func releaseActions(obj *unstructured.Unstructured) []string {
 		return []string{last}
 	}
 	return []string{"install", "upgrade"}
+}
+
+// crdsSkippedBy says which of a HelmRelease's settings kept helm-controller from creating the
+// CRDs of its chart's crds/ directory ("spec.upgrade.crds: Skip"), "" when it creates those
+// that do not exist. helm-controller v1.6.4 lists every CRD of the chart in status.inventory
+// whatever the policy (internal/reconcile/release.go observeInventory, inventory.AddCRDs) but
+// applies them before the release only when the policy of the action is not Skip
+// (internal/action/crds.go applyCRDs; install.go reads spec.install.crds, upgrade.go
+// spec.upgrade.crds). An unset policy is Create for both (crdPolicyOrDefault, DefaultCRDPolicy),
+// though the API's comment says Skip for the upgrade; the deprecated spec.install.skipCRDs is
+// not read. A rollback keeps the upgrade's record: the upgrade applied the CRDs before it
+// failed. The action is status.lastAttemptedReleaseAction; when it is not recorded, only both
+// policies Skip tell.
+func crdsSkippedBy(obj *unstructured.Unstructured) string {
+	actions := releaseActions(obj)
+	for _, action := range actions {
+		if policy, _, _ := unstructured.NestedString(obj.Object, "spec", action, "crds"); policy != "Skip" {
+			return ""
+		}
+	}
+	fields := make([]string, len(actions))
+	for i, action := range actions {
+		fields[i] = "spec." + action + ".crds"
+	}
+	return strings.Join(fields, " and ") + ": Skip"
 }

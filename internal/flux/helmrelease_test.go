@@ -415,3 +415,36 @@ func TestHelmReleaseTestRemediation(t *testing.T) {
 		})
 	}
 }
+
+// TestCRDsSkippedBy: helm-controller v1.6.4 creates the CRDs of a chart's crds/ directory
+// unless the policy of the action that made the release (status.lastAttemptedReleaseAction)
+// is Skip; an unset policy is Create for the upgrade too, and the deprecated skipCRDs is not
+// read. Unrecorded, only both policies Skip tell.
+func TestCRDsSkippedBy(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, spec, action, want string
+	}{
+		{name: "an upgrade, its policy Skip", spec: "{upgrade: {crds: Skip}}", action: "upgrade", want: "spec.upgrade.crds: Skip"},
+		{name: "an install, its policy Skip", spec: "{install: {crds: Skip}}", action: "install", want: "spec.install.crds: Skip"},
+		{name: "an upgrade, no policy: Create", spec: "{}", action: "upgrade"},
+		{name: "an upgrade, Create", spec: "{upgrade: {crds: Create}}", action: "upgrade"},
+		{name: "an upgrade, CreateReplace", spec: "{upgrade: {crds: CreateReplace}}", action: "upgrade"},
+		{name: "an upgrade, only the install's policy Skip", spec: "{install: {crds: Skip}}", action: "upgrade"},
+		{name: "an install, only the upgrade's policy Skip", spec: "{upgrade: {crds: Skip}}", action: "install"},
+		{name: "the deprecated skipCRDs: not read", spec: "{install: {skipCRDs: true}}", action: "install"},
+		{name: "the action not recorded, both Skip", spec: "{install: {crds: Skip}, upgrade: {crds: Skip}}",
+			want: "spec.install.crds and spec.upgrade.crds: Skip"},
+		{name: "the action not recorded, only the upgrade's Skip", spec: "{upgrade: {crds: Skip}}"},
+	}
+	for _, tt := range tests {
+		doc := "metadata: {name: web, namespace: apps}\nspec: " + tt.spec + "\nstatus: {lastAttemptedReleaseAction: '" + tt.action + "'}"
+		if got := crdsSkippedBy(fromYAML(t, doc)); got != tt.want {
+			t.Errorf("%s: crdsSkippedBy = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	doc := "metadata: {name: web, namespace: apps}\nspec: {upgrade: {crds: Skip}}\nstatus: {lastAttemptedReleaseAction: upgrade}"
+	if g := Evaluate(hrRef, fromYAML(t, doc), Revision{}, nil); g.CRDsSkippedBy != "spec.upgrade.crds: Skip" {
+		t.Errorf("Evaluate: CRDsSkippedBy = %q, want the upgrade's policy", g.CRDsSkippedBy)
+	}
+}
