@@ -146,6 +146,9 @@ type View interface {
 type StoredRelease struct {
 	Objects []flux.ObjectRef
 	Finding Finding
+	// Undecodable is set when the secret holds nothing that decodes as a Helm release: it is
+	// written once per release version, so reading it again cannot help (undecodableRelease).
+	Undecodable bool
 	// RetryAt is when to read again; zero when reading again cannot help.
 	RetryAt time.Time
 }

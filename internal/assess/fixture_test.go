@@ -1,6 +1,7 @@
 package assess
 
 import (
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/fluxhealth"
+	"github.com/org/app-status-action/internal/helmstorage"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -339,7 +341,31 @@ func (v *fixtureView) Mapping(gvk schema.GroupVersionKind) Mapping {
 	return Mapping{Done: true, Mapping: &meta.RESTMapping{Resource: gvr, GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}}
 }
 
-func (v *fixtureView) Release(string) (StoredRelease, bool) { return StoredRelease{}, false }
+// Release reads a Helm storage secret from the fixture's documents, its key
+// "namespace/name@digest", and decodes it as the fetching side does (verify's readRelease):
+// not there, it is still being read.
+func (v *fixtureView) Release(key string) (StoredRelease, bool) {
+	id, _, _ := strings.Cut(key, "@")
+	ns, _, _ := strings.Cut(id, "/")
+	l := v.lists[ListKey{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Namespace: ns}]
+	if l == nil {
+		return StoredRelease{}, false
+	}
+	u, ok := l.objects[id].(*unstructured.Unstructured)
+	if !ok {
+		return StoredRelease{}, false
+	}
+	encoded, _, _ := unstructured.NestedString(u.Object, "data", helmstorage.DataKey)
+	data, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		return StoredRelease{Undecodable: true}, true
+	}
+	refs, err := helmstorage.Objects(data)
+	if err != nil {
+		return StoredRelease{Undecodable: true}, true
+	}
+	return StoredRelease{Objects: refs}, true
+}
 
 // Config reads the data of the ConfigMap or Secret a ConfigNeed's key names
 // ("resource/namespace/name@resourceVersion") from the fixture's documents, as the fetching

@@ -284,7 +284,7 @@ func (a *assessor) walkInventory(e *Assessment, v *fluxVisit, now time.Time, vis
 		ids = objectIDs(refs)
 	case ref.Kind == flux.KindHelmRelease && !hasInventory(obj):
 		var ok bool
-		if refs, ok = a.releaseObjects(e, id, obj, now); !ok {
+		if refs, ok = a.releaseObjects(e, id, obj, gate.Applied, now); !ok {
 			return
 		}
 		ids = objectIDs(refs)

@@ -25,7 +25,7 @@ func hasInventory(obj *unstructured.Unstructured) bool {
 // storage secret of its latest release (status.history[0]) in status.storageNamespace. The
 // secret is read once per release version (and digest). ok is false when the objects cannot
 // be listed; the assessment then says why.
-func (a *assessor) releaseObjects(e *Assessment, id string, obj *unstructured.Unstructured, now time.Time) (refs []flux.ObjectRef, ok bool) {
+func (a *assessor) releaseObjects(e *Assessment, id string, obj *unstructured.Unstructured, applied bool, now time.Time) (refs []flux.ObjectRef, ok bool) {
 	storageNS, _, _ := unstructured.NestedString(obj.Object, "status", "storageNamespace")
 	history, _, _ := flux.NestedSlice(obj.Object, "status", "history")
 	if storageNS == "" || len(history) == 0 {
@@ -52,6 +52,10 @@ func (a *assessor) releaseObjects(e *Assessment, id string, obj *unstructured.Un
 			return nil, false
 		}
 	}
+	if stored.Undecodable {
+		undecodableRelease(e, id, storageNS+"/"+name, applied)
+		return nil, false
+	}
 	if stored.Finding.Verdict == "" {
 		return stored.Objects, true
 	}
@@ -62,6 +66,27 @@ func (a *assessor) releaseObjects(e *Assessment, id string, obj *unstructured.Un
 		e.fail(stored.Finding)
 	}
 	return nil, false
+}
+
+// undecodableRelease reports a HelmRelease without an inventory whose latest release's
+// storage secret (secret, namespace/name) holds nothing that decodes as a Helm release: what
+// it deployed cannot be listed, and never will be, since Helm writes a release version once
+// (a new version or digest is read afresh). Once the HelmRelease has applied the expected
+// revision (applied) it is Unverified at once; before, the release is the previous revision's
+// and the next one may be readable: it waits. The words quote nothing of the secret, whose
+// release may hold rendered Secrets.
+func undecodableRelease(e *Assessment, id, secret string, applied bool) {
+	f := Finding{Verdict: result.VerdictUnverified, Code: result.CodeHelmReleaseUndecodable, Reason: "InvalidRelease", Message: fmt.Sprintf(
+		"%s has no .status.inventory (helm-controller older than 1.5), and the Helm storage secret %s of its latest release "+
+			"holds nothing that decodes as a Helm release (base64, gzip, JSON with a manifest of Kubernetes objects): "+
+			"what it deployed cannot be listed, so its objects cannot be verified; upgrade helm-controller to 1.5 or later, "+
+			"which records the inventory", id, secret)}
+	if !applied {
+		f.Verdict, f.Code = result.VerdictInProgress, ""
+		e.wait(f)
+		return
+	}
+	e.fail(f)
 }
 
 // installWorkloads are the kinds whose objects a Helm install is judged by while Helm waits.

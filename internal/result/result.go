@@ -80,6 +80,7 @@ const (
 	CodeFluxRemoteUnverified     Code = "flux-remote-unverified"
 	CodeFluxSupersededUnverified Code = "flux-superseded-unverified"
 	CodeJobGoneUnverified        Code = "job-gone-unverified"
+	CodeHelmReleaseUndecodable   Code = "helm-release-undecodable"
 	CodeFluxUnhealthy            Code = "flux-unhealthy"
 )
 
@@ -92,7 +93,7 @@ var Codes = []Code{
 	CodeFluxReconciliationFailed, CodeFluxPruneFailed, CodeFluxDependencyNotReady, CodeFluxDependencyFailed,
 	CodeFluxRevisionSuperseded, CodeFluxSuspended,
 	CodeFluxInstallFailed, CodeFluxUpgradeFailed, CodeFluxTestFailed, CodeFluxRolledBack, CodeFluxRemoteUnverified,
-	CodeFluxSupersededUnverified, CodeJobGoneUnverified, CodeFluxUnhealthy,
+	CodeFluxSupersededUnverified, CodeJobGoneUnverified, CodeHelmReleaseUndecodable, CodeFluxUnhealthy,
 }
 
 // ObjectStatus is the status of one object of an inventory, as kstatus computes it
