@@ -262,6 +262,9 @@ type Assessment struct {
 	// CRDsNotCreated is how many of Objects are CRDs not found and not verified because
 	// helm-controller does not create the CRDs of its HelmRelease's chart (notCreatedCRD).
 	CRDsNotCreated int
+	// HeldRollouts is how many of Objects are Current but their rollout waits for a person
+	// (classify.HeldRollout): not rolled out.
+	HeldRollouts int
 	// SkippedSuspended are the nested objects reported suspended and not judged.
 	SkippedSuspended []string
 	// RootsApplied is set when every requested object has applied the expected revision.

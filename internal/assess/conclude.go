@@ -41,6 +41,9 @@ func CurrentMessage(c *Assessment) string {
 		if paused := c.PausedByKustomize; paused > 0 {
 			msg += fmt.Sprintf(", %d of them not rolled out (kustomize-controller skips them)", paused)
 		}
+		if held := c.HeldRollouts; held > 0 {
+			msg += fmt.Sprintf(", %d of them not rolled out (their rollout waits for a person)", held)
+		}
 	}
 	var suspended, remote []string
 	for _, f := range c.Flux {

@@ -209,26 +209,38 @@ func (a *assessor) classifyRollout(e *Assessment, v *objectVisit, installing, up
 }
 
 // judgeSkipped reports v's object when the Kustomization that owns it skips it
-// (kustomizeSkip), and says whether it did. A pause (reconcile: disabled, ssa: Ignore) is an
+// (kustomizeSkip), or when its own rollout waits for a person (classify.HeldRollout), and
+// says whether it did. A pause (reconcile: disabled, ssa: Ignore, a held rollout) is an
 // object-level suspension: the object does not get the revision, Current or not, so it is
 // named as not rolled out, never verified, and under fail-on-suspended fails the cluster as a
 // suspended Flux object does. ssa: IfNotPresent creates an object once, on purpose (a seeded
 // Secret, a PVC): Current it is judged as any other; not Current, it is not verified, never
-// failed.
+// failed. A held rollout counts once the object may fail the rollout (v.current): before,
+// the revision Flux applies next may release it; and not while the object is deleted.
 func (a *assessor) judgeSkipped(e *Assessment, v *objectVisit) bool {
 	ro, skip := &v.ro, kustomizeSkip(*v)
 	paused := skip.Paused()
-	switch {
-	case skip == flux.NotSkipped, !paused && ro.Status == result.ObjectCurrent:
+	held := v.memo.held
+	if skip != flux.NotSkipped || !v.current || ro.Status == result.ObjectTerminating {
+		held = ""
+	}
+	if held == "" && (skip == flux.NotSkipped || !paused && ro.Status == result.ObjectCurrent) {
 		return false
-	case paused && a.spec.FailOnSuspended:
-		e.fail(Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended",
-			Message: ro.ID + ": kustomize-controller skips it (" + skip.String() + "): it does not get the revision"})
+	}
+	// (Said only here: a string built for every object would allocate on every pass.)
+	why, failure, notRolledOut := held, ro.ID+": not rolled out: "+held, &e.HeldRollouts
+	if held == "" {
+		why = "kustomize-controller skips it (" + skip.String() + ")"
+		failure, notRolledOut = ro.ID+": "+why+": it does not get the revision", &e.PausedByKustomize
+	}
+	switch {
+	case (paused || held != "") && a.spec.FailOnSuspended:
+		e.fail(Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended", Message: failure})
 	case ro.Status == result.ObjectCurrent:
-		ro.Message = joinMessage(ro.Message, "not rolled out: kustomize-controller skips it ("+skip.String()+")")
-		e.PausedByKustomize++
+		ro.Message = joinMessage(ro.Message, "not rolled out: "+why)
+		*notRolledOut++
 	default:
-		ro.Message = joinMessage(ro.Message, "not verified: kustomize-controller skips it ("+skip.String()+")")
+		ro.Message = joinMessage(ro.Message, "not verified: "+why)
 		e.SkippedByKustomize++
 	}
 	e.Objects = append(e.Objects, *ro)

@@ -84,6 +84,9 @@ type memoStatus struct {
 	// note).
 	ignoreReadiness bool
 	ignoreNote      string
+	// held says why its rollout waits for a person (classify.HeldRollout), read once per
+	// state too.
+	held string
 }
 
 // turn starts an assessment.
@@ -126,6 +129,7 @@ func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind, health Heal
 		v.u = u
 		if v.ok {
 			v.ignoreReadiness, v.ignoreNote = classify.IgnoreReadiness(u.GetAnnotations())
+			v.held = classify.HeldRollout(u)
 		}
 	}
 	if v.ok && (!v.computed || v.exprs != exprs) {
