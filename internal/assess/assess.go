@@ -263,8 +263,9 @@ type Assessment struct {
 	// helm-controller does not create the CRDs of its HelmRelease's chart (notCreatedCRD).
 	CRDsNotCreated int
 	// HeldRollouts is how many of Objects are Current but their rollout waits for a person
-	// (classify.HeldRollout): not rolled out.
-	HeldRollouts int
+	// (classify.HeldRollout): not rolled out; HeldNotVerified how many are not Current and
+	// not verified for the same reason.
+	HeldRollouts, HeldNotVerified int
 	// SkippedSuspended are the nested objects reported suspended and not judged.
 	SkippedSuspended []string
 	// RootsApplied is set when every requested object has applied the expected revision.

@@ -15,7 +15,7 @@ import (
 func CurrentMessage(c *Assessment) string {
 	msg := fmt.Sprintf("%d Flux objects Ready", len(c.Flux))
 	if len(c.Objects) > 0 {
-		unverified, ignored, skipped, unbound, uncreated := 0, c.ReadinessIgnored, c.SkippedByKustomize, c.AwaitingConsumer, c.CRDsNotCreated
+		unverified, ignored, skipped, unbound, uncreated := 0, c.ReadinessIgnored, c.SkippedByKustomize+c.HeldNotVerified, c.AwaitingConsumer, c.CRDsNotCreated
 		for _, o := range c.Objects {
 			if o.Status != result.ObjectCurrent {
 				unverified++
@@ -29,8 +29,11 @@ func CurrentMessage(c *Assessment) string {
 		if ignored > 0 {
 			msg += fmt.Sprintf(", %d not verified (%s)", ignored, classify.AnnotationIgnoreReadiness)
 		}
-		if skipped > 0 {
-			msg += fmt.Sprintf(", %d not verified (kustomize-controller skips them)", skipped)
+		if byKustomize := c.SkippedByKustomize; byKustomize > 0 {
+			msg += fmt.Sprintf(", %d not verified (kustomize-controller skips them)", byKustomize)
+		}
+		if held := c.HeldNotVerified; held > 0 {
+			msg += fmt.Sprintf(", %d not verified (their rollout waits for a person)", held)
 		}
 		if unbound > 0 {
 			msg += fmt.Sprintf(", %d not verified (claims bound when a pod that uses them is scheduled)", unbound)

@@ -3,6 +3,7 @@ package assess
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/org/app-status-action/internal/result"
 )
@@ -36,6 +37,23 @@ status:
   updateRevision: db-new`
 }
 
+// daemonSetOnDelete is the DaemonSet shop/agent (updateStrategy OnDelete, on two nodes) at
+// generation 3, which the merge's template change made, with updated of its pods on the new
+// template and available of them available (and ready).
+func daemonSetOnDelete(updated, available string) string {
+	return `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: shop, generation: 3, uid: ds-agent}
+spec: {updateStrategy: {type: OnDelete}}
+status:
+  observedGeneration: 3
+  desiredNumberScheduled: 2
+  currentNumberScheduled: 2
+  updatedNumberScheduled: ` + updated + `
+  numberAvailable: ` + available + `
+  numberReady: ` + available
+}
+
 // TestHeldRollouts: a workload whose new revision waits for a person is named as not rolled
 // out, counted, and fails the cluster as a suspended object under fail-on-suspended, as an
 // object kustomize-controller pauses is (TestVerdicts); once its pods are all updated, or
@@ -43,8 +61,11 @@ status:
 // judged as any other.
 func TestHeldRollouts(t *testing.T) {
 	t.Parallel()
-	const sts = "StatefulSet/shop/db"
-	stsID := "shop_db_apps_StatefulSet"
+	const (
+		sts = "StatefulSet/shop/db"
+		ds  = "DaemonSet/shop/agent"
+	)
+	stsID, dsID := "shop_db_apps_StatefulSet", "shop_agent_apps_DaemonSet"
 	onDelete := "not rolled out: updateStrategy OnDelete, its pods change only when deleted (0 of 2 updated)"
 	suspended := outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"}
 	runFixtureCases(t, []fixtureCase{
@@ -67,5 +88,23 @@ func TestHeldRollouts(t *testing.T) {
 		{name: "StatefulSet OnDelete, the revision not applied yet: the Kustomization waited for", failOnSuspended: true,
 			looks: []fixtureLook{{docs: []string{listing(buildingB, stsID), statefulSetOnDelete("3", "0")},
 				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "Progressing"}}}}},
+		// kstatus waits on "Updated: 0/2" for ever: the DaemonSet controller updates no pod
+		// under OnDelete. An hour later, the run has not waited.
+		{name: "DaemonSet OnDelete, no pod updated: Current, named as not rolled out",
+			looks: []fixtureLook{{docs: []string{listing(readyOnB, dsID), daemonSetOnDelete("0", "2")}, at: fixtureNow.Add(time.Hour),
+				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{ds: result.ObjectCurrent}, ObjectSays: map[string]string{ds: onDelete}}}}},
+		{name: "DaemonSet OnDelete, no pod updated, under fail-on-suspended: fails as suspended", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{listing(readyOnB, dsID), daemonSetOnDelete("0", "2")},
+				want: expected{Outcome: suspended, Says: []string{ds + ": " + onDelete}}}}},
+		{name: "DaemonSet OnDelete, no pod updated, one not available: not verified",
+			looks: []fixtureLook{{docs: []string{listing(readyOnB, dsID), daemonSetOnDelete("0", "1")},
+				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{ds: result.ObjectInProgress},
+					ObjectSays: map[string]string{ds: "not verified: updateStrategy OnDelete, its pods change only when deleted (0 of 2 updated)"}}}}},
+		{name: "DaemonSet OnDelete, every pod updated: Current", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{listing(readyOnB, dsID), daemonSetOnDelete("2", "2")},
+				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{ds: result.ObjectCurrent}}}}},
+		{name: "DaemonSet OnDelete, every pod updated, one not available yet: waited for", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{listing(readyOnB, dsID), daemonSetOnDelete("2", "1")},
+				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}}}}},
 	})
 }

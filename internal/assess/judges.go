@@ -228,10 +228,14 @@ func (a *assessor) judgeSkipped(e *Assessment, v *objectVisit) bool {
 		return false
 	}
 	// (Said only here: a string built for every object would allocate on every pass.)
-	why, failure, notRolledOut := held, ro.ID+": not rolled out: "+held, &e.HeldRollouts
+	why, failure, notRolledOut, notVerified := held, ro.ID+": not rolled out: "+held, &e.HeldRollouts, &e.HeldNotVerified
 	if held == "" {
 		why = "kustomize-controller skips it (" + skip.String() + ")"
-		failure, notRolledOut = ro.ID+": "+why+": it does not get the revision", &e.PausedByKustomize
+		failure, notRolledOut, notVerified = ro.ID+": "+why+": it does not get the revision", &e.PausedByKustomize, &e.SkippedByKustomize
+	} else if v.memo.heldServing {
+		// kstatus waits for the update the controller will not make (a DaemonSet's
+		// "Updated: 0/2"): what runs is judged Current, and not rolled out.
+		ro.Status = result.ObjectCurrent
 	}
 	switch {
 	case (paused || held != "") && a.spec.FailOnSuspended:
@@ -241,7 +245,7 @@ func (a *assessor) judgeSkipped(e *Assessment, v *objectVisit) bool {
 		*notRolledOut++
 	default:
 		ro.Message = joinMessage(ro.Message, "not verified: "+why)
-		e.SkippedByKustomize++
+		*notVerified++
 	}
 	e.Objects = append(e.Objects, *ro)
 	return true

@@ -85,8 +85,9 @@ type memoStatus struct {
 	ignoreReadiness bool
 	ignoreNote      string
 	// held says why its rollout waits for a person (classify.HeldRollout), read once per
-	// state too.
-	held string
+	// state too; heldServing whether what it runs meanwhile is all there and ready.
+	held        string
+	heldServing bool
 }
 
 // turn starts an assessment.
@@ -129,7 +130,7 @@ func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind, health Heal
 		v.u = u
 		if v.ok {
 			v.ignoreReadiness, v.ignoreNote = classify.IgnoreReadiness(u.GetAnnotations())
-			v.held = classify.HeldRollout(u)
+			v.held, v.heldServing = classify.HeldRollout(u)
 		}
 	}
 	if v.ok && (!v.computed || v.exprs != exprs) {

@@ -9,41 +9,71 @@ import (
 
 // HeldRollout says why the rollout of workload u waits for a person, "" when it does not: its
 // controller has seen the latest spec and keeps pods of a previous template, on purpose, until
-// someone acts. A StatefulSet whose updateStrategy is OnDelete updates no pod: the controller
-// creates a missing pod from the update revision, but recreates one of an older revision only
-// once it is deleted (k8s.io/kubernetes v1.36.3, pkg/controller/statefulset:
-// stateful_set_control.go's updateStatefulSet returns before any update under OnDelete, and
-// completeRollingUpdate never moves currentRevision under it, so only updatedReplicas below
-// replicas says pods are pending). kstatus calls such a StatefulSet Current at once.
+// someone acts. serving says whether what it runs meanwhile is all there, available and
+// ready, as kstatus would call it Current but for the pending update.
+//
+// Under updateStrategy OnDelete the controller creates a missing pod from the new template
+// but recreates one of an older template only once it is deleted (k8s.io/kubernetes v1.36.3,
+// pkg/controller). A StatefulSet's updateStatefulSet returns before any update, and
+// completeRollingUpdate never moves currentRevision under OnDelete, so only updatedReplicas
+// below replicas says pods are pending; kstatus calls it Current at once. A DaemonSet's
+// updateDaemonSet does nothing for OnDelete (daemon_controller.go), and kstatus waits on
+// "Updated: 0/N" for ever.
 //
 // It reads the object as the cache holds it, never converted: it runs once per state of
 // every workload.
-func HeldRollout(u *unstructured.Unstructured) string {
+func HeldRollout(u *unstructured.Unstructured) (why string, serving bool) {
 	if u == nil || u.GroupVersionKind().Group != appsv1.GroupName {
-		return ""
+		return "", false
 	}
 	obj := u.Object
 	observed, _ := intField(obj, "status", "observedGeneration")
 	if stale(u.GetGeneration(), observed) {
-		return ""
+		return "", false
 	}
 	switch u.GetKind() {
 	case "StatefulSet":
-		if strategy, _, _ := unstructured.NestedString(obj, "spec", "updateStrategy", "type"); strategy != string(appsv1.OnDeleteStatefulSetStrategyType) {
-			return ""
-		}
-		want, ok := intField(obj, "spec", "replicas")
-		if !ok {
-			want = 1 // the API's default
-		}
-		pods, _ := intField(obj, "status", "replicas")
-		updated, _ := intField(obj, "status", "updatedReplicas")
-		if updated >= pods {
-			return ""
-		}
-		return onDelete(updated, want)
+		return heldStatefulSet(obj)
+	case "DaemonSet":
+		return heldDaemonSet(obj)
 	}
-	return ""
+	return "", false
+}
+
+// heldStatefulSet is HeldRollout for a StatefulSet: kstatus calls one under OnDelete Current
+// whatever its pods, so it serves as far as the run judges.
+func heldStatefulSet(obj map[string]any) (string, bool) {
+	if strategy, _, _ := unstructured.NestedString(obj, "spec", "updateStrategy", "type"); strategy != string(appsv1.OnDeleteStatefulSetStrategyType) {
+		return "", false
+	}
+	want, ok := intField(obj, "spec", "replicas")
+	if !ok {
+		want = 1 // the API's default
+	}
+	pods, _ := intField(obj, "status", "replicas")
+	updated, _ := intField(obj, "status", "updatedReplicas")
+	if updated >= pods {
+		return "", false
+	}
+	return onDelete(updated, want), true
+}
+
+// heldDaemonSet is HeldRollout for a DaemonSet: held while a node runs a pod of an older
+// template (updatedNumberScheduled below currentNumberScheduled), serving when every node
+// that should runs one, available and ready (kstatus's other rules).
+func heldDaemonSet(obj map[string]any) (string, bool) {
+	if strategy, _, _ := unstructured.NestedString(obj, "spec", "updateStrategy", "type"); strategy != string(appsv1.OnDeleteDaemonSetStrategyType) {
+		return "", false
+	}
+	desired, _ := intField(obj, "status", "desiredNumberScheduled")
+	scheduled, _ := intField(obj, "status", "currentNumberScheduled")
+	updated, _ := intField(obj, "status", "updatedNumberScheduled")
+	if updated >= scheduled {
+		return "", false
+	}
+	available, _ := intField(obj, "status", "numberAvailable")
+	ready, _ := intField(obj, "status", "numberReady")
+	return onDelete(updated, desired), scheduled >= desired && available >= desired && ready >= desired
 }
 
 // onDelete is what holds a set whose updateStrategy is OnDelete, updated of want pods on the
