@@ -54,6 +54,26 @@ status:
   numberReady: ` + available
 }
 
+// deploymentPaused is the Deployment shop/web (one replica) at generation 4, which the
+// merge's template change made, paused by kubectl rollout pause (spec.paused, not in Git, is
+// kept by Flux's apply): the controller made no ReplicaSet of the new template (updated of
+// its pods are) and wrote Progressing=Unknown DeploymentPaused.
+func deploymentPaused(updated, available string) string {
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, generation: 4, uid: dep-web, annotations: {deployment.kubernetes.io/revision: "3"}}
+spec: {replicas: 1, paused: true, progressDeadlineSeconds: 600}
+status:
+  observedGeneration: 4
+  replicas: 1
+  updatedReplicas: ` + updated + `
+  readyReplicas: ` + available + `
+  availableReplicas: ` + available + `
+  conditions:
+  - {type: Available, status: "True"}
+  - {type: Progressing, status: Unknown, reason: DeploymentPaused, message: Deployment is paused}`
+}
+
 // TestHeldRollouts: a workload whose new revision waits for a person is named as not rolled
 // out, counted, and fails the cluster as a suspended object under fail-on-suspended, as an
 // object kustomize-controller pauses is (TestVerdicts); once its pods are all updated, or
@@ -64,8 +84,9 @@ func TestHeldRollouts(t *testing.T) {
 	const (
 		sts = "StatefulSet/shop/db"
 		ds  = "DaemonSet/shop/agent"
+		dep = "Deployment/shop/web"
 	)
-	stsID, dsID := "shop_db_apps_StatefulSet", "shop_agent_apps_DaemonSet"
+	stsID, dsID, depID := "shop_db_apps_StatefulSet", "shop_agent_apps_DaemonSet", "shop_web_apps_Deployment"
 	onDelete := "not rolled out: updateStrategy OnDelete, its pods change only when deleted (0 of 2 updated)"
 	suspended := outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"}
 	runFixtureCases(t, []fixtureCase{
@@ -106,5 +127,24 @@ func TestHeldRollouts(t *testing.T) {
 		{name: "DaemonSet OnDelete, every pod updated, one not available yet: waited for", failOnSuspended: true,
 			looks: []fixtureLook{{docs: []string{listing(readyOnB, dsID), daemonSetOnDelete("2", "1")},
 				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}}}}},
+		// kstatus waits on "Updated: 0/1" for ever, and the controller skips the progress
+		// deadline while paused: an hour later, the run has not waited.
+		{name: "Deployment paused, its new template not rolled out: Current, named as not rolled out",
+			looks: []fixtureLook{{docs: []string{listing(readyOnB, depID), deploymentPaused("0", "1")}, at: fixtureNow.Add(time.Hour),
+				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{dep: result.ObjectCurrent},
+					ObjectSays: map[string]string{dep: "not rolled out: spec.paused (kubectl rollout resume)"}}}}},
+		{name: "Deployment paused, under fail-on-suspended: fails as suspended", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{listing(readyOnB, depID), deploymentPaused("0", "1")},
+				want: expected{Outcome: suspended, Says: []string{dep + ": not rolled out: spec.paused (kubectl rollout resume)"}}}}},
+		{name: "Deployment paused, its previous pod not available: not verified",
+			looks: []fixtureLook{{docs: []string{listing(readyOnB, depID), deploymentPaused("0", "0")},
+				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{dep: result.ObjectInProgress},
+					ObjectSays: map[string]string{dep: "not verified: spec.paused (kubectl rollout resume)"}}}}},
+		// Paused once its rollout was done: nothing waits for a person. Judged as before, by
+		// kstatus, which (with the API's default progressDeadlineSeconds) waits while
+		// Progressing is not NewReplicaSetAvailable.
+		{name: "Deployment paused, its pods all of the new template: judged as before", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{listing(readyOnB, depID), deploymentPaused("1", "1")},
+				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, Says: []string{"ReplicaSet not Available"}}}}},
 	})
 }

@@ -18,7 +18,10 @@ import (
 // completeRollingUpdate never moves currentRevision under OnDelete, so only updatedReplicas
 // below replicas says pods are pending; kstatus calls it Current at once. A DaemonSet's
 // updateDaemonSet does nothing for OnDelete (daemon_controller.go), and kstatus waits on
-// "Updated: 0/N" for ever.
+// "Updated: 0/N" for ever. A paused Deployment (spec.paused, kubectl rollout pause) is only
+// synced: no new ReplicaSet, no deadline, Progressing=Unknown DeploymentPaused
+// (deployment_controller.go syncDeployment, sync.go sync and checkPausedConditions), and
+// kstatus waits on "Updated: 0/N" for ever.
 //
 // It reads the object as the cache holds it, never converted: it runs once per state of
 // every workload.
@@ -36,6 +39,8 @@ func HeldRollout(u *unstructured.Unstructured) (why string, serving bool) {
 		return heldStatefulSet(obj)
 	case "DaemonSet":
 		return heldDaemonSet(obj)
+	case "Deployment":
+		return heldDeployment(obj)
 	}
 	return "", false
 }
@@ -74,6 +79,27 @@ func heldDaemonSet(obj map[string]any) (string, bool) {
 	available, _ := intField(obj, "status", "numberAvailable")
 	ready, _ := intField(obj, "status", "numberReady")
 	return onDelete(updated, desired), scheduled >= desired && available >= desired && ready >= desired
+}
+
+// heldDeployment is HeldRollout for a Deployment: held while it is paused with fewer pods of
+// its template than it wants (updatedReplicas below spec.replicas), serving when it runs no
+// more pods than it wants, all of them available and ready.
+func heldDeployment(obj map[string]any) (string, bool) {
+	if paused, _, _ := unstructured.NestedBool(obj, "spec", "paused"); !paused {
+		return "", false
+	}
+	want, ok := intField(obj, "spec", "replicas")
+	if !ok {
+		want = 1 // the API's default
+	}
+	updated, _ := intField(obj, "status", "updatedReplicas")
+	if updated >= want {
+		return "", false
+	}
+	pods, _ := intField(obj, "status", "replicas")
+	available, _ := intField(obj, "status", "availableReplicas")
+	ready, _ := intField(obj, "status", "readyReplicas")
+	return "spec.paused (kubectl rollout resume)", pods <= want && available >= want && ready >= want
 }
 
 // onDelete is what holds a set whose updateStrategy is OnDelete, updated of want pods on the
