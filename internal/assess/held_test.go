@@ -140,11 +140,15 @@ func TestHeldRollouts(t *testing.T) {
 			looks: []fixtureLook{{docs: []string{listing(readyOnB, depID), deploymentPaused("0", "0")},
 				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{dep: result.ObjectInProgress},
 					ObjectSays: map[string]string{dep: "not verified: spec.paused (kubectl rollout resume)"}}}}},
-		// Paused once its rollout was done: nothing waits for a person. Judged as before, by
-		// kstatus, which (with the API's default progressDeadlineSeconds) waits while
-		// Progressing is not NewReplicaSetAvailable.
-		{name: "Deployment paused, its pods all of the new template: judged as before", failOnSuspended: true,
+		// Paused once its rollout was done: nothing waits for a person. The controller skips
+		// the deadline and writes Progressing=Unknown while paused, which kstatus, reading the
+		// API's default progressDeadlineSeconds, would wait on for ever: it is judged without
+		// the deadline.
+		{name: "Deployment paused, its pods all of the new template: Current", failOnSuspended: true,
 			looks: []fixtureLook{{docs: []string{listing(readyOnB, depID), deploymentPaused("1", "1")},
-				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, Says: []string{"ReplicaSet not Available"}}}}},
+				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{dep: result.ObjectCurrent}}}}},
+		{name: "Deployment paused, its pods all of the new template, one not available: waited for", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{listing(readyOnB, depID), strings.Replace(deploymentPaused("1", "1"), "{type: Available, status: \"True\"}", "{type: Available, status: \"False\"}", 1)},
+				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "InProgress"}, Says: []string{"Deployment not Available"}}}}},
 	})
 }

@@ -14,7 +14,10 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
-var jobGroupKind = schema.GroupKind{Group: "batch", Kind: "Job"}
+var (
+	jobGroupKind        = schema.GroupKind{Group: "batch", Kind: "Job"}
+	deploymentGroupKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+)
 
 // Health judges objects as Flux's controllers do where they do not use kstatus as it is: Jobs,
 // and the kinds a Kustomization's or HelmRelease's spec.healthCheckExprs name. Flux's own
@@ -50,11 +53,34 @@ func objectStatus(u *unstructured.Unstructured, health Health, exprs *compiledEx
 			return s, joinMessage(msg, "judged by spec.healthCheckExprs"+exprs.note), nil
 		}
 	}
-	res, err := status.Compute(u)
+	res, err := status.Compute(withoutPausedDeadline(u))
 	if err != nil {
 		return result.ObjectUnknown, "", fmt.Errorf("compute status: %w", err)
 	}
 	return result.ObjectStatus(res.Status.String()), res.Message, nil
+}
+
+// withoutPausedDeadline is u as kstatus is to read it: a paused Deployment without its
+// spec.progressDeadlineSeconds, any other object as it is. The Deployment controller skips
+// the deadline while a Deployment is paused and replaces its Progressing condition with
+// Unknown/DeploymentPaused (k8s.io/kubernetes v1.36.3, pkg/controller/deployment/sync.go
+// checkPausedConditions); kstatus, reading a deadline and no Progressing=True
+// NewReplicaSetAvailable, would wait for ever on a Deployment paused once rolled out. Without
+// a deadline it reads the rest, as it does for a Deployment that has none. (A paused
+// Deployment whose template waits is held: classify.HeldRollout.)
+func withoutPausedDeadline(u *unstructured.Unstructured) *unstructured.Unstructured {
+	if u.GroupVersionKind().GroupKind() != deploymentGroupKind {
+		return u
+	}
+	if paused, _, _ := unstructured.NestedBool(u.Object, "spec", "paused"); !paused {
+		return u
+	}
+	if _, set, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "progressDeadlineSeconds"); !set {
+		return u
+	}
+	c := u.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "spec", "progressDeadlineSeconds")
+	return c
 }
 
 // statusMemo keeps objectStatus per cached state of an object: assessments run after every
