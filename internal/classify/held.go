@@ -108,20 +108,9 @@ func onDelete(updated, want int64) string {
 	return fmt.Sprintf("updateStrategy OnDelete, its pods change only when deleted (%d of %d updated)", updated, want)
 }
 
-// intField reads an integer of obj at path, as the API's JSON decodes it (int64) or as a
-// YAML or JSON decoder into any gives it (float64).
+// intField reads an integer of obj at path as the API's JSON decodes it (int64), as
+// GetGeneration does; false when it is not there.
 func intField(obj map[string]any, path ...string) (int64, bool) {
-	v, ok, _ := unstructured.NestedFieldNoCopy(obj, path...)
-	if !ok {
-		return 0, false
-	}
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
-	case float64:
-		return int64(n), true
-	}
-	return 0, false
+	n, ok, err := unstructured.NestedInt64(obj, path...)
+	return n, ok && err == nil
 }

@@ -77,3 +77,18 @@ status: {observedGeneration: 4, replicas: 1, updatedReplicas: 0}}`},
 		})
 	}
 }
+
+// TestHeldRolloutUnreadableCounts: an object whose integers are not int64 (decoded from YAML
+// into any, as float64) has no generation for GetGeneration; its counts are not read either,
+// so it is never held on counts read one way and a generation read another.
+func TestHeldRolloutUnreadableCounts(t *testing.T) {
+	t.Parallel()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(`{apiVersion: apps/v1, kind: StatefulSet, metadata: {generation: 3}, spec: {replicas: 2, updateStrategy: {type: OnDelete}},
+status: {observedGeneration: 2, replicas: 2, updatedReplicas: 0}}`), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	if why, serving := HeldRollout(u); why != "" || serving {
+		t.Errorf("HeldRollout() = %q, %t, want \"\", false", why, serving)
+	}
+}
