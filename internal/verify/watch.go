@@ -107,7 +107,8 @@ type tombstone struct {
 	at   time.Time
 }
 
-// remember keeps the last state of an object that was deleted.
+// remember keeps the last state of an object that was deleted, as a watch event gives it
+// (transformed first, as the store's objects are).
 func (n *notifyingStore) remember(obj any) {
 	if !n.keepGone {
 		return
@@ -123,6 +124,13 @@ func (n *notifyingStore) remember(obj any) {
 	if err != nil {
 		return
 	}
+	n.keepLast(key, o)
+}
+
+// keepLast keeps o, already transformed (the store's own state), as the last state of the
+// deleted object key. It is never transformed again: a transform changes its input (a typed
+// object's kind, its managedFields), and an assessment may be reading the store's state.
+func (n *notifyingStore) keepLast(key string, o any) {
 	n.goneMu.Lock()
 	defer n.goneMu.Unlock()
 	if n.deleted == nil {
@@ -221,7 +229,7 @@ func (n *notifyingStore) Replace(items []any, resourceVersion string) error {
 		}
 		for _, o := range n.List() {
 			if key, err := cache.MetaNamespaceKeyFunc(o); err == nil && !listed[key] {
-				n.remember(o)
+				n.keepLast(key, o)
 			}
 		}
 		for _, o := range converted {
