@@ -51,7 +51,10 @@ func (a *assessor) awaitsFirstConsumer(v *objectVisit) string {
 	}
 	phase, _, _ := unstructured.NestedString(v.u.Object, "status", "phase")
 	class, _, _ := unstructured.NestedString(v.u.Object, "spec", "storageClassName")
-	if _, selected := v.u.GetAnnotations()[selectedNodeAnnotation]; phase != "Pending" || class == "" || selected {
+	// A claim that names its volume is bound to it at once, whatever its class (Kubernetes
+	// v1.36.3's pv_controller.go syncUnboundClaim): Pending, its volume is missing.
+	volume, _, _ := unstructured.NestedString(v.u.Object, "spec", "volumeName")
+	if _, selected := v.u.GetAnnotations()[selectedNodeAnnotation]; phase != "Pending" || class == "" || volume != "" || selected {
 		return ""
 	}
 	l := a.list(storageClassesKey)

@@ -1,6 +1,7 @@
 package assess
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,6 +52,9 @@ func TestClaimsBoundOnFirstUse(t *testing.T) {
 				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{claimID: result.ObjectCurrent}}}}},
 		{name: "a pod was scheduled with it: provisioning, waited for",
 			looks: []fixtureLook{{docs: []string{app, gitRepo(), claim("gp3", "Pending", ", annotations: {volume.kubernetes.io/selected-node: node-1}"),
+				storageClass("WaitForFirstConsumer")}, want: waits}}},
+		{name: "a claim that names its volume: the volume is missing, waited for",
+			looks: []fixtureLook{{docs: []string{app, gitRepo(), strings.Replace(claim("gp3", "Pending", ""), "spec: {", "spec: {volumeName: pv-gone, ", 1),
 				storageClass("WaitForFirstConsumer")}, want: waits}}},
 		{name: "an Immediate class: provisioning, waited for",
 			looks: []fixtureLook{{docs: []string{app, gitRepo(), claim("gp3", "Pending", ""), storageClass("Immediate")}, want: waits}}},
