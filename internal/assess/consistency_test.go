@@ -120,6 +120,12 @@ func TestFailureReadsAfterItsOwner(t *testing.T) {
 		return strings.Replace(doc, "namespace: flux-system", "namespace: platform", 1)
 	}
 	stalledRoot := withRevision(ks("app", "GitRepository", "app", "", revA), "100")
+	// generatorRoot is the root on ExternalArtifact gen, whose generator stalled after
+	// Kustomization flux-system (resourceVersion 120) applied it at B, its source's artifact.
+	generatorRoot := []string{withRevision(ks("app", "ExternalArtifact", "gen", "", revA), "100"), gitRepoStored(revB), externalArtifact("gen", "flux-system", revA),
+		withRevision(ks("flux-system", "GitRepository", "app", "", revB), "120"),
+		withRevision(appliedBy(artifactGenerator("gen", "flux-system", digestOf(revA),
+			`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`), "kustomize.toolkit.fluxcd.io", "flux-system"), "105")}
 	stalled := func(code result.Code, reason string) outcome {
 		return outcome{Verdict: result.VerdictFailed, Code: code, Reason: reason}
 	}
@@ -139,6 +145,12 @@ func TestFailureReadsAfterItsOwner(t *testing.T) {
 			root: app, docs: []string{stalledRoot, withRevision(source("GitRepository", "app", stalledSource(revA)), "90")},
 			order: []string{"kustomizations@100", "gitrepositories@110"},
 			want:  stalled(result.CodeFluxArtifactFailed, "SourceStalled")},
+		{name: "a root's generator stalled, its applier on B: the generator and the applier's source read after the root, before the applier",
+			root: app, docs: generatorRoot, order: []string{"kustomizations@130", "artifactgenerators@110", "gitrepositories@115", "externalartifacts@130"},
+			want: stalled(result.CodeFluxArtifactFailed, "SourceStalled"), wantUnconfirmed: []string{"artifactgenerators", "gitrepositories"}},
+		{name: "a root's generator stalled, its applier on B: all read after the applier",
+			root: app, docs: generatorRoot, order: []string{"kustomizations@130", "artifactgenerators@130", "gitrepositories@130", "externalartifacts@130"},
+			want: stalled(result.CodeFluxArtifactFailed, "SourceStalled")},
 		{name: "a dependency in another namespace failed, as its watch holds it",
 			root: apps, docs: []string{waitsOnPlatform, inPlatform(stalledKs("infra")), gitRepo()},
 			want: stalled(result.CodeFluxDependencyFailed, "InvalidCELExpression"), wantUnconfirmed: []string{"kustomizations"}},

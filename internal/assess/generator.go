@@ -112,3 +112,60 @@ func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs ma
 	}
 	return inputs, "", ""
 }
+
+// generatorFixPending says what may still change the ArtifactGenerator ref, whose failure
+// would fail ownerID: the Flux object that applies it from its own source (its owner labels,
+// flux.ApplierOf; helm-controller's too) while it has not applied what that source serves
+// now (flux.ApplyPending), since the change merged to fix the generator may be in it. ""
+// when nothing may: the generator carries no owner label (nothing Flux applies it), or its
+// applier is Ready at its generation on its source's current artifact, read no earlier than
+// ownerID's status, and that source and the generator no earlier than the applier's (the
+// consistency rule: these reads decide the failure). An applier or a source that cannot be
+// read yet, or may not be read, leaves it pending: the root waits, as it did before its
+// generator was judged.
+func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerID string) string {
+	genKey := ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}
+	genList := a.list(genKey)
+	cached, _ := genList.Object(ref.Namespace, ref.Name)
+	gen, ok := cached.(*unstructured.Unstructured)
+	if !ok {
+		return ""
+	}
+	applier, ok := flux.ApplierOf(gen.GetLabels())
+	if !ok {
+		return ""
+	}
+	id := applier.ID()
+	gvr := applier.Kind.GroupVersionResource()
+	key := ListKey{GVR: gvr, Namespace: applier.Namespace}
+	w := a.list(key)
+	if err := w.Err(); err != nil && !w.Synced() && apierrors.IsNotFound(err) {
+		return "" // the cluster does not serve its kind: nothing applies it
+	}
+	ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(applier.Namespace))
+	switch {
+	case forbidden != "":
+		return fmt.Sprintf("%s applies %s, and whether it has applied its source's current artifact is not known: %s", id, ref.ID(), forbidden)
+	case !ready:
+		return fmt.Sprintf("reading %s, which applies %s", id, ref.ID())
+	}
+	cachedApplier, _ := w.Object(applier.Namespace, applier.Name)
+	obj, _ := cachedApplier.(*unstructured.Unstructured)
+	var src *flux.Source
+	var srcRef flux.SourceRef
+	if obj != nil {
+		a.readFrom(id, w, obj)
+		srcRef = flux.SourceOf(applier.Kind, obj)
+		var unread string
+		if src, unread = a.source(e, srcRef); unread != "" {
+			return fmt.Sprintf("%s applies %s, and its source cannot be read: %s", id, ref.ID(), strings.TrimPrefix(unread, "not compared with its source "))
+		}
+	}
+	if pending := flux.ApplyPending(applier, obj, src); pending != "" {
+		return fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), pending)
+	}
+	a.consistent(key, w, ownerID)
+	a.consistentSource(srcRef, id)
+	a.consistent(genKey, genList, id)
+	return ""
+}

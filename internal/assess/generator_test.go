@@ -260,3 +260,59 @@ func TestExternalArtifactOfRootOrDependency(t *testing.T) {
 			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxDependencyNotReady, Reason: "DependencyNotReady"}}}}},
 	})
 }
+
+// appliedBy is generator doc labelled by the Flux object that applies it: group's owner
+// labels (kustomize.toolkit.fluxcd.io, helm.toolkit.fluxcd.io) naming flux-system/name.
+func appliedBy(doc, group, name string) string {
+	return strings.Replace(doc, "generation: 3", "generation: 3, labels: {"+group+"/name: "+name+", "+group+"/namespace: flux-system}", 1)
+}
+
+// TestStalledGeneratorFixOnItsWay: the ArtifactGenerator of a requested Kustomization's
+// ExternalArtifact is applied from Git by another Flux object (its owner labels), so a
+// commit that fixes its spec reaches it only through that applier: its stall or failed build
+// fails the root only once the applier has applied its source's current artifact. Before,
+// the fix may be on its way, and the root waits, saying so; an applier the credentials may
+// not read leaves it waiting too. One nothing applies (no owner label) fails at once.
+func TestStalledGeneratorFixOnItsWay(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	stalled := []string{`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
+		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`}
+	generator := artifactGenerator("gen", "flux-system", digestOf(revOfA), stalled...)
+	// on is the root app on ExternalArtifact gen of A, generator gen (labelled or not), and
+	// the GitRepository app on B, with more (an applier).
+	on := func(gen string, more ...string) []string {
+		return append([]string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revB), externalArtifact("gen", "flux-system", revOfA), gen}, more...)
+	}
+	// fluxSystem is Kustomization flux-system of the GitRepository app, which applied rev.
+	fluxSystem := func(rev string) string {
+		return ks("flux-system", "GitRepository", "app", "", rev, "flux-system_gen_source.extensions.fluxcd.io_ArtifactGenerator@v1beta1")
+	}
+	byFluxSystem := appliedBy(generator, "kustomize.toolkit.fluxcd.io", "flux-system")
+	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
+	sourceStalled := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
+	runFixtureCases(t, []fixtureCase{
+		{name: "its applier has not applied B, which its source serves: the fix may be on its way", looks: []fixtureLook{{
+			docs: on(byFluxSystem, fluxSystem(revOfA)),
+			want: expected{Outcome: waits, Says: []string{"stalled: invalid path pattern; the fix may be on its way: " +
+				"Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, has not applied its source's main@sha1:bbbbbbb yet"}}}}},
+		{name: "its applier reconciling B", looks: []fixtureLook{{
+			docs: on(byFluxSystem, strings.Replace(fluxSystem(revOfA), `{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revOfA+`"`,
+				`{type: Ready, status: Unknown, reason: Progressing, message: "Reconciliation in progress"`, 1)),
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system"}}}}},
+		{name: "its applier applied B, the generator still stalled: it fails", looks: []fixtureLook{{
+			docs: on(byFluxSystem, fluxSystem(revB)),
+			want: expected{Outcome: sourceStalled, Says: []string{"ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, artifact main@sha1:a1b2c3d) stalled: invalid path pattern; ExternalArtifact/flux-system/gen serves"}}}}},
+		{name: "no owner label: nothing applies it, it fails as it did", looks: []fixtureLook{{
+			docs: on(generator, fluxSystem(revOfA)),
+			want: expected{Outcome: sourceStalled, Says: []string{"stalled: invalid path pattern"}}}}},
+		{name: "its applier a HelmRelease the credentials may not list: it waits", forbidden: []schema.GroupResource{flux.KindHelmRelease.GroupVersionResource().GroupResource()},
+			looks: []fixtureLook{{docs: on(appliedBy(generator, "helm.toolkit.fluxcd.io", "generators")),
+				want: expected{Outcome: waits, Says: []string{"the fix may be on its way: HelmRelease/flux-system/generators applies ArtifactGenerator/flux-system/gen",
+					"the credentials may not list helmreleases"}}}}},
+		{name: "its applier not found: it waits", looks: []fixtureLook{{
+			docs: on(appliedBy(generator, "kustomize.toolkit.fluxcd.io", "gone")),
+			want: expected{Outcome: waits, Says: []string{"Kustomization/flux-system/gone, which applies ArtifactGenerator/flux-system/gen, is not found"}}}}},
+	})
+}

@@ -285,12 +285,19 @@ func (a *assessor) sourceStalled(e *Assessment, g *flux.Gate, src *flux.Source, 
 // (producerWait): when src does not serve what the object waits for (no artifact, or none of
 // want, flux.ArtifactAwaited), a generator source-watcher stalled on, or that failed to build
 // from its sources' current artifacts, one of which serves want, fails it (the artifact will
-// not come), and one still at work holds it, saying so.
+// not come), and one still at work holds it, saying so. A generator's failure fails it only
+// when no apply is coming that may change the generator (generatorFixPending): else it
+// holds it too, saying what may bring the fix.
 func (a *assessor) producerStalled(e *Assessment, g *flux.Gate, src flux.Source, want flux.Revision) (note string) {
 	if !flux.ArtifactAwaited(src, want) {
 		return ""
 	}
 	verdict, code, message, note := a.producerWait(e, src, g.Object.ID, want)
+	if verdict == result.VerdictFailed {
+		if pending := a.generatorFixPending(e, src.Producer, g.Object.ID); pending != "" {
+			verdict, message = result.VerdictInProgress, message+"; the fix may be on its way: "+pending
+		}
+	}
 	switch {
 	case verdict == result.VerdictFailed:
 		override(g, result.VerdictFailed, code, "SourceStalled", flux.ProducerFailedMessage(src, want, message))

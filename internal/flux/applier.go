@@ -1,0 +1,61 @@
+package flux
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/org/app-status-action/internal/result"
+)
+
+// The Flux object that applies an object from its own source, and whether it has applied
+// all that source serves now: what decides whether a change merged to that source may still
+// reach the object.
+
+// helmOwnerGroup is the group of helm-controller's owner labels.
+const helmOwnerGroup = "helm.toolkit.fluxcd.io"
+
+// ApplierOf is the Flux object whose owner labels an object carries: a Kustomization's or a
+// ResourceSet's (AppliedBy), or a HelmRelease's: helm-controller v1.6.4 labels every object of
+// a release helm.toolkit.fluxcd.io/name and helm.toolkit.fluxcd.io/namespace with the
+// HelmRelease's own (internal/postrender/build.go, NewOriginLabels). false when it carries
+// none of them: nothing Flux applies it.
+func ApplierOf(labels map[string]string) (Ref, bool) {
+	if ref, ok := AppliedBy(labels); ok {
+		return ref, true
+	}
+	name, namespace := labels[helmOwnerGroup+"/name"], labels[helmOwnerGroup+"/namespace"]
+	if name == "" || namespace == "" {
+		return Ref{}, false
+	}
+	return Ref{Kind: KindHelmRelease, Namespace: namespace, Name: name}, true
+}
+
+// ApplyPending says what the Flux object ref, obj (nil when not found), may still apply from
+// its source src (ReadSource of its SourceOf; nil when not read): "" once it is Ready at its
+// current generation on exactly the artifact src serves now (Evaluate's Current for
+// src.Offers()), so that nothing it is about to apply changes what it applied. A ResourceSet
+// generates its objects from inputs, not from one source, and whether they are about to
+// change is not known: it is never done here. Else it is at work, behind its source, failed,
+// suspended or not found, and the answer says which, for a person.
+func ApplyPending(ref Ref, obj *unstructured.Unstructured, src *Source) string {
+	switch {
+	case ref.Kind != KindKustomization && ref.Kind != KindHelmRelease:
+		return "generates it from inputs that may change"
+	case obj == nil:
+		return "is not found"
+	case src == nil:
+		return fmt.Sprintf("has a source the run has not read (%s)", SourceOf(ref.Kind, obj).ID())
+	case src.Revision == "":
+		return fmt.Sprintf("has not applied an artifact of %s yet: it has none", src.Ref.ID())
+	}
+	g := Evaluate(ref, obj, src.Offers(), src)
+	if g.Verdict == result.VerdictCurrent {
+		return ""
+	}
+	pending := fmt.Sprintf("has not applied its source's %s yet", ShortRevision(src.Revision))
+	if g.Message != "" {
+		pending += " (" + g.Message + ")"
+	}
+	return pending
+}
