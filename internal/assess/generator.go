@@ -120,10 +120,11 @@ func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs ma
 // when nothing may: the generator carries no owner label (nothing Flux applies it), or its
 // applier is Ready at its generation on its source's current artifact, read no earlier than
 // ownerID's status, and that source and the generator no earlier than the applier's (the
-// consistency rule: these reads decide the failure). An applier or a source that cannot be
-// read yet, or may not be read, leaves it pending: the root waits, as it did before its
-// generator was judged.
-func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerID string) string {
+// consistency rule: these reads decide the failure), unless that source is one of the
+// generator's own and does not serve want yet (flux.FetchPending: the fix may come with
+// it). An applier or a source that cannot be read yet, or may not be read, leaves it
+// pending: the root waits, as it did before its generator was judged.
+func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerID string, want flux.Revision) string {
 	genKey := ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}
 	genList := a.list(genKey)
 	cached, _ := genList.Object(ref.Namespace, ref.Name)
@@ -161,7 +162,11 @@ func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerI
 			return fmt.Sprintf("%s applies %s, and its source cannot be read: %s", id, ref.ID(), strings.TrimPrefix(unread, "not compared with its source "))
 		}
 	}
-	if pending := flux.ApplyPending(applier, obj, src); pending != "" {
+	pending := flux.ApplyPending(applier, obj, src)
+	if pending == "" {
+		pending = flux.FetchPending(flux.ReadGenerator(ref, gen), *src, want)
+	}
+	if pending != "" {
 		return fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), pending)
 	}
 	a.consistent(key, w, ownerID)

@@ -270,7 +270,8 @@ func appliedBy(doc, group, name string) string {
 // TestStalledGeneratorFixOnItsWay: the ArtifactGenerator of a requested Kustomization's
 // ExternalArtifact is applied from Git by another Flux object (its owner labels), so a
 // commit that fixes its spec reaches it only through that applier: its stall or failed build
-// fails the root only once the applier has applied its source's current artifact. Before,
+// fails the root only once the applier has applied its source's current artifact (and that
+// source, when the generator builds from it too, serves the expected revision). Before,
 // the fix may be on its way, and the root waits, saying so; an applier the credentials may
 // not read leaves it waiting too. One nothing applies (no owner label) fails at once.
 func TestStalledGeneratorFixOnItsWay(t *testing.T) {
@@ -304,6 +305,14 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 		{name: "its applier applied B, the generator still stalled: it fails", looks: []fixtureLook{{
 			docs: on(byFluxSystem, fluxSystem(revB)),
 			want: expected{Outcome: sourceStalled, Says: []string{"ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, artifact main@sha1:a1b2c3d) stalled: invalid path pattern; ExternalArtifact/flux-system/gen serves"}}}}},
+		{name: "its applier applied A, which its source, the generator's too, still serves: B may fix it", looks: []fixtureLook{{
+			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revOfA), externalArtifact("gen", "flux-system", revOfA), byFluxSystem, fluxSystem(revOfA)},
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, " +
+				"applied main@sha1:a1b2c3d of GitRepository/flux-system/app, a source of ArtifactGenerator/flux-system/gen too, which has not fetched main@sha1:bbbbbbb yet"}}}}},
+		{name: "its applier of another repository applied what that one serves: it fails", looks: []fixtureLook{{
+			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revOfA), externalArtifact("gen", "flux-system", revOfA), byFluxSystem,
+				ks("flux-system", "GitRepository", "fleet", "", revOfA), strings.Replace(gitRepoStored(revOfA), "name: app,", "name: fleet,", 1)},
+			want: expected{Outcome: sourceStalled, Says: []string{"stalled: invalid path pattern"}}}}},
 		{name: "no owner label: nothing applies it, it fails as it did", looks: []fixtureLook{{
 			docs: on(generator, fluxSystem(revOfA)),
 			want: expected{Outcome: sourceStalled, Says: []string{"stalled: invalid path pattern"}}}}},

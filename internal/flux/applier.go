@@ -59,3 +59,21 @@ func ApplyPending(ref Ref, obj *unstructured.Unstructured, src *Source) string {
 	}
 	return pending
 }
+
+// FetchPending says that src, the source a generator's applier applies from (ApplyPending
+// done with it), is also one of gen's own sources and does not serve want yet, the revision
+// the object of gen's artifact waits for: want is then a revision of that very repository,
+// and its fetch brings the applier a new artifact, which may change gen. "" otherwise: an
+// applier of another repository (a fleet's) is done once it applied what that one serves.
+func FetchPending(gen Generator, src Source, want Revision) string {
+	if want.IsZero() || src.Revision == "" || want.Matches(src.Revisions()...) {
+		return ""
+	}
+	for _, s := range gen.Sources {
+		if s.Ref == src.Ref {
+			return fmt.Sprintf("applied %s of %s, a source of %s too, which has not fetched %s yet",
+				ShortRevision(src.Revision), src.Ref.ID(), gen.Ref.ID(), ShortRevision(want.String()))
+		}
+	}
+	return ""
+}
