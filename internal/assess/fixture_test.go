@@ -39,6 +39,7 @@ var fixtureKinds = kindsOf(map[schema.GroupVersionResource]string{
 	PodsGVR:                                 "Pod",
 	RSGVR:                                   "ReplicaSet",
 	JobsGVR:                                 "Job",
+	RevisionsGVR:                            "ControllerRevision",
 	{Group: "example.com", Version: "v1", Resource: "widgets"}:                        "Widget",
 	{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}: "Kustomization",
 	{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}:        "HelmRelease",
@@ -255,6 +256,8 @@ func typed(t *testing.T, gvr schema.GroupVersionResource, u *unstructured.Unstru
 		out = &appsv1.ReplicaSet{}
 	case JobsGVR:
 		out = &batchv1.Job{}
+	case RevisionsGVR:
+		out = &appsv1.ControllerRevision{}
 	default:
 		return u
 	}

@@ -31,6 +31,7 @@ status:
   observedGeneration: ` + observed + `
   replicas: 2
   readyReplicas: 2
+  availableReplicas: 2
   currentReplicas: 2
   updatedReplicas: ` + updated + `
   currentRevision: db-old

@@ -161,11 +161,15 @@ func (a *assessor) judgeWorkload(e *Assessment, v *objectVisit, now time.Time) {
 		// it is the new chart's, and may fail the rollout now.
 		v.current = true
 	}
+	heldPending(v)
 	classified := a.classifyRollout(e, v, installing, upgraded, now)
 	if byCanary != nil && ro.Failure == nil {
 		// (A failure the classifier found in the target's own pods stands: Flagger fails the
 		// analysis of a crashing revision only at its deadline.)
 		judgedByCanary(ro, *byCanary, v.current)
+	}
+	if classified && a.judgeHeld(e, v) {
+		return
 	}
 	e.Objects = append(e.Objects, *ro)
 	switch {
@@ -209,43 +213,68 @@ func (a *assessor) classifyRollout(e *Assessment, v *objectVisit, installing, up
 }
 
 // judgeSkipped reports v's object when the Kustomization that owns it skips it
-// (kustomizeSkip), or when its own rollout waits for a person (classify.HeldRollout), and
-// says whether it did. A pause (reconcile: disabled, ssa: Ignore, a held rollout) is an
+// (kustomizeSkip), and says whether it did. A pause (reconcile: disabled, ssa: Ignore) is an
 // object-level suspension: the object does not get the revision, Current or not, so it is
 // named as not rolled out, never verified, and under fail-on-suspended fails the cluster as a
 // suspended Flux object does. ssa: IfNotPresent creates an object once, on purpose (a seeded
 // Secret, a PVC): Current it is judged as any other; not Current, it is not verified, never
-// failed. A held rollout counts once the object may fail the rollout (v.current): before,
-// the revision Flux applies next may release it; and not while the object is deleted.
+// failed. (A workload whose own rollout waits for a person is judgeHeld's.)
 func (a *assessor) judgeSkipped(e *Assessment, v *objectVisit) bool {
 	ro, skip := &v.ro, kustomizeSkip(*v)
 	paused := skip.Paused()
-	held := v.memo.held
-	if skip != flux.NotSkipped || !v.current || ro.Status == result.ObjectTerminating {
-		held = ""
+	switch {
+	case skip == flux.NotSkipped, !paused && ro.Status == result.ObjectCurrent:
+		return false
+	case paused && a.spec.FailOnSuspended:
+		e.fail(Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended",
+			Message: ro.ID + ": kustomize-controller skips it (" + skip.String() + "): it does not get the revision"})
+	case ro.Status == result.ObjectCurrent:
+		ro.Message = joinMessage(ro.Message, "not rolled out: kustomize-controller skips it ("+skip.String()+")")
+		e.PausedByKustomize++
+	default:
+		ro.Message = joinMessage(ro.Message, "not verified: kustomize-controller skips it ("+skip.String()+")")
+		e.SkippedByKustomize++
 	}
-	if held == "" && (skip == flux.NotSkipped || !paused && ro.Status == result.ObjectCurrent) {
+	e.Objects = append(e.Objects, *ro)
+	return true
+}
+
+// heldPending makes v's workload, whose rollout waits for a person (classify.HeldRollout)
+// while what it runs is not all there and ready, not Current: kstatus calls a StatefulSet
+// under OnDelete Current whatever its pods, and the classifier then reads its pods of the
+// update revision, as it reads any rollout's.
+func heldPending(v *objectVisit) {
+	if v.memo.held != "" && !v.memo.heldServing && v.ro.Status == result.ObjectCurrent {
+		v.ro.Status, v.ro.Message = result.ObjectInProgress, joinMessage(v.ro.Message, "not all of its pods are ready")
+	}
+}
+
+// judgeHeld reports v's workload when its rollout waits for a person (classify.HeldRollout),
+// once it may fail the rollout (v.current: before, the revision Flux applies next may release
+// it), and says whether it did. A failure the classifier found in its pods of the new
+// template stands: what waits for a person is the rest of the rollout, not a pod that cannot
+// run. Otherwise what it runs meanwhile, all there and ready, is Current and not rolled out,
+// and anything less is not verified, neither waited for (the controller will not move) nor
+// failed; under fail-on-suspended it fails the cluster, as a paused object does.
+func (a *assessor) judgeHeld(e *Assessment, v *objectVisit) bool {
+	ro, held := &v.ro, v.memo.held
+	if held == "" || !v.current || ro.Status == result.ObjectTerminating || ro.Failure != nil || ro.Status == result.ObjectFailed {
 		return false
 	}
-	// (Said only here: a string built for every object would allocate on every pass.)
-	why, failure, notRolledOut, notVerified := held, ro.ID+": not rolled out: "+held, &e.HeldRollouts, &e.HeldNotVerified
-	if held == "" {
-		why = "kustomize-controller skips it (" + skip.String() + ")"
-		failure, notRolledOut, notVerified = ro.ID+": "+why+": it does not get the revision", &e.PausedByKustomize, &e.SkippedByKustomize
-	} else if v.memo.heldServing {
+	if v.memo.heldServing {
 		// kstatus waits for the update the controller will not make (a DaemonSet's
-		// "Updated: 0/2"): what runs is judged Current, and not rolled out.
+		// "Updated: 0/2"): what runs is Current.
 		ro.Status = result.ObjectCurrent
 	}
 	switch {
-	case (paused || held != "") && a.spec.FailOnSuspended:
-		e.fail(Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended", Message: failure})
+	case a.spec.FailOnSuspended:
+		e.fail(Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended", Message: ro.ID + ": not rolled out: " + held})
 	case ro.Status == result.ObjectCurrent:
-		ro.Message = joinMessage(ro.Message, "not rolled out: "+why)
-		*notRolledOut++
+		ro.Message = joinMessage(ro.Message, "not rolled out: "+held)
+		e.HeldRollouts++
 	default:
-		ro.Message = joinMessage(ro.Message, "not verified: "+why)
-		*notVerified++
+		ro.Message = joinMessage(ro.Message, "not verified: "+held)
+		e.HeldNotVerified++
 	}
 	e.Objects = append(e.Objects, *ro)
 	return true

@@ -45,8 +45,9 @@ func HeldRollout(u *unstructured.Unstructured) (why string, serving bool) {
 	return "", false
 }
 
-// heldStatefulSet is HeldRollout for a StatefulSet: kstatus calls one under OnDelete Current
-// whatever its pods, so it serves as far as the run judges.
+// heldStatefulSet is HeldRollout for a StatefulSet: held while a pod runs an older revision
+// (updatedReplicas below replicas), serving when it runs the pods it wants, all of them
+// available and ready (kstatus calls one under OnDelete Current whatever its pods).
 func heldStatefulSet(obj map[string]any) (string, bool) {
 	if strategy, _, _ := unstructured.NestedString(obj, "spec", "updateStrategy", "type"); strategy != string(appsv1.OnDeleteStatefulSetStrategyType) {
 		return "", false
@@ -60,7 +61,9 @@ func heldStatefulSet(obj map[string]any) (string, bool) {
 	if updated >= pods {
 		return "", false
 	}
-	return onDelete(updated, want), true
+	available, _ := intField(obj, "status", "availableReplicas")
+	ready, _ := intField(obj, "status", "readyReplicas")
+	return onDelete(updated, want), pods == want && available >= want && ready >= want
 }
 
 // heldDaemonSet is HeldRollout for a DaemonSet: held while a node runs a pod of an older
