@@ -63,7 +63,7 @@ func helmReleaseGate(ref Ref, v *view, want Revision) decision {
 	}
 	stalled := v.cond(meta.StalledCondition)
 	isStalled := stalled.status == string(metav1.ConditionTrue)
-	if failure, ok := helmFailure(v, stalled); ok && (isStalled || ready.status == string(metav1.ConditionFalse)) {
+	if failure, ok := helmFailure(v, stalled); ok && (isStalled || ready.status == string(metav1.ConditionFalse) || retriedTest(v, failure)) {
 		return releaseFailureGate(v, want, ready, stalled, failure)
 	}
 	if ready.status == string(metav1.ConditionFalse) && ready.reason == meta.DependencyNotReadyReason {
@@ -108,6 +108,17 @@ func releaseFailureGate(v *view, want Revision, ready, stalled condition, failur
 	return failure
 }
 
+// retriedTest reports whether failure is a failed test helm-controller counts as the
+// release's failure and retries (Reconciling=True, ProgressingWithRetry), though Ready stays
+// True: spec.test.ignoreFailures leaves TestSuccess out of Ready, while the remediation's
+// ignoreTestFailures: false counts it (testFailureIgnored), and with upgrade.strategy
+// RetryOnFailure the upgrade is tried again every retryInterval (helm-controller v1.6.4,
+// reconcile/atomic_release.go).
+func retriedTest(v *view, failure decision) bool {
+	rc := v.cond(meta.ReconcilingCondition)
+	return failure.code == result.CodeFluxTestFailed && rc.status == string(metav1.ConditionTrue) && rc.reason == meta.ProgressingWithRetryReason
+}
+
 // unfinishedFailure decides a release failure helm-controller is not done with
 // (Reconciling=True, not Stalled): it retries, or it records a failed install or upgrade
 // before it goes on to remediate it within the same reconciliation.
@@ -141,7 +152,8 @@ func unfinishedFailure(v *view, rc condition, failure decision) decision {
 		failure.message = fmt.Sprintf("%s retries, and the attempt released nothing: %s", helmController, failure.message)
 		return failure
 	}
-	if rc.reason == meta.ProgressingWithRetryReason && (failure.code == result.CodeFluxInstallFailed || failure.code == result.CodeFluxUpgradeFailed) {
+	if rc.reason == meta.ProgressingWithRetryReason && (failure.code == result.CodeFluxInstallFailed || failure.code == result.CodeFluxUpgradeFailed ||
+		failure.code == result.CodeFluxTestFailed) {
 		// The attempt stored a failed release, and helm-controller tries the action
 		// again instead of remediating it: upgrade.strategy (install.strategy)
 		// RetryOnFailure, every retryInterval (reconcile/atomic_release.go, v1.6.4

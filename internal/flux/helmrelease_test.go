@@ -353,6 +353,7 @@ func TestHelmReleaseTestRemediation(t *testing.T) {
 		Code    result.Code
 		Reason  string
 		Message string
+		Retried bool
 	}
 	running := func(action string) map[string]any {
 		return map[string]any{"status": "True", "reason": "Progressing", "message": "Running '" + action + "' action with timeout of 5m0s", "observedGeneration": int64(4)}
@@ -370,28 +371,31 @@ func TestHelmReleaseTestRemediation(t *testing.T) {
 	}{
 		{name: "tests running, a failure would be rolled back", remediation: new(false), testEnabled: true,
 			conditions: map[string]map[string]any{"Reconciling": running("test"), testSuccessCondition: awaiting},
-			out:        verdict{inProgress, "", "Progressing", "waiting for helm-controller's 'test' action to finish: Running 'test' action with timeout of 5m0s"}},
+			out:        verdict{inProgress, "", "Progressing", "waiting for helm-controller's 'test' action to finish: Running 'test' action with timeout of 5m0s", false}},
 		{name: "test failed, rollback running", remediation: new(false), testEnabled: true,
 			conditions: map[string]map[string]any{"Reconciling": running("rollback")},
-			out:        verdict{inProgress, "", "Progressing", "waiting for helm-controller's 'rollback' action to finish: Running 'rollback' action with timeout of 5m0s"}},
+			out:        verdict{inProgress, "", "Progressing", "waiting for helm-controller's 'rollback' action to finish: Running 'rollback' action with timeout of 5m0s", false}},
 		{name: "tests running, failures ignored", testEnabled: true,
 			conditions: map[string]map[string]any{"Reconciling": running("test"), testSuccessCondition: awaiting},
-			out:        verdict{inProgress, "", "Progressing", "waiting for helm-controller's 'test' action to finish: Running 'test' action with timeout of 5m0s"}},
+			out:        verdict{inProgress, "", "Progressing", "waiting for helm-controller's 'test' action to finish: Running 'test' action with timeout of 5m0s", false}},
 		{name: "test failed, remediation retries exhausted: the test's failure", remediation: new(false), testEnabled: true,
 			conditions: map[string]map[string]any{meta.StalledCondition: stalled},
-			out:        verdict{failed, result.CodeFluxTestFailed, "TestFailed", hrTestMsg + " (Failed to upgrade after 1 attempt(s))"}},
+			out:        verdict{failed, result.CodeFluxTestFailed, "TestFailed", hrTestMsg + " (Failed to upgrade after 1 attempt(s))", false}},
+		{name: "test failed, counted, and retried (RetryOnFailure): the retried test's failure", remediation: new(false), testEnabled: true,
+			conditions: map[string]map[string]any{"Reconciling": {"status": "True", "reason": "ProgressingWithRetry", "message": "retrying after 5m0s", "observedGeneration": int64(4)}},
+			out:        verdict{failed, result.CodeFluxTestFailed, "TestFailed", "helm-controller retries the failed release: " + hrTestMsg, true}},
 		// Unchanged: the release is done (no Reconciling, or a reconcile that runs no action),
 		// its failed tests ignored by both settings.
 		{name: "test failed, ignored by both", remediation: new(true), testEnabled: true,
-			out: verdict{current, "", "UpgradeSucceeded", succeeded}},
+			out: verdict{current, "", "UpgradeSucceeded", succeeded, false}},
 		{name: "test failed, ignored, remediation unset", testEnabled: true,
-			out: verdict{current, "", "UpgradeSucceeded", succeeded}},
+			out: verdict{current, "", "UpgradeSucceeded", succeeded, false}},
 		{name: "a reconcile that starts: no action yet", remediation: new(false), testEnabled: true,
 			conditions: map[string]map[string]any{"Reconciling": {"status": "True", "reason": "Progressing", "message": "Fulfilling prerequisites", "observedGeneration": int64(4)}, testSuccessCondition: nil},
-			out:        verdict{current, "", "UpgradeSucceeded", succeeded}},
+			out:        verdict{current, "", "UpgradeSucceeded", succeeded, false}},
 		{name: "tests disabled", remediation: new(false),
 			conditions: map[string]map[string]any{testSuccessCondition: nil},
-			out:        verdict{current, "", "UpgradeSucceeded", succeeded}},
+			out:        verdict{current, "", "UpgradeSucceeded", succeeded, false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -409,7 +413,7 @@ func TestHelmReleaseTestRemediation(t *testing.T) {
 				editConditions(t, obj, typ, c)
 			}
 			g := Evaluate(hrRef, obj, mustRevision(t, "6.5.0"), nil)
-			if diff := cmp.Diff(tt.out, verdict{g.Verdict, g.Code, g.Object.Reason, g.Message}); diff != "" {
+			if diff := cmp.Diff(tt.out, verdict{g.Verdict, g.Code, g.Object.Reason, g.Message, g.Retried}); diff != "" {
 				t.Errorf("Evaluate(%s) mismatch (-want +got):\n%s", tt.name, diff)
 			}
 		})
