@@ -104,3 +104,25 @@ func TestHeldStatefulSetNotReady(t *testing.T) {
 				want: expected{Outcome: current, ObjectSays: map[string]string{"StatefulSet/shop/db": "not verified"}}}}},
 	})
 }
+
+// TestHeldPausedBeforeTheTemplate: a Deployment paused before its template changed has no
+// ReplicaSet of the new template: its revision names the previous ReplicaSet, whose pod
+// cannot pull its image. Nothing of the rollout runs to fail: it is held, not verified,
+// never failed on the previous template's pod.
+func TestHeldPausedBeforeTheTemplate(t *testing.T) {
+	t.Parallel()
+	previous := strings.NewReplacer(
+		`deployment.kubernetes.io/revision: "3"}}`, `deployment.kubernetes.io/revision: "2"}}`,
+		"spec: {replicas: 1}\nstatus:\n  observedGeneration: 3\n  replicas: 2\n  updatedReplicas: 1",
+		"spec: {replicas: 1, paused: true}\nstatus:\n  observedGeneration: 3\n  replicas: 1\n  updatedReplicas: 0",
+		"{type: Progressing, status: \"True\", reason: ReplicaSetUpdated}", "{type: Progressing, status: Unknown, reason: DeploymentPaused}",
+		`annotations: {deployment.kubernetes.io/revision: "3"}`+"\n  ownerReferences", `annotations: {deployment.kubernetes.io/revision: "2"}`+"\n  ownerReferences",
+	).Replace(strings.ReplaceAll(deploymentPulling, "web-3", "web-2"))
+	deadline := strings.Replace(previous, "{type: Progressing, status: Unknown, reason: DeploymentPaused}",
+		"{type: Progressing, status: \"False\", reason: ProgressDeadlineExceeded}", 1)
+	held := expected{Outcome: current, ObjectSays: map[string]string{"Deployment/shop/web": "not verified: spec.paused (kubectl rollout resume)"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "the previous template's pod cannot pull", looks: []fixtureLook{{docs: []string{heldListing(), previous}, want: held}}},
+		{name: "the previous rollout's deadline exceeded, kept while paused", looks: []fixtureLook{{docs: []string{heldListing(), deadline}, want: held}}},
+	})
+}

@@ -161,8 +161,10 @@ func (a *assessor) judgeWorkload(e *Assessment, v *objectVisit, now time.Time) {
 		// it is the new chart's, and may fail the rollout now.
 		v.current = true
 	}
-	heldPending(v)
-	classified := a.classifyRollout(e, v, installing, upgraded, now)
+	classified := true
+	if heldPending(v) {
+		classified = a.classifyRollout(e, v, installing, upgraded, now)
+	}
 	if byCanary != nil && ro.Failure == nil {
 		// (A failure the classifier found in the target's own pods stands: Flagger fails the
 		// analysis of a crashing revision only at its deadline.)
@@ -239,14 +241,26 @@ func (a *assessor) judgeSkipped(e *Assessment, v *objectVisit) bool {
 	return true
 }
 
-// heldPending makes v's workload, whose rollout waits for a person (classify.HeldRollout)
-// while what it runs is not all there and ready, not Current: kstatus calls a StatefulSet
-// under OnDelete Current whatever its pods, and the classifier then reads its pods of the
-// update revision, as it reads any rollout's.
-func heldPending(v *objectVisit) {
-	if v.memo.held != "" && !v.memo.heldServing && v.ro.Status == result.ObjectCurrent {
+// heldPending readies v's workload, whose rollout waits for a person (classify.HeldRollout),
+// for the classifier, and says whether the classifier is to read it. While no pod of its new
+// template runs, nothing of the rollout can fail: what kstatus and the classifier would find
+// is the previous template's (a paused Deployment has no ReplicaSet of the new template; its
+// revision and a deadline exceeded before the pause are the previous one's), so it is not
+// Failed and not classified. Once one runs, a set not all there and ready is not Current
+// (kstatus calls a StatefulSet under OnDelete Current whatever its pods), and the classifier
+// reads its pods of the new template, as any rollout's.
+func heldPending(v *objectVisit) (classify bool) {
+	switch {
+	case v.memo.held == "":
+	case !v.memo.heldStarted:
+		if v.ro.Status == result.ObjectFailed {
+			v.ro.Status = result.ObjectInProgress
+		}
+		return false
+	case !v.memo.heldServing && v.ro.Status == result.ObjectCurrent:
 		v.ro.Status, v.ro.Message = result.ObjectInProgress, joinMessage(v.ro.Message, "not all of its pods are ready")
 	}
+	return true
 }
 
 // judgeHeld reports v's workload when its rollout waits for a person (classify.HeldRollout),

@@ -114,6 +114,8 @@ type memoStatus struct {
 	// state too; heldServing whether what it runs meanwhile is all there and ready.
 	held        string
 	heldServing bool
+	// heldStarted says a pod of its new template runs (classify.HeldRollout).
+	heldStarted bool
 }
 
 // turn starts an assessment.
@@ -156,7 +158,7 @@ func (m *statusMemo) status(cached any, gvk schema.GroupVersionKind, health Heal
 		v.u = u
 		if v.ok {
 			v.ignoreReadiness, v.ignoreNote = classify.IgnoreReadiness(u.GetAnnotations())
-			v.held, v.heldServing = classify.HeldRollout(u)
+			v.held, v.heldServing, v.heldStarted = classify.HeldRollout(u)
 		}
 	}
 	if v.ok && (!v.computed || v.exprs != exprs) {

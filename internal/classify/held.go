@@ -10,7 +10,9 @@ import (
 // HeldRollout says why the rollout of workload u waits for a person, "" when it does not: its
 // controller has seen the latest spec and keeps pods of a previous template, on purpose, until
 // someone acts. serving says whether what it runs meanwhile is all there, available and
-// ready, as kstatus would call it Current but for the pending update.
+// ready, as kstatus would call it Current but for the pending update; started whether a pod
+// of the new template runs at all (a Deployment paused before its template changed has no
+// ReplicaSet of it: its revision, its deadline and its pods are the previous template's).
 //
 // Under updateStrategy OnDelete the controller creates a missing pod from the new template
 // but recreates one of an older template only once it is deleted (k8s.io/kubernetes v1.36.3,
@@ -25,14 +27,14 @@ import (
 //
 // It reads the object as the cache holds it, never converted: it runs once per state of
 // every workload.
-func HeldRollout(u *unstructured.Unstructured) (why string, serving bool) {
+func HeldRollout(u *unstructured.Unstructured) (why string, serving, started bool) {
 	if u == nil || u.GroupVersionKind().Group != appsv1.GroupName {
-		return "", false
+		return "", false, false
 	}
 	obj := u.Object
 	observed, _ := intField(obj, "status", "observedGeneration")
 	if stale(u.GetGeneration(), observed) {
-		return "", false
+		return "", false, false
 	}
 	switch u.GetKind() {
 	case "StatefulSet":
@@ -42,15 +44,15 @@ func HeldRollout(u *unstructured.Unstructured) (why string, serving bool) {
 	case "Deployment":
 		return heldDeployment(obj)
 	}
-	return "", false
+	return "", false, false
 }
 
 // heldStatefulSet is HeldRollout for a StatefulSet: held while a pod runs an older revision
 // (updatedReplicas below replicas), serving when it runs the pods it wants, all of them
 // available and ready (kstatus calls one under OnDelete Current whatever its pods).
-func heldStatefulSet(obj map[string]any) (string, bool) {
+func heldStatefulSet(obj map[string]any) (why string, serving, started bool) {
 	if strategy, _, _ := unstructured.NestedString(obj, "spec", "updateStrategy", "type"); strategy != string(appsv1.OnDeleteStatefulSetStrategyType) {
-		return "", false
+		return "", false, false
 	}
 	want, ok := intField(obj, "spec", "replicas")
 	if !ok {
@@ -59,37 +61,37 @@ func heldStatefulSet(obj map[string]any) (string, bool) {
 	pods, _ := intField(obj, "status", "replicas")
 	updated, _ := intField(obj, "status", "updatedReplicas")
 	if updated >= pods {
-		return "", false
+		return "", false, false
 	}
 	available, _ := intField(obj, "status", "availableReplicas")
 	ready, _ := intField(obj, "status", "readyReplicas")
-	return onDelete(updated, want), pods == want && available >= want && ready >= want
+	return onDelete(updated, want), pods == want && available >= want && ready >= want, updated > 0
 }
 
 // heldDaemonSet is HeldRollout for a DaemonSet: held while a node runs a pod of an older
 // template (updatedNumberScheduled below currentNumberScheduled), serving when every node
 // that should runs one, available and ready (kstatus's other rules).
-func heldDaemonSet(obj map[string]any) (string, bool) {
+func heldDaemonSet(obj map[string]any) (why string, serving, started bool) {
 	if strategy, _, _ := unstructured.NestedString(obj, "spec", "updateStrategy", "type"); strategy != string(appsv1.OnDeleteDaemonSetStrategyType) {
-		return "", false
+		return "", false, false
 	}
 	desired, _ := intField(obj, "status", "desiredNumberScheduled")
 	scheduled, _ := intField(obj, "status", "currentNumberScheduled")
 	updated, _ := intField(obj, "status", "updatedNumberScheduled")
 	if updated >= scheduled {
-		return "", false
+		return "", false, false
 	}
 	available, _ := intField(obj, "status", "numberAvailable")
 	ready, _ := intField(obj, "status", "numberReady")
-	return onDelete(updated, desired), scheduled >= desired && available >= desired && ready >= desired
+	return onDelete(updated, desired), scheduled >= desired && available >= desired && ready >= desired, updated > 0
 }
 
 // heldDeployment is HeldRollout for a Deployment: held while it is paused with fewer pods of
 // its template than it wants (updatedReplicas below spec.replicas), serving when it runs no
 // more pods than it wants, all of them available and ready.
-func heldDeployment(obj map[string]any) (string, bool) {
+func heldDeployment(obj map[string]any) (why string, serving, started bool) {
 	if paused, _, _ := unstructured.NestedBool(obj, "spec", "paused"); !paused {
-		return "", false
+		return "", false, false
 	}
 	want, ok := intField(obj, "spec", "replicas")
 	if !ok {
@@ -97,12 +99,12 @@ func heldDeployment(obj map[string]any) (string, bool) {
 	}
 	updated, _ := intField(obj, "status", "updatedReplicas")
 	if updated >= want {
-		return "", false
+		return "", false, false
 	}
 	pods, _ := intField(obj, "status", "replicas")
 	available, _ := intField(obj, "status", "availableReplicas")
 	ready, _ := intField(obj, "status", "readyReplicas")
-	return "spec.paused (kubectl rollout resume)", pods <= want && available >= want && ready >= want
+	return "spec.paused (kubectl rollout resume)", pods <= want && available >= want && ready >= want, updated > 0
 }
 
 // onDelete is what holds a set whose updateStrategy is OnDelete, updated of want pods on the

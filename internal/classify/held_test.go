@@ -17,6 +17,8 @@ func TestHeldRollout(t *testing.T) {
 		name, doc   string
 		why         string
 		wantServing bool
+		// wantStarted: a pod of the new template runs.
+		wantStarted bool
 	}{
 		{name: "StatefulSet OnDelete, no pod updated", why: onDelete0of2, wantServing: true,
 			doc: `{apiVersion: apps/v1, kind: StatefulSet, metadata: {generation: 3}, spec: {replicas: 2, updateStrategy: {type: OnDelete}},
@@ -54,7 +56,7 @@ status: {observedGeneration: 3, desiredNumberScheduled: 2, currentNumberSchedule
 		{name: "Deployment paused, no pod of its template", why: paused, wantServing: true,
 			doc: `{apiVersion: apps/v1, kind: Deployment, metadata: {generation: 4}, spec: {replicas: 1, paused: true},
 status: {observedGeneration: 4, replicas: 1, updatedReplicas: 0, availableReplicas: 1, readyReplicas: 1}}`},
-		{name: "Deployment paused mid-rollout, a surge pod beside the old ones", why: paused,
+		{name: "Deployment paused mid-rollout, a surge pod beside the old ones", wantStarted: true, why: paused,
 			doc: `{apiVersion: apps/v1, kind: Deployment, metadata: {generation: 4}, spec: {replicas: 2, paused: true},
 status: {observedGeneration: 4, replicas: 3, updatedReplicas: 1, availableReplicas: 2, readyReplicas: 2}}`},
 		{name: "Deployment paused, rolled out",
@@ -77,8 +79,8 @@ status: {observedGeneration: 4, replicas: 1, updatedReplicas: 0}}`},
 			if err := u.UnmarshalJSON(j); err != nil {
 				t.Fatal(err)
 			}
-			if why, serving := HeldRollout(u); why != tc.why || serving != tc.wantServing {
-				t.Errorf("HeldRollout() = %q, %t, want %q, %t", why, serving, tc.why, tc.wantServing)
+			if why, serving, started := HeldRollout(u); why != tc.why || serving != tc.wantServing || started != tc.wantStarted {
+				t.Errorf("HeldRollout() = %q, %t, %t, want %q, %t, %t", why, serving, started, tc.why, tc.wantServing, tc.wantStarted)
 			}
 		})
 	}
@@ -94,7 +96,7 @@ func TestHeldRolloutUnreadableCounts(t *testing.T) {
 status: {observedGeneration: 2, replicas: 2, updatedReplicas: 0}}`), &u.Object); err != nil {
 		t.Fatal(err)
 	}
-	if why, serving := HeldRollout(u); why != "" || serving {
-		t.Errorf("HeldRollout() = %q, %t, want \"\", false", why, serving)
+	if why, serving, started := HeldRollout(u); why != "" || serving || started {
+		t.Errorf("HeldRollout() = %q, %t, %t, want \"\", false, false", why, serving, started)
 	}
 }
