@@ -64,6 +64,17 @@ func judgeFluxObject(a *assessor, e *Assessment, v objectVisit, _ time.Time) *fl
 	return &flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}
 }
 
+// skipReason says that kustomize-controller skips an object, and why.
+func skipReason(skip flux.ApplySkip) string {
+	return "kustomize-controller skips it (" + skip.String() + ")"
+}
+
+// suspendedFinding is the failure of an object-level suspension under fail-on-suspended, as
+// a suspended Flux object's.
+func suspendedFinding(message string) Finding {
+	return Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended", Message: message}
+}
+
 // judgeSourceObject judges a Flux source an inventory lists as source-controller serves it,
 // then as any other object.
 func judgeSourceObject(a *assessor, e *Assessment, v objectVisit, now time.Time) *flux.Ref {
@@ -228,13 +239,12 @@ func (a *assessor) judgeSkipped(e *Assessment, v *objectVisit) bool {
 	case skip == flux.NotSkipped, !paused && ro.Status == result.ObjectCurrent:
 		return false
 	case paused && a.spec.FailOnSuspended:
-		e.fail(Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended",
-			Message: ro.ID + ": kustomize-controller skips it (" + skip.String() + "): it does not get the revision"})
+		e.fail(suspendedFinding(ro.ID + ": " + skipReason(skip) + ": it does not get the revision"))
 	case ro.Status == result.ObjectCurrent:
-		ro.Message = joinMessage(ro.Message, "not rolled out: kustomize-controller skips it ("+skip.String()+")")
+		ro.Message = joinMessage(ro.Message, "not rolled out: "+skipReason(skip))
 		e.PausedByKustomize++
 	default:
-		ro.Message = joinMessage(ro.Message, "not verified: kustomize-controller skips it ("+skip.String()+")")
+		ro.Message = joinMessage(ro.Message, "not verified: "+skipReason(skip))
 		e.SkippedByKustomize++
 	}
 	e.Objects = append(e.Objects, *ro)
@@ -282,7 +292,7 @@ func (a *assessor) judgeHeld(e *Assessment, v *objectVisit) bool {
 	}
 	switch {
 	case a.spec.FailOnSuspended:
-		e.fail(Finding{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended", Message: ro.ID + ": not rolled out: " + held})
+		e.fail(suspendedFinding(ro.ID + ": not rolled out: " + held))
 	case ro.Status == result.ObjectCurrent:
 		ro.Message = joinMessage(ro.Message, "not rolled out: "+held)
 		e.HeldRollouts++
