@@ -261,7 +261,8 @@ func (a *assessor) walkInventory(e *Assessment, v *fluxVisit, now time.Time, vis
 		// Without the workloads, the Flux objects the inventory lists are still judged, as
 		// flux tree walks them: a root that is Ready right after applying (no wait) says
 		// nothing of a nested HelmRelease that failed its upgrade. One the Kustomization
-		// pauses is judged as its object (judgeFluxObject), as with the workloads.
+		// pauses is reported as its object too (judgeFluxObject), then walked, as with the
+		// workloads.
 		for i, o := range refs {
 			kind, isFlux := flux.IsFluxKind(o.Group, o.Kind)
 			switch {

@@ -48,20 +48,41 @@ func judgeOf(o flux.ObjectRef) objectJudge {
 }
 
 // judgeFluxObject reports a Flux object an inventory lists by its kstatus status; the walk
-// then judges it as a Flux object, by its gate (evalFlux). One its Kustomization pauses
-// (reconcile: disabled, ssa: Ignore) is reported as any paused object (judgeSkipped) and not
-// walked: kustomize-controller reads those annotations on it only as its owner's apply
-// selectors and goes on reconciling it, Ready on the spec it had, so its gate and what it
-// lists are not the revision's. One created once (ssa: IfNotPresent) is walked whatever its
-// state: its controller still applies what its source offers, the rollout's.
-func judgeFluxObject(a *assessor, e *Assessment, v objectVisit, _ time.Time) *flux.Ref {
-	if kustomizeSkip(v).Paused() && a.judgeSkipped(e, &v) {
-		return nil
-	}
+// then judges it as a Flux object, by its gate and what it lists (evalFlux). One its
+// Kustomization pauses (reconcile: disabled, ssa: Ignore) is walked all the same:
+// kustomize-controller reads those keys on it only as its owner's apply selectors, and its own
+// reconcile (helm-controller's too) goes on applying what its source offers. Only its spec in
+// Git does not reach it: it is named so and counted as not rolled out, and under
+// fail-on-suspended it fails the cluster once its walk found nothing first (failPausedSpec).
+func judgeFluxObject(_ *assessor, e *Assessment, v objectVisit, _ time.Time) *flux.Ref {
 	o := v.ref
 	kind, _ := flux.IsFluxKind(o.Group, o.Kind)
+	if skip := kustomizeSkip(v); skip.Paused() {
+		v.ro.Message = joinMessage(v.ro.Message, pausedSpec(skip))
+		if v.ro.Status == result.ObjectCurrent {
+			e.PausedByKustomize++
+		}
+	}
 	e.Objects = append(e.Objects, v.ro)
 	return &flux.Ref{Kind: kind, Namespace: o.Namespace, Name: o.Name}
+}
+
+// failPausedSpec fails the cluster as suspended, under fail-on-suspended, when the
+// Kustomization that owns v's Flux object pauses it (judgeFluxObject). It is called once that
+// object's walk is done: a failure found there (a Deployment of the revision it applied that
+// cannot pull its image) comes first and says more (Assessment.fail keeps the first).
+func (a *assessor) failPausedSpec(e *Assessment, v *objectVisit) {
+	if !a.spec.FailOnSuspended {
+		return
+	}
+	if skip := kustomizeSkip(*v); skip.Paused() {
+		e.fail(suspendedFinding(v.ro.ID + ": " + pausedSpec(skip)))
+	}
+}
+
+// pausedSpec says why a Flux object its Kustomization pauses does not get its spec from Git.
+func pausedSpec(skip flux.ApplySkip) string {
+	return "its spec in Git is not applied: " + skipReason(skip)
 }
 
 // skipReason says that kustomize-controller skips an object, and why.

@@ -62,6 +62,7 @@ func (a *assessor) evalObject(e *Assessment, o flux.ObjectRef, id string, owner 
 	}
 	if nested := judgeOf(o)(a, e, v, now); nested != nil {
 		a.evalFlux(e, *nested, owner, want, now, visited, roots)
+		a.failPausedSpec(e, &v)
 	}
 }
 

@@ -398,12 +398,13 @@ func TestAssessIsDeterministic(t *testing.T) {
 }
 
 // TestSkippedNestedFluxObjects: a Kustomization or HelmRelease its owner Kustomization skips
-// (facts.kustomizeSkip, as the view reads its labels and annotations in the cluster) is judged
-// as any skipped object: kustomize-controller v1.9.5 reads those annotations on it only as its
-// owner's apply selectors and goes on reconciling it on the spec it had, Ready, the commit of
-// a shared source included. Paused, it is not rolled out (flux-suspended under
-// fail-on-suspended) and what it lists, its previous spec's, is not judged; ssa: IfNotPresent,
-// Current, it is judged as any other.
+// (facts.kustomizeSkip, as the view reads its labels and annotations in the cluster) is walked
+// as any nested Flux object: kustomize-controller v1.9.5 reads those annotations on it only as
+// its owner's apply selectors, and its own reconcile (helm-controller's too) goes on applying
+// what its source offers. Only its spec in Git does not reach it. Paused, it is named so and
+// counted as not rolled out, its gate and inventory judged as any other's (a failure of what
+// it applied fails the cluster), and under fail-on-suspended it fails as flux-suspended unless
+// such a failure was found first; ssa: IfNotPresent, it is judged as any other.
 func TestSkippedNestedFluxObjects(t *testing.T) {
 	t.Parallel()
 	const (
@@ -425,29 +426,41 @@ func TestSkippedNestedFluxObjects(t *testing.T) {
 		"metadata: {name: web, namespace: shop, generation: 2}", "metadata: {name: web, namespace: shop, generation: 2, annotations: {kustomize.toolkit.fluxcd.io/ssa: ignore}}", 1)
 	ociOnNew := strings.Replace(ociRepo(), `revision: "1.0.0@sha256:`+dig1+`"`, `revision: "1.1.0@sha256:`+dig2+`"`, 1)
 	const disabled = "kustomize.toolkit.fluxcd.io/reconcile: disabled"
-	notRolledOut := "not rolled out: kustomize-controller skips it (" + disabled + ")"
+	specNotApplied := "its spec in Git is not applied: kustomize-controller skips it (" + disabled + ")"
+	imagePull := outcome{Verdict: result.VerdictFailed, Code: result.CodeImagePull, Reason: "ErrImagePull"}
+	suspended := outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"}
 	runFixtureCases(t, []fixtureCase{
-		{name: "nested Kustomization paused (reconcile: disabled), Ready: not rolled out, its inventory not judged",
+		{name: "nested Kustomization paused (reconcile: disabled), applied the revision, its Deployment Current: Current, its spec named",
+			looks: []fixtureLook{{docs: []string{root, child("reconcile-disabled", disabled), gitRepo(), deploymentCurrent},
+				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{childID: result.ObjectCurrent, "Deployment/shop/web": result.ObjectCurrent},
+					ObjectSays: map[string]string{childID: specNotApplied}}}}},
+		// It applied the revision itself (lastAppliedRevision): its Deployment's new pod
+		// cannot pull its image, and that is the answer.
+		{name: "nested Kustomization paused, applied the revision, its Deployment cannot pull: fails",
 			looks: []fixtureLook{{docs: []string{root, child("reconcile-disabled", disabled), gitRepo(), deploymentPulling},
-				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{childID: result.ObjectCurrent},
-					ObjectSays: map[string]string{childID: notRolledOut}}}}},
-		{name: "nested Kustomization paused, under fail-on-suspended: fails as suspended", failOnSuspended: true,
+				want: expected{Outcome: imagePull, Objects: map[string]result.ObjectStatus{childID: result.ObjectCurrent, "Deployment/shop/web": result.ObjectFailed},
+					ObjectSays: map[string]string{childID: specNotApplied}}}}},
+		{name: "nested Kustomization paused, its Deployment cannot pull, under fail-on-suspended: the pull is the answer", failOnSuspended: true,
 			looks: []fixtureLook{{docs: []string{root, child("reconcile-disabled", disabled), gitRepo(), deploymentPulling},
-				want: expected{Outcome: outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"},
-					Says: []string{childID + ": kustomize-controller skips it (" + disabled + "): it does not get the revision"}}}}},
-		{name: "nested Kustomization paused, Flux objects only: not rolled out", noWorkloads: true,
+				want: expected{Outcome: imagePull, Says: []string{"Deployment/shop/web: container \"web\" of pod web-3-x"}}}}},
+		{name: "nested Kustomization paused, its Deployment Current, under fail-on-suspended: fails as suspended", failOnSuspended: true,
+			looks: []fixtureLook{{docs: []string{root, child("reconcile-disabled", disabled), gitRepo(), deploymentCurrent},
+				want: expected{Outcome: suspended, Says: []string{childID + ": " + specNotApplied}}}}},
+		{name: "nested Kustomization paused, Flux objects only: Current, its spec named", noWorkloads: true,
 			looks: []fixtureLook{{docs: []string{root, child("reconcile-disabled", disabled), gitRepo(), deploymentPulling},
-				want: expected{Outcome: current, ObjectSays: map[string]string{childID: notRolledOut}}}}},
+				want: expected{Outcome: current, ObjectSays: map[string]string{childID: specNotApplied}}}}},
 		{name: "nested Kustomization paused, Flux objects only, under fail-on-suspended: fails as suspended", noWorkloads: true, failOnSuspended: true,
 			looks: []fixtureLook{{docs: []string{root, child("reconcile-disabled", disabled), gitRepo(), deploymentPulling},
-				want: expected{Outcome: outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"}}}}},
-		{name: "nested HelmRelease paused (ssa: ignore, any case), on the previous chart: not rolled out, not waited for",
+				want: expected{Outcome: suspended, Says: []string{childID + ": " + specNotApplied}}}}},
+		// helm-controller reads no such annotation: it upgrades to what the source offers.
+		{name: "nested HelmRelease paused (ssa: ignore, any case), on the previous chart: waited for, its spec named",
 			looks: []fixtureLook{{docs: []string{rootHR, gitRepo(), hrIgnored, ociOnNew, valuesConfigMap("2026-11-01T11:00:00Z")},
-				want: expected{Outcome: current, Objects: map[string]result.ObjectStatus{hrID: result.ObjectCurrent},
-					ObjectSays: map[string]string{hrID: "not rolled out: kustomize-controller skips it (kustomize.toolkit.fluxcd.io/ssa: Ignore)"}}}}},
+				want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "UpgradeSucceeded"}, Says: []string{"waiting for 1.1.0@sha256:" + dig2[:12]},
+					Objects:    map[string]result.ObjectStatus{hrID: result.ObjectCurrent},
+					ObjectSays: map[string]string{hrID: "its spec in Git is not applied: kustomize-controller skips it (kustomize.toolkit.fluxcd.io/ssa: Ignore)"}}}}},
 		{name: "nested HelmRelease paused, under fail-on-suspended: fails as suspended", failOnSuspended: true,
 			looks: []fixtureLook{{docs: []string{rootHR, gitRepo(), hrIgnored, ociOnNew, valuesConfigMap("2026-11-01T11:00:00Z")},
-				want: expected{Outcome: outcome{Verdict: result.VerdictSuspended, Code: result.CodeFluxSuspended, Reason: "Suspended"}}}}},
+				want: expected{Outcome: suspended}}}},
 		// Created once (ssa: IfNotPresent): its controller still applies what its source
 		// offers, so it is judged as any other, Current or not, its inventory too.
 		{name: "nested Kustomization created once (ssa: IfNotPresent), Ready: judged, its failing Deployment fails",
@@ -460,4 +473,26 @@ func TestSkippedNestedFluxObjects(t *testing.T) {
 			looks: []fixtureLook{{docs: []string{root, strings.Replace(child("reconcile-disabled", disabled), "facts: {kustomizeSkip: reconcile-disabled}\n", "", 1), gitRepo(), deploymentPulling},
 				want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeImagePull, Reason: "ErrImagePull"}}}}},
 	})
+}
+
+// TestPausedNestedFluxObjectCounted: a nested Kustomization its owner pauses, walked and
+// Current, is counted in the Current message as not rolled out, beside what it lists.
+func TestPausedNestedFluxObjectCounted(t *testing.T) {
+	t.Parallel()
+	root := ks("app", "GitRepository", "app", "", revB, "flux-system_child_kustomize.toolkit.fluxcd.io_Kustomization")
+	child := "facts: {kustomizeSkip: reconcile-disabled}\n" + strings.Replace(ks("child", "GitRepository", "app", "", revB, "shop_web_apps_Deployment"),
+		"metadata: {name: child, namespace: flux-system, generation: 2}",
+		"metadata: {name: child, namespace: flux-system, generation: 2, annotations: {kustomize.toolkit.fluxcd.io/reconcile: disabled}}", 1)
+	rev, err := flux.ParseRevision(revB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := newFixtureView(t, strings.Join([]string{root, child, gitRepo(), deploymentCurrent}, "\n---\n"), fixtureReads...)
+	spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, Revision: rev, Workloads: true,
+		Health: fluxhealth.New(t.Context())}
+	e := Assess(view, NewMemory(), spec, fixtureNow)
+	const want = "2 objects Current, 1 of them not rolled out (kustomize-controller skips them)"
+	if got := CurrentMessage(e); got != want {
+		t.Errorf("CurrentMessage = %q, want %q (fatal %+v, pending %+v)", got, want, e.Fatal, e.Pending)
+	}
 }
