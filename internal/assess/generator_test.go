@@ -270,10 +270,12 @@ func appliedBy(doc, group, name string) string {
 // TestStalledGeneratorFixOnItsWay: the ArtifactGenerator of a requested Kustomization's
 // ExternalArtifact is applied from Git by another Flux object (its owner labels), so a
 // commit that fixes its spec reaches it only through that applier: its stall or failed build
-// fails the root only once the applier has applied its source's current artifact (and that
-// source, when the generator builds from it too, serves the expected revision). Before,
-// the fix may be on its way, and the root waits, saying so; an applier the credentials may
-// not read leaves it waiting too. One nothing applies (no owner label) fails at once.
+// fails the root only once the applier has applied its source's current artifact, Ready on
+// it or failing only its health checks on it (an applier that waits for the generator fails
+// its check on the generator's own stall), and that source, when the generator builds from
+// it too, serves the expected revision. Before, the fix may be on its way, and the root
+// waits, saying so; an applier the credentials may not read leaves it waiting too. One
+// nothing applies (no owner label) fails at once.
 func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 	t.Parallel()
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
@@ -291,6 +293,16 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 		return ks("flux-system", "GitRepository", "app", "", rev, "flux-system_gen_source.extensions.fluxcd.io_ArtifactGenerator@v1beta1")
 	}
 	byFluxSystem := appliedBy(generator, "kustomize.toolkit.fluxcd.io", "flux-system")
+	// healthCheckFailed is fluxSystem with spec.wait, having attempted B and applied it (its
+	// generator among what it applied) but failed its health check on the stalled generator
+	// at generation gen: lastAppliedRevision stays A, as kustomize-controller leaves it.
+	healthCheckFailed := func(gen string) string {
+		return strings.NewReplacer(
+			`lastAppliedRevision: "`+revB+`"`, `lastAppliedRevision: "`+revOfA+`"`,
+			`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revB+`", observedGeneration: 2}`,
+			`{type: Ready, status: "False", reason: HealthCheckFailed, message: "ArtifactGenerator/flux-system/gen status: 'Failed'", observedGeneration: `+gen+`}`,
+		).Replace(ks("flux-system", "GitRepository", "app", ", wait: true", revB, "flux-system_gen_source.extensions.fluxcd.io_ArtifactGenerator@v1beta1"))
+	}
 	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
 	sourceStalled := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
 	runFixtureCases(t, []fixtureCase{
@@ -305,6 +317,12 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 		{name: "its applier applied B, the generator still stalled: it fails", looks: []fixtureLook{{
 			docs: on(byFluxSystem, fluxSystem(revB)),
 			want: expected{Outcome: sourceStalled, Says: []string{"ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, artifact main@sha1:a1b2c3d) stalled: invalid path pattern; ExternalArtifact/flux-system/gen serves"}}}}},
+		{name: "its applier applied B, then its health check failed on the stalled generator: it fails", looks: []fixtureLook{{
+			docs: on(byFluxSystem, healthCheckFailed("2")),
+			want: expected{Outcome: sourceStalled, Says: []string{"ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, artifact main@sha1:a1b2c3d) stalled: invalid path pattern"}}}}},
+		{name: "its applier's health check failed at an older generation: its current spec may bring the fix", looks: []fixtureLook{{
+			docs: on(byFluxSystem, healthCheckFailed("1")),
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, has not applied its source's main@sha1:bbbbbbb yet"}}}}},
 		{name: "its applier applied A, which its source, the generator's too, still serves: B may fix it", looks: []fixtureLook{{
 			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revOfA), externalArtifact("gen", "flux-system", revOfA), byFluxSystem, fluxSystem(revOfA)},
 			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, " +

@@ -34,7 +34,9 @@ func ApplierOf(labels map[string]string) (Ref, bool) {
 // ApplyPending says what the Flux object ref, obj (nil when not found), may still apply from
 // its source src (ReadSource of its SourceOf; nil when not read): "" once it is Ready at its
 // current generation on exactly the artifact src serves now (Evaluate's Current for
-// src.Offers()), so that nothing it is about to apply changes what it applied. A ResourceSet
+// src.Offers()), or once a Kustomization applied that artifact at its current generation and
+// only its health checks failed (healthCheckFailedAfterApply), so that nothing it is about
+// to apply changes what it applied. A ResourceSet
 // generates its objects from inputs, not from one source, and whether they are about to
 // change is not known: it is never done here. Else it is at work, behind its source, failed,
 // suspended or not found, and the answer says which, for a person.
@@ -50,7 +52,7 @@ func ApplyPending(ref Ref, obj *unstructured.Unstructured, src *Source) string {
 		return fmt.Sprintf("has not applied an artifact of %s yet: it has none", src.Ref.ID())
 	}
 	g := Evaluate(ref, obj, src.Offers(), src)
-	if g.Verdict == result.VerdictCurrent {
+	if g.Verdict == result.VerdictCurrent || healthCheckFailedAfterApply(ref, g) {
 		return ""
 	}
 	pending := fmt.Sprintf("has not applied its source's %s yet", ShortRevision(src.Revision))
@@ -58,6 +60,18 @@ func ApplyPending(ref Ref, obj *unstructured.Unstructured, src *Source) string {
 		pending += " (" + g.Message + ")"
 	}
 	return pending
+}
+
+// healthCheckFailedAfterApply reports whether a Kustomization's gate g, evaluated on its
+// source's current artifact, says it applied that artifact at its current generation and then
+// failed its health checks (Ready=False HealthCheckFailed: kustomizationApplied). With
+// spec.wait or healthChecks naming a stalled generator it applies, kustomize-controller v1.9.5
+// applies the generator, then its check fails on that very generator, and it sets Ready=False
+// HealthCheckFailed without recording lastAppliedRevision (kustomization_controller.go:
+// reconcile, 512-534; checkHealth, 1070): the apply is done, nothing more it does changes the
+// generator, and its stall is the answer, not something to wait on until the timeout.
+func healthCheckFailedAfterApply(ref Ref, g Gate) bool {
+	return ref.Kind == KindKustomization && g.Applied && g.Code == result.CodeFluxHealthCheckFailed
 }
 
 // FetchPending says that src, the source a generator's applier applies from (ApplyPending
