@@ -344,9 +344,10 @@ type Memory struct {
 	healthExprs map[string]*compiledExprs
 	// lastObjects is how many objects the last assessment listed.
 	lastObjects int
-	// firstArtifacts is the artifact revision the run first saw for each source a requested
-	// object applies from: a move away from it supersedes the expected one.
-	firstArtifacts map[string]string
+	// firstArtifacts is the source the run first saw with an artifact, for each source a
+	// requested object, or a stalled generator's applier, applies from: a move away from it
+	// supersedes the expected revision.
+	firstArtifacts map[string]flux.Source
 	// firstWorkedOn is when the run first saw each Flux object working on the expected
 	// revision: a Job deleted before that was of a previous revision.
 	firstWorkedOn map[string]time.Time

@@ -160,7 +160,7 @@ func (a *assessor) settleGate(e *Assessment, v *fluxVisit, now time.Time) {
 		srcNote = joinMessage(srcNote, a.settleSource(e, gate, *src, parent.Source, ownerWant))
 	case parent == nil && src != nil && !want.IsZero() && gate.Verdict == result.VerdictInProgress:
 		// (A failure of the expected revision is the answer, whatever came after it.)
-		first := a.firstArtifact(srcRef.ID(), src.Revision)
+		first := a.firstArtifact(*src).Revision
 		switch {
 		case gate.HasApplied && flux.MovedOn(want, *src, gate.Attempting):
 			// Flux applied it (lastAppliedRevision) before it started the artifact it works

@@ -121,8 +121,8 @@ func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs ma
 // applier is Ready at its generation on its source's current artifact, read no earlier than
 // ownerID's status, and that source and the generator no earlier than the applier's (the
 // consistency rule: these reads decide the failure), unless that source is one of the
-// generator's own and does not serve want yet (flux.FetchPending: the fix may come with
-// it). An applier or a source that cannot be read yet, or may not be read, leaves it
+// generator's own and does not serve want yet, nor has moved past it since the run first saw
+// it (flux.FetchPending: the fix may come with it). An applier or a source that cannot be read yet, or may not be read, leaves it
 // pending: the root waits, as it did before its generator was judged.
 func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerID string, want flux.Revision) string {
 	genKey := ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}
@@ -154,6 +154,7 @@ func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerI
 	obj, _ := cachedApplier.(*unstructured.Unstructured)
 	var src *flux.Source
 	var srcRef flux.SourceRef
+	var first flux.Source
 	if obj != nil {
 		a.readFrom(id, w, obj)
 		srcRef = flux.SourceOf(applier.Kind, obj)
@@ -161,10 +162,13 @@ func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerI
 		if src, unread = a.source(e, srcRef); unread != "" {
 			return fmt.Sprintf("%s applies %s, and its source cannot be read: %s", id, ref.ID(), strings.TrimPrefix(unread, "not compared with its source "))
 		}
+		if src != nil {
+			first = a.firstArtifact(*src) // whether it moves past want, from any look on
+		}
 	}
 	pending := flux.ApplyPending(applier, obj, src)
 	if pending == "" {
-		pending = flux.FetchPending(flux.ReadGenerator(ref, gen), *src, want)
+		pending = flux.FetchPending(flux.ReadGenerator(ref, gen), first, *src, want)
 	}
 	if pending != "" {
 		return fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), pending)

@@ -273,8 +273,9 @@ func appliedBy(doc, group, name string) string {
 // fails the root only once the applier has applied its source's current artifact, Ready on
 // it or failing only its health checks on it (an applier that waits for the generator fails
 // its check on the generator's own stall), and that source, when the generator builds from
-// it too, serves the expected revision. Before, the fix may be on its way, and the root
-// waits, saying so; an applier the credentials may not read leaves it waiting too. One
+// it too, serves the expected revision or has moved past it while the run watched (it will
+// not serve it: Flux fetches the newest only). Before, the fix may be on its way, and the
+// root waits, saying so; an applier the credentials may not read leaves it waiting too. One
 // nothing applies (no owner label) fails at once.
 func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 	t.Parallel()
@@ -327,6 +328,15 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revOfA), externalArtifact("gen", "flux-system", revOfA), byFluxSystem, fluxSystem(revOfA)},
 			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, " +
 				"applied main@sha1:a1b2c3d of GitRepository/flux-system/app, a source of ArtifactGenerator/flux-system/gen too, which has not fetched main@sha1:bbbbbbb yet"}}}}},
+		{name: "its source, the generator's too, moved from A to C, never B: B will not come, it fails", looks: []fixtureLook{
+			{docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revOfA), externalArtifact("gen", "flux-system", revOfA), byFluxSystem, fluxSystem(revOfA)},
+				want: expected{Outcome: waits, Says: []string{"which has not fetched main@sha1:bbbbbbb yet"}}},
+			{docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revC), externalArtifact("gen", "flux-system", revOfA), byFluxSystem, fluxSystem(revC)},
+				want: expected{Outcome: sourceStalled, Says: []string{"ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, artifact main@sha1:a1b2c3d) stalled: invalid path pattern"}}},
+		}},
+		{name: "its source first seen on C, not B: C may come before B, it waits", looks: []fixtureLook{{
+			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revC), externalArtifact("gen", "flux-system", revOfA), byFluxSystem, fluxSystem(revC)},
+			want: expected{Outcome: waits, Says: []string{"applied main@sha1:ccccccc of GitRepository/flux-system/app, a source of ArtifactGenerator/flux-system/gen too, which has not fetched main@sha1:bbbbbbb yet"}}}}},
 		{name: "its applier of another repository applied what that one serves: it fails", looks: []fixtureLook{{
 			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revOfA), externalArtifact("gen", "flux-system", revOfA), byFluxSystem,
 				ks("flux-system", "GitRepository", "fleet", "", revOfA), strings.Replace(gitRepoStored(revOfA), "name: app,", "name: fleet,", 1)},

@@ -51,19 +51,20 @@ func (a *assessor) source(e *Assessment, ref flux.SourceRef) (src *flux.Source, 
 	return &read, ""
 }
 
-// firstArtifact returns the artifact revision the run first saw for a source, recording rev
+// firstArtifact returns the source as the run first saw it with an artifact, recording src
 // when it is the first.
-func (a *assessor) firstArtifact(id, rev string) string {
+func (a *assessor) firstArtifact(src flux.Source) flux.Source {
+	id := src.Ref.ID()
 	if a.mem.firstArtifacts == nil {
-		a.mem.firstArtifacts = map[string]string{}
+		a.mem.firstArtifacts = map[string]flux.Source{}
 	}
 	if first, ok := a.mem.firstArtifacts[id]; ok {
 		return first
 	}
-	if rev != "" {
-		a.mem.firstArtifacts[id] = rev
+	if src.Revision != "" {
+		a.mem.firstArtifacts[id] = src
 	}
-	return rev
+	return src
 }
 
 // settleSource holds a nested object's gate back while its own source is not settled

@@ -78,9 +78,11 @@ func healthCheckFailedAfterApply(ref Ref, g Gate) bool {
 // done with it), is also one of gen's own sources and does not serve want yet, the revision
 // the object of gen's artifact waits for: want is then a revision of that very repository,
 // and its fetch brings the applier a new artifact, which may change gen. "" otherwise: an
-// applier of another repository (a fleet's) is done once it applied what that one serves.
-func FetchPending(gen Generator, src Source, want Revision) string {
-	if want.IsZero() || src.Revision == "" || want.Matches(src.Revisions()...) {
+// applier of another repository (a fleet's) is done once it applied what that one serves,
+// and a source that moved past want (MovedPast from first, src as the run first saw it with
+// an artifact: Flux fetches the newest revision only) will not serve it.
+func FetchPending(gen Generator, first, src Source, want Revision) string {
+	if want.IsZero() || src.Revision == "" || want.Matches(src.Revisions()...) || MovedPast(want, first, src, false) {
 		return ""
 	}
 	for _, s := range gen.Sources {
