@@ -304,6 +304,9 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 			`{type: Ready, status: "False", reason: HealthCheckFailed, message: "ArtifactGenerator/flux-system/gen status: 'Failed'", observedGeneration: `+gen+`}`,
 		).Replace(ks("flux-system", "GitRepository", "app", ", wait: true", revB, "flux-system_gen_source.extensions.fluxcd.io_ArtifactGenerator@v1beta1"))
 	}
+	// The failure of a reconcile that started at generation 1, stamped 2 by Flux's patch
+	// helper when the spec changed meanwhile: observedGeneration still 1.
+	stampedCurrent := strings.Replace(healthCheckFailed("2"), "observedGeneration: 2\n", "observedGeneration: 1\n", 1)
 	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
 	sourceStalled := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
 	runFixtureCases(t, []fixtureCase{
@@ -324,6 +327,9 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 		{name: "its applier's health check failed at an older generation: its current spec may bring the fix", looks: []fixtureLook{{
 			docs: on(byFluxSystem, healthCheckFailed("1")),
 			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, has not applied its source's main@sha1:bbbbbbb yet"}}}}},
+		{name: "its applier's health check failed, stamped with the current generation it may not be of: it waits", looks: []fixtureLook{{
+			docs: on(byFluxSystem, stampedCurrent),
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system"}}}}},
 		{name: "its applier applied A, which its source, the generator's too, still serves: B may fix it", looks: []fixtureLook{{
 			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revOfA), externalArtifact("gen", "flux-system", revOfA), byFluxSystem, fluxSystem(revOfA)},
 			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, " +

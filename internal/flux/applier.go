@@ -69,9 +69,12 @@ func ApplyPending(ref Ref, obj *unstructured.Unstructured, src *Source) string {
 // applies the generator, then its check fails on that very generator, and it sets Ready=False
 // HealthCheckFailed without recording lastAppliedRevision (kustomization_controller.go:
 // reconcile, 512-534; checkHealth, 1070): the apply is done, nothing more it does changes the
-// generator, and its stall is the answer, not something to wait on until the timeout.
+// generator, and its stall is the answer, not something to wait on until the timeout. Not
+// when the failure may be of an older generation (Gate.MaybeOlderGeneration: Flux's patch
+// helper stamps a reconcile that started before the spec changed with the new generation):
+// the current spec, which may bring the fix, is then still to be applied.
 func healthCheckFailedAfterApply(ref Ref, g Gate) bool {
-	return ref.Kind == KindKustomization && g.Applied && g.Code == result.CodeFluxHealthCheckFailed
+	return ref.Kind == KindKustomization && g.Applied && g.Code == result.CodeFluxHealthCheckFailed && !g.MaybeOlderGeneration
 }
 
 // FetchPending says that src, the source a generator's applier applies from (ApplyPending
