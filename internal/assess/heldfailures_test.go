@@ -43,17 +43,7 @@ func heldListing() string {
 
 // heldDaemonSetPulling is the OnDelete DaemonSet shop/agent on two nodes, one pod recreated
 // from the new template (its ControllerRevision abc) that cannot pull its image.
-const heldDaemonSetPulling = `apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: agent, namespace: shop, generation: 3, uid: ds-agent}
-spec: {updateStrategy: {type: OnDelete}}
-status:
-  observedGeneration: 3
-  desiredNumberScheduled: 2
-  currentNumberScheduled: 2
-  updatedNumberScheduled: 1
-  numberAvailable: 1
-  numberReady: 1
+var heldDaemonSetPulling = daemonSetOnDelete("1", "1") + `
 ---
 apiVersion: apps/v1
 kind: ControllerRevision
