@@ -324,3 +324,34 @@ func TestConfirmingWhenTheWatchCatchesUp(t *testing.T) {
 		t.Errorf("after the watch caught up: fatal %+v, pending %+v, want Current at once", e.Fatal, e.Pending)
 	}
 }
+
+// TestMomentsOfTheConsistentRead: when a consistent read replaces the watches' view, the
+// objects the result shows (the read's) each have the moment the run saw them in their status:
+// the Deployment the watches saw stuck and the read saw Current has one.
+func TestMomentsOfTheConsistentRead(t *testing.T) {
+	t.Parallel()
+	resources, objects := consistentApp()
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects})
+	t.Cleanup(s.Close)
+	state := consistentState(t, s, true)
+	s.Set(stuck(appObject(t, objects, "app-000")))
+	state.watches.get(appDeployments) // listed stuck, before the fix
+	s.Set(appObject(t, objects, "app-000"))
+	s.Set(appObject(t, objects, "app")) // the Kustomization says applied after it
+	now := time.Now()
+	r := &clusterRun{req: state.req, state: state, start: now.Add(-time.Second), since: sinceTracker{}}
+	e, _, c := r.pass(t.Context(), now)
+	if !c.Done || c.Verdict.Verdict != result.VerdictCurrent {
+		t.Fatalf("pass() concluded %+v, want Current on the list read again: the test proves nothing", c)
+	}
+	r.out.Flux, r.out.Objects = e.Flux, e.Objects
+	r.since.stamp(&r.out)
+	if len(r.out.Objects) == 0 {
+		t.Fatal("the pass shows no objects: the test proves nothing")
+	}
+	for _, o := range r.out.Objects {
+		if o.SinceMs == nil || *o.SinceMs != 1000 {
+			t.Errorf("object %s (%s): sinceMs = %v, want 1000", o.ID, o.Status, o.SinceMs)
+		}
+	}
+}

@@ -223,11 +223,13 @@ func (r *clusterRun) wait(ctx context.Context, release func()) verdictReason {
 // preflight.
 func (r *clusterRun) pass(ctx context.Context, now time.Time) (*assess.Assessment, assess.Facts, assess.Conclusion) {
 	e := r.state.assess(now)
-	r.since.note(e, now.Sub(r.start))
 	if r.applied.IsZero() && e.RootsApplied {
 		r.applied = now
 	}
 	e = r.state.consistently(ctx, e, now, &r.confirms)
+	// The timeline's moments are of the objects the result shows: a consistent read's, when
+	// one replaced the watches' view.
+	r.since.note(e, now.Sub(r.start))
 	facts := assess.Facts{Snapshot: r.req.Snapshot}
 	if r.trig != nil && r.state.awaitsHandling() {
 		// The state before the run's own request would pass: wait for Flux to handle it.
