@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
@@ -94,26 +95,69 @@ type builtinClients struct {
 // lister returns the typed lister of key; false for a kind it does not read, or whose client
 // could not be made (the dynamic client reads it then).
 func (c *builtinClients) lister(key assess.ListKey) (lister, runtime.Object, bool) {
-	ns := key.Namespace
-	switch key.GVR {
-	case assess.PodsGVR:
-		return typedLister[*corev1.PodList]{c.core.Pods(ns)}, &corev1.Pod{}, true
-	case assess.RSGVR, assess.RevisionsGVR:
-		c.appsOnce.Do(func() { c.apps, _ = appsv1client.NewForConfigAndClient(c.config, c.http) })
-		switch {
-		case c.apps == nil:
-		case key.GVR == assess.RSGVR:
-			return typedLister[*appsv1.ReplicaSetList]{c.apps.ReplicaSets(ns)}, &appsv1.ReplicaSet{}, true
-		default:
-			return typedLister[*appsv1.ControllerRevisionList]{c.apps.ControllerRevisions(ns)}, &appsv1.ControllerRevision{}, true
-		}
-	case assess.JobsGVR:
-		c.batchOnce.Do(func() { c.batch, _ = batchv1client.NewForConfigAndClient(c.config, c.http) })
-		if c.batch != nil {
-			return typedLister[*batchv1.JobList]{c.batch.Jobs(ns)}, &batchv1.Job{}, true
-		}
+	kind, ok := builtinKinds[key.GVR]
+	if !ok {
+		return nil, nil, false
 	}
-	return nil, nil, false
+	return kind.list(c, key.Namespace)
+}
+
+// appsClient and batchClient are the apps and batch clients, made on first use; nil when they
+// could not be made.
+func (c *builtinClients) appsClient() appsv1client.AppsV1Interface {
+	c.appsOnce.Do(func() { c.apps, _ = appsv1client.NewForConfigAndClient(c.config, c.http) })
+	return c.apps
+}
+
+func (c *builtinClients) batchClient() batchv1client.BatchV1Interface {
+	c.batchOnce.Do(func() { c.batch, _ = batchv1client.NewForConfigAndClient(c.config, c.http) })
+	return c.batch
+}
+
+// builtinKind is one of the classifier's kinds: its caches hold typed objects, as the typed
+// client decodes them (list) or converted once when they arrive as unstructured (transform).
+type builtinKind struct {
+	transform transformFunc
+	// list is the kind's typed lister in a namespace, and an example of its objects; false
+	// when its client could not be made.
+	list func(c *builtinClients, namespace string) (lister, runtime.Object, bool)
+}
+
+// builtinKinds are the classifier's kinds, each read by its typed client.
+var builtinKinds = map[schema.GroupVersionResource]builtinKind{
+	assess.PodsGVR: {
+		transform: typedTransform[corev1.Pod](corev1.SchemeGroupVersion.WithKind("Pod")),
+		list: func(c *builtinClients, ns string) (lister, runtime.Object, bool) {
+			return typedLister[*corev1.PodList]{c.core.Pods(ns)}, &corev1.Pod{}, true
+		},
+	},
+	assess.RSGVR: {
+		transform: typedTransform[appsv1.ReplicaSet](appsv1.SchemeGroupVersion.WithKind("ReplicaSet")),
+		list: func(c *builtinClients, ns string) (lister, runtime.Object, bool) {
+			if apps := c.appsClient(); apps != nil {
+				return typedLister[*appsv1.ReplicaSetList]{apps.ReplicaSets(ns)}, &appsv1.ReplicaSet{}, true
+			}
+			return nil, nil, false
+		},
+	},
+	assess.RevisionsGVR: {
+		transform: typedTransform[appsv1.ControllerRevision](appsv1.SchemeGroupVersion.WithKind("ControllerRevision")),
+		list: func(c *builtinClients, ns string) (lister, runtime.Object, bool) {
+			if apps := c.appsClient(); apps != nil {
+				return typedLister[*appsv1.ControllerRevisionList]{apps.ControllerRevisions(ns)}, &appsv1.ControllerRevision{}, true
+			}
+			return nil, nil, false
+		},
+	},
+	assess.JobsGVR: {
+		transform: typedTransform[batchv1.Job](batchv1.SchemeGroupVersion.WithKind("Job")),
+		list: func(c *builtinClients, ns string) (lister, runtime.Object, bool) {
+			if batch := c.batchClient(); batch != nil {
+				return typedLister[*batchv1.JobList]{batch.Jobs(ns)}, &batchv1.Job{}, true
+			}
+			return nil, nil, false
+		},
+	},
 }
 
 // typedListWatcher is the list and watch of a typed client's kind.

@@ -112,7 +112,7 @@ func TestTransformsVetAnnotationsBeforeStripping(t *testing.T) {
 	for _, tr := range transforms {
 		covered[tr.key.GVR] = true
 	}
-	for gvr := range typedKinds {
+	for gvr := range builtinKinds {
 		if !covered[gvr] {
 			t.Errorf("typed kind %s has no case here", gvr)
 		}
@@ -181,7 +181,7 @@ func TestTransformsReadKustomizeSkip(t *testing.T) {
 	transforms := map[string]assess.ListKey{
 		"unstructured": {GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespace: "app"},
 	}
-	for gvr := range typedKinds {
+	for gvr := range builtinKinds {
 		transforms["typed "+gvr.Resource] = assess.ListKey{GVR: gvr, Namespace: "app"}
 	}
 	for name, key := range transforms {

@@ -10,9 +10,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -599,15 +596,6 @@ func (l *layeredLists) peek(key assess.ListKey) (assess.List, bool) {
 		return w, true
 	}
 	return l.base.peek(key)
-}
-
-// typedKinds are the classifier's kinds: their caches hold typed objects, as the typed
-// clients decode them (builtinClients) or converted once when they arrive as unstructured.
-var typedKinds = map[schema.GroupVersionResource]transformFunc{
-	assess.PodsGVR:      typedTransform[corev1.Pod](corev1.SchemeGroupVersion.WithKind("Pod")),
-	assess.RSGVR:        typedTransform[appsv1.ReplicaSet](appsv1.SchemeGroupVersion.WithKind("ReplicaSet")),
-	assess.RevisionsGVR: typedTransform[appsv1.ControllerRevision](appsv1.SchemeGroupVersion.WithKind("ControllerRevision")),
-	assess.JobsGVR:      typedTransform[batchv1.Job](batchv1.SchemeGroupVersion.WithKind("Job")),
 }
 
 // typedTransform returns an informer transform that keeps objects of kind gvk as *T: a *T as

@@ -455,8 +455,8 @@ type transformFunc func(obj any) (any, assess.ObjectFacts, error)
 // transformFor converts the objects of a kind as they arrive: the classifier's kinds to typed
 // objects, every other kind stripped of what no verdict reads.
 func transformFor(key assess.ListKey) transformFunc {
-	if t := typedKinds[key.GVR]; t != nil {
-		return t
+	if kind, ok := builtinKinds[key.GVR]; ok {
+		return kind.transform
 	}
 	if key.Metadata() {
 		return keepFieldManagers

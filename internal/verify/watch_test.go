@@ -111,7 +111,7 @@ func TestRevisionConfirmedOrStreamed(t *testing.T) {
 // next list, and the events and bookmarks after it do not bring it back.
 func TestStreamPositionLostOnAFailedChange(t *testing.T) {
 	t.Parallel()
-	n := &notifyingStore{transform: typedKinds[assess.PodsGVR], onChange: func() {}}
+	n := &notifyingStore{transform: builtinKinds[assess.PodsGVR].transform, onChange: func() {}}
 	w := &watch{store: n}
 	pod := func(rv string, phase any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
