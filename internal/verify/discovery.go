@@ -27,6 +27,9 @@ func (s *clusterState) mapping(gvk schema.GroupVersionKind, now time.Time) (m *m
 	if ok {
 		return m, true, nil
 	}
+	if m, ok := builtinMapping(gvk); ok {
+		return m, true, nil
+	}
 	if gvk.Version == "" {
 		// Flux's inventories and Helm's manifests name every object's version; this one
 		// names none, and a kind is served per version.
@@ -67,6 +70,49 @@ func (s *clusterState) mapping(gvk schema.GroupVersionKind, now time.Time) (m *m
 	s.mappings[gvk] = m
 	delete(s.mappingErrs, gvk)
 	return m, true, nil
+}
+
+// builtinResources are the resources and scopes of the built-in kinds apps are made of,
+// which kube-apiserver serves at these names in every version it has served them in: they
+// need no discovery, so an inventory of them is listed on the pass that reads it, not a round
+// trip (one per group version) and a pass later. Any other kind, and any other version of
+// these groups, is discovered (mapping).
+var builtinResources = map[schema.GroupVersionKind]struct {
+	resource   string
+	namespaced bool
+}{
+	{Version: "v1", Kind: "ConfigMap"}:                                              {"configmaps", true},
+	{Version: "v1", Kind: "Secret"}:                                                 {"secrets", true},
+	{Version: "v1", Kind: "Service"}:                                                {"services", true},
+	{Version: "v1", Kind: "ServiceAccount"}:                                         {"serviceaccounts", true},
+	{Version: "v1", Kind: "PersistentVolumeClaim"}:                                  {"persistentvolumeclaims", true},
+	{Version: "v1", Kind: "Namespace"}:                                              {"namespaces", false},
+	{Group: "apps", Version: "v1", Kind: "Deployment"}:                              {"deployments", true},
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"}:                             {"statefulsets", true},
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:                               {"daemonsets", true},
+	{Group: "batch", Version: "v1", Kind: "Job"}:                                    {"jobs", true},
+	{Group: "batch", Version: "v1", Kind: "CronJob"}:                                {"cronjobs", true},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}:                    {"ingresses", true},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"}:              {"networkpolicies", true},
+	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}:                   {"poddisruptionbudgets", true},
+	{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}:          {"horizontalpodautoscalers", true},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}:               {"roles", true},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"}:        {"rolebindings", true},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}:        {"clusterroles", false},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"}: {"clusterrolebindings", false},
+}
+
+// builtinMapping is the mapping of a kind of builtinResources; false for any other.
+func builtinMapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, bool) {
+	r, ok := builtinResources[gvk]
+	if !ok {
+		return nil, false
+	}
+	scope := meta.RESTScopeRoot
+	if r.namespaced {
+		scope = meta.RESTScopeNamespace
+	}
+	return &meta.RESTMapping{Resource: gvk.GroupVersion().WithResource(r.resource), GroupVersionKind: gvk, Scope: scope}, true
 }
 
 // mappingFrom is a kind's mapping in the read of its group version (a discovered, and the

@@ -12,8 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+
+	"github.com/org/app-status-action/internal/assess"
 )
 
 // groupVersionDiscovery answers discovery of one group version from served, and records each
@@ -61,15 +64,12 @@ func TestMappingAsksOnlyTheKindsGroupVersion(t *testing.T) {
 	t.Parallel()
 	disco := &groupVersionDiscovery{
 		served: map[string][]metav1.APIResource{
-			"apps/v1": {
-				{Name: "deployments", SingularName: "deployment", Namespaced: true, Kind: "Deployment"},
-				{Name: "deployments/status", Namespaced: true, Kind: "Deployment"},
-				{Name: "deployments/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale"},
-				{Name: "statefulsets", SingularName: "statefulset", Namespaced: true, Kind: "StatefulSet"},
-			},
-			"v1": {
-				{Name: "configmaps", SingularName: "configmap", Namespaced: true, Kind: "ConfigMap"},
-				{Name: "namespaces", SingularName: "namespace", Kind: "Namespace"},
+			"rollouts.example.com/v1": {
+				{Name: "rollouts", SingularName: "rollout", Namespaced: true, Kind: "Rollout"},
+				{Name: "rollouts/status", Namespaced: true, Kind: "Rollout"},
+				{Name: "rollouts/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale"},
+				{Name: "previews", SingularName: "preview", Namespaced: true, Kind: "Preview"},
+				{Name: "stages", SingularName: "stage", Kind: "Stage"},
 			},
 			"example.com/v1": {
 				{Name: "widgets", SingularName: "widget", Namespaced: true, Kind: "Widget"},
@@ -94,11 +94,13 @@ func TestMappingAsksOnlyTheKindsGroupVersion(t *testing.T) {
 		at   time.Duration
 		want want
 	}{
-		{"a namespaced kind", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, 0,
-			want{Resource: "deployments", Scope: meta.RESTScopeNameNamespace}},
-		{"another kind of the same group version", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, 0,
-			want{Resource: "statefulsets", Scope: meta.RESTScopeNameNamespace}},
-		{"a cluster-scoped core kind", schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, 0,
+		{"a namespaced kind", schema.GroupVersionKind{Group: "rollouts.example.com", Version: "v1", Kind: "Rollout"}, 0,
+			want{Resource: "rollouts", Scope: meta.RESTScopeNameNamespace}},
+		{"another kind of the same group version", schema.GroupVersionKind{Group: "rollouts.example.com", Version: "v1", Kind: "Preview"}, 0,
+			want{Resource: "previews", Scope: meta.RESTScopeNameNamespace}},
+		{"a cluster-scoped kind", schema.GroupVersionKind{Group: "rollouts.example.com", Version: "v1", Kind: "Stage"}, 0,
+			want{Resource: "stages", Scope: meta.RESTScopeNameRoot}},
+		{"a built-in kind, not discovered", schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, 0,
 			want{Resource: "namespaces", Scope: meta.RESTScopeNameRoot}},
 		{"a group version not served", schema.GroupVersionKind{Group: "gadgets.example.com", Version: "v1", Kind: "Gadget"}, 0,
 			want{Err: "the cluster does not serve gadgets.example.com/v1, Kind=Gadget"}},
@@ -106,8 +108,8 @@ func TestMappingAsksOnlyTheKindsGroupVersion(t *testing.T) {
 			want{Err: "the cluster does not serve example.com/v1, Kind=Sprocket"}},
 		{"an aggregated API that is down", schema.GroupVersionKind{Group: "metrics.k8s.io", Version: "v1beta1", Kind: "PodMetrics"}, 0,
 			want{Err: "discover PodMetrics: the server is currently unable to handle the request"}},
-		{"a subresource is no kind's resource", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Scale"}, 0,
-			want{Err: "the cluster does not serve apps/v1, Kind=Scale"}},
+		{"a subresource is no kind's resource", schema.GroupVersionKind{Group: "rollouts.example.com", Version: "v1", Kind: "Scale"}, 0,
+			want{Err: "the cluster does not serve rollouts.example.com/v1, Kind=Scale"}},
 	}
 	for _, tt := range tests {
 		m, done, err := s.mapping(tt.gvk, start.Add(tt.at))
@@ -124,7 +126,7 @@ func TestMappingAsksOnlyTheKindsGroupVersion(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
 	}
-	wantAsked := []string{"apps/v1", "v1", "gadgets.example.com/v1", "example.com/v1", "metrics.k8s.io/v1beta1"}
+	wantAsked := []string{"rollouts.example.com/v1", "gadgets.example.com/v1", "example.com/v1", "metrics.k8s.io/v1beta1"}
 	if diff := cmp.Diff(wantAsked, disco.askedSoFar()); diff != "" {
 		t.Errorf("group versions asked (-want +got):\n%s", diff)
 	}
@@ -148,10 +150,10 @@ func TestMappingAsksOnlyTheKindsGroupVersion(t *testing.T) {
 	}
 	// A kind first asked long after its group version was read is read again, never told
 	// "not served" by the old read.
-	disco.serve("apps/v1", metav1.APIResource{Name: "rollouts", SingularName: "rollout", Namespaced: true, Kind: "Rollout"})
-	m, _, err = s.mapping(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Rollout"}, start.Add(time.Hour))
-	if err != nil || m.Resource.Resource != "rollouts" {
-		t.Errorf("a kind first asked of an hour-old read: mapping %+v, %v; want rollouts", m, err)
+	disco.serve("rollouts.example.com/v1", metav1.APIResource{Name: "analyses", SingularName: "analysis", Namespaced: true, Kind: "Analysis"})
+	m, _, err = s.mapping(schema.GroupVersionKind{Group: "rollouts.example.com", Version: "v1", Kind: "Analysis"}, start.Add(time.Hour))
+	if err != nil || m.Resource.Resource != "analyses" {
+		t.Errorf("a kind first asked of an hour-old read: mapping %+v, %v; want analyses", m, err)
 	}
 	// A kind with no version is no kind discovery can answer for.
 	if _, _, err := s.mapping(schema.GroupVersionKind{Group: "apps", Kind: "Deployment"}, start); err == nil ||
@@ -161,12 +163,65 @@ func TestMappingAsksOnlyTheKindsGroupVersion(t *testing.T) {
 	// A kind found is never asked again.
 	before := len(disco.askedSoFar())
 	for range 3 {
-		if _, _, err := s.mapping(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, start.Add(time.Hour)); err != nil {
+		if _, _, err := s.mapping(schema.GroupVersionKind{Group: "rollouts.example.com", Version: "v1", Kind: "Rollout"}, start.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if after := len(disco.askedSoFar()); after != before {
 		t.Errorf("a mapped kind was discovered again: %d reads, want %d", after, before)
+	}
+}
+
+// TestBuiltinKindsNotDiscovered: the built-in kinds apps are made of are mapped without a
+// discovery read, by the pass that meets them (peekMapping) and by a need (mapping) alike; another
+// version of their groups, or another kind of them, is discovered.
+func TestBuiltinKindsNotDiscovered(t *testing.T) {
+	t.Parallel()
+	disco := &groupVersionDiscovery{served: map[string][]metav1.APIResource{}}
+	s := &clusterState{disco: disco, mappings: map[schema.GroupVersionKind]*meta.RESTMapping{},
+		fetches: newFetcher(context.Background(), func() {}, true)}
+	now := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	type mapped struct {
+		Resource schema.GroupVersionResource
+		Scope    meta.RESTScopeName
+	}
+	deployment := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	namespace := schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+	want := map[schema.GroupVersionKind]mapped{
+		deployment: {Resource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Scope: meta.RESTScopeNameNamespace},
+		namespace:  {Resource: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Scope: meta.RESTScopeNameRoot},
+	}
+	for gvk := range builtinResources {
+		peeked := s.peekMapping(gvk)
+		m, done, err := s.mapping(gvk, now)
+		if !peeked.Done || peeked.Err != nil || !done || err != nil {
+			t.Fatalf("%s: peeked %+v; mapping done %t, %v; want both mapped", gvk, peeked, done, err)
+		}
+		if p := peeked.Mapping; p.Resource != m.Resource || p.GroupVersionKind != m.GroupVersionKind || p.Scope.Name() != m.Scope.Name() {
+			t.Errorf("%s: peekMapping %+v, mapping %+v; want the same", gvk, p, m)
+		}
+		if m.GroupVersionKind != gvk || m.Resource.GroupVersion() != gvk.GroupVersion() {
+			t.Errorf("%s: mapped to %+v", gvk, m)
+		}
+		if w, ok := want[gvk]; ok {
+			if diff := cmp.Diff(w, mapped{Resource: m.Resource, Scope: m.Scope.Name()}); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", gvk, diff)
+			}
+		}
+	}
+	if asked := disco.askedSoFar(); len(asked) != 0 {
+		t.Errorf("built-in kinds discovered: %v, want none", asked)
+	}
+	for _, gvk := range []schema.GroupVersionKind{
+		{Group: "apps", Version: "v1beta2", Kind: "Deployment"},
+		{Group: "apps", Version: "v1", Kind: "ReplicaSetTemplate"},
+	} {
+		if _, _, err := s.mapping(gvk, now); err == nil {
+			t.Errorf("%s: mapped without discovery, want it discovered (and not served here)", gvk)
+		}
+	}
+	if diff := cmp.Diff([]string{"apps/v1beta2", "apps/v1"}, disco.askedSoFar()); diff != "" {
+		t.Errorf("group versions discovered (-want +got):\n%s", diff)
 	}
 }
 
@@ -254,15 +309,21 @@ func TestMappingWhileDiscoveryRuns(t *testing.T) {
 }
 
 // TestPassTakesInTheReadThatWokeIt: a pass woken by the end of a read the last one waited for
-// (here, discovery of the Deployment's group version) takes its answer in before it judges:
+// (here, discovery of a custom kind's group version) takes its answer in before it judges:
 // the tree is judged once, not once without the answer and once more with it.
 func TestPassTakesInTheReadThatWokeIt(t *testing.T) {
 	t.Parallel()
-	s := newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+deploymentCurrent+"\n---\n"+service)
-	deployment := deployGVR.GroupVersion().WithKind("Deployment")
-	delete(s.mappings, deployment)
+	ks := strings.Replace(kustomization(readyOnB), "    - {id: shop_web__Service, v: v1}\n",
+		"    - {id: shop_web__Service, v: v1}\n    - {id: shop_web_example.com_Widget, v: v1}\n", 1)
+	s := newFakeState(t, revB, ks+"\n---\n"+deploymentCurrent+"\n---\n"+service)
+	widgetGVR := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	widget := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "web", "namespace": "shop"}}}
+	if err := s.watches.get(assess.ListKey{GVR: widgetGVR, Namespace: "shop"}).(*staticList).store.Add(widget); err != nil {
+		t.Fatal(err)
+	}
 	disco := &groupVersionDiscovery{served: map[string][]metav1.APIResource{
-		"apps/v1": {{Name: "deployments", SingularName: "deployment", Namespaced: true, Kind: "Deployment"}},
+		"example.com/v1": {{Name: "widgets", SingularName: "widget", Namespaced: true, Kind: "Widget"}},
 	}}
 	read := make(chan struct{}, 1)
 	s.disco, s.fetches = disco, newFetcher(t.Context(), func() { read <- struct{}{} }, false)

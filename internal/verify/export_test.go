@@ -1,6 +1,10 @@
 package verify
 
-import "crypto/tls"
+import (
+	"crypto/tls"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+)
 
 // WatchConnections returns req with onHandshake told of every cluster's TLS handshakes and
 // onPark of every cluster that waits for its turn without a connection.
@@ -12,4 +16,14 @@ func WatchConnections(req Request, onHandshake func(tls.ConnectionState), onPark
 		}
 	}
 	return req
+}
+
+// BuiltinMappings are the mappings the engine gives the built-in kinds without discovery.
+func BuiltinMappings() []*meta.RESTMapping {
+	out := make([]*meta.RESTMapping, 0, len(builtinResources))
+	for gvk := range builtinResources {
+		m, _ := builtinMapping(gvk)
+		out = append(out, m)
+	}
+	return out
 }

@@ -282,7 +282,7 @@ func TestHungDiscoveryKeepsTheDeadline(t *testing.T) {
 	run := verify.Run(context.Background(), fakeRequest([]verify.Target{fakeTarget("hung-discovery", fakeCluster(t, fakeapi.HangDiscovery))}, 3*time.Second))
 	took := time.Since(start)
 	c := resultOf(run, "hung-discovery")
-	if c.Verdict != result.VerdictTimeout || !strings.Contains(c.Message, "discovering the API of") {
+	if c.Verdict != result.VerdictTimeout || !strings.Contains(c.Message, "discovering") {
 		t.Errorf("verdict %s: %s; want Timeout, waiting for discovery", c.Verdict, c.Message)
 	}
 	if took > 6*time.Second {

@@ -36,7 +36,7 @@ func TestProgressOfARun(t *testing.T) {
 		{
 			name: "discovery hangs", behaviour: fakeapi.HangDiscovery, timeout: 3 * time.Second,
 			want: []string{"connected", applied, "verdict Timeout"},
-			step: "discovering the API of",
+			step: "discovering",
 		},
 		{
 			// Nothing applied yet, and so nothing to list: not "applied".

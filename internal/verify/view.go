@@ -142,6 +142,9 @@ func (s *clusterState) fetch(lists objectCache, needs assess.Needs, now time.Tim
 
 // peekMapping is what discovery answered for gvk so far; it starts nothing (mapping does).
 func (s *clusterState) peekMapping(gvk schema.GroupVersionKind) assess.Mapping {
+	if m, ok := builtinMapping(gvk); ok {
+		return assess.Mapping{Mapping: m, Done: true}
+	}
 	s.mappingsMu.Lock()
 	defer s.mappingsMu.Unlock()
 	if m, ok := s.mappings[gvk]; ok {
