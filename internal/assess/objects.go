@@ -124,9 +124,20 @@ func (a *assessor) listObject(e *Assessment, v *objectVisit, now time.Time) bool
 		ro.Message = "not listed yet"
 		e.Objects = append(e.Objects, *ro)
 		e.listOnItsWay(w)
+		a.discoverCanariesEarly(o)
 		return false
 	}
 	return true
+}
+
+// discoverCanariesEarly asks, while the list of a workload a Canary may target is on its way,
+// whether the cluster serves Flagger's Canaries, which judging the workload will ask
+// (canaryOf): the discovery goes out beside the list, not a round trip and a pass after it.
+// It waits for nothing and decides nothing.
+func (a *assessor) discoverCanariesEarly(o flux.ObjectRef) {
+	if o.Group == "apps" && canaryTargets[o.Kind] != (schema.GroupVersionResource{}) && !a.view.Mapping(CanaryGVK).Done {
+		a.e.need(CanaryGVK)
+	}
 }
 
 // readObject reads v's object from its list and computes its kstatus status; false,

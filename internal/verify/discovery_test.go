@@ -345,3 +345,40 @@ func TestPassTakesInTheReadThatWokeIt(t *testing.T) {
 		t.Errorf("assessments (-want +got):\n%s", diff)
 	}
 }
+
+// TestCanariesDiscoveredBesideTheirTargetsList: while the list of a workload a Canary may
+// target is on its way, the pass asks whether the cluster serves Canaries, so the answer comes
+// with the list, not a round trip and a pass after it; a kind no Canary targets asks nothing,
+// and nothing waits for the answer before the list is in.
+func TestCanariesDiscoveredBesideTheirTargetsList(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		pending schema.GroupVersionResource
+		want    []string
+	}{
+		{name: "a Deployment's list on its way", pending: deployGVR, want: []string{assess.CanaryGVK.GroupVersion().String()}},
+		{name: "a Service's list on its way, no workload", pending: svcGVR},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ks, docs := kustomization(readyOnB), deploymentCurrent+"\n---\n"+service
+			if tt.pending != deployGVR {
+				ks, docs = strings.Replace(ks, "    - {id: shop_web_apps_Deployment, v: v1}\n", "", 1), service
+			}
+			s := newFakeState(t, revB, ks+"\n---\n"+docs)
+			s.mappingErrs = nil // whether Flagger is served is not known yet
+			s.watches = &pendingCache{objectCache: s.watches, pending: map[schema.GroupVersionResource]bool{tt.pending: true}, lists: map[assess.ListKey]assess.List{}}
+			disco := &groupVersionDiscovery{served: map[string][]metav1.APIResource{}}
+			s.disco, s.fetches = disco, newFetcher(t.Context(), func() {}, true)
+			e := s.assess(fixtureNow)
+			if e.Current() || e.Pending == nil || e.Pending.Reason != "Listing" {
+				t.Fatalf("pending %+v, want the pass waiting for the list", e.Pending)
+			}
+			if diff := cmp.Diff(tt.want, disco.askedSoFar()); diff != "" {
+				t.Errorf("group versions discovered (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
