@@ -137,44 +137,71 @@ func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerI
 		return ""
 	}
 	id := applier.ID()
-	gvr := applier.Kind.GroupVersionResource()
-	key := ListKey{GVR: gvr, Namespace: applier.Namespace}
-	w := a.list(key)
-	if err := w.Err(); err != nil && !w.Synced() && apierrors.IsNotFound(err) {
+	r, pending, served := a.readApplier(e, applier, ref.ID())
+	if !served {
 		return "" // the cluster does not serve its kind: nothing applies it
 	}
-	ready, forbidden := a.optionalWatchReady(e, w, gvr.Resource+namespaceSuffix(applier.Namespace))
-	switch {
-	case forbidden != "":
-		return fmt.Sprintf("%s applies %s, and whether it has applied its source's current artifact is not known: %s", id, ref.ID(), forbidden)
-	case !ready:
-		return fmt.Sprintf("reading %s, which applies %s", id, ref.ID())
-	}
-	cachedApplier, _ := w.Object(applier.Namespace, applier.Name)
-	obj, _ := cachedApplier.(*unstructured.Unstructured)
-	var src *flux.Source
-	var srcRef flux.SourceRef
 	var first flux.Source
-	if obj != nil {
-		a.readFrom(id, w, obj)
-		srcRef = flux.SourceOf(applier.Kind, obj)
-		var unread string
-		if src, unread = a.source(e, srcRef); unread != "" {
-			return fmt.Sprintf("%s applies %s, and its source cannot be read: %s", id, ref.ID(), strings.TrimPrefix(unread, "not compared with its source "))
-		}
-		if src != nil {
-			first = a.firstArtifact(*src) // whether it moves past want, from any look on
-		}
+	if r.src != nil {
+		first = a.firstArtifact(*r.src) // whether it moves past want, from any look on
 	}
-	pending := flux.ApplyPending(applier, obj, src)
 	if pending == "" {
-		pending = flux.FetchPending(flux.ReadGenerator(ref, gen), first, *src, want)
+		if fetch := flux.FetchPending(flux.ReadGenerator(ref, gen), first, *r.src, want); fetch != "" {
+			pending = fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), fetch)
+		}
 	}
 	if pending != "" {
-		return fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), pending)
+		return pending
 	}
-	a.consistent(key, w, ownerID)
-	a.consistentSource(srcRef, id)
+	a.consistent(r.key, r.list, ownerID)
+	a.consistentSource(r.srcRef, id)
 	a.consistent(genKey, genList, id)
 	return ""
+}
+
+// applierRead is the Flux object that applies a generator as read: its list, the object
+// (nil when not found), its source's reference, and that source (nil when not read).
+type applierRead struct {
+	ref    flux.Ref
+	key    ListKey
+	list   List
+	obj    *unstructured.Unstructured
+	srcRef flux.SourceRef
+	src    *flux.Source
+}
+
+// readApplier reads applier, which applies below (named for a person), and its source.
+// pending says what it may still apply (flux.ApplyPending; a ResourceSet always may), or that
+// it or its source cannot be read yet, or may not be read: either way the fix may still come
+// through it. served is false when the cluster does not serve its kind: nothing of that kind
+// applies below.
+func (a *assessor) readApplier(e *Assessment, applier flux.Ref, below string) (r applierRead, pending string, served bool) {
+	id := applier.ID()
+	gvr := applier.Kind.GroupVersionResource()
+	r = applierRead{ref: applier, key: ListKey{GVR: gvr, Namespace: applier.Namespace}}
+	r.list = a.list(r.key)
+	if err := r.list.Err(); err != nil && !r.list.Synced() && apierrors.IsNotFound(err) {
+		return r, "", false
+	}
+	ready, forbidden := a.optionalWatchReady(e, r.list, gvr.Resource+namespaceSuffix(applier.Namespace))
+	switch {
+	case forbidden != "":
+		return r, fmt.Sprintf("%s applies %s, and whether it has applied its source's current artifact is not known: %s", id, below, forbidden), true
+	case !ready:
+		return r, fmt.Sprintf("reading %s, which applies %s", id, below), true
+	}
+	cached, _ := r.list.Object(applier.Namespace, applier.Name)
+	r.obj, _ = cached.(*unstructured.Unstructured)
+	if r.obj != nil {
+		a.readFrom(id, r.list, r.obj)
+		r.srcRef = flux.SourceOf(applier.Kind, r.obj)
+		var unread string
+		if r.src, unread = a.source(e, r.srcRef); unread != "" {
+			return r, fmt.Sprintf("%s applies %s, and its source cannot be read: %s", id, below, strings.TrimPrefix(unread, "not compared with its source ")), true
+		}
+	}
+	if pending = flux.ApplyPending(applier, r.obj, r.src); pending != "" {
+		return r, fmt.Sprintf("%s, which applies %s, %s", id, below, pending), true
+	}
+	return r, "", true
 }
