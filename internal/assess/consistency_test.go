@@ -126,6 +126,15 @@ func TestFailureReadsAfterItsOwner(t *testing.T) {
 		withRevision(ks("flux-system", "GitRepository", "app", "", revB), "120"),
 		withRevision(appliedBy(artifactGenerator("gen", "flux-system", digestOf(revA),
 			`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`), "kustomize.toolkit.fluxcd.io", "flux-system"), "105")}
+	// releaseRoot is generatorRoot with the generator applied by HelmRelease shop/web
+	// (resourceVersion 108), Ready on its chart, which Kustomization apps (resourceVersion
+	// 120) applied at B.
+	releaseRoot := []string{generatorRoot[0], gitRepoStored(revB), externalArtifact("gen", "flux-system", revA),
+		withRevision(ownedBy(ks("apps", "GitRepository", "app", "", revB), "kustomize.toolkit.fluxcd.io", "flux-system", "flux-system"), "120"),
+		withRevision(ks("flux-system", "GitRepository", "app", "", revB), "90"),
+		withRevision(ownedBy(helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), "kustomize.toolkit.fluxcd.io", "flux-system", "apps"), "108"), ociRepo(),
+		withRevision(ownedBy(artifactGenerator("gen", "flux-system", digestOf(revA),
+			`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`), "helm.toolkit.fluxcd.io", "shop", "web"), "105")}
 	stalled := func(code result.Code, reason string) outcome {
 		return outcome{Verdict: result.VerdictFailed, Code: code, Reason: reason}
 	}
@@ -150,6 +159,12 @@ func TestFailureReadsAfterItsOwner(t *testing.T) {
 			want: stalled(result.CodeFluxArtifactFailed, "SourceStalled"), wantUnconfirmed: []string{"artifactgenerators", "gitrepositories"}},
 		{name: "a root's generator stalled, its applier on B: all read after the applier",
 			root: app, docs: generatorRoot, order: []string{"kustomizations@130", "artifactgenerators@130", "gitrepositories@130", "externalartifacts@130"},
+			want: stalled(result.CodeFluxArtifactFailed, "SourceStalled")},
+		{name: "a root's generator stalled, its HelmRelease's Kustomization on B: the HelmRelease read before that Kustomization",
+			root: app, docs: releaseRoot, order: []string{"kustomizations@130", "helmreleases@110", "ocirepositories@130", "artifactgenerators@130", "gitrepositories@130", "externalartifacts@130"},
+			want: stalled(result.CodeFluxArtifactFailed, "SourceStalled"), wantUnconfirmed: []string{"helmreleases"}},
+		{name: "a root's generator stalled, its HelmRelease's Kustomization on B: all read after it",
+			root: app, docs: releaseRoot, order: []string{"kustomizations@130", "helmreleases@130", "ocirepositories@130", "artifactgenerators@130", "gitrepositories@130", "externalartifacts@130"},
 			want: stalled(result.CodeFluxArtifactFailed, "SourceStalled")},
 		{name: "a dependency in another namespace failed, as its watch holds it",
 			root: apps, docs: []string{waitsOnPlatform, inPlatform(stalledKs("infra")), gitRepo()},

@@ -116,14 +116,17 @@ func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs ma
 // generatorFixPending says what may still change the ArtifactGenerator ref, whose failure
 // would fail ownerID: the Flux object that applies it from its own source (its owner labels,
 // flux.ApplierOf; helm-controller's too) while it has not applied what that source serves
-// now (flux.ApplyPending), since the change merged to fix the generator may be in it. ""
-// when nothing may: the generator carries no owner label (nothing Flux applies it), or its
-// applier is Ready at its generation on its source's current artifact, read no earlier than
-// ownerID's status, and that source and the generator no earlier than the applier's (the
-// consistency rule: these reads decide the failure), unless that source is one of the
-// generator's own and does not serve want yet, nor has moved past it since the run first saw
-// it (flux.FetchPending: the fix may come with it). An applier or a source that cannot be read yet, or may not be read, leaves it
-// pending: the root waits, as it did before its generator was judged.
+// now (flux.ApplyPending), since the change merged to fix the generator may be in it, or one
+// that applies that applier in turn (applierChainPending: the fix may change the applier's
+// own spec, a HelmRelease's chart or values, a Kustomization's path). "" when nothing may:
+// the generator carries no owner label (nothing Flux applies it), or its applier is Ready at
+// its generation on its source's current artifact, and so is each one up its chain, read no
+// earlier than ownerID's status, and that source and the generator no earlier than the
+// applier's (the consistency rule: these reads decide the failure), unless that source is one
+// of the generator's own and does not serve want yet, nor has moved past it since the run
+// first saw it (flux.FetchPending: the fix may come with it). An applier or a source that
+// cannot be read yet, or may not be read, leaves it pending: the root waits, as it did before
+// its generator was judged.
 func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerID string, want flux.Revision) string {
 	genKey := ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}
 	genList := a.list(genKey)
@@ -150,6 +153,9 @@ func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerI
 			pending = fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), fetch)
 		}
 	}
+	if pending == "" {
+		pending = a.applierChainPending(e, r, ref.ID(), ownerID)
+	}
 	if pending != "" {
 		return pending
 	}
@@ -159,7 +165,11 @@ func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerI
 	return ""
 }
 
-// applierRead is the Flux object that applies a generator as read: its list, the object
+// maxApplierChain bounds the appliers applierChainPending follows up from a generator, its
+// own applier included: a chain that goes on past it counts as done where the bound ends it.
+const maxApplierChain = 8
+
+// applierRead is a Flux object of a generator's applier chain as read: its list, the object
 // (nil when not found), its source's reference, and that source (nil when not read).
 type applierRead struct {
 	ref    flux.Ref
@@ -170,11 +180,11 @@ type applierRead struct {
 	src    *flux.Source
 }
 
-// readApplier reads applier, which applies below (named for a person), and its source.
-// pending says what it may still apply (flux.ApplyPending; a ResourceSet always may), or that
-// it or its source cannot be read yet, or may not be read: either way the fix may still come
-// through it. served is false when the cluster does not serve its kind: nothing of that kind
-// applies below.
+// readApplier reads applier, which applies below (named for a person: the generator, or the
+// applier under it and what that one applies), and its source. pending says what it may
+// still apply (flux.ApplyPending; a ResourceSet always may), or that it or its source cannot
+// be read yet, or may not be read: either way the fix may still come through it. served is
+// false when the cluster does not serve its kind: nothing of that kind applies below.
 func (a *assessor) readApplier(e *Assessment, applier flux.Ref, below string) (r applierRead, pending string, served bool) {
 	id := applier.ID()
 	gvr := applier.Kind.GroupVersionResource()
@@ -204,4 +214,41 @@ func (a *assessor) readApplier(e *Assessment, applier flux.Ref, below string) (r
 		return r, fmt.Sprintf("%s, which applies %s, %s", id, below, pending), true
 	}
 	return r, "", true
+}
+
+// applierChainPending walks up from r, the applier of the generator gen (an ID), done with
+// its source's current artifact: the Flux object that applies r (r's own owner labels,
+// flux.ApplierOf) applies r's spec from its own source, so a fix to that spec reaches r only
+// through it, and so on up. It says what one up the chain may still apply, by readApplier's
+// rule, naming the chain down to gen; "" when each is done, up to one that carries no owner
+// label, one already met (a loop: flux-system applies itself), one of a kind the cluster does
+// not serve, or maxApplierChain. Each applier up the chain counts as a read that decides, read
+// no earlier than ownerID's status, its source and the one it applies no earlier than its own.
+func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen, ownerID string) string {
+	chain := []applierRead{r}
+	seen := map[string]bool{r.ref.ID(): true}
+	below := gen
+	for len(chain) < maxApplierChain && r.obj != nil {
+		up, ok := flux.ApplierOf(r.obj.GetLabels())
+		if !ok || seen[up.ID()] {
+			break
+		}
+		seen[up.ID()] = true
+		below = r.ref.ID() + ", which applies " + below
+		next, pending, served := a.readApplier(e, up, below)
+		if !served {
+			break
+		}
+		if pending != "" {
+			return pending
+		}
+		chain, r = append(chain, next), next
+	}
+	for i := 1; i < len(chain); i++ {
+		upper, lower := chain[i], chain[i-1]
+		a.consistent(upper.key, upper.list, ownerID)
+		a.consistentSource(upper.srcRef, upper.ref.ID())
+		a.consistent(lower.key, lower.list, upper.ref.ID())
+	}
+	return ""
 }

@@ -359,3 +359,91 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 			want: expected{Outcome: waits, Says: []string{"Kustomization/flux-system/gone, which applies ArtifactGenerator/flux-system/gen, is not found"}}}}},
 	})
 }
+
+// ownedBy is doc (its metadata in flow style) labelled by the Flux object that applies it:
+// group's owner labels (kustomize.toolkit.fluxcd.io, helm.toolkit.fluxcd.io,
+// resourceset.fluxcd.controlplane.io) naming ns/name.
+func ownedBy(doc, group, ns, name string) string {
+	return strings.Replace(doc, "metadata: {", "metadata: {labels: {"+group+"/name: "+name+", "+group+"/namespace: "+ns+"}, ", 1)
+}
+
+// TestStalledGeneratorFixUpItsApplierChain: the applier of a stalled ArtifactGenerator done
+// with its own source is not the end of the way a fix takes: the fix may change the applier's
+// own spec (a HelmRelease's chart or values, a Kustomization's path), which the Flux object
+// that applies the applier (its own owner labels) applies from its source in turn. While any
+// applier up that chain has not applied its source's current artifact, the root waits, the
+// message naming the chain; once each has (or failed only its health checks after applying
+// it), the root fails. A loop in the labels ends where it closes; an applier up the chain that
+// is not found holds the root as the generator's own applier does.
+func TestStalledGeneratorFixUpItsApplierChain(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	const kustomizeGroup, helmGroup = "kustomize.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"
+	stalled := []string{`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
+		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`}
+	generator := artifactGenerator("gen", "flux-system", digestOf(revOfA), stalled...)
+	// on is the root app on ExternalArtifact gen of A, generator gen applied by the given
+	// owner, and the GitRepository app on B, with more (the appliers).
+	on := func(gen string, more ...string) []string {
+		return append([]string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revB), externalArtifact("gen", "flux-system", revOfA), gen}, more...)
+	}
+	byRelease := ownedBy(generator, helmGroup, "shop", "web")
+	byApps := ownedBy(generator, kustomizeGroup, "flux-system", "apps")
+	// release is HelmRelease shop/web, Ready on the chart its OCIRepository serves, applied by
+	// Kustomization flux-system/apps.
+	release := []string{ownedBy(helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), kustomizeGroup, "flux-system", "apps"), ociRepo()}
+	// apps is Kustomization apps of the GitRepository app, which applied rev, applied by
+	// Kustomization parent (none when "").
+	apps := func(rev, parent string) string {
+		if parent == "" {
+			return ks("apps", "GitRepository", "app", "", rev)
+		}
+		return ownedBy(ks("apps", "GitRepository", "app", "", rev), kustomizeGroup, "flux-system", parent)
+	}
+	fluxSystem := func(rev string) string { return ks("flux-system", "GitRepository", "app", "", rev) }
+	// healthCheckFailed is fluxSystem with spec.wait, having applied B and then failed its
+	// health check on the root: lastAppliedRevision stays A, as kustomize-controller leaves it.
+	healthCheckFailed := strings.NewReplacer(
+		`lastAppliedRevision: "`+revB+`"`, `lastAppliedRevision: "`+revOfA+`"`,
+		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revB+`", observedGeneration: 2}`,
+		`{type: Ready, status: "False", reason: HealthCheckFailed, message: "Kustomization/flux-system/app status: 'Failed'", observedGeneration: 2}`,
+	).Replace(ks("flux-system", "GitRepository", "app", ", wait: true", revB))
+	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
+	sourceStalled := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
+	failsAsItDid := expected{Outcome: sourceStalled, Says: []string{
+		"ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, artifact main@sha1:a1b2c3d) stalled: invalid path pattern; ExternalArtifact/flux-system/gen serves"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "its HelmRelease Ready on its chart, applied by a Kustomization behind its source: the fix may be on its way", looks: []fixtureLook{{
+			docs: on(byRelease, append(release, apps(revOfA, ""))...),
+			want: expected{Outcome: waits, Says: []string{"stalled: invalid path pattern; the fix may be on its way: " +
+				"Kustomization/flux-system/apps, which applies HelmRelease/shop/web, which applies ArtifactGenerator/flux-system/gen, has not applied its source's main@sha1:bbbbbbb yet"}}}}},
+		{name: "its HelmRelease Ready on its chart, its Kustomization applied B: it fails", looks: []fixtureLook{{
+			docs: on(byRelease, append(release, apps(revB, ""))...),
+			want: failsAsItDid}}},
+		{name: "its Kustomization applied B, the one that applies it behind: the fix may be on its way", looks: []fixtureLook{{
+			docs: on(byApps, apps(revB, "flux-system"), fluxSystem(revOfA)),
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: " +
+				"Kustomization/flux-system/flux-system, which applies Kustomization/flux-system/apps, which applies ArtifactGenerator/flux-system/gen, has not applied its source's main@sha1:bbbbbbb yet"}}}}},
+		{name: "both Kustomizations applied B: it fails", looks: []fixtureLook{{
+			docs: on(byApps, apps(revB, "flux-system"), fluxSystem(revB)),
+			want: failsAsItDid}}},
+		{name: "the top applied B, then failed its health checks: it fails", looks: []fixtureLook{{
+			docs: on(byApps, apps(revB, "flux-system"), healthCheckFailed),
+			want: failsAsItDid}}},
+		{name: "a loop in the labels, apps applied by flux-system applied by apps: the walk ends, it fails", looks: []fixtureLook{{
+			docs: on(byApps, apps(revB, "flux-system"), ownedBy(fluxSystem(revB), kustomizeGroup, "flux-system", "apps")),
+			want: failsAsItDid}}},
+		{name: "flux-system applies itself: the walk ends, it fails", looks: []fixtureLook{{
+			docs: on(byApps, apps(revB, "flux-system"), ownedBy(fluxSystem(revB), kustomizeGroup, "flux-system", "flux-system")),
+			want: failsAsItDid}}},
+		{name: "the one that applies its Kustomization not found: it waits", looks: []fixtureLook{{
+			docs: on(byApps, apps(revB, "gone")),
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: " +
+				"Kustomization/flux-system/gone, which applies Kustomization/flux-system/apps, which applies ArtifactGenerator/flux-system/gen, is not found"}}}}},
+		{name: "its HelmRelease generated by a ResourceSet: it waits", looks: []fixtureLook{{
+			docs: on(byRelease, ownedBy(helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), "resourceset.fluxcd.controlplane.io", "flux-system", "apps"), ociRepo()),
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: " +
+				"ResourceSet/flux-system/apps, which applies HelmRelease/shop/web, which applies ArtifactGenerator/flux-system/gen, generates it from inputs that may change"}}}}},
+	})
+}
