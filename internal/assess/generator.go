@@ -219,11 +219,14 @@ func (a *assessor) readApplier(e *Assessment, applier flux.Ref, below string) (r
 // applierChainPending walks up from r, the applier of the generator gen (an ID), done with
 // its source's current artifact: the Flux object that applies r (r's own owner labels,
 // flux.ApplierOf) applies r's spec from its own source, so a fix to that spec reaches r only
-// through it, and so on up. It says what one up the chain may still apply, by readApplier's
-// rule, naming the chain down to gen; "" when each is done, up to one that carries no owner
-// label, one already met (a loop: flux-system applies itself), one of a kind the cluster does
-// not serve, or maxApplierChain. Each applier up the chain counts as a read that decides, read
-// no earlier than ownerID's status, its source and the one it applies no earlier than its own.
+// through it, and so on up. It says what one up the chain is still at work to apply
+// (upperMayApply), naming the chain down to gen; "" when each is done, or when the walk ends:
+// at one that carries no owner label, one already met (a loop: flux-system applies itself),
+// one of a kind the cluster does not serve, or maxApplierChain, and at one that will apply
+// nothing before something other than a commit changes, or whose state cannot be known
+// (upperMayApply): the failure is then the verdict, as it was before the chain was followed.
+// Each applier up the chain the walk passes counts as a read that decides, read no earlier
+// than ownerID's status, its source and the one it applies no earlier than its own.
 func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen, ownerID string) string {
 	chain := []applierRead{r}
 	seen := map[string]bool{r.ref.ID(): true}
@@ -240,7 +243,10 @@ func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen, ownerI
 			break
 		}
 		if pending != "" {
-			return pending
+			if a.upperMayApply(next) {
+				return pending
+			}
+			break
 		}
 		chain, r = append(chain, next), next
 	}
@@ -251,4 +257,29 @@ func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen, ownerI
 		a.consistent(lower.key, lower.list, upper.ref.ID())
 	}
 	return ""
+}
+
+// upperMayApply says whether r, an applier up a generator's chain that readApplier found not
+// done, may still apply what fixes the generator: while it or its source is being listed, and
+// while it is at work on its source's current artifact or behind it (flux.MayStillApply). Not
+// when it will apply nothing before something other than a commit changes, or its state cannot
+// be known: not found (a label that names a Kustomization of another cluster, or one deleted),
+// suspended, failed on its source's current artifact, a ResourceSet (whose inputs are not
+// known to carry the fix), a list or a source the credentials may not read. A hold on those
+// would last to the deadline.
+func (a *assessor) upperMayApply(r applierRead) bool {
+	switch {
+	case !r.list.Synced():
+		return r.list.Err() == nil
+	case r.obj == nil || (r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease):
+		return false
+	case r.src == nil:
+		gvr, ok := r.srcRef.GroupVersionResource()
+		if !ok {
+			return false
+		}
+		w := a.list(ListKey{GVR: gvr, Namespace: r.srcRef.Namespace})
+		return !w.Synced() && w.Err() == nil
+	}
+	return flux.MayStillApply(r.ref, r.obj, r.src)
 }

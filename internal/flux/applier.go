@@ -77,6 +77,19 @@ func healthCheckFailedAfterApply(ref Ref, g Gate) bool {
 	return ref.Kind == KindKustomization && g.Applied && g.Code == result.CodeFluxHealthCheckFailed && !g.MaybeOlderGeneration
 }
 
+// MayStillApply says whether the Kustomization or HelmRelease ref, obj, is still at work on,
+// or behind, what its source src serves now: Evaluate's InProgress for src.Offers(). Not once
+// it applied it (Current, or only its health checks failed after the apply), nor when it is
+// suspended, failed on it (the controller applies nothing of that artifact until a new one
+// comes), or cannot be verified from this cluster.
+func MayStillApply(ref Ref, obj *unstructured.Unstructured, src *Source) bool {
+	if obj == nil || src == nil || src.Revision == "" {
+		return false
+	}
+	g := Evaluate(ref, obj, src.Offers(), src)
+	return g.Verdict == result.VerdictInProgress && !healthCheckFailedAfterApply(ref, g)
+}
+
 // FetchPending says that src, the source a generator's applier applies from (ApplyPending
 // done with it), is also one of gen's own sources and does not serve want yet, the revision
 // the object of gen's artifact waits for: want is then a revision of that very repository,
