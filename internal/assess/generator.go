@@ -154,7 +154,7 @@ func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerI
 		}
 	}
 	if pending == "" {
-		pending = a.applierChainPending(e, r, ref.ID(), ownerID)
+		pending = a.applierChainPending(e, r, flux.ReadGenerator(ref, gen), ownerID, want)
 	}
 	if pending != "" {
 		return pending
@@ -220,17 +220,18 @@ func (a *assessor) readApplier(e *Assessment, applier flux.Ref, below string) (r
 // its source's current artifact: the Flux object that applies r (r's own owner labels,
 // flux.ApplierOf) applies r's spec from its own source, so a fix to that spec reaches r only
 // through it, and so on up. It says what one up the chain is still at work to apply
-// (upperMayApply), naming the chain down to gen; "" when each is done, or when the walk ends:
+// (upperMayApply), or that one done with its source waits for that source, one of gen's own,
+// to fetch want (flux.FetchPending, as for the first applier), naming the chain down to gen; "" when each is done, or when the walk ends:
 // at one that carries no owner label, one already met (a loop: flux-system applies itself),
 // one of a kind the cluster does not serve, or maxApplierChain, and at one that will apply
 // nothing before something other than a commit changes, or whose state cannot be known
 // (upperMayApply): the failure is then the verdict, as it was before the chain was followed.
 // Each applier up the chain the walk passes counts as a read that decides, read no earlier
 // than ownerID's status, its source and the one it applies no earlier than its own.
-func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen, ownerID string) string {
+func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Generator, ownerID string, want flux.Revision) string {
 	chain := []applierRead{r}
 	seen := map[string]bool{r.ref.ID(): true}
-	below := gen
+	below := gen.Ref.ID()
 	for len(chain) < maxApplierChain && r.obj != nil {
 		up, ok := flux.ApplierOf(r.obj.GetLabels())
 		if !ok || seen[up.ID()] {
@@ -247,6 +248,9 @@ func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen, ownerI
 				return pending
 			}
 			break
+		}
+		if fetch := flux.FetchPending(gen, a.firstArtifact(*next.src), *next.src, want); fetch != "" {
+			return fmt.Sprintf("%s, which applies %s, %s", up.ID(), below, fetch)
 		}
 		chain, r = append(chain, next), next
 	}

@@ -446,6 +446,12 @@ func TestStalledGeneratorFixUpItsApplierChain(t *testing.T) {
 		{name: "flux-system applies itself: the walk ends, it fails", looks: []fixtureLook{{
 			docs: on(byApps, apps(revB, "flux-system"), ownedBy(fluxSystem(revB), kustomizeGroup, "flux-system", "flux-system")),
 			want: failsAsItDid}}},
+		{name: "a monorepo, B not fetched yet: its HelmRelease's Kustomization applied A of the generator's own source: the fix may be on its way", looks: []fixtureLook{{
+			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revOfA), externalArtifact("gen", "flux-system", revOfA),
+				byRelease, ownedBy(helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), kustomizeGroup, "flux-system", "apps"), ociRepo(),
+				apps(revOfA, "")},
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: " +
+				"Kustomization/flux-system/apps, which applies HelmRelease/shop/web, which applies ArtifactGenerator/flux-system/gen, applied main@sha1:a1b2c3d of GitRepository/flux-system/app, a source of ArtifactGenerator/flux-system/gen too, which has not fetched main@sha1:bbbbbbb yet"}}}}},
 		// Up the chain, an applier that will apply nothing before something other than a commit
 		// changes, or whose state cannot be known, ends the walk: a hold on it would last to the
 		// deadline.
