@@ -100,6 +100,16 @@ func (a *assessor) listObject(e *Assessment, v *objectVisit, now time.Time) bool
 		a.consistent(objKey, w, owner.Object.ID)
 		return true
 	}
+	if w.Err() != nil && w.Read().Failure.Cause == ReadNotServed {
+		// A kind mapped without discovery (a built-in one) that this cluster does not serve:
+		// said as discovery would have said it, and looked at again as a kind discovery did
+		// not find is (a version the cluster may start serving).
+		ro.Message = NotServedError{GVK: gvk}.Error()
+		e.Objects = append(e.Objects, *ro)
+		e.wait(Finding{Verdict: result.VerdictInProgress, Reason: "UnknownKind", Message: ro.ID + ": " + ro.Message})
+		e.recheckAt(now.Add(MappingRetry))
+		return false
+	}
 	// (What the watch is, said only while it has no first list: a synced watch is ready
 	// either way.)
 	what := mapping.Resource.Resource + namespaceSuffix(ns)

@@ -382,3 +382,23 @@ func TestCanariesDiscoveredBesideTheirTargetsList(t *testing.T) {
 		})
 	}
 }
+
+// TestBuiltinKindNotServed: a built-in kind mapped without discovery whose list the cluster
+// answers 404 (a version it does not serve) is said as discovery would have said it, and waited
+// on as a kind the cluster may start serving: not a NotFound asking whether Flux is installed.
+func TestBuiltinKindNotServed(t *testing.T) {
+	t.Parallel()
+	s := newFakeState(t, revB, kustomization(readyOnB)+"\n---\n"+deploymentCurrent+"\n---\n"+service)
+	notServed := apierrors.NewNotFound(deployGVR.GroupResource(), "")
+	s.watches = &pendingCache{objectCache: s.watches, failing: map[schema.GroupVersionResource]error{deployGVR: notServed}, lists: map[assess.ListKey]assess.List{}}
+	e := s.assess(fixtureNow)
+	if e.Fatal != nil {
+		t.Fatalf("fatal %+v, want a wait for the kind", e.Fatal)
+	}
+	if e.Pending == nil || e.Pending.Reason != "UnknownKind" || !strings.Contains(e.Pending.Message, "the cluster does not serve apps/v1, Kind=Deployment") {
+		t.Errorf("pending %+v, want UnknownKind naming the kind", e.Pending)
+	}
+	if e.Recheck.IsZero() {
+		t.Error("no recheck: the kind is never looked at again")
+	}
+}
