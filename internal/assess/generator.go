@@ -263,9 +263,24 @@ func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Ge
 	return ""
 }
 
+// listMayArrive reports whether the first list of w, not there yet, may still come: it is on
+// its way, or its last read failed in a way a retry may mend (a 500, a timeout); not when the
+// credentials may not read it, or the cluster does not serve it.
+func listMayArrive(w List) bool {
+	if w.Err() == nil {
+		return true
+	}
+	switch w.Read().Failure.Cause {
+	case ReadForbidden, ReadNotServed, ReadUnauthorized, ReadCredentials:
+		return false
+	}
+	return true
+}
+
 // upperMayApply says whether r, an applier up a generator's chain that readApplier found not
 // done, may still apply what fixes the generator: while it or its source is being listed, and
-// while it is at work on its source's current artifact or behind it (flux.MayStillApply). Not
+// while it is at work on its source's current artifact or behind it, or failed in a way its
+// controller retries (flux.MayStillApply). Not
 // when it will apply nothing before something other than a commit changes, or its state cannot
 // be known: not found (a label that names a Kustomization of another cluster, or one deleted),
 // suspended, failed on its source's current artifact, a ResourceSet (whose inputs are not
@@ -274,7 +289,7 @@ func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Ge
 func (a *assessor) upperMayApply(r applierRead) bool {
 	switch {
 	case !r.list.Synced():
-		return r.list.Err() == nil
+		return listMayArrive(r.list)
 	case r.obj == nil || (r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease):
 		return false
 	case r.src == nil:
@@ -283,7 +298,7 @@ func (a *assessor) upperMayApply(r applierRead) bool {
 			return false
 		}
 		w := a.list(ListKey{GVR: gvr, Namespace: r.srcRef.Namespace})
-		return !w.Synced() && w.Err() == nil
+		return !w.Synced() && listMayArrive(w)
 	}
 	return flux.MayStillApply(r.ref, r.obj, r.src)
 }

@@ -81,13 +81,19 @@ func healthCheckFailedAfterApply(ref Ref, g Gate) bool {
 // or behind, what its source src serves now: Evaluate's InProgress for src.Offers(). Not once
 // it applied it (Current, or only its health checks failed after the apply), nor when it is
 // suspended, failed on it (the controller applies nothing of that artifact until a new one
-// comes), or cannot be verified from this cluster.
+// comes), or cannot be verified from this cluster. A failure its controller retries and that
+// may pass with no new commit (Gate.Retried: a dry-run against a CRD not served yet), or that
+// may be of the generation before the current one (Gate.MaybeOlderGeneration), is still at
+// work, as it is for the applier itself (ApplyPending).
 func MayStillApply(ref Ref, obj *unstructured.Unstructured, src *Source) bool {
 	if obj == nil || src == nil || src.Revision == "" {
 		return false
 	}
 	g := Evaluate(ref, obj, src.Offers(), src)
-	return g.Verdict == result.VerdictInProgress && !healthCheckFailedAfterApply(ref, g)
+	if healthCheckFailedAfterApply(ref, g) {
+		return false
+	}
+	return g.Verdict == result.VerdictInProgress || g.Verdict == result.VerdictFailed && (g.Retried || g.MaybeOlderGeneration)
 }
 
 // FetchPending says that src, the source a generator's applier applies from (ApplyPending
