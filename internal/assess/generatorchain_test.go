@@ -13,10 +13,12 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
-// TestStalledGeneratorChainRetries: up a stalled generator's applier chain, a failure its
-// controller retries, or one that may be of the generation before the current one, may still
-// bring the fix, as it does at the first applier.
-func TestStalledGeneratorChainRetries(t *testing.T) {
+// TestStalledGeneratorChainRetriesAndSources: up a stalled generator's applier chain, a
+// failure its controller retries, or one that may be of the generation before the current
+// one, may still bring the fix, as it does at the first applier; a source suspended, or one
+// the generator does not take its artifacts' revision from, will not bring the expected
+// revision.
+func TestStalledGeneratorChainRetriesAndSources(t *testing.T) {
 	t.Parallel()
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
@@ -33,6 +35,8 @@ func TestStalledGeneratorChainRetries(t *testing.T) {
 	}
 	fluxSystem := func(rev string) string { return ks("flux-system", "GitRepository", "app", "", rev) }
 	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
+	sourceStalled := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
+	failsAsItDid := expected{Outcome: sourceStalled, Says: []string{"stalled: invalid path pattern"}}
 
 	// The top failed on B with a failure kustomize-controller retries (a dry-run against a
 	// CRD another Kustomization of B installs): its next attempt applies B, and the fix with it.
@@ -41,6 +45,14 @@ func TestStalledGeneratorChainRetries(t *testing.T) {
 		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revB+`", observedGeneration: 2}`,
 		`{type: Ready, status: "False", reason: ReconciliationFailed, message: "Widget/shop/w dry-run failed: no matches for kind \"Widget\" in version \"example.com/v1\"\nensure CRDs are installed first", observedGeneration: 2, lastTransitionTime: "2026-11-01T11:59:00Z"}`,
 	).Replace(fluxSystem(revB))
+
+	// A generator of two sources, the app's and the fleet's; the fleet repository is also
+	// flux-system's source; B is a commit of the app's repository, which the fleet's never serves.
+	twoSources := strings.Replace(byApps,
+		`sources: [{alias: app, kind: GitRepository, name: app, namespace: flux-system}]`,
+		`sources: [{alias: app, kind: GitRepository, name: app, namespace: flux-system}, {alias: fleet, kind: GitRepository, name: fleet, namespace: flux-system}]`, 1)
+	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
+	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
 
 	// The top at generation 3 (its spec just changed: the fix may be in it), its health
 	// check failure stamped 3 by Flux's patch helper though it may be of generation 2.
@@ -63,9 +75,24 @@ func TestStalledGeneratorChainRetries(t *testing.T) {
 			want: expected{Outcome: waits}}}},
 		// The generator's own GitRepository, the top's source, suspended on A: it fetches
 		// nothing, B never comes.
+		{name: "a monorepo, the shared source suspended on A: it fails", looks: []fixtureLook{{
+			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), strings.Replace(gitRepoStored(revOfA), "generation: 1}", "generation: 1}\nspec: {suspend: true}", 1), externalArtifact("gen", "flux-system", revOfA),
+				ownedBy(generator, "helm.toolkit.fluxcd.io", "shop", "web"), ownedBy(helmRelease("OCIRepository", 2, 2, "1.0.0", dig1), kustomizeGroup, "flux-system", "apps"), ociRepo(),
+				ks("apps", "GitRepository", "app", "", revOfA)},
+			want: failsAsItDid}}},
+		{name: "the same, suspended, at the first level: it fails", looks: []fixtureLook{{
+			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), strings.Replace(gitRepoStored(revOfA), "generation: 1}", "generation: 1}\nspec: {suspend: true}", 1), externalArtifact("gen", "flux-system", revOfA),
+				byApps, ks("apps", "GitRepository", "app", "", revOfA)},
+			want: failsAsItDid}}},
 		{name: "the top failed on B, a failure it retries: it waits", looks: []fixtureLook{{
 			docs: on(byApps, apps(revB, "flux-system"), retriedOnB),
 			want: expected{Outcome: waits}}}},
+		{name: "a two-source generator, flux-system on the fleet repo done: it fails", looks: []fixtureLook{{
+			docs: on(twoSources, apps(revB, "flux-system"), ks("flux-system", "GitRepository", "fleet", "", fleetRev), fleetRepo),
+			want: failsAsItDid}}},
+		{name: "a two-source generator, its first applier on the fleet repo done: it fails", looks: []fixtureLook{{
+			docs: on(twoSources, ks("apps", "GitRepository", "fleet", "", fleetRev), fleetRepo),
+			want: failsAsItDid}}},
 	})
 }
 

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -102,13 +103,16 @@ func MayStillApply(ref Ref, obj *unstructured.Unstructured, src *Source) bool {
 // and its fetch brings the applier a new artifact, which may change gen. "" otherwise: an
 // applier of another repository (a fleet's) is done once it applied what that one serves,
 // and a source that moved past want (MovedPast from first, src as the run first saw it with
-// an artifact: Flux fetches the newest revision only) will not serve it.
+// an artifact: Flux fetches the newest revision only) will not serve it, nor will one
+// suspended or stalled. Where gen's artifacts take their revision from named sources
+// (RevisionAliases), want is a revision of one of those: another source of gen (a fleet
+// repository it copies a file from) is not waited for.
 func FetchPending(gen Generator, first, src Source, want Revision) string {
-	if want.IsZero() || src.Revision == "" || want.Matches(src.Revisions()...) || MovedPast(want, first, src, false) {
+	if want.IsZero() || src.Revision == "" || src.Suspended || src.Stalled || want.Matches(src.Revisions()...) || MovedPast(want, first, src, false) {
 		return ""
 	}
 	for _, s := range gen.Sources {
-		if s.Ref == src.Ref {
+		if s.Ref == src.Ref && (len(gen.RevisionAliases) == 0 || slices.Contains(gen.RevisionAliases, s.Alias)) {
 			return fmt.Sprintf("applied %s of %s, a source of %s too, which has not fetched %s yet",
 				ShortRevision(src.Revision), src.Ref.ID(), gen.Ref.ID(), ShortRevision(want.String()))
 		}

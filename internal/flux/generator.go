@@ -52,6 +52,10 @@ type Generator struct {
 	// Sources are spec.sources: each source's alias and reference (in the generator's
 	// namespace unless it names one).
 	Sources []GeneratorSource
+	// RevisionAliases are the aliases of the sources its artifacts take their revision or
+	// origin revision from (spec.artifacts[].revision, originRevision: "@alias"); none when
+	// every artifact's revision is the digest of its content.
+	RevisionAliases []string
 	// Digest is status.observedSourcesDigest: ObservedSourcesDigest of the sources its last
 	// successful build was made from.
 	Digest               string
@@ -76,6 +80,13 @@ func ReadGenerator(ref SourceRef, obj *unstructured.Unstructured) Generator {
 	for _, m := range nestedMaps(u, "spec", "sources") {
 		g.Sources = append(g.Sources, GeneratorSource{Alias: str(m, "alias"),
 			Ref: SourceRef{Kind: str(m, "kind"), Namespace: cmp.Or(str(m, "namespace"), obj.GetNamespace()), Name: str(m, "name")}})
+	}
+	for _, m := range nestedMaps(u, "spec", "artifacts") {
+		for _, field := range []string{"revision", "originRevision"} {
+			if alias, ok := strings.CutPrefix(str(m, field), "@"); ok && alias != "" && !slices.Contains(g.RevisionAliases, alias) {
+				g.RevisionAliases = append(g.RevisionAliases, alias)
+			}
+		}
 	}
 	g.Digest, _, _ = unstructured.NestedString(u, "status", "observedSourcesDigest")
 	g.generation = obj.GetGeneration()

@@ -178,6 +178,8 @@ type Source struct {
 	// Producer is the ArtifactGenerator an ExternalArtifact names as its spec.sourceRef: it
 	// holds what that generator last built, which GeneratorWait compares with its sources.
 	Producer SourceRef
+	// Suspended is spec.suspend: source-controller fetches nothing more.
+	Suspended bool
 }
 
 // invalidChartReferenceReason is source-controller's reason for a chart that its source does
@@ -201,6 +203,7 @@ func ReadSource(ref SourceRef, obj *unstructured.Unstructured) Source {
 	if at, _, _ := unstructured.NestedString(u, "status", "artifact", "lastUpdateTime"); at != "" {
 		s.ArtifactUpdated, _ = time.Parse(time.RFC3339, at)
 	}
+	s.Suspended, _, _ = unstructured.NestedBool(u, "spec", "suspend")
 	if ref.Kind == "HelmChart" {
 		s.Upstream = chartSourceOf(obj, ref.Namespace)
 	}
