@@ -74,11 +74,10 @@ func consistentState(t testing.TB, s *fakeapi.Server, snapshot bool) *clusterSta
 	return state
 }
 
-// TestSnapshotFailureReadAgain: get reads the lists again that a failure rests on without their
-// having been read after the Kustomization said applied: the Deployment listed stuck before its
-// fix was applied is Current on the list after.
-func TestSnapshotFailureReadAgain(t *testing.T) {
-	t.Parallel()
+// listedBeforeItsFix is the state of a fake cluster read as get does, whose Deployment was
+// listed stuck before its fix was applied and before the Kustomization said applied.
+func listedBeforeItsFix(t *testing.T) *clusterState {
+	t.Helper()
 	resources, objects := consistentApp()
 	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects})
 	t.Cleanup(s.Close)
@@ -87,6 +86,15 @@ func TestSnapshotFailureReadAgain(t *testing.T) {
 	state.watches.get(appDeployments) // listed stuck, before the fix
 	s.Set(appObject(t, objects, "app-000"))
 	s.Set(appObject(t, objects, "app")) // the Kustomization says applied after it
+	return state
+}
+
+// TestSnapshotFailureReadAgain: get reads the lists again that a failure rests on without their
+// having been read after the Kustomization said applied: the Deployment listed stuck before its
+// fix was applied is Current on the list after.
+func TestSnapshotFailureReadAgain(t *testing.T) {
+	t.Parallel()
+	state := listedBeforeItsFix(t)
 	now := time.Now()
 	e := state.assess(now)
 	if e.Fatal == nil || e.Fatal.Verdict != result.VerdictFailed || len(e.Unconfirmed) == 0 {
@@ -330,14 +338,7 @@ func TestConfirmingWhenTheWatchCatchesUp(t *testing.T) {
 // the Deployment the watches saw stuck and the read saw Current has one.
 func TestMomentsOfTheConsistentRead(t *testing.T) {
 	t.Parallel()
-	resources, objects := consistentApp()
-	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects})
-	t.Cleanup(s.Close)
-	state := consistentState(t, s, true)
-	s.Set(stuck(appObject(t, objects, "app-000")))
-	state.watches.get(appDeployments) // listed stuck, before the fix
-	s.Set(appObject(t, objects, "app-000"))
-	s.Set(appObject(t, objects, "app")) // the Kustomization says applied after it
+	state := listedBeforeItsFix(t)
 	now := time.Now()
 	r := &clusterRun{req: state.req, state: state, start: now.Add(-time.Second), since: sinceTracker{}}
 	e, _, c := r.pass(t.Context(), now)
