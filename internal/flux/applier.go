@@ -108,7 +108,10 @@ func MayStillApply(ref Ref, obj *unstructured.Unstructured, src *Source) bool {
 // (RevisionAliases), want is a revision of one of those: another source of gen (a fleet
 // repository it copies a file from) is not waited for.
 func FetchPending(gen Generator, first, src Source, want Revision) string {
-	if want.IsZero() || src.Revision == "" || src.Suspended || src.Stalled || want.Matches(src.Revisions()...) || MovedPast(want, first, src, false) {
+	// (A stalled HelmChart is built again when its own source serves a new artifact: only a
+	// stalled repository, bucket or OCI repository fetches nothing more.)
+	stalled := src.Stalled && src.Ref.Kind != "HelmChart"
+	if want.IsZero() || src.Revision == "" || src.Suspended || stalled || want.Matches(src.Revisions()...) || MovedPast(want, first, src, false) {
 		return ""
 	}
 	for _, s := range gen.Sources {

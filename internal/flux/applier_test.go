@@ -35,3 +35,35 @@ func TestApplierOf(t *testing.T) {
 		})
 	}
 }
+
+// TestFetchPendingStalledSources: a stalled repository fetches nothing more, and is not
+// waited for; a stalled HelmChart is built again when its own source serves a new artifact,
+// and is.
+func TestFetchPendingStalledSources(t *testing.T) {
+	t.Parallel()
+	want, err := ParseRevision("main@sha1:bbbbbbb2222222222222222222222222222222bb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	git := SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "app"}
+	chart := SourceRef{Kind: "HelmChart", Namespace: "flux-system", Name: "flux-system-web"}
+	tests := []struct {
+		name        string
+		src         Source
+		wantPending bool
+	}{
+		{name: "a repository behind", src: Source{Ref: git, Revision: "main@sha1:aaaaaaa1111111111111111111111111111111aa"}, wantPending: true},
+		{name: "a repository stalled", src: Source{Ref: git, Revision: "main@sha1:aaaaaaa1111111111111111111111111111111aa", Stalled: true}},
+		{name: "a repository suspended", src: Source{Ref: git, Revision: "main@sha1:aaaaaaa1111111111111111111111111111111aa", Suspended: true}},
+		{name: "a HelmChart stalled, rebuilt on its source's next artifact", src: Source{Ref: chart, Revision: "1.0.0", Stalled: true}, wantPending: true},
+		{name: "a HelmChart suspended", src: Source{Ref: chart, Revision: "1.0.0", Stalled: true, Suspended: true}},
+	}
+	for _, tt := range tests {
+		gen := Generator{Ref: SourceRef{Kind: "ArtifactGenerator", Namespace: "flux-system", Name: "gen"},
+			Sources: []GeneratorSource{{Alias: "app", Ref: tt.src.Ref}}}
+		got := FetchPending(gen, tt.src, tt.src, want)
+		if (got != "") != tt.wantPending {
+			t.Errorf("%s: FetchPending = %q, want pending %t", tt.name, got, tt.wantPending)
+		}
+	}
+}
