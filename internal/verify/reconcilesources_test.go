@@ -46,6 +46,15 @@ func (f *sourceControllerFake) record(s string) {
 	f.log = append(f.log, s)
 }
 
+// retract takes back an event recorded that did not happen.
+func (f *sourceControllerFake) retract(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i := slices.Index(f.log, s); i >= 0 {
+		f.log = slices.Delete(f.log, i, i+1)
+	}
+}
+
 func (f *sourceControllerFake) events() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -70,8 +79,12 @@ func (f *sourceControllerFake) run(ctx context.Context) {
 				}
 				_ = unstructured.SetNestedField(obj.Object, req, "status", "lastHandledReconcileAt")
 				_ = unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"type": "Ready", "status": f.ready}}, "status", "conditions")
-				if _, err := f.dc.Resource(gvr).Namespace("flux-system").Update(ctx, obj, metav1.UpdateOptions{}); err == nil {
-					f.record("handled " + gvr.Resource + "/" + obj.GetName())
+				// (Logged before the update shows it: the run may read it and send its next
+				// request before Update returns.)
+				event := "handled " + gvr.Resource + "/" + obj.GetName()
+				f.record(event)
+				if _, err := f.dc.Resource(gvr).Namespace("flux-system").Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+					f.retract(event)
 				}
 			}
 		}
