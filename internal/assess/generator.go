@@ -113,8 +113,8 @@ func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs ma
 	return inputs, "", ""
 }
 
-// generatorFixPending says what may still change the ArtifactGenerator ref, whose failure
-// would fail ownerID: the Flux object that applies it from its own source (its owner labels,
+// generatorFixPending says what may still change the ArtifactGenerator that writes the
+// ExternalArtifact artifact (its Producer), whose failure would fail ownerID: the Flux object that applies it from its own source (its owner labels,
 // flux.ApplierOf; helm-controller's too) while it has not applied what that source serves
 // now (flux.ApplyPending), since the change merged to fix the generator may be in it, or one
 // that applies that applier in turn (applierChainPending: the fix may change the applier's
@@ -124,10 +124,11 @@ func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs ma
 // earlier than ownerID's status, and that source and the generator no earlier than the
 // applier's (the consistency rule: these reads decide the failure), unless that source is one
 // of the generator's own and does not serve want yet, nor has moved past it since the run
-// first saw it (flux.FetchPending: the fix may come with it). An applier or a source that
+// first saw it (flux.FetchPending, for artifact: the fix may come with it). An applier or a source that
 // cannot be read yet, or may not be read, leaves it pending: the root waits, as it did before
 // its generator was judged.
-func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerID string, want flux.Revision) string {
+func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, ownerID string, want flux.Revision) string {
+	ref := artifact.Producer
 	genKey := ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}
 	genList := a.list(genKey)
 	cached, _ := genList.Object(ref.Namespace, ref.Name)
@@ -149,12 +150,12 @@ func (a *assessor) generatorFixPending(e *Assessment, ref flux.SourceRef, ownerI
 		first = a.firstArtifact(*r.src) // whether it moves past want, from any look on
 	}
 	if pending == "" {
-		if fetch := flux.FetchPending(flux.ReadGenerator(ref, gen), first, *r.src, want); fetch != "" {
+		if fetch := flux.FetchPending(flux.ReadGenerator(ref, gen), artifact.Ref.Name, first, *r.src, want); fetch != "" {
 			pending = fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), fetch)
 		}
 	}
 	if pending == "" {
-		pending = a.applierChainPending(e, r, flux.ReadGenerator(ref, gen), ownerID, want)
+		pending = a.applierChainPending(e, r, flux.ReadGenerator(ref, gen), artifact.Ref.Name, ownerID, want)
 	}
 	if pending != "" {
 		return pending
@@ -216,19 +217,20 @@ func (a *assessor) readApplier(e *Assessment, applier flux.Ref, below string) (r
 	return r, "", true
 }
 
-// applierChainPending walks up from r, the applier of the generator gen (an ID), done with
-// its source's current artifact: the Flux object that applies r (r's own owner labels,
-// flux.ApplierOf) applies r's spec from its own source, so a fix to that spec reaches r only
-// through it, and so on up. It says what one up the chain is still at work to apply
-// (upperMayApply), or that one done with its source waits for that source, one of gen's own,
-// to fetch want (flux.FetchPending, as for the first applier), naming the chain down to gen; "" when each is done, or when the walk ends:
-// at one that carries no owner label, one already met (a loop: flux-system applies itself),
-// one of a kind the cluster does not serve, or maxApplierChain, and at one that will apply
-// nothing before something other than a commit changes, or whose state cannot be known
-// (upperMayApply): the failure is then the verdict, as it was before the chain was followed.
-// Each applier up the chain the walk passes counts as a read that decides, read no earlier
-// than ownerID's status, its source and the one it applies no earlier than its own.
-func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Generator, ownerID string, want flux.Revision) string {
+// applierChainPending walks up from r, the applier of the generator gen, which writes the
+// ExternalArtifact named artifact, done with its source's current artifact: the Flux object that
+// applies r (r's own owner labels, flux.ApplierOf) applies r's spec from its own source, so a
+// fix to that spec reaches r only through it, and so on up. It says what one up the chain is
+// still at work to apply (upperMayApply), or that one done with its source waits for that
+// source, one of gen's own, to fetch want (flux.FetchPending, as for the first applier), naming
+// the chain down to gen; "" when each is done, or when the walk ends: at one that carries no
+// owner label, one already met (a loop: flux-system applies itself), one of a kind the cluster
+// does not serve, or maxApplierChain, and at one that will apply nothing before something other
+// than a commit changes, or whose state cannot be known (upperMayApply): the failure is then the
+// verdict, as it was before the chain was followed. Each applier up the chain the walk passes
+// counts as a read that decides, read no earlier than ownerID's status, its source and the one
+// it applies no earlier than its own.
+func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Generator, artifact, ownerID string, want flux.Revision) string {
 	chain := []applierRead{r}
 	seen := map[string]bool{r.ref.ID(): true}
 	below := gen.Ref.ID()
@@ -249,7 +251,7 @@ func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Ge
 			}
 			break
 		}
-		if fetch := flux.FetchPending(gen, a.firstArtifact(*next.src), *next.src, want); fetch != "" {
+		if fetch := flux.FetchPending(gen, artifact, a.firstArtifact(*next.src), *next.src, want); fetch != "" {
 			return fmt.Sprintf("%s, which applies %s, %s", up.ID(), below, fetch)
 		}
 		chain, r = append(chain, next), next

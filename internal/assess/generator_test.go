@@ -434,6 +434,10 @@ func TestStalledGeneratorFixUpItsApplierChain(t *testing.T) {
 	twoSources := strings.Replace(byApps,
 		`sources: [{alias: app, kind: GitRepository, name: app, namespace: flux-system}]`,
 		`sources: [{alias: app, kind: GitRepository, name: app, namespace: flux-system}, {alias: fleet, kind: GitRepository, name: fleet, namespace: flux-system}]`, 1)
+	// The same, with a second artifact that takes its revision from the fleet's.
+	twoArtifacts := strings.Replace(twoSources,
+		`artifacts: [{name: gen, revision: "@app", copy: [{from: "@app/deploy/**", to: "@artifact/"}]}]`,
+		`artifacts: [{name: gen, revision: "@app", copy: [{from: "@app/deploy/**", to: "@artifact/"}]}, {name: config, revision: "@fleet", copy: [{from: "@fleet/config/**", to: "@artifact/"}]}]`, 1)
 	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
 	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
 
@@ -527,6 +531,12 @@ func TestStalledGeneratorFixUpItsApplierChain(t *testing.T) {
 			want: failsAsItDid}}},
 		{name: "a two-source generator, its first applier on the fleet repo done: it fails", looks: []fixtureLook{{
 			docs: on(twoSources, ks("apps", "GitRepository", "fleet", "", fleetRev), fleetRepo),
+			want: failsAsItDid}}},
+		{name: "its other artifact on the fleet repo, its first applier on that repo done: it fails", looks: []fixtureLook{{
+			docs: on(twoArtifacts, ks("apps", "GitRepository", "fleet", "", fleetRev), fleetRepo),
+			want: failsAsItDid}}},
+		{name: "the same, flux-system on the fleet repo done: it fails", looks: []fixtureLook{{
+			docs: on(twoArtifacts, apps(revB, "flux-system"), ks("flux-system", "GitRepository", "fleet", "", fleetRev), fleetRepo),
 			want: failsAsItDid}}},
 	})
 }

@@ -295,7 +295,7 @@ func (a *assessor) producerStalled(e *Assessment, g *flux.Gate, src flux.Source,
 	}
 	verdict, code, message, note := a.producerWait(e, src, g.Object.ID, want)
 	if verdict == result.VerdictFailed {
-		if pending := a.generatorFixPending(e, src.Producer, g.Object.ID, want); pending != "" {
+		if pending := a.generatorFixPending(e, src, g.Object.ID, want); pending != "" {
 			verdict, message = result.VerdictInProgress, message+"; the fix may be on its way: "+pending
 		}
 	}

@@ -104,18 +104,20 @@ func MayStillApply(ref Ref, obj *unstructured.Unstructured, src *Source) bool {
 // applier of another repository (a fleet's) is done once it applied what that one serves,
 // and a source that moved past want (MovedPast from first, src as the run first saw it with
 // an artifact: Flux fetches the newest revision only) will not serve it, nor will one
-// suspended or stalled. Where gen's artifacts take their revision from named sources
-// (RevisionAliases), want is a revision of one of those: another source of gen (a fleet
-// repository it copies a file from) is not waited for.
-func FetchPending(gen Generator, first, src Source, want Revision) string {
+// suspended or stalled. Where the ExternalArtifact the object applies (artifact, by name)
+// takes its revision from named sources of gen (Generator.RevisionAliases), want is a
+// revision of one of those: another source of gen (a fleet repository it copies a file
+// from, or that another of its artifacts takes its revision from) is not waited for.
+func FetchPending(gen Generator, artifact string, first, src Source, want Revision) string {
 	// (A stalled HelmChart is built again when its own source serves a new artifact: only a
 	// stalled repository, bucket or OCI repository fetches nothing more.)
 	stalled := src.Stalled && src.Ref.Kind != "HelmChart"
 	if want.IsZero() || src.Revision == "" || src.Suspended || stalled || want.Matches(src.Revisions()...) || MovedPast(want, first, src, false) {
 		return ""
 	}
+	aliases := gen.RevisionAliases(artifact)
 	for _, s := range gen.Sources {
-		if s.Ref == src.Ref && (len(gen.RevisionAliases) == 0 || slices.Contains(gen.RevisionAliases, s.Alias)) {
+		if s.Ref == src.Ref && (len(aliases) == 0 || slices.Contains(aliases, s.Alias)) {
 			return fmt.Sprintf("applied %s of %s, a source of %s too, which has not fetched %s yet",
 				ShortRevision(src.Revision), src.Ref.ID(), gen.Ref.ID(), ShortRevision(want.String()))
 		}

@@ -61,7 +61,7 @@ func TestFetchPendingStalledSources(t *testing.T) {
 	for _, tt := range tests {
 		gen := Generator{Ref: SourceRef{Kind: "ArtifactGenerator", Namespace: "flux-system", Name: "gen"},
 			Sources: []GeneratorSource{{Alias: "app", Ref: tt.src.Ref}}}
-		got := FetchPending(gen, tt.src, tt.src, want)
+		got := FetchPending(gen, "gen", tt.src, tt.src, want)
 		if (got != "") != tt.wantPending {
 			t.Errorf("%s: FetchPending = %q, want pending %t", tt.name, got, tt.wantPending)
 		}

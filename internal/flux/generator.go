@@ -52,10 +52,11 @@ type Generator struct {
 	// Sources are spec.sources: each source's alias and reference (in the generator's
 	// namespace unless it names one).
 	Sources []GeneratorSource
-	// RevisionAliases are the aliases of the sources its artifacts take their revision or
-	// origin revision from (spec.artifacts[].revision, originRevision: "@alias"); none when
-	// every artifact's revision is the digest of its content.
-	RevisionAliases []string
+	// Artifacts are spec.artifacts: the ExternalArtifacts it writes, each with the aliases
+	// of the sources it takes its revision from.
+	Artifacts []GeneratorArtifact
+	// patterned is spec.pathPattern set: artifact names may be templates of its captures.
+	patterned bool
 	// Digest is status.observedSourcesDigest: ObservedSourcesDigest of the sources its last
 	// successful build was made from.
 	Digest               string
@@ -65,6 +66,41 @@ type Generator struct {
 	// disabled is the annotation source.extensions.fluxcd.io/reconcile: disabled: it builds
 	// nothing more.
 	disabled bool
+}
+
+// GeneratorArtifact is one artifact of an ArtifactGenerator: its name (a template of
+// spec.pathPattern's captures, "{app}", when that is set), and the aliases of the sources it
+// takes its revision or origin revision from (revision, originRevision: "@alias"); none when
+// its revision is the digest of its content.
+type GeneratorArtifact struct {
+	Name            string
+	RevisionAliases []string
+}
+
+// RevisionAliases are the aliases of the sources the ExternalArtifact named artifact takes
+// its revision from; none when it is the digest of its content, which any source may change.
+// Where the artifact it is written by is not known (a name spec.pathPattern makes, or one no
+// longer in the spec), those of every artifact, and none when one of them has none.
+func (g Generator) RevisionAliases(artifact string) []string {
+	if !g.patterned {
+		for _, a := range g.Artifacts {
+			if a.Name == artifact {
+				return a.RevisionAliases
+			}
+		}
+	}
+	var union []string
+	for _, a := range g.Artifacts {
+		if len(a.RevisionAliases) == 0 {
+			return nil
+		}
+		for _, alias := range a.RevisionAliases {
+			if !slices.Contains(union, alias) {
+				union = append(union, alias)
+			}
+		}
+	}
+	return union
 }
 
 // GeneratorSource is one source of an ArtifactGenerator.
@@ -82,12 +118,16 @@ func ReadGenerator(ref SourceRef, obj *unstructured.Unstructured) Generator {
 			Ref: SourceRef{Kind: str(m, "kind"), Namespace: cmp.Or(str(m, "namespace"), obj.GetNamespace()), Name: str(m, "name")}})
 	}
 	for _, m := range nestedMaps(u, "spec", "artifacts") {
+		a := GeneratorArtifact{Name: str(m, "name")}
 		for _, field := range []string{"revision", "originRevision"} {
-			if alias, ok := strings.CutPrefix(str(m, field), "@"); ok && alias != "" && !slices.Contains(g.RevisionAliases, alias) {
-				g.RevisionAliases = append(g.RevisionAliases, alias)
+			if alias, ok := strings.CutPrefix(str(m, field), "@"); ok && alias != "" && !slices.Contains(a.RevisionAliases, alias) {
+				a.RevisionAliases = append(a.RevisionAliases, alias)
 			}
 		}
+		g.Artifacts = append(g.Artifacts, a)
 	}
+	pattern, _, _ := unstructured.NestedString(u, "spec", "pathPattern")
+	g.patterned = pattern != ""
 	g.Digest, _, _ = unstructured.NestedString(u, "status", "observedSourcesDigest")
 	g.generation = obj.GetGeneration()
 	g.disabled = strings.EqualFold(obj.GetAnnotations()["source.extensions.fluxcd.io/reconcile"], "disabled")
