@@ -149,6 +149,10 @@ func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, owne
 	if r.src != nil {
 		first = a.firstArtifact(*r.src) // whether it moves past want, from any look on
 	}
+	if pending != "" && a.dependencyBlocked(e, r) {
+		a.consistent(r.key, r.list, ownerID)
+		return ""
+	}
 	if pending == "" {
 		if fetch := flux.FetchPending(flux.ReadGenerator(ref, gen), artifact.Ref.Name, first, *r.src, want); fetch != "" {
 			pending = fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), fetch)
@@ -246,7 +250,7 @@ func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Ge
 			break
 		}
 		if pending != "" {
-			if a.upperMayApply(next) {
+			if a.upperMayApply(e, next) {
 				return pending
 			}
 			break
@@ -287,8 +291,9 @@ func listMayArrive(w List) bool {
 // be known: not found (a label that names a Kustomization of another cluster, or one deleted),
 // suspended, failed on its source's current artifact, a ResourceSet (whose inputs are not
 // known to carry the fix), a list or a source the credentials may not read. A hold on those
-// would last to the deadline.
-func (a *assessor) upperMayApply(r applierRead) bool {
+// would last to the deadline. Nor when it waits for a dependency (spec.dependsOn) that holds
+// it back for good (dependencyBlocked).
+func (a *assessor) upperMayApply(e *Assessment, r applierRead) bool {
 	switch {
 	case !r.list.Synced():
 		return listMayArrive(r.list)
@@ -302,5 +307,23 @@ func (a *assessor) upperMayApply(r applierRead) bool {
 		w := a.list(ListKey{GVR: gvr, Namespace: r.srcRef.Namespace})
 		return !w.Synced() && listMayArrive(w)
 	}
-	return flux.MayStillApply(r.ref, r.obj, r.src)
+	return flux.MayStillApply(r.ref, r.obj, r.src) && !a.dependencyBlocked(e, r)
+}
+
+// dependencyBlocked reports whether r, an applier of a generator's chain, waits for a
+// dependency (Ready=False DependencyNotReady on its spec.dependsOn) that holds it back for
+// good, by the rule a root's dependencies are judged by (blockedBy: failed past its retries,
+// suspended short of Ready, to any depth): it applies nothing, the fix included, until
+// something other than a commit changes, and a hold on it would last to the deadline. The
+// dependency's read then decides, and is read no earlier than r's status.
+func (a *assessor) dependencyBlocked(e *Assessment, r applierRead) bool {
+	if r.obj == nil || r.src == nil || r.src.Revision == "" {
+		return false
+	}
+	g := flux.Evaluate(r.ref, r.obj, r.src.Offers(), r.src)
+	if g.Verdict != result.VerdictInProgress || g.Code != result.CodeFluxDependencyNotReady {
+		return false
+	}
+	_, _, blocked := a.blockedBy(e, g, r.src.Offers(), a.now, map[string]bool{}, map[string]bool{}, map[string]bool{r.ref.ID(): true})
+	return blocked
 }
