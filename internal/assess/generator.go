@@ -286,7 +286,8 @@ func listMayArrive(w List) bool {
 // upperMayApply says whether r, an applier up a generator's chain that readApplier found not
 // done, may still apply what fixes the generator: while it or its source is being listed, and
 // while it is at work on its source's current artifact or behind it, or failed in a way its
-// controller retries (flux.MayStillApply). Not
+// controller retries (flux.MayStillApply), for as long as a root's would wait for it (the
+// retry grace, awaitGeneration's bound). Not
 // when it will apply nothing before something other than a commit changes, or its state cannot
 // be known: not found (a label that names a Kustomization of another cluster, or one deleted),
 // suspended, failed on its source's current artifact, a ResourceSet (whose inputs are not
@@ -307,7 +308,15 @@ func (a *assessor) upperMayApply(e *Assessment, r applierRead) bool {
 		w := a.list(ListKey{GVR: gvr, Namespace: r.srcRef.Namespace})
 		return !w.Synced() && listMayArrive(w)
 	}
-	return flux.MayStillApply(r.ref, r.obj, r.src) && !a.dependencyBlocked(e, r)
+	if !flux.MayStillApply(r.ref, r.obj, r.src) {
+		return false
+	}
+	// A failure its controller retries, or that may be of an older generation, is given the
+	// time a root's is (awaitGeneration, graceRetried), and counts once that is over.
+	g := flux.Evaluate(r.ref, r.obj, r.src.Offers(), r.src)
+	a.awaitGeneration(e, &g, a.now)
+	a.graceRetried(e, &g, r.obj, a.now)
+	return g.Verdict == result.VerdictInProgress && !a.dependencyBlocked(e, r)
 }
 
 // dependencyBlocked reports whether r, an applier of a generator's chain, waits for a

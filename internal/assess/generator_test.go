@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -447,8 +448,13 @@ func TestStalledGeneratorFixUpItsApplierChain(t *testing.T) {
 		`lastAppliedRevision: "`+revB+`"`, `lastAppliedRevision: "`+revOfA+`"`,
 		`namespace: flux-system, generation: 2}`, `namespace: flux-system, generation: 3}`,
 		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revB+`", observedGeneration: 2}`,
-		`{type: Ready, status: "False", reason: HealthCheckFailed, message: "Kustomization/flux-system/app status: 'Failed'", observedGeneration: 3}`,
+		`{type: Ready, status: "False", reason: HealthCheckFailed, message: "Kustomization/flux-system/app status: 'Failed'", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:59:30Z"}`,
 	).Replace(ks("flux-system", "GitRepository", "app", ", wait: true", revB))
+	// The same, its failure ten minutes old: past the time kustomize-controller takes to try
+	// the current generation.
+	stampedLongAgo := strings.Replace(stampedCurrent, `lastTransitionTime: "2026-11-01T11:59:30Z"`, `lastTransitionTime: "2026-11-01T11:50:00Z"`, 1)
+	// retriedOnB tried again and failed again after the retry grace.
+	retriedAgain := strings.Replace(retriedOnB, `lastTransitionTime: "2026-11-01T11:59:00Z"`, `lastTransitionTime: "2026-11-01T12:02:30Z"`, 1)
 
 	// waitsForInfra is Kustomization name of the GitRepository app, behind it on A, waiting for
 	// its dependency infra (spec.dependsOn).
@@ -551,6 +557,15 @@ func TestStalledGeneratorFixUpItsApplierChain(t *testing.T) {
 		{name: "the top failed on B, a failure it retries: it waits", looks: []fixtureLook{{
 			docs: on(byApps, apps(revB, "flux-system"), retriedOnB),
 			want: expected{Outcome: waits}}}},
+		{name: "the top's failure on B stamped with its generation, long ago: it fails", looks: []fixtureLook{{
+			docs: on(byApps, apps(revB, "flux-system"), stampedLongAgo),
+			want: failsAsItDid}}},
+		{name: "the top failed on B, a failure it retries, and again past the retry grace: it fails", looks: []fixtureLook{{
+			docs: on(byApps, apps(revB, "flux-system"), retriedOnB),
+			want: expected{Outcome: waits}}, {
+			at:   fixtureNow.Add(3 * time.Minute),
+			docs: on(byApps, apps(revB, "flux-system"), retriedAgain),
+			want: failsAsItDid}}},
 		{name: "a two-source generator, flux-system on the fleet repo done: it fails", looks: []fixtureLook{{
 			docs: on(twoSources, apps(revB, "flux-system"), ks("flux-system", "GitRepository", "fleet", "", fleetRev), fleetRepo),
 			want: failsAsItDid}}},
