@@ -126,7 +126,8 @@ func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs ma
 // of the generator's own and does not serve want yet, nor has moved past it since the run
 // first saw it (flux.FetchPending, for artifact: the fix may come with it). An applier or a source that
 // cannot be read yet, or may not be read, leaves it pending: the root waits, as it did before
-// its generator was judged.
+// its generator was judged. An applier that will apply nothing before something other than a
+// commit changes (applierStuck: suspended, failed for good) brings no fix: the failure stands.
 func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, ownerID string, want flux.Revision) string {
 	ref := artifact.Producer
 	genKey := ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}
@@ -149,7 +150,7 @@ func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, owne
 	if r.src != nil {
 		first = a.firstArtifact(*r.src) // whether it moves past want, from any look on
 	}
-	if pending != "" && a.dependencyBlocked(e, r) {
+	if pending != "" && a.applierStuck(e, r) {
 		a.consistent(r.key, r.list, ownerID)
 		return ""
 	}
@@ -317,6 +318,21 @@ func (a *assessor) upperMayApply(e *Assessment, r applierRead) bool {
 	a.awaitGeneration(e, &g, a.now)
 	a.graceRetried(e, &g, r.obj, a.now)
 	return g.Verdict == result.VerdictInProgress && !a.dependencyBlocked(e, r)
+}
+
+// applierStuck reports whether r, the generator's own applier, found and its source read,
+// which has not applied that source's current artifact (readApplier's pending), will apply
+// nothing before something other than a commit changes, by the rule up the chain
+// (upperMayApply): suspended, failed on that artifact in a way its controller does not retry
+// (or past the time a root's retried failure is given), or held back for good by a
+// dependency. Not found, a source not found, what the credentials may not read and a
+// ResourceSet hold here as they did before the chain was followed: what comes next is not
+// known, and the root's failure would be a guess.
+func (a *assessor) applierStuck(e *Assessment, r applierRead) bool {
+	if r.obj == nil || r.src == nil || (r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease) {
+		return false
+	}
+	return !a.upperMayApply(e, r)
 }
 
 // dependencyBlocked reports whether r, an applier of a generator's chain, waits for a

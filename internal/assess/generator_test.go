@@ -277,7 +277,9 @@ func appliedBy(doc, group, name string) string {
 // it too, serves the expected revision or has moved past it while the run watched (it will
 // not serve it: Flux fetches the newest only). Before, the fix may be on its way, and the
 // root waits, saying so; an applier the credentials may not read leaves it waiting too. One
-// nothing applies (no owner label) fails at once.
+// nothing applies (no owner label) fails at once, and so does one whose applier will apply
+// nothing before something other than a commit changes: suspended, failed on its source's
+// artifact, or failed in a way it retries past the time a root's such failure is given.
 func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 	t.Parallel()
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
@@ -302,12 +304,23 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 		return strings.NewReplacer(
 			`lastAppliedRevision: "`+revB+`"`, `lastAppliedRevision: "`+revOfA+`"`,
 			`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revB+`", observedGeneration: 2}`,
-			`{type: Ready, status: "False", reason: HealthCheckFailed, message: "ArtifactGenerator/flux-system/gen status: 'Failed'", observedGeneration: `+gen+`}`,
+			`{type: Ready, status: "False", reason: HealthCheckFailed, message: "ArtifactGenerator/flux-system/gen status: 'Failed'", observedGeneration: `+gen+`, lastTransitionTime: "2026-11-01T11:59:30Z"}`,
 		).Replace(ks("flux-system", "GitRepository", "app", ", wait: true", revB, "flux-system_gen_source.extensions.fluxcd.io_ArtifactGenerator@v1beta1"))
 	}
 	// The failure of a reconcile that started at generation 1, stamped 2 by Flux's patch
 	// helper when the spec changed meanwhile: observedGeneration still 1.
 	stampedCurrent := strings.Replace(healthCheckFailed("2"), "observedGeneration: 2\n", "observedGeneration: 1\n", 1)
+	// The same failure, ten minutes old: past the time kustomize-controller takes to try the
+	// current generation.
+	stampedLongAgo := strings.Replace(stampedCurrent, `lastTransitionTime: "2026-11-01T11:59:30Z"`, `lastTransitionTime: "2026-11-01T11:50:00Z"`, 1)
+	const inventory = "flux-system_gen_source.extensions.fluxcd.io_ArtifactGenerator@v1beta1"
+	suspendedOnA := ks("flux-system", "GitRepository", "app", ", suspend: true", revOfA, inventory)
+	buildFailedOnB := strings.NewReplacer(
+		`lastAppliedRevision: "`+revB+`"`, `lastAppliedRevision: "`+revOfA+`"`,
+		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revB+`", observedGeneration: 2}`,
+		`{type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 2}`+"\n"+
+			`  - {type: Stalled, status: "True", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 2}`,
+	).Replace(fluxSystem(revB))
 	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
 	sourceStalled := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
 	runFixtureCases(t, []fixtureCase{
@@ -331,6 +344,15 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 		{name: "its applier's health check failed, stamped with the current generation it may not be of: it waits", looks: []fixtureLook{{
 			docs: on(byFluxSystem, stampedCurrent),
 			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system"}}}}},
+		{name: "the same failure, ten minutes old: it fails", looks: []fixtureLook{{
+			docs: on(byFluxSystem, stampedLongAgo),
+			want: expected{Outcome: sourceStalled, Says: []string{"stalled: invalid path pattern"}}}}},
+		{name: "its applier suspended on A: it fails", looks: []fixtureLook{{
+			docs: on(byFluxSystem, suspendedOnA),
+			want: expected{Outcome: sourceStalled, Says: []string{"stalled: invalid path pattern"}}}}},
+		{name: "its applier failed to build B: it fails", looks: []fixtureLook{{
+			docs: on(byFluxSystem, buildFailedOnB),
+			want: expected{Outcome: sourceStalled, Says: []string{"stalled: invalid path pattern"}}}}},
 		{name: "its applier applied A, which its source, the generator's too, still serves: B may fix it", looks: []fixtureLook{{
 			docs: []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revOfA), externalArtifact("gen", "flux-system", revOfA), byFluxSystem, fluxSystem(revOfA)},
 			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, " +
