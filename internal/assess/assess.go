@@ -408,6 +408,9 @@ type assessor struct {
 	exprs map[string]*compiledExprs
 	// revisions are the Snapshots' revisions as the assessment first took each (revisionAt).
 	revisions map[ListKey]string
+	// judgingFix holds the ArtifactGenerators whose fix generatorFixPending is judging, by
+	// ID: one met again on the way is not followed again.
+	judgingFix map[string]bool
 }
 
 // MappingRetry is how long a kind that could not be mapped waits before it is asked again.

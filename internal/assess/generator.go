@@ -114,61 +114,79 @@ func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs ma
 }
 
 // generatorFixPending says what may still change the ArtifactGenerator that writes the
-// ExternalArtifact artifact (its Producer), whose failure would fail ownerID: the Flux object that applies it from its own source (its owner labels,
-// flux.ApplierOf; helm-controller's too) while it has not applied what that source serves
-// now (flux.ApplyPending), since the change merged to fix the generator may be in it, or one
-// that applies that applier in turn (applierChainPending: the fix may change the applier's
-// own spec, a HelmRelease's chart or values, a Kustomization's path). "" when nothing may:
-// the generator carries no owner label (nothing Flux applies it), or its applier is Ready at
-// its generation on its source's current artifact, and so is each one up its chain, read no
-// earlier than ownerID's status, and that source and the generator no earlier than the
-// applier's (the consistency rule: these reads decide the failure), unless that source is one
-// of the generator's own and does not serve want yet, nor has moved past it since the run
-// first saw it (flux.FetchPending, for artifact: the fix may come with it). An applier or a source that
-// cannot be read yet, or may not be read, leaves it pending: the root waits, as it did before
-// its generator was judged. An applier that will apply nothing before something other than a
-// commit changes (applierStuck: suspended, failed for good) brings no fix: the failure stands.
-func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, ownerID string, want flux.Revision) string {
+// ExternalArtifact artifact (its Producer), whose failure would fail ownerID: the Flux object
+// that applies it from its own source (its owner labels, flux.ApplierOf; helm-controller's
+// too) while it has not applied what that source serves now (flux.ApplyPending), since the
+// change merged to fix the generator may be in it, or one that applies that applier in turn
+// (applierChainPending: the fix may change the applier's own spec, a HelmRelease's chart or
+// values, a Kustomization's path). "" when nothing may: the generator carries no owner label
+// (nothing Flux applies it), or its applier is Ready at its generation on its source's
+// current artifact, and so is each one up its chain, read no earlier than ownerID's status,
+// and that source and the generator no earlier than the applier's (the consistency rule:
+// these reads decide the failure), unless that source is one of the generator's own and does
+// not serve want yet, nor has moved past it since the run first saw it (flux.FetchPending,
+// for artifact: the fix may come with it). An applier or a source that cannot be read yet,
+// or may not be read, leaves it pending: the root waits, as it did before its generator was
+// judged. An applier that will apply nothing before something other than a commit changes
+// (applierStuck) brings no fix: the failure stands, and settled says why, for a person. A
+// generator met again while its own fix is judged (an applier that waits for an object of
+// an artifact the generator's applier writes too) brings nothing more: Flux waits on itself.
+func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, ownerID string, want flux.Revision) (pending, settled string) {
 	ref := artifact.Producer
+	if a.judgingFix[ref.ID()] {
+		return "", ""
+	}
+	if a.judgingFix == nil {
+		a.judgingFix = map[string]bool{}
+	}
+	a.judgingFix[ref.ID()] = true
+	defer delete(a.judgingFix, ref.ID())
 	genKey := ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}
 	genList := a.list(genKey)
 	cached, _ := genList.Object(ref.Namespace, ref.Name)
-	gen, ok := cached.(*unstructured.Unstructured)
+	obj, ok := cached.(*unstructured.Unstructured)
 	if !ok {
-		return ""
+		return "", ""
 	}
-	applier, ok := flux.ApplierOf(gen.GetLabels())
+	applier, ok := flux.ApplierOf(obj.GetLabels())
 	if !ok {
-		return ""
+		return "", ""
 	}
+	gen := flux.ReadGenerator(ref, obj)
 	id := applier.ID()
 	r, pending, served := a.readApplier(e, applier, ref.ID())
 	if !served {
-		return "" // the cluster does not serve its kind: nothing applies it
+		return "", "" // the cluster does not serve its kind: nothing applies it
 	}
-	var first flux.Source
-	if r.src != nil {
-		first = a.firstArtifact(*r.src) // whether it moves past want, from any look on
-	}
-	if pending != "" && a.applierStuck(e, r) {
-		a.consistent(r.key, r.list, ownerID)
-		return ""
-	}
-	if pending == "" {
-		if fetch := flux.FetchPending(flux.ReadGenerator(ref, gen), artifact.Ref.Name, first, *r.src, want); fetch != "" {
-			pending = fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), fetch)
-		}
-	}
-	if pending == "" {
-		pending = a.applierChainPending(e, r, flux.ReadGenerator(ref, gen), artifact.Ref.Name, ownerID, want)
-	}
+	fetch := a.fetchPending(r, gen, artifact.Ref.Name, want)
 	if pending != "" {
-		return pending
+		why := a.applierStuck(e, r, fetch != "")
+		if why == "" {
+			return pending, ""
+		}
+		a.consistent(r.key, r.list, ownerID)
+		a.consistentSource(r.srcRef, id)
+		return "", fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), why)
+	}
+	if fetch != "" {
+		return fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), fetch), ""
+	}
+	if pending, settled = a.applierChainPending(e, r, gen, artifact.Ref.Name, ownerID, want); pending != "" || settled != "" {
+		return pending, settled
 	}
 	a.consistent(r.key, r.list, ownerID)
 	a.consistentSource(r.srcRef, id)
 	a.consistent(genKey, genList, id)
-	return ""
+	return "", ""
+}
+
+// fetchPending is flux.FetchPending for r, an applier of gen's chain, when its source was
+// read and has an artifact: what its source, one of gen's own, is still to fetch.
+func (a *assessor) fetchPending(r applierRead, gen flux.Generator, artifact string, want flux.Revision) string {
+	if r.src == nil || r.src.Revision == "" {
+		return ""
+	}
+	return flux.FetchPending(gen, artifact, a.firstArtifact(*r.src), *r.src, want)
 }
 
 // maxApplierChain bounds the appliers applierChainPending follows up from a generator, its
@@ -235,7 +253,7 @@ func (a *assessor) readApplier(e *Assessment, applier flux.Ref, below string) (r
 // verdict, as it was before the chain was followed. Each applier up the chain the walk passes
 // counts as a read that decides, read no earlier than ownerID's status, its source and the one
 // it applies no earlier than its own.
-func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Generator, artifact, ownerID string, want flux.Revision) string {
+func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Generator, artifact, ownerID string, want flux.Revision) (pending, settled string) {
 	chain := []applierRead{r}
 	seen := map[string]bool{r.ref.ID(): true}
 	below := gen.Ref.ID()
@@ -250,14 +268,23 @@ func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Ge
 		if !served {
 			break
 		}
+		fetch := a.fetchPending(next, gen, artifact, want)
 		if pending != "" {
-			if a.upperMayApply(e, next) {
-				return pending
+			why := a.stuckReason(e, next, fetch != "")
+			if why == "" {
+				return pending, ""
 			}
+			if next.list.Synced() {
+				a.consistent(next.key, next.list, ownerID)
+				if next.src != nil {
+					a.consistentSource(next.srcRef, up.ID())
+				}
+			}
+			settled = fmt.Sprintf("%s, which applies %s, %s", up.ID(), below, why)
 			break
 		}
-		if fetch := flux.FetchPending(gen, artifact, a.firstArtifact(*next.src), *next.src, want); fetch != "" {
-			return fmt.Sprintf("%s, which applies %s, %s", up.ID(), below, fetch)
+		if fetch != "" {
+			return fmt.Sprintf("%s, which applies %s, %s", up.ID(), below, fetch), ""
 		}
 		chain, r = append(chain, next), next
 	}
@@ -267,7 +294,7 @@ func (a *assessor) applierChainPending(e *Assessment, r applierRead, gen flux.Ge
 		a.consistentSource(upper.srcRef, upper.ref.ID())
 		a.consistent(lower.key, lower.list, upper.ref.ID())
 	}
-	return ""
+	return "", settled
 }
 
 // listMayArrive reports whether the first list of w, not there yet, may still come: it is on
@@ -284,71 +311,104 @@ func listMayArrive(w List) bool {
 	return true
 }
 
-// upperMayApply says whether r, an applier up a generator's chain that readApplier found not
-// done, may still apply what fixes the generator: while it or its source is being listed, and
-// while it is at work on its source's current artifact or behind it, or failed in a way its
-// controller retries (flux.MayStillApply), for as long as a root's would wait for it (the
-// retry grace, awaitGeneration's bound). Not
-// when it will apply nothing before something other than a commit changes, or its state cannot
-// be known: not found (a label that names a Kustomization of another cluster, or one deleted),
-// suspended, failed on its source's current artifact, a ResourceSet (whose inputs are not
-// known to carry the fix), a list or a source the credentials may not read. A hold on those
-// would last to the deadline. Nor when it waits for a dependency (spec.dependsOn) that holds
-// it back for good (dependencyBlocked).
-func (a *assessor) upperMayApply(e *Assessment, r applierRead) bool {
+// stuckReason says why r, an applier of a generator's chain that readApplier found not done,
+// will apply nothing that fixes the generator before something other than a commit
+// changes, or why its state cannot be known, for a person; "" while it may still apply it:
+// while it or its source is being listed, while its source has no artifact yet (unless that
+// source is suspended or stalled), while it is at work on its source's current artifact or
+// behind it, or failed in a way its controller retries (flux.MayStillApply), for as long as
+// a root's would wait for it (the retry grace, awaitGeneration's bound). fetching says that
+// its source, one of the generator's own, is still to fetch the revision the root waits for
+// (flux.FetchPending): the new artifact requeues it, and its dependencies of that source, so
+// only its suspension stops it. Stuck: not found (a label that names a Kustomization of
+// another cluster, or one deleted), suspended, failed on its source's current artifact, a
+// ResourceSet (whose inputs are not known to carry the fix), a list or a source the
+// credentials may not read, or waiting for a dependency (spec.dependsOn) that holds it back
+// for good (dependencyBlocked). A hold on those would last to the deadline.
+func (a *assessor) stuckReason(e *Assessment, r applierRead, fetching bool) string {
 	switch {
 	case !r.list.Synced():
-		return listMayArrive(r.list)
-	case r.obj == nil || (r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease):
-		return false
+		if listMayArrive(r.list) {
+			return ""
+		}
+		return "cannot be read: " + r.list.Err().Error()
+	case r.obj == nil:
+		return "is not found"
+	case r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease:
+		return "generates it from inputs not known to carry the fix"
 	case r.src == nil:
 		gvr, ok := r.srcRef.GroupVersionResource()
 		if !ok {
-			return false
+			return fmt.Sprintf("applies from %s, not a Flux source", r.srcRef.ID())
 		}
-		w := a.list(ListKey{GVR: gvr, Namespace: r.srcRef.Namespace})
-		return !w.Synced() && listMayArrive(w)
+		if w := a.list(ListKey{GVR: gvr, Namespace: r.srcRef.Namespace}); !w.Synced() {
+			if listMayArrive(w) {
+				return ""
+			}
+			return fmt.Sprintf("applies from %s, which cannot be read: %s", r.srcRef.ID(), w.Err().Error())
+		}
+		return fmt.Sprintf("applies from %s, which is not found", r.srcRef.ID())
 	}
-	if !flux.MayStillApply(r.ref, r.obj, r.src) {
-		return false
+	g := flux.Evaluate(r.ref, r.obj, r.src.Offers(), r.src)
+	switch {
+	case g.Verdict == result.VerdictSuspended:
+		return "is suspended"
+	case r.src.Revision == "" && r.src.Suspended:
+		return fmt.Sprintf("applies from %s, which has no artifact and is suspended", r.src.Ref.ID())
+	case r.src.Revision == "" && r.src.Stalled && r.src.Ref.Kind != "HelmChart":
+		return fmt.Sprintf("applies from %s, which has no artifact and is stalled", r.src.Ref.ID())
+	case r.src.Revision == "", fetching:
+		return ""
+	case !flux.MayStillApply(r.ref, r.obj, r.src):
+		return "failed on its source's current artifact" + inParentheses(g.Message)
 	}
 	// A failure its controller retries, or that may be of an older generation, is given the
 	// time a root's is (awaitGeneration, graceRetried), and counts once that is over.
-	g := flux.Evaluate(r.ref, r.obj, r.src.Offers(), r.src)
 	a.awaitGeneration(e, &g, a.now)
 	a.graceRetried(e, &g, r.obj, a.now)
-	return g.Verdict == result.VerdictInProgress && !a.dependencyBlocked(e, r)
+	if g.Verdict != result.VerdictInProgress {
+		return "still fails past its retries" + inParentheses(g.Message)
+	}
+	if chain := a.dependencyBlocked(e, r); chain != "" {
+		return "waits for " + chain
+	}
+	return ""
 }
 
-// applierStuck reports whether r, the generator's own applier, found and its source read,
-// which has not applied that source's current artifact (readApplier's pending), will apply
-// nothing before something other than a commit changes, by the rule up the chain
-// (upperMayApply): suspended, failed on that artifact in a way its controller does not retry
-// (or past the time a root's retried failure is given), or held back for good by a
-// dependency. Not found, a source not found, what the credentials may not read and a
-// ResourceSet hold here as they did before the chain was followed: what comes next is not
-// known, and the root's failure would be a guess.
-func (a *assessor) applierStuck(e *Assessment, r applierRead) bool {
+// inParentheses is a Flux message in parentheses after a space, "" for none.
+func inParentheses(message string) string {
+	if message == "" {
+		return ""
+	}
+	return " (" + message + ")"
+}
+
+// applierStuck is stuckReason for the generator's own applier r, found and its source read:
+// suspended, failed on that artifact in a way its controller does not retry (or past the
+// time a root's retried failure is given), or held back for good by a dependency. Not
+// found, a source not found, what the credentials may not read and a ResourceSet hold here
+// as they did before the chain was followed: what comes next is not known, and the root's
+// failure would be a guess.
+func (a *assessor) applierStuck(e *Assessment, r applierRead, fetching bool) string {
 	if r.obj == nil || r.src == nil || (r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease) {
-		return false
+		return ""
 	}
-	return !a.upperMayApply(e, r)
+	return a.stuckReason(e, r, fetching)
 }
 
-// dependencyBlocked reports whether r, an applier of a generator's chain, waits for a
-// dependency (Ready=False DependencyNotReady on its spec.dependsOn) that holds it back for
-// good, by the rule a root's dependencies are judged by (blockedBy: failed past its retries,
-// suspended short of Ready, to any depth): it applies nothing, the fix included, until
-// something other than a commit changes, and a hold on it would last to the deadline. The
-// dependency's read then decides, and is read no earlier than r's status.
-func (a *assessor) dependencyBlocked(e *Assessment, r applierRead) bool {
-	if r.obj == nil || r.src == nil || r.src.Revision == "" {
-		return false
-	}
+// dependencyBlocked names the dependency, and the way down to it, that holds r, an applier
+// of a generator's chain, back for good: r waits for it (Ready=False DependencyNotReady on
+// its spec.dependsOn), and it holds r back by the rule a root's dependencies are judged by
+// (blockedBy: failed past its retries, suspended short of Ready, to any depth), so that r
+// applies nothing, the fix included, until something other than a commit changes. "" for
+// none. The dependency's read then decides, and is read no earlier than r's status. A
+// dependency not found is left to wait, as before the chain was followed: it is no object
+// the run was asked about, and not its failure.
+func (a *assessor) dependencyBlocked(e *Assessment, r applierRead) string {
 	g := flux.Evaluate(r.ref, r.obj, r.src.Offers(), r.src)
 	if g.Verdict != result.VerdictInProgress || g.Code != result.CodeFluxDependencyNotReady {
-		return false
+		return ""
 	}
-	_, _, blocked := a.blockedBy(e, g, r.src.Offers(), a.now, map[string]bool{}, map[string]bool{}, map[string]bool{r.ref.ID(): true})
-	return blocked
+	chain, _, _ := a.blockedBy(e, g, r.src.Offers(), a.now, map[string]bool{}, map[string]bool{}, map[string]bool{r.ref.ID(): true}, false)
+	return chain
 }

@@ -2,6 +2,7 @@ package assess
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/fluxhealth"
 	"github.com/org/app-status-action/internal/result"
 )
 
@@ -315,11 +317,11 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 	stampedLongAgo := strings.Replace(stampedCurrent, `lastTransitionTime: "2026-11-01T11:59:30Z"`, `lastTransitionTime: "2026-11-01T11:50:00Z"`, 1)
 	const inventory = "flux-system_gen_source.extensions.fluxcd.io_ArtifactGenerator@v1beta1"
 	suspendedOnA := ks("flux-system", "GitRepository", "app", ", suspend: true", revOfA, inventory)
+	// (kustomize-controller v1.9.5 marks a build failure Ready=False alone, not Stalled.)
 	buildFailedOnB := strings.NewReplacer(
 		`lastAppliedRevision: "`+revB+`"`, `lastAppliedRevision: "`+revOfA+`"`,
 		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revB+`", observedGeneration: 2}`,
-		`{type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 2}`+"\n"+
-			`  - {type: Stalled, status: "True", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 2}`,
+		`{type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 2}`,
 	).Replace(fluxSystem(revB))
 	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
 	sourceStalled := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
@@ -601,4 +603,146 @@ func TestStalledGeneratorFixUpItsApplierChain(t *testing.T) {
 			docs: on(twoArtifacts, apps(revB, "flux-system"), ks("flux-system", "GitRepository", "fleet", "", fleetRev), fleetRepo),
 			want: failsAsItDid}}},
 	})
+}
+
+// TestStalledGeneratorApplierNotStuck: the generator's applier, or one up its chain, that has
+// not applied its source's current artifact is stuck (the root fails, saying why no fix comes)
+// only when nothing Flux does next may apply the fix: not while its source, one of the
+// generator's own, is still to fetch the revision the root waits for (the new artifact
+// requeues the applier and its dependencies of that source, kustomize-controller's
+// SourceRevisionChangePredicate), nor while its source has no artifact yet, nor while it
+// waits for a dependency not found (no object the run was asked about). An applier that waits
+// for an object of an artifact of a generator it applies too is Flux waiting on itself: it
+// fails, and the run does not follow the loop.
+func TestStalledGeneratorApplierNotStuck(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	const kustomizeGroup = "kustomize.toolkit.fluxcd.io"
+	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
+	generator := artifactGenerator("gen", "flux-system", digestOf(revOfA),
+		`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
+		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`)
+	byFluxSystem := appliedBy(generator, kustomizeGroup, "flux-system")
+	// root is the root app on ExternalArtifact gen of A, the GitRepository app on rev.
+	root := func(rev string) []string {
+		return []string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(rev), externalArtifact("gen", "flux-system", revOfA)}
+	}
+	// buildFailedOn is Kustomization name of GitRepository app, having failed to build rev
+	// (Ready=False BuildFailed, as kustomize-controller v1.9.5 writes it), on revA before.
+	buildFailedOn := func(name, rev string) string {
+		return strings.NewReplacer(
+			`lastAppliedRevision: "`+rev+`"`, `lastAppliedRevision: "`+revA+`"`,
+			`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+rev+`", observedGeneration: 2}`,
+			`{type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 2, lastTransitionTime: "2026-11-01T11:58:00Z"}`,
+		).Replace(ks(name, "GitRepository", "app", "", rev))
+	}
+	// waitsFor is Kustomization name of source (a GitRepository) on rev, waiting for its
+	// dependency infra with message.
+	waitsFor := func(name, source, rev, message string) string {
+		return strings.Replace(ks(name, "GitRepository", source, ", dependsOn: [{name: infra}]", rev),
+			`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+rev+`", observedGeneration: 2}`,
+			`{type: Ready, status: "False", reason: DependencyNotReady, message: "`+message+`", observedGeneration: 2}`, 1)
+	}
+	notReady := "dependency 'flux-system/infra' is not ready"
+	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
+	fleetFetching := `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: fleet, namespace: flux-system, generation: 1}
+status:
+  observedGeneration: -1
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: "building artifact"}
+  - {type: Ready, status: Unknown, reason: Progressing, message: "building artifact"}`
+	onFleetFetching := strings.NewReplacer(
+		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revOfA+`", observedGeneration: 2}`,
+		`{type: Ready, status: "False", reason: ArtifactFailed, message: "Source artifact not found, retrying in 30s", observedGeneration: 3}`,
+		`generation: 2}`, `generation: 3}`,
+	).Replace(ks("flux-system", "GitRepository", "fleet", "", revOfA))
+	// A loop through Flux: apps applies both generators, and waits for infra, whose
+	// ExternalArtifact the second one (stalled too) has never written.
+	infraGen := ownedBy(strings.NewReplacer("name: gen,", "name: infra,", "{name: gen,", "{name: infra,").Replace(generator), kustomizeGroup, "flux-system", "apps")
+	infraOfItsArtifact := strings.Replace(ks("infra", "ExternalArtifact", "infra", "", revA),
+		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revA+`"`,
+		`{type: Ready, status: "False", reason: ArtifactFailed, message: "Source artifact not found, retrying in 30s"`, 1)
+
+	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
+	fails := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
+	runFixtureCases(t, []fixtureCase{
+		{name: "its applier failed to build A, its source (the generator's too) not on B yet: it waits", looks: []fixtureLook{{
+			docs: append(root(revOfA), byFluxSystem, buildFailedOn("flux-system", revOfA)),
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system"}}}}},
+		{name: "its applier failed to build B: it fails, saying so", looks: []fixtureLook{{
+			docs: append(root(revB), byFluxSystem, buildFailedOn("flux-system", revB)),
+			want: expected{Outcome: fails, Says: []string{"; no fix is on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, failed on its source's current artifact (revision main@sha1:bbbbbbb failed: kustomize build failed"}}}}},
+		{name: "its applier suspended: it fails, saying so", looks: []fixtureLook{{
+			docs: append(root(revB), byFluxSystem, ks("flux-system", "GitRepository", "app", ", suspend: true", revOfA)),
+			want: expected{Outcome: fails, Says: []string{"; no fix is on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, is suspended"}}}}},
+		{name: "its applier waits for infra, failed on A, their source not on B yet: it waits", looks: []fixtureLook{{
+			docs: append(root(revOfA), byFluxSystem, waitsFor("flux-system", "app", revOfA, notReady), buildFailedOn("infra", revOfA)),
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system"}}}}},
+		{name: "its applier waits for infra, failed on B: it fails, saying so", looks: []fixtureLook{{
+			docs: append(root(revB), byFluxSystem, waitsFor("flux-system", "app", revOfA, notReady), buildFailedOn("infra", revB)),
+			want: expected{Outcome: fails, Says: []string{"; no fix is on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, waits for Kustomization/flux-system/infra (dependsOn), which failed"}}}}},
+		{name: "its applier's source on its first fetch: it waits", looks: []fixtureLook{{
+			docs: append(root(revB), byFluxSystem, onFleetFetching, fleetFetching),
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system"}}}}},
+		{name: "its applier waits for a dependency not found: it waits, the dependency no verdict of the run's", looks: []fixtureLook{
+			{docs: append(root(revB), byFluxSystem, waitsFor("flux-system", "app", revOfA, "unable to get 'flux-system/infra' dependency: not found")),
+				want: expected{Outcome: waits, Says: []string{"the fix may be on its way"}}},
+			{at: fixtureNow.Add(30 * time.Minute), docs: append(root(revB), byFluxSystem, waitsFor("flux-system", "app", revOfA, "unable to get 'flux-system/infra' dependency: not found")),
+				want: expected{Outcome: waits, Says: []string{"the fix may be on its way"}}},
+		}},
+		{name: "up the chain, the top waits for infra, failed on A, their source not on B yet: it waits", looks: []fixtureLook{{
+			docs: append(root(revOfA), ownedBy(generator, kustomizeGroup, "flux-system", "apps"),
+				ownedBy(ks("apps", "GitRepository", "fleet", "", fleetRev), kustomizeGroup, "flux-system", "flux-system"), fleetRepo,
+				waitsFor("flux-system", "app", revOfA, notReady), buildFailedOn("infra", revOfA)),
+			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system"}}}}},
+		{name: "up the chain, the top suspended: it fails, naming the chain", looks: []fixtureLook{{
+			docs: append(root(revB), ownedBy(generator, kustomizeGroup, "flux-system", "apps"),
+				ownedBy(ks("apps", "GitRepository", "fleet", "", fleetRev), kustomizeGroup, "flux-system", "flux-system"), fleetRepo,
+				ks("flux-system", "GitRepository", "app", ", suspend: true", revOfA)),
+			want: expected{Outcome: fails, Says: []string{"; no fix is on its way: Kustomization/flux-system/flux-system, which applies Kustomization/flux-system/apps, which applies ArtifactGenerator/flux-system/gen, is suspended"}}}}},
+		{name: "its applier waits for an object of a generator it applies, stalled too: it fails", looks: []fixtureLook{{
+			docs: append(root(revB), ownedBy(generator, kustomizeGroup, "flux-system", "apps"), waitsFor("apps", "app", revOfA, notReady),
+				infraOfItsArtifact, externalArtifact("infra", "flux-system", ""), infraGen),
+			want: expected{Outcome: fails}}}},
+	})
+}
+
+// TestStuckApplierSourceReadAgain: the failure of a root whose generator's applier is stuck
+// (failed to build what its source serves) rests on the read of that source, as it does when
+// the applier is done: read before the applier's status, the source may serve a newer
+// artifact by then, which kustomize-controller is about to build, so it is read again.
+func TestStuckApplierSourceReadAgain(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
+	generator := appliedBy(artifactGenerator("gen", "flux-system", digestOf(revOfA),
+		`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
+		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`), "kustomize.toolkit.fluxcd.io", "flux-system")
+	fleetRepo := strings.NewReplacer("name: app,", "name: fleet,", "namespace: flux-system,", "namespace: fleet,").Replace(gitRepoStored(fleetRev))
+	applier := strings.NewReplacer(
+		`lastAppliedRevision: "`+fleetRev+`"`, `lastAppliedRevision: "main@sha1:fffffffffffffffffffffffffffffffffffffff0"`,
+		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+fleetRev+`", observedGeneration: 2}`,
+		`{type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 2, lastTransitionTime: "2026-11-01T11:58:00Z"}`,
+		`name: fleet}`, `name: fleet, namespace: fleet}`,
+	).Replace(ks("flux-system", "GitRepository", "fleet", "", fleetRev))
+	docs := strings.Join([]string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revB), externalArtifact("gen", "flux-system", revOfA), generator,
+		applier, fleetRepo}, "\n---\n")
+	rev, err := flux.ParseRevision(revB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, Revision: rev, Workloads: true, Health: fluxhealth.New(t.Context())}
+	// The GitRepositories listed before the Kustomizations.
+	view := newFixtureView(t, docs, "gitrepositories", "kustomizations", "artifactgenerators", "externalartifacts")
+	e := Assess(view, NewMemory(), spec, fixtureNow)
+	if e.Fatal == nil || !strings.Contains(e.Fatal.Message, "no fix is on its way") {
+		t.Fatalf("the root's failure: %+v, want one that says no fix is on its way", e.Fatal)
+	}
+	if !slices.ContainsFunc(e.Unconfirmed, func(k ListKey) bool { return k.GVR.Resource == "gitrepositories" && k.Namespace == "fleet" }) {
+		t.Errorf("the applier's source, listed before the applier, is not read again: %v", e.Unconfirmed)
+	}
 }

@@ -136,7 +136,7 @@ func override(g *flux.Gate, v result.Verdict, code result.Code, reason, message 
 // own wait; one that does not exist is NotFound once missing for the not-found grace while
 // nothing may still create it (missingNeed).
 func (a *assessor) evalDependencies(e *Assessment, id string, gate flux.Gate, want flux.Revision, now time.Time, visited, roots map[string]bool) {
-	chain, reason, blocked := a.blockedBy(e, gate, want, now, visited, roots, map[string]bool{id: true})
+	chain, reason, blocked := a.blockedBy(e, gate, want, now, visited, roots, map[string]bool{id: true}, true)
 	if !blocked {
 		return
 	}
@@ -153,8 +153,9 @@ func (a *assessor) evalDependencies(e *Assessment, id string, gate flux.Gate, wa
 // blockedBy finds a dependency of gate's object, or of a dependency it waits for (Flux says
 // DependencyNotReady), at any depth, that holds it back for good. chain names the way down
 // to it and what became of it; reason is its Flux reason. seen holds the objects already
-// followed: a cycle of dependsOn is followed once.
-func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, now time.Time, visited, roots, seen map[string]bool) (chain, reason string, blocked bool) {
+// followed: a cycle of dependsOn is followed once. missing says whether a dependency not
+// found is one the run waits for (missingNeed), as a root's is.
+func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, now time.Time, visited, roots, seen map[string]bool, missing bool) (chain, reason string, blocked bool) {
 	for _, dep := range gate.DependsOn {
 		if seen[dep.ID()] {
 			continue
@@ -173,7 +174,9 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 		obj, ok := cached.(*unstructured.Unstructured)
 		if !ok {
 			// Flux waits for it for ever; it may still be created (missingNeed).
-			a.missingNeed(e, dep, gate.Object.ID, " (a dependency, dependsOn, of "+gate.Object.ID+")", key, w)
+			if missing {
+				a.missingNeed(e, dep, gate.Object.ID, " (a dependency, dependsOn, of "+gate.Object.ID+")", key, w)
+			}
 			continue
 		}
 		a.readFrom(dep.ID(), w, obj)
@@ -204,7 +207,7 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 			}
 			// Flux checks the dependency's own dependencies before it: one of them may hold
 			// the whole chain back.
-			if deeper, r, ok := a.blockedBy(e, g, depWant, now, visited, roots, seen); ok {
+			if deeper, r, ok := a.blockedBy(e, g, depWant, now, visited, roots, seen, missing); ok {
 				a.consistent(key, w, gate.Object.ID)
 				return fmt.Sprintf("%s (dependsOn), which waits for %s", dep.ID(), deeper), r, true
 			}
@@ -294,12 +297,16 @@ func (a *assessor) producerStalled(e *Assessment, g *flux.Gate, src flux.Source,
 		return ""
 	}
 	verdict, code, message, note := a.producerWait(e, src, g.Object.ID, want)
+	settled := ""
 	if verdict == result.VerdictFailed {
-		if pending := a.generatorFixPending(e, src, g.Object.ID, want); pending != "" {
+		var pending string
+		if pending, settled = a.generatorFixPending(e, src, g.Object.ID, want); pending != "" {
 			verdict, message = result.VerdictInProgress, message+"; the fix may be on its way: "+pending
 		}
 	}
 	switch {
+	case verdict == result.VerdictFailed && settled != "":
+		override(g, result.VerdictFailed, code, "SourceStalled", flux.ProducerFailedMessage(src, want, message)+"; no fix is on its way: "+settled)
 	case verdict == result.VerdictFailed:
 		override(g, result.VerdictFailed, code, "SourceStalled", flux.ProducerFailedMessage(src, want, message))
 	case verdict == result.VerdictInProgress && g.Verdict == result.VerdictInProgress:
