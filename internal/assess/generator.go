@@ -171,13 +171,15 @@ func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, owne
 	if fetch != "" {
 		return fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), fetch), ""
 	}
-	if pending, settled = a.applierChainPending(e, r, gen, artifact.Ref.Name, ownerID, want); pending != "" || settled != "" {
-		return pending, settled
+	if pending, settled = a.applierChainPending(e, r, gen, artifact.Ref.Name, ownerID, want); pending != "" {
+		return pending, ""
 	}
+	// The failure rests on r being done with what its source serves, whether the chain above
+	// it ends or is stuck.
 	a.consistent(r.key, r.list, ownerID)
 	a.consistentSource(r.srcRef, id)
 	a.consistent(genKey, genList, id)
-	return "", ""
+	return "", settled
 }
 
 // fetchPending is flux.FetchPending for r, an applier of gen's chain, when its source was

@@ -711,9 +711,10 @@ status:
 }
 
 // TestStuckApplierSourceReadAgain: the failure of a root whose generator's applier is stuck
-// (failed to build what its source serves) rests on the read of that source, as it does when
-// the applier is done: read before the applier's status, the source may serve a newer
-// artifact by then, which kustomize-controller is about to build, so it is read again.
+// (failed to build what its source serves), or done while one up its chain is stuck, rests
+// on the read of that applier's source, as it does when the whole chain is done: read before
+// the applier's status, the source may serve a newer artifact by then, which
+// kustomize-controller is about to apply, so it is read again.
 func TestStuckApplierSourceReadAgain(t *testing.T) {
 	t.Parallel()
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
@@ -729,20 +730,31 @@ func TestStuckApplierSourceReadAgain(t *testing.T) {
 		`{type: Ready, status: "False", reason: BuildFailed, message: "kustomize build failed: accumulating resources", observedGeneration: 2, lastTransitionTime: "2026-11-01T11:58:00Z"}`,
 		`name: fleet}`, `name: fleet, namespace: fleet}`,
 	).Replace(ks("flux-system", "GitRepository", "fleet", "", fleetRev))
-	docs := strings.Join([]string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revB), externalArtifact("gen", "flux-system", revOfA), generator,
-		applier, fleetRepo}, "\n---\n")
+	// Done on the fleet repository, applied by a suspended flux-system.
+	doneUnderSuspended := []string{
+		strings.Replace(generator, "kustomize.toolkit.fluxcd.io/name: flux-system", "kustomize.toolkit.fluxcd.io/name: apps", 1),
+		ownedBy(strings.Replace(ks("apps", "GitRepository", "fleet", "", fleetRev), "name: fleet}", "name: fleet, namespace: fleet}", 1),
+			"kustomize.toolkit.fluxcd.io", "flux-system", "flux-system"),
+		ks("flux-system", "GitRepository", "app", ", suspend: true", revOfA), fleetRepo}
 	rev, err := flux.ParseRevision(revB)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec := Spec{Resources: []flux.Ref{{Kind: flux.KindKustomization, Namespace: "flux-system", Name: "app"}}, Revision: rev, Workloads: true, Health: fluxhealth.New(t.Context())}
-	// The GitRepositories listed before the Kustomizations.
-	view := newFixtureView(t, docs, "gitrepositories", "kustomizations", "artifactgenerators", "externalartifacts")
-	e := Assess(view, NewMemory(), spec, fixtureNow)
-	if e.Fatal == nil || !strings.Contains(e.Fatal.Message, "no fix is on its way") {
-		t.Fatalf("the root's failure: %+v, want one that says no fix is on its way", e.Fatal)
-	}
-	if !slices.ContainsFunc(e.Unconfirmed, func(k ListKey) bool { return k.GVR.Resource == "gitrepositories" && k.Namespace == "fleet" }) {
-		t.Errorf("the applier's source, listed before the applier, is not read again: %v", e.Unconfirmed)
+	for name, appliers := range map[string][]string{
+		"the applier failed to build what its source serves":  {generator, applier, fleetRepo},
+		"the applier done, the one that applies it suspended": doneUnderSuspended,
+	} {
+		docs := append([]string{ks("app", "ExternalArtifact", "gen", "", revOfA), gitRepoStored(revB), externalArtifact("gen", "flux-system", revOfA)}, appliers...)
+		// The GitRepositories listed before the Kustomizations.
+		view := newFixtureView(t, strings.Join(docs, "\n---\n"), "gitrepositories", "kustomizations", "artifactgenerators", "externalartifacts")
+		e := Assess(view, NewMemory(), spec, fixtureNow)
+		if e.Fatal == nil || !strings.Contains(e.Fatal.Message, "no fix is on its way") {
+			t.Errorf("%s: the root's failure: %+v, want one that says no fix is on its way", name, e.Fatal)
+			continue
+		}
+		if !slices.ContainsFunc(e.Unconfirmed, func(k ListKey) bool { return k.GVR.Resource == "gitrepositories" && k.Namespace == "fleet" }) {
+			t.Errorf("%s: the applier's source, listed before the applier, is not read again: %v", name, e.Unconfirmed)
+		}
 	}
 }
