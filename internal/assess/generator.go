@@ -357,8 +357,21 @@ func (a *assessor) stuckReason(e *Assessment, r applierRead, fetching bool) stri
 		return "is suspended"
 	case r.src.Revision == "" && r.src.Suspended:
 		return fmt.Sprintf("applies from %s, which has no artifact and is suspended", r.src.Ref.ID())
-	case r.src.Revision == "" && r.src.Stalled && r.src.Ref.Kind != "HelmChart":
-		return fmt.Sprintf("applies from %s, which has no artifact and is stalled", r.src.Ref.ID())
+	case r.src.Revision == "" && r.src.Stalled:
+		// A stalled HelmChart is built again from its source's new artifact or index
+		// (SourceStalled, as a root's source is judged); a stalled repository never fetches.
+		upstream, _, reading := a.chartUpstream(e, *r.src)
+		if reading {
+			return ""
+		}
+		_, message, stalled, until := flux.SourceStalled(*r.src, upstream, flux.Revision{}, a.now)
+		if !stalled {
+			if !until.IsZero() {
+				e.recheckAt(until)
+			}
+			return ""
+		}
+		return fmt.Sprintf("applies from %s, which has no artifact and is stalled (%s)", r.src.Ref.ID(), message)
 	case r.src.Revision == "", fetching:
 		return ""
 	case !flux.MayStillApply(r.ref, r.obj, r.src):

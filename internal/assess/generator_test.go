@@ -666,6 +666,47 @@ status:
 		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+revA+`"`,
 		`{type: Ready, status: "False", reason: ArtifactFailed, message: "Source artifact not found, retrying in 30s"`, 1)
 
+	// A GitRepository with no artifact, stalled on a URL that does not parse: it fetches
+	// nothing before its spec changes.
+	fleetStalled := `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: fleet, namespace: flux-system, generation: 1}
+status:
+  observedGeneration: 1
+  conditions:
+  - {type: Stalled, status: "True", reason: URLInvalid, message: "failed to parse url", observedGeneration: 1}
+  - {type: Ready, status: "False", reason: URLInvalid, message: "failed to parse url", observedGeneration: 1}`
+	// HelmRelease shop/web applies the generator from a HelmChart with no artifact, stalled
+	// on a chart reference its GitRepository's current revision does not hold: nothing builds
+	// it again before its spec or that repository changes.
+	const chartsRev = "main@sha1:9999999999999999999999999999999999999999"
+	refused := "invalid chart reference: no chart name found at path charts/web"
+	byRelease := strings.Replace(appliedBy(generator, "helm.toolkit.fluxcd.io", "web"),
+		"helm.toolkit.fluxcd.io/namespace: flux-system", "helm.toolkit.fluxcd.io/namespace: shop", 1)
+	stalledChart := []string{`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: shop, generation: 2}
+spec:
+  interval: 10m
+  chart: {spec: {chart: ./charts/web, sourceRef: {kind: GitRepository, name: charts}}}
+status:
+  observedGeneration: 1
+  helmChart: shop/shop-web
+  lastAttemptedGeneration: 1
+  conditions:
+  - {type: Ready, status: "False", reason: SourceNotReady, message: "HelmChart 'shop/shop-web' is not ready: ` + refused + `", observedGeneration: 2}`,
+		`apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmChart
+metadata: {name: shop-web, namespace: shop, generation: 2}
+spec: {chart: ./charts/web, interval: 5m, sourceRef: {kind: GitRepository, name: charts}}
+status:
+  observedGeneration: 2
+  observedSourceArtifactRevision: "` + chartsRev + `"
+  conditions:
+  - {type: Stalled, status: "True", reason: InvalidChartReference, message: "` + refused + `", observedGeneration: 2, lastTransitionTime: "2026-11-01T11:50:00Z"}
+  - {type: Ready, status: "False", reason: InvalidChartReference, message: "` + refused + `", observedGeneration: 2, lastTransitionTime: "2026-11-01T11:50:00Z"}`,
+		strings.NewReplacer("name: app,", "name: charts,", "namespace: flux-system,", "namespace: shop,").Replace(gitRepoStored(chartsRev))}
+
 	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
 	fails := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
 	runFixtureCases(t, []fixtureCase{
@@ -687,6 +728,18 @@ status:
 		{name: "its applier's source on its first fetch: it waits", looks: []fixtureLook{{
 			docs: append(root(revB), byFluxSystem, onFleetFetching, fleetFetching),
 			want: expected{Outcome: waits, Says: []string{"the fix may be on its way: Kustomization/flux-system/flux-system"}}}}},
+		{name: "its applier suspended while its source, the generator's, is still to fetch B: it fails, saying so", looks: []fixtureLook{{
+			docs: append(root(revOfA), byFluxSystem, ks("flux-system", "GitRepository", "app", ", suspend: true", revOfA)),
+			want: expected{Outcome: fails, Says: []string{"; no fix is on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, is suspended"}}}}},
+		{name: "its applier's source has no artifact and is stalled: it fails, saying so", looks: []fixtureLook{{
+			docs: append(root(revB), byFluxSystem, onFleetFetching, fleetStalled),
+			want: expected{Outcome: fails, Says: []string{"; no fix is on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, applies from GitRepository/flux-system/fleet, which has no artifact and is stalled"}}}}},
+		{name: "its applier a HelmRelease whose chart has no artifact and is stalled on its source's revision: it fails", looks: []fixtureLook{
+			{docs: append(append(root(revB), byRelease), stalledChart...),
+				want: expected{Outcome: fails, Says: []string{"which has no artifact and is stalled"}}},
+			{at: fixtureNow.Add(30 * time.Minute), docs: append(append(root(revB), byRelease), stalledChart...),
+				want: expected{Outcome: fails}},
+		}},
 		{name: "its applier waits for a dependency not found: it waits, the dependency no verdict of the run's", looks: []fixtureLook{
 			{docs: append(root(revB), byFluxSystem, waitsFor("flux-system", "app", revOfA, "unable to get 'flux-system/infra' dependency: not found")),
 				want: expected{Outcome: waits, Says: []string{"the fix may be on its way"}}},
