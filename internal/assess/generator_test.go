@@ -811,3 +811,37 @@ func TestStuckApplierSourceReadAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedGeneratorFixOnItsWay: a nested Kustomization on an ExternalArtifact whose
+// ArtifactGenerator is stalled waits while the generator's applier has not applied what its
+// source serves (the fix may be in it), as a root on it does, and fails, saying why, once
+// nothing Flux is about to apply may change the generator.
+func TestNestedGeneratorFixOnItsWay(t *testing.T) {
+	t.Parallel()
+	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
+	latest := "latest@sha256:" + dig1
+	generator := appliedBy(artifactGenerator("outer", "flux-system", digestOf(revB),
+		`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
+		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`), "kustomize.toolkit.fluxcd.io", "gens")
+	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
+	// gens at work on the fleet repository's current artifact (it applied ...f0 before).
+	atWork := strings.NewReplacer(
+		`lastAppliedRevision: "`+fleetRev+`"`, `lastAppliedRevision: "main@sha1:fffffffffffffffffffffffffffffffffffffff0"`,
+		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+fleetRev+`", observedGeneration: 2}`,
+		`{type: Ready, status: "Unknown", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`+"\n"+
+			`  - {type: Reconciling, status: "True", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`,
+	).Replace(ks("gens", "GitRepository", "fleet", "", fleetRev))
+	docs := func(gens string) []string {
+		return []string{ks("app", "GitRepository", "app", "", revB, "flux-system_outer_kustomize.toolkit.fluxcd.io_Kustomization"), gitRepoStored(revB),
+			ks("outer", "ExternalArtifact", "outer", "", latest), externalArtifact("outer", "flux-system", latest), generator, gens, fleetRepo}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "the generator's applier at work: it waits", looks: []fixtureLook{{
+			docs: docs(atWork),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "SourceNotReady"}, Says: []string{"the fix may be on its way: Kustomization/flux-system/gens"}}}}},
+		{name: "the generator's applier suspended: it fails, saying why", looks: []fixtureLook{{
+			docs: docs(ks("gens", "GitRepository", "fleet", ", suspend: true", "main@sha1:fffffffffffffffffffffffffffffffffffffff0")),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"no fix is on its way: Kustomization/flux-system/gens, which applies ArtifactGenerator/flux-system/outer, is suspended"}}}}},
+	})
+}

@@ -69,7 +69,9 @@ func (a *assessor) firstArtifact(src flux.Source) flux.Source {
 
 // settleSource holds a nested object's gate back while its own source is not settled
 // (flux.SourceWait; an ExternalArtifact's generator, producerWait): Current waits; a source
-// source-controller stalled on fails, and an ExternalArtifact its generator cannot build. It
+// source-controller stalled on fails, and an ExternalArtifact its generator cannot build,
+// unless a Flux object about to apply may change that generator (generatorFixPending, as
+// for a root): then it waits, saying so. It
 // returns a note when a HelmChart's own source, or an ExternalArtifact's generator, cannot be
 // read.
 func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source, ownerSource string, ownerWant flux.Revision) (note string) {
@@ -86,6 +88,14 @@ func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source,
 		var producerNote string
 		verdict, code, message, producerNote = a.producerWait(e, src, gate.Object.ID, flux.Revision{})
 		note = joinMessage(note, producerNote)
+		if verdict == result.VerdictFailed {
+			switch pending, settled := a.generatorFixPending(e, src, gate.Object.ID, flux.Revision{}); {
+			case pending != "":
+				verdict, message = result.VerdictInProgress, message+"; the fix may be on its way: "+pending
+			case settled != "":
+				message += "; no fix is on its way: " + settled
+			}
+		}
 	}
 	if verdict == result.VerdictCurrent && src.Message != "" {
 		// It serves the artifact the object applied, but fails to fetch a newer one (an
