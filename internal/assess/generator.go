@@ -19,16 +19,34 @@ import (
 // list on one no earlier than the generator's status, which its build writes after src's.
 // A generator that cannot be read (the credentials, a cluster without source-watcher's CRDs)
 // leaves src judged by its own status, and note says so. want, when set, is the revision
-// ownerID waits for (flux.GeneratorWait).
-func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string, want flux.Revision) (verdict result.Verdict, code result.Code, message, note string) {
+// ownerID waits for (flux.GeneratorWait). failing is the ExternalArtifact whose generator
+// failed, src or one up its chain, when the verdict is Failed.
+func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string, want flux.Revision) (verdict result.Verdict, code result.Code, message, note string, failing flux.Source) {
 	return a.producerWaitAt(e, src, ownerID, want, map[string]bool{})
+}
+
+// generatorFixOnItsWay is generatorFixPending for a failure producerWait found: of the
+// generator that failed (failing's), and of the one that writes src when that is another
+// (a change to its sources may leave the failing one out). pending when either fix may be
+// on its way; settled says why the failing one's is not.
+func (a *assessor) generatorFixOnItsWay(e *Assessment, src, failing flux.Source, ownerID string, want flux.Revision) (pending, settled string) {
+	if failing.Producer.Name == "" {
+		failing = src
+	}
+	if pending, settled = a.generatorFixPending(e, failing, ownerID, want); pending != "" || failing.Ref == src.Ref {
+		return pending, settled
+	}
+	if p, _ := a.generatorFixPending(e, src, ownerID, want); p != "" {
+		return p, ""
+	}
+	return "", settled
 }
 
 // producerWaitAt is producerWait for a generator down a chain: once the generator has built
 // from its sources' current artifacts, each source that is an ExternalArtifact of another
 // generator is judged by that one in turn, since an artifact current to its own stale source
 // is stale too; to any depth, each generator once (seen: a loop ends where it closes).
-func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string) {
+func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string, failing flux.Source) {
 	ref := src.Producer
 	seen[ref.ID()] = true
 	code = result.CodeFluxArtifactFailed
@@ -36,28 +54,28 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 	w := a.list(key)
 	notCompared := fmt.Sprintf("not compared with %s, which writes %s: ", ref.ID(), src.Ref.ID())
 	if err := w.Err(); err != nil && !w.Synced() && apierrors.IsNotFound(err) {
-		return result.VerdictCurrent, "", "", notCompared + "the cluster does not serve " + key.GVR.Resource
+		return result.VerdictCurrent, "", "", notCompared + "the cluster does not serve " + key.GVR.Resource, flux.Source{}
 	}
 	ready, forbidden := a.optionalWatchReady(e, w, key.GVR.Resource+namespaceSuffix(ref.Namespace))
 	if forbidden != "" {
-		return result.VerdictCurrent, "", "", notCompared + forbidden
+		return result.VerdictCurrent, "", "", notCompared + forbidden, flux.Source{}
 	}
 	if !ready {
-		return result.VerdictInProgress, code, fmt.Sprintf("reading %s, which writes %s", ref.ID(), src.Ref.ID()), ""
+		return result.VerdictInProgress, code, fmt.Sprintf("reading %s, which writes %s", ref.ID(), src.Ref.ID()), "", flux.Source{}
 	}
 	cached, _ := w.Object(ref.Namespace, ref.Name)
 	obj, ok := cached.(*unstructured.Unstructured)
 	if !ok {
-		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, which writes %s: not found", ref.ID(), src.Ref.ID()), ""
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, which writes %s: not found", ref.ID(), src.Ref.ID()), "", flux.Source{}
 	}
 	a.readFrom(ref.ID(), w, obj)
 	gen := flux.ReadGenerator(ref, obj)
 	inputs, reading, unread := a.generatorInputs(e, gen)
 	switch {
 	case unread != "":
-		return result.VerdictCurrent, "", "", notCompared + unread
+		return result.VerdictCurrent, "", "", notCompared + unread, flux.Source{}
 	case reading != "":
-		return result.VerdictInProgress, code, fmt.Sprintf("reading %s, a source of %s, which writes %s", reading, ref.ID(), src.Ref.ID()), ""
+		return result.VerdictInProgress, code, fmt.Sprintf("reading %s, a source of %s, which writes %s", reading, ref.ID(), src.Ref.ID()), "", flux.Source{}
 	}
 	verdict, code, message = flux.GeneratorWait(src, gen, inputs, want)
 	if verdict != result.VerdictInProgress {
@@ -70,25 +88,26 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 	if verdict == result.VerdictCurrent {
 		return a.upstreamGenerators(e, gen, inputs, ownerID, want, seen)
 	}
-	return verdict, code, message, ""
+	return verdict, code, message, "", src
 }
 
 // upstreamGenerators judges the sources of gen that are ExternalArtifacts of another
 // generator, each by that generator (producerWaitAt, one link further, each generator once):
-// the first that is not Current is gen's verdict, and what one could not compare is a note.
-func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string) {
+// the first that is not Current is gen's verdict (failing, the ExternalArtifact whose
+// generator failed), and what one could not compare is a note.
+func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string, failing flux.Source) {
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
 		if in == nil || in.Producer.Name == "" || seen[in.Producer.ID()] {
 			continue
 		}
-		v, c, m, n := a.producerWaitAt(e, *in, ownerID, want, seen)
+		v, c, m, n, f := a.producerWaitAt(e, *in, ownerID, want, seen)
 		if v != result.VerdictCurrent {
-			return v, c, fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), m), ""
+			return v, c, fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), m), "", f
 		}
 		note = joinMessage(note, n)
 	}
-	return result.VerdictCurrent, "", "", note
+	return result.VerdictCurrent, "", "", note, flux.Source{}
 }
 
 // generatorInputs reads the sources of gen, by alias (nil for one not found). reading names

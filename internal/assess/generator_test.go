@@ -845,3 +845,50 @@ func TestNestedGeneratorFixOnItsWay(t *testing.T) {
 				Says: []string{"no fix is on its way: Kustomization/flux-system/gens, which applies ArtifactGenerator/flux-system/outer, is suspended"}}}}},
 	})
 }
+
+// TestUpstreamGeneratorFixOnItsWay: a root on the ExternalArtifact of a generator current to
+// its source, itself the ExternalArtifact of a stalled generator, waits while the stalled
+// generator's applier has not applied what its source serves (the fix may be in it), though
+// the first generator's applier is done; it fails once neither applier may bring a fix,
+// saying why for the stalled one.
+func TestUpstreamGeneratorFixOnItsWay(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	const kustomizeGroup = "kustomize.toolkit.fluxcd.io"
+	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
+	latest := "latest@sha256:" + dig1
+	outer := ownedBy(`apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata: {name: outer, namespace: flux-system, generation: 3}
+spec:
+  sources: [{alias: up, kind: ExternalArtifact, name: gen}]
+  artifacts: [{name: outer, copy: [{from: "@up/**", to: "@artifact/"}]}]
+status:
+  observedSourcesDigest: "`+flux.ObservedSourcesDigest(map[string]flux.ObservedSource{"up": {Revision: revOfA}})+`"
+  conditions:
+  - `+generatorReady, kustomizeGroup, "flux-system", "apps")
+	inner := ownedBy(artifactGenerator("gen", "flux-system", digestOf(revOfA),
+		`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
+		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`), kustomizeGroup, "flux-system", "infra")
+	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
+	atWork := strings.NewReplacer(
+		`lastAppliedRevision: "`+fleetRev+`"`, `lastAppliedRevision: "main@sha1:fffffffffffffffffffffffffffffffffffffff0"`,
+		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+fleetRev+`", observedGeneration: 2}`,
+		`{type: Ready, status: "Unknown", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`+"\n"+
+			`  - {type: Reconciling, status: "True", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`,
+	).Replace(ks("infra", "GitRepository", "fleet", "", fleetRev))
+	docs := func(infra string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", latest), gitRepoStored(revB), externalArtifact("outer", "flux-system", latest),
+			externalArtifact("gen", "flux-system", revOfA), outer, inner, ks("apps", "GitRepository", "fleet", "", fleetRev), infra, fleetRepo}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "the stalled generator's applier at work: it waits", looks: []fixtureLook{{
+			docs: docs(atWork),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}, Says: []string{"the fix may be on its way: Kustomization/flux-system/infra"}}}}},
+		{name: "the stalled generator's applier suspended: it fails, saying why", looks: []fixtureLook{{
+			docs: docs(ks("infra", "GitRepository", "fleet", ", suspend: true", "main@sha1:fffffffffffffffffffffffffffffffffffffff0")),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"no fix is on its way: Kustomization/flux-system/infra, which applies ArtifactGenerator/flux-system/gen, is suspended"}}}}},
+	})
+}

@@ -86,10 +86,11 @@ func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source,
 	if verdict == result.VerdictCurrent && src.Producer.Name != "" {
 		// An ExternalArtifact: whether it holds its generator's build of its sources now.
 		var producerNote string
-		verdict, code, message, producerNote = a.producerWait(e, src, gate.Object.ID, flux.Revision{})
+		var failing flux.Source
+		verdict, code, message, producerNote, failing = a.producerWait(e, src, gate.Object.ID, flux.Revision{})
 		note = joinMessage(note, producerNote)
 		if verdict == result.VerdictFailed {
-			switch pending, settled := a.generatorFixPending(e, src, gate.Object.ID, flux.Revision{}); {
+			switch pending, settled := a.generatorFixOnItsWay(e, src, failing, gate.Object.ID, flux.Revision{}); {
 			case pending != "":
 				verdict, message = result.VerdictInProgress, message+"; the fix may be on its way: "+pending
 			case settled != "":
@@ -306,11 +307,11 @@ func (a *assessor) producerStalled(e *Assessment, g *flux.Gate, src flux.Source,
 	if !flux.ArtifactAwaited(src, want) {
 		return ""
 	}
-	verdict, code, message, note := a.producerWait(e, src, g.Object.ID, want)
+	verdict, code, message, note, failing := a.producerWait(e, src, g.Object.ID, want)
 	settled := ""
 	if verdict == result.VerdictFailed {
 		var pending string
-		if pending, settled = a.generatorFixPending(e, src, g.Object.ID, want); pending != "" {
+		if pending, settled = a.generatorFixOnItsWay(e, src, failing, g.Object.ID, want); pending != "" {
 			verdict, message = result.VerdictInProgress, message+"; the fix may be on its way: "+pending
 		}
 	}
