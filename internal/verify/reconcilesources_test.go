@@ -206,7 +206,10 @@ spec: {sourceRef: {kind: ExternalArtifact, name: app}}`
 			s.dynamicClient = dc
 			s.req.Resources = []flux.Ref{tt.root}
 			s.req.Reconcile = ReconcileOn
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+			// The run ends on its own once it has asked the object; one left waiting is ended
+			// by the test (below). The deadline is only a backstop: each source handled costs
+			// a poll (sourcePoll), and a loaded machine may take seconds for the chain.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
 			go ctl.run(ctx)
 			trig := &trigger{start: fixtureNow}
@@ -216,13 +219,21 @@ spec: {sourceRef: {kind: ExternalArtifact, name: app}}`
 				s.requestReconcile(ctx, trig, newRequestSlots(4))
 			}()
 			waited := ""
+			// Once the run waits for the request the case says, it is given a few more
+			// polls, time to send a request it should not, then ended.
+			var end <-chan time.Time
 			for waiting := true; waiting; {
 				select {
 				case <-done:
 					waiting = false
+				case <-end:
+					cancel()
 				case <-time.After(20 * time.Millisecond):
 					if w := s.unhandled(trig); w != nil && !w.Sending {
 						waited = assess.Conclude(&assess.Assessment{}, assess.Facts{Reconcile: w}).Pending.Message
+						if end == nil && tt.waits != "" && strings.HasPrefix(waited, tt.waits) {
+							end = time.After(3 * sourcePoll)
+						}
 					}
 				}
 			}
