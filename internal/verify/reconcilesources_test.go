@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,11 +324,37 @@ status: {observedGeneration: 1, artifact: {revision: "` + rev + `"}}`
 			s := newFakeState(t, revA, ks)
 			s.dynamicClient = dc
 			s.req.Reconcile = ReconcileForce
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+			// A run that asks returns at once; one that does not waits until its end, which
+			// for the others is only a backstop.
+			timeout := time.Minute
+			if !tt.asked {
+				timeout = 3 * time.Second
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), timeout)
 			defer cancel()
 			if tt.moveTo != "" {
+				// The source moves once the run has read it after its request, and is reading
+				// it again: the run saw the revision it had first. (Moved before the first
+				// read, it would be the revision the run found.)
+				var requested atomic.Bool
+				var reads atomic.Int32
+				readAgain := make(chan struct{})
+				dc.PrependReactor("patch", "gitrepositories", func(k8stesting.Action) (bool, runtime.Object, error) {
+					requested.Store(true)
+					return false, nil, nil
+				})
+				dc.PrependReactor("get", "gitrepositories", func(k8stesting.Action) (bool, runtime.Object, error) {
+					if requested.Load() && reads.Add(1) == 2 {
+						close(readAgain)
+					}
+					return false, nil, nil
+				})
 				go func() {
-					time.Sleep(time.Second)
+					select {
+					case <-readAgain:
+					case <-ctx.Done():
+						return
+					}
 					obj, err := dc.Resource(gitGVR).Namespace("flux-system").Get(ctx, "app", metav1.GetOptions{})
 					if err != nil {
 						return
