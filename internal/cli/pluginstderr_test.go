@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"github.com/org/app-status-action/internal/kubeconfig"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,10 +115,18 @@ func TestPluginStderrChild(t *testing.T) {
 	if code != 0 {
 		os.Exit(10 + code)
 	}
-	// What a plugin still running after the run would write, then time for the route to
-	// pass it on.
+	// What a plugin still running after the run would write, then the wait for the route to
+	// pass it on, as the end of a run waits: a flush line through the same pipe. (Bounded: a
+	// route that no longer reads fails the test on the line missing, rather than hanging it.)
 	_, _ = fmt.Fprintf(os.Stderr, "plugin-late %s\n", os.Getenv(pluginLate))
-	time.Sleep(500 * time.Millisecond)
+	if p := &pluginStderr; p.pipe != nil {
+		if _, err := io.WriteString(p.pipe, "\n"+p.flush+"\n"); err == nil {
+			select {
+			case <-p.flushed:
+			case <-time.After(30 * time.Second):
+			}
+		}
+	}
 	os.Exit(0)
 }
 
