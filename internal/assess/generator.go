@@ -27,17 +27,28 @@ func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string, 
 
 // generatorFixOnItsWay is generatorFixPending for a failure producerWait found: of the
 // generator that failed (failing's), and of the one that writes src when that is another
-// (a change to its sources may leave the failing one out). pending when either fix may be
-// on its way; settled says why the failing one's is not.
-func (a *assessor) generatorFixOnItsWay(e *Assessment, src, failing flux.Source, ownerID string, want flux.Revision) (pending, settled string) {
-	if failing.Producer.Name == "" {
-		failing = src
+// (a change to its sources may leave the failing one out). pending when a fix may be on its
+// way; settled says why none is, of the failing generator first. A hold on an applier whose
+// state says nothing of what it will apply (generatorFixPending's blind: not found, a
+// ResourceSet, what the credentials may not read) is a root's alone, on its own artifact's
+// generator, as before the chain was followed: for a nested object (nested) or an upstream
+// generator it would be a wait to the deadline where the failure was the verdict, and it
+// names why no fix comes instead.
+func (a *assessor) generatorFixOnItsWay(e *Assessment, src, failing flux.Source, ownerID string, want flux.Revision, nested bool) (pending, settled string) {
+	artifacts := []flux.Source{src}
+	if failing.Producer.Name != "" && failing.Ref != src.Ref {
+		artifacts = []flux.Source{failing, src}
 	}
-	if pending, settled = a.generatorFixPending(e, failing, ownerID, want); pending != "" || failing.Ref == src.Ref {
-		return pending, settled
-	}
-	if p, _ := a.generatorFixPending(e, src, ownerID, want); p != "" {
-		return p, ""
+	for _, artifact := range artifacts {
+		p, s, blind := a.generatorFixPending(e, artifact, ownerID, want)
+		switch {
+		case p != "" && (!blind || artifact.Ref == src.Ref && !nested):
+			return p, ""
+		case p != "" && settled == "":
+			settled = p
+		case s != "" && settled == "":
+			settled = s
+		}
 	}
 	return "", settled
 }
@@ -150,10 +161,10 @@ func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs ma
 // (applierStuck) brings no fix: the failure stands, and settled says why, for a person. A
 // generator met again while its own fix is judged (an applier that waits for an object of
 // an artifact the generator's applier writes too) brings nothing more: Flux waits on itself.
-func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, ownerID string, want flux.Revision) (pending, settled string) {
+func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, ownerID string, want flux.Revision) (pending, settled string, blind bool) {
 	ref := artifact.Producer
 	if a.judgingFix[ref.ID()] {
-		return "", ""
+		return "", "", false
 	}
 	if a.judgingFix == nil {
 		a.judgingFix = map[string]bool{}
@@ -165,40 +176,61 @@ func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, owne
 	cached, _ := genList.Object(ref.Namespace, ref.Name)
 	obj, ok := cached.(*unstructured.Unstructured)
 	if !ok {
-		return "", ""
+		return "", "", false
 	}
 	applier, ok := flux.ApplierOf(obj.GetLabels())
 	if !ok {
-		return "", ""
+		return "", "", false
 	}
 	gen := flux.ReadGenerator(ref, obj)
 	id := applier.ID()
 	r, pending, served := a.readApplier(e, applier, ref.ID())
 	if !served {
-		return "", "" // the cluster does not serve its kind: nothing applies it
+		return "", "", false // the cluster does not serve its kind: nothing applies it
 	}
 	fetch := a.fetchPending(r, gen, artifact.Ref.Name, want)
 	if pending != "" {
 		why := a.applierStuck(e, r, fetch != "")
 		if why == "" {
-			return pending, ""
+			return pending, "", a.applierBlind(r)
 		}
 		a.consistent(r.key, r.list, ownerID)
 		a.consistentSource(r.srcRef, id)
-		return "", fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), why)
+		return "", fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), why), false
 	}
 	if fetch != "" {
-		return fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), fetch), ""
+		return fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), fetch), "", false
 	}
 	if pending, settled = a.applierChainPending(e, r, gen, artifact.Ref.Name, ownerID, want); pending != "" {
-		return pending, ""
+		return pending, "", false
 	}
 	// The failure rests on r being done with what its source serves, whether the chain above
 	// it ends or is stuck.
 	a.consistent(r.key, r.list, ownerID)
 	a.consistentSource(r.srcRef, id)
 	a.consistent(genKey, genList, id)
-	return "", settled
+	return "", settled, false
+}
+
+// applierBlind reports whether the state of r, a generator's applier not done, says nothing
+// of what it will apply: not found, a ResourceSet (its inputs are not known to carry the
+// fix), its list or its source's one the credentials may not read, or its source not found.
+// Not while a list is on its way.
+func (a *assessor) applierBlind(r applierRead) bool {
+	switch {
+	case !r.list.Synced():
+		return !listMayArrive(r.list)
+	case r.obj == nil || (r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease):
+		return true
+	case r.src == nil:
+		gvr, ok := r.srcRef.GroupVersionResource()
+		if !ok {
+			return true
+		}
+		w := a.list(ListKey{GVR: gvr, Namespace: r.srcRef.Namespace})
+		return w.Synced() || !listMayArrive(w)
+	}
+	return false
 }
 
 // fetchPending is flux.FetchPending for r, an applier of gen's chain, when its source was
@@ -390,7 +422,7 @@ func (a *assessor) stuckReason(e *Assessment, r applierRead, fetching bool) stri
 			}
 			return ""
 		}
-		return fmt.Sprintf("applies from %s, which has no artifact and is stalled (%s)", r.src.Ref.ID(), message)
+		return "applies from a source that will serve no artifact: " + message
 	case r.src.Revision == "", fetching:
 		return ""
 	case !flux.MayStillApply(r.ref, r.obj, r.src):

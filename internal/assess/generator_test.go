@@ -733,10 +733,10 @@ status:
 			want: expected{Outcome: fails, Says: []string{"; no fix is on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, is suspended"}}}}},
 		{name: "its applier's source has no artifact and is stalled: it fails, saying so", looks: []fixtureLook{{
 			docs: append(root(revB), byFluxSystem, onFleetFetching, fleetStalled),
-			want: expected{Outcome: fails, Says: []string{"; no fix is on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, applies from GitRepository/flux-system/fleet, which has no artifact and is stalled"}}}}},
+			want: expected{Outcome: fails, Says: []string{"; no fix is on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, applies from a source that will serve no artifact: GitRepository/flux-system/fleet"}}}}},
 		{name: "its applier a HelmRelease whose chart has no artifact and is stalled on its source's revision: it fails", looks: []fixtureLook{
 			{docs: append(append(root(revB), byRelease), stalledChart...),
-				want: expected{Outcome: fails, Says: []string{"which has no artifact and is stalled"}}},
+				want: expected{Outcome: fails, Says: []string{"applies from a source that will serve no artifact: HelmChart/shop/shop-web"}}},
 			{at: fixtureNow.Add(30 * time.Minute), docs: append(append(root(revB), byRelease), stalledChart...),
 				want: expected{Outcome: fails}},
 		}},
@@ -843,6 +843,12 @@ func TestNestedGeneratorFixOnItsWay(t *testing.T) {
 			docs: docs(ks("gens", "GitRepository", "fleet", ", suspend: true", "main@sha1:fffffffffffffffffffffffffffffffffffffff0")),
 			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
 				Says: []string{"no fix is on its way: Kustomization/flux-system/gens, which applies ArtifactGenerator/flux-system/outer, is suspended"}}}}},
+		// What says nothing of what the applier will apply fails a nested object, as it did
+		// before the applier was judged: a hold would last to the deadline.
+		{name: "the generator's applier not found: it fails, saying so", looks: []fixtureLook{{
+			docs: docs(""),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"no fix is on its way: Kustomization/flux-system/gens, which applies ArtifactGenerator/flux-system/outer, is not found"}}}}},
 	})
 }
 
@@ -890,5 +896,18 @@ status:
 			docs: docs(ks("infra", "GitRepository", "fleet", ", suspend: true", "main@sha1:fffffffffffffffffffffffffffffffffffffff0")),
 			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
 				Says: []string{"no fix is on its way: Kustomization/flux-system/infra, which applies ArtifactGenerator/flux-system/gen, is suspended"}}}}},
+		// An upstream generator's applier whose state says nothing of what it will apply does
+		// not hold the root, whose own generator's applier is done.
+		{name: "the stalled generator's applier not found: it fails, saying so", looks: []fixtureLook{{
+			docs: docs(""),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"no fix is on its way: Kustomization/flux-system/infra, which applies ArtifactGenerator/flux-system/gen, is not found"}}}}},
+		{name: "the stalled generator unlabelled, the first one's applier suspended: it fails, naming that one", looks: []fixtureLook{{
+			docs: []string{ks("app", "ExternalArtifact", "outer", "", latest), gitRepoStored(revB), externalArtifact("outer", "flux-system", latest),
+				externalArtifact("gen", "flux-system", revOfA), outer,
+				strings.Replace(inner, "labels: {kustomize.toolkit.fluxcd.io/name: infra, kustomize.toolkit.fluxcd.io/namespace: flux-system}, ", "", 1),
+				ks("apps", "GitRepository", "fleet", ", suspend: true", "main@sha1:fffffffffffffffffffffffffffffffffffffff0"), fleetRepo},
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"no fix is on its way: Kustomization/flux-system/apps, which applies ArtifactGenerator/flux-system/outer, is suspended"}}}}},
 	})
 }

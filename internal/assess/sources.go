@@ -90,7 +90,7 @@ func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source,
 		verdict, code, message, producerNote, failing = a.producerWait(e, src, gate.Object.ID, flux.Revision{})
 		note = joinMessage(note, producerNote)
 		if verdict == result.VerdictFailed {
-			switch pending, settled := a.generatorFixOnItsWay(e, src, failing, gate.Object.ID, flux.Revision{}); {
+			switch pending, settled := a.generatorFixOnItsWay(e, src, failing, gate.Object.ID, flux.Revision{}, true); {
 			case pending != "":
 				verdict, message = result.VerdictInProgress, message+"; the fix may be on its way: "+pending
 			case settled != "":
@@ -311,7 +311,7 @@ func (a *assessor) producerStalled(e *Assessment, g *flux.Gate, src flux.Source,
 	settled := ""
 	if verdict == result.VerdictFailed {
 		var pending string
-		if pending, settled = a.generatorFixOnItsWay(e, src, failing, g.Object.ID, want); pending != "" {
+		if pending, settled = a.generatorFixOnItsWay(e, src, failing, g.Object.ID, want, false); pending != "" {
 			verdict, message = result.VerdictInProgress, message+"; the fix may be on its way: "+pending
 		}
 	}
