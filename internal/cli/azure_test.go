@@ -60,7 +60,7 @@ func TestAzurePipelinesRun(t *testing.T) {
 	}
 	f := newFakeEnv(t, map[string]string{"TF_BUILD": "True", "AGENT_TEMPDIRECTORY": dir})
 	delete(f.vars, "GITHUB_ACTIONS")
-	code := Run(context.Background(), []string{"verify", "--kubeconfig", path, "--resource", "ks/app", "--timeout", "5s", "--quiet"}, f.env())
+	code := Run(context.Background(), []string{"verify", "--kubeconfig", path, "--resource", "ks/app", "--timeout", "30s", "--quiet"}, f.env())
 	if code != 1 {
 		t.Errorf("exit %d, want 1\n%s\n%s", code, f.stdout.String(), f.stderr.String())
 	}

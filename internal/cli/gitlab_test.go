@@ -166,7 +166,7 @@ func TestGitLabRun(t *testing.T) {
 	}
 	f := newFakeEnv(t, map[string]string{"GITLAB_CI": "true"})
 	delete(f.vars, "GITHUB_ACTIONS")
-	code := Run(context.Background(), []string{"verify", "--kubeconfig", "kubeconfig", "--resource", "ks/app", "--timeout", "5s", "--quiet", "--summary-file", "mine.md"}, f.env())
+	code := Run(context.Background(), []string{"verify", "--kubeconfig", "kubeconfig", "--resource", "ks/app", "--timeout", "30s", "--quiet", "--summary-file", "mine.md"}, f.env())
 	if code != 1 {
 		t.Errorf("exit %d, want 1\n%s\n%s", code, f.stdout.String(), f.stderr.String())
 	}
