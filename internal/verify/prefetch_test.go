@@ -16,7 +16,7 @@ import (
 )
 
 // listBarrier holds each list a fake API server answers, once armed, until want lists are
-// on their way together (or a few seconds passed, for a client that sends them one by one),
+// on their way together (or ten seconds passed, for a client that sends them one by one),
 // and records how many were ever on their way at once.
 type listBarrier struct {
 	mu       sync.Mutex
@@ -52,7 +52,7 @@ func (b *listBarrier) beforeList(string, string) {
 	b.mu.Unlock()
 	select {
 	case <-b.all:
-	case <-time.After(3 * time.Second):
+	case <-time.After(10 * time.Second):
 	}
 	b.mu.Lock()
 	b.inFlight--
