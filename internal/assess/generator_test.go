@@ -38,6 +38,22 @@ func disabledGenerator(doc string) string {
 	return strings.Replace(doc, "generation: 3}", "generation: 3, annotations: {source.extensions.fluxcd.io/reconcile: disabled}}", 1)
 }
 
+// stalledConditions are the conditions of an ArtifactGenerator source-watcher stalled on: an
+// invalid path pattern, at generation 3.
+var stalledConditions = []string{`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
+	`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`}
+
+// atWorkOnFleet is Kustomization name of the GitRepository fleet at work on rev, the fleet
+// repository's current artifact, having applied ...f0 before.
+func atWorkOnFleet(name, rev string) string {
+	return strings.NewReplacer(
+		`lastAppliedRevision: "`+rev+`"`, `lastAppliedRevision: "main@sha1:fffffffffffffffffffffffffffffffffffffff0"`,
+		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+rev+`", observedGeneration: 2}`,
+		`{type: Ready, status: "Unknown", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`+"\n"+
+			`  - {type: Reconciling, status: "True", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`,
+	).Replace(ks(name, "GitRepository", "fleet", "", rev))
+}
+
 // generatorReady is an ArtifactGenerator's Ready=True at its generation.
 const generatorReady = `{type: Ready, status: "True", reason: Succeeded, message: "reconciliation succeeded, generated 1 artifact(s)", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:50:00Z"}`
 
@@ -286,9 +302,7 @@ func TestStalledGeneratorFixOnItsWay(t *testing.T) {
 	t.Parallel()
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
-	stalled := []string{`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
-		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`}
-	generator := artifactGenerator("gen", "flux-system", digestOf(revOfA), stalled...)
+	generator := artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...)
 	// on is the root app on ExternalArtifact gen of A, generator gen (labelled or not), and
 	// the GitRepository app on B, with more (an applier).
 	on := func(gen string, more ...string) []string {
@@ -408,9 +422,7 @@ func TestStalledGeneratorFixUpItsApplierChain(t *testing.T) {
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
 	const kustomizeGroup, helmGroup = "kustomize.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"
-	stalled := []string{`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
-		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`}
-	generator := artifactGenerator("gen", "flux-system", digestOf(revOfA), stalled...)
+	generator := artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...)
 	// on is the root app on ExternalArtifact gen of A, generator gen applied by the given
 	// owner, and the GitRepository app on B, with more (the appliers).
 	on := func(gen string, more ...string) []string {
@@ -620,9 +632,7 @@ func TestStalledGeneratorApplierNotStuck(t *testing.T) {
 	revOfA := "main@sha1:" + commitA
 	const kustomizeGroup = "kustomize.toolkit.fluxcd.io"
 	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
-	generator := artifactGenerator("gen", "flux-system", digestOf(revOfA),
-		`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
-		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`)
+	generator := artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...)
 	byFluxSystem := appliedBy(generator, kustomizeGroup, "flux-system")
 	// root is the root app on ExternalArtifact gen of A, the GitRepository app on rev.
 	root := func(rev string) []string {
@@ -773,9 +783,7 @@ func TestStuckApplierSourceReadAgain(t *testing.T) {
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
 	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
-	generator := appliedBy(artifactGenerator("gen", "flux-system", digestOf(revOfA),
-		`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
-		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`), "kustomize.toolkit.fluxcd.io", "flux-system")
+	generator := appliedBy(artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...), "kustomize.toolkit.fluxcd.io", "flux-system")
 	fleetRepo := strings.NewReplacer("name: app,", "name: fleet,", "namespace: flux-system,", "namespace: fleet,").Replace(gitRepoStored(fleetRev))
 	applier := strings.NewReplacer(
 		`lastAppliedRevision: "`+fleetRev+`"`, `lastAppliedRevision: "main@sha1:fffffffffffffffffffffffffffffffffffffff0"`,
@@ -820,17 +828,10 @@ func TestNestedGeneratorFixOnItsWay(t *testing.T) {
 	t.Parallel()
 	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
 	latest := "latest@sha256:" + dig1
-	generator := appliedBy(artifactGenerator("outer", "flux-system", digestOf(revB),
-		`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
-		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`), "kustomize.toolkit.fluxcd.io", "gens")
+	generator := appliedBy(artifactGenerator("outer", "flux-system", digestOf(revB), stalledConditions...), "kustomize.toolkit.fluxcd.io", "gens")
 	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
 	// gens at work on the fleet repository's current artifact (it applied ...f0 before).
-	atWork := strings.NewReplacer(
-		`lastAppliedRevision: "`+fleetRev+`"`, `lastAppliedRevision: "main@sha1:fffffffffffffffffffffffffffffffffffffff0"`,
-		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+fleetRev+`", observedGeneration: 2}`,
-		`{type: Ready, status: "Unknown", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`+"\n"+
-			`  - {type: Reconciling, status: "True", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`,
-	).Replace(ks("gens", "GitRepository", "fleet", "", fleetRev))
+	atWork := atWorkOnFleet("gens", fleetRev)
 	docs := func(gens string) []string {
 		return []string{ks("app", "GitRepository", "app", "", revB, "flux-system_outer_kustomize.toolkit.fluxcd.io_Kustomization"), gitRepoStored(revB),
 			ks("outer", "ExternalArtifact", "outer", "", latest), externalArtifact("outer", "flux-system", latest), generator, gens, fleetRepo}
@@ -874,16 +875,9 @@ status:
   observedSourcesDigest: "`+flux.ObservedSourcesDigest(map[string]flux.ObservedSource{"up": {Revision: revOfA}})+`"
   conditions:
   - `+generatorReady, kustomizeGroup, "flux-system", "apps")
-	inner := ownedBy(artifactGenerator("gen", "flux-system", digestOf(revOfA),
-		`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
-		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`), kustomizeGroup, "flux-system", "infra")
+	inner := ownedBy(artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...), kustomizeGroup, "flux-system", "infra")
 	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
-	atWork := strings.NewReplacer(
-		`lastAppliedRevision: "`+fleetRev+`"`, `lastAppliedRevision: "main@sha1:fffffffffffffffffffffffffffffffffffffff0"`,
-		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+fleetRev+`", observedGeneration: 2}`,
-		`{type: Ready, status: "Unknown", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`+"\n"+
-			`  - {type: Reconciling, status: "True", reason: Progressing, message: "Reconciliation in progress", observedGeneration: 2}`,
-	).Replace(ks("infra", "GitRepository", "fleet", "", fleetRev))
+	atWork := atWorkOnFleet("infra", fleetRev)
 	docs := func(infra string) []string {
 		return []string{ks("app", "ExternalArtifact", "outer", "", latest), gitRepoStored(revB), externalArtifact("outer", "flux-system", latest),
 			externalArtifact("gen", "flux-system", revOfA), outer, inner, ks("apps", "GitRepository", "fleet", "", fleetRev), infra, fleetRepo}
