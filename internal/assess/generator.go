@@ -435,7 +435,7 @@ func (a *assessor) stuckReason(e *Assessment, r applierRead, fetching bool) stri
 	if g.Verdict != result.VerdictInProgress {
 		return "still fails past its retries" + inParentheses(g.Message)
 	}
-	if chain := a.dependencyBlocked(e, r); chain != "" {
+	if chain := a.dependencyBlocked(e, r, g); chain != "" {
 		return "waits for " + chain
 	}
 	return ""
@@ -463,15 +463,14 @@ func (a *assessor) applierStuck(e *Assessment, r applierRead, fetching bool) str
 }
 
 // dependencyBlocked names the dependency, and the way down to it, that holds r, an applier
-// of a generator's chain, back for good: r waits for it (Ready=False DependencyNotReady on
+// of a generator's chain whose gate for its source's current artifact is g, back for good: r waits for it (Ready=False DependencyNotReady on
 // its spec.dependsOn), and it holds r back by the rule a root's dependencies are judged by
 // (blockedBy: failed past its retries, suspended short of Ready, to any depth), so that r
 // applies nothing, the fix included, until something other than a commit changes. "" for
 // none. The dependency's read then decides, and is read no earlier than r's status. A
 // dependency not found is left to wait, as before the chain was followed: it is no object
 // the run was asked about, and not its failure.
-func (a *assessor) dependencyBlocked(e *Assessment, r applierRead) string {
-	g := flux.Evaluate(r.ref, r.obj, r.src.Offers(), r.src)
+func (a *assessor) dependencyBlocked(e *Assessment, r applierRead, g flux.Gate) string {
 	if g.Verdict != result.VerdictInProgress || g.Code != result.CodeFluxDependencyNotReady {
 		return ""
 	}
