@@ -316,10 +316,12 @@ func (a *assessor) producerStalled(e *Assessment, g *flux.Gate, src flux.Source,
 		}
 	}
 	switch {
-	case verdict == result.VerdictFailed && settled != "":
-		override(g, result.VerdictFailed, code, "SourceStalled", flux.ProducerFailedMessage(src, want, message)+"; no fix is on its way: "+settled)
 	case verdict == result.VerdictFailed:
-		override(g, result.VerdictFailed, code, "SourceStalled", flux.ProducerFailedMessage(src, want, message))
+		failed := flux.ProducerFailedMessage(src, want, message)
+		if settled != "" {
+			failed += "; no fix is on its way: " + settled
+		}
+		override(g, result.VerdictFailed, code, "SourceStalled", failed)
 	case verdict == result.VerdictInProgress && g.Verdict == result.VerdictInProgress:
 		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, joinMessage(g.Message, message))
 	}
