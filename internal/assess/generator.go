@@ -89,6 +89,12 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 		return result.VerdictInProgress, code, fmt.Sprintf("reading %s, a source of %s, which writes %s", reading, ref.ID(), src.Ref.ID()), "", flux.Source{}
 	}
 	verdict, code, message = flux.GeneratorWait(src, gen, inputs, want)
+	failing = src
+	if verdict == result.VerdictInProgress {
+		if v, c, m, f := a.upstreamWithoutArtifact(e, gen, inputs, ownerID, want, seen); v == result.VerdictFailed {
+			verdict, code, message, failing = v, c, m, f
+		}
+	}
 	if verdict != result.VerdictInProgress {
 		a.consistent(key, w, ownerID)
 		for _, s := range gen.Sources {
@@ -99,7 +105,24 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 	if verdict == result.VerdictCurrent {
 		return a.upstreamGenerators(e, gen, inputs, ownerID, want, seen)
 	}
-	return verdict, code, message, "", src
+	return verdict, code, message, "", failing
+}
+
+// upstreamWithoutArtifact judges the sources of gen that are ExternalArtifacts with no
+// artifact yet, each by the generator that writes it (producerWaitAt): gen builds nothing
+// before each has one, so the first whose generator failed fails gen (failing, the
+// ExternalArtifact whose generator failed). InProgress otherwise.
+func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message string, failing flux.Source) {
+	for _, s := range gen.Sources {
+		in := inputs[s.Alias]
+		if in == nil || in.Revision != "" || in.Producer.Name == "" || seen[in.Producer.ID()] {
+			continue
+		}
+		if v, c, m, _, f := a.producerWaitAt(e, *in, ownerID, want, seen); v == result.VerdictFailed {
+			return v, c, fmt.Sprintf("%s, a source of %s, has no artifact: %s", in.Ref.ID(), gen.Ref.ID(), m), f
+		}
+	}
+	return result.VerdictInProgress, "", "", flux.Source{}
 }
 
 // upstreamGenerators judges the sources of gen that are ExternalArtifacts of another

@@ -905,3 +905,50 @@ status:
 				Says: []string{"no fix is on its way: Kustomization/flux-system/apps, which applies ArtifactGenerator/flux-system/outer, is suspended"}}}}},
 	})
 }
+
+// twoSourceGenerator is ArtifactGenerator flux-system/outer, Ready, built from GitRepository
+// app at revOfA and from ExternalArtifact gen at upRev, writing ExternalArtifact outer with the
+// revision of the source revision names ("@app", "@up").
+func twoSourceGenerator(revOfA, upRev, revision string) string {
+	return `apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata: {name: outer, namespace: flux-system, generation: 3}
+spec:
+  sources: [{alias: app, kind: GitRepository, name: app, namespace: flux-system}, {alias: up, kind: ExternalArtifact, name: gen}]
+  artifacts: [{name: outer, revision: "` + revision + `", copy: [{from: "@up/**", to: "@artifact/"}]}]
+status:
+  observedSourcesDigest: "` + flux.ObservedSourcesDigest(map[string]flux.ObservedSource{
+		"app": {Digest: "sha256:" + dig1, Revision: revOfA, URL: "http://source-controller/gitrepository/flux-system/app/" + revOfA[len(revOfA)-12:] + ".tar.gz"},
+		"up":  {Revision: upRev}}) + `"
+  conditions:
+  - ` + generatorReady
+}
+
+// TestUpstreamGeneratorWithoutArtifact: a generator builds nothing before each of its sources
+// has an artifact; an ExternalArtifact source that has none, from a stalled generator, gets
+// none, and the root that waits on the first generator's build fails, naming it. It waits
+// while that generator is at work.
+func TestUpstreamGeneratorWithoutArtifact(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	inner := func(conditions ...string) string {
+		return strings.Replace(artifactGenerator("gen", "flux-system", "", conditions...),
+			"name: app, namespace: flux-system}]", "name: other, namespace: flux-system}]", 1)
+	}
+	docs := func(gen string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB), externalArtifact("outer", "flux-system", revOfA),
+			externalArtifact("gen", "flux-system", ""), twoSourceGenerator(revOfA, "latest@sha256:"+dig1, "@app"), gen}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "its generator stalled: it fails", looks: []fixtureLook{{
+			docs: docs(inner(stalledConditions...)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer, has no artifact: " +
+					"ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, no artifact yet) stalled: invalid path pattern"}}}}},
+		{name: "its generator at work: it waits", looks: []fixtureLook{{
+			docs: docs(inner(`{type: Ready, status: "Unknown", reason: Progressing, message: "building", observedGeneration: 3}`)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"},
+				Says: []string{"waiting for ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer"}}}}},
+	})
+}

@@ -179,6 +179,9 @@ func ObservedSourcesDigest(sources map[string]ObservedSource) string {
 func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Revision) (verdict result.Verdict, code result.Code, message string) {
 	id, code := gen.Ref.ID(), sourceCode(src.Ref)
 	what := fmt.Sprintf("%s (which writes %s, artifact %s)", id, src.Ref.ID(), ShortRevision(src.Revision))
+	if src.Revision == "" {
+		what = fmt.Sprintf("%s (which writes %s, no artifact yet)", id, src.Ref.ID())
+	}
 	atGeneration := func(c condition) bool { return c.observedGeneration == gen.generation }
 	observed := map[string]ObservedSource{}
 	var missing string
