@@ -2,6 +2,7 @@ package assess
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -103,7 +104,7 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 		a.consistentSource(src.Ref, ref.ID())
 	}
 	if verdict == result.VerdictCurrent {
-		return a.upstreamGenerators(e, gen, inputs, ownerID, want, seen)
+		return a.upstreamGenerators(e, gen, src.Ref.Name, inputs, ownerID, want, seen)
 	}
 	return verdict, code, message, "", failing
 }
@@ -126,22 +127,100 @@ func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, in
 }
 
 // upstreamGenerators judges the sources of gen that are ExternalArtifacts of another
-// generator, each by that generator (producerWaitAt, one link further, each generator once):
-// the first that is not Current is gen's verdict (failing, the ExternalArtifact whose
-// generator failed), and what one could not compare is a note.
-func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string, failing flux.Source) {
+// generator, each by that generator (producerWaitAt, one link further, each generator once).
+// One whose generator failed is gen's verdict (failing, the ExternalArtifact whose generator
+// failed), unless another source of gen may still bring want to artifact, gen's
+// ExternalArtifact (revisionCarrier): gen builds again when it does, and artifact serves
+// want whatever the failed one holds. Else the first one still at work is gen's verdict;
+// what one could not compare is a note.
+func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string, failing flux.Source) {
+	atWork := map[string]bool{}
+	var failed, waiting struct {
+		alias, message string
+		code           result.Code
+		failing        flux.Source
+	}
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
 		if in == nil || in.Producer.Name == "" || seen[in.Producer.ID()] {
 			continue
 		}
 		v, c, m, n, f := a.producerWaitAt(e, *in, ownerID, want, seen)
-		if v != result.VerdictCurrent {
-			return v, c, fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), m), "", f
+		m = fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), m)
+		switch {
+		case v == result.VerdictFailed && failed.alias == "":
+			failed.alias, failed.code, failed.message, failed.failing = s.Alias, c, m, f
+		case v == result.VerdictInProgress:
+			atWork[s.Alias] = true
+			if waiting.alias == "" {
+				waiting.alias, waiting.code, waiting.message = s.Alias, c, m
+			}
 		}
 		note = joinMessage(note, n)
 	}
+	switch {
+	case failed.alias != "":
+		if carrier := a.revisionCarrier(e, gen, artifact, inputs, want, failed.alias, atWork, 0); carrier != "" {
+			return result.VerdictInProgress, failed.code, fmt.Sprintf("%s, which %s takes its revision from, may still bring %s, though %s",
+				carrier, flux.SourceRef{Kind: "ExternalArtifact", Name: artifact, Namespace: gen.Ref.Namespace}.ID(), flux.ShortRevision(want.String()), failed.message), "", flux.Source{}
+		}
+		return result.VerdictFailed, failed.code, failed.message, "", failed.failing
+	case waiting.alias != "":
+		return result.VerdictInProgress, waiting.code, waiting.message, "", flux.Source{}
+	}
 	return result.VerdictCurrent, "", "", note, flux.Source{}
+}
+
+// maxCarrierChain bounds the generators revisionCarrier follows up from one.
+const maxCarrierChain = 8
+
+// revisionCarrier names a source of gen, other than except (an alias), that its
+// ExternalArtifact artifact takes its revision from (flux.Generator.RevisionAliases; any
+// source when that is the digest of its content) and that may still bring want (set): one
+// that has not fetched it yet nor moved past it (flux.FetchPending), or an ExternalArtifact
+// whose generator is at work (atWork, by alias) or, in turn, has such a source; "" when
+// none may.
+func (a *assessor) revisionCarrier(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, want flux.Revision, except string, atWork map[string]bool, depth int) string {
+	if want.IsZero() || depth >= maxCarrierChain {
+		return ""
+	}
+	aliases := gen.RevisionAliases(artifact)
+	for _, s := range gen.Sources {
+		in := inputs[s.Alias]
+		if s.Alias == except || in == nil || len(aliases) > 0 && !slices.Contains(aliases, s.Alias) {
+			continue
+		}
+		if in.Producer.Name == "" {
+			if in.Revision != "" && flux.FetchPending(gen, artifact, a.firstArtifact(*in), *in, want) != "" {
+				return in.Ref.ID()
+			}
+			continue
+		}
+		if want.Matches(in.Revisions()...) {
+			continue
+		}
+		if atWork[s.Alias] {
+			return in.Ref.ID()
+		}
+		if up, upInputs, ok := a.generatorOf(e, *in); ok && a.revisionCarrier(e, up, in.Ref.Name, upInputs, want, "", nil, depth+1) != "" {
+			return in.Ref.ID()
+		}
+	}
+	return ""
+}
+
+// generatorOf reads the ArtifactGenerator that writes the ExternalArtifact src, and its
+// sources; ok is false when it or one of its sources cannot be read yet.
+func (a *assessor) generatorOf(e *Assessment, src flux.Source) (gen flux.Generator, inputs map[string]*flux.Source, ok bool) {
+	ref := src.Producer
+	cached, _ := a.list(ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}).Object(ref.Namespace, ref.Name)
+	obj, found := cached.(*unstructured.Unstructured)
+	if !found {
+		return flux.Generator{}, nil, false
+	}
+	gen = flux.ReadGenerator(ref, obj)
+	inputs, reading, unread := a.generatorInputs(e, gen)
+	return gen, inputs, reading == "" && unread == ""
 }
 
 // generatorInputs reads the sources of gen, by alias (nil for one not found). reading names

@@ -924,6 +924,49 @@ status:
   - ` + generatorReady
 }
 
+// TestUpstreamGeneratorStalledRevisionComesAnotherWay: the root applies ExternalArtifact
+// outer, whose generator copies the artifact of a stalled generator upstream (gen) and takes
+// its revision from GitRepository app, which has not fetched the expected commit yet. When app
+// fetches it, outer's generator builds again, copying gen's old artifact, and outer serves the
+// commit: the root waits for that. It fails when the revision comes through the stalled
+// generator, or from a source that will fetch nothing more.
+func TestUpstreamGeneratorStalledRevisionComesAnotherWay(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	upRev := "latest@sha256:" + dig1
+	stalled := strings.Replace(artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...),
+		"name: app, namespace: flux-system}]", "name: other, namespace: flux-system}]", 1)
+	docs := func(outer, app string, more ...string) []string {
+		return append([]string{ks("app", "ExternalArtifact", "outer", "", revOfA), app, externalArtifact("outer", "flux-system", revOfA),
+			externalArtifact("gen", "flux-system", upRev), outer, stalled}, more...)
+	}
+	// mid is an ExternalArtifact of a Ready generator built from app's current artifact.
+	mid := []string{externalArtifact("mid", "flux-system", revOfA), artifactGenerator("mid", "flux-system", digestOf(revOfA), generatorReady)}
+	throughMid := strings.NewReplacer(`{alias: app, kind: GitRepository, name: app, namespace: flux-system}`, `{alias: app, kind: ExternalArtifact, name: mid}`,
+		flux.ObservedSourcesDigest(map[string]flux.ObservedSource{"app": {Digest: "sha256:" + dig1, Revision: revOfA, URL: "http://source-controller/gitrepository/flux-system/app/" + revOfA[len(revOfA)-12:] + ".tar.gz"}, "up": {Revision: upRev}}),
+		flux.ObservedSourcesDigest(map[string]flux.ObservedSource{"app": {Revision: revOfA}, "up": {Revision: upRev}})).
+		Replace(twoSourceGenerator(revOfA, upRev, "@app"))
+	runFixtureCases(t, []fixtureCase{
+		{name: "its revision's source has not fetched the commit: it waits", looks: []fixtureLook{{
+			docs: docs(twoSourceGenerator(revOfA, upRev, "@app"), gitRepoStored(revOfA)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"},
+				Says: []string{"GitRepository/flux-system/app, which ExternalArtifact/flux-system/outer takes its revision from, may still bring main@sha1:bbbbbbb, though " +
+					"ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer: ArtifactGenerator/flux-system/gen"}}}}},
+		{name: "its revision from the stalled generator's artifact: it fails", looks: []fixtureLook{{
+			docs: docs(twoSourceGenerator(revOfA, upRev, "@up"), gitRepoStored(revOfA)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer: ArtifactGenerator/flux-system/gen"}}}}},
+		{name: "its revision's source suspended: it fails", looks: []fixtureLook{{
+			docs: docs(twoSourceGenerator(revOfA, upRev, "@app"), strings.Replace(gitRepoStored(revOfA), "status:", "spec: {suspend: true}\nstatus:", 1)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}}}},
+		{name: "its revision from a generator whose source has not fetched the commit: it waits", looks: []fixtureLook{{
+			docs: docs(throughMid, gitRepoStored(revOfA), mid...),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"},
+				Says: []string{"ExternalArtifact/flux-system/mid, which ExternalArtifact/flux-system/outer takes its revision from, may still bring main@sha1:bbbbbbb"}}}}},
+	})
+}
+
 // TestUpstreamGeneratorWithoutArtifact: a generator builds nothing before each of its sources
 // has an artifact; an ExternalArtifact source that has none, from a stalled generator, gets
 // none, and the root that waits on the first generator's build fails, naming it. It waits
