@@ -71,9 +71,19 @@ type missingObject struct {
 	listedInAll bool
 }
 
-// missing decides m: it waits while the not-found grace lasts (from the first time the run saw
-// it missing) or while a Flux object may still create it, and is NotFound otherwise.
+// missing decides m and records the finding: a wait, or NotFound (missingFinding).
 func (a *assessor) missing(e *Assessment, m missingObject) {
+	if f, final := a.missingFinding(e, m); final {
+		e.fail(f)
+	} else {
+		e.wait(f)
+	}
+}
+
+// missingFinding decides m: it waits while the not-found grace lasts (from the first time the
+// run saw it missing) or while a Flux object may still create it, and is NotFound (final)
+// otherwise.
+func (a *assessor) missingFinding(e *Assessment, m missingObject) (f Finding, final bool) {
 	id, key, w := m.id, m.key, m.list
 	if a.mem.missingSince == nil {
 		a.mem.missingSince = map[string]time.Time{}
@@ -89,25 +99,25 @@ func (a *assessor) missing(e *Assessment, m missingObject) {
 		c.busy = append(c.busy, why)
 	}
 	c.busy = append(c.busy, a.providersMayExport(m.ref, since)...)
-	wait := func(message string, p Progress) {
-		e.wait(Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: message, Progress: p})
+	wait := func(message string, p Progress) Finding {
+		return Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: message, Progress: p}
 	}
 	notFound := id + " not found" + m.role
 	switch {
 	case m.listedInAll:
 		// A list of every namespace holds it, its own namespace's not yet: that watch is
 		// behind.
-		wait(id+" not found in its namespace's list yet, though listed in all namespaces", ProgressStep)
+		return wait(id+" not found in its namespace's list yet, though listed in all namespaces", ProgressStep), false
 	case len(c.busy) > 0:
 		slices.Sort(c.busy)
-		wait(fmt.Sprintf("%s not found yet%s; Flux may still create it: %s", id, m.role, FewOf(c.busy)), ProgressState)
+		return wait(fmt.Sprintf("%s not found yet%s; Flux may still create it: %s", id, m.role, FewOf(c.busy)), ProgressState), false
 	case c.blind != "":
-		wait(fmt.Sprintf("%s; cannot tell whether Flux is creating it: %s", notFound, c.blind), ProgressState)
+		return wait(fmt.Sprintf("%s; cannot tell whether Flux is creating it: %s", notFound, c.blind), ProgressState), false
 	case c.loading:
-		wait(notFound+"; reading the Kustomizations and ResourceSets of the cluster, to tell whether Flux is creating it", ProgressStep)
+		return wait(notFound+"; reading the Kustomizations and ResourceSets of the cluster, to tell whether Flux is creating it", ProgressStep), false
 	case !a.spec.Snapshot && a.now.Before(since.Add(grace)):
 		e.recheckAt(since.Add(grace))
-		wait(joinMessage(notFound, m.hints)+fmt.Sprintf("; NotFound once it has been missing for %s (not-found-grace), unless Flux creates it", grace), ProgressState)
+		return wait(joinMessage(notFound, m.hints)+fmt.Sprintf("; NotFound once it has been missing for %s (not-found-grace), unless Flux creates it", grace), ProgressState), false
 	default:
 		// The verdict rests on its namespace's list read no earlier than the statuses that
 		// say nothing will create it (consistency). When it was not, those statuses are read
@@ -128,7 +138,7 @@ func (a *assessor) missing(e *Assessment, m missingObject) {
 		if !a.spec.Snapshot {
 			msg += fmt.Sprintf(" (missing for %s or more)", grace)
 		}
-		e.fail(Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: msg})
+		return Finding{Verdict: result.VerdictNotFound, Reason: "NotFound", Message: msg}, true
 	}
 }
 
