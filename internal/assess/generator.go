@@ -570,8 +570,9 @@ func (a *assessor) applierStuck(e *Assessment, r applierRead, fetching bool) str
 // (blockedBy: failed past its retries, suspended short of Ready, to any depth), so that r
 // applies nothing, the fix included, until something other than a commit changes. "" for
 // none. The dependency's read then decides, and is read no earlier than r's status. A
-// dependency not found is left to wait, as before the chain was followed: it is no object
-// the run was asked about, and not its failure.
+// dependency not found holds it back for good past the not-found grace, with nothing
+// creating it (blockedBy, missingFinding); it is no object the run was asked about, and no
+// NotFound of the run.
 func (a *assessor) dependencyBlocked(e *Assessment, r applierRead, g flux.Gate) string {
 	if g.Verdict != result.VerdictInProgress || g.Code != result.CodeFluxDependencyNotReady {
 		return ""

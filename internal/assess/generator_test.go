@@ -750,11 +750,15 @@ status:
 			{at: fixtureNow.Add(30 * time.Minute), docs: append(append(root(revB), byRelease), stalledChart...),
 				want: expected{Outcome: fails}},
 		}},
-		{name: "its applier waits for a dependency not found: it waits, the dependency no verdict of the run's", looks: []fixtureLook{
+		// Flux waits for a dependency not found for ever, and it may still be created: the
+		// chain waits for it as a root waits for its own (the not-found grace; `get` at once).
+		{name: "its applier waits for a dependency not found: it waits out the not-found grace, then fails", looks: []fixtureLook{
 			{docs: append(root(revB), byFluxSystem, waitsFor("flux-system", "app", revOfA, "unable to get 'flux-system/infra' dependency: not found")),
-				want: expected{Outcome: waits, Says: []string{"the fix may be on its way"}}},
+				want: expected{Outcome: waits, Says: []string{"the fix may be on its way"}},
+				get: &expected{Outcome: fails, Says: []string{"no fix is on its way: Kustomization/flux-system/flux-system, which applies ArtifactGenerator/flux-system/gen, " +
+					"waits for Kustomization/flux-system/infra (dependsOn), which is missing: Kustomization/flux-system/infra not found; no Kustomization or ResourceSet is creating it"}}},
 			{at: fixtureNow.Add(30 * time.Minute), docs: append(root(revB), byFluxSystem, waitsFor("flux-system", "app", revOfA, "unable to get 'flux-system/infra' dependency: not found")),
-				want: expected{Outcome: waits, Says: []string{"the fix may be on its way"}}},
+				want: expected{Outcome: fails, Says: []string{"which is missing: Kustomization/flux-system/infra not found; no Kustomization or ResourceSet is creating it"}}},
 		}},
 		{name: "up the chain, the top waits for infra, failed on A, their source not on B yet: it waits", looks: []fixtureLook{{
 			docs: append(root(revOfA), ownedBy(generator, kustomizeGroup, "flux-system", "apps"),

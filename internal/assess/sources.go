@@ -165,7 +165,8 @@ func (a *assessor) evalDependencies(e *Assessment, id string, gate flux.Gate, wa
 // DependencyNotReady), at any depth, that holds it back for good. chain names the way down
 // to it and what became of it; reason is its Flux reason. seen holds the objects already
 // followed: a cycle of dependsOn is followed once. missing says whether a dependency not
-// found is one the run waits for (missingNeed), as a root's is.
+// found is one the run waits for (missingNeed), as a root's is; else one that is NotFound
+// (missingFinding: past the not-found grace, nothing creating it) holds it back for good.
 func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, now time.Time, visited, roots, seen map[string]bool, missing bool) (chain, reason string, blocked bool) {
 	for _, dep := range gate.DependsOn {
 		if seen[dep.ID()] {
@@ -187,6 +188,12 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 			// Flux waits for it for ever; it may still be created (missingNeed).
 			if missing {
 				a.missingNeed(e, dep, gate.Object.ID, " (a dependency, dependsOn, of "+gate.Object.ID+")", key, w)
+				continue
+			}
+			// Past the not-found grace, with nothing creating it, it holds the chain for good.
+			m := missingObject{id: shownName(dep.ID()), ref: dep, needer: gate.Object.ID, key: key, list: w, hints: closeNames(dep.Namespace, dep.Name, w)}
+			if f, final := a.missingFinding(e, m); final {
+				return fmt.Sprintf("%s (dependsOn), which is missing: %s", m.id, f.Message), f.Reason, true
 			}
 			continue
 		}
