@@ -30,7 +30,7 @@ func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string, 
 // generator that failed (failing's), and of the one that writes src when that is another
 // (a change to its sources may leave the failing one out). pending when a fix may be on its
 // way; settled says why none is, of the failing generator first. A hold on an applier whose
-// state says nothing of what it will apply (generatorFixPending's blind: not found, a
+// state says nothing of what it will apply (generatorFixPending's blind: a
 // ResourceSet, what the credentials may not read) is a root's alone, on its own artifact's
 // generator, as before the chain was followed: for a nested object (nested) or an upstream
 // generator it would be a wait to the deadline where the failure was the verdict, and it
@@ -315,14 +315,17 @@ func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, owne
 }
 
 // applierBlind reports whether the state of r, a generator's applier not done, says nothing
-// of what it will apply: not found, a ResourceSet (its inputs are not known to carry the
-// fix), its list or its source's one the credentials may not read, or its source not found.
-// Not while a list is on its way.
+// of what it will apply: a ResourceSet (its inputs are not known to carry the fix), its list
+// or its source's one the credentials may not read, or its source not found. Not while a
+// list is on its way, nor for an applier not found, which is waited for by every object
+// within the not-found grace (stuckReason).
 func (a *assessor) applierBlind(r applierRead) bool {
 	switch {
 	case !r.list.Synced():
 		return !listMayArrive(r.list)
-	case r.obj == nil || (r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease):
+	case r.obj == nil:
+		return false // waited for within the not-found grace (stuckReason), by every object
+	case r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease:
 		return true
 	case r.src == nil:
 		gvr, ok := r.srcRef.GroupVersionResource()
@@ -388,6 +391,10 @@ func (a *assessor) readApplier(e *Assessment, applier flux.Ref, below string) (r
 		if r.src, unread = a.source(e, r.srcRef); unread != "" {
 			return r, fmt.Sprintf("%s applies %s, and its source cannot be read: %s", id, below, strings.TrimPrefix(unread, "not compared with its source ")), true
 		}
+	}
+	if r.obj == nil {
+		// It may still be created, for the not-found grace (stuckReason).
+		return r, fmt.Sprintf("%s, which applies %s, is not found yet", id, below), true
 	}
 	if pending = flux.ApplyPending(applier, r.obj, r.src); pending != "" {
 		return r, fmt.Sprintf("%s, which applies %s, %s", id, below, pending), true
@@ -475,8 +482,8 @@ func listMayArrive(w List) bool {
 // a root's would wait for it (the retry grace, awaitGeneration's bound). fetching says that
 // its source, one of the generator's own, is still to fetch the revision the root waits for
 // (flux.FetchPending): the new artifact requeues it, and its dependencies of that source, so
-// only its suspension stops it. Stuck: not found (a label that names a Kustomization of
-// another cluster, or one deleted), suspended, failed on its source's current artifact, a
+// only its suspension stops it. Stuck: not found past the not-found grace with nothing
+// creating it (a label that names a Kustomization of another cluster, or one deleted), suspended, failed on its source's current artifact, a
 // ResourceSet (whose inputs are not known to carry the fix), a list or a source the
 // credentials may not read, or waiting for a dependency (spec.dependsOn) that holds it back
 // for good (dependencyBlocked). A hold on those would last to the deadline.
@@ -488,6 +495,12 @@ func (a *assessor) stuckReason(e *Assessment, r applierRead, fetching bool) stri
 		}
 		return "cannot be read: " + r.list.Err().Error()
 	case r.obj == nil:
+		// Waited for as a missing object the tree needs is (the not-found grace, a Flux
+		// object at work that may create it); past that, nothing applies what it applied.
+		m := missingObject{id: shownName(r.ref.ID()), ref: r.ref, key: r.key, list: r.list, hints: closeNames(r.ref.Namespace, r.ref.Name, r.list)}
+		if _, final := a.missingFinding(e, m); !final {
+			return ""
+		}
 		return "is not found"
 	case r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease:
 		return "generates it from inputs not known to carry the fix"
@@ -551,14 +564,15 @@ func inParentheses(message string) string {
 	return " (" + message + ")"
 }
 
-// applierStuck is stuckReason for the generator's own applier r, found and its source read:
-// suspended, failed on that artifact in a way its controller does not retry (or past the
-// time a root's retried failure is given), or held back for good by a dependency. Not
-// found, a source not found, what the credentials may not read and a ResourceSet hold here
-// as they did before the chain was followed: what comes next is not known, and the root's
-// failure would be a guess.
+// applierStuck is stuckReason for the generator's own applier r, found and its source read,
+// or not found in a list read: suspended, failed on that artifact in a way its controller
+// does not retry (or past the time a root's retried failure is given), held back for good
+// by a dependency, or not found past the not-found grace with nothing creating it. A source
+// not found, what the credentials may not read and a ResourceSet hold here as they did
+// before the chain was followed: what comes next is not known, and the root's failure
+// would be a guess.
 func (a *assessor) applierStuck(e *Assessment, r applierRead, fetching bool) string {
-	if r.obj == nil || r.src == nil || (r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease) {
+	if r.obj == nil && !r.list.Synced() || r.obj != nil && (r.src == nil || (r.ref.Kind != flux.KindKustomization && r.ref.Kind != flux.KindHelmRelease)) {
 		return ""
 	}
 	return a.stuckReason(e, r, fetching)
