@@ -193,6 +193,8 @@ func (a *assessor) blockedBy(e *Assessment, gate flux.Gate, want flux.Revision, 
 			// Past the not-found grace, with nothing creating it, it holds the chain for good.
 			m := missingObject{id: shownName(dep.ID()), ref: dep, needer: gate.Object.ID, key: key, list: w, hints: closeNames(dep.Namespace, dep.Name, w)}
 			if f, final := a.missingFinding(e, m); final {
+				// (It alone decides: read no earlier than the dependent's status.)
+				a.consistent(key, w, gate.Object.ID)
 				return fmt.Sprintf("%s (dependsOn), which is missing: %s", m.id, f.Message), f.Reason, true
 			}
 			continue
