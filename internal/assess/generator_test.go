@@ -114,8 +114,8 @@ func TestExternalArtifactOfItsGenerator(t *testing.T) {
 			want: expected{Outcome: waits, Says: []string{"to build at generation 3: gen build failed"}}}}},
 		{name: "the generator stalled", looks: []fixtureLook{{
 			docs: on(revOfA, artifactGenerator("gen", "flux-system", digestOf(revOfA),
-				`{type: Ready, status: "False", reason: BuildFailed, message: "invalid path pattern", observedGeneration: 3}`,
-				`{type: Stalled, status: "True", reason: BuildFailed, message: "invalid path pattern", observedGeneration: 3}`)),
+				`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
+				`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`)),
 			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}, Says: []string{"stalled: invalid path pattern"}}}}},
 		{name: "the generator disabled, its last build of A: it will not build B", looks: []fixtureLook{{
 			docs: on(revOfA, disabledGenerator(artifactGenerator("gen", "flux-system", digestOf(revOfA), generatorReady))),
@@ -224,8 +224,8 @@ func TestExternalArtifactOfRootOrDependency(t *testing.T) {
 	t.Parallel()
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
-	stalled := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "invalid path pattern", observedGeneration: 3}`,
-		`{type: Stalled, status: "True", reason: BuildFailed, message: "invalid path pattern", observedGeneration: 3}`}
+	stalled := []string{`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
+		`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`}
 	buildFailed := `{type: Ready, status: "False", reason: BuildFailed, message: "gen build failed: no files matched @app/deploy/**", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`
 	building := []string{`{type: Ready, status: Unknown, reason: Progressing, message: Reconciliation in progress, observedGeneration: 3}`,
 		`{type: Reconciling, status: "True", reason: Progressing, message: Reconciliation in progress, observedGeneration: 3}`}
@@ -1017,5 +1017,48 @@ func TestUpstreamGeneratorWithoutArtifact(t *testing.T) {
 			docs: docs(inner(`{type: Ready, status: "Unknown", reason: Progressing, message: "building", observedGeneration: 3}`)),
 			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"},
 				Says: []string{"waiting for ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer"}}}}},
+	})
+}
+
+// stalledOnContent are the conditions of an ArtifactGenerator source-watcher stalled on for
+// its source's content (a path pattern's captured value, reason BuildFailed), at 11:56, at
+// generation 3: its next reconcile, on a source's new artifact, clears the stall.
+var stalledOnContent = []string{
+	`{type: Ready, status: "False", reason: BuildFailed, message: "failed to expand path pattern: captured value \"My_App\" is not a valid label value", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
+	`{type: Stalled, status: "True", reason: BuildFailed, message: "failed to expand path pattern: captured value \"My_App\" is not a valid label value", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`}
+
+// TestGeneratorStalledOnContent: source-watcher stalls a generator whose path pattern fails on
+// its sources' content (terminalPathPatternError, reason BuildFailed), and builds it again
+// when a source serves a new artifact (its reconcile marks it Reconciling, which clears the
+// stall). Such a stall is a failed build: the root waits while the source has not fetched
+// the expected commit, and fails once it has, and for the root's own generator as for one
+// up the chain. A stall for the spec (ValidationFailed) fails at once.
+func TestGeneratorStalledOnContent(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	upstream := artifactGenerator("gen", "flux-system", "", stalledOnContent...)
+	outer := strings.Replace(twoSourceGenerator(revOfA, "latest@sha256:"+dig1, "@app"), generatorReady,
+		`{type: Ready, status: "False", reason: SourceFetchFailed, message: "get sources failed: source 'ExternalArtifact/flux-system/gen' is not ready", observedGeneration: 3}`, 1)
+	upChain := func(app string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), app, externalArtifact("outer", "flux-system", revOfA),
+			externalArtifact("gen", "flux-system", ""), outer, upstream}
+	}
+	own := func(app, conditions string) []string {
+		return []string{ks("app", "ExternalArtifact", "gen", "", revOfA), app, externalArtifact("gen", "flux-system", revOfA),
+			artifactGenerator("gen", "flux-system", digestOf(revOfA), conditions)}
+	}
+	fails := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
+	runFixtureCases(t, []fixtureCase{
+		{name: "up the chain, its source not on the commit yet: it waits", looks: []fixtureLook{{
+			docs: upChain(gitRepoStored(revOfA)), want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}}}},
+		{name: "up the chain, its source on the commit: it fails", looks: []fixtureLook{{
+			docs: upChain(gitRepoStored(revB)),
+			want: expected{Outcome: fails, Says: []string{"ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer, has no artifact: " +
+				"ArtifactGenerator/flux-system/gen (which writes ExternalArtifact/flux-system/gen, no artifact yet) failed to build from its sources' current artifacts"}}}}},
+		{name: "the root's own, its source not on the commit yet: it waits", looks: []fixtureLook{{
+			docs: own(gitRepoStored(revOfA), strings.Join(stalledOnContent, "\n  - ")), want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}}}},
+		{name: "the root's own, stalled for its spec: it fails", looks: []fixtureLook{{
+			docs: own(gitRepoStored(revOfA), strings.Join(stalledConditions, "\n  - ")), want: expected{Outcome: fails, Says: []string{"stalled: invalid path pattern"}}}}},
 	})
 }

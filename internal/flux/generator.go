@@ -169,7 +169,9 @@ func ObservedSourcesDigest(sources map[string]ObservedSource) string {
 // GeneratorWait says whether the ExternalArtifact src holds what its ArtifactGenerator gen
 // builds from its sources now (inputs, by alias; nil for one not found). Current when gen is
 // Ready at its generation, not Reconciling, and its last build was of its sources' current
-// artifacts (its observedSourcesDigest is theirs). Failed when source-watcher stalled on it,
+// artifacts (its observedSourcesDigest is theirs). Failed when source-watcher stalled on it
+// for its spec (a stall on its sources' content, reason BuildFailed, which source-watcher
+// clears when it reconciles a source's new artifact, is a failed build),
 // or its build of those very artifacts at its generation failed (BuildFailed no earlier than
 // the newest of them: a failure of older ones is followed by a build of the new ones).
 // InProgress otherwise: it is about to build, or building, or retrying what failed. want,
@@ -198,7 +200,9 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Re
 		}
 	}
 	switch {
-	case gen.stalled.status == string(metav1.ConditionTrue) && atGeneration(gen.stalled):
+	case gen.stalled.status == string(metav1.ConditionTrue) && atGeneration(gen.stalled) && gen.stalled.reason != buildFailedReason:
+		// (A stall on its sources' content, BuildFailed, is a failed build: the next
+		// artifact of a source makes it build again, as below.)
 		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", what, gen.stalled.message)
 	case gen.ready.status == string(metav1.ConditionFalse) && gen.ready.reason == buildFailedReason && atGeneration(gen.ready) &&
 		missing == "" && !gen.ready.since.IsZero() && !gen.ready.since.Before(newest) && !servedByNone(gen, inputs, want):
