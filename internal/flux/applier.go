@@ -97,6 +97,17 @@ func MayStillApply(ref Ref, obj *unstructured.Unstructured, src *Source) bool {
 	return g.Verdict == result.VerdictInProgress || g.Verdict == result.VerdictFailed && (g.Retried || g.MaybeOlderGeneration)
 }
 
+// MayFetch reports whether src, a Flux source with an artifact, may still serve want (set):
+// it serves another revision now, is neither suspended nor stalled, and has not moved past
+// want (MovedPast from first, src as the run first saw it with an artifact: Flux fetches the
+// newest revision only).
+func MayFetch(want Revision, first, src Source) bool {
+	// (A stalled HelmChart is built again when its own source serves a new artifact: only a
+	// stalled repository, bucket or OCI repository fetches nothing more.)
+	stalled := src.Stalled && src.Ref.Kind != "HelmChart"
+	return !want.IsZero() && src.Revision != "" && !src.Suspended && !stalled && !want.Matches(src.Revisions()...) && !MovedPast(want, first, src, false)
+}
+
 // FetchPending says that src, the source a generator's applier applies from (ApplyPending
 // done with it), is also one of gen's own sources and does not serve want yet, the revision
 // the object of gen's artifact waits for: want is then a revision of that very repository,
@@ -109,10 +120,7 @@ func MayStillApply(ref Ref, obj *unstructured.Unstructured, src *Source) bool {
 // revision of one of those: another source of gen (a fleet repository it copies a file
 // from, or that another of its artifacts takes its revision from) is not waited for.
 func FetchPending(gen Generator, artifact string, first, src Source, want Revision) string {
-	// (A stalled HelmChart is built again when its own source serves a new artifact: only a
-	// stalled repository, bucket or OCI repository fetches nothing more.)
-	stalled := src.Stalled && src.Ref.Kind != "HelmChart"
-	if want.IsZero() || src.Revision == "" || src.Suspended || stalled || want.Matches(src.Revisions()...) || MovedPast(want, first, src, false) {
+	if !MayFetch(want, first, src) {
 		return ""
 	}
 	aliases := gen.RevisionAliases(artifact)
