@@ -23,7 +23,33 @@ import (
 // ownerID waits for (flux.GeneratorWait). failing is the ExternalArtifact whose generator
 // failed, src or one up its chain, when the verdict is Failed.
 func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string, want flux.Revision) (verdict result.Verdict, code result.Code, message, note string, failing flux.Source) {
-	return a.producerWaitAt(e, src, ownerID, want, map[string]bool{})
+	p := a.producerWaitAt(e, src, ownerID, want, newChainWalk())
+	return p.verdict, p.code, p.message, p.note, p.failing
+}
+
+// producerVerdict is producerWait's judgment of one ExternalArtifact by its generator.
+type producerVerdict struct {
+	verdict       result.Verdict
+	code          result.Code
+	message, note string
+	// failing is the ExternalArtifact whose generator failed, when the verdict is Failed.
+	failing flux.Source
+}
+
+// chainWalk is one producerWait up a chain of generators: each ExternalArtifact of the chain
+// is judged once, and the same way, whichever way and order of sources leads to it.
+type chainWalk struct {
+	// judging holds the generators being judged: a loop ends where it closes.
+	judging map[string]bool
+	// judged holds each ExternalArtifact's judgment, by ID.
+	judged map[string]producerVerdict
+	// brings holds whether each ExternalArtifact may still bring the revision waited for
+	// (mayBring), by ID; false while that is being decided (a loop brings nothing).
+	brings map[string]bool
+}
+
+func newChainWalk() *chainWalk {
+	return &chainWalk{judging: map[string]bool{}, judged: map[string]producerVerdict{}, brings: map[string]bool{}}
 }
 
 // generatorFixOnItsWay is generatorFixPending for a failure producerWait found: of the
@@ -54,159 +80,193 @@ func (a *assessor) generatorFixOnItsWay(e *Assessment, src, failing flux.Source,
 	return "", settled
 }
 
-// producerWaitAt is producerWait for a generator down a chain: once the generator has built
-// from its sources' current artifacts, each source that is an ExternalArtifact of another
-// generator is judged by that one in turn, since an artifact current to its own stale source
-// is stale too; to any depth, each generator once (seen: a loop ends where it closes).
-func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string, failing flux.Source) {
+// producerWaitAt is producerWait for an ExternalArtifact down a chain, judged once in a walk:
+// once the generator has built from its sources' current artifacts, each source that is an
+// ExternalArtifact of another generator is judged by that one in turn, since an artifact
+// current to its own stale source is stale too; to any depth, a loop ending where it closes.
+func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string, want flux.Revision, walk *chainWalk) producerVerdict {
+	if p, ok := walk.judged[src.Ref.ID()]; ok {
+		return p
+	}
+	walk.judging[src.Producer.ID()] = true
+	p := a.judgeProducer(e, src, ownerID, want, walk)
+	delete(walk.judging, src.Producer.ID())
+	walk.judged[src.Ref.ID()] = p
+	return p
+}
+
+// upstream is producerWaitAt for in, a source of a generator of the walk; ok is false for a
+// source that is no ExternalArtifact, or one whose generator is being judged (a loop).
+func (a *assessor) upstream(e *Assessment, in *flux.Source, ownerID string, want flux.Revision, walk *chainWalk) (p producerVerdict, ok bool) {
+	if in == nil || in.Producer.Name == "" {
+		return p, false
+	}
+	if p, ok := walk.judged[in.Ref.ID()]; ok {
+		return p, true
+	}
+	if walk.judging[in.Producer.ID()] {
+		return p, false
+	}
+	return a.producerWaitAt(e, *in, ownerID, want, walk), true
+}
+
+// judgeProducer is producerWaitAt's judgment of src.
+func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string, want flux.Revision, walk *chainWalk) producerVerdict {
 	ref := src.Producer
-	seen[ref.ID()] = true
-	code = result.CodeFluxArtifactFailed
+	code := result.CodeFluxArtifactFailed
 	key := ListKey{GVR: flux.ArtifactGeneratorGVR, Namespace: ref.Namespace}
 	w := a.list(key)
 	notCompared := fmt.Sprintf("not compared with %s, which writes %s: ", ref.ID(), src.Ref.ID())
 	if err := w.Err(); err != nil && !w.Synced() && apierrors.IsNotFound(err) {
-		return result.VerdictCurrent, "", "", notCompared + "the cluster does not serve " + key.GVR.Resource, flux.Source{}
+		return producerVerdict{verdict: result.VerdictCurrent, note: notCompared + "the cluster does not serve " + key.GVR.Resource}
 	}
 	ready, forbidden := a.optionalWatchReady(e, w, key.GVR.Resource+namespaceSuffix(ref.Namespace))
 	if forbidden != "" {
-		return result.VerdictCurrent, "", "", notCompared + forbidden, flux.Source{}
+		return producerVerdict{verdict: result.VerdictCurrent, note: notCompared + forbidden}
 	}
 	if !ready {
-		return result.VerdictInProgress, code, fmt.Sprintf("reading %s, which writes %s", ref.ID(), src.Ref.ID()), "", flux.Source{}
+		return producerVerdict{verdict: result.VerdictInProgress, code: code, message: fmt.Sprintf("reading %s, which writes %s", ref.ID(), src.Ref.ID())}
 	}
 	cached, _ := w.Object(ref.Namespace, ref.Name)
 	obj, ok := cached.(*unstructured.Unstructured)
 	if !ok {
-		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, which writes %s: not found", ref.ID(), src.Ref.ID()), "", flux.Source{}
+		return producerVerdict{verdict: result.VerdictInProgress, code: code, message: fmt.Sprintf("waiting for %s, which writes %s: not found", ref.ID(), src.Ref.ID())}
 	}
 	a.readFrom(ref.ID(), w, obj)
 	gen := flux.ReadGenerator(ref, obj)
 	inputs, reading, unread := a.generatorInputs(e, gen)
 	switch {
 	case unread != "":
-		return result.VerdictCurrent, "", "", notCompared + unread, flux.Source{}
+		return producerVerdict{verdict: result.VerdictCurrent, note: notCompared + unread}
 	case reading != "":
-		return result.VerdictInProgress, code, fmt.Sprintf("reading %s, a source of %s, which writes %s", reading, ref.ID(), src.Ref.ID()), "", flux.Source{}
+		return producerVerdict{verdict: result.VerdictInProgress, code: code, message: fmt.Sprintf("reading %s, a source of %s, which writes %s", reading, ref.ID(), src.Ref.ID())}
 	}
-	verdict, code, message = flux.GeneratorWait(src, gen, inputs, want)
-	failing = src
-	if verdict == result.VerdictInProgress {
-		if v, c, m, f := a.upstreamWithoutArtifact(e, gen, inputs, ownerID, want, seen); v == result.VerdictFailed {
-			verdict, code, message, failing = v, c, m, f
+	p := producerVerdict{failing: src}
+	p.verdict, p.code, p.message = flux.GeneratorWait(src, gen, inputs, want)
+	if p.verdict == result.VerdictInProgress {
+		if up := a.upstreamWithoutArtifact(e, gen, inputs, ownerID, want, walk); up.verdict == result.VerdictFailed {
+			p = up
 		}
 	}
-	if verdict != result.VerdictInProgress {
+	if p.verdict != result.VerdictInProgress {
 		a.consistent(key, w, ownerID)
 		for _, s := range gen.Sources {
 			a.consistentSource(s.Ref, ownerID)
 		}
 		a.consistentSource(src.Ref, ref.ID())
 	}
-	if verdict == result.VerdictCurrent {
-		return a.upstreamGenerators(e, gen, src.Ref.Name, inputs, ownerID, want, seen)
+	switch p.verdict {
+	case result.VerdictCurrent:
+		return a.upstreamGenerators(e, gen, src.Ref.Name, inputs, ownerID, want, walk)
+	case result.VerdictInProgress:
+		p.failing = flux.Source{}
 	}
-	return verdict, code, message, "", failing
+	return p
 }
 
 // upstreamWithoutArtifact judges the sources of gen that are ExternalArtifacts with no
-// artifact yet, each by the generator that writes it (producerWaitAt): gen builds nothing
-// before each has one, so the first whose generator failed fails gen (failing, the
-// ExternalArtifact whose generator failed). InProgress otherwise.
-func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message string, failing flux.Source) {
+// artifact yet, each by the generator that writes it (upstream): gen builds nothing before
+// each has one, so the first whose generator failed fails gen (failing, the ExternalArtifact
+// whose generator failed). InProgress otherwise.
+func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) producerVerdict {
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
-		if in == nil || in.Revision != "" || in.Producer.Name == "" || seen[in.Producer.ID()] {
+		if in == nil || in.Revision != "" {
 			continue
 		}
-		if v, c, m, _, f := a.producerWaitAt(e, *in, ownerID, want, seen); v == result.VerdictFailed {
-			return v, c, fmt.Sprintf("%s, a source of %s, has no artifact: %s", in.Ref.ID(), gen.Ref.ID(), m), f
+		if p, ok := a.upstream(e, in, ownerID, want, walk); ok && p.verdict == result.VerdictFailed {
+			p.message = fmt.Sprintf("%s, a source of %s, has no artifact: %s", in.Ref.ID(), gen.Ref.ID(), p.message)
+			p.note = ""
+			return p
 		}
 	}
-	return result.VerdictInProgress, "", "", flux.Source{}
+	return producerVerdict{verdict: result.VerdictInProgress}
 }
 
-// upstreamGenerators judges the sources of gen that are ExternalArtifacts of another
-// generator, each by that generator (producerWaitAt, one link further, each generator once).
-// One whose generator failed is gen's verdict (failing, the ExternalArtifact whose generator
-// failed), unless another source of gen may still bring want to artifact, gen's
-// ExternalArtifact (revisionCarrier): gen builds again when it does, and artifact serves
-// want whatever the failed one holds. Else the first one still at work is gen's verdict;
-// what one could not compare is a note.
-func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, ownerID string, want flux.Revision, seen map[string]bool) (verdict result.Verdict, code result.Code, message, note string, failing flux.Source) {
-	atWork := map[string]bool{}
-	var failed, waiting struct {
-		alias, message string
-		code           result.Code
-		failing        flux.Source
-	}
+// upstreamGenerators judges each source of gen that is an ExternalArtifact of another
+// generator by that generator (upstream, one link further). One whose generator failed is
+// gen's verdict (failing, the ExternalArtifact whose generator failed), unless a source of
+// gen may still bring want to artifact, gen's ExternalArtifact (revisionCarrier): gen builds
+// again when it does, and artifact serves want whatever the failed one holds. Else the first
+// one still at work is gen's verdict; what one could not compare is a note.
+func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) producerVerdict {
+	var failed, waiting *producerVerdict
+	var note string
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
-		if in == nil || in.Producer.Name == "" || seen[in.Producer.ID()] {
+		p, ok := a.upstream(e, in, ownerID, want, walk)
+		if !ok {
 			continue
 		}
-		v, c, m, n, f := a.producerWaitAt(e, *in, ownerID, want, seen)
-		m = fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), m)
+		note = joinMessage(note, p.note)
+		p.message, p.note = fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), p.message), ""
 		switch {
-		case v == result.VerdictFailed && failed.alias == "":
-			failed.alias, failed.code, failed.message, failed.failing = s.Alias, c, m, f
-		case v == result.VerdictInProgress:
-			atWork[s.Alias] = true
-			if waiting.alias == "" {
-				waiting.alias, waiting.code, waiting.message = s.Alias, c, m
-			}
+		case p.verdict == result.VerdictFailed && failed == nil:
+			failed = &p
+		case p.verdict == result.VerdictInProgress && waiting == nil:
+			waiting = &p
 		}
-		note = joinMessage(note, n)
 	}
 	switch {
-	case failed.alias != "":
-		if carrier := a.revisionCarrier(e, gen, artifact, inputs, want, failed.alias, atWork, 0); carrier != "" {
-			return result.VerdictInProgress, failed.code, fmt.Sprintf("%s, which %s takes its revision from, may still bring %s, though %s",
-				carrier, flux.SourceRef{Kind: "ExternalArtifact", Name: artifact, Namespace: gen.Ref.Namespace}.ID(), flux.ShortRevision(want.String()), failed.message), "", flux.Source{}
+	case failed != nil:
+		if carrier := a.revisionCarrier(e, gen, artifact, inputs, ownerID, want, walk); carrier != "" {
+			return producerVerdict{verdict: result.VerdictInProgress, code: failed.code, message: fmt.Sprintf("%s, which %s takes its revision from, may still bring %s, though %s",
+				carrier, flux.SourceRef{Kind: "ExternalArtifact", Name: artifact, Namespace: gen.Ref.Namespace}.ID(), flux.ShortRevision(want.String()), failed.message)}
 		}
-		return result.VerdictFailed, failed.code, failed.message, "", failed.failing
-	case waiting.alias != "":
-		return result.VerdictInProgress, waiting.code, waiting.message, "", flux.Source{}
+		return *failed
+	case waiting != nil:
+		return *waiting
 	}
-	return result.VerdictCurrent, "", "", note, flux.Source{}
+	return producerVerdict{verdict: result.VerdictCurrent, note: note}
 }
 
-// maxCarrierChain bounds the generators revisionCarrier follows up from one.
-const maxCarrierChain = 8
-
-// revisionCarrier names a source of gen, other than except (an alias), that its
-// ExternalArtifact artifact takes its revision from (flux.Generator.RevisionAliases; any
-// source when that is the digest of its content) and that may still bring want (set): one
-// that has not fetched it yet nor moved past it (flux.FetchPending), or an ExternalArtifact
-// whose generator is at work (atWork, by alias) or, in turn, has such a source; "" when
-// none may.
-func (a *assessor) revisionCarrier(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, want flux.Revision, except string, atWork map[string]bool, depth int) string {
-	if want.IsZero() || depth >= maxCarrierChain {
-		return ""
-	}
+// revisionCarrier names a source of gen that its ExternalArtifact artifact takes its revision
+// from (flux.Generator.RevisionAliases; any source when that is the digest of its content) and
+// that may still bring want (mayBring); "" when none may.
+func (a *assessor) revisionCarrier(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) string {
 	aliases := gen.RevisionAliases(artifact)
 	for _, s := range gen.Sources {
-		in := inputs[s.Alias]
-		if s.Alias == except || in == nil || len(aliases) > 0 && !slices.Contains(aliases, s.Alias) {
+		if len(aliases) > 0 && !slices.Contains(aliases, s.Alias) {
 			continue
 		}
-		if in.Producer.Name == "" {
-			if in.Revision != "" && flux.FetchPending(gen, artifact, a.firstArtifact(*in), *in, want) != "" {
-				return in.Ref.ID()
-			}
-			continue
-		}
-		if want.Matches(in.Revisions()...) {
-			continue
-		}
-		if atWork[s.Alias] {
-			return in.Ref.ID()
-		}
-		if up, upInputs, ok := a.generatorOf(e, *in); ok && a.revisionCarrier(e, up, in.Ref.Name, upInputs, want, "", nil, depth+1) != "" {
+		if in := inputs[s.Alias]; a.mayBring(e, in, ownerID, want, walk) {
 			return in.Ref.ID()
 		}
 	}
 	return ""
+}
+
+// mayBring reports whether in, a source of a generator of the walk, may still bring want
+// (set): a Flux source with an artifact that may still fetch it (flux.MayFetch), or an
+// ExternalArtifact that does not serve it and whose generator is at work (its judgment in the
+// walk is InProgress) or, current, has a source the artifact takes its revision from that
+// may bring it in turn; never one whose generator failed. Each ExternalArtifact is decided
+// once in a walk.
+func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want flux.Revision, walk *chainWalk) bool {
+	switch {
+	case in == nil || want.IsZero() || want.Matches(in.Revisions()...):
+		return false
+	case in.Producer.Name == "":
+		return flux.MayFetch(want, a.firstArtifact(*in), *in)
+	}
+	id := in.Ref.ID()
+	if b, decided := walk.brings[id]; decided {
+		return b
+	}
+	walk.brings[id] = false
+	p, ok := a.upstream(e, in, ownerID, want, walk)
+	b := false
+	switch {
+	case !ok:
+	case p.verdict == result.VerdictInProgress:
+		b = true
+	case p.verdict == result.VerdictCurrent:
+		if up, upInputs, read := a.generatorOf(e, *in); read {
+			b = a.revisionCarrier(e, up, in.Ref.Name, upInputs, ownerID, want, walk) != ""
+		}
+	}
+	walk.brings[id] = b
+	return b
 }
 
 // generatorOf reads the ArtifactGenerator that writes the ExternalArtifact src, and its

@@ -1,0 +1,136 @@
+package assess
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// generatorInput is one source of a generatorFrom: its alias, kind and name (in flux-system).
+type generatorInput struct{ alias, kind, name string }
+
+// generatorFrom is ArtifactGenerator flux-system/name at generation 3, writing ExternalArtifact
+// name (its revision from the source revision names, "@alias"; the digest of its content when
+// "") from sources, built last from observed, with the given conditions.
+func generatorFrom(name string, sources []generatorInput, revision string, observed map[string]flux.ObservedSource, conditions ...string) string {
+	srcs := make([]string, 0, len(sources))
+	for _, s := range sources {
+		srcs = append(srcs, fmt.Sprintf("{alias: %s, kind: %s, name: %s, namespace: flux-system}", s.alias, s.kind, s.name))
+	}
+	doc := `apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata: {name: ` + name + `, namespace: flux-system, generation: 3}
+spec:
+  sources: [` + strings.Join(srcs, ", ") + `]
+  artifacts: [{name: ` + name + `, revision: "` + revision + `", copy: [{from: "@` + sources[0].alias + `/**", to: "@artifact/"}]}]
+status:
+  observedSourcesDigest: "` + flux.ObservedSourcesDigest(observed) + `"
+  conditions:`
+	for _, c := range conditions {
+		doc += "\n  - " + c
+	}
+	return doc
+}
+
+// observedApp is GitRepository flux-system/app's artifact rev as a generator observes it
+// (gitRepoStored).
+func observedApp(rev string) flux.ObservedSource {
+	return flux.ObservedSource{Digest: "sha256:" + dig1, Revision: rev, URL: "http://source-controller/gitrepository/flux-system/app/" + rev[len(rev)-12:] + ".tar.gz"}
+}
+
+// generatorAtWork are the conditions of a generator building at generation 3.
+var generatorAtWork = []string{`{type: Ready, status: "Unknown", reason: Progressing, message: "building", observedGeneration: 3}`,
+	`{type: Reconciling, status: "True", reason: Progressing, message: "building", observedGeneration: 3}`}
+
+// TestUpstreamGeneratorsInAnyOrder: each ExternalArtifact up a chain of generators is judged
+// once in a walk, and the same way whichever source leads to it first: the root's verdict
+// does not depend on the order of spec.sources. Each case lists outer's sources both ways.
+func TestUpstreamGeneratorsInAnyOrder(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	upRev, mRev := "latest@sha256:"+dig1, "latest@sha256:"+dig2
+	stalledX := func(name string) string {
+		return generatorFrom(name, []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, stalledConditions...)
+	}
+	waits := outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}
+	fails := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}
+	type layout struct {
+		name     string
+		sources  []generatorInput
+		revision string
+		observed map[string]flux.ObservedSource
+		app      string
+		others   []string
+		want     outcome
+	}
+	layouts := []layout{
+		// M copies stalled X and takes its revision; W, at work on app's commit, is also a
+		// source of M. outer takes w's revision: W builds the commit, and outer with it.
+		{name: "a generator at work met first through a failed one: it waits",
+			sources: []generatorInput{{"m", "ExternalArtifact", "m"}, {"w", "ExternalArtifact", "w"}}, revision: "@w",
+			observed: map[string]flux.ObservedSource{"m": {Revision: mRev}, "w": {Revision: revOfA}}, app: gitRepoStored(revB),
+			others: []string{externalArtifact("m", "flux-system", mRev), externalArtifact("w", "flux-system", revOfA), externalArtifact("x", "flux-system", upRev),
+				generatorFrom("m", []generatorInput{{"x", "ExternalArtifact", "x"}, {"w", "ExternalArtifact", "w"}}, "@x",
+					map[string]flux.ObservedSource{"x": {Revision: upRev}, "w": {Revision: revOfA}}, generatorReady),
+				generatorFrom("w", []generatorInput{{"app", "GitRepository", "app"}}, "@app", map[string]flux.ObservedSource{"app": observedApp(revOfA)}, generatorAtWork...),
+				stalledX("x")},
+			want: waits},
+		// M takes its revision from app, not on the commit yet, and copies stalled X; outer
+		// takes X's revision: nothing will bring the commit to it.
+		{name: "a failed generator excused on another's way: it fails",
+			sources: []generatorInput{{"m", "ExternalArtifact", "m"}, {"x", "ExternalArtifact", "x"}}, revision: "@x",
+			observed: map[string]flux.ObservedSource{"m": {Revision: revOfA}, "x": {Revision: upRev}}, app: gitRepoStored(revOfA),
+			others: []string{externalArtifact("m", "flux-system", revOfA), externalArtifact("x", "flux-system", upRev),
+				generatorFrom("m", []generatorInput{{"app", "GitRepository", "app"}, {"x", "ExternalArtifact", "x"}}, "@app",
+					map[string]flux.ObservedSource{"app": observedApp(revOfA), "x": {Revision: upRev}}, generatorReady),
+				stalledX("x")},
+			want: fails},
+		// Two stalled generators; outer takes the second one's revision, whose source has
+		// not fetched the commit: a stalled generator brings nothing.
+		{name: "two stalled generators, the revision from the second: it fails",
+			sources: []generatorInput{{"x1", "ExternalArtifact", "x1"}, {"x2", "ExternalArtifact", "x2"}}, revision: "@x2",
+			observed: map[string]flux.ObservedSource{"x1": {Revision: upRev}, "x2": {Revision: revOfA}}, app: gitRepoStored(revOfA),
+			others: []string{externalArtifact("x1", "flux-system", upRev), externalArtifact("x2", "flux-system", revOfA), stalledX("x1"),
+				generatorFrom("x2", []generatorInput{{"app", "GitRepository", "app"}}, "@app", map[string]flux.ObservedSource{"app": observedApp(revOfA)}, stalledConditions...)},
+			want: fails},
+	}
+	var cases []fixtureCase
+	for _, l := range layouts {
+		for _, order := range [][]generatorInput{l.sources, {l.sources[1], l.sources[0]}} {
+			outer := generatorFrom("outer", order, l.revision, l.observed, generatorReady)
+			docs := append([]string{ks("app", "ExternalArtifact", "outer", "", revOfA), l.app, externalArtifact("outer", "flux-system", revOfA), outer}, l.others...)
+			cases = append(cases, fixtureCase{name: fmt.Sprintf("%s (%s first)", l.name, order[0].alias),
+				looks: []fixtureLook{{docs: docs, want: expected{Outcome: l.want}}}})
+		}
+	}
+	runFixtureCases(t, cases)
+}
+
+// TestUpstreamGeneratorLoops: a generator that lists its own ExternalArtifact under several
+// aliases, beside a stalled one, is judged once: the walk decides what each artifact may bring
+// once, however many ways lead to it.
+func TestUpstreamGeneratorLoops(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	upRev, gRev := "latest@sha256:"+dig1, "latest@sha256:"+dig2
+	var sources []generatorInput
+	observed := map[string]flux.ObservedSource{}
+	for i := range 8 {
+		alias := fmt.Sprintf("s%d", i)
+		sources = append(sources, generatorInput{alias, "ExternalArtifact", "g"})
+		observed[alias] = flux.ObservedSource{Revision: gRev}
+	}
+	docs := []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB),
+		externalArtifact("outer", "flux-system", revOfA), externalArtifact("g", "flux-system", gRev), externalArtifact("x", "flux-system", upRev),
+		generatorFrom("outer", []generatorInput{{"up", "ExternalArtifact", "x"}, {"l", "ExternalArtifact", "g"}}, "",
+			map[string]flux.ObservedSource{"up": {Revision: upRev}, "l": {Revision: gRev}}, generatorReady),
+		generatorFrom("g", sources, "", observed, generatorReady),
+		generatorFrom("x", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, stalledConditions...)}
+	runFixtureCases(t, []fixtureCase{{name: "eight aliases of its own artifact: it fails", looks: []fixtureLook{{docs: docs,
+		want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}}}}})
+}
