@@ -143,6 +143,12 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 	}
 	p := producerVerdict{failing: src}
 	p.verdict, p.code, p.message = flux.GeneratorWait(src, gen, inputs, want)
+	if p.verdict == result.VerdictInProgress && !want.IsZero() {
+		// A failed build waits for a source to fetch want (flux.GeneratorWait): while one may.
+		if v, c, m := flux.GeneratorWait(src, gen, inputs, flux.Revision{}); v == result.VerdictFailed && !a.anyMayBring(e, gen, inputs, ownerID, want, walk) {
+			p.verdict, p.code, p.message = v, c, fmt.Sprintf("%s; none of its sources may still bring %s", m, flux.ShortRevision(want.String()))
+		}
+	}
 	if p.verdict == result.VerdictInProgress {
 		if up := a.upstreamWithoutArtifact(e, gen, inputs, ownerID, want, walk); up.verdict == result.VerdictFailed {
 			p = up
@@ -267,6 +273,17 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	}
 	walk.brings[id] = b
 	return b
+}
+
+// anyMayBring reports whether a source of gen may still bring want (mayBring): a failed
+// build of gen builds again when one does.
+func (a *assessor) anyMayBring(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) bool {
+	for _, s := range gen.Sources {
+		if a.mayBring(e, inputs[s.Alias], ownerID, want, walk) {
+			return true
+		}
+	}
+	return false
 }
 
 // generatorOf reads the ArtifactGenerator that writes the ExternalArtifact src, and its

@@ -134,3 +134,35 @@ func TestUpstreamGeneratorLoops(t *testing.T) {
 	runFixtureCases(t, []fixtureCase{{name: "eight aliases of its own artifact: it fails", looks: []fixtureLook{{docs: docs,
 		want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}}}}})
 }
+
+// TestFailedBuildWaitsWhileASourceMayBringTheRevision: a generator whose build failed on
+// sources none of which serves the expected revision builds again when one fetches it, so
+// the root waits; only while one may: a source suspended, stalled or moved past it brings
+// nothing. (A source of another repository, on another revision, cannot be told from one not
+// yet on the commit: the root waits for it, to the deadline if it never moves.)
+func TestFailedBuildWaitsWhileASourceMayBringTheRevision(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	revC := "main@sha1:cccccccccccccccccccccccccccccccccccccccc"
+	other := func(spec string) string {
+		return strings.Replace(strings.Replace(gitRepoStored(revC), "name: app,", "name: other,", 1), "status:", spec+"status:", 1)
+	}
+	buildFailed := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "gen build failed: no files matched", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
+		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+	gen := generatorFrom("gen", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, buildFailed...)
+	docs := func(o string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB), o, externalArtifact("outer", "flux-system", revOfA),
+			externalArtifact("gen", "flux-system", ""), twoSourceGenerator(revOfA, "latest@sha256:"+dig1, "@app"), gen}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "its source may still fetch the commit: it waits", looks: []fixtureLook{{
+			docs: docs(other("")), want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}}}},
+		{name: "its source suspended: it fails", looks: []fixtureLook{{
+			docs: docs(other("spec: {suspend: true}\n")),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer, has no artifact: ArtifactGenerator/flux-system/gen " +
+					"(which writes ExternalArtifact/flux-system/gen, no artifact yet) failed to build from its sources' current artifacts: gen build failed: no files matched; " +
+					"none of its sources may still bring main@sha1:bbbbbbb"}}}}},
+	})
+}
