@@ -149,6 +149,9 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 			p.verdict, p.code, p.message = v, c, fmt.Sprintf("%s; none of its sources may still bring %s", m, flux.ShortRevision(want.String()))
 		}
 	}
+	if p.verdict == result.VerdictFailed && gen.Rebuilds() {
+		p = a.upstreamAtWork(e, gen, inputs, ownerID, want, walk, p)
+	}
 	if p.verdict == result.VerdictInProgress {
 		if up := a.upstreamWithoutArtifact(e, gen, inputs, ownerID, want, walk); up.verdict == result.VerdictFailed {
 			p = up
@@ -168,6 +171,20 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 		p.failing = flux.Source{}
 	}
 	return p
+}
+
+// upstreamAtWork holds failed, gen's own failure, while a source of gen is an ExternalArtifact
+// whose generator is at work (upstream): gen builds again when that artifact changes, and
+// the new one may be what it lacked.
+func (a *assessor) upstreamAtWork(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk, failed producerVerdict) producerVerdict {
+	for _, s := range gen.Sources {
+		in := inputs[s.Alias]
+		if p, ok := a.upstream(e, in, ownerID, want, walk); ok && p.verdict == result.VerdictInProgress {
+			return producerVerdict{verdict: result.VerdictInProgress, code: failed.code,
+				message: fmt.Sprintf("%s, a source of %s, may change (%s), and %s builds again then, though %s", in.Ref.ID(), gen.Ref.ID(), p.message, gen.Ref.ID(), failed.message)}
+		}
+	}
+	return failed
 }
 
 // upstreamWithoutArtifact judges the sources of gen that are ExternalArtifacts with no

@@ -166,3 +166,36 @@ func TestFailedBuildWaitsWhileASourceMayBringTheRevision(t *testing.T) {
 					"none of its sources may still bring main@sha1:bbbbbbb"}}}}},
 	})
 }
+
+// TestFailedBuildWaitsForAnUpstreamAtWork: U2 failed to build what it copies from u1 (no files
+// matched), and U1, which writes u1, is at work on the commit: U2 builds again when u1
+// changes, and the root, on outer, which takes u2's revision, waits, in either order of
+// outer's sources. A generator stalled for its spec does not build again: it fails.
+func TestFailedBuildWaitsForAnUpstreamAtWork(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	u1 := generatorFrom("u1", []generatorInput{{"app", "GitRepository", "app"}}, "@app", map[string]flux.ObservedSource{"app": observedApp(revOfA)}, generatorAtWork...)
+	u2 := func(conditions ...string) string {
+		return generatorFrom("u2", []generatorInput{{"u1", "ExternalArtifact", "u1"}, {"app", "GitRepository", "app"}}, "@app",
+			map[string]flux.ObservedSource{"app": observedApp(revOfA), "u1": {Revision: revOfA}}, conditions...)
+	}
+	buildFailed := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "u2 build failed: no files matched @u1/extra/**", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
+		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+	observed := map[string]flux.ObservedSource{"u1": {Revision: revOfA}, "u2": {Revision: revOfA}}
+	docs := func(order []generatorInput, gen string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB),
+			externalArtifact("outer", "flux-system", revOfA), externalArtifact("u1", "flux-system", revOfA), externalArtifact("u2", "flux-system", revOfA),
+			generatorFrom("outer", order, "@u2", observed, generatorReady), u1, gen}
+	}
+	u1First := []generatorInput{{"u1", "ExternalArtifact", "u1"}, {"u2", "ExternalArtifact", "u2"}}
+	u2First := []generatorInput{u1First[1], u1First[0]}
+	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"},
+		Says: []string{"ExternalArtifact/flux-system/u1, a source of ArtifactGenerator/flux-system/u2, may change", "and ArtifactGenerator/flux-system/u2 builds again then, though"}}
+	fails := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "its failed build, u1 first: it waits", looks: []fixtureLook{{docs: docs(u1First, u2(buildFailed...)), want: expected{Outcome: waits.Outcome}}}},
+		{name: "its failed build, u2 first: it waits", looks: []fixtureLook{{docs: docs(u2First, u2(buildFailed...)), want: waits}}},
+		{name: "stalled for its spec: it fails", looks: []fixtureLook{{docs: docs(u1First, u2(stalledConditions...)), want: fails}}},
+	})
+}

@@ -200,7 +200,7 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Re
 		}
 	}
 	switch {
-	case gen.stalled.status == string(metav1.ConditionTrue) && atGeneration(gen.stalled) && gen.stalled.reason != buildFailedReason:
+	case gen.stalledForSpec():
 		// (A stall on its sources' content, BuildFailed, is a failed build: the next
 		// artifact of a source makes it build again, as below.)
 		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", what, gen.stalled.message)
@@ -221,6 +221,19 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Re
 			what, inputsOf(gen, inputs))
 	}
 	return result.VerdictCurrent, "", ""
+}
+
+// stalledForSpec reports whether source-watcher stalled on g at its generation for its spec
+// (ValidationFailed, AccessDenied): no artifact of its sources heals that. A stall on its
+// sources' content (BuildFailed, a path pattern) is cleared by its next reconcile.
+func (g Generator) stalledForSpec() bool {
+	return g.stalled.status == string(metav1.ConditionTrue) && g.stalled.observedGeneration == g.generation && g.stalled.reason != buildFailedReason
+}
+
+// Rebuilds reports whether g builds again when one of its sources serves a new artifact: its
+// reconciliation is not disabled, and source-watcher has not stalled on it for its spec.
+func (g Generator) Rebuilds() bool {
+	return !g.disabled && !g.stalledForSpec()
 }
 
 // servedByNone reports whether want is set and none of gen's sources (inputs) serves it.
