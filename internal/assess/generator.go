@@ -34,6 +34,10 @@ type producerVerdict struct {
 	message, note string
 	// failing is the ExternalArtifact whose generator failed, when the verdict is Failed.
 	failing flux.Source
+	// atWork says, of an InProgress verdict, that the generator builds, or will build by
+	// itself (what it waits for is on its way): the artifact may change. Not for one that is
+	// not found, or waits on a source that is not found or will not come.
+	atWork bool
 }
 
 // chainWalk is one producerWait up a chain of generators: each ExternalArtifact of the chain
@@ -125,7 +129,7 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 		return producerVerdict{verdict: result.VerdictCurrent, note: notCompared + forbidden}
 	}
 	if !ready {
-		return producerVerdict{verdict: result.VerdictInProgress, code: code, message: fmt.Sprintf("reading %s, which writes %s", ref.ID(), src.Ref.ID())}
+		return producerVerdict{verdict: result.VerdictInProgress, code: code, message: fmt.Sprintf("reading %s, which writes %s", ref.ID(), src.Ref.ID()), atWork: true}
 	}
 	cached, _ := w.Object(ref.Namespace, ref.Name)
 	obj, ok := cached.(*unstructured.Unstructured)
@@ -139,7 +143,7 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 	case unread != "":
 		return producerVerdict{verdict: result.VerdictCurrent, note: notCompared + unread}
 	case reading != "":
-		return producerVerdict{verdict: result.VerdictInProgress, code: code, message: fmt.Sprintf("reading %s, a source of %s, which writes %s", reading, ref.ID(), src.Ref.ID())}
+		return producerVerdict{verdict: result.VerdictInProgress, code: code, message: fmt.Sprintf("reading %s, a source of %s, which writes %s", reading, ref.ID(), src.Ref.ID()), atWork: true}
 	}
 	p := producerVerdict{failing: src}
 	p.verdict, p.code, p.message = flux.GeneratorWait(src, gen, inputs, want)
@@ -152,9 +156,13 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 	if p.verdict == result.VerdictFailed && gen.Rebuilds() {
 		p = a.upstreamAtWork(e, gen, inputs, ownerID, want, walk, p)
 	}
-	if p.verdict == result.VerdictInProgress {
-		if up := a.upstreamWithoutArtifact(e, gen, inputs, ownerID, want, walk); up.verdict == result.VerdictFailed {
+	if p.verdict == result.VerdictInProgress && !p.atWork {
+		up := a.upstreamWithoutArtifact(e, gen, inputs, ownerID, want, walk)
+		switch {
+		case up.verdict == result.VerdictFailed:
 			p = up
+		default:
+			p.atWork = gen.Rebuilds() && up.atWork
 		}
 	}
 	if p.verdict != result.VerdictInProgress {
@@ -179,31 +187,60 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 func (a *assessor) upstreamAtWork(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk, failed producerVerdict) producerVerdict {
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
-		if p, ok := a.upstream(e, in, ownerID, want, walk); ok && p.verdict == result.VerdictInProgress {
-			return producerVerdict{verdict: result.VerdictInProgress, code: failed.code,
-				message: fmt.Sprintf("%s, a source of %s, may change (%s), and %s builds again then, though %s", in.Ref.ID(), gen.Ref.ID(), p.message, gen.Ref.ID(), failed.message)}
+		if p, ok := a.upstream(e, in, ownerID, want, walk); ok {
+			if why := a.mayChange(e, p, ownerID, want); why != "" {
+				return producerVerdict{verdict: result.VerdictInProgress, code: failed.code, atWork: true,
+					message: fmt.Sprintf("%s, a source of %s, may change (%s), and %s builds again then, though %s", in.Ref.ID(), gen.Ref.ID(), why, gen.Ref.ID(), failed.message)}
+			}
 		}
 	}
 	return failed
 }
 
-// upstreamWithoutArtifact judges the sources of gen that are ExternalArtifacts with no
-// artifact yet, each by the generator that writes it (upstream): gen builds nothing before
-// each has one, so the first whose generator failed fails gen (failing, the ExternalArtifact
-// whose generator failed). InProgress otherwise.
+// mayChange says why the ExternalArtifact judged p (upstream) may still change: its
+// generator is at work (p.atWork), or failed while a fix may be on its way to it
+// (generatorFixPending, on an applier whose state tells: not blind); "" when it will not.
+func (a *assessor) mayChange(e *Assessment, p producerVerdict, ownerID string, want flux.Revision) string {
+	switch {
+	case p.verdict == result.VerdictInProgress && p.atWork:
+		return p.message
+	case p.verdict == result.VerdictFailed && p.failing.Producer.Name != "":
+		if pending, _, blind := a.generatorFixPending(e, p.failing, ownerID, want); pending != "" && !blind {
+			return p.message + "; the fix may be on its way: " + pending
+		}
+	}
+	return ""
+}
+
+// upstreamWithoutArtifact judges the sources of gen that have no artifact yet, an
+// ExternalArtifact by the generator that writes it (upstream): gen builds nothing before each
+// has one, so the first whose generator failed fails gen (failing, the ExternalArtifact whose
+// generator failed). InProgress otherwise, at work (atWork) when every source is found and
+// each without an artifact is on its way: a Flux source neither suspended nor stalled, an
+// ExternalArtifact whose generator is at work.
 func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) producerVerdict {
+	atWork := true
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
-		if in == nil || in.Revision != "" {
+		switch {
+		case in == nil:
+			atWork = false
+			continue
+		case in.Revision != "":
+			continue
+		case in.Producer.Name == "":
+			atWork = atWork && !in.Suspended && !in.Stalled
 			continue
 		}
-		if p, ok := a.upstream(e, in, ownerID, want, walk); ok && p.verdict == result.VerdictFailed {
+		p, ok := a.upstream(e, in, ownerID, want, walk)
+		if ok && p.verdict == result.VerdictFailed {
 			p.message = fmt.Sprintf("%s, a source of %s, has no artifact: %s", in.Ref.ID(), gen.Ref.ID(), p.message)
 			p.note = ""
 			return p
 		}
+		atWork = atWork && ok && p.atWork
 	}
-	return producerVerdict{verdict: result.VerdictInProgress}
+	return producerVerdict{verdict: result.VerdictInProgress, atWork: atWork}
 }
 
 // upstreamGenerators judges each source of gen that is an ExternalArtifact of another
@@ -214,6 +251,7 @@ func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, in
 // one still at work is gen's verdict; what one could not compare is a note.
 func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) producerVerdict {
 	var failed, waiting *producerVerdict
+	failedAlias := ""
 	var note string
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
@@ -225,15 +263,16 @@ func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifac
 		p.message, p.note = fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), p.message), ""
 		switch {
 		case p.verdict == result.VerdictFailed && failed == nil:
-			failed = &p
+			failed, failedAlias = &p, s.Alias
 		case p.verdict == result.VerdictInProgress && waiting == nil:
 			waiting = &p
 		}
 	}
 	switch {
 	case failed != nil:
-		if carrier := a.revisionCarrier(e, gen, artifact, inputs, ownerID, want, walk); carrier != "" {
-			return producerVerdict{verdict: result.VerdictInProgress, code: failed.code, message: fmt.Sprintf("%s, which %s takes its revision from, may still bring %s, though %s",
+		// (A fix on its way to the failed one is the caller's to weigh: generatorFixOnItsWay.)
+		if carrier := a.revisionCarrier(e, gen, artifact, inputs, failedAlias, ownerID, want, walk); carrier != "" {
+			return producerVerdict{verdict: result.VerdictInProgress, code: failed.code, atWork: true, message: fmt.Sprintf("%s, which %s takes its revision from, may still bring %s, though %s",
 				carrier, flux.SourceRef{Kind: "ExternalArtifact", Name: artifact, Namespace: gen.Ref.Namespace}.ID(), flux.ShortRevision(want.String()), failed.message)}
 		}
 		return *failed
@@ -243,13 +282,14 @@ func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifac
 	return producerVerdict{verdict: result.VerdictCurrent, note: note}
 }
 
-// revisionCarrier names a source of gen that its ExternalArtifact artifact takes its revision
-// from (flux.Generator.RevisionAliases; any source when that is the digest of its content) and
-// that may still bring want (mayBring); "" when none may.
-func (a *assessor) revisionCarrier(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) string {
+// revisionCarrier names a source of gen, other than except (an alias), that its
+// ExternalArtifact artifact takes its revision from (flux.Generator.RevisionAliases; any
+// source when that is the digest of its content) and that may still bring want (mayBring);
+// "" when none may.
+func (a *assessor) revisionCarrier(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, except, ownerID string, want flux.Revision, walk *chainWalk) string {
 	aliases := gen.RevisionAliases(artifact)
 	for _, s := range gen.Sources {
-		if len(aliases) > 0 && !slices.Contains(aliases, s.Alias) {
+		if s.Alias == except || len(aliases) > 0 && !slices.Contains(aliases, s.Alias) {
 			continue
 		}
 		if in := inputs[s.Alias]; a.mayBring(e, in, ownerID, want, walk) {
@@ -261,10 +301,9 @@ func (a *assessor) revisionCarrier(e *Assessment, gen flux.Generator, artifact s
 
 // mayBring reports whether in, a source of a generator of the walk, may still bring want
 // (set): a Flux source with an artifact that may still fetch it (flux.MayFetch), or an
-// ExternalArtifact that does not serve it and whose generator is at work (its judgment in the
-// walk is InProgress) or, current, has a source the artifact takes its revision from that
-// may bring it in turn; never one whose generator failed. Each ExternalArtifact is decided
-// once in a walk.
+// ExternalArtifact that does not serve it and that may change (mayChange: its generator at
+// work, or failed with a fix on its way) or, current, has a source the artifact takes its
+// revision from that may bring it in turn. Each ExternalArtifact is decided once in a walk.
 func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want flux.Revision, walk *chainWalk) bool {
 	switch {
 	case in == nil || want.IsZero() || want.Matches(in.Revisions()...):
@@ -281,12 +320,12 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	b := false
 	switch {
 	case !ok:
-	case p.verdict == result.VerdictInProgress:
-		b = true
 	case p.verdict == result.VerdictCurrent:
 		if up, upInputs, read := a.generatorOf(e, *in); read {
-			b = a.revisionCarrier(e, up, in.Ref.Name, upInputs, ownerID, want, walk) != ""
+			b = a.revisionCarrier(e, up, in.Ref.Name, upInputs, "", ownerID, want, walk) != ""
 		}
+	default:
+		b = a.mayChange(e, p, ownerID, want) != ""
 	}
 	walk.brings[id] = b
 	return b

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/org/app-status-action/internal/flux"
 	"github.com/org/app-status-action/internal/result"
@@ -197,5 +198,49 @@ func TestFailedBuildWaitsForAnUpstreamAtWork(t *testing.T) {
 		{name: "its failed build, u1 first: it waits", looks: []fixtureLook{{docs: docs(u1First, u2(buildFailed...)), want: expected{Outcome: waits.Outcome}}}},
 		{name: "its failed build, u2 first: it waits", looks: []fixtureLook{{docs: docs(u2First, u2(buildFailed...)), want: waits}}},
 		{name: "stalled for its spec: it fails", looks: []fixtureLook{{docs: docs(u1First, u2(stalledConditions...)), want: fails}}},
+	})
+}
+
+// failedOnUp are the conditions of outer (twoSourceGenerator) whose build of its sources'
+// current artifacts failed on what it copies from gen (alias up), retried.
+const failedOnUp = `{type: Ready, status: "False", reason: BuildFailed, message: "outer build failed: no files matched @up/extra/**", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}` +
+	"\n  - " + `{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`
+
+// TestFailedBuildWaitsOnlyForAnUpstreamThatMayChange: outer's build failed on what it copies
+// from ExternalArtifact gen; it builds again when gen changes, so the root waits while gen may
+// change: its generator at work, or stalled with a fix on its way (its applier at work). A
+// generator not found, or one waiting for a source not found, brings no change: it fails.
+func TestFailedBuildWaitsOnlyForAnUpstreamThatMayChange(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	const kustomizeGroup = "kustomize.toolkit.fluxcd.io"
+	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
+	upRev := "latest@sha256:" + dig1
+	outer := strings.Replace(twoSourceGenerator(revOfA, upRev, "@app"), generatorReady, failedOnUp, 1)
+	stalledGen := ownedBy(strings.Replace(artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...),
+		"name: app, namespace: flux-system}]", "name: fleet, namespace: flux-system}]", 1), kustomizeGroup, "flux-system", "infra")
+	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
+	docs := func(app string, more ...string) []string {
+		return append([]string{ks("app", "ExternalArtifact", "outer", "", revOfA), app, externalArtifact("outer", "flux-system", revOfA),
+			externalArtifact("gen", "flux-system", upRev), outer}, more...)
+	}
+	withoutSource := generatorFrom("gen", []generatorInput{{"o", "GitRepository", "gone"}}, "", map[string]flux.ObservedSource{},
+		`{type: Ready, status: "False", reason: SourceFetchFailed, message: "get sources failed: GitRepository/flux-system/gone not found", observedGeneration: 3}`)
+	suspendedApp := strings.Replace(gitRepoStored(revOfA), "status:", "spec: {suspend: true}\nstatus:", 1)
+	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}
+	fails := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}
+	later := fixtureNow.Add(30 * time.Minute)
+	runFixtureCases(t, []fixtureCase{
+		{name: "gen's generator stalled, its applier at work: it waits", looks: []fixtureLook{{
+			docs: docs(gitRepoStored(revB), stalledGen, atWorkOnFleet("infra", fleetRev), ks("apps", "GitRepository", "fleet", "", fleetRev), fleetRepo),
+			want: expected{Outcome: waits.Outcome, Says: []string{"ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer, may change", "the fix may be on its way: Kustomization/flux-system/infra"}}}}},
+		{name: "gen's generator stalled, its applier suspended: it fails", looks: []fixtureLook{{
+			docs: docs(gitRepoStored(revB), stalledGen, ks("infra", "GitRepository", "fleet", ", suspend: true", "main@sha1:fffffffffffffffffffffffffffffffffffffff0"), fleetRepo),
+			want: fails}}},
+		{name: "gen's generator not found: it fails", looks: []fixtureLook{{docs: docs(gitRepoStored(revB)), want: fails}, {at: later, docs: docs(gitRepoStored(revB)), want: fails}}},
+		{name: "gen's generator waits for a source not found: it fails", looks: []fixtureLook{
+			{docs: docs(gitRepoStored(revB), withoutSource), want: fails}, {at: later, docs: docs(gitRepoStored(revB), withoutSource), want: fails}}},
+		{name: "no source may bring the commit, gen's generator not found: it fails", looks: []fixtureLook{{at: later, docs: docs(suspendedApp), want: fails}}},
 	})
 }
