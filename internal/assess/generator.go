@@ -48,12 +48,15 @@ type chainWalk struct {
 	// judged holds each ExternalArtifact's judgment, by ID.
 	judged map[string]producerVerdict
 	// brings holds whether each ExternalArtifact may still bring the revision waited for
-	// (mayBring), by ID; false while that is being decided (a loop brings nothing).
-	brings map[string]bool
+	// (mayBring), by ID, once decided; deciding, those being decided (a loop brings nothing).
+	brings, deciding map[string]bool
+	// cuts counts the loops cut so far: a "brings nothing" decided while one was cut is not
+	// kept (the loop's other end, once judged, may bring it).
+	cuts int
 }
 
 func newChainWalk() *chainWalk {
-	return &chainWalk{judging: map[string]bool{}, judged: map[string]producerVerdict{}, brings: map[string]bool{}}
+	return &chainWalk{judging: map[string]bool{}, judged: map[string]producerVerdict{}, brings: map[string]bool{}, deciding: map[string]bool{}}
 }
 
 // generatorFixOnItsWay is generatorFixPending for a failure producerWait found: of the
@@ -109,6 +112,7 @@ func (a *assessor) upstream(e *Assessment, in *flux.Source, ownerID string, want
 		return p, true
 	}
 	if walk.judging[in.Producer.ID()] {
+		walk.cuts++
 		return p, false
 	}
 	return a.producerWaitAt(e, *in, ownerID, want, walk), true
@@ -303,7 +307,8 @@ func (a *assessor) revisionCarrier(e *Assessment, gen flux.Generator, artifact s
 // (set): a Flux source with an artifact that may still fetch it (flux.MayFetch), or an
 // ExternalArtifact that does not serve it and that may change (mayChange: its generator at
 // work, or failed with a fix on its way) or, current, has a source the artifact takes its
-// revision from that may bring it in turn. Each ExternalArtifact is decided once in a walk.
+// revision from that may bring it in turn. Each ExternalArtifact is decided once in a walk,
+// except a "no" met through a loop cut meanwhile.
 func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want flux.Revision, walk *chainWalk) bool {
 	switch {
 	case in == nil || want.IsZero() || want.Matches(in.Revisions()...):
@@ -315,7 +320,12 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	if b, decided := walk.brings[id]; decided {
 		return b
 	}
-	walk.brings[id] = false
+	if walk.deciding[id] {
+		walk.cuts++
+		return false
+	}
+	walk.deciding[id] = true
+	cuts := walk.cuts
 	p, ok := a.upstream(e, in, ownerID, want, walk)
 	b := false
 	switch {
@@ -327,7 +337,10 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	default:
 		b = a.mayChange(e, p, ownerID, want) != ""
 	}
-	walk.brings[id] = b
+	delete(walk.deciding, id)
+	if b || walk.cuts == cuts {
+		walk.brings[id] = b
+	}
 	return b
 }
 

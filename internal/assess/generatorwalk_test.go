@@ -244,3 +244,30 @@ func TestFailedBuildWaitsOnlyForAnUpstreamThatMayChange(t *testing.T) {
 		{name: "no source may bring the commit, gen's generator not found: it fails", looks: []fixtureLook{{at: later, docs: docs(suspendedApp), want: fails}}},
 	})
 }
+
+// TestGeneratorOfItsOwnArtifact: X lists its own ExternalArtifact beside GitRepository app,
+// which has not fetched the commit yet; its build failed, and it builds again when app does.
+// outer takes x's revision and copies a stalled generator's artifact: the root waits, in
+// either order of X's sources (the loop through x is cut once, and decides nothing for good).
+func TestGeneratorOfItsOwnArtifact(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	upRev := "latest@sha256:" + dig1
+	buildFailed := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "x build failed: no files matched", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
+		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+	outer := generatorFrom("outer", []generatorInput{{"x", "ExternalArtifact", "x"}, {"s", "ExternalArtifact", "s"}}, "@x",
+		map[string]flux.ObservedSource{"x": {Revision: revOfA}, "s": {Revision: upRev}}, generatorReady)
+	docs := func(order []generatorInput) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revOfA),
+			externalArtifact("outer", "flux-system", revOfA), externalArtifact("x", "flux-system", revOfA), externalArtifact("s", "flux-system", upRev), outer,
+			generatorFrom("s", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, stalledConditions...),
+			generatorFrom("x", order, "@app", map[string]flux.ObservedSource{}, buildFailed...)}
+	}
+	self, app := generatorInput{"x", "ExternalArtifact", "x"}, generatorInput{"app", "GitRepository", "app"}
+	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "app first: it waits", looks: []fixtureLook{{docs: docs([]generatorInput{app, self}), want: waits}}},
+		{name: "its own artifact first: it waits", looks: []fixtureLook{{docs: docs([]generatorInput{self, app}), want: waits}}},
+	})
+}
