@@ -255,7 +255,8 @@ func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, in
 // one still at work is gen's verdict; what one could not compare is a note.
 func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) producerVerdict {
 	var failed, waiting *producerVerdict
-	failedAlias := ""
+	failedCarries, failedAlias := false, ""
+	aliases := gen.RevisionAliases(artifact)
 	var note string
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
@@ -265,9 +266,11 @@ func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifac
 		}
 		note = joinMessage(note, p.note)
 		p.message, p.note = fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), p.message), ""
+		carries := len(aliases) == 0 || slices.Contains(aliases, s.Alias)
 		switch {
-		case p.verdict == result.VerdictFailed && failed == nil:
-			failed, failedAlias = &p, s.Alias
+		case p.verdict == result.VerdictFailed && (failed == nil || carries && !failedCarries):
+			// The one the artifact takes its revision from first: its fix is the one waited for.
+			failed, failedCarries, failedAlias = &p, carries, s.Alias
 		case p.verdict == result.VerdictInProgress && waiting == nil:
 			waiting = &p
 		}

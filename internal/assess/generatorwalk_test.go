@@ -271,3 +271,30 @@ func TestGeneratorOfItsOwnArtifact(t *testing.T) {
 		{name: "its own artifact first: it waits", looks: []fixtureLook{{docs: docs([]generatorInput{self, app}), want: waits}}},
 	})
 }
+
+// TestTwoFailedUpstreamsInAnyOrder: outer takes its revision from f2 and copies f1, both
+// stalled for their spec. Nothing applies F1; F2's applier is at work, and may bring its fix:
+// F2 then builds, f2 brings the revision, and outer builds again on f1's last artifact. The
+// root waits for F2's fix, in either order of outer's sources.
+func TestTwoFailedUpstreamsInAnyOrder(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
+	upRev := "latest@sha256:" + dig1
+	f1 := generatorFrom("f1", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, stalledConditions...)
+	f2 := ownedBy(generatorFrom("f2", []generatorInput{{"app", "GitRepository", "app"}}, "@app", map[string]flux.ObservedSource{}, stalledConditions...),
+		"kustomize.toolkit.fluxcd.io", "flux-system", "infra")
+	docs := func(order []generatorInput) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB), externalArtifact("outer", "flux-system", revOfA),
+			externalArtifact("f1", "flux-system", upRev), externalArtifact("f2", "flux-system", revOfA),
+			generatorFrom("outer", order, "@f2", map[string]flux.ObservedSource{"f1": {Revision: upRev}, "f2": {Revision: revOfA}}, generatorReady), f1, f2,
+			atWorkOnFleet("infra", fleetRev), strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)}
+	}
+	i1, i2 := generatorInput{"f1", "ExternalArtifact", "f1"}, generatorInput{"f2", "ExternalArtifact", "f2"}
+	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}, Says: []string{"the fix may be on its way: Kustomization/flux-system/infra"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "f2 first: it waits", looks: []fixtureLook{{docs: docs([]generatorInput{i2, i1}), want: waits}}},
+		{name: "f1 first: it waits", looks: []fixtureLook{{docs: docs([]generatorInput{i1, i2}), want: waits}}},
+	})
+}
