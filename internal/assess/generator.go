@@ -388,6 +388,8 @@ func (a *assessor) generatorInputs(e *Assessment, gen flux.Generator) (inputs ma
 			if w := a.list(ListKey{GVR: gvr, Namespace: s.Ref.Namespace}); !w.Synced() {
 				return nil, s.Ref.ID(), ""
 			}
+		default:
+			a.firstArtifact(*in) // whether it moves past a revision, from the first look on (flux.MayFetch)
 		}
 		inputs[s.Alias] = in
 	}
@@ -539,6 +541,9 @@ func (a *assessor) readApplier(e *Assessment, applier flux.Ref, below string) (r
 		var unread string
 		if r.src, unread = a.source(e, r.srcRef); unread != "" {
 			return r, fmt.Sprintf("%s applies %s, and its source cannot be read: %s", id, below, strings.TrimPrefix(unread, "not compared with its source ")), true
+		}
+		if r.src != nil {
+			a.firstArtifact(*r.src) // whether it moves past a revision, from the first look on (flux.FetchPending)
 		}
 	}
 	if r.obj == nil {

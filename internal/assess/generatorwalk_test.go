@@ -298,3 +298,29 @@ func TestTwoFailedUpstreamsInAnyOrder(t *testing.T) {
 		{name: "f1 first: it waits", looks: []fixtureLook{{docs: docs([]generatorInput{i1, i2}), want: waits}}},
 	})
 }
+
+// TestSourceMovedPastFromTheFirstLook: the run first sees GitRepository app on A, its
+// generator built from it; then app moves to C, pushed after the expected commit B (Flux
+// fetches the newest revision only), and the generator fails to build C. app moved past B,
+// from the first look on, and brings nothing more: the root fails.
+func TestSourceMovedPastFromTheFirstLook(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	revC := "main@sha1:cccccccccccccccccccccccccccccccccccccccc"
+	buildFailed := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "x build failed: no files matched", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
+		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+	x := func(conditions ...string) string {
+		return generatorFrom("x", []generatorInput{{"app", "GitRepository", "app"}}, "@app", map[string]flux.ObservedSource{"app": observedApp(revOfA)}, conditions...)
+	}
+	docs := func(app, gen string) []string {
+		return []string{ks("app", "ExternalArtifact", "x", "", revOfA), app, externalArtifact("x", "flux-system", revOfA), gen}
+	}
+	fails := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}, Says: []string{"none of its sources may still bring main@sha1:bbbbbbb"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "on A, then moved to C, failed on C: it fails", looks: []fixtureLook{
+			{docs: docs(gitRepoStored(revOfA), x(generatorReady)), want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}},
+			{at: fixtureNow.Add(time.Minute), docs: docs(gitRepoStored(revC), x(buildFailed...)), want: fails},
+		}},
+	})
+}
