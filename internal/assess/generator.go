@@ -153,8 +153,12 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 	p.verdict, p.code, p.message = flux.GeneratorWait(src, gen, inputs, want)
 	if p.verdict == result.VerdictInProgress && !want.IsZero() {
 		// A failed build waits for a source to fetch want (flux.GeneratorWait): while one may.
-		if v, c, m := flux.GeneratorWait(src, gen, inputs, flux.Revision{}); v == result.VerdictFailed && !a.anyMayBring(e, gen, inputs, ownerID, want, walk) {
-			p.verdict, p.code, p.message = v, c, fmt.Sprintf("%s; none of its sources may still bring %s", m, flux.ShortRevision(want.String()))
+		if v, c, m := flux.GeneratorWait(src, gen, inputs, flux.Revision{}); v == result.VerdictFailed {
+			if bringer := a.bringer(e, gen, inputs, ownerID, want, walk); bringer != "" {
+				p.message = fmt.Sprintf("%s; %s may still bring %s, and %s builds again then", p.message, bringer, flux.ShortRevision(want.String()), gen.Ref.ID())
+			} else {
+				p.verdict, p.code, p.message = v, c, fmt.Sprintf("%s; none of its sources may still bring %s", m, flux.ShortRevision(want.String()))
+			}
 		}
 	}
 	if p.verdict == result.VerdictFailed && gen.Rebuilds() {
@@ -347,15 +351,15 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	return b
 }
 
-// anyMayBring reports whether a source of gen may still bring want (mayBring): a failed
-// build of gen builds again when one does.
-func (a *assessor) anyMayBring(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) bool {
+// bringer names a source of gen that may still bring want (mayBring): a failed build of gen
+// builds again when one does; "" when none may.
+func (a *assessor) bringer(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) string {
 	for _, s := range gen.Sources {
-		if a.mayBring(e, inputs[s.Alias], ownerID, want, walk) {
-			return true
+		if in := inputs[s.Alias]; a.mayBring(e, in, ownerID, want, walk) {
+			return in.Ref.ID()
 		}
 	}
-	return false
+	return ""
 }
 
 // generatorOf reads the ArtifactGenerator that writes the ExternalArtifact src, and its

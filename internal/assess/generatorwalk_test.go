@@ -318,6 +318,10 @@ func TestSourceMovedPastFromTheFirstLook(t *testing.T) {
 	}
 	fails := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}, Says: []string{"none of its sources may still bring main@sha1:bbbbbbb"}}
 	runFixtureCases(t, []fixtureCase{
+		{name: "failed on A, not moved: it waits, naming the source that may bring the commit", looks: []fixtureLook{{
+			docs: docs(gitRepoStored(revOfA), x(buildFailed...)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"},
+				Says: []string{"GitRepository/flux-system/app may still bring main@sha1:bbbbbbb, and ArtifactGenerator/flux-system/x builds again then"}}}}},
 		{name: "on A, then moved to C, failed on C: it fails", looks: []fixtureLook{
 			{docs: docs(gitRepoStored(revOfA), x(generatorReady)), want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}},
 			{at: fixtureNow.Add(time.Minute), docs: docs(gitRepoStored(revC), x(buildFailed...)), want: fails},
