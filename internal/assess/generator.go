@@ -452,6 +452,9 @@ func (a *assessor) generatorFixPending(e *Assessment, artifact flux.Source, owne
 			return pending, "", a.applierBlind(r)
 		}
 		a.consistent(r.key, r.list, ownerID)
+		if r.obj == nil {
+			a.consistent(r.key, r.list, ref.ID()) // (named by the generator's labels)
+		}
 		a.consistentSource(r.srcRef, id)
 		return "", fmt.Sprintf("%s, which applies %s, %s", id, ref.ID(), why), false
 	}
