@@ -43,9 +43,13 @@ func disabledGenerator(doc string) string {
 var stalledConditions = []string{`{type: Ready, status: "False", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`,
 	`{type: Stalled, status: "True", reason: ValidationFailed, message: "invalid path pattern", observedGeneration: 3}`}
 
-// atWorkOnFleet is Kustomization name of the GitRepository fleet at work on rev, the fleet
+// fleetAt is the fleet repository's current artifact in the applier chains' fixtures.
+const fleetAt = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
+
+// atWorkOnFleet is Kustomization name of the GitRepository fleet at work on fleetAt, the fleet
 // repository's current artifact, having applied ...f0 before.
-func atWorkOnFleet(name, rev string) string {
+func atWorkOnFleet(name string) string {
+	rev := fleetAt
 	return strings.NewReplacer(
 		`lastAppliedRevision: "`+rev+`"`, `lastAppliedRevision: "main@sha1:fffffffffffffffffffffffffffffffffffffff0"`,
 		`{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: `+rev+`", observedGeneration: 2}`,
@@ -846,7 +850,7 @@ func TestNestedGeneratorFixOnItsWay(t *testing.T) {
 	generator := appliedBy(artifactGenerator("outer", "flux-system", digestOf(revB), stalledConditions...), "kustomize.toolkit.fluxcd.io", "gens")
 	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
 	// gens at work on the fleet repository's current artifact (it applied ...f0 before).
-	atWork := atWorkOnFleet("gens", fleetRev)
+	atWork := atWorkOnFleet("gens")
 	docs := func(gens string) []string {
 		return []string{ks("app", "GitRepository", "app", "", revB, "flux-system_outer_kustomize.toolkit.fluxcd.io_Kustomization"), gitRepoStored(revB),
 			ks("outer", "ExternalArtifact", "outer", "", latest), externalArtifact("outer", "flux-system", latest), generator, gens, fleetRepo}
@@ -897,7 +901,7 @@ status:
   - `+generatorReady, kustomizeGroup, "flux-system", "apps")
 	inner := ownedBy(artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...), kustomizeGroup, "flux-system", "infra")
 	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
-	atWork := atWorkOnFleet("infra", fleetRev)
+	atWork := atWorkOnFleet("infra")
 	docs := func(infra string) []string {
 		return []string{ks("app", "ExternalArtifact", "outer", "", latest), gitRepoStored(revB), externalArtifact("outer", "flux-system", latest),
 			externalArtifact("gen", "flux-system", revOfA), outer, inner, ks("apps", "GitRepository", "fleet", "", fleetRev), infra, fleetRepo}

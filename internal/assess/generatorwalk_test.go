@@ -233,7 +233,7 @@ func TestFailedBuildWaitsOnlyForAnUpstreamThatMayChange(t *testing.T) {
 	later := fixtureNow.Add(30 * time.Minute)
 	runFixtureCases(t, []fixtureCase{
 		{name: "gen's generator stalled, its applier at work: it waits", looks: []fixtureLook{{
-			docs: docs(gitRepoStored(revB), stalledGen, atWorkOnFleet("infra", fleetRev), ks("apps", "GitRepository", "fleet", "", fleetRev), fleetRepo),
+			docs: docs(gitRepoStored(revB), stalledGen, atWorkOnFleet("infra"), ks("apps", "GitRepository", "fleet", "", fleetRev), fleetRepo),
 			want: expected{Outcome: waits.Outcome, Says: []string{"ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer, may change", "the fix may be on its way: Kustomization/flux-system/infra"}}}}},
 		{name: "gen's generator stalled, its applier suspended: it fails", looks: []fixtureLook{{
 			docs: docs(gitRepoStored(revB), stalledGen, ks("infra", "GitRepository", "fleet", ", suspend: true", "main@sha1:fffffffffffffffffffffffffffffffffffffff0"), fleetRepo),
@@ -289,7 +289,7 @@ func TestTwoFailedUpstreamsInAnyOrder(t *testing.T) {
 		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB), externalArtifact("outer", "flux-system", revOfA),
 			externalArtifact("f1", "flux-system", upRev), externalArtifact("f2", "flux-system", revOfA),
 			generatorFrom("outer", order, "@f2", map[string]flux.ObservedSource{"f1": {Revision: upRev}, "f2": {Revision: revOfA}}, generatorReady), f1, f2,
-			atWorkOnFleet("infra", fleetRev), strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)}
+			atWorkOnFleet("infra"), strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)}
 	}
 	i1, i2 := generatorInput{"f1", "ExternalArtifact", "f1"}, generatorInput{"f2", "ExternalArtifact", "f2"}
 	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}, Says: []string{"the fix may be on its way: Kustomization/flux-system/infra"}}
