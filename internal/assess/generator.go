@@ -165,11 +165,9 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 		p = a.upstreamAtWork(e, gen, inputs, ownerID, want, walk, p)
 	}
 	if p.verdict == result.VerdictInProgress && !p.atWork {
-		up := a.upstreamWithoutArtifact(e, gen, inputs, ownerID, want, walk)
-		switch {
-		case up.verdict == result.VerdictFailed:
+		if up := a.upstreamWithoutArtifact(e, gen, inputs, ownerID, want, walk); up.verdict == result.VerdictFailed {
 			p = up
-		default:
+		} else {
 			p.atWork = gen.Rebuilds() && up.atWork
 		}
 	}
