@@ -273,7 +273,8 @@ func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifac
 		case p.verdict == result.VerdictFailed && (failed == nil || carries && !failedCarries):
 			// The one the artifact takes its revision from first: its fix is the one waited for.
 			failed, failedCarries, failedAlias = &p, carries, s.Alias
-		case p.verdict == result.VerdictInProgress && waiting == nil:
+		case p.verdict == result.VerdictInProgress && (waiting == nil || p.atWork && !waiting.atWork):
+			// One at work first: gen's artifact may change through it.
 			waiting = &p
 		}
 	}

@@ -328,3 +328,39 @@ func TestSourceMovedPastFromTheFirstLook(t *testing.T) {
 		}},
 	})
 }
+
+// buildFailedOnMid are the conditions of g3, whose build of its sources' current artifacts
+// failed on what it copies from mid, retried.
+var buildFailedOnMid = []string{`{type: Ready, status: "False", reason: BuildFailed, message: "g3 build failed: no files matched @mid/extra/**", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
+	`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+
+// g3OnMid is ArtifactGenerator g3, built from GitRepository app (on the expected commit) and
+// ExternalArtifact mid (at midRev), its build of them failed (buildFailedOnMid).
+func g3OnMid(midRev string) string {
+	return generatorFrom("g3", []generatorInput{{"app", "GitRepository", "app"}, {"mid", "ExternalArtifact", "mid"}}, "@app",
+		map[string]flux.ObservedSource{"app": observedApp(revB), "mid": {Revision: midRev}}, buildFailedOnMid...)
+}
+
+// TestWaitingUpstreamInAnyOrder: MID, Current, builds from u1, whose generator is not found,
+// and u2, whose generator is at work. u2 changes, MID builds again, and mid changes: g3, whose
+// build failed on what it copies from mid, builds again then. The root waits, whichever of
+// u1 and u2 MID lists first.
+func TestWaitingUpstreamInAnyOrder(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	midRev, uRev := "latest@sha256:"+dig1, "latest@sha256:"+dig2
+	docs := func(order []generatorInput) []string {
+		return []string{ks("app", "ExternalArtifact", "g3", "", revOfA), gitRepoStored(revB),
+			externalArtifact("g3", "flux-system", revOfA), externalArtifact("mid", "flux-system", midRev),
+			externalArtifact("u1", "flux-system", uRev), externalArtifact("u2", "flux-system", uRev), g3OnMid(midRev),
+			generatorFrom("mid", order, "", map[string]flux.ObservedSource{"u1": {Revision: uRev}, "u2": {Revision: uRev}}, generatorReady),
+			generatorFrom("u2", []generatorInput{{"app", "GitRepository", "app"}}, "", map[string]flux.ObservedSource{}, generatorAtWork...)}
+	}
+	i1, i2 := generatorInput{"u1", "ExternalArtifact", "u1"}, generatorInput{"u2", "ExternalArtifact", "u2"}
+	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "u2, at work, first: it waits", looks: []fixtureLook{{docs: docs([]generatorInput{i2, i1}), want: waits}}},
+		{name: "u1, its generator not found, first: it waits", looks: []fixtureLook{{docs: docs([]generatorInput{i1, i2}), want: waits}}},
+	})
+}
