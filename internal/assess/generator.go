@@ -180,7 +180,9 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 	}
 	switch p.verdict {
 	case result.VerdictCurrent:
-		return a.upstreamGenerators(e, gen, src.Ref.Name, inputs, ownerID, want, walk)
+		up := a.upstreamGenerators(e, gen, src.Ref.Name, inputs, ownerID, want, walk)
+		up.atWork = up.atWork && gen.Rebuilds() // (an upstream's change reaches src only through a build)
+		return up
 	case result.VerdictInProgress:
 		p.failing = flux.Source{}
 	}

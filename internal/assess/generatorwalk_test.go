@@ -364,3 +364,29 @@ func TestWaitingUpstreamInAnyOrder(t *testing.T) {
 		{name: "u1, its generator not found, first: it waits", looks: []fixtureLook{{docs: docs([]generatorInput{i1, i2}), want: waits}}},
 	})
 }
+
+// TestDisabledGeneratorPassesNoChangeOn: MID is Current on up's artifact, and UP, which
+// writes up, is at work. g3's build failed on what it copies from mid. An enabled MID builds
+// again when up changes, and the root waits; a MID whose reconciliation is disabled, or that
+// is stalled for its spec, builds nothing more, and the root fails.
+func TestDisabledGeneratorPassesNoChangeOn(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	midRev, upRev := "latest@sha256:"+dig1, "latest@sha256:"+dig2
+	mid := func(conditions ...string) string {
+		return generatorFrom("mid", []generatorInput{{"up", "ExternalArtifact", "up"}}, "", map[string]flux.ObservedSource{"up": {Revision: upRev}}, conditions...)
+	}
+	docs := func(mid string) []string {
+		return []string{ks("app", "ExternalArtifact", "g3", "", revOfA), gitRepoStored(revB),
+			externalArtifact("g3", "flux-system", revOfA), externalArtifact("mid", "flux-system", midRev), externalArtifact("up", "flux-system", upRev),
+			g3OnMid(midRev), mid, generatorFrom("up", []generatorInput{{"app", "GitRepository", "app"}}, "", map[string]flux.ObservedSource{}, generatorAtWork...)}
+	}
+	fails := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "MID enabled: it waits", looks: []fixtureLook{{docs: docs(mid(generatorReady)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}}}},
+		{name: "MID disabled: it fails", looks: []fixtureLook{{docs: docs(disabledGenerator(mid(generatorReady))), want: fails}}},
+		{name: "MID stalled for its spec: it fails", looks: []fixtureLook{{docs: docs(mid(stalledConditions...)), want: fails}}},
+	})
+}
