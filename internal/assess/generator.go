@@ -237,7 +237,7 @@ func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, in
 		case in.Revision != "":
 			continue
 		case in.Producer.Name == "":
-			atWork = atWork && !in.Suspended && !in.Stalled
+			atWork = atWork && a.artifactComing(e, in)
 			continue
 		}
 		p, ok := a.upstream(e, in, ownerID, want, walk)
@@ -249,6 +249,30 @@ func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, in
 		atWork = atWork && ok && p.atWork
 	}
 	return producerVerdict{verdict: result.VerdictInProgress, atWork: atWork}
+}
+
+// artifactComing reports whether in, a Flux source with no artifact yet, may still get one:
+// not suspended, nor stalled for good (a stalled HelmChart is built again from its source's
+// next index or artifact, flux.SourceStalled, as stuckReason reads it: until then, and while
+// that source is being read, it may).
+func (a *assessor) artifactComing(e *Assessment, in *flux.Source) bool {
+	switch {
+	case in.Suspended:
+		return false
+	case !in.Stalled:
+		return true
+	case in.Ref.Kind != "HelmChart":
+		return false
+	}
+	upstream, _, reading := a.chartUpstream(e, *in)
+	if reading {
+		return true
+	}
+	_, _, stalled, until := flux.SourceStalled(*in, upstream, flux.Revision{}, a.now)
+	if !stalled && !until.IsZero() {
+		e.recheckAt(until)
+	}
+	return !stalled
 }
 
 // upstreamGenerators judges each source of gen that is an ExternalArtifact of another

@@ -390,3 +390,51 @@ func TestDisabledGeneratorPassesNoChangeOn(t *testing.T) {
 		{name: "MID stalled for its spec: it fails", looks: []fixtureLook{{docs: docs(mid(stalledConditions...)), want: fails}}},
 	})
 }
+
+// TestStalledChartWithoutArtifactMayStillCome: outer's build failed on what it copies from
+// gen, whose generator has not built yet: its source, HelmChart web, has no artifact, stalled
+// on a version its HelmRepository's index did not list. source-controller builds the chart
+// again from the index's next fetch: while the index has not been fetched since the stall,
+// gen may still change, and the root waits; once it has, the chart is stalled for good, and
+// the root fails.
+func TestStalledChartWithoutArtifactMayStillCome(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	upRev := "latest@sha256:" + dig1
+	stamp := func(t time.Time) string { return t.Format(time.RFC3339) }
+	stalledAt := fixtureNow.Add(-time.Minute)
+	refused := "invalid chart reference: no 'web' chart with version matching '1.1.0' found"
+	repo := func(fetched time.Time) string {
+		return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: charts, namespace: flux-system, generation: 1}
+spec: {url: "https://charts.example.com", interval: 5m}
+status:
+  observedGeneration: 1
+  artifact: {revision: "sha256:` + dig1 + `", lastUpdateTime: "` + stamp(fetched) + `"}
+  conditions: [{type: Ready, status: "True", reason: Succeeded, observedGeneration: 1, lastTransitionTime: "` + stamp(fetched) + `"}]`
+	}
+	chart := `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmChart
+metadata: {name: web, namespace: flux-system, generation: 2}
+spec: {chart: web, version: 1.1.0, interval: 5m, sourceRef: {kind: HelmRepository, name: charts}}
+status:
+  observedGeneration: 2
+  observedSourceArtifactRevision: "sha256:` + dig1 + `"
+  conditions:
+  - {type: Stalled, status: "True", reason: InvalidChartReference, message: "` + refused + `", observedGeneration: 2, lastTransitionTime: "` + stamp(stalledAt) + `"}
+  - {type: Ready, status: "False", reason: InvalidChartReference, message: "` + refused + `", observedGeneration: 2, lastTransitionTime: "` + stamp(stalledAt) + `"}`
+	gen := generatorFrom("gen", []generatorInput{{"c", "HelmChart", "web"}}, "", map[string]flux.ObservedSource{},
+		`{type: Ready, status: "False", reason: SourceFetchFailed, message: "HelmChart/flux-system/web has no artifact", observedGeneration: 3}`)
+	docs := func(repo string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB), externalArtifact("outer", "flux-system", revOfA),
+			externalArtifact("gen", "flux-system", upRev), strings.Replace(twoSourceGenerator(revOfA, upRev, "@app"), generatorReady, failedOnUp, 1), gen, chart, repo}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "the index not fetched since the stall: it waits", looks: []fixtureLook{{docs: docs(repo(fixtureNow.Add(-time.Hour))),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}}}},
+		{name: "the index fetched since: it fails", looks: []fixtureLook{{at: fixtureNow.Add(30 * time.Minute), docs: docs(repo(fixtureNow.Add(10 * time.Minute))),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}}}},
+	})
+}
