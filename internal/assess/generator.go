@@ -51,12 +51,30 @@ type chainWalk struct {
 	// (mayBring), by ID, once decided; deciding, those being decided (a loop brings nothing).
 	brings, deciding map[string]bool
 	// cuts counts the loops cut so far: a "brings nothing" decided while one was cut is not
-	// kept (the loop's other end, once judged, may bring it).
+	// kept for good (the loop's other end, once judged, may bring it).
 	cuts int
+	// cutAt holds what a cut met (a generator being judged, an artifact whose mayBring is
+	// being decided) while it is still on the walk's stack; epoch counts those that left it
+	// since the walk began. A "brings nothing" decided under a cut is provisional, kept by
+	// epoch: it holds until a cut end leaves the stack, so a loop is not decided again on
+	// every way down to it.
+	cutAt       map[string]bool
+	epoch       int
+	provisional map[string]int
 }
 
 func newChainWalk() *chainWalk {
-	return &chainWalk{judging: map[string]bool{}, judged: map[string]producerVerdict{}, brings: map[string]bool{}, deciding: map[string]bool{}}
+	return &chainWalk{judging: map[string]bool{}, judged: map[string]producerVerdict{}, brings: map[string]bool{}, deciding: map[string]bool{},
+		cutAt: map[string]bool{}, provisional: map[string]int{}}
+}
+
+// leave ends node's turn on the walk's stack: when a cut met it, what was decided under that
+// cut may change now (epoch).
+func (w *chainWalk) leave(node string) {
+	if w.cutAt[node] {
+		delete(w.cutAt, node)
+		w.epoch++
+	}
 }
 
 // generatorFixOnItsWay is generatorFixPending for a failure producerWait found: of the
@@ -98,6 +116,7 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 	walk.judging[src.Producer.ID()] = true
 	p := a.judgeProducer(e, src, ownerID, want, walk)
 	delete(walk.judging, src.Producer.ID())
+	walk.leave(src.Producer.ID())
 	walk.judged[src.Ref.ID()] = p
 	return p
 }
@@ -113,6 +132,7 @@ func (a *assessor) upstream(e *Assessment, in *flux.Source, ownerID string, want
 	}
 	if walk.judging[in.Producer.ID()] {
 		walk.cuts++
+		walk.cutAt[in.Producer.ID()] = true
 		return p, false
 	}
 	return a.producerWaitAt(e, *in, ownerID, want, walk), true
@@ -339,8 +359,9 @@ func (a *assessor) revisionCarrier(e *Assessment, gen flux.Generator, artifact s
 // (set): a Flux source with an artifact that may still fetch it (flux.MayFetch), or an
 // ExternalArtifact that does not serve it and that may change (mayChange: its generator at
 // work, or failed with a fix on its way) or, current, has a source the artifact takes its
-// revision from that may bring it in turn. Each ExternalArtifact is decided once in a walk,
-// except a "no" met through a loop cut meanwhile.
+// revision from that may bring it in turn. Each ExternalArtifact is decided once in a walk;
+// a "no" met through a loop cut meanwhile, only while that loop's ends stay on the walk's
+// stack (chainWalk.provisional).
 func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want flux.Revision, walk *chainWalk) bool {
 	switch {
 	case in == nil || want.IsZero() || want.Matches(in.Revisions()...):
@@ -352,12 +373,16 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	if b, decided := walk.brings[id]; decided {
 		return b
 	}
+	if at, ok := walk.provisional[id]; ok && at == walk.epoch {
+		return false
+	}
 	if walk.deciding[id] {
 		walk.cuts++
+		walk.cutAt["brings "+id] = true
 		return false
 	}
 	walk.deciding[id] = true
-	cuts := walk.cuts
+	cuts, epoch := walk.cuts, walk.epoch
 	p, ok := a.upstream(e, in, ownerID, want, walk)
 	b := false
 	switch {
@@ -370,8 +395,12 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 		b = a.mayChange(e, p, ownerID, want) != ""
 	}
 	delete(walk.deciding, id)
-	if b || walk.cuts == cuts {
+	walk.leave("brings " + id)
+	switch {
+	case b || walk.cuts == cuts:
 		walk.brings[id] = b
+	case walk.epoch == epoch:
+		walk.provisional[id] = epoch
 	}
 	return b
 }

@@ -438,3 +438,32 @@ status:
 			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}}}},
 	})
 }
+
+// TestLoopBelowALadder: X, whose build failed, copies from a ladder of generators (layer i:
+// a<i> and b<i>, each Current on a<i+1> and b<i+1>) whose last layer copies X's own artifact.
+// Whether the ladder may bring the revision is decided once per artifact while the loop
+// through X stays cut, not once per way down the ladder (2^16 ways here): the root fails.
+func TestLoopBelowALadder(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	rev := "latest@sha256:" + dig1
+	buildFailed := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "x build failed: no files matched", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
+		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+	both := map[string]flux.ObservedSource{"a": {Revision: rev}, "b": {Revision: rev}}
+	docs := []string{ks("app", "ExternalArtifact", "x", "", revOfA), externalArtifact("x", "flux-system", rev),
+		generatorFrom("x", []generatorInput{{"a", "ExternalArtifact", "a1"}, {"b", "ExternalArtifact", "b1"}}, "", both, buildFailed...)}
+	const depth = 16
+	for i := 1; i <= depth; i++ {
+		for _, n := range []string{fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)} {
+			docs = append(docs, externalArtifact(n, "flux-system", rev))
+			if i == depth {
+				docs = append(docs, generatorFrom(n, []generatorInput{{"x", "ExternalArtifact", "x"}}, "", map[string]flux.ObservedSource{"x": {Revision: rev}}, generatorReady))
+				continue
+			}
+			docs = append(docs, generatorFrom(n, []generatorInput{{"a", "ExternalArtifact", fmt.Sprintf("a%d", i+1)}, {"b", "ExternalArtifact", fmt.Sprintf("b%d", i+1)}}, "", both, generatorReady))
+		}
+	}
+	runFixtureCases(t, []fixtureCase{{name: "sixteen layers: it fails", looks: []fixtureLook{{docs: docs,
+		want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}}}}})
+}
