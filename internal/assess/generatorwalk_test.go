@@ -42,6 +42,13 @@ func observedApp(rev string) flux.ObservedSource {
 	return flux.ObservedSource{Digest: "sha256:" + dig1, Revision: rev, URL: "http://source-controller/gitrepository/flux-system/app/" + rev[len(rev)-12:] + ".tar.gz"}
 }
 
+// buildFailedConditions are the conditions of a generator whose build at generation 3 failed
+// at 11:56 with message, retried.
+func buildFailedConditions(message string) []string {
+	return []string{`{type: Ready, status: "False", reason: BuildFailed, message: "` + message + `", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
+		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+}
+
 // generatorAtWork are the conditions of a generator building at generation 3.
 var generatorAtWork = []string{`{type: Ready, status: "Unknown", reason: Progressing, message: "building", observedGeneration: 3}`,
 	`{type: Reconciling, status: "True", reason: Progressing, message: "building", observedGeneration: 3}`}
@@ -149,8 +156,7 @@ func TestFailedBuildWaitsWhileASourceMayBringTheRevision(t *testing.T) {
 	other := func(spec string) string {
 		return strings.Replace(strings.Replace(gitRepoStored(revC), "name: app,", "name: other,", 1), "status:", spec+"status:", 1)
 	}
-	buildFailed := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "gen build failed: no files matched", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
-		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+	buildFailed := buildFailedConditions("gen build failed: no files matched")
 	gen := generatorFrom("gen", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, buildFailed...)
 	docs := func(o string) []string {
 		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB), o, externalArtifact("outer", "flux-system", revOfA),
@@ -181,8 +187,7 @@ func TestFailedBuildWaitsForAnUpstreamAtWork(t *testing.T) {
 		return generatorFrom("u2", []generatorInput{{"u1", "ExternalArtifact", "u1"}, {"app", "GitRepository", "app"}}, "@app",
 			map[string]flux.ObservedSource{"app": observedApp(revOfA), "u1": {Revision: revOfA}}, conditions...)
 	}
-	buildFailed := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "u2 build failed: no files matched @u1/extra/**", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
-		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+	buildFailed := buildFailedConditions("u2 build failed: no files matched @u1/extra/**")
 	observed := map[string]flux.ObservedSource{"u1": {Revision: revOfA}, "u2": {Revision: revOfA}}
 	docs := func(order []generatorInput, gen string) []string {
 		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB),
@@ -203,8 +208,7 @@ func TestFailedBuildWaitsForAnUpstreamAtWork(t *testing.T) {
 
 // failedOnUp are the conditions of outer (twoSourceGenerator) whose build of its sources'
 // current artifacts failed on what it copies from gen (alias up), retried.
-const failedOnUp = `{type: Ready, status: "False", reason: BuildFailed, message: "outer build failed: no files matched @up/extra/**", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}` +
-	"\n  - " + `{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`
+var failedOnUp = strings.Join(buildFailedConditions("outer build failed: no files matched @up/extra/**"), "\n  - ")
 
 // TestFailedBuildWaitsOnlyForAnUpstreamThatMayChange: outer's build failed on what it copies
 // from ExternalArtifact gen; it builds again when gen changes, so the root waits while gen may
@@ -215,12 +219,11 @@ func TestFailedBuildWaitsOnlyForAnUpstreamThatMayChange(t *testing.T) {
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
 	const kustomizeGroup = "kustomize.toolkit.fluxcd.io"
-	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
 	upRev := "latest@sha256:" + dig1
 	outer := strings.Replace(twoSourceGenerator(revOfA, upRev, "@app"), generatorReady, failedOnUp, 1)
 	stalledGen := ownedBy(strings.Replace(artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...),
 		"name: app, namespace: flux-system}]", "name: fleet, namespace: flux-system}]", 1), kustomizeGroup, "flux-system", "infra")
-	fleetRepo := strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)
+	fleetRepo := strings.Replace(gitRepoStored(fleetAt), "name: app,", "name: fleet,", 1)
 	docs := func(app string, more ...string) []string {
 		return append([]string{ks("app", "ExternalArtifact", "outer", "", revOfA), app, externalArtifact("outer", "flux-system", revOfA),
 			externalArtifact("gen", "flux-system", upRev), outer}, more...)
@@ -233,7 +236,7 @@ func TestFailedBuildWaitsOnlyForAnUpstreamThatMayChange(t *testing.T) {
 	later := fixtureNow.Add(30 * time.Minute)
 	runFixtureCases(t, []fixtureCase{
 		{name: "gen's generator stalled, its applier at work: it waits", looks: []fixtureLook{{
-			docs: docs(gitRepoStored(revB), stalledGen, atWorkOnFleet("infra"), ks("apps", "GitRepository", "fleet", "", fleetRev), fleetRepo),
+			docs: docs(gitRepoStored(revB), stalledGen, atWorkOnFleet("infra"), ks("apps", "GitRepository", "fleet", "", fleetAt), fleetRepo),
 			want: expected{Outcome: waits.Outcome, Says: []string{"ExternalArtifact/flux-system/gen, a source of ArtifactGenerator/flux-system/outer, may change", "the fix may be on its way: Kustomization/flux-system/infra"}}}}},
 		{name: "gen's generator stalled, its applier suspended: it fails", looks: []fixtureLook{{
 			docs: docs(gitRepoStored(revB), stalledGen, ks("infra", "GitRepository", "fleet", ", suspend: true", "main@sha1:fffffffffffffffffffffffffffffffffffffff0"), fleetRepo),
@@ -254,8 +257,7 @@ func TestGeneratorOfItsOwnArtifact(t *testing.T) {
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
 	upRev := "latest@sha256:" + dig1
-	buildFailed := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "x build failed: no files matched", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
-		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+	buildFailed := buildFailedConditions("x build failed: no files matched")
 	outer := generatorFrom("outer", []generatorInput{{"x", "ExternalArtifact", "x"}, {"s", "ExternalArtifact", "s"}}, "@x",
 		map[string]flux.ObservedSource{"x": {Revision: revOfA}, "s": {Revision: upRev}}, generatorReady)
 	docs := func(order []generatorInput) []string {
@@ -280,7 +282,6 @@ func TestTwoFailedUpstreamsInAnyOrder(t *testing.T) {
 	t.Parallel()
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
-	const fleetRev = "main@sha1:fffffffffffffffffffffffffffffffffffffff1"
 	upRev := "latest@sha256:" + dig1
 	f1 := generatorFrom("f1", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, stalledConditions...)
 	f2 := ownedBy(generatorFrom("f2", []generatorInput{{"app", "GitRepository", "app"}}, "@app", map[string]flux.ObservedSource{}, stalledConditions...),
@@ -289,7 +290,7 @@ func TestTwoFailedUpstreamsInAnyOrder(t *testing.T) {
 		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB), externalArtifact("outer", "flux-system", revOfA),
 			externalArtifact("f1", "flux-system", upRev), externalArtifact("f2", "flux-system", revOfA),
 			generatorFrom("outer", order, "@f2", map[string]flux.ObservedSource{"f1": {Revision: upRev}, "f2": {Revision: revOfA}}, generatorReady), f1, f2,
-			atWorkOnFleet("infra"), strings.Replace(gitRepoStored(fleetRev), "name: app,", "name: fleet,", 1)}
+			atWorkOnFleet("infra"), strings.Replace(gitRepoStored(fleetAt), "name: app,", "name: fleet,", 1)}
 	}
 	i1, i2 := generatorInput{"f1", "ExternalArtifact", "f1"}, generatorInput{"f2", "ExternalArtifact", "f2"}
 	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}, Says: []string{"the fix may be on its way: Kustomization/flux-system/infra"}}
@@ -308,8 +309,7 @@ func TestSourceMovedPastFromTheFirstLook(t *testing.T) {
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
 	revC := "main@sha1:cccccccccccccccccccccccccccccccccccccccc"
-	buildFailed := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "x build failed: no files matched", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
-		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+	buildFailed := buildFailedConditions("x build failed: no files matched")
 	x := func(conditions ...string) string {
 		return generatorFrom("x", []generatorInput{{"app", "GitRepository", "app"}}, "@app", map[string]flux.ObservedSource{"app": observedApp(revOfA)}, conditions...)
 	}
@@ -331,8 +331,7 @@ func TestSourceMovedPastFromTheFirstLook(t *testing.T) {
 
 // buildFailedOnMid are the conditions of g3, whose build of its sources' current artifacts
 // failed on what it copies from mid, retried.
-var buildFailedOnMid = []string{`{type: Ready, status: "False", reason: BuildFailed, message: "g3 build failed: no files matched @mid/extra/**", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
-	`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+var buildFailedOnMid = buildFailedConditions("g3 build failed: no files matched @mid/extra/**")
 
 // g3OnMid is ArtifactGenerator g3, built from GitRepository app (on the expected commit) and
 // ExternalArtifact mid (at midRev), its build of them failed (buildFailedOnMid).
@@ -448,8 +447,7 @@ func TestLoopBelowALadder(t *testing.T) {
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
 	rev := "latest@sha256:" + dig1
-	buildFailed := []string{`{type: Ready, status: "False", reason: BuildFailed, message: "x build failed: no files matched", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
-		`{type: Reconciling, status: "True", reason: ProgressingWithRetry, message: "retrying", observedGeneration: 3}`}
+	buildFailed := buildFailedConditions("x build failed: no files matched")
 	both := map[string]flux.ObservedSource{"a": {Revision: rev}, "b": {Revision: rev}}
 	docs := []string{ks("app", "ExternalArtifact", "x", "", revOfA), externalArtifact("x", "flux-system", rev),
 		generatorFrom("x", []generatorInput{{"a", "ExternalArtifact", "a1"}, {"b", "ExternalArtifact", "b1"}}, "", both, buildFailed...)}
