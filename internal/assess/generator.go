@@ -201,7 +201,11 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 	switch p.verdict {
 	case result.VerdictCurrent:
 		up := a.upstreamGenerators(e, gen, src.Ref.Name, inputs, ownerID, want, walk)
-		up.atWork = up.atWork && gen.Rebuilds() // (an upstream's change reaches src only through a build)
+		if !gen.Rebuilds() {
+			// An upstream's change, or a fix on its way to a failed one, reaches src only
+			// through a build of gen.
+			up.atWork, up.failing = false, flux.Source{}
+		}
 		return up
 	case result.VerdictInProgress:
 		p.failing = flux.Source{}

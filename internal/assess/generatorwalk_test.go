@@ -390,6 +390,30 @@ func TestDisabledGeneratorPassesNoChangeOn(t *testing.T) {
 	})
 }
 
+// TestDisabledGeneratorPassesNoFixOn: as TestDisabledGeneratorPassesNoChangeOn, MID's
+// upstream generator stalled, with its fix on its way (its applier at work): an enabled MID
+// builds again once the fix lands, and the root waits; a disabled one builds nothing, and the
+// root fails.
+func TestDisabledGeneratorPassesNoFixOn(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	midRev := "latest@sha256:" + dig1
+	inner := ownedBy(artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...), "kustomize.toolkit.fluxcd.io", "flux-system", "infra")
+	mid := generatorFrom("mid", []generatorInput{{"up", "ExternalArtifact", "gen"}}, "", map[string]flux.ObservedSource{"up": {Revision: revOfA}}, generatorReady)
+	docs := func(mid string) []string {
+		return []string{ks("app", "ExternalArtifact", "g3", "", revOfA), gitRepoStored(revB),
+			externalArtifact("g3", "flux-system", revOfA), externalArtifact("mid", "flux-system", midRev), externalArtifact("gen", "flux-system", revOfA),
+			g3OnMid(midRev), mid, inner, atWorkOnFleet("infra"), strings.Replace(gitRepoStored(fleetAt), "name: app,", "name: fleet,", 1)}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "MID enabled: it waits", looks: []fixtureLook{{docs: docs(mid),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}}}},
+		{name: "MID disabled: it fails", looks: []fixtureLook{{docs: docs(disabledGenerator(mid)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}}}},
+	})
+}
+
 // TestStalledChartWithoutArtifactMayStillCome: outer's build failed on what it copies from
 // gen, whose generator has not built yet: its source, HelmChart web, has no artifact, stalled
 // on a version its HelmRepository's index did not list. source-controller builds the chart
