@@ -61,11 +61,24 @@ type chainWalk struct {
 	cutAt       map[string]bool
 	epoch       int
 	provisional map[string]int
+	// order numbers the entries on the walk's stack as they were pushed (seq); low is the
+	// lowest order a cut has met within the mayBring decision under way. A "no" whose cuts
+	// met only entries pushed after its own (low no lower than its order: the loop closed
+	// within it) is kept for good, as the root of a strongly connected part is.
+	order    map[string]int
+	seq, low int
+}
+
+// meet notes that a cut met node, an entry on the walk's stack (low).
+func (w *chainWalk) meet(node string) {
+	if o := w.order[node]; o < w.low {
+		w.low = o
+	}
 }
 
 func newChainWalk() *chainWalk {
 	return &chainWalk{judging: map[string]bool{}, judged: map[string]producerVerdict{}, brings: map[string]bool{}, deciding: map[string]bool{},
-		cutAt: map[string]bool{}, provisional: map[string]int{}}
+		cutAt: map[string]bool{}, provisional: map[string]int{}, order: map[string]int{}, low: 1 << 62}
 }
 
 // leave ends node's turn on the walk's stack: when a cut met it, what was decided under that
@@ -114,9 +127,12 @@ func (a *assessor) producerWaitAt(e *Assessment, src flux.Source, ownerID string
 		return p
 	}
 	walk.judging[src.Producer.ID()] = true
+	walk.seq++
+	walk.order[src.Producer.ID()] = walk.seq
 	p := a.judgeProducer(e, src, ownerID, want, walk)
 	delete(walk.judging, src.Producer.ID())
 	walk.leave(src.Producer.ID())
+	delete(walk.order, src.Producer.ID())
 	walk.judged[src.Ref.ID()] = p
 	return p
 }
@@ -133,6 +149,7 @@ func (a *assessor) upstream(e *Assessment, in *flux.Source, ownerID string, want
 	if walk.judging[in.Producer.ID()] {
 		walk.cuts++
 		walk.cutAt[in.Producer.ID()] = true
+		walk.meet(in.Producer.ID())
 		return p, false
 	}
 	return a.producerWaitAt(e, *in, ownerID, want, walk), true
@@ -383,9 +400,15 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	if walk.deciding[id] {
 		walk.cuts++
 		walk.cutAt["brings "+id] = true
+		walk.meet("brings " + id)
 		return false
 	}
 	walk.deciding[id] = true
+	walk.seq++
+	my := walk.seq
+	walk.order["brings "+id] = my
+	saveLow := walk.low
+	walk.low = 1 << 62
 	cuts, epoch := walk.cuts, walk.epoch
 	p, ok := a.upstream(e, in, ownerID, want, walk)
 	b := false
@@ -400,8 +423,11 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	}
 	delete(walk.deciding, id)
 	walk.leave("brings " + id)
+	delete(walk.order, "brings "+id)
+	low := walk.low
+	walk.low = min(saveLow, low)
 	switch {
-	case b || walk.cuts == cuts:
+	case b || walk.cuts == cuts || low >= my:
 		walk.brings[id] = b
 	case walk.epoch == epoch:
 		walk.provisional[id] = epoch

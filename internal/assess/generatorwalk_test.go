@@ -463,11 +463,23 @@ status:
 }
 
 // TestLoopBelowALadder: X, whose build failed, copies from a ladder of generators (layer i:
-// a<i> and b<i>, each Current on a<i+1> and b<i+1>) whose last layer copies X's own artifact.
-// Whether the ladder may bring the revision is decided once per artifact while the loop
-// through X stays cut, not once per way down the ladder (2^16 ways here): the root fails.
+// a<i> and b<i>, each Current on a<i+1> and b<i+1>) whose last layer copies X's own artifact,
+// or each its own. Whether the ladder may bring the revision is decided once per artifact,
+// whether the loop stays cut (through X) or closes within the ladder, not once per way down
+// it (2^16 ways here): the root fails.
 func TestLoopBelowALadder(t *testing.T) {
 	t.Parallel()
+	for _, bottom := range []string{"x", "its own"} {
+		t.Run("a loop to "+bottom, func(t *testing.T) {
+			t.Parallel()
+			ladderWithLoop(t, bottom == "x")
+		})
+	}
+}
+
+// ladderWithLoop runs TestLoopBelowALadder's ladder, its last layer copying X's artifact
+// (toX) or each its own.
+func ladderWithLoop(t *testing.T, toX bool) {
 	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	revOfA := "main@sha1:" + commitA
 	rev := "latest@sha256:" + dig1
@@ -480,7 +492,11 @@ func TestLoopBelowALadder(t *testing.T) {
 		for _, n := range []string{fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)} {
 			docs = append(docs, externalArtifact(n, "flux-system", rev))
 			if i == depth {
-				docs = append(docs, generatorFrom(n, []generatorInput{{"x", "ExternalArtifact", "x"}}, "", map[string]flux.ObservedSource{"x": {Revision: rev}}, generatorReady))
+				loop := "x"
+				if !toX {
+					loop = n
+				}
+				docs = append(docs, generatorFrom(n, []generatorInput{{"x", "ExternalArtifact", loop}}, "", map[string]flux.ObservedSource{"x": {Revision: rev}}, generatorReady))
 				continue
 			}
 			docs = append(docs, generatorFrom(n, []generatorInput{{"a", "ExternalArtifact", fmt.Sprintf("a%d", i+1)}, {"b", "ExternalArtifact", fmt.Sprintf("b%d", i+1)}}, "", both, generatorReady))
