@@ -302,6 +302,12 @@ func measureFleet(ctx context.Context, rusage, binary, command string, f *fakeFl
 	if s.lastVerdict == 0 {
 		return s, fmt.Errorf("%s %s printed no verdict: %s", filepath.Base(binary), command, strings.Join(tail, "\n"))
 	}
+	if len(f.healthy) > 0 && s.healthyOK == 0 && s.healthyStarved == 0 {
+		// Every healthy cluster blamed its server: the fleet's kubeconfigs or servers are
+		// refused, and the run measured nothing but that refusal.
+		return s, fmt.Errorf("%s %s: none of the %d healthy clusters was Current, so the run measured nothing: %s",
+			filepath.Base(binary), command, len(f.healthy), strings.Join(tail, "\n"))
+	}
 	return s, nil
 }
 
