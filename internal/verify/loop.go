@@ -201,7 +201,7 @@ func (r *clusterRun) wait(ctx context.Context, release func()) verdictReason {
 			return c.Verdict
 		}
 		r.reportPending(now, e, c)
-		if wake := wakeAt(e, now, holdUntil); !wake.IsZero() {
+		if wake := wakeAt(e, now, holdUntil, r.req.ProgressSteps); !wake.IsZero() {
 			timer.Reset(max(wake.Sub(now), 0))
 		}
 		select {
@@ -277,14 +277,19 @@ func (r *clusterRun) reportPending(now time.Time, e *assess.Assessment, c assess
 
 // wakeAt is when a cluster that waits after assessment e at now makes its next pass without a
 // change: the recheck e asks for, the end of the slot's hold while first lists are on their
-// way, or in a second while an API server has not answered (to refresh "has not answered for
-// Ns"); zero: only at a change.
-func wakeAt(e *assess.Assessment, now, holdUntil time.Time) time.Time {
+// way, or, when the run shows its steps, in a second while an API server has not answered (to
+// refresh the step "has not answered for Ns"); zero: only at a change.
+//
+// Without steps nothing a person sees changes with that count: a list's error, its arrival
+// and a fetch's end each notify, and a wait that ends with time (the evidence's, a grace)
+// asks for its own recheck. A server that answers 429 or 500 for the whole timeout then costs
+// a pass at each of its answers, not one a second.
+func wakeAt(e *assess.Assessment, now, holdUntil time.Time, steps bool) time.Time {
 	wake := e.Recheck
 	if e.Listing && now.Before(holdUntil) && (wake.IsZero() || holdUntil.Before(wake)) {
 		wake = holdUntil
 	}
-	if e.Syncing && (wake.IsZero() || now.Add(time.Second).Before(wake)) {
+	if steps && e.Syncing && (wake.IsZero() || now.Add(time.Second).Before(wake)) {
 		wake = now.Add(time.Second) // refresh "has not answered for Ns"
 	}
 	return wake

@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,5 +38,53 @@ func TestStatsCountPasses(t *testing.T) {
 	}
 	if diff := cmp.Diff(passes{Clusters: 2, Judged: []bool{false, true}}, got); diff != "" {
 		t.Errorf("Stats.Passes %v (-want +got):\n%s", req.Stats.Passes, diff)
+	}
+}
+
+// TestNoPassOnlyToCount: while a list has not answered, a run that shows no steps makes no
+// pass each second to refresh the step "has not answered for Ns" that nobody sees: a fleet's
+// hung and throttled clusters would each make one a second until the timeout. A run that shows
+// its steps still does. Both end on the same verdict, for the same reason.
+func TestNoPassOnlyToCount(t *testing.T) {
+	t.Parallel()
+	type outcome struct {
+		Verdict   result.Verdict
+		Reason    string
+		FewPasses bool
+	}
+	run := func(steps bool) (outcome, int) {
+		resources, objects := fakeapi.App("app", fakeRevision, 30)
+		s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects,
+			Refusals: []fakeapi.Refusal{{Plural: "deployments", Namespace: "app", Code: 0}}})
+		t.Cleanup(s.Close)
+		req := fakeRequest([]verify.Target{fakeTarget("hung-list", s)}, 6*time.Second)
+		req.ProgressSteps = steps
+		req.Progress = func(verify.Progress) {}
+		req.Stats = &verify.Stats{}
+		c := resultOf(verify.Run(context.Background(), req), "hung-list")
+		passes := req.Stats.Passes[0]
+		return outcome{Verdict: c.Verdict, Reason: c.Reason, FewPasses: passes <= 4}, passes
+	}
+	var (
+		shown       outcome
+		shownPasses int
+		wg          sync.WaitGroup
+	)
+	wg.Go(func() { shown, shownPasses = run(true) })
+	quiet, quietPasses := run(false)
+	wg.Wait()
+	if quiet.Verdict != result.VerdictTimeout {
+		t.Fatalf("verdict %s (%s), want Timeout", quiet.Verdict, quiet.Reason)
+	}
+	if !quiet.FewPasses {
+		t.Errorf("without steps: %d passes in 6s, want at most 4 (the first look, the lists' arrival)", quietPasses)
+	}
+	if shownPasses < quietPasses+3 {
+		t.Errorf("with steps: %d passes in 6s, want the refresh each second (at least %d)", shownPasses, quietPasses+3)
+	}
+	t.Logf("passes: %d without steps, %d with", quietPasses, shownPasses)
+	shown.FewPasses = quiet.FewPasses
+	if diff := cmp.Diff(quiet, shown); diff != "" {
+		t.Errorf("the steps changed the verdict (-without +with):\n%s", diff)
 	}
 }
