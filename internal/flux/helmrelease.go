@@ -142,12 +142,16 @@ func unfinishedFailure(v *view, rc condition, failure decision) decision {
 		failure.message = fmt.Sprintf("%s remediated the failed release and tries it again without end (remediation retries: -1): %s", helmController, failure.message)
 		return failure
 	}
-	if rc.reason == meta.ProgressingWithRetryReason && !v.attemptReleased() {
-		// The attempt stored no release (a template or a values schema error: Helm
-		// refused before it changed anything), so helm-controller counts no failure
-		// and retries it with a back-off for ever, whatever the remediation retries or
-		// upgrade.strategy: RetryOnFailure. No workload changed to tell more: it fails
-		// once it has lasted its retry window, as a Kustomization's retried failure.
+	if !v.attemptReleased() && (rc.reason == meta.ProgressingWithRetryReason || releaseActionFailed(failure.code)) {
+		// The attempt stored no release (a template or a values schema error, objects
+		// Helm may not adopt: Helm refused before it changed anything), so helm-controller
+		// counts no failure and retries it with a back-off for ever, whatever the
+		// remediation retries or upgrade.strategy: RetryOnFailure. Without a strategy it
+		// returns the action's error to controller-runtime and leaves Reconciling as it
+		// marked it before the action ("Running 'upgrade' action", Progressing), with
+		// Ready False (reconcile/atomic_release.go, upgrade.go and install.go, v1.6.4);
+		// while an action runs, Ready is Unknown. No workload changed to tell more: it
+		// fails once it has lasted its retry window, as a Kustomization's retried failure.
 		failure.retried = true
 		failure.message = fmt.Sprintf("%s retries, and the attempt released nothing: %s", helmController, failure.message)
 		return failure
@@ -173,6 +177,12 @@ func unfinishedFailure(v *view, rc condition, failure decision) decision {
 		failure.message = fmt.Sprintf("%s is still reconciling the release after: %s", helmController, failure.message)
 	}
 	return failure
+}
+
+// releaseActionFailed reports whether code is the failure of a release action: an install or
+// an upgrade.
+func releaseActionFailed(code result.Code) bool {
+	return code == result.CodeFluxInstallFailed || code == result.CodeFluxUpgradeFailed
 }
 
 // releasedGate decides a HelmRelease Ready=True: Current once helm-controller runs no action

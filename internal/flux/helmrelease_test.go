@@ -45,24 +45,26 @@ var hrObjects = func() map[string]result.FluxObject {
 	suspended := fo("True", chart640, chart640, chart640, 4, 4)
 	suspended.Suspended = true
 	return map[string]result.FluxObject{
-		"hr-ready.yaml":                  fo("True", chart650, chart650, chart650, 4, 4),
-		"hr-reconciling.yaml":            fo("Unknown", chart640, chart650, chart640, 5, 4),
-		"hr-upgrade-failed.yaml":         fo("False", chart640, chart650, chart650, 4, 4),
-		"hr-upgrade-failed-stamped.yaml": fo("False", chart640, chart650, chart650, 5, 4),
-		"hr-template-error.yaml":         fo("False", chart640, chart650, chart640, 4, 3),
-		"hr-upgrade-retrying.yaml":       fo("False", chart640, chart650, chart640, 4, 3),
-		"hr-upgrade-retry-strategy.yaml": fo("False", chart640, chart650, chart650, 4, 3),
-		"hr-upgrade-remediating.yaml":    fo("False", chart640, chart650, chart650, 4, 3),
-		"hr-install-failed.yaml":         fo("False", "", chart650, chart650, 1, 1),
-		"hr-test-failed.yaml":            fo("False", chart650, chart650, chart650, 4, 4),
-		"hr-test-ignored.yaml":           fo("True", chart650, chart650, chart650, 4, 4),
-		"hr-rolled-back.yaml":            fo("False", chart640, chart650, chart640, 4, 4),
-		"hr-stalled.yaml":                fo("False", chart640, chart640, chart640, 4, 4),
-		"hr-dependency.yaml":             fo("False", chart640, chart640, chart640, 4, 3),
-		"hr-suspended.yaml":              suspended,
-		"hr-source-not-ready.yaml":       fo("False", chart640, chart640, chart640, 5, 4),
-		"hr-chart-refused.yaml":          fo("False", chart650, chart650, chart650, 4, 4),
-		"hr-values-error.yaml":           fo("False", chart650, chart650, chart650, 4, 4),
+		"hr-ready.yaml":                      fo("True", chart650, chart650, chart650, 4, 4),
+		"hr-reconciling.yaml":                fo("Unknown", chart640, chart650, chart640, 5, 4),
+		"hr-upgrade-failed.yaml":             fo("False", chart640, chart650, chart650, 4, 4),
+		"hr-upgrade-failed-stamped.yaml":     fo("False", chart640, chart650, chart650, 5, 4),
+		"hr-template-error.yaml":             fo("False", chart640, chart650, chart640, 4, 3),
+		"hr-template-error-no-strategy.yaml": fo("False", chart640, chart650, chart640, 4, 3),
+		"hr-install-refused.yaml":            fo("False", "", chart650, "", 1, 0),
+		"hr-upgrade-retrying.yaml":           fo("False", chart640, chart650, chart640, 4, 3),
+		"hr-upgrade-retry-strategy.yaml":     fo("False", chart640, chart650, chart650, 4, 3),
+		"hr-upgrade-remediating.yaml":        fo("False", chart640, chart650, chart650, 4, 3),
+		"hr-install-failed.yaml":             fo("False", "", chart650, chart650, 1, 1),
+		"hr-test-failed.yaml":                fo("False", chart650, chart650, chart650, 4, 4),
+		"hr-test-ignored.yaml":               fo("True", chart650, chart650, chart650, 4, 4),
+		"hr-rolled-back.yaml":                fo("False", chart640, chart650, chart640, 4, 4),
+		"hr-stalled.yaml":                    fo("False", chart640, chart640, chart640, 4, 4),
+		"hr-dependency.yaml":                 fo("False", chart640, chart640, chart640, 4, 3),
+		"hr-suspended.yaml":                  suspended,
+		"hr-source-not-ready.yaml":           fo("False", chart640, chart640, chart640, 5, 4),
+		"hr-chart-refused.yaml":              fo("False", chart650, chart650, chart650, 4, 4),
+		"hr-values-error.yaml":               fo("False", chart650, chart650, chart650, 4, 4),
 	}
 }()
 
@@ -103,6 +105,12 @@ func TestEvaluateHelmRelease(t *testing.T) {
 		// a failure with a retry window (Retried), whatever upgrade.strategy says.
 		{"upgrade does not render, retried", "hr-template-error.yaml", "6.5.0", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed",
 			"helm-controller retries, and the attempt released nothing: " + hrTemplateMsg},
+		// Without a strategy helm-controller returns the error and leaves Reconciling as it
+		// marked it before the action: the same retried failure, not an action still running.
+		{"upgrade does not render, no strategy, retried", "hr-template-error-no-strategy.yaml", "6.5.0", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed",
+			"helm-controller retries, and the attempt released nothing: " + hrTemplateMsg},
+		{"install refused before a release, no strategy, retried", "hr-install-refused.yaml", "6.5.0", failed, result.CodeFluxInstallFailed, "InstallFailed",
+			"helm-controller retries, and the attempt released nothing: " + hrInstallMsg},
 		// Failures of the expected chart, and of an older one.
 		{"install failed", "hr-install-failed.yaml", "6.5.0", failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
 		{"install failed, by digest", "hr-install-failed.yaml", "sha256:501967ad514d8a77", failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},

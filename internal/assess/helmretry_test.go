@@ -1,0 +1,99 @@
+package assess
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/org/app-status-action/internal/flux"
+	"github.com/org/app-status-action/internal/result"
+)
+
+// templateErrorHR is HelmRelease shop/web (chartRef OCIRepository web) whose upgrade to 1.1.0
+// failed to render at failedAt (no release stored), with the conditions helm-controller v1.6.4
+// leaves when no retry strategy is set: atomic_release.go marks Reconciling Progressing
+// "Running 'upgrade' action…" before the action, the action returns the error (upgrade.go),
+// and nothing marks Reconciling again.
+func templateErrorHR(failedAt time.Time) string {
+	const msg = "Helm upgrade failed for release shop/web with chart web@1.1.0: template: web/templates/deployment.yaml:32:28: executing \\\"web/templates/deployment.yaml\\\" at <.Values.service.port>: nil pointer evaluating interface {}.port"
+	at := failedAt.Format(time.RFC3339)
+	chart := "1.1.0+" + dig2[:12]
+	return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: shop, generation: 2}
+spec:
+  interval: 10m
+  chartRef: {kind: OCIRepository, name: web}
+status:
+  observedGeneration: 1
+  lastAttemptedGeneration: 2
+  lastAttemptedRevision: "` + chart + `"
+  lastAttemptedRevisionDigest: "sha256:` + dig2 + `"
+  lastAttemptedReleaseAction: upgrade
+  lastAttemptedConfigDigest: "sha256:` + dig1 + `"
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: "Running 'upgrade' action with timeout of 5m0s", observedGeneration: 2, lastTransitionTime: "` + at + `"}
+  - {type: Ready, status: "False", reason: UpgradeFailed, message: "` + msg + `", observedGeneration: 2, lastTransitionTime: "` + at + `"}
+  - {type: Released, status: "False", reason: UpgradeFailed, message: "` + msg + `", observedGeneration: 2, lastTransitionTime: "` + at + `"}
+  history:
+  - {name: web, namespace: shop, version: 2, status: deployed, chartName: web, chartVersion: "1.0.0+` + dig1[:12] + `", ociDigest: "sha256:` + dig1 + `", configDigest: "sha256:` + dig1 + `"}
+  inventory:
+    entries: [{id: shop_web_apps_Deployment, v: v1}]`
+}
+
+// installRefusedHR is HelmRelease shop/web whose first install, of 1.1.0, Helm refused at
+// failedAt before it stored a release: objects it may not adopt (helm v4's install checks
+// ownership before it creates the release). helm-controller v1.6.4 returns the error
+// (install.go) and leaves Reconciling as it marked it before the action.
+func installRefusedHR(failedAt time.Time) string {
+	const msg = `Helm install failed for release shop/web with chart web@1.1.0: unable to continue with install: Service \"web\" in namespace \"shop\" exists and cannot be imported into the current release: invalid ownership metadata`
+	at := failedAt.Format(time.RFC3339)
+	chart := "1.1.0+" + dig2[:12]
+	return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: shop, generation: 1}
+spec:
+  interval: 10m
+  chartRef: {kind: OCIRepository, name: web}
+status:
+  lastAttemptedGeneration: 1
+  lastAttemptedRevision: "` + chart + `"
+  lastAttemptedRevisionDigest: "sha256:` + dig2 + `"
+  lastAttemptedReleaseAction: install
+  lastAttemptedConfigDigest: "sha256:` + dig1 + `"
+  conditions:
+  - {type: Reconciling, status: "True", reason: Progressing, message: "Running 'install' action with timeout of 5m0s", observedGeneration: 1, lastTransitionTime: "` + at + `"}
+  - {type: Ready, status: "False", reason: InstallFailed, message: "` + msg + `", observedGeneration: 1, lastTransitionTime: "` + at + `"}
+  - {type: Released, status: "False", reason: InstallFailed, message: "` + msg + `", observedGeneration: 1, lastTransitionTime: "` + at + `"}`
+}
+
+// TestReleaseRefusedWithoutAStrategy: an install or upgrade Helm refuses before it stores a
+// release (templates that do not render, objects it may not adopt), without a retry strategy.
+// helm-controller v1.6.4 returns the action's error and controller-runtime retries it with a
+// back-off for ever; Reconciling keeps "Running 'upgrade' action…" (Progressing), Ready is
+// False. Such a failure waits for its retry window, then fails, as with RetryOnFailure: it
+// never waits to the deadline as an action still running.
+func TestReleaseRefusedWithoutAStrategy(t *testing.T) {
+	t.Parallel()
+	root := flux.Ref{Kind: flux.KindHelmRelease, Namespace: "shop", Name: "web"}
+	repo := strings.Replace(ociRepo(), `revision: "1.0.0@sha256:`+dig1+`"`, `revision: "1.1.0@sha256:`+dig2+`"`, 1)
+	failedAt := fixtureNow.Add(-30 * time.Second)
+	upgrade := []string{templateErrorHR(failedAt), repo, deployment("Deployment", 3, 3)}
+	install := []string{installRefusedHR(failedAt), repo}
+	upgradeFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxUpgradeFailed, Reason: "UpgradeFailed"}
+	installFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxInstallFailed, Reason: "InstallFailed"}
+	waiting := func(o outcome) expected {
+		o.Verdict = result.VerdictInProgress
+		return expected{Outcome: o}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "upgrade that does not render", resources: []flux.Ref{root}, revision: "1.1.0", looks: []fixtureLook{
+			{docs: upgrade, want: waiting(upgradeFailed)},
+			{docs: upgrade, at: fixtureNow.Add(30 * time.Minute), want: expected{Outcome: upgradeFailed}},
+		}},
+		{name: "install refused before any release", resources: []flux.Ref{root}, revision: "1.1.0", looks: []fixtureLook{
+			{docs: install, want: waiting(installFailed)},
+			{docs: install, at: fixtureNow.Add(30 * time.Minute), want: expected{Outcome: installFailed}},
+		}},
+	})
+}
