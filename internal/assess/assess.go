@@ -232,8 +232,10 @@ type Assessment struct {
 	Flux    []result.FluxObject
 	Objects []result.Object
 
-	// Fatal is set by the first thing that settles the cluster's verdict on its own: a
-	// failure, a suspension, or credentials that may not read what is needed.
+	// Fatal is set by what settles the cluster's verdict on its own: a failure, a
+	// suspension, or credentials that may not read what is needed. Of several, the most
+	// urgent (result.MoreUrgent) is kept, the first of those, so that a failure is never
+	// hidden by what was met before it (an Unverified root, a suspended object).
 	Fatal *Finding
 	// Pending is the first reason the cluster is not done yet; nil when everything is Current.
 	Pending *Finding
@@ -291,9 +293,15 @@ func (e *Assessment) Current() bool {
 }
 
 func (e *Assessment) fail(v Finding) {
-	if e.Fatal == nil {
+	if e.Fatal == nil || result.MoreUrgent(v.Verdict, e.Fatal.Verdict) {
 		e.Fatal = &v
 	}
+}
+
+// failed reports whether a failure already settles the verdict: nothing met later can change
+// it but another failure's words.
+func (e *Assessment) failed() bool {
+	return e.Fatal != nil && !result.MoreUrgent(result.VerdictFailed, e.Fatal.Verdict)
 }
 
 func (e *Assessment) wait(v Finding) {

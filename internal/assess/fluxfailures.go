@@ -47,7 +47,7 @@ func (a *assessor) failFlux(e *Assessment, ref flux.Ref, parent, gate *flux.Gate
 // and fail then if Flux still says so. Without the workloads only the Flux objects it lists
 // are judged: it waits for the retry whether or not it lists any.
 func (a *assessor) failOrAwaitHealthRetry(e *Assessment, id string, gate *flux.Gate, failure Finding, now time.Time) {
-	if gate.Code != result.CodeFluxHealthCheckFailed || gate.FailedAt.IsZero() || gate.RetryEvery <= 0 || e.Fatal != nil {
+	if gate.Code != result.CodeFluxHealthCheckFailed || gate.FailedAt.IsZero() || gate.RetryEvery <= 0 || e.failed() {
 		e.fail(failure)
 		return
 	}

@@ -21,6 +21,10 @@ var verdictOrder = []Verdict{
 	VerdictInProgress, VerdictCurrent,
 }
 
+// MoreUrgent reports whether verdict a needs action before verdict b, in the rollup's order: a
+// Failed before a NotFound, both before an Unverified or a Suspended.
+func MoreUrgent(a, b Verdict) bool { return verdictRank(a) < verdictRank(b) }
+
 func verdictRank(v Verdict) int {
 	if i := slices.Index(verdictOrder, v); i >= 0 {
 		return i
