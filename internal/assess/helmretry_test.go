@@ -97,3 +97,44 @@ func TestReleaseRefusedWithoutAStrategy(t *testing.T) {
 		}},
 	})
 }
+
+// TestValuesThatDidNotParseFixed: values that do not parse fail at once, unless an object of
+// valuesFrom changed after the failure. helm-controller v1.6.4 composes the values again at
+// every attempt (helmrelease_controller.go returns the error; controller-runtime retries it
+// with a back-off), so its next attempt reads the fixed ConfigMap: the release waits for
+// retry-grace from that change, then fails if Flux still says so. The everyday layout: the
+// Kustomization that applies the ConfigMap and the HelmRelease applied the fix at B.
+func TestValuesThatDidNotParseFixed(t *testing.T) {
+	t.Parallel()
+	const hr = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: shop, generation: 2}
+spec:
+  interval: 10m
+  chartRef: {kind: OCIRepository, name: web}
+  valuesFrom: [{kind: ConfigMap, name: web-values}]
+status:
+  observedGeneration: 2
+  lastAttemptedGeneration: 2
+  conditions:
+  - {type: Ready, status: "False", reason: ValuesError, lastTransitionTime: "2026-11-01T11:30:00Z", observedGeneration: 2,
+     message: "could not resolve ConfigMap chart values reference 'shop/web-values' with key 'values.yaml': error converting YAML to JSON: yaml: line 2: did not find expected key"}`
+	root := flux.Ref{Kind: flux.KindHelmRelease, Namespace: "shop", Name: "web"}
+	fixed := []string{hr, ociRepo(), valuesConfigMap("2026-11-01T11:59:00Z")}
+	notFixed := []string{hr, ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")}
+	nested := append([]string{ks("app", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap", "shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), gitRepo()}, fixed...)
+	failed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxValuesFailed, Reason: "ValuesError"}
+	waiting := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxValuesFailed, Reason: "ValuesError"},
+		Says: []string{"ConfigMap/web-values changed at 2026-11-01T11:59:00Z, after the failure", "fails at 2026-11-01T12:01:00Z"}}
+	pastGrace := fixtureNow.Add(time.Minute + time.Second)
+	runFixtureCases(t, []fixtureCase{
+		{name: "the ConfigMap changed after the failure: waits for the next attempt, fails past retry-grace", resources: []flux.Ref{root}, revision: "1.0.0",
+			looks: []fixtureLook{{docs: fixed, want: waiting}, {docs: fixed, at: pastGrace, want: expected{Outcome: failed}}}},
+		{name: "nested: the Kustomization applied the ConfigMap's fix", looks: []fixtureLook{
+			{docs: nested, want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxValuesFailed, Reason: "ValuesError"}}},
+			{docs: nested, at: pastGrace, want: expected{Outcome: failed}},
+		}},
+		{name: "the ConfigMap unchanged since the failure: fails at once", resources: []flux.Ref{root}, revision: "1.0.0",
+			looks: []fixtureLook{{docs: notFixed, want: expected{Outcome: failed}}}},
+	})
+}

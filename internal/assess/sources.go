@@ -431,6 +431,10 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 		}
 		return
 	}
+	if g.Verdict == result.VerdictFailed && !g.Retried && g.Code == result.CodeFluxValuesFailed {
+		a.holdFixedValues(e, g, obj, now)
+		return
+	}
 	if g.Verdict != result.VerdictFailed || !g.Retried {
 		return
 	}
@@ -495,6 +499,33 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 	}
 	override(g, result.VerdictFailed, g.Code, g.Object.Reason, fmt.Sprintf("still failing after %s of %s's retries: %s%s",
 		now.Sub(since).Round(time.Second), controller, g.Message, notRead))
+}
+
+// holdFixedValues holds a HelmRelease whose values do not parse (a final ValuesError) while an
+// object of its valuesFrom changed after the failure, for retry-grace from that change:
+// helm-controller composes the values again at every attempt (v1.6.4 returns the error, and
+// controller-runtime retries it with a back-off), so its next attempt reads the fix. Without
+// such a change the failure stands at once: the same values get the same answer.
+func (a *assessor) holdFixedValues(e *Assessment, g *flux.Gate, obj *unstructured.Unstructured, now time.Time) {
+	if obj == nil {
+		return
+	}
+	v := a.valuesChangedSince(e, obj, g.FailedAt)
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	if v.reading != "" {
+		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+			"reading %s, which its values come from, to see whether it changed since the failure: %s", v.reading, g.Message))
+		return
+	}
+	if v.changed == "" {
+		return
+	}
+	if end := v.at.Add(a.retryGrace()); now.Before(end) {
+		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+			"%s changed at %s, after the failure, and helm-controller composes the values again at its next attempt; fails at %s: %s",
+			v.changed, stamp(v.at), stamp(end), g.Message))
+		e.recheckAt(end)
+	}
 }
 
 // retryingController names the controller that retries a failed Flux object of kind.

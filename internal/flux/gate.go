@@ -154,7 +154,7 @@ func Evaluate(ref Ref, obj *unstructured.Unstructured, want Revision, src *Sourc
 		v := readView(ref.Kind, obj)
 		v.src = src
 		d = rules(ref, v, want)
-		if d.retried || d.olderGeneration || d.code == result.CodeFluxHealthCheckFailed || immutableJobFailure(ref.Kind, d) {
+		if d.retried || d.olderGeneration || d.code == result.CodeFluxHealthCheckFailed || d.code == result.CodeFluxValuesFailed || immutableJobFailure(ref.Kind, d) {
 			retrySchedule(ref.Kind, obj, v, &d, &g)
 		}
 		g.Applied = appliedRules[ref.Kind](v, want)

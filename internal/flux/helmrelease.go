@@ -229,7 +229,8 @@ func refusedChart(v *view, ready condition, want Revision) (decision, bool) {
 	case ready.reason == valuesErrorReason:
 		// A ConfigMap or Secret of valuesFrom (or its key) that is not there yet may be
 		// created by an operator (External Secrets, Sealed Secrets) in a moment; helm-controller
-		// retries. Values that do not parse fail at once.
+		// retries. Values that do not parse fail at once, unless an object of valuesFrom changed
+		// after the failure (assess holds them: helm-controller composes them again).
 		d := decision{verdict: result.VerdictFailed, code: result.CodeFluxValuesFailed, reason: ready.reason,
 			message: "the values cannot be composed: " + ready.message}
 		switch valuesWording(ready.message) {
