@@ -319,6 +319,16 @@ func (e *Assessment) recheckAt(t time.Time) {
 	}
 }
 
+// retryReadAt asks for another assessment when a failed read's answer, used meanwhile, may be
+// read again (retryAt); none once that time is past, since the read again is then on its way
+// (a need), and its end wakes the loop: a recheck in the past would make pass after pass
+// until it ends.
+func (e *Assessment) retryReadAt(retryAt, now time.Time) {
+	if now.Before(retryAt) {
+		e.recheckAt(retryAt)
+	}
+}
+
 // need records a read the decision lacks, once.
 func (e *Assessment) need(what any) {
 	if e.needed == nil {

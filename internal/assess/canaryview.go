@@ -282,7 +282,7 @@ func (a *assessor) configData(e *Assessment, gvr schema.GroupVersionResource, ns
 			Message: fmt.Sprintf("reading the data of %s %s/%s, which a Flagger Canary tracks", gvr.Resource, ns, name), Progress: ProgressStep})
 		return stored, false
 	}
-	e.recheckAt(stored.RetryAt)
+	e.retryReadAt(stored.RetryAt, a.now)
 	return stored, true
 }
 

@@ -61,7 +61,7 @@ func (a *assessor) releaseObjects(e *Assessment, id string, obj *unstructured.Un
 	}
 	if stored.Finding.Verdict == result.VerdictInProgress {
 		e.wait(stored.Finding)
-		e.recheckAt(stored.RetryAt)
+		e.retryReadAt(stored.RetryAt, now)
 	} else {
 		e.fail(stored.Finding)
 	}

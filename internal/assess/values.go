@@ -109,7 +109,7 @@ func (a *assessor) valuesUnchanged(e *Assessment, obj *unstructured.Unstructured
 	if !cached {
 		return false
 	}
-	e.recheckAt(stored.RetryAt)
+	e.retryReadAt(stored.RetryAt, a.now)
 	return stored.Unreadable == "" && stored.Checksum == recorded
 }
 
