@@ -142,7 +142,7 @@ func unfinishedFailure(v *view, rc condition, failure decision) decision {
 		failure.message = fmt.Sprintf("%s remediated the failed release and tries it again without end (remediation retries: -1): %s", helmController, failure.message)
 		return failure
 	}
-	if !v.attemptReleased() && (rc.reason == meta.ProgressingWithRetryReason || releaseActionFailed(failure.code)) {
+	if !v.failedReleaseStored(failure) && (rc.reason == meta.ProgressingWithRetryReason || releaseActionFailed(failure.code)) {
 		// The attempt stored no release (a template or a values schema error, objects
 		// Helm may not adopt: Helm refused before it changed anything), so helm-controller
 		// counts no failure and retries it with a back-off for ever, whatever the
@@ -177,6 +177,19 @@ func unfinishedFailure(v *view, rc condition, failure decision) decision {
 		failure.message = fmt.Sprintf("%s is still reconciling the release after: %s", helmController, failure.message)
 	}
 	return failure
+}
+
+// failedReleaseStored reports whether the attempt that failed with failure stored a release:
+// the history's newest is of the chart version and values attempted (attemptReleased) and,
+// for a failed install or upgrade, not the deployed one. An upgrade with the same chart and
+// values (a changed post-renderer or commonMetadata, a forced upgrade: helm-controller v1.6.4
+// reconcile/state.go finds the release out of sync) that Helm refused leaves the deployed
+// release newest; one Helm stored and that failed is newest, failed (or pending).
+func (v *view) failedReleaseStored(failure decision) bool {
+	if !v.attemptReleased() {
+		return false
+	}
+	return !releaseActionFailed(failure.code) || v.history[0].status != releaseStatusDeployed
 }
 
 // releaseActionFailed reports whether code is the failure of a release action: an install or

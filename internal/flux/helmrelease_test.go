@@ -52,6 +52,7 @@ var hrObjects = func() map[string]result.FluxObject {
 		"hr-template-error.yaml":             fo("False", chart640, chart650, chart640, 4, 3),
 		"hr-template-error-no-strategy.yaml": fo("False", chart640, chart650, chart640, 4, 3),
 		"hr-install-refused.yaml":            fo("False", "", chart650, "", 1, 0),
+		"hr-upgrade-refused-same-chart.yaml": fo("False", chart640, chart640, chart640, 4, 3),
 		"hr-upgrade-retrying.yaml":           fo("False", chart640, chart650, chart640, 4, 3),
 		"hr-upgrade-retry-strategy.yaml":     fo("False", chart640, chart650, chart650, 4, 3),
 		"hr-upgrade-remediating.yaml":        fo("False", chart640, chart650, chart650, 4, 3),
@@ -111,6 +112,10 @@ func TestEvaluateHelmRelease(t *testing.T) {
 			"helm-controller retries, and the attempt released nothing: " + hrTemplateMsg},
 		{"install refused before a release, no strategy, retried", "hr-install-refused.yaml", "6.5.0", failed, result.CodeFluxInstallFailed, "InstallFailed",
 			"helm-controller retries, and the attempt released nothing: " + hrInstallMsg},
+		// The same chart and values again (a changed post-renderer): the deployed release is
+		// still the newest, and the refused upgrade released nothing.
+		{"upgrade of the same chart refused, no strategy, retried", "hr-upgrade-refused-same-chart.yaml", "6.4.0", failed, result.CodeFluxUpgradeFailed, "UpgradeFailed",
+			"helm-controller retries, and the attempt released nothing: Helm upgrade failed for release apps/podinfo with chart podinfo@" + chart640 + ": error while running post render on files: yaml: unmarshal errors"},
 		// Failures of the expected chart, and of an older one.
 		{"install failed", "hr-install-failed.yaml", "6.5.0", failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
 		{"install failed, by digest", "hr-install-failed.yaml", "sha256:501967ad514d8a77", failed, result.CodeFluxInstallFailed, "InstallFailed", hrInstallMsg + " (Failed to install after 1 attempt(s))"},
