@@ -139,6 +139,10 @@ func (a *assessor) gateFlux(e *Assessment, v *fluxVisit) {
 		// source-controller stalled on.
 		src, srcNote = a.source(e, srcRef)
 		gate = flux.Evaluate(ref, obj, want, src)
+	} else if parent == nil && srcRef.Kind == flux.KindExternalArtifact {
+		// A root Current on an ExternalArtifact: whether what it applied is current up the
+		// generators' chain, its source tells (rootArtifactSettled).
+		src, srcNote = a.source(e, srcRef)
 	}
 	if parent != nil && !parent.Applied {
 		// Its owner has not applied the expected revision: its own spec may still change, and
@@ -183,6 +187,9 @@ func (a *assessor) settleGate(e *Assessment, v *fluxVisit, now time.Time) {
 		// Of the run's revision, or its owner's: a source stalled short of it will not
 		// fetch it (a nested object of another source is settleSource's).
 		srcNote = joinMessage(srcNote, a.sourceStalled(e, gate, src, want))
+	}
+	if parent == nil {
+		srcNote = joinMessage(srcNote, a.rootArtifactSettled(e, gate, src, want))
 	}
 	if ref.Kind == flux.KindHelmRelease && (parent == nil || parent.Applied) {
 		srcNote = joinMessage(srcNote, a.settleValues(e, gate, obj, parent, now))

@@ -505,3 +505,42 @@ func ladderWithLoop(t *testing.T, toX bool) {
 	runFixtureCases(t, []fixtureCase{{name: "sixteen layers: it fails", looks: []fixtureLook{{docs: docs,
 		want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}}}}})
 }
+
+// TestRootOnTheRevisionChainNotBuilt: the root applied the expected commit from
+// ExternalArtifact outer, which takes its revision from app (on the commit) and copies x, the
+// artifact of X, built from app too. While X has not built the commit (at work), or cannot
+// (stalled for its spec), what the root applied under the commit holds x's older part: when X
+// builds, source-watcher builds outer again under the same revision, and kustomize-controller
+// (SourceRevisionChangePredicate: HasRevision) does not requeue on it. The root is judged
+// down the chain as a nested object's source is (producerWait, no revision): it waits, or
+// fails. Current once X built the commit; and Current when app moved past the commit (outer's
+// next build is of another revision, which kustomize-controller applies on its own).
+func TestRootOnTheRevisionChainNotBuilt(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	const commitC = "c1c2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA, revOfC := "main@sha1:"+commitA, "main@sha1:"+commitC
+	xRev := "latest@sha256:" + dig1
+	outer := generatorFrom("outer", []generatorInput{{"app", "GitRepository", "app"}, {"x", "ExternalArtifact", "x"}}, "@app",
+		map[string]flux.ObservedSource{"app": observedApp(revB), "x": {Revision: xRev}}, generatorReady)
+	x := func(built string, conditions ...string) string {
+		return generatorFrom("x", []generatorInput{{"app", "GitRepository", "app"}}, "", map[string]flux.ObservedSource{"app": observedApp(built)}, conditions...)
+	}
+	docs := func(app, xg string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revB), app, externalArtifact("outer", "flux-system", revB),
+			externalArtifact("x", "flux-system", xRev), outer, xg}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "X built the commit: current", looks: []fixtureLook{{docs: docs(gitRepoStored(revB), x(revB, generatorReady)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictCurrent}}}}},
+		{name: "X at work on the commit: it waits", looks: []fixtureLook{{docs: docs(gitRepoStored(revB), x(revOfA, generatorAtWork...)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"},
+				Says: []string{"ExternalArtifact/flux-system/outer serves main@sha1:bbbbbbb, which it applied, but ExternalArtifact/flux-system/x, a source of ArtifactGenerator/flux-system/outer: waiting for ArtifactGenerator/flux-system/x"}}}}},
+		{name: "X stalled for its spec: it fails", looks: []fixtureLook{{docs: docs(gitRepoStored(revB), x(revOfA, stalledConditions...)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"ArtifactGenerator/flux-system/x (which writes ExternalArtifact/flux-system/x, artifact latest@sha256:111111111111) stalled: invalid path pattern",
+					"built again, ExternalArtifact/flux-system/outer keeps its revision, and kustomize-controller applies it only at its interval"}}}}},
+		{name: "app moved past the commit: current", looks: []fixtureLook{{docs: docs(gitRepoStored(revOfC), x(revOfA, stalledConditions...)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictCurrent}}}}},
+	})
+}

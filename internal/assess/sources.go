@@ -337,6 +337,48 @@ func (a *assessor) producerStalled(e *Assessment, g *flux.Gate, src flux.Source,
 	return note
 }
 
+// rootArtifactSettled holds a root Current on the ExternalArtifact src, which serves want (any
+// artifact when want is zero), while src is not settled by its chain of generators
+// (producerWait, with no revision, as settleSource judges a nested object's source): its
+// generator built it from an ExternalArtifact whose own generator has not built from its
+// sources' current artifacts. When that generator builds, src is built again under the same
+// revision (one a source it takes its revision from serves), and kustomize-controller does not
+// requeue on it, nor does helm-controller (SourceRevisionChangePredicate compares revisions
+// only): the root applied a stale artifact under that revision, and applies the new one only
+// at its interval. A chain
+// at work holds it; one that failed fails it, unless a fix may be on its way
+// (generatorFixOnItsWay, as for a root's own generator). Not when a source src takes its
+// revision from serves another revision than want now: its next build is of another revision,
+// which the root applies on its own, and the one asked about was applied.
+func (a *assessor) rootArtifactSettled(e *Assessment, g *flux.Gate, src *flux.Source, want flux.Revision) (note string) {
+	if src == nil || src.Producer.Name == "" || g.Verdict != result.VerdictCurrent || flux.ArtifactAwaited(*src, want) {
+		return ""
+	}
+	if gen, inputs, ok := a.generatorOf(e, *src); ok && !want.IsZero() && gen.RevisionMovedOn(src.Ref.Name, inputs, want) {
+		return ""
+	}
+	verdict, code, message, note, failing := a.producerWait(e, *src, g.Object.ID, flux.Revision{})
+	served := fmt.Sprintf("%s serves %s, which it applied", src.Ref.ID(), flux.ShortRevision(src.Revision))
+	switch verdict {
+	case result.VerdictFailed:
+		pending, settled := a.generatorFixOnItsWay(e, *src, failing, g.Object.ID, flux.Revision{}, false)
+		if pending != "" {
+			override(g, result.VerdictInProgress, "", g.Object.Reason, fmt.Sprintf("%s, but %s; the fix may be on its way: %s", served, message, pending))
+			g.Applied = false
+			return note
+		}
+		failed := fmt.Sprintf("%s, but %s; built again, %s keeps its revision, and %s applies it only at its interval", served, message, src.Ref.ID(), retryingController(g.Object.Kind))
+		if settled != "" {
+			failed += "; no fix is on its way: " + settled
+		}
+		override(g, result.VerdictFailed, code, "SourceStalled", failed)
+	case result.VerdictInProgress:
+		override(g, result.VerdictInProgress, "", g.Object.Reason, fmt.Sprintf("%s, but %s", served, message))
+		g.Applied = false
+	}
+	return note
+}
+
 // awaitGeneration holds back a Kustomization's failure that may be of an older generation
 // than the current one (flux.Gate.MaybeOlderGeneration: kustomize-controller records no
 // generation of a failed attempt, and Flux's patch helper stamps its conditions with the

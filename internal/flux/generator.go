@@ -103,6 +103,22 @@ func (g Generator) RevisionAliases(artifact string) []string {
 	return union
 }
 
+// RevisionMovedOn reports whether a source the ExternalArtifact artifact takes its revision
+// from (RevisionAliases) serves another revision than want now: the generator's next build
+// writes artifact under another revision. False when want is zero, or when its revision is
+// the digest of its content.
+func (g Generator) RevisionMovedOn(artifact string, inputs map[string]*Source, want Revision) bool {
+	if want.IsZero() {
+		return false
+	}
+	for _, alias := range g.RevisionAliases(artifact) {
+		if in := inputs[alias]; in != nil && in.Revision != "" && !want.Matches(in.Revisions()...) {
+			return true
+		}
+	}
+	return false
+}
+
 // GeneratorSource is one source of an ArtifactGenerator.
 type GeneratorSource struct {
 	Alias string
