@@ -145,6 +145,39 @@ func TestExternalArtifactOfItsGenerator(t *testing.T) {
 	})
 }
 
+// TestDisabledGeneratorWithoutASourceArtifact: source-watcher returns at once for a generator
+// whose reconciliation is disabled (Reconcile, IsDisabled), before it looks at its sources: one
+// that has no artifact, or is not found, changes nothing, and the generator builds nothing
+// more. The root waiting on its ExternalArtifact for the commit fails at once, as it does when
+// each source has an artifact.
+func TestDisabledGeneratorWithoutASourceArtifact(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	noArtifact := `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: flux-system, generation: 1}
+status:
+  observedGeneration: 1
+  conditions: [{type: Ready, status: "False", reason: GitOperationFailed, message: "auth failed", observedGeneration: 1}]`
+	gen := disabledGenerator(artifactGenerator("gen", "flux-system", digestOf(revOfA), generatorReady))
+	docs := func(more ...string) []string {
+		return append([]string{ks("app", "ExternalArtifact", "gen", "", revOfA), externalArtifact("gen", "flux-system", revOfA), gen}, more...)
+	}
+	fails := func(says string) expected {
+		return expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+			Says: []string{says, "its reconciliation is disabled (source.extensions.fluxcd.io/reconcile: disabled): it will not"}}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "its source on the commit: it fails", looks: []fixtureLook{{docs: docs(gitRepoStored(revB)),
+			want: fails("(GitRepository/flux-system/app main@sha1:bbbbbbb)")}}},
+		{name: "its source without an artifact: it fails", looks: []fixtureLook{{docs: docs(noArtifact),
+			want: fails("(GitRepository/flux-system/app no artifact)")}}},
+		{name: "its source not found: it fails", looks: []fixtureLook{{docs: docs(),
+			want: fails("(GitRepository/flux-system/app not found)")}}},
+	})
+}
+
 // TestChainedGenerators: an ArtifactGenerator built from another one's ExternalArtifact is
 // current only when that one is current to its own sources: the outer generator built from
 // the inner artifact as it stands, and the inner one has not built from commit B yet.

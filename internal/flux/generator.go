@@ -223,12 +223,13 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Re
 	case gen.ready.status == string(metav1.ConditionFalse) && gen.ready.reason == buildFailedReason && atGeneration(gen.ready) &&
 		missing == "" && !gen.ready.since.IsZero() && !gen.ready.since.Before(newest) && !servedByNone(gen, inputs, want):
 		return result.VerdictFailed, code, fmt.Sprintf("%s failed to build from its sources' current artifacts: %s", what, gen.ready.message)
-	case missing != "":
-		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, a source of %s, to have an artifact", missing, what)
-	case gen.disabled && (gen.ready.status != string(metav1.ConditionTrue) || !atGeneration(gen.ready) || gen.Digest != ObservedSourcesDigest(observed)):
-		// source-watcher returns at once for it (Reconcile, IsDisabled): nothing will build.
+	case gen.disabled && (missing != "" || gen.ready.status != string(metav1.ConditionTrue) || !atGeneration(gen.ready) || gen.Digest != ObservedSourcesDigest(observed)):
+		// source-watcher returns at once for it (Reconcile, IsDisabled), before it looks at
+		// its sources: nothing will build, whether or not each has an artifact.
 		return result.VerdictFailed, code, fmt.Sprintf("%s has not built from its sources' current artifacts (%s), and its reconciliation is disabled "+
 			"(source.extensions.fluxcd.io/reconcile: disabled): it will not; enable it", what, inputsOf(gen, inputs))
+	case missing != "":
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, a source of %s, to have an artifact", missing, what)
 	case gen.ready.status != string(metav1.ConditionTrue) || !atGeneration(gen.ready) || gen.reconciling.status == string(metav1.ConditionTrue):
 		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build at generation %d%s",
 			what, gen.generation, because(cmp.Or(gen.ready.message, gen.reconciling.message)))
@@ -285,7 +286,14 @@ func ProducerFailedMessage(src Source, want Revision, message string) string {
 func inputsOf(gen Generator, inputs map[string]*Source) string {
 	names := make([]string, 0, len(gen.Sources))
 	for _, s := range gen.Sources {
-		names = append(names, s.Ref.ID()+" "+ShortRevision(inputs[s.Alias].Revision))
+		switch in := inputs[s.Alias]; {
+		case in == nil:
+			names = append(names, s.Ref.ID()+" not found")
+		case in.Revision == "":
+			names = append(names, s.Ref.ID()+" no artifact")
+		default:
+			names = append(names, s.Ref.ID()+" "+ShortRevision(in.Revision))
+		}
 	}
 	return strings.Join(names, ", ")
 }
