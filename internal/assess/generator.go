@@ -191,7 +191,7 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 	if p.verdict == result.VerdictInProgress && !want.IsZero() {
 		// A failed build waits for a source to fetch want (flux.GeneratorWait): while one may.
 		if v, c, m := flux.GeneratorWait(src, gen, inputs, flux.Revision{}); v == result.VerdictFailed {
-			if bringer := a.bringer(e, gen, inputs, ownerID, want, walk); bringer != "" {
+			if bringer := a.bringer(e, gen, src.Ref.Name, inputs, ownerID, want, walk); bringer != "" {
 				p.message = fmt.Sprintf("%s; %s may still bring %s, and %s builds again then", p.message, bringer, flux.ShortRevision(want.String()), gen.Ref.ID())
 			} else {
 				p.verdict, p.code, p.message = v, c, fmt.Sprintf("%s; none of its sources may still bring %s", m, flux.ShortRevision(want.String()))
@@ -435,10 +435,17 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	return b
 }
 
-// bringer names a source of gen that may still bring want (mayBring): a failed build of gen
-// builds again when one does; "" when none may.
-func (a *assessor) bringer(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) string {
+// bringer names a source of gen that may still bring want (mayBring) to artifact, gen's
+// ExternalArtifact: a failed build of gen builds again when one does. Only a source artifact
+// takes its revision from (flux.Generator.RevisionAliases; any when that is the digest of its
+// content), as revisionCarrier: a build on another's new artifact writes artifact under the
+// revision it has. "" when none may.
+func (a *assessor) bringer(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) string {
+	aliases := gen.RevisionAliases(artifact)
 	for _, s := range gen.Sources {
+		if len(aliases) > 0 && !slices.Contains(aliases, s.Alias) {
+			continue
+		}
 		if in := inputs[s.Alias]; a.mayBring(e, in, ownerID, want, walk) {
 			return in.Ref.ID()
 		}

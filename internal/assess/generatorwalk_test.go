@@ -174,6 +174,40 @@ func TestFailedBuildWaitsWhileASourceMayBringTheRevision(t *testing.T) {
 	})
 }
 
+// TestFailedBuildWaitsOnlyForARevisionSource: outer's build failed, and none of its sources
+// serves the commit; it takes its revision from app ("@app"), suspended on A, and copies
+// fleet, another repository that may still fetch. source-watcher builds again when fleet's
+// artifact changes, but writes outer under app's revision, A, whatever fleet brings: only a
+// source outer takes its revision from may bring the commit, as for revisionCarrier. The
+// root fails; it waits while app may still fetch, and, outer's revision the digest of its
+// content, while fleet may.
+func TestFailedBuildWaitsOnlyForARevisionSource(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	fleet := flux.ObservedSource{Digest: "sha256:" + dig1, Revision: fleetAt, URL: "http://source-controller/gitrepository/flux-system/fleet/" + fleetAt[len(fleetAt)-12:] + ".tar.gz"}
+	outer := func(revision string) string {
+		return generatorFrom("outer", []generatorInput{{"app", "GitRepository", "app"}, {"fleet", "GitRepository", "fleet"}}, revision,
+			map[string]flux.ObservedSource{"app": observedApp(revOfA), "fleet": fleet}, buildFailedConditions("outer build failed: no files matched @fleet/x/**")...)
+	}
+	repo := func(name, spec string) string {
+		return strings.Replace(strings.Replace(gitRepoStored(map[string]string{"app": revOfA, "fleet": fleetAt}[name]), "name: app,", "name: "+name+",", 1), "status:", spec+"status:", 1)
+	}
+	docs := func(o, app string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), app, repo("fleet", ""), externalArtifact("outer", "flux-system", revOfA), o}
+	}
+	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "its revision from app, suspended: it fails", looks: []fixtureLook{{docs: docs(outer("@app"), repo("app", "spec: {suspend: true}\n")),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"outer build failed: no files matched @fleet/x/**; none of its sources may still bring main@sha1:bbbbbbb"}}}}},
+		{name: "its revision from app, which may still fetch: it waits", looks: []fixtureLook{{docs: docs(outer("@app"), repo("app", "")),
+			want: waits}}},
+		{name: "its revision the digest of its content, app suspended: it waits for fleet", looks: []fixtureLook{{docs: docs(outer(""), repo("app", "spec: {suspend: true}\n")),
+			want: waits}}},
+	})
+}
+
 // TestFailedBuildWaitsForAnUpstreamAtWork: U2 failed to build what it copies from u1 (no files
 // matched), and U1, which writes u1, is at work on the commit: U2 builds again when u1
 // changes, and the root, on outer, which takes u2's revision, waits, in either order of
