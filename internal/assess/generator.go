@@ -203,6 +203,9 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 	}
 	if p.verdict == result.VerdictInProgress && !p.atWork {
 		if up := a.upstreamWithoutArtifact(e, gen, inputs, ownerID, want, walk); up.verdict == result.VerdictFailed {
+			if up.failing.Producer.Name == "" {
+				up.failing = src // a source of gen's own
+			}
 			p = up
 		} else {
 			p.atWork = gen.Rebuilds() && up.atWork
@@ -261,24 +264,44 @@ func (a *assessor) mayChange(e *Assessment, p producerVerdict, ownerID string, w
 	return ""
 }
 
-// upstreamWithoutArtifact judges the sources of gen that have no artifact yet, an
-// ExternalArtifact by the generator that writes it (upstream): gen builds nothing before each
-// has one, so the first whose generator failed fails gen (failing, the ExternalArtifact whose
-// generator failed). InProgress otherwise, at work (atWork) when every source is found and
-// each without an artifact is on its way: a Flux source neither suspended nor stalled, an
-// ExternalArtifact whose generator is at work.
+// upstreamWithoutArtifact judges the sources of gen that have no artifact yet: gen builds
+// nothing before each has one (source-watcher's observeSources: "source ... is not ready",
+// retried for ever), so the first that will get none fails gen. A Flux source suspended, or
+// stalled for good (artifactNotComing), will not; one not found fails it once missing for the
+// not-found grace with nothing creating it (missingFinding, as a source a Flux object of the
+// tree needs; meanwhile it waits); an ExternalArtifact, once the generator that writes it
+// failed (upstream; failing, the ExternalArtifact whose generator failed; none for a Flux
+// source: the caller's own). InProgress otherwise, at work (atWork) when every source is
+// found and each without an artifact is on its way: a Flux source neither suspended nor
+// stalled, an ExternalArtifact whose generator is at work.
 func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) producerVerdict {
 	atWork := true
+	failed := func(message string) producerVerdict {
+		return producerVerdict{verdict: result.VerdictFailed, code: result.CodeFluxArtifactFailed, message: message}
+	}
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
 		switch {
 		case in == nil:
 			atWork = false
+			if gvr, ok := s.Ref.GroupVersionResource(); ok {
+				key := ListKey{GVR: gvr, Namespace: s.Ref.Namespace}
+				w := a.list(key)
+				ref := flux.Ref{Kind: flux.Kind(s.Ref.Kind), Namespace: s.Ref.Namespace, Name: s.Ref.Name}
+				m := missingObject{id: shownName(s.Ref.ID()), ref: ref, role: " (a source of " + gen.Ref.ID() + ")", needer: ownerID, key: key, list: w,
+					hints: closeNames(s.Ref.Namespace, s.Ref.Name, w)}
+				if f, final := a.missingFinding(e, m); final {
+					return failed(fmt.Sprintf("%s builds nothing before each of its sources has an artifact: %s", gen.Ref.ID(), f.Message))
+				}
+			}
 			continue
 		case in.Revision != "":
 			continue
 		case in.Producer.Name == "":
-			atWork = atWork && a.artifactComing(e, in)
+			if why := a.artifactNotComing(e, in); why != "" {
+				return failed(fmt.Sprintf("%s, a source of %s, has no artifact and will get none: it %s; %s builds nothing before each of its sources has one",
+					in.Ref.ID(), gen.Ref.ID(), why, gen.Ref.ID()))
+			}
 			continue
 		}
 		p, ok := a.upstream(e, in, ownerID, want, walk)
@@ -292,28 +315,31 @@ func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, in
 	return producerVerdict{verdict: result.VerdictInProgress, atWork: atWork}
 }
 
-// artifactComing reports whether in, a Flux source with no artifact yet, may still get one:
-// not suspended, nor stalled for good (a stalled HelmChart is built again from its source's
-// next index or artifact, flux.SourceStalled, as stuckReason reads it: until then, and while
-// that source is being read, it may).
-func (a *assessor) artifactComing(e *Assessment, in *flux.Source) bool {
+// artifactNotComing says why in, a Flux source with no artifact yet, will get none, "" while
+// it may still get one: suspended, or stalled for good (a stalled HelmChart is built again
+// from its source's next index or artifact, flux.SourceStalled, as stuckReason reads it:
+// until then, and while that source is being read, it may).
+func (a *assessor) artifactNotComing(e *Assessment, in *flux.Source) string {
 	switch {
 	case in.Suspended:
-		return false
+		return "is suspended"
 	case !in.Stalled:
-		return true
+		return ""
 	case in.Ref.Kind != "HelmChart":
-		return false
+		return "stalled" + inParentheses(in.Message)
 	}
 	upstream, _, reading := a.chartUpstream(e, *in)
 	if reading {
-		return true
+		return ""
 	}
-	_, _, stalled, until := flux.SourceStalled(*in, upstream, flux.Revision{}, a.now)
-	if !stalled && !until.IsZero() {
-		e.recheckAt(until)
+	_, message, stalled, until := flux.SourceStalled(*in, upstream, flux.Revision{}, a.now)
+	if !stalled {
+		if !until.IsZero() {
+			e.recheckAt(until)
+		}
+		return ""
 	}
-	return !stalled
+	return "stalled" + inParentheses(message)
 }
 
 // upstreamGenerators judges each source of gen that is an ExternalArtifact of another

@@ -1057,6 +1057,48 @@ func TestUpstreamGeneratorWithoutArtifact(t *testing.T) {
 	})
 }
 
+// TestRootGeneratorSourceWillNotCome: source-watcher builds nothing before each source of a
+// generator has an artifact (observeSources: "source ... is not ready", SourceFetchFailed,
+// retried for ever). The root waits on its own generator's build for the commit: a source
+// that has no artifact and will get none fails it, as a root's own source would: a
+// GitRepository source-controller stalled on (an invalid URL) or suspended, and one not found
+// once it has been missing for the not-found grace with nothing creating it (meanwhile it
+// waits). A source still fetching holds it.
+func TestRootGeneratorSourceWillNotCome(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	repo := func(spec, conditions string) string {
+		return `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: flux-system, generation: 2}
+` + spec + `status:
+  observedGeneration: 2
+  conditions: [` + conditions + `]`
+	}
+	stalled := repo("", `{type: Stalled, status: "True", reason: URLInvalid, message: "invalid URL", observedGeneration: 2}, {type: Ready, status: "False", reason: URLInvalid, message: "invalid URL", observedGeneration: 2}`)
+	suspended := repo("spec: {suspend: true}\n", "")
+	fetching := repo("", `{type: Reconciling, status: "True", reason: Progressing, message: "cloning", observedGeneration: 2}, {type: Ready, status: "Unknown", reason: Progressing, message: "cloning", observedGeneration: 2}`)
+	gen := artifactGenerator("gen", "flux-system", digestOf(revOfA), `{type: Ready, status: "False", reason: SourceFetchFailed, message: "get sources failed: source 'GitRepository/flux-system/app' is not ready", observedGeneration: 3}`)
+	docs := func(more ...string) []string {
+		return append([]string{ks("app", "ExternalArtifact", "gen", "", revOfA), externalArtifact("gen", "flux-system", revOfA), gen}, more...)
+	}
+	fails := func(says string) expected {
+		return expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}, Says: []string{says}}
+	}
+	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}
+	later := fixtureNow.Add(30 * time.Minute)
+	runFixtureCases(t, []fixtureCase{
+		{name: "its source stalled without an artifact: it fails", looks: []fixtureLook{{docs: docs(stalled),
+			want: fails("GitRepository/flux-system/app, a source of ArtifactGenerator/flux-system/gen, has no artifact and will get none: it stalled (invalid URL)")}}},
+		{name: "its source suspended without an artifact: it fails", looks: []fixtureLook{{docs: docs(suspended),
+			want: fails("GitRepository/flux-system/app, a source of ArtifactGenerator/flux-system/gen, has no artifact and will get none: it is suspended")}}},
+		{name: "its source fetching its first artifact: it waits", looks: []fixtureLook{{at: later, docs: docs(fetching), want: waits}}},
+		{name: "its source not found: it waits, then fails past the not-found grace", looks: []fixtureLook{{docs: docs(), want: waits},
+			{at: later, docs: docs(), want: fails("ArtifactGenerator/flux-system/gen builds nothing before each of its sources has an artifact: GitRepository/flux-system/app not found (a source of ArtifactGenerator/flux-system/gen); no Kustomization or ResourceSet is creating it")}}},
+	})
+}
+
 // stalledOnContent are the conditions of an ArtifactGenerator source-watcher stalled on for
 // its source's content (a path pattern's captured value, reason BuildFailed), at 11:56, at
 // generation 3: its next reconcile, on a source's new artifact, clears the stall.
