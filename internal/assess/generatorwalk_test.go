@@ -208,6 +208,33 @@ func TestFailedBuildWaitsOnlyForARevisionSource(t *testing.T) {
 	})
 }
 
+// TestFailedBuildWaitsForItsRevisionSource: outer takes its revision from app, which has not
+// fetched the commit yet, and copies app2, another GitRepository of the same repository, on
+// the commit already; its build of those failed (what it copies from app's new path is not in
+// A). A source outer does not take its revision from serving the commit is not the build of
+// the commit: app's fetch of it makes source-watcher build again, and outer serves it only
+// then. The root waits while app may still fetch it, and fails once it may not (suspended).
+func TestFailedBuildWaitsForItsRevisionSource(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	app2 := flux.ObservedSource{Digest: "sha256:" + dig1, Revision: revB, URL: "http://source-controller/gitrepository/flux-system/app2/" + revB[len(revB)-12:] + ".tar.gz"}
+	outer := generatorFrom("outer", []generatorInput{{"app", "GitRepository", "app"}, {"app2", "GitRepository", "app2"}}, "@app",
+		map[string]flux.ObservedSource{"app": observedApp(revOfA), "app2": app2}, buildFailedConditions("outer build failed: no files matched @app/new/**")...)
+	app2Repo := strings.Replace(gitRepoStored(revB), "name: app,", "name: app2,", 1)
+	docs := func(app string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), app, app2Repo, externalArtifact("outer", "flux-system", revOfA), outer}
+	}
+	runFixtureCases(t, []fixtureCase{
+		{name: "app may still fetch the commit: it waits", looks: []fixtureLook{{docs: docs(gitRepoStored(revOfA)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"},
+				Says: []string{"GitRepository/flux-system/app may still bring main@sha1:bbbbbbb, and ArtifactGenerator/flux-system/outer builds again then"}}}}},
+		{name: "app suspended: it fails", looks: []fixtureLook{{docs: docs(strings.Replace(gitRepoStored(revOfA), "status:", "spec: {suspend: true}\nstatus:", 1)),
+			want: expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+				Says: []string{"none of its sources may still bring main@sha1:bbbbbbb"}}}}},
+	})
+}
+
 // TestFailedBuildWaitsForAnUpstreamAtWork: U2 failed to build what it copies from u1 (no files
 // matched), and U1, which writes u1, is at work on the commit: U2 builds again when u1
 // changes, and the root, on outer, which takes u2's revision, waits, in either order of

@@ -192,8 +192,8 @@ func ObservedSourcesDigest(sources map[string]ObservedSource) string {
 // the newest of them: a failure of older ones is followed by a build of the new ones).
 // InProgress otherwise: it is about to build, or building, or retrying what failed. want,
 // when set, is the revision the object applying from src waits for: a failed build of
-// sources none of which serves it waits too, since a source that fetches it makes the
-// generator build again.
+// sources none of which src takes its revision from serves it waits too, since a source that
+// fetches it makes the generator build again (servedByNone).
 func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Revision) (verdict result.Verdict, code result.Code, message string) {
 	id, code := gen.Ref.ID(), sourceCode(src.Ref)
 	what := fmt.Sprintf("%s (which writes %s, artifact %s)", id, src.Ref.ID(), ShortRevision(src.Revision))
@@ -221,7 +221,7 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Re
 		// artifact of a source makes it build again, as below.)
 		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", what, gen.stalled.message)
 	case gen.ready.status == string(metav1.ConditionFalse) && gen.ready.reason == buildFailedReason && atGeneration(gen.ready) &&
-		missing == "" && !gen.ready.since.IsZero() && !gen.ready.since.Before(newest) && !servedByNone(gen, inputs, want):
+		missing == "" && !gen.ready.since.IsZero() && !gen.ready.since.Before(newest) && !servedByNone(gen, src.Ref.Name, inputs, want):
 		return result.VerdictFailed, code, fmt.Sprintf("%s failed to build from its sources' current artifacts: %s", what, gen.ready.message)
 	case gen.disabled && (missing != "" || gen.ready.status != string(metav1.ConditionTrue) || !atGeneration(gen.ready) || gen.Digest != ObservedSourcesDigest(observed)):
 		// source-watcher returns at once for it (Reconcile, IsDisabled), before it looks at
@@ -253,12 +253,19 @@ func (g Generator) Rebuilds() bool {
 	return !g.disabled && !g.stalledForSpec()
 }
 
-// servedByNone reports whether want is set and none of gen's sources (inputs) serves it.
-func servedByNone(gen Generator, inputs map[string]*Source, want Revision) bool {
+// servedByNone reports whether want is set and none of gen's sources (inputs) that the
+// ExternalArtifact artifact takes its revision from (RevisionAliases; any when that is the
+// digest of its content) serves it: another source's artifact of want is not the one a
+// build of want waits for, and the fetch of want by one of those makes gen build again.
+func servedByNone(gen Generator, artifact string, inputs map[string]*Source, want Revision) bool {
 	if want.IsZero() {
 		return false
 	}
+	aliases := gen.RevisionAliases(artifact)
 	for _, s := range gen.Sources {
+		if len(aliases) > 0 && !slices.Contains(aliases, s.Alias) {
+			continue
+		}
 		if in := inputs[s.Alias]; in != nil && want.Matches(in.Revisions()...) {
 			return false
 		}
