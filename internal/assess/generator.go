@@ -271,7 +271,8 @@ func (a *assessor) mayChange(e *Assessment, p producerVerdict, ownerID string, w
 // not-found grace with nothing creating it (missingFinding, as a source a Flux object of the
 // tree needs; meanwhile it waits); an ExternalArtifact, once the generator that writes it
 // failed (upstream; failing, the ExternalArtifact whose generator failed; none for a Flux
-// source: the caller's own). InProgress otherwise, at work (atWork) when every source is
+// source: the caller's own): of those, one with no fix on its way (mayChange) first, whatever
+// the order of gen's sources, since gen waits for each; else the first. InProgress otherwise, at work (atWork) when every source is
 // found and each without an artifact is on its way: a Flux source neither suspended nor
 // stalled, an ExternalArtifact whose generator is at work.
 func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) producerVerdict {
@@ -279,6 +280,7 @@ func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, in
 	failed := func(message string) producerVerdict {
 		return producerVerdict{verdict: result.VerdictFailed, code: result.CodeFluxArtifactFailed, message: message}
 	}
+	var first *producerVerdict
 	for _, s := range gen.Sources {
 		in := inputs[s.Alias]
 		switch {
@@ -308,9 +310,18 @@ func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, in
 		if ok && p.verdict == result.VerdictFailed {
 			p.message = fmt.Sprintf("%s, a source of %s, has no artifact: %s", in.Ref.ID(), gen.Ref.ID(), p.message)
 			p.note = ""
-			return p
+			if a.mayChange(e, p, ownerID, want) == "" {
+				return p // no fix on its way to it: gen builds nothing, whatever comes of the others
+			}
+			if first == nil {
+				first = &p
+			}
+			continue
 		}
 		atWork = atWork && ok && p.atWork
+	}
+	if first != nil {
+		return *first
 	}
 	return producerVerdict{verdict: result.VerdictInProgress, atWork: atWork}
 }

@@ -361,6 +361,36 @@ func TestTwoFailedUpstreamsInAnyOrder(t *testing.T) {
 	})
 }
 
+// TestWithoutArtifactUpstreamWithNoFixInAnyOrder: outer waits for two ExternalArtifacts with no
+// artifact yet, u1 and u2, each of a stalled generator; U1's applier (infra) is at work (a fix
+// may be on its way), nothing applies U2. source-watcher builds outer only once every source
+// has an artifact (observeSources), and u2 never gets one: the root fails, whichever of the
+// two outer lists first.
+func TestWithoutArtifactUpstreamWithNoFixInAnyOrder(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	u1 := ownedBy(generatorFrom("u1", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, stalledConditions...),
+		"kustomize.toolkit.fluxcd.io", "flux-system", "infra")
+	u2 := generatorFrom("u2", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, stalledConditions...)
+	notReady := `{type: Ready, status: "False", reason: SourceFetchFailed, message: "get sources failed: source 'ExternalArtifact/flux-system/u1' is not ready", observedGeneration: 3}`
+	outer := func(order ...generatorInput) string {
+		return generatorFrom("outer", append([]generatorInput{{"app", "GitRepository", "app"}}, order...), "@app", map[string]flux.ObservedSource{"app": observedApp(revOfA)}, notReady)
+	}
+	fleet := strings.Replace(gitRepoStored(fleetAt), "name: app,", "name: fleet,", 1)
+	docs := func(o string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB), externalArtifact("outer", "flux-system", revOfA),
+			externalArtifact("u1", "flux-system", ""), externalArtifact("u2", "flux-system", ""), o, u1, u2, atWorkOnFleet("infra"), fleet}
+	}
+	i1, i2 := generatorInput{"u1", "ExternalArtifact", "u1"}, generatorInput{"u2", "ExternalArtifact", "u2"}
+	fails := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+		Says: []string{"ExternalArtifact/flux-system/u2, a source of ArtifactGenerator/flux-system/outer, has no artifact: ArtifactGenerator/flux-system/u2"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "u2 first: it fails", looks: []fixtureLook{{docs: docs(outer(i2, i1)), want: fails}}},
+		{name: "u1 first: it fails", looks: []fixtureLook{{docs: docs(outer(i1, i2)), want: fails}}},
+	})
+}
+
 // TestSourceMovedPastFromTheFirstLook: the run first sees GitRepository app on A, its
 // generator built from it; then app moves to C, pushed after the expected commit B (Flux
 // fetches the newest revision only), and the generator fails to build C. app moved past B,
