@@ -357,11 +357,20 @@ func (a *assessor) artifactNotComing(e *Assessment, in *flux.Source) string {
 // generator by that generator (upstream, one link further). One whose generator failed is
 // gen's verdict (failing, the ExternalArtifact whose generator failed), unless a source of
 // gen may still bring want to artifact, gen's ExternalArtifact (revisionCarrier): gen builds
-// again when it does, and artifact serves want whatever the failed one holds. Else the first
-// one still at work is gen's verdict; what one could not compare is a note.
+// again when it does, and artifact serves want whatever the failed one holds. Of several that
+// failed, one artifact takes its revision from first, and of those alike one with no fix on
+// its way (mayChange), whatever the order of gen's sources: artifact stays behind it whatever
+// comes of the others. Else the first one still at work is gen's verdict; what one could not
+// compare is a note.
 func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifact string, inputs map[string]*flux.Source, ownerID string, want flux.Revision, walk *chainWalk) producerVerdict {
 	var failed, waiting *producerVerdict
 	failedCarries, failedAlias := false, ""
+	// failedStuck says, once asked, whether no fix is on its way to failed (mayChange).
+	var failedStuck *bool
+	stuck := func(p producerVerdict) *bool {
+		b := a.mayChange(e, p, ownerID, want) == ""
+		return &b
+	}
 	aliases := gen.RevisionAliases(artifact)
 	var note string
 	for _, s := range gen.Sources {
@@ -376,7 +385,18 @@ func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifac
 		switch {
 		case p.verdict == result.VerdictFailed && (failed == nil || carries && !failedCarries):
 			// The one the artifact takes its revision from first: its fix is the one waited for.
-			failed, failedCarries, failedAlias = &p, carries, s.Alias
+			failed, failedCarries, failedAlias, failedStuck = &p, carries, s.Alias, nil
+		case p.verdict == result.VerdictFailed && carries == failedCarries:
+			// Of two alike, one no fix will reach: gen's artifact stays behind it whatever
+			// comes of the other.
+			if failedStuck == nil {
+				failedStuck = stuck(*failed)
+			}
+			if !*failedStuck {
+				if st := stuck(p); *st {
+					failed, failedAlias, failedStuck = &p, s.Alias, st
+				}
+			}
 		case p.verdict == result.VerdictInProgress && (waiting == nil || p.atWork && !waiting.atWork):
 			// One at work first: gen's artifact may change through it.
 			waiting = &p

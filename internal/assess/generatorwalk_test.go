@@ -391,6 +391,37 @@ func TestWithoutArtifactUpstreamWithNoFixInAnyOrder(t *testing.T) {
 	})
 }
 
+// TestNestedTwoFailedUpstreamsNoFixInAnyOrder: a nested Kustomization on ExternalArtifact outer,
+// Current on f1 and f2 (its revision the digest of its content: both carry it), each of a
+// stalled generator; F1's applier (infra) is at work, nothing applies F2. outer's content stays
+// behind f2 whatever comes of F1's fix: the nested object fails, whichever of the two outer
+// lists first.
+func TestNestedTwoFailedUpstreamsNoFixInAnyOrder(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	latest := "latest@sha256:" + dig1
+	f1 := ownedBy(generatorFrom("f1", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, stalledConditions...),
+		"kustomize.toolkit.fluxcd.io", "flux-system", "infra")
+	f2 := generatorFrom("f2", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, stalledConditions...)
+	outer := func(order ...generatorInput) string {
+		return generatorFrom("outer", order, "", map[string]flux.ObservedSource{"f1": {Revision: revOfA}, "f2": {Revision: revOfA}}, generatorReady)
+	}
+	fleet := strings.Replace(gitRepoStored(fleetAt), "name: app,", "name: fleet,", 1)
+	docs := func(o string) []string {
+		return []string{ks("app", "GitRepository", "app", "", revB, "flux-system_outer_kustomize.toolkit.fluxcd.io_Kustomization"), gitRepoStored(revB),
+			ks("outer", "ExternalArtifact", "outer", "", latest), externalArtifact("outer", "flux-system", latest),
+			externalArtifact("f1", "flux-system", revOfA), externalArtifact("f2", "flux-system", revOfA), o, f1, f2, atWorkOnFleet("infra"), fleet}
+	}
+	i1, i2 := generatorInput{"f1", "ExternalArtifact", "f1"}, generatorInput{"f2", "ExternalArtifact", "f2"}
+	fails := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+		Says: []string{"ExternalArtifact/flux-system/f2, a source of ArtifactGenerator/flux-system/outer: ArtifactGenerator/flux-system/f2"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "f2 first: it fails", looks: []fixtureLook{{docs: docs(outer(i2, i1)), want: fails}}},
+		{name: "f1 first: it fails", looks: []fixtureLook{{docs: docs(outer(i1, i2)), want: fails}}},
+	})
+}
+
 // TestSourceMovedPastFromTheFirstLook: the run first sees GitRepository app on A, its
 // generator built from it; then app moves to C, pushed after the expected commit B (Flux
 // fetches the newest revision only), and the generator fails to build C. app moved past B,
