@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -187,10 +188,14 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 		return producerVerdict{verdict: result.VerdictInProgress, code: code, message: fmt.Sprintf("reading %s, a source of %s, which writes %s", reading, ref.ID(), src.Ref.ID()), atWork: true}
 	}
 	p := producerVerdict{failing: src}
-	p.verdict, p.code, p.message = flux.GeneratorWait(src, gen, inputs, want)
+	var until time.Time
+	p.verdict, p.code, p.message, until = flux.GeneratorWait(src, gen, inputs, want, a.now)
+	if !until.IsZero() {
+		e.recheckAt(until)
+	}
 	if p.verdict == result.VerdictInProgress && !want.IsZero() {
 		// A failed build waits for a source to fetch want (flux.GeneratorWait): while one may.
-		if v, c, m := flux.GeneratorWait(src, gen, inputs, flux.Revision{}); v == result.VerdictFailed {
+		if v, c, m, _ := flux.GeneratorWait(src, gen, inputs, flux.Revision{}, a.now); v == result.VerdictFailed {
 			if bringer := a.bringer(e, gen, src.Ref.Name, inputs, ownerID, want, walk); bringer != "" {
 				p.message = fmt.Sprintf("%s; %s may still bring %s, and %s builds again then", p.message, bringer, flux.ShortRevision(want.String()), gen.Ref.ID())
 			} else {

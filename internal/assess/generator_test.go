@@ -1106,6 +1106,39 @@ var stalledOnContent = []string{
 	`{type: Ready, status: "False", reason: BuildFailed, message: "failed to expand path pattern: captured value \"My_App\" is not a valid label value", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`,
 	`{type: Stalled, status: "True", reason: BuildFailed, message: "failed to expand path pattern: captured value \"My_App\" is not a valid label value", observedGeneration: 3, lastTransitionTime: "2026-11-01T11:56:00Z"}`}
 
+// TestGeneratorStalledOnContentSourceStoredAgain: outer, whose path pattern failed on its
+// sources' content, is stalled (BuildFailed, 11:56) after app fetched the commit (11:55). GEN,
+// Ready, then stores its artifact again (lastUpdateTime: the time of its build) under the same
+// revision. source-watcher reconciles a stalled generator again only on a source's new
+// revision (sourceChangePredicate: HasRevision), and that reconcile marks it Ready Unknown
+// before it builds: a stall older than the newest artifact stands once stallRebuildGrace (2
+// minutes) has passed since that artifact was stored; within it, the root waits, and looks
+// again at its end.
+func TestGeneratorStalledOnContentSourceStoredAgain(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	upRev := "latest@sha256:" + dig1
+	outer := strings.Replace(twoSourceGenerator(revOfA, upRev, "@app"), generatorReady, strings.Join(stalledOnContent, "\n  - "), 1)
+	gen := artifactGenerator("gen", "flux-system", digestOf(revB), generatorReady)
+	storedAt := func(at string) string {
+		return strings.Replace(externalArtifact("gen", "flux-system", upRev), `artifact: {revision: "`+upRev+`"}`,
+			`artifact: {revision: "`+upRev+`", lastUpdateTime: "`+at+`"}`, 1)
+	}
+	docs := func(genEA string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", revOfA), gitRepoStored(revB), externalArtifact("outer", "flux-system", revOfA),
+			genEA, outer, gen}
+	}
+	fails := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"},
+		Says: []string{"ArtifactGenerator/flux-system/outer (which writes ExternalArtifact/flux-system/outer, artifact main@sha1:a1b2c3d) failed to build from its sources' current artifacts"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "gen's artifact stored before the stall: it fails", looks: []fixtureLook{{docs: docs(storedAt("2026-11-01T11:54:00Z")), want: fails}}},
+		{name: "stored again after the stall, past the grace: it fails", looks: []fixtureLook{{docs: docs(storedAt("2026-11-01T11:57:00Z")), want: fails}}},
+		{name: "stored again after the stall, within the grace: it waits", looks: []fixtureLook{{docs: docs(storedAt("2026-11-01T11:59:00Z")),
+			want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}, Recheck: time.Date(2026, 11, 1, 12, 1, 0, 0, time.UTC)}}}},
+	})
+}
+
 // TestGeneratorStalledOnContent: source-watcher stalls a generator whose path pattern fails on
 // its sources' content (terminalPathPatternError, reason BuildFailed), and builds it again
 // when a source serves a new artifact (its reconcile marks it Reconciling, which clears the

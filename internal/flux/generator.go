@@ -189,12 +189,13 @@ func ObservedSourcesDigest(sources map[string]ObservedSource) string {
 // for its spec (a stall on its sources' content, reason BuildFailed, which source-watcher
 // clears when it reconciles a source's new artifact, is a failed build),
 // or its build of those very artifacts at its generation failed (BuildFailed no earlier than
-// the newest of them: a failure of older ones is followed by a build of the new ones).
-// InProgress otherwise: it is about to build, or building, or retrying what failed. want,
-// when set, is the revision the object applying from src waits for: a failed build of
-// sources none of which src takes its revision from serves it waits too, since a source that
-// fetches it makes the generator build again (servedByNone).
-func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Revision) (verdict result.Verdict, code result.Code, message string) {
+// the newest of them: a failure of older ones is followed by a build of the new ones; a stall
+// on their content older than the newest one, once stallRebuildGrace has passed since that
+// one was stored: until, meanwhile). InProgress otherwise: it is about to build, or building,
+// or retrying what failed. want, when set, is the revision the object applying from src waits
+// for: a failed build of sources none of which src takes its revision from serves it waits
+// too, since a source that fetches it makes the generator build again (servedByNone).
+func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Revision, now time.Time) (verdict result.Verdict, code result.Code, message string, until time.Time) {
 	id, code := gen.Ref.ID(), sourceCode(src.Ref)
 	what := fmt.Sprintf("%s (which writes %s, artifact %s)", id, src.Ref.ID(), ShortRevision(src.Revision))
 	if src.Revision == "" {
@@ -215,29 +216,43 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Re
 			newest = in.ArtifactUpdated
 		}
 	}
+	// A stall on content older than the newest artifact: source-watcher reconciles at once on
+	// a source's new revision only (sourceChangePredicate, HasRevision), and that reconcile
+	// marks Ready Unknown before it builds (a failure again is a new transition). An artifact
+	// stored again under the same revision (an ExternalArtifact rebuilt to the same content,
+	// whose lastUpdateTime is the time of its build) requeues nothing: past the grace, the
+	// stall stands.
+	failedSince := !gen.ready.since.IsZero() && !gen.ready.since.Before(newest)
+	if gen.stalledOnContent() && !gen.ready.since.IsZero() && !failedSince {
+		if end := newest.Add(stallRebuildGrace); now.Before(end) {
+			until = end
+		} else {
+			failedSince = true
+		}
+	}
 	switch {
 	case gen.stalledForSpec():
 		// (A stall on its sources' content, BuildFailed, is a failed build: the next
 		// artifact of a source makes it build again, as below.)
-		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", what, gen.stalled.message)
+		return result.VerdictFailed, code, fmt.Sprintf("%s stalled: %s", what, gen.stalled.message), time.Time{}
 	case gen.ready.status == string(metav1.ConditionFalse) && gen.ready.reason == buildFailedReason && atGeneration(gen.ready) &&
-		missing == "" && !gen.ready.since.IsZero() && !gen.ready.since.Before(newest) && !servedByNone(gen, src.Ref.Name, inputs, want):
-		return result.VerdictFailed, code, fmt.Sprintf("%s failed to build from its sources' current artifacts: %s", what, gen.ready.message)
+		missing == "" && failedSince && !servedByNone(gen, src.Ref.Name, inputs, want):
+		return result.VerdictFailed, code, fmt.Sprintf("%s failed to build from its sources' current artifacts: %s", what, gen.ready.message), time.Time{}
 	case gen.disabled && (missing != "" || gen.ready.status != string(metav1.ConditionTrue) || !atGeneration(gen.ready) || gen.Digest != ObservedSourcesDigest(observed)):
 		// source-watcher returns at once for it (Reconcile, IsDisabled), before it looks at
 		// its sources: nothing will build, whether or not each has an artifact.
 		return result.VerdictFailed, code, fmt.Sprintf("%s has not built from its sources' current artifacts (%s), and its reconciliation is disabled "+
-			"(source.extensions.fluxcd.io/reconcile: disabled): it will not; enable it", what, inputsOf(gen, inputs))
+			"(source.extensions.fluxcd.io/reconcile: disabled): it will not; enable it", what, inputsOf(gen, inputs)), time.Time{}
 	case missing != "":
-		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, a source of %s, to have an artifact", missing, what)
+		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s, a source of %s, to have an artifact", missing, what), until
 	case gen.ready.status != string(metav1.ConditionTrue) || !atGeneration(gen.ready) || gen.reconciling.status == string(metav1.ConditionTrue):
 		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build at generation %d%s",
-			what, gen.generation, because(cmp.Or(gen.ready.message, gen.reconciling.message)))
+			what, gen.generation, because(cmp.Or(gen.ready.message, gen.reconciling.message))), until
 	case gen.Digest != ObservedSourcesDigest(observed):
 		return result.VerdictInProgress, code, fmt.Sprintf("waiting for %s to build from its sources' current artifacts (%s): its last build was of other artifacts",
-			what, inputsOf(gen, inputs))
+			what, inputsOf(gen, inputs)), until
 	}
-	return result.VerdictCurrent, "", ""
+	return result.VerdictCurrent, "", "", time.Time{}
 }
 
 // stalledForSpec reports whether source-watcher stalled on g at its generation for its spec
@@ -246,6 +261,17 @@ func GeneratorWait(src Source, gen Generator, inputs map[string]*Source, want Re
 func (g Generator) stalledForSpec() bool {
 	return g.stalled.status == string(metav1.ConditionTrue) && g.stalled.observedGeneration == g.generation && g.stalled.reason != buildFailedReason
 }
+
+// stalledOnContent reports whether source-watcher stalled on g at its generation for its
+// sources' content (BuildFailed: a terminal path pattern error): only a source's new revision,
+// a change to its spec or a reconcile request makes it build again.
+func (g Generator) stalledOnContent() bool {
+	return g.stalled.status == string(metav1.ConditionTrue) && g.stalled.observedGeneration == g.generation && g.stalled.reason == buildFailedReason
+}
+
+// stallRebuildGrace is how long after a source's newest artifact was stored a generator
+// stalled on its sources' content is given to reconcile it (at once, on a new revision).
+const stallRebuildGrace = 2 * time.Minute
 
 // Rebuilds reports whether g builds again when one of its sources serves a new artifact: its
 // reconciliation is not disabled, and source-watcher has not stalled on it for its spec.
