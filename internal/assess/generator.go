@@ -61,7 +61,7 @@ type chainWalk struct {
 	// every way down to it.
 	cutAt       map[string]bool
 	epoch       int
-	provisional map[string]int
+	provisional map[string]provisionalNo
 	// order numbers the entries on the walk's stack as they were pushed (seq); low is the
 	// lowest order a cut has met within the mayBring decision under way. A "no" whose cuts
 	// met only entries pushed after its own (low no lower than its order: the loop closed
@@ -69,6 +69,11 @@ type chainWalk struct {
 	order    map[string]int
 	seq, low int
 }
+
+// provisionalNo is a "brings nothing" decided under a cut (chainWalk.provisional): the epoch it
+// holds for, and the lowest order its cuts met (low). Reused, it counts as a cut that met
+// that entry, as deciding it again would.
+type provisionalNo struct{ epoch, low int }
 
 // meet notes that a cut met node, an entry on the walk's stack (low).
 func (w *chainWalk) meet(node string) {
@@ -79,7 +84,7 @@ func (w *chainWalk) meet(node string) {
 
 func newChainWalk() *chainWalk {
 	return &chainWalk{judging: map[string]bool{}, judged: map[string]producerVerdict{}, brings: map[string]bool{}, deciding: map[string]bool{},
-		cutAt: map[string]bool{}, provisional: map[string]int{}, order: map[string]int{}, low: 1 << 62}
+		cutAt: map[string]bool{}, provisional: map[string]provisionalNo{}, order: map[string]int{}, low: 1 << 62}
 }
 
 // leave ends node's turn on the walk's stack: when a cut met it, what was decided under that
@@ -444,7 +449,8 @@ func (a *assessor) revisionCarrier(e *Assessment, gen flux.Generator, artifact s
 // work, or failed with a fix on its way) or, current, has a source the artifact takes its
 // revision from that may bring it in turn. Each ExternalArtifact is decided once in a walk;
 // a "no" met through a loop cut meanwhile, only while that loop's ends stay on the walk's
-// stack (chainWalk.provisional).
+// stack (chainWalk.provisional), and reused as the cut it rests on: what is decided from it
+// is provisional in turn.
 func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want flux.Revision, walk *chainWalk) bool {
 	switch {
 	case in == nil || want.IsZero() || want.Matches(in.Revisions()...):
@@ -456,7 +462,10 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	if b, decided := walk.brings[id]; decided {
 		return b
 	}
-	if at, ok := walk.provisional[id]; ok && at == walk.epoch {
+	if no, ok := walk.provisional[id]; ok && no.epoch == walk.epoch {
+		// (The loop it was cut on is still open: what is decided from it is provisional too.)
+		walk.cuts++
+		walk.low = min(walk.low, no.low)
 		return false
 	}
 	if walk.deciding[id] {
@@ -492,7 +501,7 @@ func (a *assessor) mayBring(e *Assessment, in *flux.Source, ownerID string, want
 	case b || walk.cuts == cuts || low >= my:
 		walk.brings[id] = b
 	case walk.epoch == epoch:
-		walk.provisional[id] = epoch
+		walk.provisional[id] = provisionalNo{epoch: epoch, low: low}
 	}
 	return b
 }

@@ -666,3 +666,42 @@ func TestRootOnTheRevisionChainNotBuilt(t *testing.T) {
 			want: expected{Outcome: outcome{Verdict: result.VerdictCurrent}}}}},
 	})
 }
+
+// TestProvisionalNoReusedAsACut: a "brings nothing" decided under a loop cut is provisional
+// (chainWalk.provisional), and what is decided from it is provisional too. GA (a) builds from
+// b, c and app (its revision the digest of its content: each carries it), GB (b) from a, GC
+// (c) from b: a loop a -> b -> a, c hanging off it, and app, not on the commit yet (it may
+// still fetch it), its way out. YY's build failed and asks first whether a may bring the
+// commit: within, b's "no" is provisional, and c, decided next from it, must not be kept for
+// good; a then brings the commit through app. outer takes c's revision and copies x, of a
+// stalled generator: c may still bring the commit (source-watcher builds outer again when it
+// does), so the root waits, whichever order GA lists its sources in.
+func TestProvisionalNoReusedAsACut(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	aRev, bRev, cRev := "latest@sha256:"+dig1, "latest@sha256:"+dig2, "latest@sha256:3333333333333333333333333333333333333333333333333333333333333333"
+	xRev := "latest@sha256:4444444444444444444444444444444444444444444444444444444444444444"
+	ga := func(order ...generatorInput) string {
+		return generatorFrom("a", order, "", map[string]flux.ObservedSource{"b": {Revision: bRev}, "c": {Revision: cRev}, "app": observedApp(revOfA)}, generatorReady)
+	}
+	gb := generatorFrom("b", []generatorInput{{"a", "ExternalArtifact", "a"}}, "", map[string]flux.ObservedSource{"a": {Revision: aRev}}, generatorReady)
+	gc := generatorFrom("c", []generatorInput{{"b", "ExternalArtifact", "b"}}, "", map[string]flux.ObservedSource{"b": {Revision: bRev}}, generatorReady)
+	yy := generatorFrom("yy", []generatorInput{{"a", "ExternalArtifact", "a"}}, "@a", map[string]flux.ObservedSource{"a": {Revision: aRev}},
+		buildFailedConditions("yy build failed: no files matched @a/extra/**")...)
+	x := generatorFrom("x", []generatorInput{{"o", "GitRepository", "other"}}, "", map[string]flux.ObservedSource{}, stalledConditions...)
+	outer := generatorFrom("outer", []generatorInput{{"yy", "ExternalArtifact", "yy"}, {"x", "ExternalArtifact", "x"}, {"c", "ExternalArtifact", "c"}}, "@c",
+		map[string]flux.ObservedSource{"yy": {Revision: aRev}, "x": {Revision: xRev}, "c": {Revision: cRev}}, generatorReady)
+	docs := func(gaDoc string) []string {
+		return []string{ks("app", "ExternalArtifact", "outer", "", cRev), gitRepoStored(revOfA), externalArtifact("outer", "flux-system", cRev),
+			externalArtifact("a", "flux-system", aRev), externalArtifact("b", "flux-system", bRev), externalArtifact("c", "flux-system", cRev),
+			externalArtifact("yy", "flux-system", aRev), externalArtifact("x", "flux-system", xRev), gaDoc, gb, gc, yy, x, outer}
+	}
+	ib, ic, iapp := generatorInput{"b", "ExternalArtifact", "b"}, generatorInput{"c", "ExternalArtifact", "c"}, generatorInput{"app", "GitRepository", "app"}
+	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"},
+		Says: []string{"ExternalArtifact/flux-system/c, which ExternalArtifact/flux-system/outer takes its revision from, may still bring main@sha1:bbbbbbb"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "GA's sources app, b, c: it waits", looks: []fixtureLook{{docs: docs(ga(iapp, ib, ic)), want: waits}}},
+		{name: "GA's sources b, c, app: it waits", looks: []fixtureLook{{docs: docs(ga(ib, ic, iapp)), want: waits}}},
+	})
+}
