@@ -21,11 +21,15 @@ import (
 // list on one no earlier than the generator's status, which its build writes after src's.
 // A generator that cannot be read (the credentials, a cluster without source-watcher's CRDs)
 // leaves src judged by its own status, and note says so. want, when set, is the revision
-// ownerID waits for (flux.GeneratorWait). failing is the ExternalArtifact whose generator
-// failed, src or one up its chain, when the verdict is Failed.
-func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string, want flux.Revision) (verdict result.Verdict, code result.Code, message, note string, failing flux.Source) {
+// ownerID waits for (flux.GeneratorWait). failing is, when the verdict is Failed, the
+// ExternalArtifact whose generator failed, src or one up its chain, then those of the chain
+// between it and src, the nearest to it first.
+func (a *assessor) producerWait(e *Assessment, src flux.Source, ownerID string, want flux.Revision) (verdict result.Verdict, code result.Code, message, note string, failing []flux.Source) {
 	p := a.producerWaitAt(e, src, ownerID, want, newChainWalk())
-	return p.verdict, p.code, p.message, p.note, p.failing
+	if p.failing.Producer.Name != "" {
+		failing = append([]flux.Source{p.failing}, p.via...)
+	}
+	return p.verdict, p.code, p.message, p.note, failing
 }
 
 // producerVerdict is producerWait's judgment of one ExternalArtifact by its generator.
@@ -33,8 +37,11 @@ type producerVerdict struct {
 	verdict       result.Verdict
 	code          result.Code
 	message, note string
-	// failing is the ExternalArtifact whose generator failed, when the verdict is Failed.
+	// failing is the ExternalArtifact whose generator failed, when the verdict is Failed; via
+	// are the ExternalArtifacts of the chain between it and the one judged, the nearest to
+	// failing first: their generators build the failure's way down.
 	failing flux.Source
+	via     []flux.Source
 	// atWork says, of an InProgress verdict, that the generator builds, or will build by
 	// itself (what it waits for is on its way): the artifact may change. Not for one that is
 	// not found, or waits on a source that is not found or will not come.
@@ -97,18 +104,21 @@ func (w *chainWalk) leave(node string) {
 }
 
 // generatorFixOnItsWay is generatorFixPending for a failure producerWait found: of the
-// generator that failed (failing's), and of the one that writes src when that is another
-// (a change to its sources may leave the failing one out). pending when a fix may be on its
-// way; settled says why none is, of the failing generator first. A hold on an applier whose
+// generator that failed (failing's first), of each of the chain between it and src (the rest
+// of failing), and of the one that writes src when that is another (a change to the sources
+// of any of them may leave the failing one out). pending when a fix may be on its way;
+// settled says why none is, of the failing generator first. A hold on an applier whose
 // state says nothing of what it will apply (generatorFixPending's blind: a
 // ResourceSet, what the credentials may not read) is a root's alone, on its own artifact's
 // generator, as before the chain was followed: for a nested object (nested) or an upstream
 // generator it would be a wait to the deadline where the failure was the verdict, and it
 // names why no fix comes instead.
-func (a *assessor) generatorFixOnItsWay(e *Assessment, src, failing flux.Source, ownerID string, want flux.Revision, nested bool) (pending, settled string) {
-	artifacts := []flux.Source{src}
-	if failing.Producer.Name != "" && failing.Ref != src.Ref {
-		artifacts = []flux.Source{failing, src}
+func (a *assessor) generatorFixOnItsWay(e *Assessment, src flux.Source, failing []flux.Source, ownerID string, want flux.Revision, nested bool) (pending, settled string) {
+	var artifacts []flux.Source
+	for _, f := range append(slices.Clip(failing), src) {
+		if f.Producer.Name != "" && !slices.ContainsFunc(artifacts, func(a flux.Source) bool { return a.Ref == f.Ref }) {
+			artifacts = append(artifacts, f)
+		}
 	}
 	for _, artifact := range artifacts {
 		p, s, blind := a.generatorFixPending(e, artifact, ownerID, want)
@@ -234,13 +244,22 @@ func (a *assessor) judgeProducer(e *Assessment, src flux.Source, ownerID string,
 		if !gen.Rebuilds() {
 			// An upstream's change, or a fix on its way to a failed one, reaches src only
 			// through a build of gen.
-			up.atWork, up.failing = false, flux.Source{}
+			up.atWork, up.failing, up.via = false, flux.Source{}, nil
 		}
 		return up
 	case result.VerdictInProgress:
-		p.failing = flux.Source{}
+		p.failing, p.via = flux.Source{}, nil
 	}
 	return p
+}
+
+// through is p.via for p, the verdict of in, handed on by the generator in is a source of:
+// in, when its own generator is not the one that failed, joins the chain.
+func through(p producerVerdict, in flux.Source) []flux.Source {
+	if p.failing.Producer.Name == "" || p.failing.Ref == in.Ref {
+		return p.via
+	}
+	return append(slices.Clip(p.via), in)
 }
 
 // upstreamAtWork holds failed, gen's own failure, while a source of gen is an ExternalArtifact
@@ -319,7 +338,7 @@ func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, in
 		p, ok := a.upstream(e, in, ownerID, want, walk)
 		if ok && p.verdict == result.VerdictFailed {
 			p.message = fmt.Sprintf("%s, a source of %s, has no artifact: %s", in.Ref.ID(), gen.Ref.ID(), p.message)
-			p.note = ""
+			p.note, p.via = "", through(p, *in)
 			if a.mayChange(e, p, ownerID, want) == "" {
 				return p // no fix on its way to it: gen builds nothing, whatever comes of the others
 			}
@@ -391,6 +410,9 @@ func (a *assessor) upstreamGenerators(e *Assessment, gen flux.Generator, artifac
 		}
 		note = joinMessage(note, p.note)
 		p.message, p.note = fmt.Sprintf("%s, a source of %s: %s", in.Ref.ID(), gen.Ref.ID(), p.message), ""
+		if p.verdict == result.VerdictFailed {
+			p.via = through(p, *in)
+		}
 		carries := len(aliases) == 0 || slices.Contains(aliases, s.Alias)
 		switch {
 		case p.verdict == result.VerdictFailed && (failed == nil || carries && !failedCarries):

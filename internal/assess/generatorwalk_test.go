@@ -705,3 +705,44 @@ func TestProvisionalNoReusedAsACut(t *testing.T) {
 		{name: "GA's sources b, c, app: it waits", looks: []fixtureLook{{docs: docs(ga(ib, ic, iapp)), want: waits}}},
 	})
 }
+
+// TestMidGeneratorApplierWeighed: the root applies ExternalArtifact outer, whose generator
+// copies mid, whose generator copies gen, of a generator stalled for its spec that nothing
+// applies. A fix may reach the failure through any generator of the chain from the failing one
+// down to the root's own: a change to mid's spec, which its applier (infra) is about to apply,
+// may leave gen out, and source-watcher builds outer again on mid's new artifact. The root
+// waits while infra is at work, and fails once it is done, as it does for outer's own applier
+// at work with two levels.
+func TestMidGeneratorApplierWeighed(t *testing.T) {
+	t.Parallel()
+	const commitA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	revOfA := "main@sha1:" + commitA
+	const kustomizeGroup = "kustomize.toolkit.fluxcd.io"
+	latest := "latest@sha256:" + dig1
+	midRev := "latest@sha256:" + dig2
+	gen := artifactGenerator("gen", "flux-system", digestOf(revOfA), stalledConditions...)
+	fleet := strings.Replace(gitRepoStored(fleetAt), "name: app,", "name: fleet,", 1)
+	twoLevels := func(apps string) []string {
+		outer := ownedBy(generatorFrom("outer", []generatorInput{{"up", "ExternalArtifact", "gen"}}, "", map[string]flux.ObservedSource{"up": {Revision: revOfA}}, generatorReady),
+			kustomizeGroup, "flux-system", "apps")
+		return []string{ks("app", "ExternalArtifact", "outer", "", latest), gitRepoStored(revB), externalArtifact("outer", "flux-system", latest),
+			externalArtifact("gen", "flux-system", revOfA), outer, gen, apps, fleet}
+	}
+	threeLevels := func(infra string) []string {
+		outer := ownedBy(generatorFrom("outer", []generatorInput{{"up", "ExternalArtifact", "mid"}}, "", map[string]flux.ObservedSource{"up": {Revision: midRev}}, generatorReady),
+			kustomizeGroup, "flux-system", "apps")
+		mid := ownedBy(generatorFrom("mid", []generatorInput{{"up", "ExternalArtifact", "gen"}}, "", map[string]flux.ObservedSource{"up": {Revision: revOfA}}, generatorReady),
+			kustomizeGroup, "flux-system", "infra")
+		return []string{ks("app", "ExternalArtifact", "outer", "", latest), gitRepoStored(revB), externalArtifact("outer", "flux-system", latest),
+			externalArtifact("mid", "flux-system", midRev), externalArtifact("gen", "flux-system", revOfA), outer, mid, gen,
+			ks("apps", "GitRepository", "fleet", "", fleetAt), infra, fleet}
+	}
+	waits := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Reason: "ReconciliationSucceeded"}}
+	fails := expected{Outcome: outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxArtifactFailed, Reason: "SourceStalled"}}
+	runFixtureCases(t, []fixtureCase{
+		{name: "two levels, outer's applier at work: it waits", looks: []fixtureLook{{docs: twoLevels(atWorkOnFleet("apps")), want: waits}}},
+		{name: "three levels, mid's applier done: it fails", looks: []fixtureLook{{docs: threeLevels(ks("infra", "GitRepository", "fleet", "", fleetAt)), want: fails}}},
+		{name: "three levels, mid's applier at work: it waits", looks: []fixtureLook{{docs: threeLevels(atWorkOnFleet("infra")),
+			want: expected{Outcome: waits.Outcome, Says: []string{"the fix may be on its way: Kustomization/flux-system/infra, which applies ArtifactGenerator/flux-system/mid"}}}}},
+	})
+}

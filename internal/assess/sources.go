@@ -86,7 +86,7 @@ func (a *assessor) settleSource(e *Assessment, gate *flux.Gate, src flux.Source,
 	if verdict == result.VerdictCurrent && src.Producer.Name != "" {
 		// An ExternalArtifact: whether it holds its generator's build of its sources now.
 		var producerNote string
-		var failing flux.Source
+		var failing []flux.Source
 		verdict, code, message, producerNote, failing = a.producerWait(e, src, gate.Object.ID, flux.Revision{})
 		note = joinMessage(note, producerNote)
 		if verdict == result.VerdictFailed {
