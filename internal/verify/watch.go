@@ -402,15 +402,20 @@ func (s *watchSet) listWatch(key assess.ListKey, w *watch) (*plainListWatch, run
 	ri, example := s.readers.lister(key)
 	return &plainListWatch{cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			ctx, cancel := context.WithTimeout(ctx, listTimeout)
+			lctx, cancel := context.WithTimeout(ctx, listTimeout)
 			defer cancel()
-			obj, err := ri.List(ctx, opts)
-			w.setErr(err)
+			obj, err := ri.List(lctx, opts)
+			if err == nil || ctx.Err() == nil {
+				// (A list the cluster's own end stopped, its deadline or a cancel, failed by
+				// no fault of the server's: it is not the cluster's state, nor a reason to
+				// judge it once more.)
+				w.setErr(err)
+			}
 			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
 			wi, err := ri.Watch(ctx, opts)
-			if err != nil {
+			if err != nil && ctx.Err() == nil {
 				w.setErr(err)
 			}
 			return wi, err

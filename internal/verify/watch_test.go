@@ -1,11 +1,14 @@
 package verify
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/org/app-status-action/internal/assess"
+	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
 
 // TestStreamPosition: a watch's store knows the revision its stream delivered it up to, and a
@@ -134,5 +137,39 @@ func TestStreamPositionLostOnAFailedChange(t *testing.T) {
 	}
 	if got := w.Revision(); got != "220" {
 		t.Errorf("after a list again: Revision() = %q, want 220", got)
+	}
+}
+
+// TestStoppedListIsNoFailure: a list that the cluster's own end stops (the run's deadline, a
+// cancel) records no failure on its watch and wakes no pass: the verdict at the deadline says
+// what the cluster waited for, not "listing ...: context canceled".
+func TestStoppedListIsNoFailure(t *testing.T) {
+	t.Parallel()
+	resources, objects := consistentApp()
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects,
+		Refusals: []fakeapi.Refusal{{Plural: "deployments", Namespace: "app", Code: 0}}})
+	t.Cleanup(s.Close)
+	ctx, cancel := context.WithCancel(t.Context())
+	req := fakeClusterRequest(t)
+	state, err := newClusterState(ctx, req.withDefaults(), insecureConfig(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(state.close)
+	if v, failed := state.probe(ctx); failed {
+		t.Fatalf("probe: %s: %s", v.Verdict, v.Message)
+	}
+	w, ok := state.watches.get(appDeployments).(*watch)
+	if !ok {
+		t.Fatal("not a watch")
+	}
+	time.Sleep(100 * time.Millisecond) // (the list is on its way, and hangs)
+	cancel()
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if err := w.Err(); err != nil {
+			t.Fatalf("the stopped list recorded %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
