@@ -206,12 +206,12 @@ func (r *clusterRun) wait(ctx context.Context, release func()) verdictReason {
 		}
 		select {
 		case <-ctx.Done():
-			return r.state.stopped(ctx, last, lastFacts)
+			return r.state.stopped(ctx, r.state.lastLook(last, r.req.Clock()), lastFacts)
 		case <-notify:
 			if !settleLists(ctx, last, notify, listSettle) {
 				// (The run ended during the wait: the verdict is what the last assessment
 				// waited for, as when it ends at the select.)
-				return r.state.stopped(ctx, last, lastFacts)
+				return r.state.stopped(ctx, r.state.lastLook(last, r.req.Clock()), lastFacts)
 			}
 		case <-timer.C:
 		}
@@ -374,6 +374,22 @@ func (s *clusterState) stopped(ctx context.Context, last *assess.Assessment, fac
 		s.gatherEvidence(ectx, last.Objects)
 	}
 	return c.Verdict
+}
+
+// lastLook is what the verdict at the run's stop concludes from: last, the last pass's
+// assessment, or, while last waited for lists still to come, a look at now, which says how long
+// they have been waited for (a run that shows no steps makes no pass only to count that: see
+// wakeAt). The look is used only while it still waits for lists and has found no failure: it
+// reads no list again and makes no request.
+func (s *clusterState) lastLook(last *assess.Assessment, now time.Time) *assess.Assessment {
+	if last == nil || !last.Syncing {
+		return last
+	}
+	e := assess.Assess(clusterView{s: s, lists: freezeLists(s.watches, s.moment(now))}, s.mem, s.spec(), now)
+	if !e.Syncing || e.Fatal != nil {
+		return last
+	}
+	return e
 }
 
 // heldEvidenceGrace bounds what the evidence of a failure held at the deadline may add to the

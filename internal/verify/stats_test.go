@@ -2,6 +2,8 @@ package verify_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,7 +65,7 @@ func TestNoPassOnlyToCount(t *testing.T) {
 		req.Stats = &verify.Stats{}
 		c := resultOf(verify.Run(context.Background(), req), "hung-list")
 		passes := req.Stats.Passes[0]
-		return outcome{Verdict: c.Verdict, Reason: c.Reason, FewPasses: passes <= 4}, passes
+		return outcome{Verdict: c.Verdict, Reason: c.Reason, FewPasses: passes <= 5}, passes
 	}
 	var (
 		shown       outcome
@@ -77,7 +79,7 @@ func TestNoPassOnlyToCount(t *testing.T) {
 		t.Fatalf("verdict %s (%s), want Timeout", quiet.Verdict, quiet.Reason)
 	}
 	if !quiet.FewPasses {
-		t.Errorf("without steps: %d passes in 6s, want at most 4 (the first look, the lists' arrival)", quietPasses)
+		t.Errorf("without steps: %d passes in 6s, want at most 5 (the first look, the lists' arrival, the last look at the stop)", quietPasses)
 	}
 	if shownPasses < quietPasses+3 {
 		t.Errorf("with steps: %d passes in 6s, want the refresh each second (at least %d)", shownPasses, quietPasses+3)
@@ -86,5 +88,29 @@ func TestNoPassOnlyToCount(t *testing.T) {
 	shown.FewPasses = quiet.FewPasses
 	if diff := cmp.Diff(quiet, shown); diff != "" {
 		t.Errorf("the steps changed the verdict (-without +with):\n%s", diff)
+	}
+}
+
+// TestTimeoutSaysHowLong: a cluster whose list never answers ends Timeout saying how long the
+// API server has not answered it, the run's whole timeout, with or without steps: without
+// them its last pass was long before the deadline, and the verdict looks once more.
+func TestTimeoutSaysHowLong(t *testing.T) {
+	t.Parallel()
+	for _, steps := range []bool{false, true} {
+		t.Run(fmt.Sprintf("steps %t", steps), func(t *testing.T) {
+			t.Parallel()
+			resources, objects := fakeapi.App("app", fakeRevision, 30)
+			s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects,
+				Refusals: []fakeapi.Refusal{{Plural: "deployments", Namespace: "app", Code: 0}}})
+			t.Cleanup(s.Close)
+			req := fakeRequest([]verify.Target{fakeTarget("hung-list", s)}, 8*time.Second)
+			req.ProgressSteps = steps
+			req.Progress = func(verify.Progress) {}
+			c := resultOf(verify.Run(context.Background(), req), "hung-list")
+			if c.Verdict != result.VerdictTimeout || !strings.Contains(c.Message, "has not answered the list of deployments") ||
+				!strings.HasSuffix(c.Message, "for 7s") && !strings.HasSuffix(c.Message, "for 8s") {
+				t.Errorf("%s (%s): %q; want Timeout, the API server not answering the list for the run's timeout (7s or 8s)", c.Verdict, c.Reason, c.Message)
+			}
+		})
 	}
 }
