@@ -282,8 +282,11 @@ type Assessment struct {
 	AwaitsConsistentRead bool
 
 	appliedRoots int
-	mappings     map[schema.GroupVersionKind]Mapping
-	needed       map[any]bool
+	// fatals are all the findings that settle the verdict, in the order met: Fatal is the most
+	// urgent of them; Conclude looks for another when Fatal is held (unheldFatal).
+	fatals   []Finding
+	mappings map[schema.GroupVersionKind]Mapping
+	needed   map[any]bool
 }
 
 // Current reports whether the assessment is a Current verdict: nothing failed, nothing
@@ -293,9 +296,27 @@ func (e *Assessment) Current() bool {
 }
 
 func (e *Assessment) fail(v Finding) {
+	e.fatals = append(e.fatals, v)
 	if e.Fatal == nil || result.MoreUrgent(v.Verdict, e.Fatal.Verdict) {
 		e.Fatal = &v
 	}
+}
+
+// unheldFatal is the most urgent finding that settles the verdict and that w does not hold
+// (the first of equals), nil when w holds them all: a failure of the state before the run's
+// own reconcile request never hides another root's failure that stands.
+func (e *Assessment) unheldFatal(w *ReconcileWait) *Finding {
+	var found *Finding
+	for i := range e.fatals {
+		f := &e.fatals[i]
+		if w.heldBefore(f) {
+			continue
+		}
+		if found == nil || result.MoreUrgent(f.Verdict, found.Verdict) {
+			found = f
+		}
+	}
+	return found
 }
 
 // failed reports whether a failure already settles the verdict: nothing met later can change

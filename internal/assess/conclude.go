@@ -188,6 +188,11 @@ type Conclusion struct {
 func Conclude(e *Assessment, f Facts) Conclusion {
 	c := Conclusion{Pending: e.Pending}
 	fatal := e.Fatal
+	if f.Reconcile.heldBefore(fatal) {
+		if other := e.unheldFatal(f.Reconcile); other != nil {
+			fatal = other
+		}
+	}
 	var held *Finding
 	switch {
 	case f.Reconcile.heldBefore(fatal):
