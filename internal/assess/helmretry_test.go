@@ -80,6 +80,12 @@ func TestReleaseRefusedWithoutAStrategy(t *testing.T) {
 	failedAt := fixtureNow.Add(-30 * time.Second)
 	upgrade := []string{templateErrorHR(failedAt), repo, deployment("Deployment", 3, 3)}
 	install := []string{installRefusedHR(failedAt), repo}
+	// The latest attempt ended 10 minutes ago; the values were fixed 3 minutes ago: the next
+	// attempt, within 15m of the latest, reads them.
+	refusedAt := fixtureNow.Add(-10 * time.Minute)
+	valuesFixed := []string{strings.Replace(templateErrorHR(refusedAt), "  chartRef: {kind: OCIRepository, name: web}\n",
+		"  chartRef: {kind: OCIRepository, name: web}\n  valuesFrom: [{kind: ConfigMap, name: web-values}]\n", 1),
+		repo, deployment("Deployment", 3, 3), valuesConfigMap(fixtureNow.Add(-3 * time.Minute).Format(time.RFC3339))}
 	upgradeFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxUpgradeFailed, Reason: "UpgradeFailed"}
 	installFailed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxInstallFailed, Reason: "InstallFailed"}
 	waiting := func(o outcome) expected {
@@ -90,6 +96,11 @@ func TestReleaseRefusedWithoutAStrategy(t *testing.T) {
 		{name: "upgrade that does not render", resources: []flux.Ref{root}, revision: "1.1.0", looks: []fixtureLook{
 			{docs: upgrade, want: waiting(upgradeFailed)},
 			{docs: upgrade, at: fixtureNow.Add(30 * time.Minute), want: expected{Outcome: upgradeFailed}},
+		}},
+		{name: "upgrade refused, its values fixed since: waits for the next attempt", resources: []flux.Ref{root}, revision: "1.1.0", looks: []fixtureLook{
+			{docs: valuesFixed, want: waiting(upgradeFailed)},
+			{docs: valuesFixed, at: fixtureNow.Add(2*time.Minute + time.Second), want: waiting(upgradeFailed)},
+			{docs: valuesFixed, at: refusedAt.Add(15*time.Minute + 31*time.Second), want: expected{Outcome: upgradeFailed}},
 		}},
 		{name: "install refused before any release", resources: []flux.Ref{root}, revision: "1.1.0", looks: []fixtureLook{
 			{docs: install, want: waiting(installFailed)},
@@ -124,15 +135,18 @@ status:
 	notFixed := []string{hr, ociRepo(), valuesConfigMap("2026-11-01T11:00:00Z")}
 	nested := append([]string{ks("app", "GitRepository", "app", "", revB, "shop_web-values__ConfigMap", "shop_web_helm.toolkit.fluxcd.io_HelmRelease@v2"), gitRepo()}, fixed...)
 	failed := outcome{Verdict: result.VerdictFailed, Code: result.CodeFluxValuesFailed, Reason: "ValuesError"}
+	// Failing since 11:30, the back-off's wait at 11:59 is at most 15m: the next attempt comes
+	// by 12:14, and the run gives it a margin of 30 s.
 	waiting := expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxValuesFailed, Reason: "ValuesError"},
-		Says: []string{"ConfigMap/web-values changed at 2026-11-01T11:59:00Z, after the failure", "fails at 2026-11-01T12:01:00Z"}}
+		Says: []string{"ConfigMap/web-values changed at 2026-11-01T11:59:00Z, after the failure", "by 2026-11-01T12:14:30Z at the latest"}}
 	pastGrace := fixtureNow.Add(time.Minute + time.Second)
+	pastAttempt := fixtureNow.Add(14*time.Minute + 31*time.Second)
 	runFixtureCases(t, []fixtureCase{
-		{name: "the ConfigMap changed after the failure: waits for the next attempt, fails past retry-grace", resources: []flux.Ref{root}, revision: "1.0.0",
-			looks: []fixtureLook{{docs: fixed, want: waiting}, {docs: fixed, at: pastGrace, want: expected{Outcome: failed}}}},
+		{name: "the ConfigMap changed after the failure: waits for the next attempt, fails past it", resources: []flux.Ref{root}, revision: "1.0.0",
+			looks: []fixtureLook{{docs: fixed, want: waiting}, {docs: fixed, at: pastGrace, want: waiting}, {docs: fixed, at: pastAttempt, want: expected{Outcome: failed}}}},
 		{name: "nested: the Kustomization applied the ConfigMap's fix", looks: []fixtureLook{
 			{docs: nested, want: expected{Outcome: outcome{Verdict: result.VerdictInProgress, Code: result.CodeFluxValuesFailed, Reason: "ValuesError"}}},
-			{docs: nested, at: pastGrace, want: expected{Outcome: failed}},
+			{docs: nested, at: pastAttempt, want: expected{Outcome: failed}},
 		}},
 		{name: "the ConfigMap unchanged since the failure: fails at once", resources: []flux.Ref{root}, revision: "1.0.0",
 			looks: []fixtureLook{{docs: notFixed, want: expected{Outcome: failed}}}},

@@ -517,10 +517,10 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 			e.recheckAt(next)
 			return
 		}
-	case g.Code == result.CodeFluxValuesFailed && obj != nil:
-		// helm-controller keeps Ready=False ValuesError across its retries (no new transition):
-		// an object of valuesFrom changed after the failure gets one more window, from its
-		// change, for helm-controller's back-off to try it.
+	case helmBackoffRetried(g) && obj != nil:
+		// helm-controller tries again on controller-runtime's back-off: an object of
+		// valuesFrom changed after the failure waits for its next attempt, which reads it
+		// (flux.HelmAttemptBy), and at least the window from the change.
 		v := a.valuesChangedSince(e, obj, g.FailedAt)
 		changed, at := v.changed, v.at
 		if v.reading != "" {
@@ -531,11 +531,11 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 		if v.notRead != "" {
 			notRead = " (" + v.notRead + ")"
 		}
-		if changed != "" && now.Before(at.Add(grace)) {
+		if end := maxTime(at.Add(grace), flux.HelmAttemptBy(g.Code, g.FailedAt, at).Add(generationMargin)); changed != "" && now.Before(end) {
 			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
-				"failing since %s; %s changed at %s, after the failure, and helm-controller tries again with a back-off; fails at %s: %s",
-				stamp(since), changed, stamp(at), stamp(at.Add(grace)), g.Message))
-			e.recheckAt(at.Add(grace))
+				"failing since %s; %s changed at %s, after the failure, and helm-controller tries again with a back-off, by %s at the latest; fails then: %s",
+				stamp(since), changed, stamp(at), stamp(end), g.Message))
+			e.recheckAt(end)
 			return
 		}
 	}
@@ -562,12 +562,26 @@ func (a *assessor) holdFixedValues(e *Assessment, g *flux.Gate, obj *unstructure
 	if v.changed == "" {
 		return
 	}
-	if end := v.at.Add(a.retryGrace()); now.Before(end) {
+	if end := maxTime(v.at.Add(a.retryGrace()), flux.HelmAttemptBy(g.Code, g.FailedAt, v.at).Add(generationMargin)); now.Before(end) {
 		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
-			"%s changed at %s, after the failure, and helm-controller composes the values again at its next attempt; fails at %s: %s",
+			"%s changed at %s, after the failure, and helm-controller composes the values again at its next attempt, by %s at the latest; fails then: %s",
 			v.changed, stamp(v.at), stamp(end), g.Message))
 		e.recheckAt(end)
 	}
+}
+
+// helmBackoffRetried reports whether g is a HelmRelease failure helm-controller tries again on
+// controller-runtime's back-off, with no interval of its own to wait for: values it cannot
+// compose, or a release action without an upgrade.strategy (install.strategy) interval.
+func helmBackoffRetried(g *flux.Gate) bool {
+	if g.Object.Kind != string(flux.KindHelmRelease) || g.RetryEvery > 0 {
+		return false
+	}
+	switch g.Code {
+	case result.CodeFluxValuesFailed, result.CodeFluxInstallFailed, result.CodeFluxUpgradeFailed, result.CodeFluxTestFailed:
+		return true
+	}
+	return false
 }
 
 // retryingController names the controller that retries a failed Flux object of kind.

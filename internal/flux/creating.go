@@ -10,6 +10,8 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/org/app-status-action/internal/result"
 )
 
 // MayStillCreate is the rule a requested Flux object that does not exist waits by: another
@@ -228,6 +230,22 @@ func latestAttempt(kind Kind, v *view, failedAt time.Time) (map[string]any, bool
 		}
 	}
 	return history[0], true
+}
+
+// HelmAttemptBy is when helm-controller makes its next attempt at the latest, for a HelmRelease
+// failure it retries on controller-runtime's back-off (no strategy's interval: values it
+// cannot compose, an action that failed and is requeued, one Helm refused before it stored a
+// release), when a change at changedAt may make the next attempt pass. failedAt is Ready's
+// lastTransitionTime. A ValuesError keeps Ready False across its attempts, so failedAt is the
+// first failure: the delay doubles from 750ms, so the wait at changedAt is at most the time
+// failed since, and at most 15m. A release action marks Ready Unknown at each attempt
+// (reconcile/atomic_release.go, v1.6.4), so failedAt is the end of the latest, and the next
+// comes within 15m of it. --max-retry-delay other than its default, 15m, is not known here.
+func HelmAttemptBy(code result.Code, failedAt, changedAt time.Time) time.Time {
+	if code == result.CodeFluxValuesFailed {
+		return changedAt.Add(min(maxRetryDelay, changedAt.Sub(failedAt)+time.Second))
+	}
+	return failedAt.Add(maxRetryDelay)
 }
 
 // backoffAfter is controller-runtime's delay before the next attempt after failures failed
