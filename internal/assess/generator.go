@@ -295,10 +295,10 @@ func (a *assessor) mayChange(e *Assessment, p producerVerdict, ownerID string, w
 
 // upstreamWithoutArtifact judges the sources of gen that have no artifact yet: gen builds
 // nothing before each has one (source-watcher's observeSources: "source ... is not ready",
-// retried for ever), so the first that will get none fails gen. A Flux source suspended, or
-// stalled for good (artifactNotComing), will not; one not found fails it once missing for the
-// not-found grace with nothing creating it (missingFinding, as a source a Flux object of the
-// tree needs; meanwhile it waits); an ExternalArtifact, once the generator that writes it
+// retried for ever), so the first that will get none fails gen. A Flux source stalled for
+// good (artifactNotComing) will not (a suspended one is waited for, as a root on it waits);
+// one not found fails it once missing for the not-found grace with nothing creating it
+// (missingFinding, as a source a Flux object of the tree needs; meanwhile it waits); an ExternalArtifact, once the generator that writes it
 // failed (upstream; failing, the ExternalArtifact whose generator failed; none for a Flux
 // source: the caller's own): of those, one with no fix on its way (mayChange) first, whatever
 // the order of gen's sources, since gen waits for each; else the first. InProgress otherwise, at work (atWork) when every source is
@@ -361,9 +361,9 @@ func (a *assessor) upstreamWithoutArtifact(e *Assessment, gen flux.Generator, in
 // until then, and while that source is being read, it may).
 func (a *assessor) artifactNotComing(e *Assessment, in *flux.Source) string {
 	switch {
-	case in.Suspended:
-		return "is suspended"
 	case !in.Stalled:
+		// (A suspended source is waited for, as a root on it waits: the commit may resume
+		// it, through whatever applies it.)
 		return ""
 	case in.Ref.Kind != "HelmChart":
 		return "stalled" + inParentheses(in.Message)

@@ -1091,8 +1091,8 @@ metadata: {name: app, namespace: flux-system, generation: 2}
 	runFixtureCases(t, []fixtureCase{
 		{name: "its source stalled without an artifact: it fails", looks: []fixtureLook{{docs: docs(stalled),
 			want: fails("GitRepository/flux-system/app, a source of ArtifactGenerator/flux-system/gen, has no artifact and will get none: it stalled (invalid URL)")}}},
-		{name: "its source suspended without an artifact: it fails", looks: []fixtureLook{{docs: docs(suspended),
-			want: fails("GitRepository/flux-system/app, a source of ArtifactGenerator/flux-system/gen, has no artifact and will get none: it is suspended")}}},
+		// A suspended source is waited for, as a root on it waits: the commit may resume it.
+		{name: "its source suspended without an artifact: it waits", looks: []fixtureLook{{at: later, docs: docs(suspended), want: waits}}},
 		{name: "its source fetching its first artifact: it waits", looks: []fixtureLook{{at: later, docs: docs(fetching), want: waits}}},
 		{name: "its source not found: it waits, then fails past the not-found grace", looks: []fixtureLook{{docs: docs(), want: waits},
 			{at: later, docs: docs(), want: fails("ArtifactGenerator/flux-system/gen builds nothing before each of its sources has an artifact: GitRepository/flux-system/app not found (a source of ArtifactGenerator/flux-system/gen); no Kustomization or ResourceSet is creating it")}}},
