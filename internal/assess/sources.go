@@ -489,10 +489,9 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 	if !ok {
 		since, a.mem.retriedSince[key] = now, now
 	}
-	grace := a.retryGrace()
 	controller := retryingController(g.Object.Kind)
 	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-	end := since.Add(grace)
+	end := since.Add(a.retryGrace())
 	if now.Before(end) {
 		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf("%s retries since %s, fails at %s: %s",
 			controller, stamp(since), stamp(end), g.Message))
@@ -518,24 +517,8 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 			return
 		}
 	case helmBackoffRetried(g) && obj != nil:
-		// helm-controller tries again on controller-runtime's back-off: an object of
-		// valuesFrom changed after the failure waits for its next attempt, which reads it
-		// (flux.HelmAttemptBy), and at least the window from the change.
-		v := a.valuesChangedSince(e, obj, g.FailedAt)
-		changed, at := v.changed, v.at
-		if v.reading != "" {
-			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
-				"failing since %s; reading %s, which its values come from, to see whether it changed since: %s", stamp(since), v.reading, g.Message))
-			return
-		}
-		if v.notRead != "" {
-			notRead = " (" + v.notRead + ")"
-		}
-		if end := maxTime(at.Add(grace), flux.HelmAttemptBy(g.Code, g.FailedAt, at).Add(generationMargin)); changed != "" && now.Before(end) {
-			override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
-				"failing since %s; %s changed at %s, after the failure, and helm-controller tries again with a back-off, by %s at the latest; fails then: %s",
-				stamp(since), changed, stamp(at), stamp(end), g.Message))
-			e.recheckAt(end)
+		var waits bool
+		if notRead, waits = a.awaitValuesFix(e, g, obj, since, now); waits {
 			return
 		}
 	}
@@ -543,8 +526,41 @@ func (a *assessor) graceRetried(e *Assessment, g *flux.Gate, obj *unstructured.U
 		now.Sub(since).Round(time.Second), controller, g.Message, notRead))
 }
 
+// awaitValuesFix holds g, a HelmRelease failure helm-controller retries on controller-runtime's
+// back-off, failing since since, while an object of its valuesFrom changed after the failure:
+// it waits for helm-controller's next attempt, which reads it (valuesFixedBy). waits is set
+// when it holds g; notRead says, as a note for the failure, what could not be compared.
+func (a *assessor) awaitValuesFix(e *Assessment, g *flux.Gate, obj *unstructured.Unstructured, since, now time.Time) (notRead string, waits bool) {
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	v := a.valuesChangedSince(e, obj, g.FailedAt)
+	if v.reading != "" {
+		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+			"failing since %s; reading %s, which its values come from, to see whether it changed since: %s", stamp(since), v.reading, g.Message))
+		return "", true
+	}
+	if v.notRead != "" {
+		notRead = " (" + v.notRead + ")"
+	}
+	if end := a.valuesFixedBy(g, v.at); v.changed != "" && now.Before(end) {
+		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
+			"failing since %s; %s changed at %s, after the failure, and helm-controller tries again with a back-off, by %s at the latest; fails then: %s",
+			stamp(since), v.changed, stamp(v.at), stamp(end), g.Message))
+		e.recheckAt(end)
+		return notRead, true
+	}
+	return notRead, false
+}
+
+// valuesFixedBy is when a failure of g, retried on helm-controller's back-off, that an object of
+// its valuesFrom changed at changed may fix, is to stand at the latest: helm-controller's next
+// attempt (flux.HelmAttemptBy) and a margin, and at least the run's retry-grace from the change.
+func (a *assessor) valuesFixedBy(g *flux.Gate, changed time.Time) time.Time {
+	return maxTime(changed.Add(a.retryGrace()), flux.HelmAttemptBy(g.Code, g.FailedAt, changed).Add(generationMargin))
+}
+
 // holdFixedValues holds a HelmRelease whose values do not parse (a final ValuesError) while an
-// object of its valuesFrom changed after the failure, for retry-grace from that change:
+// object of its valuesFrom changed after the failure, until helm-controller's next attempt
+// (valuesFixedBy):
 // helm-controller composes the values again at every attempt (v1.6.4 returns the error, and
 // controller-runtime retries it with a back-off), so its next attempt reads the fix. Without
 // such a change the failure stands at once: the same values get the same answer.
@@ -562,7 +578,7 @@ func (a *assessor) holdFixedValues(e *Assessment, g *flux.Gate, obj *unstructure
 	if v.changed == "" {
 		return
 	}
-	if end := maxTime(v.at.Add(a.retryGrace()), flux.HelmAttemptBy(g.Code, g.FailedAt, v.at).Add(generationMargin)); now.Before(end) {
+	if end := a.valuesFixedBy(g, v.at); now.Before(end) {
 		override(g, result.VerdictInProgress, g.Code, g.Object.Reason, fmt.Sprintf(
 			"%s changed at %s, after the failure, and helm-controller composes the values again at its next attempt, by %s at the latest; fails then: %s",
 			v.changed, stamp(v.at), stamp(end), g.Message))
