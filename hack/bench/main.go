@@ -58,6 +58,9 @@ func run(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "merge" {
 		return merge(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "confirm" {
+		return confirm(ctx, args[1:])
+	}
 	return bench(ctx, args)
 }
 
