@@ -110,6 +110,24 @@ type Snapshot interface {
 	Revision() string
 }
 
+// ObjectSnapshot is a List that also knows single objects proven since its Revision:
+// ObjectRevision is a revision that a quorum read of the object namespace/name followed
+// (ObjectProof), while the list still holds the object at the resourceVersion that read
+// found; "" when no such read did.
+type ObjectSnapshot interface {
+	ObjectRevision(namespace, name string) string
+}
+
+// ObjectProof is one object an Unconfirmed list's part of the verdict rests on: a quorum read
+// of the object alone (linearizable: it answers at the cluster's latest revision), requested
+// once the assessment that asks for it was made, follows AtLeast, the resourceVersion of the
+// Flux status that names the object, which that assessment had read. Finding the object at
+// the resourceVersion the list holds it at then proves the list's copy as of AtLeast
+// (ObjectSnapshot).
+type ObjectProof struct {
+	Namespace, Name, AtLeast string
+}
+
 // Ordered is a List that knows its place among the cluster's reads: it was requested once
 // sent reads had returned, and its own answer was the done-th. It orders lists whose
 // revisions do not compare (a server whose resourceVersions are no etcd revisions).
@@ -280,6 +298,11 @@ type Assessment struct {
 	// set: the fetching side reads them again, after the Flux objects, and assesses again.
 	Unconfirmed          []ListKey
 	AwaitsConsistentRead bool
+	// unconfirmedObjects are, for a list of Unconfirmed, the objects the verdict rests on
+	// that it could not confirm, each with the revision a read of it must be known to follow
+	// (ObjectsToConfirm); wholeUnconfirmed are the lists some judge read whole.
+	unconfirmedObjects map[ListKey][]ObjectProof
+	wholeUnconfirmed   map[ListKey]bool
 
 	appliedRoots int
 	// fatals are all the findings that settle the verdict, in the order met: Fatal is the most

@@ -3,6 +3,7 @@ package assess
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,6 +33,61 @@ func (a *assessor) consistent(key ListKey, l List, ownerID string) {
 	if owner, known := a.fluxLists[ownerID]; !known || !readAfter(l, a.revisionAt(key, l), owner, a.fluxRevisions[ownerID]) {
 		a.unconfirmed(key)
 	}
+}
+
+// consistentObject applies the rule to the object namespace/name, judged on its own from l
+// (an inventory's object): as consistent does for the whole list, or by a read of that object
+// proven at ownerID's status or later (ObjectSnapshot). An object that neither proves is
+// Unconfirmed with its list, and named (ObjectsToConfirm) where the owner's revision is a
+// number: a linearizable read of it alone proves it then.
+func (a *assessor) consistentObject(key ListKey, l List, ownerID, namespace, name string) {
+	owner, known := a.fluxLists[ownerID]
+	if !known {
+		a.unconfirmed(key)
+		return
+	}
+	ownerRV := a.fluxRevisions[ownerID]
+	if readAfter(l, a.revisionAt(key, l), owner, ownerRV) {
+		return
+	}
+	if o, ok := l.(ObjectSnapshot); ok {
+		if c, err := resourceversion.CompareResourceVersion(o.ObjectRevision(namespace, name), ownerRV); err == nil && c >= 0 {
+			return
+		}
+	}
+	if _, err := strconv.ParseUint(ownerRV, 10, 64); err != nil {
+		a.unconfirmed(key) // (no revision to prove the object at: the list is read whole)
+		return
+	}
+	if !slices.Contains(a.e.Unconfirmed, key) {
+		a.e.Unconfirmed = append(a.e.Unconfirmed, key)
+	}
+	if a.e.unconfirmedObjects == nil {
+		a.e.unconfirmedObjects = map[ListKey][]ObjectProof{}
+	}
+	proofs := a.e.unconfirmedObjects[key]
+	for i, p := range proofs {
+		if p.Namespace == namespace && p.Name == name {
+			// (An object of two inventories: read once, after the later status.)
+			if c, err := resourceversion.CompareResourceVersion(ownerRV, p.AtLeast); err == nil && c > 0 {
+				proofs[i].AtLeast = ownerRV
+			}
+			return
+		}
+	}
+	a.e.unconfirmedObjects[key] = append(proofs, ObjectProof{Namespace: namespace, Name: name, AtLeast: ownerRV})
+}
+
+// ObjectsToConfirm are the objects of the Unconfirmed list key that the verdict rests on,
+// each with the revision a read of it must follow, when they are all it rests on of that list:
+// none when a judge read the list whole (a Job's pods, a claim's storage classes), or when
+// the rule could not name one. The fetching side may read them one by one instead of the
+// list.
+func (e *Assessment) ObjectsToConfirm(key ListKey) []ObjectProof {
+	if e.wholeUnconfirmed[key] {
+		return nil
+	}
+	return e.unconfirmedObjects[key]
 }
 
 // revisionAt is the revision of the Snapshot l of key as the assessment first took it (list):
@@ -98,11 +154,15 @@ func readAfter(l List, rev string, owner List, ownerRV string) bool {
 	return sent >= done
 }
 
-// unconfirmed records key as a list to read again, once.
+// unconfirmed records key as a list to read again, once, and whole.
 func (a *assessor) unconfirmed(key ListKey) {
 	if !slices.Contains(a.e.Unconfirmed, key) {
 		a.e.Unconfirmed = append(a.e.Unconfirmed, key)
 	}
+	if a.e.wholeUnconfirmed == nil {
+		a.e.wholeUnconfirmed = map[ListKey]bool{}
+	}
+	a.e.wholeUnconfirmed[key] = true
 }
 
 // readFrom records that the Flux object id was read from w, as obj (consistency).

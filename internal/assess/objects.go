@@ -97,7 +97,7 @@ func (a *assessor) listObject(e *Assessment, v *objectVisit, now time.Time) bool
 	w := a.list(objKey)
 	v.key, v.list, v.ns = objKey, w, ns
 	if w.Synced() {
-		a.consistent(objKey, w, owner.Object.ID)
+		a.consistentObject(objKey, w, owner.Object.ID, ns, o.Name)
 		return true
 	}
 	if w.Err() != nil && w.Read().Failure.Cause == ReadNotServed {

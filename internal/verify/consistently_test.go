@@ -129,10 +129,11 @@ func synced(t testing.TB, state *clusterState) {
 }
 
 // decide runs the cluster's loop as verifyCluster does, each round at the moment the last one
-// asked to read again, until a decision other than Confirming or rounds ran out; it returns
+// asked to read again, until a decision other than Confirming or 8 rounds ran out; it returns
 // the last assessment and the messages of the Confirming rounds.
-func decide(t *testing.T, state *clusterState, rounds int) (*assess.Assessment, []string) {
+func decide(t *testing.T, state *clusterState) (*assess.Assessment, []string) {
 	t.Helper()
+	const rounds = 8
 	var c confirmations
 	var confirming []string
 	now := time.Now()
@@ -237,7 +238,7 @@ func TestConsistentlyDecides(t *testing.T) {
 				touch := func() { _ = w.store.Update(obj) }
 				churn.Store(&touch)
 			}
-			e, confirming := decide(t, state, 8)
+			e, confirming := decide(t, state)
 			if tt.atOnce && len(confirming) > 0 {
 				t.Errorf("Confirming rounds said %q, want a decision at once", confirming)
 			}

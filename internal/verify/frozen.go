@@ -189,6 +189,7 @@ type frozenList struct {
 	synced   bool
 	err      error
 	revision string
+	objects  map[string]string // the revisions single objects are proven at (objectRevisions)
 	gone     map[string]tombstone
 	notes    map[string]time.Time
 }
@@ -217,6 +218,7 @@ func (w *watch) freeze(m passMoment) *frozenList {
 		}
 	}
 	f.items = w.store.freeze()
+	f.objects = w.objectRevisions(f.items)
 	if w.store.keepGone {
 		w.store.goneMu.Lock()
 		f.gone = maps.Clone(w.store.deleted)
@@ -235,6 +237,10 @@ func (f *frozenList) Err() error              { return f.err }
 func (f *frozenList) Read() assess.ReadFacts  { return f.read }
 func (f *frozenList) WaitingSince() time.Time { return f.live.since }
 func (f *frozenList) Revision() string        { return f.revision }
+
+func (f *frozenList) ObjectRevision(namespace, name string) string {
+	return f.objects[storeKey(namespace, name)]
+}
 
 // Items are the objects; the slice is shared by the passes that read this copy, and only
 // read.

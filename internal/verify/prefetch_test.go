@@ -37,6 +37,10 @@ func (b *listBarrier) arm() {
 	b.mu.Unlock()
 }
 
+// beforeGet is the server's BeforeGet: a read of one object waits at the barrier as a list
+// does.
+func (b *listBarrier) beforeGet(plural, namespace, _ string) { b.beforeList(plural, namespace) }
+
 // beforeList is the server's BeforeList.
 func (b *listBarrier) beforeList(string, string) {
 	b.mu.Lock()
@@ -99,25 +103,25 @@ func TestPrefetchListsAtOnce(t *testing.T) {
 	}
 }
 
-// TestConfirmWatchesListsAtOnce: when the Kustomization's status moved past every watch of
-// the app, the confirmation lists the three kinds' metadata together, and still decides.
-func TestConfirmWatchesListsAtOnce(t *testing.T) {
+// TestConfirmWatchesReadsAtOnce: when the Kustomization's status moved past every watch of
+// the app, the confirmation reads the three kinds' objects together, and still decides.
+func TestConfirmWatchesReadsAtOnce(t *testing.T) {
 	t.Parallel()
 	resources, objects := consistentApp()
 	barrier := newListBarrier(len(appKinds))
-	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: barrier.beforeList})
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: barrier.beforeList, BeforeGet: barrier.beforeGet})
 	t.Cleanup(s.Close)
 	state := consistentState(t, s, false)
 	synced(t, state)
 	// A status written after every watch's first list: each must be confirmed.
 	statusAfterLists(t, s, state, objects)
 	barrier.arm()
-	e, _ := decide(t, state, 8)
+	e, _ := decide(t, state)
 	if !e.Current() {
 		t.Errorf("decision: fatal %+v, pending %+v, want Current", e.Fatal, e.Pending)
 	}
 	if got, want := barrier.mostAtOnce(), len(appKinds); got != want {
-		t.Errorf("confirmation lists on their way at once = %d, want %d", got, want)
+		t.Errorf("confirmation reads on their way at once = %d, want %d", got, want)
 	}
 }
 
@@ -148,7 +152,7 @@ func BenchmarkConfirmWatches(b *testing.B) {
 	armed.Store(true)
 	b.ResetTimer()
 	for range b.N {
-		if behind, _ := state.confirmWatches(b.Context(), appKinds); behind != "" {
+		if behind, _ := state.confirmWatches(b.Context(), appKinds, nil); behind != "" {
 			b.Fatalf("confirmWatches: %s", behind)
 		}
 	}
@@ -170,7 +174,7 @@ func TestOpaqueFailureConfirmed(t *testing.T) {
 	t.Cleanup(s.Close)
 	state := consistentState(t, s, false)
 	synced(t, state)
-	e, confirming := decide(t, state, 8)
+	e, confirming := decide(t, state)
 	if e.Fatal == nil || e.Fatal.Verdict != result.VerdictFailed {
 		t.Errorf("decision: fatal %+v, pending %+v, want Failed; confirming rounds %q", e.Fatal, e.Pending, confirming)
 	}

@@ -42,6 +42,11 @@ type clusterState struct {
 	configsMu sync.Mutex
 	configs   map[string]storedConfig
 
+	// listOnlyMu guards listOnly, the watches whose objects a confirmation read alone was
+	// refused (credentials that may list and watch a kind, not get it): they are listed.
+	listOnlyMu sync.Mutex
+	listOnly   map[assess.ListKey]bool
+
 	// mem is the run's own memory, which only assess.Assess and assess.Preflight change.
 	mem *assess.Memory
 	// readOrder numbers the cluster's list reads (assess.Snapshot).

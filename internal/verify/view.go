@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -178,7 +180,7 @@ func (s *clusterState) confirmRead(ctx context.Context, e *assess.Assessment, no
 	if s.req.Snapshot {
 		return s.readAgain(ctx, s.watches, e, now), ""
 	}
-	behind, comparable := s.confirmWatches(ctx, e.Unconfirmed)
+	behind, comparable := s.confirmWatches(ctx, e.Unconfirmed, e.ObjectsToConfirm)
 	if !comparable {
 		return s.readFresh(ctx, e, now)
 	}
@@ -193,25 +195,40 @@ func (s *clusterState) confirmRead(ctx context.Context, e *assess.Assessment, no
 // cache that differs is behind the cluster: its watch catches up, and the cluster assesses
 // again when it does. The cache is compared with the list once the list is in, so only the
 // comparison (in memory) needs the cache unchanged: a namespace whose objects change all the
-// time still confirms. It returns what it could not confirm, said for a person, and whether
-// the list's revisions are numbers (comparable with the owners' resourceVersions).
-func (s *clusterState) confirmWatches(ctx context.Context, keys []assess.ListKey) (behind string, comparable bool) {
+// time still confirms.
+//
+// Where the decision rests on a few named objects of a watch (objects, the assessment's
+// ObjectsToConfirm), each is read alone instead (confirmObjects): a quorum read of one object
+// is answered from etcd, where a quorum list waits, from Kubernetes 1.31, for the API
+// server's watch cache to reach etcd's revision, which it asks for at most every 100 ms.
+//
+// It returns what it could not confirm, said for a person, and whether the list's revisions
+// are numbers (comparable with the owners' resourceVersions).
+func (s *clusterState) confirmWatches(ctx context.Context, keys []assess.ListKey, objects func(assess.ListKey) []assess.ObjectProof) (behind string, comparable bool) {
 	comparable = true
 	var notes []string
-	watches, lists := s.listMetadata(ctx, keys)
+	watches, reads := s.readMetadata(ctx, keys, objects)
 	for i, key := range keys {
-		w, list, err := watches[i], lists[i].list, lists[i].err
-		if w == nil {
-			continue
-		}
+		w, read := watches[i], reads[i]
 		switch {
-		case err != nil:
-			notes = append(notes, fmt.Sprintf("listing %s: %s", keyName(key), apiMessage(err)))
+		case w == nil:
 			continue
-		case list.ResourceVersion == "":
+		case read.objects != nil:
+			if slices.ContainsFunc(read.objects, func(r objectRead) bool { return r.err == nil && !numbered(r.got.ResourceVersion) }) {
+				comparable = false // (as a list whose revision is no number)
+			}
+			if note := confirmObjects(w, key, read.objects); note != "" {
+				notes = append(notes, note)
+			}
+			continue
+		case read.err != nil:
+			notes = append(notes, fmt.Sprintf("listing %s: %s", keyName(key), apiMessage(read.err)))
+			continue
+		case read.list.ResourceVersion == "":
 			notes = append(notes, fmt.Sprintf("the list of %s has no resourceVersion", keyName(key)))
 			continue
 		}
+		list := read.list
 		if !numbered(list.ResourceVersion) {
 			comparable = false
 		}
@@ -225,18 +242,68 @@ func (s *clusterState) confirmWatches(ctx context.Context, keys []assess.ListKey
 	return few(notes, "; "), comparable
 }
 
-// metadataList is one list of confirmWatches, or its error.
-type metadataList struct {
-	list *metav1.PartialObjectMetadataList
-	err  error
+// confirmObjects records the proof of each object read alone that the watch w of key holds at
+// the resourceVersion its read found (watch.confirmObject); it returns what it could not
+// confirm, said for a person.
+func confirmObjects(w *watch, key assess.ListKey, reads []objectRead) string {
+	behind := false
+	for _, r := range reads {
+		sk := storeKey(r.proof.Namespace, r.proof.Name)
+		cached, ok, _ := w.store.GetByKey(sk)
+		if r.err != nil || !ok || !numbered(r.got.ResourceVersion) || objectRevision(cached) != r.got.ResourceVersion {
+			// (The object is gone, or the watch holds another state of it; a resourceVersion
+			// that is no number proves nothing of a state.)
+			behind = true
+			continue
+		}
+		w.confirmObject(sk, r.got.ResourceVersion, r.proof.AtLeast)
+	}
+	if behind {
+		return "the watch of " + keyName(key) + " is behind the cluster"
+	}
+	return ""
 }
 
-// listMetadata lists, concurrently (one round trip for them all), the metadata of each key
-// whose watch is synced; watches[i] is nil for the others, which are not listed.
-func (s *clusterState) listMetadata(ctx context.Context, keys []assess.ListKey) ([]*watch, []metadataList) {
-	watches, lists := make([]*watch, len(keys)), make([]metadataList, len(keys))
-	var g errgroup.Group
-	g.SetLimit(prefetchLimit)
+// metadataRead is one key's read of confirmWatches: its list, or its objects read alone, or
+// its error.
+type metadataRead struct {
+	list    *metav1.PartialObjectMetadataList
+	err     error
+	objects []objectRead
+}
+
+// objectRead is the quorum read of one object that proof asks for, or its error.
+type objectRead struct {
+	proof assess.ObjectProof
+	got   *metav1.PartialObjectMetadata
+	err   error
+}
+
+// objectReadLimit is how many objects confirmWatches reads alone at most, of all its watches;
+// a watch whose decision rests on more of its objects, or that would take the reads past it,
+// is listed, in one request.
+const objectReadLimit = 8
+
+// readMetadata reads, concurrently (one round trip for them all), for each key whose watch is
+// synced, the metadata of its objects: the few that objects names, each alone, where the watch
+// holds every one of them (an object it does not hold is read with its list) and the reads of
+// the confirmation stay within objectReadLimit, else the list; watches[i] is nil for the
+// others, which are not read. A kind whose reads alone failed (not found aside: the object is
+// gone) is listed as soon as its last read answered; one whose reads the server refuses
+// (credentials that may list and watch a kind, not get it) is listed from then on.
+func (s *clusterState) readMetadata(ctx context.Context, keys []assess.ListKey, objects func(assess.ListKey) []assess.ObjectProof) ([]*watch, []metadataRead) {
+	watches, reads := make([]*watch, len(keys)), make([]metadataRead, len(keys))
+	var lists, alone errgroup.Group
+	lists.SetLimit(prefetchLimit)
+	list := func(i int, key assess.ListKey) {
+		lists.Go(func() error {
+			lctx, cancel := context.WithTimeout(ctx, listTimeout)
+			defer cancel()
+			reads[i].list, reads[i].err = s.metadataClient.Resource(key.GVR).Namespace(key.Namespace).List(lctx, metav1.ListOptions{})
+			return nil
+		})
+	}
+	budget := objectReadLimit
 	for i, key := range keys {
 		l, ok := s.watches.peek(key)
 		w, isWatch := l.(*watch)
@@ -244,15 +311,83 @@ func (s *clusterState) listMetadata(ctx context.Context, keys []assess.ListKey) 
 			continue
 		}
 		watches[i] = w
-		g.Go(func() error {
-			lctx, cancel := context.WithTimeout(ctx, listTimeout)
-			defer cancel()
-			lists[i].list, lists[i].err = s.metadataClient.Resource(key.GVR).Namespace(key.Namespace).List(lctx, metav1.ListOptions{})
-			return nil
-		})
+		proofs := s.heldProofs(w, key, objects)
+		if proofs == nil || len(proofs) > budget {
+			list(i, key)
+			continue
+		}
+		budget -= len(proofs)
+		client := s.metadataClient.Resource(key.GVR).Namespace(key.Namespace)
+		reads[i].objects = make([]objectRead, len(proofs))
+		var left atomic.Int64
+		left.Store(int64(len(proofs)))
+		for j, p := range proofs {
+			reads[i].objects[j].proof = p
+			alone.Go(func() error {
+				octx, cancel := context.WithTimeout(ctx, listTimeout)
+				defer cancel()
+				r := &reads[i].objects[j]
+				r.got, r.err = client.Get(octx, p.Name, metav1.GetOptions{})
+				if left.Add(-1) == 0 {
+					s.afterReadsAlone(i, key, reads, list)
+				}
+				return nil
+			})
+		}
 	}
-	_ = g.Wait() // (each list keeps its own error)
-	return watches, lists
+	_ = alone.Wait() // (each read keeps its own error)
+	_ = lists.Wait()
+	return watches, reads
+}
+
+// afterReadsAlone runs once every read alone of keys[i] answered: a kind whose reads failed
+// (not found aside) is listed instead, and one the server refused to read alone is listed from
+// then on.
+func (s *clusterState) afterReadsAlone(i int, key assess.ListKey, reads []metadataRead, list func(int, assess.ListKey)) {
+	failed, refused := false, false
+	for _, r := range reads[i].objects {
+		if r.err != nil && !apierrors.IsNotFound(r.err) {
+			failed = true
+			refused = refused || apierrors.IsForbidden(r.err) || apierrors.IsMethodNotSupported(r.err)
+		}
+	}
+	if refused {
+		s.listOnlyMu.Lock()
+		if s.listOnly == nil {
+			s.listOnly = map[assess.ListKey]bool{}
+		}
+		s.listOnly[key] = true
+		s.listOnlyMu.Unlock()
+	}
+	if failed {
+		reads[i].objects = nil
+		list(i, key)
+	}
+}
+
+// heldProofs are the objects of key that objects names, when they are at most objectReadLimit
+// and the watch w holds each of them, and the server did not refuse to read them alone
+// before; nil otherwise (the list is read).
+func (s *clusterState) heldProofs(w *watch, key assess.ListKey, objects func(assess.ListKey) []assess.ObjectProof) []assess.ObjectProof {
+	if objects == nil {
+		return nil
+	}
+	s.listOnlyMu.Lock()
+	listOnly := s.listOnly[key]
+	s.listOnlyMu.Unlock()
+	if listOnly {
+		return nil
+	}
+	proofs := objects(key)
+	if len(proofs) == 0 || len(proofs) > objectReadLimit {
+		return nil
+	}
+	for _, p := range proofs {
+		if _, held, _ := w.store.GetByKey(storeKey(p.Namespace, p.Name)); !held {
+			return nil
+		}
+	}
+	return proofs
 }
 
 // keyName names a list for a person: its resource and namespace.

@@ -63,6 +63,9 @@ type watch struct {
 	confirmedMu sync.Mutex
 	confirmed   string
 	confirmedAt uint64
+	// objects are the single objects quorum reads proved (confirmObjects), by store key:
+	// valid while the store holds each at the resourceVersion its read found.
+	objects map[string]objectProof
 	// onErr is called when a list or watch fails: the cluster re-assesses (a failed first
 	// list gives its connect slot back).
 	onErr func()
@@ -662,6 +665,48 @@ func (w *watch) Revision() string {
 		return position
 	}
 	return w.confirmed
+}
+
+// objectProof is what a quorum read of one object proved: the object at resourceVersion rv
+// is the cluster's as of atLeast (assess.ObjectProof).
+type objectProof struct {
+	rv, atLeast string
+}
+
+// confirmObject records that a quorum read following revision atLeast found the object the
+// store holds under key at resourceVersion rv.
+func (w *watch) confirmObject(key, rv, atLeast string) {
+	w.confirmedMu.Lock()
+	defer w.confirmedMu.Unlock()
+	if w.objects == nil {
+		w.objects = map[string]objectProof{}
+	}
+	if p, ok := w.objects[key]; ok && p.rv == rv {
+		if c, err := resourceversion.CompareResourceVersion(p.atLeast, atLeast); err == nil && c > 0 {
+			return // (a read for a later owner's status proved more already)
+		}
+	}
+	w.objects[key] = objectProof{rv: rv, atLeast: atLeast}
+}
+
+// objectRevisions are the revisions the objects of items are proven at (assess.ObjectSnapshot),
+// by store key: of the objects still at the resourceVersion their read found. A proof of an
+// object that changed since is dropped: an object's resourceVersion never comes back.
+func (w *watch) objectRevisions(items *frozenItems) map[string]string {
+	w.confirmedMu.Lock()
+	defer w.confirmedMu.Unlock()
+	if len(w.objects) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(w.objects))
+	for key, p := range w.objects {
+		if obj, ok := items.items[key]; !ok || objectRevision(obj) != p.rv {
+			delete(w.objects, key)
+			continue
+		}
+		out[key] = p.atLeast
+	}
+	return out
 }
 
 // confirm records that the cache, at the store's count of changes at, holds exactly what a

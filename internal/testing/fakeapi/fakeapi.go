@@ -70,6 +70,7 @@ type Server struct {
 	refusals   []Refusal
 	opaque     bool
 	beforeList func(plural, namespace string)
+	beforeGet  func(plural, namespace, name string)
 	mu         sync.Mutex
 	objects    map[string][]map[string]any // by resource key group/version/plural
 	revision   int                         // the revision lists answer at (Set moves it)
@@ -104,6 +105,9 @@ type Options struct {
 	// BeforeList, when set, is called with the resource and namespace of every list before it
 	// is answered (not of a watch's initial list), as the cluster changes while it serves it.
 	BeforeList func(plural, namespace string)
+	// BeforeGet, when set, is called with the resource, namespace and name of every read of
+	// one object before it is answered.
+	BeforeGet func(plural, namespace, name string)
 }
 
 // Refusal refuses every read (list, watch, get) of the resource Plural, in Namespace ("" for
@@ -118,7 +122,7 @@ type Refusal struct {
 // Start starts a server on 127.0.0.1; Close stops it.
 func Start(opts Options) *Server {
 	s := &Server{behaviour: opts.Behaviour, retryAfter: opts.RetryAfter, resources: opts.Resources, refusals: opts.Refusals,
-		opaque: opts.OpaqueRevisions, beforeList: opts.BeforeList, objects: map[string][]map[string]any{}, revision: 1, stop: make(chan struct{})}
+		opaque: opts.OpaqueRevisions, beforeList: opts.BeforeList, beforeGet: opts.BeforeGet, objects: map[string][]map[string]any{}, revision: 1, stop: make(chan struct{})}
 	if s.retryAfter == 0 {
 		s.retryAfter = 30
 	}
@@ -341,6 +345,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, parts []s
 	if !ok {
 		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 		return
+	}
+	if len(rest) == 2 && s.beforeGet != nil {
+		s.beforeGet(res.Plural, namespace, rest[1])
 	}
 	objects, revision := s.inNamespace(res, namespace)
 	metadataOnly := strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata")
