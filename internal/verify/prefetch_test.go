@@ -179,3 +179,37 @@ func TestOpaqueFailureConfirmed(t *testing.T) {
 		t.Errorf("decision: fatal %+v, pending %+v, want Failed; confirming rounds %q", e.Fatal, e.Pending, confirming)
 	}
 }
+
+// TestFailureListsAtOnce: a failure read on watches behind the Kustomization's status is read
+// again with every list it could not confirm on its way at once, one round trip, where the
+// watches' streams say the server's revisions are numbers; and it stands.
+func TestFailureListsAtOnce(t *testing.T) {
+	t.Parallel()
+	resources, objects := consistentApp()
+	resources = append(resources,
+		fakeapi.Resource{Group: "apps", Version: "v1", Kind: "ReplicaSet", Plural: "replicasets", Namespaced: true},
+		fakeapi.Resource{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true})
+	objects[1] = stuck(appObject(t, objects, "app-000"))
+	barrier := newListBarrier(0)
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: barrier.beforeList})
+	t.Cleanup(s.Close)
+	state := consistentState(t, s, false)
+	synced(t, state)
+	statusAfterLists(t, s, state, objects)
+	s.Set(appObject(t, objects, "app")) // (the server's copy at 3 too, as its watch has it)
+	now := time.Now()
+	e := state.assess(now)
+	if !failedOn(e) || len(e.Unconfirmed) < 2 {
+		t.Fatalf("the watches' view: fatal %+v, unconfirmed %v; want a failure on two lists or more: the test proves nothing", e.Fatal, e.Unconfirmed)
+	}
+	barrier.want = len(e.Unconfirmed)
+	barrier.arm()
+	var c confirmations
+	got := state.consistently(t.Context(), e, now, &c)
+	if got.Fatal == nil || got.Fatal.Verdict != result.VerdictFailed {
+		t.Errorf("decision: fatal %+v, pending %+v, want Failed", got.Fatal, got.Pending)
+	}
+	if most, want := barrier.mostAtOnce(), len(e.Unconfirmed); most != want {
+		t.Errorf("lists read again on their way at once = %d, want %d (%v)", most, want, keyNames(e.Unconfirmed))
+	}
+}

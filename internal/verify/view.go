@@ -512,18 +512,34 @@ func (s *clusterState) confirmFailure(ctx context.Context, e *assess.Assessment,
 		return e, ""
 	}
 	again := newListSet(ctx, s.readers(), s.req.Clock, s.readOrder, listTimeout)
-	// The first list says whether the server's revisions are numbers; where they are, each
-	// list is compared by its own revision and the others may go out together.
-	if l := again.get(e.Unconfirmed[0]); l.Err() == nil && !numbered(l.(*staticList).revision) {
-		return s.readFresh(ctx, e, now)
+	// Where the server's revisions are numbers, each list is compared by its own revision and
+	// all may go out together: the watch of the first says so when its stream is at a numbered
+	// revision, else the first list does, alone.
+	rest := e.Unconfirmed
+	if !s.numberedWatch(rest[0]) {
+		if l := again.get(rest[0]); l.Err() == nil && !numbered(l.(*staticList).revision) {
+			return s.readFresh(ctx, e, now)
+		}
+		rest = rest[1:]
 	}
-	again.prefetch(e.Unconfirmed[1:])
+	again.prefetch(rest)
 	for _, key := range e.Unconfirmed {
 		if l := again.get(key); l.Err() == nil && !numbered(l.(*staticList).revision) {
 			return s.readFresh(ctx, e, now)
 		}
 	}
 	return s.assessFrom(&layeredLists{top: &withHistory{fresh: again, watches: s.watches}, base: s.watches}, now), ""
+}
+
+// numberedWatch reports whether the watch of key is at a numbered revision of its stream: the
+// server gives that kind etcd's revisions.
+func (s *clusterState) numberedWatch(key assess.ListKey) bool {
+	l, ok := s.watches.peek(key)
+	if !ok {
+		return false
+	}
+	w, isWatch := l.(*watch)
+	return isWatch && numbered(w.store.streamPosition())
 }
 
 // numbered reports whether a resourceVersion is a number, as etcd's revisions are: only those
