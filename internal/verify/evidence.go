@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -15,7 +16,9 @@ import (
 	"github.com/org/app-status-action/internal/result"
 )
 
-// Evidence bounds: a failing cluster costs at most maxEvidenceObjects × 3 API calls.
+// Evidence bounds: a failing cluster costs at most maxEvidenceObjects × 5 API calls: three
+// event lists and a log, on their way at once, and the current container's log where the
+// previous one's is gone.
 const (
 	maxEvidenceObjects = 5
 	maxEvents          = 5
@@ -25,49 +28,82 @@ const (
 
 // gatherEvidence adds to each failing object (the first few) the latest Warning events of its
 // pod and of the workload, and the last lines of the failing container's log. Healthy objects
-// cost nothing.
+// cost nothing. Every read goes out at once: the evidence costs one round trip.
 func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Object) {
 	// Bounded, and stopped by the run's end like everything else (a cancelled job).
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
+	var g errgroup.Group
 	gathered := 0
 	for i := range objects {
-		f := objects[i].Failure
-		if f == nil || gathered >= maxEvidenceObjects {
+		if objects[i].Failure == nil || gathered >= maxEvidenceObjects {
 			continue
 		}
 		gathered++
-		o := objects[i]
-		var events []result.Event
-		var errs []error
-		collect := func(evs []result.Event, err error) {
-			events = append(events, evs...)
-			if err != nil {
-				errs = append(errs, err)
-			}
+		g.Go(func() error {
+			s.evidenceOf(ctx, objects[i])
+			return nil
+		})
+	}
+	_ = g.Wait() // (each object keeps its own errors)
+}
+
+// evidenceOf adds the evidence of the failing object o to its Failure, its reads made at once.
+func (s *clusterState) evidenceOf(ctx context.Context, o result.Object) {
+	f := o.Failure
+	var reads []func() ([]result.Event, error)
+	if f.Pod != "" {
+		reads = append(reads, func() ([]result.Event, error) { return s.warningEvents(ctx, o.Namespace, "Pod", f.Pod) })
+	}
+	reads = append(reads, func() ([]result.Event, error) { return s.warningEvents(ctx, o.Namespace, o.Kind, o.Name) })
+	if canary := canaryOf(o); canary != "" {
+		// Flagger records why the analysis failed on the Canary that judged the workload.
+		reads = append(reads, func() ([]result.Event, error) { return s.warningEvents(ctx, o.Namespace, "Canary", canary) })
+	}
+	if f.Code == result.CodeQuota || f.Code == result.CodeAdmissionDenied {
+		// The refusals are recorded on the Deployment's ReplicaSet.
+		reads = append(reads, func() ([]result.Event, error) { return s.replicaSetEvents(ctx, o.Namespace, o.Name) })
+	}
+	type eventsRead struct {
+		events []result.Event
+		err    error
+	}
+	got := make([]eventsRead, len(reads))
+	var g errgroup.Group
+	for i, read := range reads {
+		g.Go(func() error {
+			got[i].events, got[i].err = read()
+			return nil
+		})
+	}
+	readLogs := f.Pod != "" && f.Container != ""
+	var logs, logsError string
+	if readLogs {
+		g.Go(func() error {
+			logs, logsError = s.containerLog(ctx, o.Namespace, f.Pod, f.Container, f.Code == result.CodeCrashLoop || f.Code == result.CodeOOM)
+			return nil
+		})
+	}
+	_ = g.Wait() // (each read keeps its own error)
+	var (
+		events   []result.Event
+		firstErr error
+	)
+	for _, r := range got {
+		events = append(events, r.events...)
+		if firstErr == nil {
+			firstErr = r.err
 		}
-		if f.Pod != "" {
-			collect(s.warningEvents(ctx, o.Namespace, "Pod", f.Pod))
-		}
-		collect(s.warningEvents(ctx, o.Namespace, o.Kind, o.Name))
-		if canary := canaryOf(o); canary != "" {
-			// Flagger records why the analysis failed on the Canary that judged the workload.
-			collect(s.warningEvents(ctx, o.Namespace, "Canary", canary))
-		}
-		if f.Code == result.CodeQuota || f.Code == result.CodeAdmissionDenied {
-			// The refusals are recorded on the Deployment's ReplicaSet.
-			collect(s.replicaSetEvents(ctx, o.Namespace, o.Name))
-		}
-		if len(errs) > 0 {
-			f.EventsError = fmt.Sprintf("cannot list the events of namespace %s: %s", o.Namespace, apiMessage(errs[0]))
-		}
-		f.Events = dedupeEvents(events)
-		if len(f.Events) > maxEvents {
-			f.Events = f.Events[:maxEvents]
-		}
-		if f.Pod != "" && f.Container != "" {
-			f.Logs, f.LogsError = s.containerLog(ctx, o.Namespace, f.Pod, f.Container, f.Code == result.CodeCrashLoop || f.Code == result.CodeOOM)
-		}
+	}
+	if firstErr != nil {
+		f.EventsError = fmt.Sprintf("cannot list the events of namespace %s: %s", o.Namespace, apiMessage(firstErr))
+	}
+	f.Events = dedupeEvents(events)
+	if len(f.Events) > maxEvents {
+		f.Events = f.Events[:maxEvents]
+	}
+	if readLogs {
+		f.Logs, f.LogsError = logs, logsError
 	}
 }
 

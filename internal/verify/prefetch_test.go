@@ -213,3 +213,26 @@ func TestFailureListsAtOnce(t *testing.T) {
 		t.Errorf("lists read again on their way at once = %d, want %d (%v)", most, want, keyNames(e.Unconfirmed))
 	}
 }
+
+// TestEvidenceReadsAtOnce: the evidence of a failing object, its pod's Warning events and its
+// own, is read with both lists on their way at once: one round trip after the verdict.
+func TestEvidenceReadsAtOnce(t *testing.T) {
+	t.Parallel()
+	resources, objects := consistentApp()
+	resources = append(resources, fakeapi.Resource{Version: "v1", Kind: "Event", Plural: "events", Namespaced: true})
+	barrier := newListBarrier(2)
+	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: barrier.beforeList})
+	t.Cleanup(s.Close)
+	state := consistentState(t, s, false)
+	synced(t, state)
+	barrier.arm()
+	failing := []result.Object{{Kind: "Deployment", Namespace: "app", Name: "app-000",
+		Failure: &result.Failure{Code: result.CodeImagePull, Pod: "app-000-abc"}}}
+	state.gatherEvidence(t.Context(), failing)
+	if most := barrier.mostAtOnce(); most != 2 {
+		t.Errorf("event lists on their way at once = %d, want 2", most)
+	}
+	if f := failing[0].Failure; f.EventsError != "" {
+		t.Errorf("events error %q, want none", f.EventsError)
+	}
+}
