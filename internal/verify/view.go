@@ -609,6 +609,8 @@ type confirmations struct {
 	// reads turn to fresh lists (freshAfter), which a busy namespace would repeat at every
 	// change, at the moment its API server is slow.
 	changes map[assess.ListKey]uint64
+	// early are the counts of changes of the watches confirmEarly read, when it read them.
+	early map[assess.ListKey]uint64
 }
 
 // caughtUp reports whether a watch the last read could not confirm has changed since.
@@ -645,6 +647,7 @@ func (c *confirmations) noteChanges(watches objectCache, keys []assess.ListKey) 
 func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, now time.Time, c *confirmations) *assess.Assessment {
 	failed := failedOn(e) && len(e.Unconfirmed) > 0
 	if !e.AwaitsConsistentRead && !failed {
+		s.confirmEarly(ctx, e, c)
 		return e
 	}
 	if s.req.Snapshot {
@@ -689,6 +692,44 @@ func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, n
 		Message: "the consistent read is not there yet: " + c.last}
 	e.RecheckAt(c.next)
 	return e
+}
+
+// confirmEarly confirms, while a cluster whose roots applied the revision still waits (on
+// its workloads' rollout), the watches its verdict will rest on: those of kinds the rollout
+// does not change (its ConfigMaps, its Services) take in no event after the owner's status,
+// so their streams cannot prove them, and confirmed only once the last workload is Current
+// they would cost the verdict a round trip after the last change. Confirmed now, at the
+// owner's status, a watch that does not change stays confirmed (watch.Revision), and the
+// watches of what rolls out pass the owner's revision by their own events: the verdict comes
+// with the pass that sees the last change. It is the same proof, made sooner: a watch that
+// changes meanwhile, or an owner whose status moves on, is confirmed again when the verdict
+// waits on it, as before. Each watch is tried once per state (the count of its changes), so
+// a rollout costs one more read per kind at most; what the reads could not confirm is left
+// to that later confirmation, which says it.
+func (s *clusterState) confirmEarly(ctx context.Context, e *assess.Assessment, c *confirmations) {
+	if s.req.Snapshot || !e.RootsApplied || e.Fatal != nil || e.Pending == nil || e.Syncing || !e.Needs.Empty() {
+		return
+	}
+	var keys []assess.ListKey
+	for _, key := range e.Unconfirmed {
+		l, ok := s.watches.peek(key)
+		w, isWatch := l.(*watch)
+		if !ok || !isWatch {
+			continue
+		}
+		changes := w.store.changes.Load()
+		if at, tried := c.early[key]; tried && at == changes {
+			continue
+		}
+		if c.early == nil {
+			c.early = map[assess.ListKey]uint64{}
+		}
+		c.early[key] = changes
+		keys = append(keys, key)
+	}
+	if len(keys) > 0 {
+		s.confirmWatches(ctx, keys, e.ObjectsToConfirm)
+	}
 }
 
 // settled reports whether read, the decision on a consistent read, is the cluster's: when it
