@@ -70,7 +70,10 @@ func logf(format string, args ...any) {
 
 // config is the bench's command line.
 type config struct {
-	appStatus       string
+	appStatus string
+	// peer is an earlier app-status binary run beside appStatus in the latency and fail-fast
+	// runs (empty: none), reported as peerName.
+	peer, peerName  string
 	out             string
 	runs            int
 	latencyClusters int
@@ -89,6 +92,8 @@ func parseConfig(args []string) (config, error) {
 	c := config{args: args}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&c.appStatus, "app-status", "bin/app-status", "the app-status binary to measure (make build)")
+	fs.StringVar(&c.peer, "peer", "", "an earlier app-status binary to run beside --app-status in every latency and fail-fast run, on the same events: its figures and ratio in the same tables (both wait at once, so they share the CPU)")
+	fs.StringVar(&c.peerName, "peer-name", "app-status (peer)", "the name --peer is reported under, for example \"main (abc1234)\"")
 	fs.StringVar(&c.out, "out", "docs", "folder for benchmark.md and benchmark.png")
 	fs.IntVar(&c.runs, "runs", 5, "runs per measure (medians of these)")
 	fs.IntVar(&c.latencyClusters, "latency-clusters", 3, "clusters with Flux for the latency and fail-fast measures")
@@ -121,6 +126,9 @@ func parseConfig(args []string) (config, error) {
 		c.apiserverArgs = apiserverArgs
 	}
 	c.phases = strings.Split(*phases, ",")
+	if c.peer != "" && slices.Contains([]string{toolAppStatus, toolKubectl, toolPoller}, c.peerName) {
+		return c, fmt.Errorf("--peer-name %q is the name of a tool the bench runs anyway: give the peer a name of its own", c.peerName)
+	}
 	if c.runs < 1 || c.latencyClusters < 1 || c.deployments < 1 || c.objects < 4 {
 		return c, errors.New("--runs, --latency-clusters and --deployments must be at least 1, --objects at least 4")
 	}
@@ -132,10 +140,13 @@ func (c config) phase(name string) bool { return slices.Contains(c.phases, name)
 // env is what every phase needs.
 type env struct {
 	appStatus string // absolute path of the binary measured
-	self      string // this program, for `bench poller`
-	rusage    string // hack/bench/rusage, built into workdir
-	bins      testbed.Bins
-	workdir   string
+	// peer is the absolute path of an earlier build run beside it (config.peer), named
+	// peerName; empty: none.
+	peer, peerName string
+	self           string // this program, for `bench poller`
+	rusage         string // hack/bench/rusage, built into workdir
+	bins           testbed.Bins
+	workdir        string
 	// clusters and clustersFile are the clusters of the bed in use.
 	clusters     []clusterRef
 	clustersFile string
@@ -166,6 +177,15 @@ func bench(ctx context.Context, args []string) error {
 	}
 	if _, err := os.Stat(e.appStatus); err != nil {
 		return fmt.Errorf("the app-status binary: %w (run make build)", err)
+	}
+	if cfg.peer != "" {
+		if e.peer, err = filepath.Abs(cfg.peer); err != nil {
+			return err
+		}
+		if _, err := os.Stat(e.peer); err != nil {
+			return fmt.Errorf("--peer: %w (build the earlier commit: git archive C | tar -x -C DIR && make -C DIR build)", err)
+		}
+		e.peerName = cfg.peerName
 	}
 	if e.self, err = os.Executable(); err != nil {
 		return fmt.Errorf("find this program: %w", err)

@@ -195,7 +195,7 @@ func writeFailFast(b *strings.Builder, f *latencyResult, cfg config) {
 func writeToolTable(b *strings.Builder, l *latencyResult, verdict string) {
 	base := l.tool(toolAppStatus)
 	fmt.Fprintf(b, "| Tool | p50 per cluster | p95 per cluster | p50 per run (to exit) | p95 per run | against app-status (p50 per run) | verdicts |\n|---|---|---|---|---|---|---|\n")
-	for _, name := range []string{toolAppStatus, toolPoller, toolKubectl} {
+	for _, name := range toolOrder(l) {
 		t := l.tool(name)
 		rel := "1×"
 		if name != toolAppStatus {
@@ -209,6 +209,18 @@ func writeToolTable(b *strings.Builder, l *latencyResult, verdict string) {
 			ms(median(t.Run)), ms(p95(t.Run)), rel, verdicts)
 	}
 	b.WriteString("\n")
+}
+
+// toolOrder is the order of l's tools in a table: app-status, an earlier build run beside it
+// (--peer), then its peers.
+func toolOrder(l *latencyResult) []string {
+	names := []string{toolAppStatus}
+	for _, t := range l.Tools {
+		if !slices.Contains([]string{toolAppStatus, toolPoller, toolKubectl}, t.Name) {
+			names = append(names, t.Name)
+		}
+	}
+	return append(names, toolPoller, toolKubectl)
 }
 
 func writeGrowth(b *strings.Builder, g *growthResult, cfg config) {

@@ -199,11 +199,19 @@ func (e *env) startPeers(app fluxApp, revision, commit string, timeout time.Dura
 	}
 	as := exec.Command(e.appStatus, "verify", "--clusters-file", e.clustersFile, "--resource", "kustomization/"+app.Name,
 		"--revision", commit, "--timeout", timeout.String(), "--max-parallel", fmt.Sprint(len(e.clusters)), "-o", "json")
-	t, err := startTool("app-status", as, true, appStatusLine)
+	t, err := startTool(toolAppStatus, as, true, appStatusLine)
 	if err != nil {
 		return nil, err
 	}
 	tools = append(tools, t)
+	if e.peer != "" {
+		peer := exec.Command(e.peer, as.Args[1:]...)
+		if t, err = startTool(e.peerName, peer, true, appStatusLine); err != nil {
+			stop()
+			return nil, err
+		}
+		tools = append(tools, t)
+	}
 
 	loop := exec.Command("bash", "-c", kubectlLoop(e.clusters, app, revision, timeout))
 	loop.Env = append(os.Environ(), "PATH="+e.bins.Dir+":"+os.Getenv("PATH"), "KUBECACHEDIR="+kubectlCache)
