@@ -150,16 +150,31 @@ func decide(t *testing.T, state *clusterState) (*assess.Assessment, []string) {
 }
 
 // statusAfterLists writes the fake app's Kustomization again on s and delivers it to its
-// watch in state at resourceVersion 3: a status written after every other watch's first list.
+// watch in state at the resourceVersion s gave it: a status written after every other watch's
+// first list, the server's copy and the watch's the same.
 func statusAfterLists(t *testing.T, s *fakeapi.Server, state *clusterState, objects []map[string]any) {
 	t.Helper()
 	ks := appObject(t, objects, "app")
-	s.Set(ks)
-	ks["metadata"].(map[string]any)["resourceVersion"] = "3"
+	ks["metadata"].(map[string]any)["resourceVersion"] = s.Set(ks)
 	l, _ := state.watches.peek(assess.ListKey{GVR: ksGVR, Namespace: "flux-system"})
 	if err := l.(*watch).store.Update(&unstructured.Unstructured{Object: ks}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// clusterWithLaterStatus starts a fake cluster of opts, serving the fake app's objects, and
+// the state that verifies it, whose watches have their first lists; then the app's
+// Kustomization's status is written again (statusAfterLists), so that every other watch must
+// be confirmed against it.
+func clusterWithLaterStatus(t *testing.T, opts fakeapi.Options, objects []map[string]any) (*fakeapi.Server, *clusterState) {
+	t.Helper()
+	opts.Objects = objects
+	s := fakeapi.Start(opts)
+	t.Cleanup(s.Close)
+	state := consistentState(t, s, false)
+	synced(t, state)
+	statusAfterLists(t, s, state, objects)
+	return s, state
 }
 
 // TestConsistentlyDecides: the loop that confirms a verdict on a consistent read comes to a

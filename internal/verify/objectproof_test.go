@@ -59,12 +59,7 @@ func TestConfirmObjectsAlone(t *testing.T) {
 			t.Parallel()
 			resources, objects := fakeapi.App("app", "main@sha1:"+starveCommit, 3*tt.perKind)
 			var count readCounter
-			s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: count.beforeList, BeforeGet: count.beforeGet})
-			t.Cleanup(s.Close)
-			state := consistentState(t, s, false)
-			synced(t, state)
-			statusAfterLists(t, s, state, objects)
-			s.Set(appObject(t, objects, "app")) // (the server's copy at 3 too, as its watch has it)
+			_, state := clusterWithLaterStatus(t, fakeapi.Options{Resources: resources, BeforeList: count.beforeList, BeforeGet: count.beforeGet}, objects)
 			count.armed.Store(1)
 			e, confirming := decide(t, state)
 			if !e.Current() || len(confirming) != 0 {
@@ -167,12 +162,7 @@ func TestObjectReadsRefusedAreListed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			resources, objects := consistentApp()
-			s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects})
-			t.Cleanup(s.Close)
-			state := consistentState(t, s, false)
-			synced(t, state)
-			statusAfterLists(t, s, state, objects)
-			s.Set(appObject(t, objects, "app"))
+			_, state := clusterWithLaterStatus(t, fakeapi.Options{Resources: resources}, objects)
 			state.metadataClient = getRefused{Interface: state.metadataClient, err: tt.err}
 			e, confirming := decide(t, state)
 			if !e.Current() || len(confirming) != 0 {
@@ -196,12 +186,7 @@ func TestRefusedKindListedWithTheOthers(t *testing.T) {
 	t.Parallel()
 	resources, objects := fakeapi.App("app", "main@sha1:"+starveCommit, 3*objectReadLimit)
 	barrier := newListBarrier(3)
-	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: barrier.beforeList})
-	t.Cleanup(s.Close)
-	state := consistentState(t, s, false)
-	synced(t, state)
-	statusAfterLists(t, s, state, objects)
-	s.Set(appObject(t, objects, "app"))
+	_, state := clusterWithLaterStatus(t, fakeapi.Options{Resources: resources, BeforeList: barrier.beforeList}, objects)
 	state.metadataClient = getRefused{Interface: state.metadataClient, err: forbidden}
 	barrier.arm()
 	e, confirming := decide(t, state)
@@ -251,12 +236,7 @@ func (f opaqueRI) List(ctx context.Context, o metav1.ListOptions) (*metav1.Parti
 func TestObjectReadsOfOpaqueRevisions(t *testing.T) {
 	t.Parallel()
 	resources, objects := consistentApp()
-	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects})
-	t.Cleanup(s.Close)
-	state := consistentState(t, s, false)
-	synced(t, state)
-	statusAfterLists(t, s, state, objects)
-	s.Set(appObject(t, objects, "app"))
+	_, state := clusterWithLaterStatus(t, fakeapi.Options{Resources: resources}, objects)
 	state.metadataClient = opaqueMeta{state.metadataClient}
 	e, confirming := decide(t, state)
 	if len(confirming) != 0 {
@@ -293,13 +273,8 @@ func TestObjectReadsInOneRoundTrip(t *testing.T) {
 		inFlight--
 		mu.Unlock()
 	}
-	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects,
-		BeforeGet: func(string, string, string) { roundTrip(true) }, BeforeList: func(string, string) { roundTrip(false) }})
-	t.Cleanup(s.Close)
-	state := consistentState(t, s, false)
-	synced(t, state)
-	statusAfterLists(t, s, state, objects)
-	s.Set(appObject(t, objects, "app"))
+	_, state := clusterWithLaterStatus(t, fakeapi.Options{Resources: resources,
+		BeforeGet: func(string, string, string) { roundTrip(true) }, BeforeList: func(string, string) { roundTrip(false) }}, objects)
 	armed.Store(true)
 	e, confirming := decide(t, state)
 	if !e.Current() || len(confirming) != 0 {

@@ -109,12 +109,7 @@ func TestConfirmWatchesReadsAtOnce(t *testing.T) {
 	t.Parallel()
 	resources, objects := consistentApp()
 	barrier := newListBarrier(len(appKinds))
-	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: barrier.beforeList, BeforeGet: barrier.beforeGet})
-	t.Cleanup(s.Close)
-	state := consistentState(t, s, false)
-	synced(t, state)
-	// A status written after every watch's first list: each must be confirmed.
-	statusAfterLists(t, s, state, objects)
+	_, state := clusterWithLaterStatus(t, fakeapi.Options{Resources: resources, BeforeList: barrier.beforeList, BeforeGet: barrier.beforeGet}, objects)
 	barrier.arm()
 	e, _ := decide(t, state)
 	if !e.Current() {
@@ -191,12 +186,7 @@ func TestFailureListsAtOnce(t *testing.T) {
 		fakeapi.Resource{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true})
 	objects[1] = stuck(appObject(t, objects, "app-000"))
 	barrier := newListBarrier(0)
-	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, BeforeList: barrier.beforeList})
-	t.Cleanup(s.Close)
-	state := consistentState(t, s, false)
-	synced(t, state)
-	statusAfterLists(t, s, state, objects)
-	s.Set(appObject(t, objects, "app")) // (the server's copy at 3 too, as its watch has it)
+	_, state := clusterWithLaterStatus(t, fakeapi.Options{Resources: resources, BeforeList: barrier.beforeList}, objects)
 	now := time.Now()
 	e := state.assess(now)
 	if !failedOn(e) || len(e.Unconfirmed) < 2 {

@@ -169,8 +169,9 @@ func (s *Server) URL() string { return s.srv.URL }
 // Set stores obj (a full object with apiVersion, kind and metadata), in place of the object
 // of its kind, namespace and name if there is one, at the server's next revision, which
 // becomes its resourceVersion and that of every list after. Watches open already are not
-// told: they hold what they had, as a watch stream behind the cluster does.
-func (s *Server) Set(obj map[string]any) {
+// told: they hold what they had, as a watch stream behind the cluster does. It returns that
+// resourceVersion.
+func (s *Server) Set(obj map[string]any) string {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	md, _ := obj["metadata"].(map[string]any)
@@ -202,6 +203,7 @@ func (s *Server) Set(obj map[string]any) {
 		// (A new slice: lists and watches under way keep the one they read.)
 		s.objects[key] = append(append(append([]map[string]any{}, objects[:i]...), stored), objects[min(i+1, len(objects)):]...)
 	}
+	return s.revisionString()
 }
 
 // revisionString is the server's revision as it writes resourceVersions; s.mu is held.
