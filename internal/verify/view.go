@@ -609,8 +609,11 @@ type confirmations struct {
 	// reads turn to fresh lists (freshAfter), which a busy namespace would repeat at every
 	// change, at the moment its API server is slow.
 	changes map[assess.ListKey]uint64
-	// early are the counts of changes of the watches confirmEarly read, when it read them.
-	early map[assess.ListKey]uint64
+	// early are the watches confirmEarly read; quiet the counts of changes of the watches
+	// unconfirmed at its last pass; earlyOff stops its reads.
+	early    map[assess.ListKey]bool
+	quiet    map[assess.ListKey]uint64
+	earlyOff bool
 }
 
 // caughtUp reports whether a watch the last read could not confirm has changed since.
@@ -647,7 +650,7 @@ func (c *confirmations) noteChanges(watches objectCache, keys []assess.ListKey) 
 func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, now time.Time, c *confirmations) *assess.Assessment {
 	failed := failedOn(e) && len(e.Unconfirmed) > 0
 	if !e.AwaitsConsistentRead && !failed {
-		s.confirmEarly(ctx, e, c)
+		s.confirmEarly(ctx, e, now, c)
 		return e
 	}
 	if s.req.Snapshot {
@@ -703,34 +706,65 @@ func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, n
 // watches of what rolls out pass the owner's revision by their own events: the verdict comes
 // with the pass that sees the last change. It is the same proof, made sooner: a watch that
 // changes meanwhile, or an owner whose status moves on, is confirmed again when the verdict
-// waits on it, as before. Each watch is tried once per state (the count of its changes), so
-// a rollout costs one more read per kind at most; what the reads could not confirm is left
-// to that later confirmation, which says it.
-func (s *clusterState) confirmEarly(ctx context.Context, e *assess.Assessment, c *confirmations) {
-	if s.req.Snapshot || !e.RootsApplied || e.Fatal != nil || e.Pending == nil || e.Syncing || !e.Needs.Empty() {
+// waits on it, as before.
+//
+// Only quiet watches are read: unconfirmed at two passes in a row without a change between
+// them, so a kind that rolls out, whose events confirm it soon, costs no read; and each once
+// in the run: a watch still unconfirmed after its early read is a stream behind its owner,
+// which its own events confirm, or one the confirmation at the end reads. The pass waits for
+// the reads, at most earlyReadTimeout: on a server slow to answer them (earlyReadSlow), or
+// whose resourceVersions are no numbers (which no early read can prove), they stop for the
+// run, and the confirmation is made once the view is Current, as before. What the reads could
+// not confirm is left to that confirmation, which says it; while one backs off
+// (confirmations.next), or when the run's end is near, no early read is made either.
+func (s *clusterState) confirmEarly(ctx context.Context, e *assess.Assessment, now time.Time, c *confirmations) {
+	if c.earlyOff || s.req.Snapshot || !e.RootsApplied || e.Fatal != nil || e.Pending == nil || e.Syncing || !e.Needs.Empty() || now.Before(c.next) {
 		return
 	}
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < 2*earlyReadTimeout {
+		return // (the run's last moments are for judging changes, not for reads that may wait)
+	}
+	seen := make(map[assess.ListKey]uint64, len(e.Unconfirmed))
 	var keys []assess.ListKey
 	for _, key := range e.Unconfirmed {
 		l, ok := s.watches.peek(key)
 		w, isWatch := l.(*watch)
-		if !ok || !isWatch {
+		if !ok || !isWatch || !numbered(w.store.streamPosition()) {
 			continue
 		}
 		changes := w.store.changes.Load()
-		if at, tried := c.early[key]; tried && at == changes {
+		seen[key] = changes
+		if at, unconfirmed := c.quiet[key]; !unconfirmed || at != changes {
+			continue // (not seen unconfirmed at the last pass, or changed since)
+		}
+		if c.early[key] {
 			continue
 		}
 		if c.early == nil {
-			c.early = map[assess.ListKey]uint64{}
+			c.early = map[assess.ListKey]bool{}
 		}
-		c.early[key] = changes
+		c.early[key] = true
 		keys = append(keys, key)
 	}
-	if len(keys) > 0 {
-		s.confirmWatches(ctx, keys, e.ObjectsToConfirm)
+	c.quiet = seen
+	if len(keys) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, earlyReadTimeout)
+	defer cancel()
+	start := time.Now()
+	_, comparable := s.confirmWatches(rctx, keys, e.ObjectsToConfirm)
+	if !comparable || (ctx.Err() == nil && (rctx.Err() != nil || time.Since(start) > earlyReadSlow)) {
+		c.earlyOff = true
 	}
 }
+
+// earlyReadTimeout bounds the reads of confirmEarly, which the pass waits for; after reads
+// that took longer than earlyReadSlow, none is made again in the run.
+const (
+	earlyReadTimeout = time.Second
+	earlyReadSlow    = 250 * time.Millisecond
+)
 
 // settled reports whether read, the decision on a consistent read, is the cluster's: when it
 // confirms a failure, a failure on confirmed lists (a failure on lists the read could not
