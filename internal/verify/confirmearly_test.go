@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/org/app-status-action/internal/assess"
 	"github.com/org/app-status-action/internal/testing/fakeapi"
 )
@@ -73,10 +71,7 @@ func TestConfirmedBeforeTheLastChange(t *testing.T) {
 	d := appObject(t, objects, "app-000")
 	d["status"] = rolledOut
 	d["metadata"].(map[string]any)["resourceVersion"] = s.Set(d)
-	dl, _ := state.watches.peek(appDeployments)
-	if err := dl.(*watch).store.Update(&unstructured.Unstructured{Object: d}); err != nil {
-		t.Fatal(err)
-	}
+	deliver(t, state, appDeployments, d)
 	if e := state.consistently(t.Context(), state.assess(now), now, &c); !e.Current() {
 		t.Fatalf("after the last change: fatal %+v, pending %+v, want Current", e.Fatal, e.Pending)
 	}
@@ -102,7 +97,6 @@ func TestNoEarlyReadOfAChangingWatch(t *testing.T) {
 	moved := appObject(t, objects, "app-000")
 	moved["metadata"].(map[string]any)["labels"] = map[string]any{"moved": "yes"}
 	s.Set(moved)
-	dl, _ := state.watches.peek(appDeployments)
 	deploymentReads.Store(0) // (the ones before: the setup's)
 	var c confirmations
 	now := time.Now()
@@ -110,9 +104,7 @@ func TestNoEarlyReadOfAChangingWatch(t *testing.T) {
 		// An event from before the owner's status: the watch changes, and is still behind.
 		d := appObject(t, objects, "app-000")
 		d["metadata"].(map[string]any)["annotations"] = map[string]any{"pass": fmt.Sprint(pass)}
-		if err := dl.(*watch).store.Update(&unstructured.Unstructured{Object: d}); err != nil {
-			t.Fatal(err)
-		}
+		deliver(t, state, appDeployments, d)
 		state.consistently(t.Context(), state.assess(now), now, &c)
 		now = now.Add(time.Millisecond)
 	}
@@ -127,9 +119,7 @@ func TestNoEarlyReadOfAChangingWatch(t *testing.T) {
 	// Still behind after its read, it changes again, then stays quiet: read once in the run.
 	d := appObject(t, objects, "app-000")
 	d["metadata"].(map[string]any)["annotations"] = map[string]any{"pass": "last"}
-	if err := dl.(*watch).store.Update(&unstructured.Unstructured{Object: d}); err != nil {
-		t.Fatal(err)
-	}
+	deliver(t, state, appDeployments, d)
 	for range 3 {
 		now = now.Add(time.Millisecond)
 		state.consistently(t.Context(), state.assess(now), now, &c)
@@ -140,9 +130,9 @@ func TestNoEarlyReadOfAChangingWatch(t *testing.T) {
 }
 
 // TestEarlyReadsGiveUp: early reads that the server does not answer within earlyReadTimeout,
-// answers slowly (earlyReadSlow), or that find resourceVersions that are no numbers, hold the pass at most that long, once:
-// no early read is made again in the run, and the verdict is confirmed once the view is
-// Current, as without them.
+// answers slowly (earlyReadSlow), or that find resourceVersions that are no numbers, hold the
+// pass at most that long, once: no early read is made again in the run, and the verdict is
+// confirmed once the view is Current, as without them.
 func TestEarlyReadsGiveUp(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

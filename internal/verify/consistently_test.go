@@ -156,8 +156,14 @@ func statusAfterLists(t *testing.T, s *fakeapi.Server, state *clusterState, obje
 	t.Helper()
 	ks := appObject(t, objects, "app")
 	ks["metadata"].(map[string]any)["resourceVersion"] = s.Set(ks)
-	l, _ := state.watches.peek(assess.ListKey{GVR: ksGVR, Namespace: "flux-system"})
-	if err := l.(*watch).store.Update(&unstructured.Unstructured{Object: ks}); err != nil {
+	deliver(t, state, assess.ListKey{GVR: ksGVR, Namespace: "flux-system"}, ks)
+}
+
+// deliver hands obj to the watch of key in state, as its stream delivers a change.
+func deliver(t *testing.T, state *clusterState, key assess.ListKey, obj map[string]any) {
+	t.Helper()
+	l, _ := state.watches.peek(key)
+	if err := l.(*watch).store.Update(&unstructured.Unstructured{Object: obj}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -320,13 +326,7 @@ func TestConfirmingWhenTheWatchCatchesUp(t *testing.T) {
 	d := appObject(t, objects, "app-000")
 	d["metadata"].(map[string]any)["labels"] = map[string]any{"moved": "yes"}
 	s.Set(d) // at revision 2, which the quiet watch does not deliver
-	ks := appObject(t, objects, "app")
-	s.Set(ks)
-	ks["metadata"].(map[string]any)["resourceVersion"] = "3"
-	l, _ := state.watches.peek(assess.ListKey{GVR: ksGVR, Namespace: "flux-system"})
-	if err := l.(*watch).store.Update(&unstructured.Unstructured{Object: ks}); err != nil {
-		t.Fatal(err)
-	}
+	statusAfterLists(t, s, state, objects)
 	var c confirmations
 	now := time.Now()
 	e := state.consistently(t.Context(), state.assess(now), now, &c)
@@ -335,10 +335,7 @@ func TestConfirmingWhenTheWatchCatchesUp(t *testing.T) {
 	}
 	// The watch delivers the change it missed, well before the backoff ends.
 	d["metadata"].(map[string]any)["resourceVersion"] = "2"
-	dl, _ := state.watches.peek(appDeployments)
-	if err := dl.(*watch).store.Update(&unstructured.Unstructured{Object: d}); err != nil {
-		t.Fatal(err)
-	}
+	deliver(t, state, appDeployments, d)
 	now = now.Add(time.Millisecond)
 	if !now.Before(c.next) {
 		t.Fatalf("the backoff ends at %s, not after %s: the test proves nothing", c.next, now)

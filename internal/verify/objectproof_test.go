@@ -98,10 +98,7 @@ func TestConfirmObjectsAlone(t *testing.T) {
 			t.Fatalf("the watch still behind after the backoff: Current, want Confirming")
 		}
 		d["metadata"].(map[string]any)["resourceVersion"] = "2"
-		dl, _ := state.watches.peek(appDeployments)
-		if err := dl.(*watch).store.Update(&unstructured.Unstructured{Object: d}); err != nil {
-			t.Fatal(err)
-		}
+		deliver(t, state, appDeployments, d)
 		now = now.Add(time.Millisecond)
 		if e = state.consistently(t.Context(), state.assess(now), now, &c); !e.Current() {
 			t.Errorf("after the watch caught up: fatal %+v, pending %+v, want Current", e.Fatal, e.Pending)

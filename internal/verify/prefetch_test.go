@@ -153,6 +153,18 @@ func BenchmarkConfirmWatches(b *testing.B) {
 	}
 }
 
+// stuckAppWithItsPods is the fake app with its Deployment stuck (a rollout failure), served
+// with the kinds the classifier reads of it: ReplicaSets and Pods.
+func stuckAppWithItsPods(t *testing.T) ([]fakeapi.Resource, []map[string]any) {
+	t.Helper()
+	resources, objects := consistentApp()
+	resources = append(resources,
+		fakeapi.Resource{Group: "apps", Version: "v1", Kind: "ReplicaSet", Plural: "replicasets", Namespaced: true},
+		fakeapi.Resource{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true})
+	objects[1] = stuck(appObject(t, objects, "app-000"))
+	return resources, objects
+}
+
 // TestOpaqueFailureConfirmed: a stuck Deployment on a server whose resourceVersions are no
 // numbers, with its ReplicaSets and Pods served: the failure rests on the workload's list read
 // again and then the classifier's lists, each sent after the one before returned, so the
@@ -160,11 +172,7 @@ func BenchmarkConfirmWatches(b *testing.B) {
 // of each other's order, and the run would confirm until its timeout).
 func TestOpaqueFailureConfirmed(t *testing.T) {
 	t.Parallel()
-	resources, objects := consistentApp()
-	resources = append(resources,
-		fakeapi.Resource{Group: "apps", Version: "v1", Kind: "ReplicaSet", Plural: "replicasets", Namespaced: true},
-		fakeapi.Resource{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true})
-	objects[1] = stuck(appObject(t, objects, "app-000"))
+	resources, objects := stuckAppWithItsPods(t)
 	s := fakeapi.Start(fakeapi.Options{Resources: resources, Objects: objects, OpaqueRevisions: true})
 	t.Cleanup(s.Close)
 	state := consistentState(t, s, false)
@@ -180,11 +188,7 @@ func TestOpaqueFailureConfirmed(t *testing.T) {
 // watches' streams say the server's revisions are numbers; and it stands.
 func TestFailureListsAtOnce(t *testing.T) {
 	t.Parallel()
-	resources, objects := consistentApp()
-	resources = append(resources,
-		fakeapi.Resource{Group: "apps", Version: "v1", Kind: "ReplicaSet", Plural: "replicasets", Namespaced: true},
-		fakeapi.Resource{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true})
-	objects[1] = stuck(appObject(t, objects, "app-000"))
+	resources, objects := stuckAppWithItsPods(t)
 	barrier := newListBarrier(0)
 	_, state := clusterWithLaterStatus(t, fakeapi.Options{Resources: resources, BeforeList: barrier.beforeList}, objects)
 	now := time.Now()
