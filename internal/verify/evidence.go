@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,24 +29,151 @@ const (
 
 // gatherEvidence adds to each failing object (the first few) the latest Warning events of its
 // pod and of the workload, and the last lines of the failing container's log. Healthy objects
-// cost nothing. Every read goes out at once: the evidence costs one round trip.
+// cost nothing. Every read goes out at once: the evidence costs one round trip, or none where
+// it was read beside the lists that confirmed the failure (readEvidenceAhead).
 func (s *clusterState) gatherEvidence(ctx context.Context, objects []result.Object) {
+	ahead := s.takeEvidenceAhead()
+	defer ahead.stop()
 	// Bounded, and stopped by the run's end like everything else (a cancelled job).
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, evidenceTimeout)
 	defer cancel()
 	var g errgroup.Group
-	gathered := 0
-	for i := range objects {
-		if objects[i].Failure == nil || gathered >= maxEvidenceObjects {
-			continue
-		}
-		gathered++
+	for _, o := range withEvidence(objects) {
 		g.Go(func() error {
-			s.evidenceOf(ctx, objects[i])
+			if read, ok := ahead.of(ctx, o); ok {
+				copyEvidence(o.Failure, read)
+				return nil
+			}
+			s.evidenceOf(ctx, o)
 			return nil
 		})
 	}
 	_ = g.Wait() // (each object keeps its own errors)
+}
+
+// evidenceTimeout bounds the reads of a failure's evidence.
+const evidenceTimeout = 15 * time.Second
+
+// withEvidence are the failing objects of objects whose evidence is read: the first
+// maxEvidenceObjects.
+func withEvidence(objects []result.Object) []result.Object {
+	var failing []result.Object
+	for _, o := range objects {
+		if o.Failure != nil && len(failing) < maxEvidenceObjects {
+			failing = append(failing, o)
+		}
+	}
+	return failing
+}
+
+// copyEvidence gives f the evidence read into from.
+func copyEvidence(f, from *result.Failure) {
+	f.Events, f.EventsError, f.Logs, f.LogsError = from.Events, from.EventsError, from.Logs, from.LogsError
+}
+
+// evidenceAhead is the evidence of a failure seen on the watches, read while the lists the
+// failure rests on are read again (consistently), in the same round trip: when the read
+// confirms the failure, its evidence is there, and the verdict comes one round trip after the
+// failing state, not two. A confirmation that does not confirm the failure drops it
+// (dropEvidenceAhead): what it read was only a few requests, and no verdict rests on it.
+type evidenceAhead struct {
+	reads  []*readAhead
+	cancel context.CancelFunc
+}
+
+// readAhead is one failing object's evidence read ahead: a copy of the object, its failure's
+// evidence filled in once done is closed.
+type readAhead struct {
+	object result.Object
+	done   chan struct{}
+}
+
+// readEvidenceAhead starts reading the evidence of the failures of objects, the watches' view,
+// for the next gatherEvidence, in place of any read before; not for the failures the last read
+// ahead was of, while no pass failed nothing since (consistently): a confirmation that did not
+// confirm them, or a verdict that held them (the run's own reconcile request), would only have
+// them read again at each confirmation, to be dropped, and their verdict reads them after it,
+// as any verdict does.
+func (s *clusterState) readEvidenceAhead(ctx context.Context, objects []result.Object) {
+	s.dropEvidenceAhead()
+	failing := withEvidence(objects)
+	keys := make([]evidenceReads, len(failing))
+	for i, o := range failing {
+		keys[i] = evidenceReadsOf(o)
+	}
+	if slices.Equal(keys, s.aheadOf) {
+		return
+	}
+	s.aheadOf = keys
+	// (Not counted as the app's throttling: a read no verdict rests on yet.)
+	ctx, cancel := context.WithTimeout(withoutThrottleRecord(ctx), evidenceTimeout)
+	a := &evidenceAhead{cancel: cancel}
+	for _, o := range failing {
+		f := *o.Failure
+		o.Failure = &f
+		read := &readAhead{object: o, done: make(chan struct{})}
+		a.reads = append(a.reads, read)
+		go func() {
+			defer close(read.done)
+			s.evidenceOf(ctx, read.object)
+		}()
+	}
+	s.ahead = a
+}
+
+// takeEvidenceAhead is the evidence read ahead, if any, which the caller now owns (stop).
+func (s *clusterState) takeEvidenceAhead() *evidenceAhead {
+	a := s.ahead
+	s.ahead = nil
+	return a
+}
+
+// dropEvidenceAhead stops the evidence read ahead, if any: its failure was not the verdict.
+func (s *clusterState) dropEvidenceAhead() { s.takeEvidenceAhead().stop() }
+
+// of is the failure, with its evidence, that a read ahead made of an object with o's failure:
+// the same object, pod, container, code and Canary, so the same reads. It waits for that
+// object's reads (not the others') at most until ctx ends, and then stops them and takes what
+// they found.
+func (a *evidenceAhead) of(ctx context.Context, o result.Object) (*result.Failure, bool) {
+	if a == nil {
+		return nil, false
+	}
+	for _, read := range a.reads {
+		if evidenceReadsOf(read.object) != evidenceReadsOf(o) {
+			continue
+		}
+		select {
+		case <-read.done:
+		case <-ctx.Done():
+			a.cancel()
+			<-read.done
+		}
+		return read.object.Failure, true
+	}
+	return nil, false
+}
+
+// stop ends the reads ahead and waits for them to return; a nil a has none.
+func (a *evidenceAhead) stop() {
+	if a == nil {
+		return
+	}
+	a.cancel()
+	for _, read := range a.reads {
+		<-read.done
+	}
+}
+
+// evidenceReads is what decides the reads of a failing object's evidence (evidenceOf).
+type evidenceReads struct {
+	kind, namespace, name, pod, container, canary string
+	code                                          result.Code
+}
+
+func evidenceReadsOf(o result.Object) evidenceReads {
+	return evidenceReads{kind: o.Kind, namespace: o.Namespace, name: o.Name, pod: o.Failure.Pod,
+		container: o.Failure.Container, code: o.Failure.Code, canary: canaryOf(o)}
 }
 
 // evidenceOf adds the evidence of the failing object o to its Failure, its reads made at once.

@@ -194,10 +194,11 @@ func (r *clusterRun) wait(ctx context.Context, release func()) verdictReason {
 		if !e.Listing || !now.Before(holdUntil) {
 			release()
 		}
+		if c.Done && c.Verdict.Verdict == result.VerdictFailed {
+			r.state.gatherEvidence(ctx, r.out.Objects)
+		}
+		r.state.dropEvidenceAhead() // (read for a failure this pass did not conclude)
 		if c.Done {
-			if c.Verdict.Verdict == result.VerdictFailed {
-				r.state.gatherEvidence(ctx, r.out.Objects)
-			}
 			return c.Verdict
 		}
 		r.reportPending(now, e, c)

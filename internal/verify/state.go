@@ -67,6 +67,11 @@ type clusterState struct {
 	// awaited is what the last assessment needed of fetches (no lists: those are the object
 	// cache's) and was still on its way when it ended.
 	awaited assess.Needs
+	// ahead is the evidence of a failure read while its lists were read again, for the
+	// verdict that confirms it, and aheadOf the failures the last such read was of, until a
+	// pass fails nothing; only the cluster's loop uses them.
+	ahead   *evidenceAhead
+	aheadOf []evidenceReads
 }
 
 // newClusterState builds the clients for a cluster and its object cache: informers, or lists
@@ -160,6 +165,7 @@ func (s *clusterState) notifications() <-chan struct{} {
 // the transport underneath client-go's wrappers (http.Client's own CloseIdleConnections stops
 // at the first wrapper).
 func (s *clusterState) close() {
+	s.dropEvidenceAhead()
 	s.closeAll()
 	utilnet.CloseIdleConnectionsFor(s.httpClient.Transport)
 	s.dialed.closeAll()

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"sync"
@@ -29,7 +30,7 @@ type throttleRoundTripper struct {
 
 func (t *throttleRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests && req.Context().Value(noThrottleRecord{}) == nil {
 		wait := time.Duration(0)
 		if secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && secs > 0 {
 			wait = time.Duration(secs) * time.Second
@@ -39,6 +40,16 @@ func (t *throttleRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 		t.recorder.mu.Unlock()
 	}
 	return resp, err
+}
+
+// noThrottleRecord marks a context whose requests' 429s are not recorded: reads made before
+// any verdict rests on them (readEvidenceAhead), whose throttling says nothing of the app's
+// objects.
+type noThrottleRecord struct{}
+
+// withoutThrottleRecord is ctx, its requests' 429s not recorded.
+func withoutThrottleRecord(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noThrottleRecord{}, true)
 }
 
 // WrappedRoundTripper is the transport underneath.

@@ -649,11 +649,17 @@ func (c *confirmations) noteChanges(watches objectCache, keys []assess.ListKey) 
 // owner said applied may be the previous revision's.
 func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, now time.Time, c *confirmations) *assess.Assessment {
 	failed := failedOn(e) && len(e.Unconfirmed) > 0
+	if !failedOn(e) {
+		s.aheadOf = nil // (a failure that comes back is read ahead again)
+	}
 	if !e.AwaitsConsistentRead && !failed {
 		s.confirmEarly(ctx, e, now, c)
 		return e
 	}
 	if s.req.Snapshot {
+		if failed {
+			s.readEvidenceAhead(ctx, e.Objects)
+		}
 		return s.readAgain(ctx, s.watches, e, now)
 	}
 	if now.Before(c.next) && (c.misses >= freshAfter || !c.caughtUp(s.watches)) {
@@ -662,6 +668,10 @@ func (s *clusterState) consistently(ctx context.Context, e *assess.Assessment, n
 			Message: "waiting to read the cluster consistently again: " + cmp.Or(c.last, "the watches are behind it")}
 		e.RecheckAt(c.next)
 		return e
+	}
+	if failed {
+		// (Its evidence, beside the lists: a failure confirmed needs no further round trip.)
+		s.readEvidenceAhead(ctx, e.Objects)
 	}
 	var (
 		read   *assess.Assessment
